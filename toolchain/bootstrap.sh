@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Installs everything Basalt needs on a Debian 12 machine, by package name only.
+# Idempotent: each step checks first and does nothing when its result is already there.
+# Usage: toolchain/bootstrap.sh [--check]   (--check: exit 1 if anything is missing, install nothing)
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+deps="$root/.deps"
+
+APT_PACKAGES=(
+  cmake ninja-build make g++ gcc git python3 xz-utils ca-certificates dpkg-dev
+  gcc-aarch64-linux-gnu g++-aarch64-linux-gnu binutils-aarch64-linux-gnu
+  picolibc-aarch64-linux-gnu
+  googletest libgtest-dev
+  device-tree-compiler
+)
+BACKPORTS_PACKAGES=(qemu-system-arm)
+QEMU_MIN_MAJOR=10
+
+say() { printf 'bootstrap: %s\n' "$*" >&2; }
+
+sudo_cmd() {
+  if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+missing_apt() {
+  local p out=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || out+=("$p")
+  done
+  printf '%s\n' "${out[@]}"
+}
+
+qemu_ok() {
+  command -v qemu-system-aarch64 >/dev/null 2>&1 || return 1
+  local v
+  v=$(qemu-system-aarch64 --version | head -1 | sed -E 's/.*version ([0-9]+).*/\1/')
+  [ "${v:-0}" -ge "$QEMU_MIN_MAJOR" ]
+}
+
+lwip_ok() { [ -f "$deps/lwip/src/Filelists.cmake" ]; }
+
+# The archive address is taken from the machine's own Debian sources, so no mirror is
+# named here; the backports and deb-src entries reuse it.
+debian_uri() {
+  local f uri=""
+  for f in /etc/apt/sources.list.d/debian.sources; do
+    [ -f "$f" ] && uri=$(awk '/^URIs:/{print $2; exit}' "$f")
+  done
+  if [ -z "$uri" ] && [ -f /etc/apt/sources.list ]; then
+    uri=$(awk '$1=="deb" && $3=="bookworm" {print $2; exit}' /etc/apt/sources.list)
+  fi
+  [ -n "$uri" ] || { say "cannot find the Debian archive in /etc/apt sources"; exit 2; }
+  printf '%s\n' "$uri"
+}
+
+ensure_sources() {
+  local list=/etc/apt/sources.list.d/basalt.sources
+  [ -f "$list" ] && return 1
+  local uri; uri=$(debian_uri)
+  say "adding bookworm-backports and bookworm deb-src entries ($list)"
+  sudo_cmd tee "$list" >/dev/null <<SRC
+Types: deb
+URIs: $uri
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb-src
+URIs: $uri
+Suites: bookworm
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+  return 0
+}
+
+check_only=0
+[ "${1:-}" = "--check" ] && check_only=1
+
+mapfile -t need < <(missing_apt "${APT_PACKAGES[@]}")
+need_qemu=0; qemu_ok || need_qemu=1
+need_lwip=0; lwip_ok || need_lwip=1
+
+if [ "${#need[@]}" -eq 0 ] && [ $need_qemu = 0 ] && [ $need_lwip = 0 ]; then
+  exit 0
+fi
+if [ $check_only = 1 ]; then
+  [ "${#need[@]}" -gt 0 ] && say "missing packages: ${need[*]}"
+  [ $need_qemu = 1 ] && say "missing: QEMU >= $QEMU_MIN_MAJOR (bookworm-backports qemu-system-arm)"
+  [ $need_lwip = 1 ] && say "missing: lwIP 2.1.3 source (Debian source package lwip) in .deps/lwip"
+  exit 1
+fi
+
+updated=0
+if ensure_sources || [ "${#need[@]}" -gt 0 ] || [ $need_qemu = 1 ]; then
+  say "apt-get update"
+  sudo_cmd apt-get update -qq
+  updated=1
+fi
+if [ "${#need[@]}" -gt 0 ]; then
+  say "installing: ${need[*]}"
+  sudo_cmd env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+if [ $need_qemu = 1 ]; then
+  say "installing from bookworm-backports: ${BACKPORTS_PACKAGES[*]} (QEMU $QEMU_MIN_MAJOR+, needed for raspi4b)"
+  sudo_cmd env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    -t bookworm-backports "${BACKPORTS_PACKAGES[@]}" >/dev/null
+  qemu_ok || { say "QEMU >= $QEMU_MIN_MAJOR still missing after install"; exit 2; }
+fi
+if [ $need_lwip = 1 ]; then
+  [ $updated = 1 ] || sudo_cmd apt-get update -qq
+  say "fetching the lwIP source package (apt-get source lwip) into .deps/"
+  tmp=$(mktemp -d)
+  (cd "$tmp" && apt-get source --download-only lwip >/dev/null 2>&1)
+  orig=$(ls "$tmp"/lwip_*.orig.tar.* | head -1)
+  mkdir -p "$deps/lwip"
+  tar -xf "$orig" -C "$deps/lwip" --strip-components=1
+  rm -rf "$tmp"
+  lwip_ok || { say "lwIP source unpacked but src/Filelists.cmake is missing"; exit 2; }
+fi
+say "all dependencies present"
