@@ -1,0 +1,161 @@
+#include "pl011.h"
+
+#include "mmio.h"
+
+#include <kernel/arch/aarch64/cpu.h>
+
+#include <new>
+
+namespace {
+
+// Register offsets and bits (ARM DDI 0183G, 3.2 "Summary of registers").
+constexpr uintptr_t DR = 0x00;
+constexpr uintptr_t FR = 0x18;
+constexpr uintptr_t IBRD = 0x24;
+constexpr uintptr_t FBRD = 0x28;
+constexpr uintptr_t LCRH = 0x2c;
+constexpr uintptr_t CR = 0x30;
+constexpr uintptr_t IFLS = 0x34;
+constexpr uintptr_t IMSC = 0x38;
+constexpr uintptr_t MIS = 0x40;
+constexpr uintptr_t ICR = 0x44;
+
+constexpr uint32_t FR_BUSY = 1u << 3;
+constexpr uint32_t FR_RXFE = 1u << 4;
+constexpr uint32_t FR_TXFF = 1u << 5;
+constexpr uint32_t LCRH_FEN = 1u << 4;
+constexpr uint32_t LCRH_WLEN8 = 3u << 5;
+constexpr uint32_t CR_UARTEN = 1u << 0;
+constexpr uint32_t CR_TXE = 1u << 8;
+constexpr uint32_t CR_RXE = 1u << 9;
+constexpr uint32_t INT_RX = 1u << 4;
+constexpr uint32_t INT_TX = 1u << 5;
+constexpr uint32_t INT_RT = 1u << 6;
+constexpr uint32_t INT_ERRORS = 0xf << 7; // framing, parity, break, overrun
+
+constexpr size_t kMaxInstances = 2;
+alignas(Pl011) unsigned char g_storage[kMaxInstances][sizeof(Pl011)];
+size_t g_used = 0;
+
+} // namespace
+
+ktl::Result<Pl011*> Pl011::create(uintptr_t base, uint32_t clock_hz, uint32_t baud) {
+    if (base == 0)
+        return ktl::Error::InvalidArgs;
+    if (g_used == kMaxInstances)
+        return ktl::Error::Full;
+    auto* uart = new (g_storage[g_used++]) Pl011();
+    uart->m_base = base;
+    uart->init_hardware(clock_hz, baud);
+    return uart;
+}
+
+void Pl011::init_hardware(uint32_t clock_hz, uint32_t baud) {
+    // Wait for any firmware output to drain before reconfiguring (DDI 0183G 3.3.8 note).
+    for (int i = 0; i < 100000 && (mmio::read32(m_base + FR) & FR_BUSY); ++i) {
+    }
+    mmio::write32(m_base + CR, 0);
+    mmio::write32(m_base + IMSC, 0);
+    mmio::write32(m_base + ICR, 0x7ff);
+    if (clock_hz != 0 && baud != 0) {
+        // Divisor = clock / (16 * baud) as 16.6 fixed point.
+        uint32_t div64 = static_cast<uint32_t>((static_cast<uint64_t>(clock_hz) * 4 + baud / 2) / baud);
+        mmio::write32(m_base + IBRD, div64 >> 6);
+        mmio::write32(m_base + FBRD, div64 & 0x3f);
+    }
+    mmio::write32(m_base + LCRH, LCRH_WLEN8 | LCRH_FEN);
+    mmio::write32(m_base + IFLS, 0); // RX and TX interrupts at 1/8 full: low latency for a console
+    mmio::write32(m_base + CR, CR_UARTEN | CR_TXE | CR_RXE);
+}
+
+void Pl011::put_polled(uint8_t c) {
+    for (uint32_t spins = 0; mmio::read32(m_base + FR) & FR_TXFF; ++spins) {
+        if (spins > 10000000)
+            return; // a wedged UART must not hang a panic forever
+    }
+    mmio::write32(m_base + DR, c);
+}
+
+void Pl011::write_polled(const char* data, size_t len) {
+    for (size_t i = 0; i < len; ++i) {
+        if (data[i] == '\n')
+            put_polled('\r');
+        put_polled(static_cast<uint8_t>(data[i]));
+    }
+}
+
+void Pl011::fill_tx_fifo() {
+    uint8_t c;
+    while (!(mmio::read32(m_base + FR) & FR_TXFF) && m_tx.pop(c))
+        mmio::write32(m_base + DR, c);
+    uint32_t imsc = mmio::read32(m_base + IMSC);
+    if (m_tx.empty())
+        mmio::write32(m_base + IMSC, imsc & ~INT_TX);
+    else
+        mmio::write32(m_base + IMSC, imsc | INT_TX);
+}
+
+void Pl011::write(const char* data, size_t len) {
+    if (!m_irq_mode) {
+        write_polled(data, len);
+        return;
+    }
+    arch::IrqGuard guard;
+    for (size_t i = 0; i < len; ++i) {
+        uint8_t bytes[2] = { '\r', static_cast<uint8_t>(data[i]) };
+        const uint8_t* p = data[i] == '\n' ? bytes : bytes + 1;
+        size_t n = data[i] == '\n' ? 2 : 1;
+        for (size_t k = 0; k < n; ++k) {
+            while (!m_tx.push(p[k])) {
+                // Ring full: move bytes to the FIFO by polling rather than drop them.
+                uint8_t c;
+                if (m_tx.pop(c))
+                    put_polled(c);
+            }
+        }
+    }
+    fill_tx_fifo();
+}
+
+void Pl011::flush() {
+    arch::IrqGuard guard;
+    uint8_t c;
+    while (m_tx.pop(c))
+        put_polled(c);
+    uint32_t imsc = mmio::read32(m_base + IMSC);
+    mmio::write32(m_base + IMSC, imsc & ~INT_TX);
+    for (int i = 0; i < 1000000 && (mmio::read32(m_base + FR) & FR_BUSY); ++i) {
+    }
+}
+
+size_t Pl011::read(uint8_t* out, size_t len) { return m_rx.read(out, len); }
+
+void Pl011::enable_interrupts() {
+    arch::IrqGuard guard;
+    m_irq_mode = true;
+    mmio::write32(m_base + ICR, 0x7ff);
+    mmio::write32(m_base + IMSC, INT_RX | INT_RT);
+    fill_tx_fifo();
+}
+
+void Pl011::handle_irq() {
+    uint32_t mis = mmio::read32(m_base + MIS);
+    if (mis & (INT_RX | INT_RT)) {
+        ++m_rx_irqs;
+        // Bounded by the FIFO depth (32 entries) plus what arrives while draining.
+        for (int i = 0; i < 64 && !(mmio::read32(m_base + FR) & FR_RXFE); ++i) {
+            uint8_t c = static_cast<uint8_t>(mmio::read32(m_base + DR) & 0xff);
+            ++m_rx_bytes;
+            if (!m_rx.push(c))
+                ++m_rx_dropped;
+        }
+        mmio::write32(m_base + ICR, INT_RX | INT_RT);
+    }
+    if (mis & INT_TX) {
+        ++m_tx_irqs;
+        mmio::write32(m_base + ICR, INT_TX);
+        fill_tx_fifo();
+    }
+    if (mis & INT_ERRORS)
+        mmio::write32(m_base + ICR, INT_ERRORS);
+}

@@ -1,0 +1,69 @@
+// C++ side of the vector table: IRQs go to the interrupt layer; everything else is a fault
+// that is reported with a decoded register dump and ends in the panic path.
+#include "cpu.h"
+#include "trap_frame.h"
+
+#include "../../console.h"
+#include "../../current.h"
+#include "../../irq.h"
+#include "../../panic.h"
+
+#include <aarch64/esr.h>
+#include <drivers/serial_port.h>
+
+namespace arch {
+
+const char* exception_kind_name(ExceptionKind kind) {
+    static const char* const names[16] = {
+        "synchronous (current EL, SP0)", "IRQ (current EL, SP0)", "FIQ (current EL, SP0)", "SError (current EL, SP0)",
+        "synchronous (current EL, SPx)", "IRQ (current EL, SPx)", "FIQ (current EL, SPx)", "SError (current EL, SPx)",
+        "synchronous (lower EL, AArch64)", "IRQ (lower EL, AArch64)", "FIQ (lower EL, AArch64)", "SError (lower EL, AArch64)",
+        "synchronous (lower EL, AArch32)", "IRQ (lower EL, AArch32)", "FIQ (lower EL, AArch32)", "SError (lower EL, AArch32)",
+    };
+    auto i = static_cast<uint64_t>(kind);
+    return i < 16 ? names[i] : "invalid";
+}
+
+static void dump_frame(const TrapFrame& f, ExceptionKind kind) {
+    char esr_text[160];
+    aarch64::format_esr(f.esr, esr_text, sizeof esr_text);
+    aarch64::EsrInfo info = aarch64::decode_esr(f.esr);
+    console::printf_polled("\n*** EXCEPTION: %s in task '%s'\n", exception_kind_name(kind), current_task_name());
+    console::printf_polled("ESR  0x%016llx  %s\n", static_cast<unsigned long long>(f.esr), esr_text);
+    console::printf_polled("FAR  0x%016llx%s\n", static_cast<unsigned long long>(f.far),
+                           info.is_abort && !info.far_valid ? " (not valid)" : "");
+    console::printf_polled("ELR  0x%016llx  SPSR 0x%016llx\n", static_cast<unsigned long long>(f.elr),
+                           static_cast<unsigned long long>(f.spsr));
+    uint64_t sp = reinterpret_cast<uint64_t>(&f) + sizeof(TrapFrame);
+    for (int i = 0; i < 31; i += 2) {
+        if (i == 30)
+            console::printf_polled("x30  0x%016llx  sp   0x%016llx\n", static_cast<unsigned long long>(f.x[30]),
+                                   static_cast<unsigned long long>(sp));
+        else
+            console::printf_polled("x%-2d  0x%016llx  x%-2d  0x%016llx\n", i, static_cast<unsigned long long>(f.x[i]),
+                                   i + 1, static_cast<unsigned long long>(f.x[i + 1]));
+    }
+}
+
+} // namespace arch
+
+extern "C" arch::TrapFrame* exception_dispatch(arch::TrapFrame* frame, uint64_t kind_value) {
+    auto kind = static_cast<arch::ExceptionKind>(kind_value);
+    switch (kind) {
+    case arch::ExceptionKind::CurSpxIrq:
+    case arch::ExceptionKind::CurSp0Irq:
+    case arch::ExceptionKind::Lower64Irq:
+        irq::dispatch();
+        return frame;
+    default:
+        break;
+    }
+    arch::irq_disable();
+    if (auto* port = console::port())
+        port->flush();
+    arch::dump_frame(*frame, kind);
+    kpanic::print_backtrace(frame->x[29], frame->elr);
+    console::printf_polled("KERNEL PANIC in task '%s': unhandled %s\n", current_task_name(),
+                           arch::exception_kind_name(kind));
+    kpanic::finish();
+}

@@ -1,0 +1,182 @@
+// Compiled with -mstrict-align -fno-tree-loop-distribute-patterns: enable_early() runs with
+// the MMU off, where every access is Device memory and must be aligned, and must not call
+// out to library memset/memcpy.
+#include "mmu.h"
+
+#include "cpu.h"
+
+namespace mmu {
+namespace {
+
+constexpr uint64_t kPageSize = 4096;
+constexpr uint64_t kL2Block = 2ull << 20;
+constexpr uint64_t kL1Block = 1ull << 30;
+constexpr uint64_t kVaLimit = 1ull << 39;
+constexpr size_t kEntries = 512;
+constexpr size_t kPoolPages = 48;
+constexpr size_t kMaxRamRegions = 16;
+
+// Descriptor fields (ARM DDI 0487 D8.3).
+constexpr uint64_t kDescBlock = 0b01;
+constexpr uint64_t kDescTable = 0b11; // also "page" at level 3
+constexpr uint64_t kDescTypeMask = 0b11;
+constexpr uint64_t kAddrMask = 0x0000fffffffff000ull;
+constexpr uint64_t kAttrDevice = 0ull << 2; // MAIR index 0: Device-nGnRE
+constexpr uint64_t kAttrNormal = 1ull << 2; // MAIR index 1: Normal write-back RW-allocate
+constexpr uint64_t kApReadOnly = 1ull << 7;
+constexpr uint64_t kShInner = 3ull << 8;
+constexpr uint64_t kAccessFlag = 1ull << 10;
+constexpr uint64_t kPxn = 1ull << 53;
+constexpr uint64_t kUxn = 1ull << 54;
+
+constexpr uint64_t kMair = 0x04 | (0xffull << 8) | (0x44ull << 16);
+
+alignas(4096) uint64_t g_early_l1[kEntries];
+alignas(4096) uint64_t g_pool[kPoolPages][kEntries];
+size_t g_pool_used = 0;
+Region g_ram[kMaxRamRegions];
+size_t g_ram_count = 0;
+
+uint64_t attributes(Kind kind) {
+    switch (kind) {
+    case Kind::KernelText: return kAttrNormal | kShInner | kAccessFlag | kApReadOnly | kUxn;
+    case Kind::KernelRodata: return kAttrNormal | kShInner | kAccessFlag | kApReadOnly | kUxn | kPxn;
+    case Kind::KernelData:
+    case Kind::Ram: return kAttrNormal | kShInner | kAccessFlag | kUxn | kPxn;
+    case Kind::Device: return kAttrDevice | kAccessFlag | kUxn | kPxn;
+    }
+    return kAttrDevice | kAccessFlag | kUxn | kPxn;
+}
+
+uint64_t* new_table() {
+    if (g_pool_used == kPoolPages)
+        return nullptr;
+    uint64_t* t = g_pool[g_pool_used++];
+    for (size_t i = 0; i < kEntries; ++i)
+        t[i] = 0;
+    return t;
+}
+
+// Returns the next-level table behind *entry, creating it, or splitting a block into
+// kEntries smaller blocks/pages with the same attributes.
+uint64_t* descend(uint64_t* entry, uint64_t child_size, bool child_is_page) {
+    uint64_t desc = *entry;
+    if ((desc & kDescTypeMask) == kDescTable)
+        return reinterpret_cast<uint64_t*>(desc & kAddrMask);
+    uint64_t* table = new_table();
+    if (!table)
+        return nullptr;
+    if ((desc & kDescTypeMask) == kDescBlock) {
+        uint64_t base = desc & kAddrMask & ~(child_size * kEntries - 1);
+        uint64_t attrs = desc & ~kAddrMask & ~kDescTypeMask;
+        for (size_t i = 0; i < kEntries; ++i)
+            table[i] = (base + i * child_size) | attrs | (child_is_page ? kDescTable : kDescBlock);
+    }
+    *entry = reinterpret_cast<uint64_t>(table) | kDescTable;
+    return table;
+}
+
+ktl::Result<void> map(uint64_t* l1, uint64_t base, uint64_t size, uint64_t attrs) {
+    uint64_t addr = base & ~(kPageSize - 1);
+    uint64_t end = (base + size + kPageSize - 1) & ~(kPageSize - 1);
+    if (end > kVaLimit || end < addr)
+        return ktl::Error::OutOfRange;
+    while (addr < end) {
+        uint64_t* e1 = &l1[(addr >> 30) & 511];
+        if ((addr & (kL1Block - 1)) == 0 && end - addr >= kL1Block && (*e1 & kDescTypeMask) != kDescTable) {
+            *e1 = addr | attrs | kDescBlock;
+            addr += kL1Block;
+            continue;
+        }
+        uint64_t* l2 = descend(e1, kL2Block, false);
+        if (!l2)
+            return ktl::Error::NoMemory;
+        uint64_t* e2 = &l2[(addr >> 21) & 511];
+        if ((addr & (kL2Block - 1)) == 0 && end - addr >= kL2Block && (*e2 & kDescTypeMask) != kDescTable) {
+            *e2 = addr | attrs | kDescBlock;
+            addr += kL2Block;
+            continue;
+        }
+        uint64_t* l3 = descend(e2, kPageSize, true);
+        if (!l3)
+            return ktl::Error::NoMemory;
+        l3[(addr >> 12) & 511] = addr | attrs | kDescTable;
+        addr += kPageSize;
+    }
+    return {};
+}
+
+uint64_t tcr_value() {
+    uint64_t pa_range = READ_SYSREG(id_aa64mmfr0_el1) & 0xf;
+    if (pa_range > 5)
+        pa_range = 5; // 48-bit: 52-bit output needs FEAT_LPA descriptors we don't use
+    return 25                // T0SZ: 39-bit VA
+        | (1ull << 8)        // IRGN0: write-back read/write-allocate walks
+        | (1ull << 10)       // ORGN0
+        | (3ull << 12)       // SH0: inner shareable
+        | (1ull << 23)       // EPD1: no TTBR1 walks
+        | (pa_range << 32);  // IPS
+}
+
+void switch_table(uint64_t* l1) {
+    arch::dsb_ish();
+    WRITE_SYSREG(ttbr0_el1, reinterpret_cast<uint64_t>(l1));
+    arch::isb();
+    asm volatile("tlbi vmalle1\n dsb ish\n isb" ::: "memory");
+}
+
+} // namespace
+
+void enable_early(uintptr_t kernel, uintptr_t dtb) {
+    uint64_t device = attributes(Kind::Device) | kDescBlock;
+    uint64_t normal_exec = kAttrNormal | kShInner | kAccessFlag | kUxn | kDescBlock;
+    for (size_t i = 0; i < kEntries; ++i)
+        g_early_l1[i] = (static_cast<uint64_t>(i) << 30) | device;
+    if (dtb < kVaLimit)
+        g_early_l1[dtb >> 30] = ((dtb >> 30) << 30) | normal_exec | kPxn;
+    g_early_l1[kernel >> 30] = ((kernel >> 30) << 30) | normal_exec;
+
+    // The table was written with the MMU off (non-cacheable); drop any stale cached copy
+    // before walks start reading it through the cache.
+    for (size_t off = 0; off < sizeof(g_early_l1); off += 64)
+        asm volatile("dc ivac, %0" ::"r"(reinterpret_cast<uintptr_t>(g_early_l1) + off) : "memory");
+    arch::dsb_sy();
+
+    WRITE_SYSREG(mair_el1, kMair);
+    WRITE_SYSREG(tcr_el1, tcr_value());
+    WRITE_SYSREG(ttbr0_el1, reinterpret_cast<uint64_t>(g_early_l1));
+    arch::isb();
+    asm volatile("tlbi vmalle1\n dsb ish\n isb" ::: "memory");
+    uint64_t sctlr = READ_SYSREG(sctlr_el1);
+    sctlr |= (1ull << 0) | (1ull << 2) | (1ull << 12); // M, C, I
+    sctlr &= ~(1ull << 1);                             // A: unaligned normal accesses allowed
+    WRITE_SYSREG(sctlr_el1, sctlr);
+    arch::isb();
+}
+
+ktl::Result<void> install(const Region* regions, size_t count) {
+    g_pool_used = 0;
+    g_ram_count = 0;
+    uint64_t* l1 = new_table();
+    if (!l1)
+        return ktl::Error::NoMemory;
+    for (size_t i = 0; i < count; ++i) {
+        TRY_VOID(map(l1, regions[i].base, regions[i].size, attributes(regions[i].kind)));
+        if (regions[i].kind == Kind::Ram && g_ram_count < kMaxRamRegions)
+            g_ram[g_ram_count++] = regions[i];
+    }
+    switch_table(l1);
+    return {};
+}
+
+bool is_mapped_ram(uint64_t addr) {
+    for (size_t i = 0; i < g_ram_count; ++i) {
+        if (addr >= g_ram[i].base && addr - g_ram[i].base < g_ram[i].size)
+            return true;
+    }
+    return false;
+}
+
+size_t table_pages_used() { return g_pool_used; }
+
+} // namespace mmu

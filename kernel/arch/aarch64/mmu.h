@@ -1,0 +1,33 @@
+#pragma once
+// Stage-1 EL1 translation, identity mapped (VA == PA), 4 KiB granule, 39-bit VA (T0SZ = 25).
+// Boot enables the MMU twice: first with a coarse table (1 GiB blocks: the kernel's gigabyte
+// normal memory, everything else device) so C++ and the DTB parser run with caches and
+// unaligned accesses allowed; then with the final table built from the device tree: RAM normal
+// write-back, kernel text RX, rodata R, data/bss/stack/heap RW+XN (W^X), devices nGnRE + XN.
+#include <cstddef>
+#include <cstdint>
+
+#include <ktl/result.h>
+
+namespace mmu {
+
+enum class Kind : uint8_t { KernelText, KernelRodata, KernelData, Ram, Device };
+
+struct Region {
+    uint64_t base;
+    uint64_t size;
+    Kind kind;
+};
+
+// Called with the MMU off; identity maps the 1 GiB blocks holding `kernel` and `dtb` as
+// normal memory and every other block below 512 GiB as device memory.
+void enable_early(uintptr_t kernel, uintptr_t dtb);
+
+// Builds the final table from the regions (later entries refine earlier ones: map RAM first,
+// then the kernel sections) and switches to it.
+ktl::Result<void> install(const Region* regions, size_t count);
+
+bool is_mapped_ram(uint64_t addr);
+size_t table_pages_used();
+
+} // namespace mmu

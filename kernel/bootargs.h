@@ -1,0 +1,20 @@
+#pragma once
+// Kernel boot arguments (/chosen/bootargs), parsed once. Documented in README.md.
+#include <cstdint>
+#include <string_view>
+
+namespace bootargs {
+
+struct Config {
+    bool semihosting = false;      // `semihosting`: host enabled semihosting; exit status via SYS_EXIT
+    bool panic_halt = false;       // `panic=halt`: stop in WFI instead of powering off
+    std::string_view fault;        // `fault=data|exec|undef|stack`: deliberate fault after boot (tests)
+    uint32_t tick_hz = 100;        // `hz=N` (10..1000): scheduler tick
+    bool quiet = false;            // `quiet`: console shows warnings and worse only
+};
+
+void parse(std::string_view args);
+const Config& get();
+std::string_view raw();
+
+} // namespace bootargs

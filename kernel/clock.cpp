@@ -1,0 +1,42 @@
+#include "clock.h"
+
+#include <drivers/generic_timer.h>
+#include <ktl/civil_time.h>
+
+#include <cstring>
+
+namespace clock {
+namespace {
+bool g_known = false;
+int64_t g_anchor_unix = 0;
+uint64_t g_anchor_mono = 0;
+} // namespace
+
+uint64_t monotonic_ns() { return GenericTimer::frequency() ? GenericTimer::now_ns() : 0; }
+
+void set_wall_clock(int64_t unix_seconds) {
+    g_anchor_mono = monotonic_ns();
+    g_anchor_unix = unix_seconds;
+    g_known = true;
+}
+
+bool wall_clock_known() { return g_known; }
+
+int64_t unix_seconds() {
+    if (!g_known)
+        return 0;
+    return g_anchor_unix + static_cast<int64_t>((monotonic_ns() - g_anchor_mono) / 1000000000ull);
+}
+
+void rfc3339_now(char* out, size_t cap) {
+    if (!g_known) {
+        if (cap > 0) {
+            strncpy(out, "unknown", cap - 1);
+            out[cap - 1] = '\0';
+        }
+        return;
+    }
+    ktl::format_rfc3339(unix_seconds(), out, cap);
+}
+
+} // namespace clock

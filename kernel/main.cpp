@@ -1,0 +1,121 @@
+// Boot sequence after the early MMU: device tree, console, final page tables, interrupt
+// controller, timer, RTC, then the banner and the console shell.
+#include "arch/aarch64/cpu.h"
+#include "arch/aarch64/mmu.h"
+#include "arch/aarch64/semihosting.h"
+#include "board/board.h"
+#include "bootargs.h"
+#include "clock.h"
+#include "console.h"
+#include "current.h"
+#include "fault_injection.h"
+#include "log.h"
+#include "panic.h"
+#include "platform.h"
+#include "shell.h"
+#include "version.h"
+
+#include <drivers/generic_timer.h>
+#include <drivers/pl011.h>
+#include <dtb/dtb.h>
+
+extern "C" uint64_t boot_entry_el;
+extern "C" char __kernel_start[], __kernel_end[], __text_end[], __rodata_end[];
+
+namespace {
+
+uintptr_t locate_dtb(uintptr_t from_firmware) {
+    if (from_firmware && dtb::Blob::has_magic(reinterpret_cast<const void*>(from_firmware)))
+        return from_firmware;
+    // ELF kernels on QEMU virt get x0 = 0 and the DTB at the start of RAM (board file).
+    if (dtb::Blob::has_magic(reinterpret_cast<const void*>(board::kDtbFallback)))
+        return board::kDtbFallback;
+    return 0;
+}
+
+// Waits for the timer interrupt to count `ticks` ticks. The counter only moves in the IRQ
+// handler, so this proves interrupts are being delivered (not polling of the counter).
+void timer_self_check(uint32_t ticks) {
+    uint64_t start_ticks = GenericTimer::tick_count();
+    uint64_t start_ns = clock::monotonic_ns();
+    uint64_t deadline = start_ns + 2000000000ull;
+    while (GenericTimer::tick_count() - start_ticks < ticks && clock::monotonic_ns() < deadline)
+        arch::wfi();
+    uint64_t counted = GenericTimer::tick_count() - start_ticks;
+    uint64_t elapsed_us = (clock::monotonic_ns() - start_ns) / 1000;
+    KLOG_INFO("timer: %llu interrupts in %llu us (tick %u Hz, counter %llu Hz, intid %u)",
+              static_cast<unsigned long long>(counted), static_cast<unsigned long long>(elapsed_us),
+              bootargs::get().tick_hz, static_cast<unsigned long long>(GenericTimer::frequency()),
+              GenericTimer::intid());
+    if (counted < ticks)
+        KLOG_ERROR("timer: interrupts are not arriving");
+}
+
+void print_banner(const dtb::Blob& blob) {
+    const auto& info = platform::info();
+    uint64_t el_entry = boot_entry_el ? 2 : 1;
+    auto image = reinterpret_cast<uint64_t>(__kernel_end) - reinterpret_cast<uint64_t>(__kernel_start);
+    console::printf("\nBasalt %s (%s) on %s [%s]\n", kVersion, kSourceCommit, info.model, board::kName);
+    console::printf("  cpu: %s, MPIDR 0x%llx, entered at EL%llu, running at EL%u\n", arch::cpu_part_name(arch::midr()),
+                    static_cast<unsigned long long>(arch::mpidr()), static_cast<unsigned long long>(el_entry),
+                    arch::current_el());
+    console::printf("  memory: %llu MiB in %zu range(s), %zu reserved; image %llu KiB at 0x%llx; %zu page-table pages\n",
+                    static_cast<unsigned long long>(info.ram_bytes >> 20), info.ram_ranges, info.reserved_ranges,
+                    static_cast<unsigned long long>(image >> 10),
+                    static_cast<unsigned long long>(reinterpret_cast<uint64_t>(__kernel_start)), mmu::table_pages_used());
+    console::printf("  irq: %s; timer intid %u at %llu Hz; uart pl011 @ 0x%lx intid %u; psci %s v%u.%u\n",
+                    info.irq_controller, info.timer_intid, static_cast<unsigned long long>(info.timer_hz),
+                    static_cast<unsigned long>(info.uart_base), info.uart_intid, info.psci, info.psci_version >> 16,
+                    info.psci_version & 0xffff);
+    char now[32];
+    clock::rfc3339_now(now, sizeof now);
+    console::printf("  rtc: %s (pl031 @ 0x%lx)\n", now, static_cast<unsigned long>(info.rtc_base));
+    console::printf("  bootargs: \"%.*s\"\n", static_cast<int>(bootargs::raw().size()), bootargs::raw().data());
+    console::printf("  devices (%zu MMIO windows mapped):\n", info.devices);
+    platform::print_devices(blob);
+}
+
+} // namespace
+
+void kernel_main(uintptr_t dtb_from_firmware) {
+    set_current_task_name("boot");
+    uintptr_t dtb_addr = locate_dtb(dtb_from_firmware);
+    if (!dtb_addr)
+        panic_without_console("no device tree found (x0 and board fallback hold no FDT)");
+    auto blob_result = dtb::Blob::create(reinterpret_cast<const void*>(dtb_addr), board::kMaxDtbSize);
+    if (!blob_result)
+        panic_without_console("device tree rejected");
+    const dtb::Blob& blob = *blob_result;
+
+    bootargs::parse(blob.bootargs());
+    semihosting::set_enabled(bootargs::get().semihosting);
+    kpanic::set_halt_on_panic(bootargs::get().panic_halt);
+    if (bootargs::get().quiet)
+        klog::set_min_console_level(ktl::LogLevel::Warning);
+
+    if (auto r = platform::probe_console(blob); !r)
+        panic_without_console("no console UART in the device tree");
+    KLOG_INFO("boot: device tree at 0x%lx, %zu bytes", static_cast<unsigned long>(dtb_addr), blob.total_size());
+
+    if (auto r = platform::map_memory(blob, dtb_addr); !r)
+        panic("mmu: cannot build the kernel page tables: %s", ktl::error_name(r.error()));
+    KLOG_INFO("mmu: %zu regions mapped, W^X kernel sections, %zu table pages", platform::info().mapped_regions,
+              mmu::table_pages_used());
+
+    if (auto r = platform::probe_devices(blob); !r)
+        panic("platform: device probe failed: %s", ktl::error_name(r.error()));
+    GenericTimer::start_periodic(1000000000ull / bootargs::get().tick_hz, nullptr);
+    arch::irq_enable();
+
+    print_banner(blob);
+    timer_self_check(10);
+    char now[32];
+    clock::rfc3339_now(now, sizeof now);
+    KLOG_INFO("rtc: wall clock %s", now);
+    KLOG_INFO("boot: ready in %llu us since reset", static_cast<unsigned long long>(clock::monotonic_ns() / 1000));
+
+    set_current_task_name("kernel-main");
+    if (!bootargs::get().fault.empty())
+        fault_injection::trigger(bootargs::get().fault);
+    shell::run();
+}

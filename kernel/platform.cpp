@@ -1,0 +1,299 @@
+#include "platform.h"
+
+#include "arch/aarch64/mmu.h"
+#include "clock.h"
+#include "console.h"
+#include "irq.h"
+#include "log.h"
+
+#include <drivers/generic_timer.h>
+#include <drivers/gic_v2.h>
+#include <drivers/gic_v3.h>
+#include <drivers/pl011.h>
+#include <drivers/pl031.h>
+#include <drivers/psci.h>
+#include <dtb/dtb.h>
+
+#include <optional>
+#include <string_view>
+
+extern "C" char __kernel_start[], __text_end[], __rodata_end[], __kernel_end[];
+
+namespace platform {
+namespace {
+
+Info g_info;
+Pl011* g_uart = nullptr;
+std::optional<dtb::Node> g_uart_node;
+
+constexpr uint64_t kNullGuard = 2ull << 20; // nothing is mapped below 2 MiB
+constexpr size_t kMaxRegions = 192;
+constexpr size_t kMaxDepth = 32;
+
+// Pre-order walk over every node, bounded in depth and count.
+template <typename Fn>
+void for_each_node(const dtb::Blob& blob, Fn&& fn) {
+    dtb::Node parents[kMaxDepth];
+    size_t depth = 1;
+    parents[0] = blob.root();
+    std::optional<dtb::Node> node = blob.first_child(blob.root());
+    for (size_t visited = 0; node && visited < 100000; ++visited) {
+        fn(*node, depth);
+        if (auto child = blob.first_child(*node); child && depth + 1 < kMaxDepth) {
+            parents[depth++] = *node;
+            node = child;
+            continue;
+        }
+        for (;;) {
+            if (auto sibling = blob.next_sibling(*node)) {
+                node = sibling;
+                break;
+            }
+            if (depth <= 1) {
+                node.reset();
+                break;
+            }
+            node = parents[--depth];
+        }
+    }
+}
+
+bool is_enabled(const dtb::Blob& blob, dtb::Node node) {
+    auto status = blob.string(node, "status");
+    return !status || *status == "okay" || *status == "ok";
+}
+
+bool is_memory_node(const dtb::Blob& blob, dtb::Node node) {
+    auto type = blob.string(node, "device_type");
+    return type && *type == "memory";
+}
+
+// Nodes whose `reg` is not an MMIO window: memory, reserved memory, CPUs.
+bool is_mmio_candidate(const dtb::Blob& blob, dtb::Node node) {
+    if (is_memory_node(blob, node) || !is_enabled(blob, node))
+        return false;
+    auto parent = blob.parent(node);
+    if (!parent)
+        return false;
+    std::string_view pname = blob.name(*parent);
+    return pname != "cpus" && pname != "reserved-memory";
+}
+
+uint32_t clock_frequency_of(const dtb::Blob& blob, dtb::Node node) {
+    auto clocks = blob.u32(node, "clocks");
+    if (!clocks)
+        return 0;
+    auto clk = blob.by_phandle(*clocks);
+    if (!clk)
+        return 0;
+    return blob.u32(*clk, "clock-frequency").value_or(0);
+}
+
+bool overlaps(const mmu::Region* regions, size_t count, uint64_t base, uint64_t size) {
+    for (size_t i = 0; i < count; ++i) {
+        if (regions[i].kind == mmu::Kind::Ram && base < regions[i].base + regions[i].size && regions[i].base < base + size)
+            return true;
+    }
+    return false;
+}
+
+} // namespace
+
+const Info& info() { return g_info; }
+Pl011* console_uart() { return g_uart; }
+
+ktl::Result<void> probe_console(const dtb::Blob& blob) {
+    g_uart_node = blob.stdout_node();
+    if (!g_uart_node || !blob.is_compatible(*g_uart_node, "arm,pl011"))
+        g_uart_node = blob.find_compatible("arm,pl011");
+    if (!g_uart_node)
+        return ktl::Error::NotFound;
+    auto reg = TRY(blob.reg(*g_uart_node, 0));
+    g_uart = TRY(Pl011::create(reg.base, clock_frequency_of(blob, *g_uart_node), 115200));
+    g_info.uart_base = reg.base;
+    console::attach(g_uart);
+    return {};
+}
+
+ktl::Result<void> map_memory(const dtb::Blob& blob, uintptr_t dtb_addr) {
+    static mmu::Region regions[kMaxRegions];
+    size_t count = 0;
+
+    dtb::Range ram[16];
+    size_t ram_count = blob.memory_ranges(ram);
+    if (ram_count == 0)
+        return ktl::Error::NotFound;
+    for (size_t i = 0; i < ram_count; ++i) {
+        regions[count++] = { ram[i].base, ram[i].size, mmu::Kind::Ram };
+        g_info.ram_bytes += ram[i].size;
+    }
+    g_info.ram_ranges = ram_count;
+    dtb::Range reserved[16];
+    g_info.reserved_ranges = blob.reserved_ranges(reserved);
+
+    size_t skipped = 0;
+    for_each_node(blob, [&](dtb::Node node, size_t) {
+        if (!is_mmio_candidate(blob, node))
+            return;
+        size_t n = blob.reg_count(node);
+        for (size_t i = 0; i < n && i < 8; ++i) {
+            auto reg = blob.reg(node, i);
+            if (!reg || reg->size == 0)
+                continue;
+            uint64_t base = reg->base, end = reg->base + reg->size;
+            if (end <= kNullGuard)
+                continue;
+            if (base < kNullGuard)
+                base = kNullGuard;
+            if (overlaps(regions, ram_count, base, end - base))
+                continue;
+            if (count == kMaxRegions - 4) {
+                ++skipped;
+                continue;
+            }
+            regions[count++] = { base, end - base, mmu::Kind::Device };
+            ++g_info.devices;
+        }
+    });
+    if (skipped)
+        KLOG_WARN("mmu: %zu device windows not mapped (region table full)", skipped);
+
+    // The DTB stays readable for the life of the kernel, never writable.
+    regions[count++] = { dtb_addr, blob.total_size(), mmu::Kind::KernelRodata };
+    auto start = reinterpret_cast<uint64_t>(__kernel_start);
+    auto text_end = reinterpret_cast<uint64_t>(__text_end);
+    auto rodata_end = reinterpret_cast<uint64_t>(__rodata_end);
+    auto end = reinterpret_cast<uint64_t>(__kernel_end);
+    regions[count++] = { start, text_end - start, mmu::Kind::KernelText };
+    regions[count++] = { text_end, rodata_end - text_end, mmu::Kind::KernelRodata };
+    regions[count++] = { rodata_end, end - rodata_end, mmu::Kind::KernelData };
+    g_info.mapped_regions = count;
+    return mmu::install(regions, count);
+}
+
+static ktl::Result<void> probe_gic(const dtb::Blob& blob) {
+    if (auto node = blob.find_compatible("arm,gic-v3")) {
+        auto dist = TRY(blob.reg(*node, 0));
+        auto redist = TRY(blob.reg(*node, 1));
+        irq::set_controller(TRY(GicV3::create(dist.base, redist.base, redist.size)));
+        g_info.irq_controller = "gicv3";
+        return {};
+    }
+    static const char* const v2[] = { "arm,cortex-a15-gic", "arm,gic-400", "arm,cortex-a9-gic", "arm,cortex-a7-gic" };
+    for (const char* compat : v2) {
+        if (auto node = blob.find_compatible(compat)) {
+            auto dist = TRY(blob.reg(*node, 0));
+            auto cpu = TRY(blob.reg(*node, 1));
+            irq::set_controller(TRY(GicV2::create(dist.base, cpu.base)));
+            g_info.irq_controller = "gicv2";
+            return {};
+        }
+    }
+    return ktl::Error::NotFound;
+}
+
+static ktl::Result<void> probe_timer(const dtb::Blob& blob) {
+    auto node = blob.find_compatible("arm,armv8-timer");
+    if (!node)
+        node = blob.find_compatible("arm,armv7-timer");
+    if (!node)
+        return ktl::Error::NotFound;
+    // interrupts: secure phys, non-secure phys, virtual, hypervisor (timer binding order).
+    auto irq_spec = TRY(blob.interrupt(*node, 1));
+    GenericTimer::init(irq_spec.intid(), blob.u32(*node, "clock-frequency").value_or(0));
+    TRY_VOID(irq::attach(irq_spec.intid(), GenericTimer::handle_irq, nullptr, false));
+    g_info.timer_intid = irq_spec.intid();
+    g_info.timer_hz = GenericTimer::frequency();
+    return {};
+}
+
+static void probe_psci(const dtb::Blob& blob) {
+    static const char* const compats[] = { "arm,psci-1.0", "arm,psci-0.2", "arm,psci" };
+    for (const char* compat : compats) {
+        auto node = blob.find_compatible(compat);
+        if (!node)
+            continue;
+        auto method = blob.string(*node, "method");
+        if (method && *method == "hvc")
+            Psci::init(Psci::Conduit::Hvc);
+        else if (method && *method == "smc")
+            Psci::init(Psci::Conduit::Smc);
+        else
+            continue;
+        g_info.psci = *method == "hvc" ? "hvc" : "smc";
+        g_info.psci_version = Psci::version();
+        return;
+    }
+}
+
+ktl::Result<void> probe_devices(const dtb::Blob& blob) {
+    if (auto model = blob.string(blob.root(), "model"))
+        g_info.model = model->data(); // NUL-terminated inside the blob (checked by the parser)
+    TRY_VOID(probe_gic(blob));
+    TRY_VOID(probe_timer(blob));
+    if (g_uart && g_uart_node) {
+        auto uart_irq = blob.interrupt(*g_uart_node, 0);
+        if (uart_irq && irq::attach(uart_irq->intid(), Pl011::irq_entry, g_uart, false)) {
+            g_info.uart_intid = uart_irq->intid();
+            g_uart->enable_interrupts();
+        } else {
+            KLOG_WARN("pl011: no usable interrupt; console stays polled");
+        }
+    }
+    if (auto node = blob.find_compatible("arm,pl031")) {
+        if (auto reg = blob.reg(*node, 0)) {
+            if (auto rtc = Pl031::create(reg->base)) {
+                g_info.rtc_base = reg->base;
+                clock::set_wall_clock((*rtc)->read_seconds());
+            }
+        }
+    }
+    probe_psci(blob);
+    return {};
+}
+
+void print_devices(const dtb::Blob& blob) {
+    struct Group {
+        std::string_view compat;
+        size_t count;
+        uint64_t first;
+        uint64_t last;
+        uint32_t intid;
+    };
+    static Group groups[48];
+    size_t ngroups = 0;
+    for_each_node(blob, [&](dtb::Node node, size_t) {
+        if (!is_mmio_candidate(blob, node))
+            return;
+        auto compat = blob.string(node, "compatible");
+        auto reg = blob.reg(node, 0);
+        if (!compat || !reg || reg->size == 0)
+            return;
+        uint32_t intid = 0;
+        if (auto irq_spec = blob.interrupt(node, 0))
+            intid = irq_spec->intid();
+        for (size_t i = 0; i < ngroups; ++i) {
+            if (groups[i].compat == *compat) {
+                ++groups[i].count;
+                groups[i].last = reg->base;
+                return;
+            }
+        }
+        if (ngroups < 48)
+            groups[ngroups++] = { *compat, 1, reg->base, reg->base, intid };
+    });
+    for (size_t i = 0; i < ngroups; ++i) {
+        const Group& g = groups[i];
+        if (g.count == 1)
+            console::printf("  dtb: %-22.*s @ 0x%09llx%s", static_cast<int>(g.compat.size()), g.compat.data(),
+                            static_cast<unsigned long long>(g.first), g.intid ? "" : "\n");
+        else
+            console::printf("  dtb: %-22.*s x%zu @ 0x%09llx..0x%09llx%s", static_cast<int>(g.compat.size()),
+                            g.compat.data(), g.count, static_cast<unsigned long long>(g.first),
+                            static_cast<unsigned long long>(g.last), g.intid ? "" : "\n");
+        if (g.intid)
+            console::printf(" irq %u\n", g.intid);
+    }
+}
+
+} // namespace platform

@@ -1,0 +1,45 @@
+#pragma once
+// Device discovery: everything the kernel drives on a board is found in the device tree and
+// bound to its driver class here. Board files only supply what is needed before the DTB.
+#include <cstddef>
+#include <cstdint>
+
+#include <ktl/result.h>
+
+namespace dtb {
+class Blob;
+}
+class Pl011;
+
+namespace platform {
+
+struct Info {
+    const char* model = "unknown";
+    const char* irq_controller = "none";
+    uint64_t ram_bytes = 0;
+    size_t ram_ranges = 0;
+    size_t reserved_ranges = 0;
+    uint32_t timer_intid = 0;
+    uint64_t timer_hz = 0;
+    uint32_t uart_intid = 0;
+    uintptr_t uart_base = 0;
+    uintptr_t rtc_base = 0;
+    const char* psci = "none";
+    uint32_t psci_version = 0;
+    size_t devices = 0;
+    size_t mapped_regions = 0;
+};
+
+const Info& info();
+Pl011* console_uart();
+
+// Phase 1 (early MMU on): console UART from /chosen/stdout-path, polled.
+ktl::Result<void> probe_console(const dtb::Blob& blob);
+// Phase 2: final page tables from memory ranges, reserved memory and device registers.
+ktl::Result<void> map_memory(const dtb::Blob& blob, uintptr_t dtb_addr);
+// Phase 3: interrupt controller, timer, RTC, PSCI; console switched to interrupts.
+ktl::Result<void> probe_devices(const dtb::Blob& blob);
+// The device list for the banner (grouped by compatible).
+void print_devices(const dtb::Blob& blob);
+
+} // namespace platform

@@ -1,0 +1,174 @@
+#include "shell.h"
+
+#include "arch/aarch64/cpu.h"
+#include "clock.h"
+#include "console.h"
+#include "fault_injection.h"
+#include "irq.h"
+#include "log.h"
+#include "panic.h"
+#include "platform.h"
+#include "power.h"
+#include "version.h"
+
+#include <drivers/generic_timer.h>
+#include <drivers/pl011.h>
+#include <ktl/log_ring.h>
+
+#include <cstdlib>
+#include <string_view>
+
+namespace shell {
+namespace {
+
+constexpr size_t kMaxLine = 256;
+
+struct Command {
+    const char* name;
+    const char* help;
+    void (*fn)(std::string_view arg);
+};
+
+void cmd_help(std::string_view);
+
+void cmd_echo(std::string_view arg) { console::printf("%.*s\n", static_cast<int>(arg.size()), arg.data()); }
+
+void cmd_uptime(std::string_view) {
+    uint64_t ns = clock::monotonic_ns();
+    console::printf("uptime %llu.%06llu s, %llu timer interrupts\n", static_cast<unsigned long long>(ns / 1000000000ull),
+                    static_cast<unsigned long long>((ns % 1000000000ull) / 1000),
+                    static_cast<unsigned long long>(GenericTimer::tick_count()));
+}
+
+void cmd_date(std::string_view) {
+    char now[32];
+    clock::rfc3339_now(now, sizeof now);
+    console::printf("%s\n", now);
+}
+
+void cmd_irqs(std::string_view) {
+    const auto& info = platform::info();
+    console::printf("timer intid %u: %llu\n", info.timer_intid, static_cast<unsigned long long>(irq::count(info.timer_intid)));
+    if (auto* uart = platform::console_uart()) {
+        console::printf("uart intid %u: %llu (rx irqs %llu, rx bytes %llu, rx dropped %llu, tx irqs %llu)\n",
+                        info.uart_intid, static_cast<unsigned long long>(irq::count(info.uart_intid)),
+                        static_cast<unsigned long long>(uart->rx_irqs()), static_cast<unsigned long long>(uart->rx_bytes()),
+                        static_cast<unsigned long long>(uart->rx_dropped()), static_cast<unsigned long long>(uart->tx_irqs()));
+    }
+    console::printf("spurious: %llu\n", static_cast<unsigned long long>(irq::spurious_count()));
+}
+
+void cmd_log(std::string_view arg) {
+    uint64_t want = 20;
+    if (!arg.empty())
+        want = strtoull(arg.data(), nullptr, 10);
+    uint64_t next = klog::next_seq();
+    uint64_t first = next > want ? next - want : 0;
+    if (first < klog::oldest_seq())
+        first = klog::oldest_seq();
+    ktl::LogRecord rec;
+    char line[ktl::LogRecord::kMaxText + 48];
+    for (uint64_t seq = first; seq < next; ++seq) {
+        if (!klog::read(seq, rec))
+            continue;
+        ktl::format_log_line(rec, line, sizeof line);
+        console::printf("%s\n", line);
+    }
+}
+
+void cmd_version(std::string_view) { console::printf("Basalt %s (%s)\n", kVersion, kSourceCommit); }
+void cmd_fault(std::string_view arg) { fault_injection::trigger(arg); }
+void cmd_panic(std::string_view arg) {
+    panic("requested from the shell%s%.*s", arg.empty() ? "" : ": ", static_cast<int>(arg.size()), arg.data());
+}
+void cmd_poweroff(std::string_view) {
+    console::printf("powering off\n");
+    power::poweroff(power::kExitOk);
+}
+void cmd_reboot(std::string_view) {
+    console::printf("rebooting\n");
+    power::reboot();
+}
+
+const Command kCommands[] = {
+    { "help", "list commands", cmd_help },
+    { "echo", "echo TEXT: print TEXT", cmd_echo },
+    { "uptime", "monotonic time and timer interrupt count", cmd_uptime },
+    { "date", "UTC wall-clock time (RFC 3339)", cmd_date },
+    { "irqs", "interrupt counters", cmd_irqs },
+    { "log", "log [N]: last N kernel log records (default 20)", cmd_log },
+    { "version", "kernel version and source commit", cmd_version },
+    { "fault", "fault KIND: deliberate fault (data|write|exec|undef|brk)", cmd_fault },
+    { "panic", "panic [REASON]: kernel panic with backtrace", cmd_panic },
+    { "poweroff", "power off (exit status 0)", cmd_poweroff },
+    { "reboot", "reset the machine", cmd_reboot },
+};
+
+void cmd_help(std::string_view) {
+    for (const auto& c : kCommands)
+        console::printf("  %-9s %s\n", c.name, c.help);
+}
+
+void execute(std::string_view line) {
+    while (!line.empty() && line.front() == ' ')
+        line.remove_prefix(1);
+    while (!line.empty() && (line.back() == ' ' || line.back() == '\r'))
+        line.remove_suffix(1);
+    if (line.empty())
+        return;
+    size_t space = line.find(' ');
+    std::string_view name = line.substr(0, space);
+    std::string_view arg = space == std::string_view::npos ? std::string_view() : line.substr(space + 1);
+    for (const auto& c : kCommands) {
+        if (name == c.name) {
+            c.fn(arg);
+            return;
+        }
+    }
+    console::printf("unknown command '%.*s' (try 'help')\n", static_cast<int>(name.size()), name.data());
+}
+
+} // namespace
+
+void run() {
+    auto* uart = platform::console_uart();
+    char line[kMaxLine + 1];
+    size_t len = 0;
+    bool overflow = false;
+    console::puts("basalt> ");
+    for (;;) {
+        uint8_t buf[64];
+        size_t n = uart ? uart->read(buf, sizeof buf) : 0;
+        if (n == 0) {
+            arch::wfi(); // the RX interrupt (or the tick) wakes us
+            continue;
+        }
+        for (size_t i = 0; i < n; ++i) {
+            char c = static_cast<char>(buf[i]);
+            if (c == '\r' || c == '\n') {
+                console::puts("\n");
+                if (overflow)
+                    console::printf("line too long (max %zu characters), ignored\n", kMaxLine);
+                else
+                    execute(std::string_view(line, len));
+                len = 0;
+                overflow = false;
+                console::puts("basalt> ");
+            } else if (c == 0x7f || c == 0x08) {
+                if (len > 0) {
+                    --len;
+                    console::puts("\b \b");
+                }
+            } else if (c >= 0x20 && c < 0x7f) {
+                if (len < kMaxLine) {
+                    line[len++] = c;
+                    console::write(&c, 1);
+                } else {
+                    overflow = true;
+                }
+            }
+        }
+    }
+}
+
+} // namespace shell

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Boots a Basalt kernel on QEMU virt with the serial console on this terminal.
+# Options:
+#   --kernel PATH        kernel ELF (default build/kernel/basalt.elf)
+#   --cpu NAME           cortex-a53 | cortex-a72 | cortex-a76 (default cortex-a72)
+#   --gic 2|3            GIC version (default 3)
+#   --el2                start the kernel at EL2 (virtualization=on); it drops to EL1
+#   --memory SIZE        guest RAM (default 512M)
+#   --append "ARGS"      extra kernel boot arguments
+#   --semihosting        let the kernel report its exit status to QEMU (used by tests)
+#   --print-command      print the QEMU command line instead of running it
+# Quit QEMU with Ctrl-A X, or type 'poweroff' at the basalt> prompt.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+kernel="$root/build/kernel/basalt.elf"
+cpu=cortex-a72 gic=3 el2=0 memory=512M append="" semihosting=0 print=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --kernel) kernel=$2; shift 2 ;;
+    --cpu) cpu=$2; shift 2 ;;
+    --gic) gic=$2; shift 2 ;;
+    --el2) el2=1; shift ;;
+    --memory) memory=$2; shift 2 ;;
+    --append) append="$append $2"; shift 2 ;;
+    --semihosting) semihosting=1; shift ;;
+    --print-command) print=1; shift ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+done
+case "$cpu" in cortex-a53|cortex-a72|cortex-a76|max) ;; *) echo "run.sh: unsupported --cpu '$cpu'" >&2; exit 2 ;; esac
+case "$gic" in 2|3) ;; *) echo "run.sh: --gic must be 2 or 3" >&2; exit 2 ;; esac
+[ -f "$kernel" ] || { echo "run.sh: no kernel at $kernel (run ./basalt build)" >&2; exit 2; }
+
+machine="virt,gic-version=$gic"
+[ $el2 = 1 ] && machine="$machine,virtualization=on"
+args=(qemu-system-aarch64 -M "$machine" -cpu "$cpu" -m "$memory" -smp 1
+      -kernel "$kernel" -nic none -display none -monitor none)
+# On a terminal, mon:stdio gives Ctrl-A X (quit) and passes Ctrl-C to the guest.
+if [ -t 0 ]; then args+=(-serial mon:stdio); else args+=(-serial stdio); fi
+if [ $semihosting = 1 ]; then
+  args+=(-semihosting-config enable=on,target=native)
+  append="$append semihosting"
+fi
+append="${append# }"
+[ -n "$append" ] && args+=(-append "$append")
+if [ $print = 1 ]; then printf '%q ' "${args[@]}"; echo; exit 0; fi
+exec "${args[@]}"

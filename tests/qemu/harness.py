@@ -1,0 +1,115 @@
+"""Drives a Basalt kernel in QEMU from the outside: start, read the serial console, type into
+it, wait for the exit status, measure the QEMU process's CPU use. Used by every QEMU test."""
+import argparse
+import os
+import re
+import select
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+class TestFailure(Exception):
+    pass
+
+
+def check(condition, message):
+    if not condition:
+        raise TestFailure(message)
+
+
+class Qemu:
+    def __init__(self, kernel, cpu="cortex-a72", gic=3, el2=False, append="", semihosting=True, memory="512M"):
+        cmd = [os.path.join(ROOT, "qemu", "run.sh"), "--kernel", kernel, "--cpu", cpu, "--gic", str(gic),
+               "--memory", memory]
+        if el2:
+            cmd.append("--el2")
+        if semihosting:
+            cmd.append("--semihosting")
+        if append:
+            cmd += ["--append", append]
+        self.cmd = cmd
+        self.started = time.monotonic()
+        # run.sh execs QEMU, so this PID is QEMU's own.
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.output = ""
+        self.pos = 0
+
+    def _read_some(self, timeout):
+        ready, _, _ = select.select([self.proc.stdout], [], [], max(0.0, timeout))
+        if not ready:
+            return False
+        chunk = os.read(self.proc.stdout.fileno(), 65536)
+        if not chunk:
+            return None
+        self.output += chunk.decode("utf-8", errors="replace").replace("\r\n", "\n")
+        return True
+
+    def expect(self, pattern, timeout=10.0):
+        """Waits for a regex in the output after the previous match; returns the match."""
+        regex = re.compile(pattern, re.MULTILINE)
+        deadline = time.monotonic() + timeout
+        while True:
+            m = regex.search(self.output, self.pos)
+            if m:
+                self.pos = m.end()
+                return m
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TestFailure(f"timed out after {timeout}s waiting for /{pattern}/; output tail:\n"
+                                  + self.output[-3000:])
+            if self._read_some(min(left, 0.5)) is None:  # end of output: QEMU has exited
+                raise TestFailure(f"QEMU exited (status {self.proc.wait()}) before /{pattern}/; output tail:\n"
+                                  + self.output[-3000:])
+
+    def send(self, text):
+        self.proc.stdin.write(text.encode())
+        self.proc.stdin.flush()
+
+    def wait_exit(self, timeout=10.0):
+        deadline = time.monotonic() + timeout
+        while self.proc.poll() is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TestFailure(f"QEMU still running after {timeout}s; output tail:\n" + self.output[-2000:])
+            self._read_some(min(left, 0.2))
+        while self._read_some(0.05):
+            pass
+        return self.proc.returncode
+
+    def cpu_seconds(self):
+        """User+system CPU time of the QEMU process so far (from /proc)."""
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        ticks = int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15 of stat)
+        return ticks / os.sysconf("SC_CLK_TCK")
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def stderr_text(self):
+        try:
+            return self.proc.stderr.read().decode(errors="replace") if self.proc.poll() is not None else ""
+        except Exception:
+            return ""
+
+
+def main(test_fn):
+    """Common entry: parses the machine configuration, runs test_fn(args), prints a verdict."""
+    p = argparse.ArgumentParser()
+    p.add_argument("--kernel", default=os.path.join(ROOT, "build", "kernel", "basalt.elf"))
+    p.add_argument("--cpu", default="cortex-a72")
+    p.add_argument("--gic", type=int, default=3)
+    p.add_argument("--el2", action="store_true")
+    args = p.parse_args()
+    label = f"{os.path.basename(sys.argv[0])} cpu={args.cpu} gic=v{args.gic} el={'2' if args.el2 else '1'}"
+    try:
+        test_fn(args)
+    except TestFailure as e:
+        print(f"FAIL {label}: {e}")
+        sys.exit(1)
+    print(f"PASS {label}")
