@@ -36,7 +36,8 @@ from_el2:
     ubfx    x1, x1, #24, #4
     cbz     x1, 2f
     mrs     x1, ICC_SRE_EL2
-    orr     x1, x1, #0x9
+    mov     x2, #0x9
+    orr     x1, x1, x2
     msr     ICC_SRE_EL2, x1
     isb
 2:  msr     vttbr_el2, xzr

@@ -79,7 +79,8 @@ exception_common:
     stp     q30, q31, [x2, #480]
     mrs     x3, fpsr
     mrs     x4, fpcr
-    stp     x3, x4, [x2, #512]
+    str     x3, [x2, #512]
+    str     x4, [x2, #520]
 
     mov     x0, sp
     // A frame record pointing at the interrupted code makes backtraces cross the exception.
@@ -105,7 +106,8 @@ exception_common:
     ldp     q26, q27, [x2, #416]
     ldp     q28, q29, [x2, #448]
     ldp     q30, q31, [x2, #480]
-    ldp     x3, x4, [x2, #512]
+    ldr     x3, [x2, #512]
+    ldr     x4, [x2, #520]
     msr     fpsr, x3
     msr     fpcr, x4
 
