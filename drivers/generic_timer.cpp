@@ -14,9 +14,11 @@ constexpr uint64_t CTL_ENABLE = 1;
 constexpr uint64_t CTL_IMASK = 2;
 } // namespace
 
+void GenericTimer::init_counter() { s_frequency = READ_SYSREG(cntfrq_el0) & 0xffffffff; }
+
 void GenericTimer::init(uint32_t intid, uint32_t dt_frequency_hz) {
     s_intid = intid;
-    s_frequency = READ_SYSREG(cntfrq_el0) & 0xffffffff;
+    init_counter();
     if (s_frequency == 0)
         s_frequency = dt_frequency_hz;
     if (s_frequency == 0)

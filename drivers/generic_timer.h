@@ -10,6 +10,8 @@ public:
     // Counter frequency from CNTFRQ_EL0, or from the device tree's clock-frequency when the
     // firmware left CNTFRQ unset.
     static void init(uint32_t intid, uint32_t dt_frequency_hz);
+    // Makes the monotonic clock usable before the device tree names the timer's interrupt.
+    static void init_counter();
     static uint32_t intid() { return s_intid; }
     static uint64_t frequency() { return s_frequency; }
     static uint64_t counter();

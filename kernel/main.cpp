@@ -20,7 +20,7 @@
 #include <dtb/dtb.h>
 
 extern "C" uint64_t boot_entry_el;
-extern "C" char __kernel_start[], __kernel_end[], __text_end[], __rodata_end[];
+extern "C" char __kernel_start[], __kernel_end[], __bss_start[];
 
 namespace {
 
@@ -54,14 +54,16 @@ void timer_self_check(uint32_t ticks) {
 void print_banner(const dtb::Blob& blob) {
     const auto& info = platform::info();
     uint64_t el_entry = boot_entry_el ? 2 : 1;
-    auto image = reinterpret_cast<uint64_t>(__kernel_end) - reinterpret_cast<uint64_t>(__kernel_start);
+    auto image = reinterpret_cast<uint64_t>(__bss_start) - reinterpret_cast<uint64_t>(__kernel_start);
+    auto rest = reinterpret_cast<uint64_t>(__kernel_end) - reinterpret_cast<uint64_t>(__bss_start);
     console::printf("\nBasalt %s (%s) on %s [%s]\n", kVersion, kSourceCommit, info.model, board::kName);
     console::printf("  cpu: %s, MPIDR 0x%llx, entered at EL%llu, running at EL%u\n", arch::cpu_part_name(arch::midr()),
                     static_cast<unsigned long long>(arch::mpidr()), static_cast<unsigned long long>(el_entry),
                     arch::current_el());
-    console::printf("  memory: %llu MiB in %zu range(s), %zu reserved; image %llu KiB at 0x%llx; %zu page-table pages\n",
+    console::printf("  memory: %llu MiB in %zu range(s), %zu reserved; image %llu KiB (+%llu KiB bss/stack/heap) at 0x%llx; "
+                    "%zu page-table pages\n",
                     static_cast<unsigned long long>(info.ram_bytes >> 20), info.ram_ranges, info.reserved_ranges,
-                    static_cast<unsigned long long>(image >> 10),
+                    static_cast<unsigned long long>(image >> 10), static_cast<unsigned long long>(rest >> 10),
                     static_cast<unsigned long long>(reinterpret_cast<uint64_t>(__kernel_start)), mmu::table_pages_used());
     console::printf("  irq: %s; timer intid %u at %llu Hz; uart pl011 @ 0x%lx intid %u; psci %s v%u.%u\n",
                     info.irq_controller, info.timer_intid, static_cast<unsigned long long>(info.timer_hz),
@@ -79,6 +81,7 @@ void print_banner(const dtb::Blob& blob) {
 
 void kernel_main(uintptr_t dtb_from_firmware) {
     set_current_task_name("boot");
+    GenericTimer::init_counter();
     uintptr_t dtb_addr = locate_dtb(dtb_from_firmware);
     if (!dtb_addr)
         panic_without_console("no device tree found (x0 and board fallback hold no FDT)");

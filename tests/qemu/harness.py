@@ -64,6 +64,13 @@ class Qemu:
                 raise TestFailure(f"QEMU exited (status {self.proc.wait()}) before /{pattern}/; output tail:\n"
                                   + self.output[-3000:])
 
+    def find(self, pattern):
+        """Searches everything received so far, in any order (for unordered lists); returns the match."""
+        m = re.search(pattern, self.output, re.MULTILINE)
+        if not m:
+            raise TestFailure(f"/{pattern}/ not found in the output:\n" + self.output[-3000:])
+        return m
+
     def send(self, text):
         self.proc.stdin.write(text.encode())
         self.proc.stdin.flush()

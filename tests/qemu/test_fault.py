@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fault scenario: a deliberate fault selected by boot argument produces the decoded register
 dump (exception class, fault status, FAR, ELR, task name), a backtrace, and exit status 3."""
-import sys
+import re
 
 from harness import Qemu, check, main
 
@@ -21,9 +21,9 @@ def test(args):
         try:
             q.expect(r"fault injection: " + kind, timeout=20)
             q.expect(r"\*\*\* EXCEPTION: synchronous \(current EL, SPx\) in task 'kernel-main'")
-            m = q.expect(r"ESR  0x[0-9a-f]{16}  (.*)$")
-            check(__import__("re").search(ec, m.group(1)), f"fault={kind}: ESR decoded as '{m.group(1)}'")
-            check(__import__("re").search(fault, m.group(1)), f"fault={kind}: fault status in '{m.group(1)}'")
+            m = q.expect(r"ESR  0x[0-9a-f]{16}  (.*)\n")
+            check(re.search(ec, m.group(1)), f"fault={kind}: ESR decoded as '{m.group(1)}'")
+            check(re.search(fault, m.group(1)), f"fault={kind}: fault status in '{m.group(1)}'")
             m = q.expect(r"FAR  (0x[0-9a-f]{16})")
             if far:
                 check(m.group(1) == far, f"fault={kind}: FAR {m.group(1)}, expected {far}")

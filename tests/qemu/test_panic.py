@@ -20,11 +20,12 @@ def test(args):
                 break
             frames.append(int(m.group(2), 16))
         check(len(frames) >= 3, f"backtrace has {len(frames)} frames")
-        out = subprocess.run(["aarch64-linux-gnu-addr2line", "-f", "-e", args.kernel] + [hex(f - 4) for f in frames],
+        out = subprocess.run(["aarch64-linux-gnu-addr2line", "-f", "-C", "-e", args.kernel] + [hex(f - 4) for f in frames],
                              capture_output=True, text=True).stdout
         names = out.split("\n")[0::2]
         check(any("cmd_panic" in n for n in names), f"backtrace does not pass through cmd_panic: {names}")
-        check(any("execute" in n for n in names), f"backtrace does not pass through the shell: {names}")
+        check(any("shell::run" in n for n in names), f"backtrace does not pass through the shell: {names}")
+        check(any("kernel_main" in n for n in names), f"backtrace does not reach kernel_main: {names}")
         status = q.wait_exit(timeout=10)
         check(status == 3, f"exit status {status}, expected 3")
     finally:

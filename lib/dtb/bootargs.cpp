@@ -1,0 +1,42 @@
+#include "bootargs.h"
+
+namespace dtb {
+namespace {
+
+template <typename Fn>
+void for_each_token(std::string_view args, Fn&& fn) {
+    size_t i = 0;
+    while (i < args.size()) {
+        while (i < args.size() && (args[i] == ' ' || args[i] == '\t' || args[i] == '\n'))
+            ++i;
+        size_t start = i;
+        while (i < args.size() && args[i] != ' ' && args[i] != '\t' && args[i] != '\n')
+            ++i;
+        if (i > start)
+            fn(args.substr(start, i - start));
+    }
+}
+
+} // namespace
+
+std::optional<std::string_view> bootarg_value(std::string_view args, std::string_view key) {
+    std::optional<std::string_view> found;
+    for_each_token(args, [&](std::string_view tok) {
+        if (tok.size() > key.size() && tok.substr(0, key.size()) == key && tok[key.size()] == '=')
+            found = tok.substr(key.size() + 1);
+    });
+    return found;
+}
+
+bool bootarg_flag(std::string_view args, std::string_view key) {
+    bool flag = false;
+    for_each_token(args, [&](std::string_view tok) {
+        if (tok == key)
+            flag = true;
+    });
+    if (auto v = bootarg_value(args, key))
+        flag = *v == "1" || *v == "on" || *v == "true" || *v == "yes";
+    return flag;
+}
+
+} // namespace dtb
