@@ -142,6 +142,9 @@ void Pl011::handle_irq() {
     uint32_t mis = mmio::read32(m_base + MIS);
     if (mis & (INT_RX | INT_RT)) {
         ++m_rx_irqs;
+        // Acknowledge before draining: a byte that lands after the last FIFO read raises the
+        // interrupt again instead of waiting, unnoticed, for the next byte.
+        mmio::write32(m_base + ICR, INT_RX | INT_RT);
         // Bounded by the FIFO depth (32 entries) plus what arrives while draining.
         for (int i = 0; i < 64 && !(mmio::read32(m_base + FR) & FR_RXFE); ++i) {
             uint8_t c = static_cast<uint8_t>(mmio::read32(m_base + DR) & 0xff);
@@ -149,7 +152,6 @@ void Pl011::handle_irq() {
             if (!m_rx.push(c))
                 ++m_rx_dropped;
         }
-        mmio::write32(m_base + ICR, INT_RX | INT_RT);
     }
     if (mis & INT_TX) {
         ++m_tx_irqs;

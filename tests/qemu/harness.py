@@ -44,7 +44,8 @@ class Qemu:
         chunk = os.read(self.proc.stdout.fileno(), 65536)
         if not chunk:
             return None
-        self.output += chunk.decode("utf-8", errors="replace").replace("\r\n", "\n")
+        # The UART sends CRLF; carriage returns carry no information for the tests.
+        self.output += chunk.decode("utf-8", errors="replace").replace("\r", "")
         return True
 
     def expect(self, pattern, timeout=10.0):
@@ -53,6 +54,11 @@ class Qemu:
         deadline = time.monotonic() + timeout
         while True:
             m = regex.search(self.output, self.pos)
+            if m and m.end() == len(self.output) and self.proc.poll() is None:
+                # The match touches the end of what has arrived: a greedy group may still be
+                # growing ("psci s" of "psci smc"). Let the rest of the burst arrive first.
+                if self._read_some(0.2):
+                    continue
             if m:
                 self.pos = m.end()
                 return m
