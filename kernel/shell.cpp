@@ -1,6 +1,7 @@
 #include "shell.h"
 
 #include "arch/aarch64/cpu.h"
+#include "bootargs.h"
 #include "clock.h"
 #include "console.h"
 #include "fault_injection.h"
@@ -76,6 +77,35 @@ void cmd_log(std::string_view arg) {
     }
 }
 
+// One-shot deadline mode: stop the periodic tick, arm a single interrupt `ms` from now, wait
+// for it in WFI, report when it fired relative to the deadline, then resume the tick.
+volatile uint64_t g_oneshot_fired_ns = 0;
+void oneshot_fired(uint64_t now_ns) { g_oneshot_fired_ns = now_ns; }
+
+void cmd_oneshot(std::string_view arg) {
+    uint64_t ms = arg.empty() ? 50 : strtoull(arg.data(), nullptr, 10);
+    if (ms == 0 || ms > 10000) {
+        console::printf("oneshot: MS must be 1..10000\n");
+        return;
+    }
+    uint64_t ticks_before = GenericTimer::tick_count();
+    g_oneshot_fired_ns = 0;
+    uint64_t deadline = clock::monotonic_ns() + ms * 1000000ull;
+    GenericTimer::set_deadline(deadline, oneshot_fired);
+    while (g_oneshot_fired_ns == 0 && clock::monotonic_ns() < deadline + 2000000000ull)
+        arch::wfi();
+    uint64_t fired = g_oneshot_fired_ns;
+    uint64_t interrupts = GenericTimer::tick_count() - ticks_before;
+    GenericTimer::start_periodic(1000000000ull / bootargs::get().tick_hz, nullptr);
+    if (fired == 0) {
+        console::printf("oneshot: no interrupt\n");
+        return;
+    }
+    console::printf("oneshot: %llu ms deadline fired %lld us late, %llu timer interrupt(s)\n",
+                    static_cast<unsigned long long>(ms), static_cast<long long>(fired - deadline) / 1000,
+                    static_cast<unsigned long long>(interrupts));
+}
+
 void cmd_version(std::string_view) { console::printf("Basalt %s (%s)\n", kVersion, kSourceCommit); }
 void cmd_fault(std::string_view arg) { fault_injection::trigger(arg); }
 void cmd_panic(std::string_view arg) {
@@ -97,6 +127,7 @@ const Command kCommands[] = {
     { "date", "UTC wall-clock time (RFC 3339)", cmd_date },
     { "irqs", "interrupt counters", cmd_irqs },
     { "log", "log [N]: last N kernel log records (default 20)", cmd_log },
+    { "oneshot", "oneshot [MS]: one-shot timer deadline test (default 50 ms)", cmd_oneshot },
     { "version", "kernel version and source commit", cmd_version },
     { "fault", "fault KIND: deliberate fault (data|write|exec|undef|brk)", cmd_fault },
     { "panic", "panic [REASON]: kernel panic with backtrace", cmd_panic },

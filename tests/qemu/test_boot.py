@@ -33,7 +33,7 @@ def test(args):
         counted, us, hz = int(m.group(1)), int(m.group(2)), int(m.group(3))
         check(counted >= 10, f"only {counted} timer interrupts counted")
         expected_us = counted * 1_000_000 / hz
-        check(0.5 * expected_us < us < 3 * expected_us, f"{counted} ticks took {us} us at {hz} Hz")
+        check(0.5 * expected_us < us < 20 * expected_us, f"{counted} ticks took {us} us at {hz} Hz")
         q.expect(r"basalt> ", timeout=10)
         # The device list (DTB order) is complete once the prompt is there.
         gic_compat = "arm,gic-v3" if args.gic == 3 else "arm,cortex-a15-gic"
@@ -50,7 +50,15 @@ def test(args):
         q.send("uptime\n")
         m = q.expect(r"uptime (\d+)\.(\d+) s, (\d+) timer interrupts")
         ticks2 = int(m.group(3))
-        check(ticks2 - ticks1 >= 25, f"timer interrupts went {ticks1} -> {ticks2} over 0.5 s")
+        check(ticks2 - ticks1 >= 10, f"timer interrupts went {ticks1} -> {ticks2} over 0.5 s")
+
+        # One-shot deadline: exactly one interrupt, at or after the deadline.
+        q.send("oneshot 120\n")
+        m = q.expect(r"oneshot: 120 ms deadline fired (-?\d+) us late, (\d+) timer interrupt\(s\)")
+        late, fired = int(m.group(1)), int(m.group(2))
+        check(late >= 0, f"one-shot fired {-late} us before its deadline")
+        check(late < 500_000, f"one-shot fired {late} us late")
+        check(fired == 1, f"{fired} timer interrupts during a one-shot wait")
 
         # Input goes through the RX interrupt path into the receive ring.
         q.send("echo hello-from-the-host 12345\n")
