@@ -87,8 +87,13 @@ exception_common:
     stp     x29, x22, [sp, #-16]!
     mov     x29, sp
     bl      exception_dispatch
-    mov     sp, x0                      // resume the frame the dispatcher chose
+    // fall through: resume the frame the dispatcher returned (x0)
 
+// exception_restore(TrapFrame* frame): also the way into the first task. The frame must sit
+// at the top of the SP_EL1 exception stack, where the next exception will build its own.
+    .global exception_restore
+exception_restore:
+    mov     sp, x0
     add     x2, sp, #FP_OFFSET
     ldp     q0, q1, [x2, #0]
     ldp     q2, q3, [x2, #32]

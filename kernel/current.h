@@ -1,5 +1,8 @@
 #pragma once
+#include <cstdint>
 // Name of the task running on this CPU, for fault reports. Until the scheduler exists there is
 // one flow of control, named at each boot phase.
 const char* current_task_name();
 void set_current_task_name(const char* name);
+// Heap accounting owner of the running task (0 = the kernel itself).
+uint16_t current_task_owner();

@@ -5,6 +5,9 @@
 #include "console.h"
 #include "irq.h"
 #include "log.h"
+#include "mm/kheap.h"
+#include "mm/pmm.h"
+#include "mm/stack_arena.h"
 
 #include <drivers/generic_timer.h>
 #include <drivers/gic_v2.h>
@@ -29,6 +32,8 @@ std::optional<dtb::Node> g_uart_node;
 constexpr uint64_t kNullGuard = 2ull << 20; // nothing is mapped below 2 MiB
 constexpr size_t kMaxRegions = 192;
 constexpr size_t kMaxDepth = 32;
+constexpr uint64_t kArenaAlign = 2ull << 20;
+constexpr uint64_t kArenaSize = 4ull << 20; // 128 task stacks
 
 // Pre-order walk over every node, bounded in depth and count.
 template <typename Fn>
@@ -158,17 +163,51 @@ ktl::Result<void> map_memory(const dtb::Blob& blob, uintptr_t dtb_addr) {
     if (skipped)
         KLOG_WARN("mmu: %zu device windows not mapped (region table full)", skipped);
 
-    // The DTB stays readable for the life of the kernel, never writable.
-    regions[count++] = { dtb_addr, blob.total_size(), mmu::Kind::KernelRodata };
     auto start = reinterpret_cast<uint64_t>(__kernel_start);
     auto text_end = reinterpret_cast<uint64_t>(__text_end);
     auto rodata_end = reinterpret_cast<uint64_t>(__rodata_end);
     auto end = reinterpret_cast<uint64_t>(__kernel_end);
+
+    // Layout after the image, inside the kernel's RAM range: the task-stack arena (4 KiB pages,
+    // guard pages), then the page allocator's metadata.
+    uint64_t ram_base[16], ram_size[16];
+    const dtb::Range* home = nullptr;
+    for (size_t i = 0; i < ram_count; ++i) {
+        ram_base[i] = ram[i].base;
+        ram_size[i] = ram[i].size;
+        if (start >= ram[i].base && end <= ram[i].base + ram[i].size)
+            home = &ram[i];
+    }
+    if (!home)
+        return ktl::Error::NotFound;
+    uint64_t arena = (end + kArenaAlign - 1) & ~(kArenaAlign - 1);
+    uint64_t meta = arena + kArenaSize;
+    uint64_t meta_size = (pmm::metadata_bytes_needed(ram_size, ram_count) + 4095) & ~4095ull;
+    if (meta + meta_size > home->base + home->size)
+        return ktl::Error::NoMemory;
+    regions[count++] = { arena, kArenaSize, mmu::Kind::RamPages };
+
+    // The DTB stays readable for the life of the kernel, never writable.
+    regions[count++] = { dtb_addr, blob.total_size(), mmu::Kind::KernelRodata };
     regions[count++] = { start, text_end - start, mmu::Kind::KernelText };
     regions[count++] = { text_end, rodata_end - text_end, mmu::Kind::KernelRodata };
     regions[count++] = { rodata_end, end - rodata_end, mmu::Kind::KernelData };
     g_info.mapped_regions = count;
-    return mmu::install(regions, count);
+    TRY_VOID(mmu::install(regions, count));
+    TRY_VOID(stack_arena::init(arena, kArenaSize));
+
+    pmm::Exclusion excl[24];
+    size_t nexcl = 0;
+    excl[nexcl++] = { start, end - start };
+    excl[nexcl++] = { dtb_addr, blob.total_size() };
+    excl[nexcl++] = { arena, kArenaSize };
+    excl[nexcl++] = { meta, meta_size };
+    excl[nexcl++] = { 0, kNullGuard };
+    for (size_t i = 0; i < g_info.reserved_ranges && nexcl < 24; ++i)
+        excl[nexcl++] = { reserved[i].base, reserved[i].size };
+    TRY_VOID(pmm::init(ram_base, ram_size, ram_count, excl, nexcl, meta, meta_size));
+    kheap::init();
+    return {};
 }
 
 static ktl::Result<void> probe_gic(const dtb::Blob& blob) {

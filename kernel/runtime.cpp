@@ -1,4 +1,6 @@
 // C++ and picolibc runtime pieces a freestanding kernel must supply itself.
+#include "current.h"
+#include "mm/kheap.h"
 #include "panic.h"
 
 #include <cstddef>
@@ -14,22 +16,29 @@ void abort() { panic("abort() called"); }
 void _exit(int status) { panic("_exit(%d) called", status); }
 }
 
-// Until the kernel heap exists (kernel core issue), picolibc's malloc serves operator new
-// from the image's static heap (__heap_start..__heap_end). Failure is reported, not hidden:
-// the nothrow forms return null, the throwing forms panic because exceptions are disabled.
+// operator new serves from the kernel heap, charged to the running task. The kernel allocates
+// nothing before the heap is up; if something tries, that is a bug worth a panic. The throwing
+// forms panic on exhaustion (exceptions are disabled); the nothrow forms return null.
+static void* heap_alloc(size_t size) {
+    if (!kheap::ready())
+        panic("operator new before the kernel heap is initialised");
+    auto r = kheap::alloc(size ? size : 1, current_task_owner());
+    return r ? *r : nullptr;
+}
+
 void* operator new(size_t size) {
-    void* p = malloc(size);
+    void* p = heap_alloc(size);
     if (!p)
         panic("operator new: out of memory (%zu bytes)", size);
     return p;
 }
 void* operator new[](size_t size) { return operator new(size); }
-void* operator new(size_t size, const std::nothrow_t&) noexcept { return malloc(size); }
-void* operator new[](size_t size, const std::nothrow_t&) noexcept { return malloc(size); }
-void operator delete(void* p) noexcept { free(p); }
-void operator delete[](void* p) noexcept { free(p); }
-void operator delete(void* p, size_t) noexcept { free(p); }
-void operator delete[](void* p, size_t) noexcept { free(p); }
+void* operator new(size_t size, const std::nothrow_t&) noexcept { return heap_alloc(size); }
+void* operator new[](size_t size, const std::nothrow_t&) noexcept { return heap_alloc(size); }
+void operator delete(void* p) noexcept { kheap::free(p); }
+void operator delete[](void* p) noexcept { kheap::free(p); }
+void operator delete(void* p, size_t) noexcept { kheap::free(p); }
+void operator delete[](void* p, size_t) noexcept { kheap::free(p); }
 
 namespace std {
 void __throw_bad_alloc() { panic("std::bad_alloc"); }

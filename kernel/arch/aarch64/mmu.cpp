@@ -13,7 +13,7 @@ constexpr uint64_t kL2Block = 2ull << 20;
 constexpr uint64_t kL1Block = 1ull << 30;
 constexpr uint64_t kVaLimit = 1ull << 39;
 constexpr size_t kEntries = 512;
-constexpr size_t kPoolPages = 48;
+constexpr size_t kPoolPages = 64;
 constexpr size_t kMaxRamRegions = 16;
 
 // Descriptor fields (ARM DDI 0487 D8.3).
@@ -36,13 +36,15 @@ alignas(4096) uint64_t g_pool[kPoolPages][kEntries];
 size_t g_pool_used = 0;
 Region g_ram[kMaxRamRegions];
 size_t g_ram_count = 0;
+uint64_t* g_live_l1 = nullptr;
 
 uint64_t attributes(Kind kind) {
     switch (kind) {
     case Kind::KernelText: return kAttrNormal | kShInner | kAccessFlag | kApReadOnly | kUxn;
     case Kind::KernelRodata: return kAttrNormal | kShInner | kAccessFlag | kApReadOnly | kUxn | kPxn;
     case Kind::KernelData:
-    case Kind::Ram: return kAttrNormal | kShInner | kAccessFlag | kUxn | kPxn;
+    case Kind::Ram:
+    case Kind::RamPages: return kAttrNormal | kShInner | kAccessFlag | kUxn | kPxn;
     case Kind::Device: return kAttrDevice | kAccessFlag | kUxn | kPxn;
     }
     return kAttrDevice | kAccessFlag | kUxn | kPxn;
@@ -76,14 +78,15 @@ uint64_t* descend(uint64_t* entry, uint64_t child_size, bool child_is_page) {
     return table;
 }
 
-ktl::Result<void> map(uint64_t* l1, uint64_t base, uint64_t size, uint64_t attrs) {
+ktl::Result<void> map(uint64_t* l1, uint64_t base, uint64_t size, uint64_t attrs, bool pages_only) {
     uint64_t addr = base & ~(kPageSize - 1);
     uint64_t end = (base + size + kPageSize - 1) & ~(kPageSize - 1);
     if (end > kVaLimit || end < addr)
         return ktl::Error::OutOfRange;
     while (addr < end) {
         uint64_t* e1 = &l1[(addr >> 30) & 511];
-        if ((addr & (kL1Block - 1)) == 0 && end - addr >= kL1Block && (*e1 & kDescTypeMask) != kDescTable) {
+        if (!pages_only && (addr & (kL1Block - 1)) == 0 && end - addr >= kL1Block &&
+            (*e1 & kDescTypeMask) != kDescTable) {
             *e1 = addr | attrs | kDescBlock;
             addr += kL1Block;
             continue;
@@ -92,7 +95,8 @@ ktl::Result<void> map(uint64_t* l1, uint64_t base, uint64_t size, uint64_t attrs
         if (!l2)
             return ktl::Error::NoMemory;
         uint64_t* e2 = &l2[(addr >> 21) & 511];
-        if ((addr & (kL2Block - 1)) == 0 && end - addr >= kL2Block && (*e2 & kDescTypeMask) != kDescTable) {
+        if (!pages_only && (addr & (kL2Block - 1)) == 0 && end - addr >= kL2Block &&
+            (*e2 & kDescTypeMask) != kDescTable) {
             *e2 = addr | attrs | kDescBlock;
             addr += kL2Block;
             continue;
@@ -161,12 +165,55 @@ ktl::Result<void> install(const Region* regions, size_t count) {
     if (!l1)
         return ktl::Error::NoMemory;
     for (size_t i = 0; i < count; ++i) {
-        TRY_VOID(map(l1, regions[i].base, regions[i].size, attributes(regions[i].kind)));
-        if (regions[i].kind == Kind::Ram && g_ram_count < kMaxRamRegions)
+        bool pages_only = regions[i].kind == Kind::RamPages;
+        TRY_VOID(map(l1, regions[i].base, regions[i].size, attributes(regions[i].kind), pages_only));
+        if ((regions[i].kind == Kind::Ram || pages_only) && g_ram_count < kMaxRamRegions)
             g_ram[g_ram_count++] = regions[i];
     }
     switch_table(l1);
+    g_live_l1 = l1;
     return {};
+}
+
+// Finds the level-3 entry for addr, or null when addr is unmapped or block-mapped.
+static uint64_t* l3_entry(uint64_t addr) {
+    if (!g_live_l1 || addr >= kVaLimit)
+        return nullptr;
+    uint64_t e1 = g_live_l1[(addr >> 30) & 511];
+    if ((e1 & kDescTypeMask) != kDescTable)
+        return nullptr;
+    uint64_t e2 = reinterpret_cast<uint64_t*>(e1 & kAddrMask)[(addr >> 21) & 511];
+    if ((e2 & kDescTypeMask) != kDescTable)
+        return nullptr;
+    return &reinterpret_cast<uint64_t*>(e2 & kAddrMask)[(addr >> 12) & 511];
+}
+
+ktl::Result<void> unmap_page(uint64_t addr) {
+    uint64_t* e = l3_entry(addr & ~(kPageSize - 1));
+    if (!e || (*e & kDescTypeMask) != kDescTable)
+        return ktl::Error::InvalidArgs;
+    // Valid -> invalid needs no break-before-make; invalidate the stale TLB entry.
+    *e = 0;
+    arch::dsb_ish();
+    asm volatile("tlbi vaae1is, %0\n dsb ish\n isb" ::"r"(addr >> 12) : "memory");
+    return {};
+}
+
+bool is_mapped(uint64_t addr) {
+    if (!g_live_l1 || addr >= kVaLimit)
+        return false;
+    uint64_t e1 = g_live_l1[(addr >> 30) & 511];
+    if ((e1 & kDescTypeMask) == kDescBlock)
+        return true;
+    if ((e1 & kDescTypeMask) != kDescTable)
+        return false;
+    uint64_t e2 = reinterpret_cast<uint64_t*>(e1 & kAddrMask)[(addr >> 21) & 511];
+    if ((e2 & kDescTypeMask) == kDescBlock)
+        return true;
+    if ((e2 & kDescTypeMask) != kDescTable)
+        return false;
+    uint64_t e3 = reinterpret_cast<uint64_t*>(e2 & kAddrMask)[(addr >> 12) & 511];
+    return (e3 & kDescTypeMask) == kDescTable;
 }
 
 bool is_mapped_ram(uint64_t addr) {

@@ -11,7 +11,9 @@
 
 namespace mmu {
 
-enum class Kind : uint8_t { KernelText, KernelRodata, KernelData, Ram, Device };
+// RamPages: RAM mapped with 4 KiB pages only, so single pages (stack guards) can later be
+// unmapped without breaking a live block mapping.
+enum class Kind : uint8_t { KernelText, KernelRodata, KernelData, Ram, RamPages, Device };
 
 struct Region {
     uint64_t base;
@@ -28,6 +30,10 @@ void enable_early(uintptr_t kernel, uintptr_t dtb);
 ktl::Result<void> install(const Region* regions, size_t count);
 
 bool is_mapped_ram(uint64_t addr);
+// Removes the 4 KiB page at addr (inside a RamPages region) from the map; later accesses fault.
+ktl::Result<void> unmap_page(uint64_t addr);
+// True when addr has a valid translation (walks the live table).
+bool is_mapped(uint64_t addr);
 size_t table_pages_used();
 
 } // namespace mmu
