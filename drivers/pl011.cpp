@@ -152,6 +152,8 @@ void Pl011::handle_irq() {
             if (!m_rx.push(c))
                 ++m_rx_dropped;
         }
+        if (m_rx_notify && !m_rx.empty())
+            m_rx_notify(m_rx_context);
     }
     if (mis & INT_TX) {
         ++m_tx_irqs;

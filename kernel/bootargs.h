@@ -11,6 +11,7 @@ struct Config {
     std::string_view fault;        // `fault=data|exec|undef|stack`: deliberate fault after boot (tests)
     uint32_t tick_hz = 100;        // `hz=N` (10..1000): scheduler tick
     bool quiet = false;            // `quiet`: console shows warnings and worse only
+    std::string_view ktest;        // `ktest=NAME`: run in-kernel test NAME (or `all`), print results, power off
 };
 
 void parse(std::string_view args);

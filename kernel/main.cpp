@@ -14,6 +14,10 @@
 #include "platform.h"
 #include "shell.h"
 #include "version.h"
+#include "cap/kcap.h"
+#include "ipc/sync.h"
+#include "ktest/ktest.h"
+#include "sched/scheduler.h"
 
 #include <drivers/generic_timer.h>
 #include <drivers/pl011.h>
@@ -77,6 +81,45 @@ void print_banner(const dtb::Blob& blob) {
     platform::print_devices(blob);
 }
 
+// Kernel singletons reached through capabilities, and the first tasks.
+[[noreturn]] void start_tasks() {
+    kcap::init();
+    static ipc::Event console_rx(true);
+    static int factory_object, introspection_object, audit_object;
+    auto factory = kcap::register_object(kcap::ObjectType::Factory, &factory_object);
+    auto introspection = kcap::register_object(kcap::ObjectType::Introspection, &introspection_object);
+    auto audit_log = kcap::register_object(kcap::ObjectType::AuditLog, &audit_object);
+    auto rx_event = kcap::register_object(kcap::ObjectType::Event, &console_rx);
+    if (!factory || !introspection || !audit_log || !rx_event)
+        panic("cap: cannot register the kernel singletons");
+    if (auto* uart = platform::console_uart())
+        uart->set_rx_notify([](void* ev) { static_cast<ipc::Event*>(ev)->signal(); }, &console_rx);
+
+    // The console shell is the appliance owner's seat: it holds every kernel capability.
+    static shell::Caps shell_caps;
+    auto sh = sched::create("shell", shell::task_main, &shell_caps, sched::CreateOptions { 16, true });
+    if (!sh)
+        panic("sched: cannot create the shell task: %s", ktl::error_name(sh.error()));
+    shell_caps.factory = kcap::grant_existing(*sh, *factory, kcap::kWrite | kcap::kGrant).value_or(~0u);
+    shell_caps.introspection = kcap::grant_existing(*sh, *introspection, kcap::kRead | kcap::kGrant).value_or(~0u);
+    shell_caps.audit = kcap::grant_existing(*sh, *audit_log, kcap::kRead).value_or(~0u);
+    shell_caps.console_rx = kcap::grant_existing(*sh, *rx_event, kcap::kRead).value_or(~0u);
+
+    if (!bootargs::get().ktest.empty()) {
+        static ktest::Caps test_caps;
+        auto runner = sched::create("ktest", ktest::task_main, &test_caps, sched::CreateOptions { 20, true });
+        if (!runner)
+            panic("sched: cannot create the test runner: %s", ktl::error_name(runner.error()));
+        test_caps.name = bootargs::get().ktest;
+        test_caps.factory = kcap::grant_existing(*runner, *factory, kcap::kWrite | kcap::kGrant).value_or(~0u);
+        test_caps.introspection = kcap::grant_existing(*runner, *introspection, kcap::kRead | kcap::kGrant).value_or(~0u);
+        test_caps.audit = kcap::grant_existing(*runner, *audit_log, kcap::kRead).value_or(~0u);
+        test_caps.factory_object = *factory;
+    }
+    KLOG_INFO("sched: starting tasks (tick %u Hz)", bootargs::get().tick_hz);
+    sched::start();
+}
+
 } // namespace
 
 void kernel_main(uintptr_t dtb_from_firmware) {
@@ -107,7 +150,7 @@ void kernel_main(uintptr_t dtb_from_firmware) {
 
     if (auto r = platform::probe_devices(blob); !r)
         panic("platform: device probe failed: %s", ktl::error_name(r.error()));
-    GenericTimer::start_periodic(1000000000ull / bootargs::get().tick_hz, nullptr);
+    GenericTimer::start_periodic(1000000000ull / bootargs::get().tick_hz, sched::on_tick);
     arch::irq_enable();
 
     print_banner(blob);
@@ -120,5 +163,5 @@ void kernel_main(uintptr_t dtb_from_firmware) {
     set_current_task_name("kernel-main");
     if (!bootargs::get().fault.empty())
         fault_injection::trigger(bootargs::get().fault);
-    shell::run();
+    start_tasks();
 }

@@ -11,6 +11,8 @@
 #include "platform.h"
 #include "power.h"
 #include "version.h"
+#include "sched/scheduler.h"
+#include "syscall/sys.h"
 
 #include <drivers/generic_timer.h>
 #include <drivers/pl011.h>
@@ -23,6 +25,7 @@ namespace shell {
 namespace {
 
 constexpr size_t kMaxLine = 256;
+const Caps* g_caps = nullptr;
 
 struct Command {
     const char* name;
@@ -96,7 +99,7 @@ void cmd_oneshot(std::string_view arg) {
         arch::wfi();
     uint64_t fired = g_oneshot_fired_ns;
     uint64_t interrupts = GenericTimer::tick_count() - ticks_before;
-    GenericTimer::start_periodic(1000000000ull / bootargs::get().tick_hz, nullptr);
+    GenericTimer::start_periodic(1000000000ull / bootargs::get().tick_hz, sched::on_tick);
     if (fired == 0) {
         console::printf("oneshot: no interrupt\n");
         return;
@@ -161,7 +164,8 @@ void execute(std::string_view line) {
 
 } // namespace
 
-void run() {
+int64_t task_main(void* arg) {
+    g_caps = static_cast<const Caps*>(arg);
     auto* uart = platform::console_uart();
     char line[kMaxLine + 1];
     size_t len = 0;
@@ -171,7 +175,7 @@ void run() {
         uint8_t buf[64];
         size_t n = uart ? uart->read(buf, sizeof buf) : 0;
         if (n == 0) {
-            arch::wfi(); // the RX interrupt (or the tick) wakes us
+            sys::call(sys::Number::event_wait, g_caps->console_rx, 0); // the RX interrupt signals it
             continue;
         }
         for (size_t i = 0; i < n; ++i) {

@@ -21,6 +21,7 @@ enum class Error : uint16_t {
     Unsupported,
     Exists,
     Full,
+    WrongType, // a capability names an object of another type
 };
 
 constexpr const char* error_name(Error e) {
@@ -39,6 +40,7 @@ constexpr const char* error_name(Error e) {
     case Error::Unsupported: return "unsupported";
     case Error::Exists: return "exists";
     case Error::Full: return "full";
+    case Error::WrongType: return "wrong_type";
     }
     return "unknown";
 }

@@ -11,7 +11,7 @@ def test(args):
     try:
         q.expect(r"basalt> ", timeout=20)
         q.send("panic checking-the-panic-path\n")
-        q.expect(r"KERNEL PANIC in task 'kernel-main': requested from the shell: checking-the-panic-path")
+        q.expect(r"KERNEL PANIC in task 'shell': requested from the shell: checking-the-panic-path")
         q.expect(r"backtrace:\n")
         frames = []
         while True:
@@ -24,8 +24,8 @@ def test(args):
                              capture_output=True, text=True).stdout
         names = out.split("\n")[0::2]
         check(any("cmd_panic" in n for n in names), f"backtrace does not pass through cmd_panic: {names}")
-        check(any("shell::run" in n for n in names), f"backtrace does not pass through the shell: {names}")
-        check(any("kernel_main" in n for n in names), f"backtrace does not reach kernel_main: {names}")
+        check(any("shell::task_main" in n for n in names), f"backtrace does not pass through the shell: {names}")
+        check(any("task_trampoline" in n for n in names), f"backtrace does not reach the task entry: {names}")
         status = q.wait_exit(timeout=10)
         check(status == 3, f"exit status {status}, expected 3")
     finally:

@@ -6,7 +6,10 @@
 #include "../../console.h"
 #include "../../current.h"
 #include "../../irq.h"
+#include "../../mm/stack_arena.h"
 #include "../../panic.h"
+#include "../../sched/scheduler.h"
+#include "../../syscall/dispatch.h"
 
 #include <aarch64/esr.h>
 #include <drivers/serial_port.h>
@@ -47,13 +50,44 @@ static void dump_frame(const TrapFrame& f, ExceptionKind kind) {
 
 } // namespace arch
 
+// A fault in a task (taken from EL1t: the SP0 vectors) kills that task; the kernel and the
+// other tasks keep running. A fault in exception context itself (SPx vectors) is a kernel bug.
+static arch::TrapFrame* task_fault(arch::TrapFrame* frame, arch::ExceptionKind kind) {
+    if (auto* port = console::port())
+        port->flush();
+    arch::dump_frame(*frame, kind);
+    kpanic::print_backtrace(frame->x[29], frame->elr);
+    const char* reason = "unhandled exception";
+    aarch64::EsrInfo info = aarch64::decode_esr(frame->esr);
+    if (info.is_abort && stack_arena::is_guard(frame->far))
+        reason = "stack overflow (guard page hit)";
+    else if (info.is_abort)
+        reason = info.ec == 0x25 || info.ec == 0x24 ? "data abort" : "instruction abort";
+    else if (info.ec == 0x3c)
+        reason = "breakpoint";
+    else if (info.ec == 0x00)
+        reason = "undefined instruction";
+    console::printf_polled("task '%s' killed: %s\n", current_task_name(), reason);
+    sched::kill_current_fault(reason);
+    return sched::switch_if_needed(frame);
+}
+
 extern "C" arch::TrapFrame* exception_dispatch(arch::TrapFrame* frame, uint64_t kind_value) {
     auto kind = static_cast<arch::ExceptionKind>(kind_value);
     switch (kind) {
-    case arch::ExceptionKind::CurSpxIrq:
     case arch::ExceptionKind::CurSp0Irq:
-    case arch::ExceptionKind::Lower64Irq:
         irq::dispatch();
+        return sched::switch_if_needed(frame);
+    case arch::ExceptionKind::CurSp0Sync:
+        if (sched::started() && ((frame->esr >> 26) & 0x3f) == 0x15) { // SVC from a task
+            syscall::dispatch(*frame);
+            return sched::switch_if_needed(frame);
+        }
+        if (sched::started() && sched::current())
+            return task_fault(frame, kind);
+        break;
+    case arch::ExceptionKind::CurSpxIrq:
+        irq::dispatch(); // boot context, before the scheduler runs
         return frame;
     default:
         break;

@@ -199,22 +199,21 @@ ktl::Result<void> unmap_page(uint64_t addr) {
     return {};
 }
 
-bool is_mapped(uint64_t addr) {
+// The leaf descriptor that translates addr in the live table, or 0 when unmapped.
+static uint64_t leaf_descriptor(uint64_t addr) {
     if (!g_live_l1 || addr >= kVaLimit)
-        return false;
+        return 0;
     uint64_t e1 = g_live_l1[(addr >> 30) & 511];
-    if ((e1 & kDescTypeMask) == kDescBlock)
-        return true;
     if ((e1 & kDescTypeMask) != kDescTable)
-        return false;
+        return (e1 & kDescTypeMask) == kDescBlock ? e1 : 0;
     uint64_t e2 = reinterpret_cast<uint64_t*>(e1 & kAddrMask)[(addr >> 21) & 511];
-    if ((e2 & kDescTypeMask) == kDescBlock)
-        return true;
     if ((e2 & kDescTypeMask) != kDescTable)
-        return false;
+        return (e2 & kDescTypeMask) == kDescBlock ? e2 : 0;
     uint64_t e3 = reinterpret_cast<uint64_t*>(e2 & kAddrMask)[(addr >> 12) & 511];
-    return (e3 & kDescTypeMask) == kDescTable;
+    return (e3 & kDescTypeMask) == kDescTable ? e3 : 0;
 }
+
+bool is_mapped(uint64_t addr) { return leaf_descriptor(addr) != 0; }
 
 bool is_mapped_ram(uint64_t addr) {
     for (size_t i = 0; i < g_ram_count; ++i) {
@@ -222,6 +221,11 @@ bool is_mapped_ram(uint64_t addr) {
             return true;
     }
     return false;
+}
+
+bool is_writable_ram(uint64_t addr) {
+    uint64_t d = leaf_descriptor(addr);
+    return d != 0 && (d & kApReadOnly) == 0 && (d & (7ull << 2)) == kAttrNormal;
 }
 
 size_t table_pages_used() { return g_pool_used; }

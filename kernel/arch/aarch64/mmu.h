@@ -34,6 +34,8 @@ bool is_mapped_ram(uint64_t addr);
 ktl::Result<void> unmap_page(uint64_t addr);
 // True when addr has a valid translation (walks the live table).
 bool is_mapped(uint64_t addr);
+// True when addr is mapped as normal, writable memory (task buffers passed to system calls).
+bool is_writable_ram(uint64_t addr);
 size_t table_pages_used();
 
 } // namespace mmu

@@ -1,0 +1,74 @@
+#pragma once
+// The kernel's capability space: one registry of kernel objects, one capability table per
+// task, built on lib/cap. Every system call reaches its object through here.
+#include <cstdint>
+
+#include <cap/capability.h>
+#include <cap/rights.h>
+#include <ktl/result.h>
+
+namespace sched {
+struct Task;
+}
+
+namespace kcap {
+
+using cap::ObjectType;
+
+constexpr uint32_t kRead = uint32_t(cap::Rights::Read);
+constexpr uint32_t kWrite = uint32_t(cap::Rights::Write);
+constexpr uint32_t kExecute = uint32_t(cap::Rights::Execute);
+constexpr uint32_t kGrant = uint32_t(cap::Rights::Grant);
+constexpr uint32_t kRevoke = uint32_t(cap::Rights::Revoke);
+constexpr uint32_t kAll = kRead | kWrite | kExecute | kGrant | kRevoke;
+
+void init();
+ktl::Result<void> attach_task(sched::Task* task);
+void detach_task(sched::Task* task);
+
+// Registers a new kernel object and gives `task` the original capability to it.
+ktl::Result<uint32_t> create_and_grant(sched::Task* task, ObjectType type, void* object, uint32_t rights,
+                                       uint64_t badge = 0);
+// Gives `task` a capability to an existing object (kernel-only; e.g. boot-time grants).
+ktl::Result<uint32_t> grant_existing(sched::Task* task, uint64_t object_id, uint32_t rights, uint64_t badge = 0);
+
+struct Resolved {
+    void* object;
+    uint64_t object_id; // cap::ObjectId::raw()
+    ObjectType type;
+    uint32_t rights;
+    uint64_t badge;
+};
+// type == ObjectType::None accepts any type (used by cap_mint / cap_revoke / cap_delete).
+ktl::Result<Resolved> lookup(sched::Task* task, uint32_t slot, ObjectType type, uint32_t rights);
+
+ktl::Result<uint32_t> mint(sched::Task* task, uint32_t slot, uint32_t rights_mask, uint64_t badge);
+// Derives src's capability into dst's table (rights within src's, Grant required on src).
+ktl::Result<uint32_t> mint_into(sched::Task* src, uint32_t slot, sched::Task* dst, uint32_t rights_mask, uint64_t badge);
+ktl::Result<void> revoke(sched::Task* task, uint32_t slot);
+ktl::Result<void> remove(sched::Task* task, uint32_t slot);
+ktl::Result<uint32_t> mint_token(sched::Task* task, uint64_t object_id, uint32_t rights, uint64_t badge,
+                                 uint64_t expires_ns, uint64_t binding);
+ktl::Result<Resolved> redeem(sched::Task* task, uint32_t slot, uint64_t now_ns, uint64_t binding);
+ktl::Result<void> destroy_object(uint64_t object_id);
+
+struct CapInfo {
+    uint32_t slot;
+    uint32_t type;
+    uint32_t rights;
+    uint64_t object_id;
+    uint64_t badge;
+};
+uint32_t list(sched::Task* task, CapInfo* out, uint32_t max);
+const char* type_name(ObjectType type);
+// Registers an object without granting it to anyone (singletons such as the factory).
+ktl::Result<uint64_t> register_object(ObjectType type, void* object);
+struct SpaceStats {
+    size_t live_nodes;
+    size_t node_capacity;
+    size_t live_objects;
+    size_t object_capacity;
+};
+SpaceStats stats();
+
+} // namespace kcap

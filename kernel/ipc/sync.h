@@ -1,0 +1,57 @@
+#pragma once
+// Blocking synchronisation objects for tasks. Every operation runs in exception context
+// (a system call) with IRQs masked; "blocks" means the caller is queued and switched out, and
+// the system call's result is delivered when it is woken (or times out: -TimedOut).
+#include <cstdint>
+
+#include <ktl/result.h>
+
+#include "../sched/task.h"
+
+namespace ipc {
+
+// Result of an operation that may block: done now with a value, or queued.
+struct Outcome {
+    bool blocked;
+    int64_t value; // valid when !blocked
+};
+
+class Semaphore {
+public:
+    Semaphore(int64_t initial, int64_t max) : m_count(initial), m_max(max) {}
+    Outcome wait(uint64_t deadline_ns);
+    ktl::Result<void> post();
+    int64_t count() const { return m_count; }
+
+private:
+    int64_t m_count;
+    int64_t m_max;
+    sched::WaitQueue m_waiters;
+};
+
+// Non-recursive; ownership passes directly to the first waiter on unlock (FIFO, no barging).
+class Mutex {
+public:
+    Outcome lock(uint64_t deadline_ns);
+    ktl::Result<void> unlock();
+    const sched::Task* owner() const { return m_owner; }
+
+private:
+    sched::Task* m_owner = nullptr;
+    sched::WaitQueue m_waiters;
+};
+
+class Event {
+public:
+    explicit Event(bool auto_reset) : m_auto_reset(auto_reset) {}
+    Outcome wait(uint64_t deadline_ns);
+    void signal(); // safe from interrupt handlers
+    void reset() { m_signaled = false; }
+
+private:
+    bool m_auto_reset;
+    bool m_signaled = false;
+    sched::WaitQueue m_waiters;
+};
+
+} // namespace ipc

@@ -1,0 +1,163 @@
+// Scheduling tests: preemptive fairness among CPU-bound tasks, stack overflow isolation, and
+// the cost figures (context switch, system call round trip).
+#include "../syscall/handlers.h"
+#include "cases.h"
+
+namespace ktest {
+namespace {
+
+constexpr int kWorkers = 4;
+
+struct Spin {
+    volatile bool stop = false;
+    volatile uint64_t counts[kWorkers] = {};
+};
+Spin g_spin;
+
+int64_t spinner(void* arg) {
+    auto i = reinterpret_cast<uintptr_t>(arg);
+    // Never yields: only preemption by the timer lets the others run.
+    while (!g_spin.stop)
+        g_spin.counts[i] = g_spin.counts[i] + 1;
+    return static_cast<int64_t>(i);
+}
+
+volatile uint64_t g_heartbeat = 0;
+volatile bool g_heartbeat_stop = false;
+
+int64_t heartbeat(void*) {
+    while (!g_heartbeat_stop) {
+        g_heartbeat = g_heartbeat + 1;
+        sys::sleep_ns(5 * kMs);
+    }
+    return 0;
+}
+
+// Recurses with a large frame until the guard page below the stack is hit (on purpose).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winfinite-recursion"
+__attribute__((noinline)) uint64_t dive(uint64_t depth, volatile uint8_t* prev) {
+    volatile uint8_t frame[1024];
+    frame[0] = static_cast<uint8_t>(depth);
+    frame[1023] = prev ? prev[0] : 0;
+    return dive(depth + 1, frame) + frame[1023];
+}
+
+#pragma GCC diagnostic pop
+
+int64_t overflow(void*) { return static_cast<int64_t>(dive(0, nullptr)); }
+
+struct PingPong {
+    uint32_t ping = 0, pong = 0;
+    uint32_t rounds = 0;
+};
+PingPong g_pp;
+
+int64_t ponger(void*) {
+    for (uint32_t i = 0; i < g_pp.rounds; ++i) {
+        sys::call(sys::Number::sem_wait, g_pp.ping, 0);
+        sys::call(sys::Number::sem_post, g_pp.pong);
+    }
+    return 0;
+}
+
+} // namespace
+
+bool sched_fairness(const Caps& caps) {
+    g_spin.stop = false;
+    int64_t slots[kWorkers];
+    for (int i = 0; i < kWorkers; ++i) {
+        slots[i] = spawn(caps, "spinner", spinner, reinterpret_cast<void*>(static_cast<uintptr_t>(i)), 10);
+        KT_CHECK(slots[i] >= 0, "spawn %d -> %lld", i, static_cast<long long>(slots[i]));
+    }
+    sys::sleep_ns(2000 * kMs);
+    g_spin.stop = true;
+    sysinfo::TaskInfo infos[64];
+    int64_t n = sys::call(sys::Number::task_list, caps.introspection, reinterpret_cast<uint64_t>(infos), 64);
+    KT_CHECK(n > kWorkers, "task_list returned %lld", static_cast<long long>(n));
+    uint64_t cpu_min = ~0ull, cpu_max = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        if (infos[i].name[0] != 's' || infos[i].name[1] != 'p')
+            continue;
+        cpu_min = infos[i].cpu_ns < cpu_min ? infos[i].cpu_ns : cpu_min;
+        cpu_max = infos[i].cpu_ns > cpu_max ? infos[i].cpu_ns : cpu_max;
+    }
+    for (int i = 0; i < kWorkers; ++i)
+        KT_CHECK(join(static_cast<uint32_t>(slots[i])) == i, "join worker %d", i);
+    uint64_t lo = ~0ull, hi = 0, total = 0;
+    for (int i = 0; i < kWorkers; ++i) {
+        uint64_t c = g_spin.counts[i];
+        lo = c < lo ? c : lo;
+        hi = c > hi ? c : hi;
+        total += c;
+    }
+    console::printf("ktest:   %d CPU-bound tasks for 2 s: iterations %llu %llu %llu %llu; min/max %.3f; "
+                    "cpu min/max %.3f (%llu / %llu ms)\n",
+                    kWorkers, (unsigned long long)g_spin.counts[0], (unsigned long long)g_spin.counts[1],
+                    (unsigned long long)g_spin.counts[2], (unsigned long long)g_spin.counts[3],
+                    hi ? double(lo) / double(hi) : 0.0, cpu_max ? double(cpu_min) / double(cpu_max) : 0.0,
+                    (unsigned long long)(cpu_min / kMs), (unsigned long long)(cpu_max / kMs));
+    KT_CHECK(lo > 0, "a task never ran: no preemption");
+    KT_CHECK(double(lo) / double(hi) >= 0.8, "iteration spread %llu..%llu beyond 20%%", (unsigned long long)lo,
+             (unsigned long long)hi);
+    KT_CHECK(cpu_max && double(cpu_min) / double(cpu_max) >= 0.8, "CPU time spread beyond 20%%");
+    return true;
+}
+
+bool stack_overflow(const Caps& caps) {
+    g_heartbeat_stop = false;
+    int64_t hb = spawn(caps, "heartbeat", heartbeat, nullptr, 12);
+    int64_t victim = spawn(caps, "overflow", overflow, nullptr, 10);
+    KT_CHECK(hb >= 0 && victim >= 0, "spawn");
+    int64_t code = join(static_cast<uint32_t>(victim), 5000 * kMs);
+    KT_CHECK(code == -1, "the overflowing task ended with %lld, expected -1 (killed)", static_cast<long long>(code));
+    uint64_t before = g_heartbeat;
+    sys::sleep_ns(100 * kMs);
+    uint64_t after = g_heartbeat;
+    console::printf("ktest:   overflow task killed (exit %lld); heartbeat %llu -> %llu after the kill\n",
+                    static_cast<long long>(code), (unsigned long long)before, (unsigned long long)after);
+    KT_CHECK(after > before, "the other task stopped running after the kill");
+    g_heartbeat_stop = true;
+    KT_CHECK(join(static_cast<uint32_t>(hb)) == 0, "heartbeat join");
+    return true;
+}
+
+bool bench(const Caps& caps) {
+    constexpr uint32_t kCalls = 100000;
+    uint64_t t0 = sys::clock_ns();
+    for (uint32_t i = 0; i < kCalls; ++i)
+        sys::call(sys::Number::task_self);
+    uint64_t t1 = sys::clock_ns();
+    double syscall_ns = double(t1 - t0) / kCalls;
+
+    g_pp.rounds = 20000;
+    int64_t ping = sys::call(sys::Number::sem_create, caps.factory, 0, 1);
+    int64_t pong = sys::call(sys::Number::sem_create, caps.factory, 0, 1);
+    KT_CHECK(ping >= 0 && pong >= 0, "sem_create");
+    int64_t peer = spawn(caps, "ponger", ponger, nullptr, 10);
+    KT_CHECK(peer >= 0, "spawn ponger");
+    int64_t a = share(static_cast<uint32_t>(ping), static_cast<uint32_t>(peer), 0x1f);
+    int64_t b = share(static_cast<uint32_t>(pong), static_cast<uint32_t>(peer), 0x1f);
+    KT_CHECK(a >= 0 && b >= 0, "share %lld %lld", (long long)a, (long long)b);
+    g_pp.ping = static_cast<uint32_t>(a);
+    g_pp.pong = static_cast<uint32_t>(b);
+    sys::sleep_ns(20 * kMs); // let the ponger start and block on ping
+    uint64_t t2 = sys::clock_ns();
+    for (uint32_t i = 0; i < g_pp.rounds; ++i) {
+        sys::call(sys::Number::sem_post, static_cast<uint64_t>(ping));
+        sys::call(sys::Number::sem_wait, static_cast<uint64_t>(pong), 0);
+    }
+    uint64_t t3 = sys::clock_ns();
+    KT_CHECK(join(static_cast<uint32_t>(peer)) == 0, "ponger join");
+    // Each round is two switches (to the ponger and back), each with two system calls around it.
+    double switch_ns = double(t3 - t2) / (2.0 * g_pp.rounds);
+    uint64_t freq = 0;
+    asm volatile("mrs %0, cntfrq_el0" : "=r"(freq));
+    console::printf("ktest:   syscall round trip %.0f ns (%.1f counter ticks at %llu Hz); semaphore ping-pong "
+                    "%.0f ns per switch\n",
+                    syscall_ns, syscall_ns * double(freq) / 1e9, (unsigned long long)freq, switch_ns);
+    KT_CHECK(syscall_ns > 0 && switch_ns > 0, "timing");
+    return true;
+}
+
+} // namespace ktest

@@ -1,0 +1,336 @@
+#include "scheduler.h"
+
+#include "../arch/aarch64/cpu.h"
+#include "../cap/kcap.h"
+#include "../clock.h"
+#include "../console.h"
+#include "../current.h"
+#include "../log.h"
+#include "../mm/stack_arena.h"
+#include "../panic.h"
+
+#include <cstring>
+
+extern "C" [[noreturn]] void exception_restore(arch::TrapFrame* frame);
+extern "C" [[noreturn]] void task_trampoline(sched::TaskFn fn, void* arg);
+
+namespace sched {
+namespace {
+
+Task g_tasks[kMaxTasks];
+WaitQueue g_joiners[kMaxTasks];
+Task* g_ready_head[kPriorities] = {};
+Task* g_ready_tail[kPriorities] = {};
+uint32_t g_ready_mask = 0;
+Task* g_current = nullptr;
+bool g_need_resched = false;
+bool g_started = false;
+uint64_t g_switches = 0;
+uint64_t g_ticks = 0;
+
+// SP_EL1 once tasks run: every exception builds its frame at the top of this stack.
+alignas(16) uint8_t g_exception_stack[16384];
+
+constexpr uint64_t kSpsrEl1t = 0x4; // EL1 with SP_EL0, DAIF clear: IRQs on
+
+void enqueue(Task* t) {
+    t->state = TaskState::Ready;
+    t->next_ready = nullptr;
+    uint8_t p = t->priority;
+    if (g_ready_tail[p])
+        g_ready_tail[p]->next_ready = t;
+    else
+        g_ready_head[p] = t;
+    g_ready_tail[p] = t;
+    g_ready_mask |= 1u << p;
+}
+
+Task* dequeue_highest() {
+    if (g_ready_mask == 0)
+        return nullptr;
+    uint8_t p = static_cast<uint8_t>(31 - __builtin_clz(g_ready_mask));
+    Task* t = g_ready_head[p];
+    g_ready_head[p] = t->next_ready;
+    if (!g_ready_head[p]) {
+        g_ready_tail[p] = nullptr;
+        g_ready_mask &= ~(1u << p);
+    }
+    t->next_ready = nullptr;
+    return t;
+}
+
+void make_ready(Task* t) {
+    enqueue(t);
+    if (g_current && t->priority > g_current->priority)
+        g_need_resched = true;
+}
+
+uint32_t index_of(const Task* t) { return static_cast<uint32_t>(t - g_tasks); }
+
+int64_t idle_main(void*) {
+    for (;;)
+        arch::wfi();
+}
+
+} // namespace
+
+const char* state_name(TaskState s) {
+    switch (s) {
+    case TaskState::Free: return "free";
+    case TaskState::Ready: return "ready";
+    case TaskState::Running: return "running";
+    case TaskState::Blocked: return "blocked";
+    case TaskState::Sleeping: return "sleeping";
+    case TaskState::Dead: return "dead";
+    }
+    return "?";
+}
+
+void WaitQueue::push(Task* t) {
+    t->next_wait = nullptr;
+    if (tail)
+        tail->next_wait = t;
+    else
+        head = t;
+    tail = t;
+}
+
+Task* WaitQueue::pop() {
+    Task* t = head;
+    if (t) {
+        head = t->next_wait;
+        if (!head)
+            tail = nullptr;
+        t->next_wait = nullptr;
+    }
+    return t;
+}
+
+bool WaitQueue::remove(Task* t) {
+    Task* prev = nullptr;
+    for (Task* it = head; it; prev = it, it = it->next_wait) {
+        if (it != t)
+            continue;
+        if (prev)
+            prev->next_wait = it->next_wait;
+        else
+            head = it->next_wait;
+        if (tail == it)
+            tail = prev;
+        it->next_wait = nullptr;
+        return true;
+    }
+    return false;
+}
+
+Task* task_slot(uint32_t index) { return index < kMaxTasks ? &g_tasks[index] : nullptr; }
+Task* current() { return g_current; }
+bool started() { return g_started; }
+
+Task* by_id(uint32_t id) {
+    if (id == 0 || id > kMaxTasks)
+        return nullptr;
+    Task* t = &g_tasks[id - 1];
+    return t->state == TaskState::Free ? nullptr : t;
+}
+
+ktl::Result<Task*> create(const char* name, TaskFn fn, void* arg, CreateOptions options) {
+    if (!fn || options.priority >= kPriorities)
+        return ktl::Error::InvalidArgs;
+    arch::IrqGuard guard;
+    Task* t = nullptr;
+    for (auto& slot : g_tasks) {
+        if (slot.state == TaskState::Free) {
+            t = &slot;
+            break;
+        }
+    }
+    if (!t)
+        return ktl::Error::Full;
+    auto stack = TRY(stack_arena::alloc());
+    uint32_t generation = t->generation + 1;
+    *t = Task {};
+    t->generation = generation;
+    t->id = index_of(t) + 1;
+    size_t n = 0;
+    for (; name && name[n] && n < kNameMax; ++n)
+        t->name[n] = name[n];
+    t->name[n] = '\0';
+    t->priority = options.priority;
+    t->detached = options.detached;
+    t->stack_top = stack.top;
+    t->stack_bottom = stack.bottom;
+    t->frame.elr = reinterpret_cast<uint64_t>(task_trampoline);
+    t->frame.spsr = kSpsrEl1t;
+    t->frame.sp_el0 = stack.top;
+    t->frame.x[0] = reinterpret_cast<uint64_t>(fn);
+    t->frame.x[1] = reinterpret_cast<uint64_t>(arg);
+    t->joiners = &g_joiners[index_of(t)];
+    *t->joiners = WaitQueue {};
+    if (auto r = kcap::attach_task(t); !r) {
+        stack_arena::free(stack.top);
+        t->state = TaskState::Free;
+        return r.error();
+    }
+    make_ready(t);
+    return t;
+}
+
+void start() {
+    arch::irq_disable();
+    auto idle = create("idle", idle_main, nullptr, CreateOptions { 0, true });
+    if (!idle)
+        panic("sched: cannot create the idle task");
+    Task* first = dequeue_highest();
+    first->state = TaskState::Running;
+    first->switched_in_ns = clock::monotonic_ns();
+    g_current = first;
+    g_started = true;
+    set_current_task_name(first->name);
+    auto* frame = reinterpret_cast<arch::TrapFrame*>(g_exception_stack + sizeof g_exception_stack - sizeof(arch::TrapFrame));
+    *frame = first->frame;
+    exception_restore(frame);
+}
+
+void request_resched() { g_need_resched = true; }
+
+void on_tick(uint64_t now_ns) {
+    ++g_ticks;
+    if (!g_started)
+        return;
+    for (auto& t : g_tasks) {
+        if (t.wake_at_ns == 0 || t.wake_at_ns > now_ns)
+            continue;
+        if (t.state == TaskState::Sleeping) {
+            t.wake_at_ns = 0;
+            t.frame.x[0] = 0;
+            make_ready(&t);
+        } else if (t.state == TaskState::Blocked) {
+            if (t.waiting_on)
+                t.waiting_on->remove(&t);
+            t.waiting_on = nullptr;
+            t.wake_at_ns = 0;
+            t.frame.x[0] = static_cast<uint64_t>(-static_cast<int64_t>(ktl::Error::TimedOut));
+            make_ready(&t);
+        }
+    }
+    // Time slice of one tick: rotate among equal-priority ready tasks.
+    if (g_current && (g_ready_mask >> g_current->priority) != 0)
+        g_need_resched = true;
+}
+
+arch::TrapFrame* switch_if_needed(arch::TrapFrame* frame) {
+    if (!g_started || !g_need_resched)
+        return frame;
+    g_need_resched = false;
+    Task* prev = g_current;
+    if (prev->state == TaskState::Running)
+        enqueue(prev);
+    Task* next = dequeue_highest();
+    if (!next)
+        panic("sched: nothing to run (the idle task is gone)");
+    uint64_t now = clock::monotonic_ns();
+    if (next == prev) {
+        prev->state = TaskState::Running;
+        return frame;
+    }
+    prev->cpu_ns += now - prev->switched_in_ns;
+    if (prev->state == TaskState::Dead) {
+        if (prev->detached)
+            release(prev);
+    } else {
+        prev->frame = *frame;
+    }
+    *frame = next->frame;
+    next->state = TaskState::Running;
+    next->switched_in_ns = now;
+    ++next->switches;
+    ++g_switches;
+    g_current = next;
+    set_current_task_name(next->name);
+    return frame;
+}
+
+void yield_current() { g_need_resched = true; }
+
+void sleep_current(uint64_t until_ns) {
+    g_current->state = TaskState::Sleeping;
+    g_current->wake_at_ns = until_ns ? until_ns : 1;
+    g_need_resched = true;
+}
+
+void block_current(WaitQueue& wq, uint64_t deadline_ns) {
+    Task* t = g_current;
+    t->state = TaskState::Blocked;
+    t->waiting_on = &wq;
+    t->wake_at_ns = deadline_ns;
+    wq.push(t);
+    g_need_resched = true;
+}
+
+bool wake_one(WaitQueue& wq, int64_t result) {
+    Task* t = wq.pop();
+    if (!t)
+        return false;
+    t->waiting_on = nullptr;
+    t->wake_at_ns = 0;
+    t->frame.x[0] = static_cast<uint64_t>(result);
+    make_ready(t);
+    return true;
+}
+
+uint32_t wake_all(WaitQueue& wq, int64_t result) {
+    uint32_t n = 0;
+    while (n < kMaxTasks && wake_one(wq, result))
+        ++n;
+    return n;
+}
+
+void exit_current(int64_t code, const char* reason) {
+    Task* t = g_current;
+    t->state = TaskState::Dead;
+    t->exit_code = code;
+    t->exit_reason = reason;
+    t->wake_at_ns = 0;
+    stack_arena::free(t->stack_top);
+    // Joiners collect the code now; with nobody waiting the task stays a zombie until joined.
+    if (wake_all(*t->joiners, code) > 0)
+        t->detached = true;
+    g_need_resched = true;
+}
+
+void kill_current_fault(const char* reason) {
+    Task* t = g_current;
+    KLOG_ERROR("task '%s' (id %u) killed: %s", t->name, t->id, reason);
+    exit_current(-1, reason);
+}
+
+ktl::Result<bool> join(uint32_t task_id, int64_t& code, uint64_t deadline_ns) {
+    Task* t = by_id(task_id);
+    if (!t)
+        return ktl::Error::NotFound;
+    if (t == g_current || t->detached)
+        return ktl::Error::InvalidArgs;
+    if (t->state == TaskState::Dead) {
+        code = t->exit_code;
+        release(t);
+        return true;
+    }
+    block_current(*t->joiners, deadline_ns);
+    return false;
+}
+
+void release(Task* t) {
+    kcap::detach_task(t); // its capabilities, and everything derived from them, go too
+    t->state = TaskState::Free;
+}
+
+Stats stats() {
+    Stats s { 0, g_switches, g_ticks };
+    for (auto& t : g_tasks)
+        s.tasks += t.state != TaskState::Free ? 1 : 0;
+    return s;
+}
+
+} // namespace sched
+

@@ -1,0 +1,40 @@
+#pragma once
+// Validation of buffers tasks pass to system calls: the kernel never writes through a pointer
+// that is not mapped, writable RAM (kernel text, rodata, the DTB and guard pages are refused).
+#include <cstdint>
+
+#include "../arch/aarch64/mmu.h"
+
+extern "C" char __kernel_start[], __text_end[];
+
+namespace buffers {
+
+constexpr uint64_t kMaxBuffer = 1u << 20;
+
+inline bool range_ok(uint64_t p, uint64_t len) { return p != 0 && len <= kMaxBuffer && p + len > p; }
+
+inline bool writable(uint64_t p, uint64_t len) {
+    if (!range_ok(p, len))
+        return false;
+    for (uint64_t page = p & ~0xfffull; page < p + len; page += 4096) {
+        if (!mmu::is_writable_ram(page))
+            return false;
+    }
+    return true;
+}
+
+inline bool readable(uint64_t p, uint64_t len) {
+    if (!range_ok(p, len))
+        return false;
+    for (uint64_t page = p & ~0xfffull; page < p + len; page += 4096) {
+        if (!mmu::is_mapped(page) || !mmu::is_mapped_ram(page))
+            return false;
+    }
+    return true;
+}
+
+inline bool is_kernel_text(uint64_t p) {
+    return p >= reinterpret_cast<uint64_t>(__kernel_start) && p < reinterpret_cast<uint64_t>(__text_end);
+}
+
+} // namespace buffers

@@ -1,0 +1,107 @@
+#include "dispatch.h"
+
+#include "../audit.h"
+#include "../cap/kcap.h"
+#include "../clock.h"
+#include "../console.h"
+#include "../sched/scheduler.h"
+#include "handlers.h"
+
+namespace syscall {
+namespace {
+
+using Handler = int64_t (*)(arch::TrapFrame& frame, const kcap::Resolved& object);
+
+struct Entry {
+    const char* name;
+    kcap::ObjectType type; // None: a0 is not a capability
+    bool any_type;         // a0 is a capability of any type
+    uint32_t rights;
+    Handler handler;
+    const char* doc;
+};
+
+// Names usable in syscalls.def's type column.
+namespace types {
+using enum cap::ObjectType;
+constexpr cap::ObjectType Any = cap::ObjectType::None;
+} // namespace types
+constexpr bool is_any(const char* s) { return s[0] == 'A' && s[1] == 'n' && s[2] == 'y' && s[3] == 0; }
+
+using kcap::kExecute;
+using kcap::kGrant;
+using kcap::kRead;
+using kcap::kRevoke;
+using kcap::kWrite;
+
+constexpr Entry kTable[] = {
+#define SYSCALL(nr, name, type, rights, doc) \
+    { #name, types::type, is_any(#type), rights, handlers::name, doc },
+#include "syscalls.def"
+#undef SYSCALL
+};
+constexpr uint64_t kCount = sizeof(kTable) / sizeof(kTable[0]);
+
+// Numbers are dense and in order: the table index is the syscall number.
+constexpr bool numbers_are_dense() {
+    uint64_t expected = 0;
+#define SYSCALL(nr, name, type, rights, doc) \
+    if (nr != expected++)                    \
+        return false;
+#include "syscalls.def"
+#undef SYSCALL
+    return true;
+}
+static_assert(numbers_are_dense(), "syscalls.def numbers must be 0, 1, 2, ... in order");
+
+uint64_t g_counts[kCount] = {};
+
+int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
+
+} // namespace
+
+void dispatch(arch::TrapFrame& frame) {
+    uint64_t nr = frame.x[8];
+    if (nr >= kCount) {
+        frame.x[0] = static_cast<uint64_t>(err(ktl::Error::Unsupported));
+        return;
+    }
+    const Entry& e = kTable[nr];
+    ++g_counts[nr];
+    kcap::Resolved object {};
+    bool takes_cap = e.type != kcap::ObjectType::None || e.any_type;
+    if (takes_cap) {
+        uint32_t slot = static_cast<uint32_t>(frame.x[0]);
+        auto r = kcap::lookup(sched::current(), slot, e.type, e.rights);
+        if (!r) {
+            audit::record(static_cast<uint32_t>(nr), slot, static_cast<uint32_t>(e.type), e.rights, audit::Outcome::Deny,
+                          static_cast<int32_t>(r.error()));
+            frame.x[0] = static_cast<uint64_t>(err(r.error()));
+            return;
+        }
+        object = *r;
+    }
+    int64_t result = e.handler(frame, object);
+    if (result != handlers::kBlocked)
+        frame.x[0] = static_cast<uint64_t>(result);
+}
+
+const char* name(uint64_t number) { return number < kCount ? kTable[number].name : "?"; }
+uint64_t count(uint64_t number) { return number < kCount ? g_counts[number] : 0; }
+
+void print_table() {
+    console::printf("  nr  name           capability      rights  description\n");
+    for (uint64_t i = 0; i < kCount; ++i) {
+        const Entry& e = kTable[i];
+        char rights[8] = "-----";
+        const char letters[] = "rwxgv";
+        for (int b = 0; b < 5; ++b)
+            if (e.rights & (1u << b))
+                rights[b] = letters[b];
+        const char* type = e.any_type ? "any" : e.type == kcap::ObjectType::None ? "-" : kcap::type_name(e.type);
+        console::printf("  %-3llu %-14s %-15s %-7s %s\n", static_cast<unsigned long long>(i), e.name, type,
+                        e.rights ? rights : "-", e.doc);
+    }
+}
+
+} // namespace syscall

@@ -1,0 +1,49 @@
+#pragma once
+// System call handlers, one per syscalls.def entry. Each receives the caller's frame and the
+// already-checked capability object; returns the result for x0, or kBlocked when the caller
+// was queued (the waker delivers the result).
+#include <climits>
+#include <cstdint>
+
+#include "../arch/aarch64/trap_frame.h"
+#include "../cap/kcap.h"
+
+namespace handlers {
+
+constexpr int64_t kBlocked = INT64_MIN;
+
+#define SYSCALL(nr, name, type, rights, doc) int64_t name(arch::TrapFrame& frame, const kcap::Resolved& object);
+#include "syscalls.def"
+#undef SYSCALL
+
+} // namespace handlers
+
+// Records exchanged with introspection calls.
+namespace sysinfo {
+
+struct TaskInfo {
+    uint32_t id;
+    uint8_t state;
+    uint8_t priority;
+    uint16_t reserved;
+    uint64_t cpu_ns;
+    uint64_t switches;
+    uint64_t heap_bytes;
+    uint64_t stack_bytes;
+    char name[24];
+};
+
+struct MemInfo {
+    uint64_t total_pages;
+    uint64_t free_pages;
+    uint64_t used_pages;
+    uint64_t largest_free_block;
+    uint64_t heap_live_allocations;
+    uint64_t heap_bytes_requested;
+    uint64_t heap_slab_pages;
+    uint64_t heap_large_pages;
+    uint64_t stacks_used;
+    uint64_t stacks_total;
+};
+
+} // namespace sysinfo

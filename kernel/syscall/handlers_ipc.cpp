@@ -1,0 +1,109 @@
+// Synchronisation and message-queue system calls. Objects live on the kernel heap, charged to
+// the creating task, and are reached only through capabilities.
+#include "../clock.h"
+#include "../ipc/message_queue.h"
+#include "../ipc/sync.h"
+#include "../mm/kheap.h"
+#include "../sched/scheduler.h"
+#include "buffers.h"
+#include "handlers.h"
+
+#include <new>
+
+namespace handlers {
+namespace {
+
+int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
+uint64_t deadline_after(uint64_t timeout_ns) { return timeout_ns ? clock::monotonic_ns() + timeout_ns : 0; }
+int64_t finish(ipc::Outcome o) { return o.blocked ? kBlocked : o.value; }
+
+template <typename T, typename... Args>
+int64_t create_object(kcap::ObjectType type, Args... args) {
+    sched::Task* self = sched::current();
+    auto mem = kheap::alloc(sizeof(T), static_cast<uint16_t>(self->id));
+    if (!mem)
+        return err(mem.error());
+    T* obj = new (*mem) T(args...);
+    auto slot = kcap::create_and_grant(self, type, obj, kcap::kRead | kcap::kWrite | kcap::kGrant | kcap::kRevoke);
+    if (!slot) {
+        obj->~T();
+        kheap::free(obj);
+        return err(slot.error());
+    }
+    return *slot;
+}
+
+} // namespace
+
+int64_t sem_create(arch::TrapFrame& f, const kcap::Resolved&) {
+    int64_t initial = static_cast<int64_t>(f.x[1]), max = static_cast<int64_t>(f.x[2]);
+    if (initial < 0 || max <= 0 || initial > max || max > (1ll << 30))
+        return err(ktl::Error::InvalidArgs);
+    return create_object<ipc::Semaphore>(kcap::ObjectType::Semaphore, initial, max);
+}
+
+int64_t sem_wait(arch::TrapFrame& f, const kcap::Resolved& o) {
+    return finish(static_cast<ipc::Semaphore*>(o.object)->wait(deadline_after(f.x[1])));
+}
+
+int64_t sem_post(arch::TrapFrame&, const kcap::Resolved& o) {
+    auto r = static_cast<ipc::Semaphore*>(o.object)->post();
+    return r ? 0 : err(r.error());
+}
+
+int64_t mutex_create(arch::TrapFrame&, const kcap::Resolved&) { return create_object<ipc::Mutex>(kcap::ObjectType::Mutex); }
+
+int64_t mutex_lock(arch::TrapFrame& f, const kcap::Resolved& o) {
+    return finish(static_cast<ipc::Mutex*>(o.object)->lock(deadline_after(f.x[1])));
+}
+
+int64_t mutex_unlock(arch::TrapFrame&, const kcap::Resolved& o) {
+    auto r = static_cast<ipc::Mutex*>(o.object)->unlock();
+    return r ? 0 : err(r.error());
+}
+
+int64_t event_create(arch::TrapFrame& f, const kcap::Resolved&) {
+    return create_object<ipc::Event>(kcap::ObjectType::Event, f.x[1] != 0);
+}
+
+int64_t event_wait(arch::TrapFrame& f, const kcap::Resolved& o) {
+    return finish(static_cast<ipc::Event*>(o.object)->wait(deadline_after(f.x[1])));
+}
+
+int64_t event_signal(arch::TrapFrame&, const kcap::Resolved& o) {
+    static_cast<ipc::Event*>(o.object)->signal();
+    return 0;
+}
+
+int64_t queue_create(arch::TrapFrame& f, const kcap::Resolved&) {
+    sched::Task* self = sched::current();
+    auto q = ipc::MessageQueue::create(static_cast<uint32_t>(f.x[1]), static_cast<uint32_t>(f.x[2]),
+                                       static_cast<uint16_t>(self->id));
+    if (!q)
+        return err(q.error());
+    auto slot = kcap::create_and_grant(self, kcap::ObjectType::Queue, *q,
+                                       kcap::kRead | kcap::kWrite | kcap::kGrant | kcap::kRevoke);
+    if (!slot) {
+        (*q)->destroy();
+        return err(slot.error());
+    }
+    return *slot;
+}
+
+int64_t queue_send(arch::TrapFrame& f, const kcap::Resolved& o) {
+    auto* q = static_cast<ipc::MessageQueue*>(o.object);
+    uint64_t len = f.x[2];
+    if (len > q->slot_size() || (len && !buffers::readable(f.x[1], len)))
+        return err(ktl::Error::InvalidArgs);
+    return finish(q->send(reinterpret_cast<const void*>(f.x[1]), static_cast<uint32_t>(len), deadline_after(f.x[3])));
+}
+
+int64_t queue_receive(arch::TrapFrame& f, const kcap::Resolved& o) {
+    auto* q = static_cast<ipc::MessageQueue*>(o.object);
+    uint64_t cap = f.x[2];
+    if (cap > ipc::MessageQueue::kMaxSlotSize || (cap && !buffers::writable(f.x[1], cap)))
+        return err(ktl::Error::InvalidArgs);
+    return finish(q->receive(reinterpret_cast<void*>(f.x[1]), static_cast<uint32_t>(cap), deadline_after(f.x[3])));
+}
+
+} // namespace handlers
