@@ -11,7 +11,11 @@
 #include "platform.h"
 #include "power.h"
 #include "version.h"
+#include "audit.h"
+#include "cap/kcap.h"
 #include "sched/scheduler.h"
+#include "syscall/dispatch.h"
+#include "syscall/handlers.h"
 #include "syscall/sys.h"
 
 #include <drivers/generic_timer.h>
@@ -109,8 +113,105 @@ void cmd_oneshot(std::string_view arg) {
                     static_cast<unsigned long long>(interrupts));
 }
 
+void cmd_ps(std::string_view) {
+    sysinfo::TaskInfo infos[sched::kMaxTasks];
+    int64_t n = sys::call(sys::Number::task_list, g_caps->introspection, reinterpret_cast<uint64_t>(infos),
+                          sched::kMaxTasks);
+    if (n < 0) {
+        console::printf("ps: %s\n", ktl::error_name(static_cast<ktl::Error>(-n)));
+        return;
+    }
+    console::printf("  id  name                     state     prio  cpu ms   switches  heap B   stack B\n");
+    for (int64_t i = 0; i < n; ++i) {
+        const auto& t = infos[i];
+        console::printf("  %-3u %-24s %-9s %-5u %-8llu %-9llu %-8llu %llu\n", t.id, t.name,
+                        sched::state_name(static_cast<sched::TaskState>(t.state)), t.priority,
+                        (unsigned long long)(t.cpu_ns / 1000000), (unsigned long long)t.switches,
+                        (unsigned long long)t.heap_bytes, (unsigned long long)t.stack_bytes);
+    }
+}
+
+void cmd_mem(std::string_view) {
+    sysinfo::MemInfo m {};
+    int64_t r = sys::call(sys::Number::mem_stats, g_caps->introspection, reinterpret_cast<uint64_t>(&m));
+    if (r < 0) {
+        console::printf("mem: %s\n", ktl::error_name(static_cast<ktl::Error>(-r)));
+        return;
+    }
+    console::printf("pages: %llu total, %llu free, %llu used; largest free block %llu KiB\n",
+                    (unsigned long long)m.total_pages, (unsigned long long)m.free_pages, (unsigned long long)m.used_pages,
+                    (unsigned long long)(m.largest_free_block >> 10));
+    console::printf("heap: %llu live allocations, %llu bytes requested, %llu slab pages, %llu large pages\n",
+                    (unsigned long long)m.heap_live_allocations, (unsigned long long)m.heap_bytes_requested,
+                    (unsigned long long)m.heap_slab_pages, (unsigned long long)m.heap_large_pages);
+    console::printf("task stacks: %llu of %llu slots in use\n", (unsigned long long)m.stacks_used,
+                    (unsigned long long)m.stacks_total);
+}
+
+void cmd_caps(std::string_view) {
+    kcap::CapInfo caps[64];
+    int64_t n = sys::call(sys::Number::cap_list, g_caps->introspection, reinterpret_cast<uint64_t>(caps), 64);
+    if (n < 0) {
+        console::printf("caps: %s\n", ktl::error_name(static_cast<ktl::Error>(-n)));
+        return;
+    }
+    console::printf("  slot  type            rights  object              badge\n");
+    for (int64_t i = 0; i < n; ++i) {
+        char rights[6] = "-----";
+        for (int b = 0; b < 5; ++b)
+            if (caps[i].rights & (1u << b))
+                rights[b] = "rwxgv"[b];
+        console::printf("  %-5u %-15s %-7s 0x%016llx %llu\n", caps[i].slot,
+                        kcap::type_name(static_cast<kcap::ObjectType>(caps[i].type)), rights,
+                        (unsigned long long)caps[i].object_id, (unsigned long long)caps[i].badge);
+    }
+}
+
+void cmd_audit(std::string_view arg) {
+    uint64_t want = arg.empty() ? 20 : strtoull(arg.data(), nullptr, 10);
+    uint64_t next = audit::next_seq();
+    uint64_t seq = next > want ? next - want : 0;
+    for (; seq < next; ++seq) {
+        audit::Record r {};
+        if (sys::call(sys::Number::audit_read, g_caps->audit, seq, reinterpret_cast<uint64_t>(&r)) < 0)
+            continue;
+        console::printf("  #%llu %llu.%06llu task %u '%s' %s slot %u wants %s rights 0x%x: %s (%s)\n",
+                        (unsigned long long)r.seq, (unsigned long long)(r.mono_ns / 1000000000ull),
+                        (unsigned long long)((r.mono_ns / 1000) % 1000000), r.task_id, r.task_name,
+                        syscall::name(r.syscall), r.slot, kcap::type_name(static_cast<kcap::ObjectType>(r.object_type)),
+                        r.rights, r.outcome == audit::Outcome::Allow ? "allow" : "deny",
+                        ktl::error_name(static_cast<ktl::Error>(r.error)));
+    }
+}
+
+void cmd_syscalls(std::string_view) { syscall::print_table(); }
+
+// `fault` runs the fault in a task of its own, so the report and the kill can be watched from
+// a shell that keeps working.
+int64_t fault_task(void* kind) {
+    const char* k = static_cast<const char*>(kind);
+    fault_injection::trigger(std::string_view(k));
+    return 0;
+}
+
 void cmd_version(std::string_view) { console::printf("Basalt %s (%s)\n", kVersion, kSourceCommit); }
-void cmd_fault(std::string_view arg) { fault_injection::trigger(arg); }
+void cmd_fault(std::string_view arg) {
+    static const char* const kinds[] = { "data", "write", "exec", "undef", "brk" };
+    for (const char* k : kinds) {
+        if (arg == k) {
+            int64_t t = sys::call(sys::Number::task_create, g_caps->factory, reinterpret_cast<uint64_t>(fault_task),
+                                  reinterpret_cast<uint64_t>(k), 10, reinterpret_cast<uint64_t>("faulty"));
+            if (t < 0) {
+                console::printf("fault: cannot start the task: %s\n", ktl::error_name(static_cast<ktl::Error>(-t)));
+                return;
+            }
+            int64_t code = sys::call(sys::Number::task_join, static_cast<uint64_t>(t), 0);
+            console::printf("fault: task 'faulty' ended with %lld; the shell goes on\n", (long long)code);
+            return;
+        }
+    }
+    console::printf("fault: KIND is one of data|write|exec|undef|brk\n");
+}
 void cmd_panic(std::string_view arg) {
     panic("requested from the shell%s%.*s", arg.empty() ? "" : ": ", static_cast<int>(arg.size()), arg.data());
 }
@@ -132,7 +233,12 @@ const Command kCommands[] = {
     { "log", "log [N]: last N kernel log records (default 20)", cmd_log },
     { "oneshot", "oneshot [MS]: one-shot timer deadline test (default 50 ms)", cmd_oneshot },
     { "version", "kernel version and source commit", cmd_version },
-    { "fault", "fault KIND: deliberate fault (data|write|exec|undef|brk)", cmd_fault },
+    { "ps", "tasks: state, priority, CPU time, switches, memory", cmd_ps },
+    { "mem", "physical pages, kernel heap and task stacks", cmd_mem },
+    { "caps", "this shell's capability table", cmd_caps },
+    { "audit", "audit [N]: last N audit records (default 20)", cmd_audit },
+    { "syscalls", "the system call table", cmd_syscalls },
+    { "fault", "fault KIND: run a task that faults (data|write|exec|undef|brk); it is killed", cmd_fault },
     { "panic", "panic [REASON]: kernel panic with backtrace", cmd_panic },
     { "poweroff", "power off (exit status 0)", cmd_poweroff },
     { "reboot", "reset the machine", cmd_reboot },
