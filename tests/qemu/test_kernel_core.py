@@ -2,12 +2,13 @@
 """Kernel core scenario: the in-kernel tests (boot argument ktest=all) run as tasks through the
 real system calls: preemptive fairness, mutex/semaphore/event semantics, 100,000 queued
 messages in order, a stack overflow killed while the rest keep running, capability refusals
-audited, single-use execution tokens, and the cost figures."""
+audited, single-use execution tokens, FP/SIMD state across switches, memory-region policies,
+and the cost figures."""
 import re
 
 from harness import Qemu, check, main
 
-CASES = ["sched", "sync", "queue", "stack", "caps", "token", "bench"]
+CASES = ["sched", "sync", "queue", "stack", "caps", "token", "fp", "regions", "bench"]
 
 
 def test(args):
@@ -23,7 +24,7 @@ def test(args):
         q.find(r"100000 messages in order, none lost")
         m = q.find(r"syscall round trip (\d+) ns .*ping-pong (\d+) ns per switch")
         print(f"syscall round trip {m.group(1)} ns, context switch {m.group(2)} ns (QEMU TCG)")
-        q.expect(r"ktest summary: 7 passed, 0 failed")
+        q.expect(r"ktest summary: 9 passed, 0 failed")
         status = q.wait_exit(timeout=20)
         check(status == 0, f"exit status {status}")
     finally:

@@ -1,0 +1,101 @@
+// Memory-region system calls: regions are pages from the page allocator, charged to the
+// creating task, governed by an mm::Region policy.
+#include "../mm/kheap.h"
+#include "../mm/pmm.h"
+#include "../sched/scheduler.h"
+#include "buffers.h"
+#include "handlers.h"
+
+#include <mm/region.h>
+
+#include <new>
+
+namespace handlers {
+namespace {
+
+constexpr uint64_t kMaxRegion = 16u << 20;
+
+struct KernelRegion {
+    mm::Region region;
+    uint64_t pages = 0;
+    unsigned order = 0;
+};
+
+int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
+mm::Region& region_of(const kcap::Resolved& o) { return static_cast<KernelRegion*>(o.object)->region; }
+
+} // namespace
+
+int64_t region_create(arch::TrapFrame& f, const kcap::Resolved&) {
+    uint64_t size = f.x[1], policy = f.x[2], object_size = f.x[3];
+    if (size == 0 || size > kMaxRegion || policy > 2 || object_size > size)
+        return err(ktl::Error::InvalidArgs);
+    sched::Task* self = sched::current();
+    auto owner = static_cast<uint16_t>(self->id);
+    unsigned order = 0;
+    while ((4096ull << order) < size)
+        ++order;
+    auto pages = pmm::alloc_pages(order, owner);
+    if (!pages)
+        return err(pages.error());
+    std::span<std::byte> memory(reinterpret_cast<std::byte*>(*pages), 4096ull << order);
+    auto region = mm::Region::create(memory.first(size), static_cast<mm::RegionPolicy>(policy),
+                                     static_cast<uint32_t>(object_size));
+    auto mem = kheap::alloc(sizeof(KernelRegion), owner);
+    if (!region || !mem) {
+        pmm::free_pages(*pages, order);
+        if (mem)
+            kheap::free(*mem);
+        return err(!region ? region.error() : mem.error());
+    }
+    auto* kr = new (*mem) KernelRegion { *region, *pages, order };
+    auto slot = kcap::create_and_grant(self, kcap::ObjectType::Region, kr,
+                                       kcap::kRead | kcap::kWrite | kcap::kGrant | kcap::kRevoke);
+    if (!slot) {
+        pmm::free_pages(kr->pages, kr->order);
+        kheap::free(kr);
+        return err(slot.error());
+    }
+    return *slot;
+}
+
+int64_t region_write(arch::TrapFrame& f, const kcap::Resolved& o) {
+    uint64_t offset = f.x[1], ptr = f.x[2], len = f.x[3];
+    if (len && !buffers::readable(ptr, len))
+        return err(ktl::Error::InvalidArgs);
+    auto r = region_of(o).write(offset, { reinterpret_cast<const std::byte*>(ptr), len });
+    return r ? 0 : err(r.error());
+}
+
+int64_t region_append(arch::TrapFrame& f, const kcap::Resolved& o) {
+    uint64_t ptr = f.x[1], len = f.x[2];
+    if (len && !buffers::readable(ptr, len))
+        return err(ktl::Error::InvalidArgs);
+    auto r = region_of(o).append({ reinterpret_cast<const std::byte*>(ptr), len });
+    return r ? static_cast<int64_t>(*r) : err(r.error());
+}
+
+int64_t region_seal(arch::TrapFrame&, const kcap::Resolved& o) {
+    auto r = region_of(o).seal();
+    return r ? 0 : err(r.error());
+}
+
+int64_t region_read(arch::TrapFrame& f, const kcap::Resolved& o) {
+    uint64_t offset = f.x[1], ptr = f.x[2], len = f.x[3];
+    if (len && !buffers::writable(ptr, len))
+        return err(ktl::Error::InvalidArgs);
+    auto r = region_of(o).read(offset, { reinterpret_cast<std::byte*>(ptr), len });
+    return r ? static_cast<int64_t>(*r) : err(r.error());
+}
+
+int64_t region_alloc(arch::TrapFrame&, const kcap::Resolved& o) {
+    auto r = region_of(o).alloc_object();
+    return r ? static_cast<int64_t>(*r) : err(r.error());
+}
+
+int64_t region_free(arch::TrapFrame& f, const kcap::Resolved& o) {
+    auto r = region_of(o).free_object(static_cast<uint32_t>(f.x[1]));
+    return r ? 0 : err(r.error());
+}
+
+} // namespace handlers
