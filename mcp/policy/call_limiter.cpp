@@ -1,0 +1,58 @@
+#include "call_limiter.h"
+
+namespace mcp {
+
+void CallLimiter::refill(State& s, uint64_t now_ns) const {
+    uint64_t cap = uint64_t(m_config.burst) * 1000;
+    if (!s.started) {
+        s.started = true;
+        s.milli_tokens = cap;
+        s.last_ns = now_ns;
+        return;
+    }
+    if (now_ns <= s.last_ns)
+        return; // time never runs backwards here
+    uint64_t elapsed_us = (now_ns - s.last_ns) / 1000;
+    uint64_t add = elapsed_us * m_config.per_second / 1000; // milli-tokens
+    if (add == 0)
+        return;
+    s.milli_tokens = s.milli_tokens + add > cap ? cap : s.milli_tokens + add;
+    s.last_ns = now_ns;
+}
+
+LimitDecision CallLimiter::acquire(uint16_t principal, uint64_t now_ns) {
+    LimitDecision d;
+    if (principal >= kMaxPrincipals) {
+        d.code = ErrorCode::InternalError;
+        return d;
+    }
+    State& s = m_states[principal];
+    refill(s, now_ns);
+    if (s.in_flight >= m_config.max_in_flight) {
+        d.code = ErrorCode::LimitConcurrencyExceeded;
+        d.retry_after_ms = 1000;
+        return d;
+    }
+    if (s.milli_tokens < 1000) {
+        d.code = ErrorCode::LimitRateExceeded;
+        uint64_t missing = 1000 - s.milli_tokens;
+        uint64_t ms = m_config.per_second ? (missing + m_config.per_second - 1) / m_config.per_second : 60000;
+        d.retry_after_ms = static_cast<uint32_t>(ms ? ms : 1);
+        return d;
+    }
+    s.milli_tokens -= 1000;
+    ++s.in_flight;
+    d.allowed = true;
+    return d;
+}
+
+void CallLimiter::release(uint16_t principal) {
+    if (principal < kMaxPrincipals && m_states[principal].in_flight > 0)
+        --m_states[principal].in_flight;
+}
+
+uint32_t CallLimiter::in_flight(uint16_t principal) const {
+    return principal < kMaxPrincipals ? m_states[principal].in_flight : 0;
+}
+
+} // namespace mcp

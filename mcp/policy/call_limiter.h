@@ -1,0 +1,48 @@
+#pragma once
+// Per-principal call limits checked before any tool runs (shared/contracts.md step 7): a token
+// bucket for rate and an in-flight counter for concurrency (default 10). Time is passed in, so
+// the kernel feeds its monotonic clock and the tests a simulated one.
+#include <cstddef>
+#include <cstdint>
+
+#include "error_code.h"
+
+namespace mcp {
+
+struct LimitConfig {
+    uint32_t burst = 20;             // bucket capacity (calls)
+    uint32_t per_second = 10;        // refill rate (calls per second)
+    uint32_t max_in_flight = 10;
+};
+
+struct LimitDecision {
+    bool allowed = false;
+    ErrorCode code = ErrorCode::LimitRateExceeded; // when refused
+    uint32_t retry_after_ms = 0;                     // for Retry-After
+};
+
+class CallLimiter {
+public:
+    static constexpr size_t kMaxPrincipals = 64; // index 0 = anonymous
+
+    explicit CallLimiter(LimitConfig config = {}) : m_config(config) {}
+    // Takes one token and one in-flight slot, or neither.
+    LimitDecision acquire(uint16_t principal, uint64_t now_ns);
+    void release(uint16_t principal);
+    uint32_t in_flight(uint16_t principal) const;
+    const LimitConfig& config() const { return m_config; }
+
+private:
+    struct State {
+        uint64_t milli_tokens = 0; // tokens x 1000, so slow refills don't round to zero
+        uint64_t last_ns = 0;
+        uint32_t in_flight = 0;
+        bool started = false;
+    };
+    void refill(State& s, uint64_t now_ns) const;
+
+    LimitConfig m_config;
+    State m_states[kMaxPrincipals];
+};
+
+} // namespace mcp

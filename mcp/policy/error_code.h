@@ -1,0 +1,26 @@
+#pragma once
+// The stable machine codes of the canonical error envelope (shared/contracts.md) and the HTTP
+// status each maps to when it is a transport-level failure.
+#include <cstdint>
+
+namespace mcp {
+
+enum class ErrorCode : uint8_t {
+    AuthMissingApiKey,
+    AuthInvalidApiKey,
+    AuthInsufficientRole,
+    ValidationUnknownTool,
+    ValidationFailed,
+    LimitRateExceeded,
+    LimitConcurrencyExceeded,
+    LimitTimeExceeded,
+    LimitOutputExceeded,
+    NotFound,
+    InternalError,
+};
+
+const char* error_code_name(ErrorCode code); // "auth_missing_api_key", ...
+// 401, 403, 429 for transport-level failures; 200 for errors carried inside JSON-RPC.
+uint16_t http_status(ErrorCode code);
+
+} // namespace mcp

@@ -1,0 +1,54 @@
+#pragma once
+// API keys -> principals. Keys are kept only as SHA-256 digests; a presented key is hashed and
+// compared against every entry without an early exit, so neither the match position nor a
+// prefix leaks through timing. Secrets are never stored or logged.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include <crypto/sha256.h>
+#include <ktl/result.h>
+
+#include "roles.h"
+
+namespace mcp {
+
+struct Principal {
+    static constexpr size_t kNameMax = 31;
+    uint16_t id = 0;        // 1-based; 0 = anonymous
+    char name[kNameMax + 1] = "anonymous";
+    Role role = Role::Anonymous;
+    uint32_t scopes = 0;    // scopes_of(role), possibly tightened
+};
+
+class KeyStore {
+public:
+    static constexpr size_t kMaxKeys = 32;
+    static constexpr size_t kMinSecret = 16;
+    static constexpr size_t kMaxSecret = 256;
+
+    // InvalidArgs: empty/oversized principal name, secret shorter than kMinSecret or longer than
+    // kMaxSecret, scopes outside the role's; Exists: same secret or principal already present; Full.
+    ktl::Result<uint16_t> add(std::string_view principal, Role role, std::string_view secret, uint32_t scopes);
+    ktl::Result<uint16_t> add(std::string_view principal, Role role, std::string_view secret) {
+        return add(principal, role, secret, scopes_of(role));
+    }
+    // Parses "ROLE:SECRET" or "ROLE:PRINCIPAL:SECRET" (the --key option); the principal defaults
+    // to the role's name plus the entry number.
+    ktl::Result<uint16_t> add_spec(std::string_view spec);
+
+    // NotFound when no key matches (auth_invalid_api_key); InvalidArgs for an empty key.
+    ktl::Result<const Principal*> authenticate(std::string_view presented) const;
+    const Principal* by_id(uint16_t id) const;
+    size_t size() const { return m_count; }
+
+private:
+    struct Entry {
+        crypto::Digest digest;
+        Principal principal;
+    };
+    Entry m_entries[kMaxKeys];
+    size_t m_count = 0;
+};
+
+} // namespace mcp
