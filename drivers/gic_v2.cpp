@@ -1,5 +1,6 @@
 #include "gic_v2.h"
 
+#include "gic_common.h"
 #include "mmio.h"
 
 #include <new>
@@ -74,13 +75,8 @@ void GicV2::init_cpu() {
 void GicV2::enable(uint32_t intid, bool edge_triggered) {
     if (intid >= m_lines)
         return;
-    if (intid >= 16) {
-        uintptr_t reg = m_dist + GICD_ICFGR + (intid / 16) * 4;
-        uint32_t shift = (intid % 16) * 2 + 1;
-        uint32_t cfg = mmio::read32(reg);
-        cfg = edge_triggered ? (cfg | (1u << shift)) : (cfg & ~(1u << shift));
-        mmio::write32(reg, cfg);
-    }
+    if (intid >= 16)
+        gic::set_trigger(m_dist + GICD_ICFGR, intid, edge_triggered);
     mmio::write32(m_dist + GICD_ISENABLER + (intid / 32) * 4, 1u << (intid % 32));
 }
 

@@ -1,5 +1,6 @@
 #include "gic_v3.h"
 
+#include "gic_common.h"
 #include "mmio.h"
 
 #include <kernel/arch/aarch64/cpu.h>
@@ -33,7 +34,7 @@ constexpr uintptr_t GICR_IGROUPR0 = 0x0080;
 constexpr uintptr_t GICR_ISENABLER0 = 0x0100;
 constexpr uintptr_t GICR_ICENABLER0 = 0x0180;
 constexpr uintptr_t GICR_IPRIORITYR = 0x0400;
-constexpr uintptr_t GICR_ICFGR1 = 0x0c04;
+constexpr uintptr_t GICR_ICFGR0 = 0x0c00; // ICFGR1 (PPIs) follows at 0x0c04
 
 constexpr uint8_t kDefaultPriority = 0xa0;
 
@@ -131,20 +132,12 @@ void GicV3::enable(uint32_t intid, bool edge_triggered) {
     if (intid >= m_lines)
         return;
     if (intid < 32) {
-        if (intid >= 16) {
-            uint32_t shift = (intid % 16) * 2 + 1;
-            uint32_t cfg = mmio::read32(m_sgi + GICR_ICFGR1);
-            cfg = edge_triggered ? (cfg | (1u << shift)) : (cfg & ~(1u << shift));
-            mmio::write32(m_sgi + GICR_ICFGR1, cfg);
-        }
+        if (intid >= 16)
+            gic::set_trigger(m_sgi + GICR_ICFGR0, intid, edge_triggered);
         mmio::write32(m_sgi + GICR_ISENABLER0, 1u << intid);
         return;
     }
-    uintptr_t reg = m_dist + GICD_ICFGR + (intid / 16) * 4;
-    uint32_t shift = (intid % 16) * 2 + 1;
-    uint32_t cfg = mmio::read32(reg);
-    cfg = edge_triggered ? (cfg | (1u << shift)) : (cfg & ~(1u << shift));
-    mmio::write32(reg, cfg);
+    gic::set_trigger(m_dist + GICD_ICFGR, intid, edge_triggered);
     mmio::write32(m_dist + GICD_ISENABLER + (intid / 32) * 4, 1u << (intid % 32));
 }
 

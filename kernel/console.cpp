@@ -32,6 +32,9 @@ void printf(const char* fmt, ...) {
     write(buf, f.length());
 }
 
+// NOTE: printf and printf_polled stay separate functions (not one with a flag): the panic
+// path must not depend on the transmit ring at all.
+
 void write_polled(const char* data, size_t len) {
     if (g_port)
         g_port->write_polled(data, len);
