@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Power-off through PSCI SYSTEM_OFF (no semihosting): QEMU must exit by itself, status 0."""
+"""Power management through PSCI (no semihosting): SYSTEM_RESET reboots the machine (the
+banner appears again), SYSTEM_OFF makes QEMU exit by itself with status 0."""
 from harness import Qemu, check, main
 
 
@@ -9,6 +10,13 @@ def test(args):
         m = q.expect(r"psci (\w+) v(\d+)\.(\d+)", timeout=20)
         check(int(m.group(2)) >= 1, f"PSCI version {m.group(2)}.{m.group(3)}")
         q.expect(r"basalt> ")
+        q.send("reboot\n")
+        q.expect(r"rebooting")
+        q.expect(r"Basalt \S+ \(\w+\) on", timeout=20)  # the second boot
+        q.expect(r"basalt> ", timeout=20)
+        q.send("uptime\n")
+        m = q.expect(r"uptime (\d+)\.(\d+) s")
+        check(int(m.group(1)) < 5, f"uptime {m.group(1)} s after reboot: the clock did not restart")
         q.send("poweroff\n")
         status = q.wait_exit(timeout=10)
         check(status == 0, f"exit status {status} after PSCI SYSTEM_OFF")
