@@ -6,6 +6,7 @@
 
 #include <ktl/result.h>
 
+#include "../sched/scheduler.h"
 #include "../sched/task.h"
 
 namespace ipc {
@@ -22,6 +23,7 @@ public:
     Outcome wait(uint64_t deadline_ns);
     ktl::Result<void> post();
     int64_t count() const { return m_count; }
+    void shutdown() { sched::wake_all(m_waiters, -static_cast<int64_t>(ktl::Error::BadHandle)); }
 
 private:
     int64_t m_count;
@@ -35,6 +37,7 @@ public:
     Outcome lock(uint64_t deadline_ns);
     ktl::Result<void> unlock();
     const sched::Task* owner() const { return m_owner; }
+    void shutdown() { sched::wake_all(m_waiters, -static_cast<int64_t>(ktl::Error::BadHandle)); }
 
 private:
     sched::Task* m_owner = nullptr;
@@ -47,6 +50,7 @@ public:
     Outcome wait(uint64_t deadline_ns);
     void signal(); // safe from interrupt handlers
     void reset() { m_signaled = false; }
+    void shutdown() { sched::wake_all(m_waiters, -static_cast<int64_t>(ktl::Error::BadHandle)); }
 
 private:
     bool m_auto_reset;

@@ -104,3 +104,52 @@ bool regions(const Caps& caps) {
 }
 
 } // namespace ktest
+
+namespace ktest {
+namespace {
+uint32_t g_waiter_timer = 0;
+int64_t timer_waiter(void*) { return sys::call(sys::Number::timer_wait, g_waiter_timer, 0); }
+} // namespace
+
+bool timers(const Caps& caps) {
+    using N = sys::Number;
+    int64_t t = sys::call(N::timer_create, caps.factory);
+    KT_CHECK(t >= 0, "timer_create %lld", (long long)t);
+    uint64_t t0 = sys::clock_ns();
+    KT_CHECK(sys::call(N::timer_set, t, 30 * kMs, 0) == 0, "arm one-shot");
+    int64_t n = sys::call(N::timer_wait, t, 1000 * kMs);
+    uint64_t waited = sys::clock_ns() - t0;
+    KT_CHECK(n == 1, "one-shot expirations %lld", (long long)n);
+    KT_CHECK(waited >= 30 * kMs && waited < 300 * kMs, "one-shot after %llu ms", (unsigned long long)(waited / kMs));
+    KT_CHECK(sys::call(N::timer_wait, t, 50 * kMs) == -int64_t(ktl::Error::TimedOut), "one-shot fired twice");
+
+    KT_CHECK(sys::call(N::timer_set, t, 20 * kMs, 20 * kMs) == 0, "arm periodic");
+    sys::sleep_ns(110 * kMs);
+    n = sys::call(N::timer_wait, t, 1000 * kMs);
+    KT_CHECK(n >= 4 && n <= 6, "periodic expirations after 110 ms: %lld", (long long)n);
+    KT_CHECK(sys::call(N::timer_set, t, 0, 0) == 0, "disarm");
+    KT_CHECK(sys::call(N::timer_set, t, 10 * kMs, 1000) == -int64_t(ktl::Error::InvalidArgs), "1 us period accepted");
+
+    // Destroying an object: the blocked waiter wakes with BadHandle, every capability dies.
+    int64_t waiter = spawn(caps, "timer-waiter", timer_waiter, nullptr, 10);
+    KT_CHECK(waiter >= 0, "spawn");
+    int64_t shared = share(static_cast<uint32_t>(t), static_cast<uint32_t>(waiter), 0x1);
+    KT_CHECK(shared >= 0, "share");
+    g_waiter_timer = static_cast<uint32_t>(shared);
+    sys::sleep_ns(30 * kMs); // the waiter blocks in timer_wait
+    int64_t ro = sys::call(N::cap_mint, t, 0x1, 0);
+    KT_CHECK(ro >= 0, "mint");
+    KT_CHECK(sys::call(N::object_destroy, ro) == -int64_t(ktl::Error::AccessDenied), "destroy without Revoke");
+    KT_CHECK(sys::call(N::object_destroy, t) == 0, "destroy");
+    int64_t code = join(static_cast<uint32_t>(waiter), 1000 * kMs);
+    KT_CHECK(code == -int64_t(ktl::Error::BadHandle), "blocked waiter woke with %lld", (long long)code);
+    KT_CHECK(sys::call(N::timer_wait, t, 10 * kMs) == -int64_t(ktl::Error::BadHandle), "original cap still works");
+    KT_CHECK(sys::call(N::timer_wait, ro, 10 * kMs) == -int64_t(ktl::Error::BadHandle), "derived cap still works");
+    KT_CHECK(sys::call(N::object_destroy, caps.factory) < 0, "the factory must not be destroyable");
+    console::printf("ktest:   timers: one-shot after %llu ms, periodic counted, destroy wakes waiters and kills "
+                    "every capability\n",
+                    (unsigned long long)(waited / kMs));
+    return true;
+}
+
+} // namespace ktest

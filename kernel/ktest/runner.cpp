@@ -14,7 +14,8 @@ struct Named {
 const Named kCases[] = {
     { "sched", sched_fairness }, { "sync", sync_objects },   { "queue", queue_100k }, { "stack", stack_overflow },
     { "caps", caps_refused },    { "token", exec_token },    { "fp", fp_state },
-    { "regions", regions },      { "hnsw", vector_index },  { "bench", bench },
+    { "regions", regions },      { "timer", timers },        { "hnsw", vector_index },
+    { "bench", bench },
 };
 
 } // namespace

@@ -2,6 +2,7 @@
 
 #include "../arch/aarch64/cpu.h"
 #include "../cap/kcap.h"
+#include "../ipc/timer.h"
 #include "../clock.h"
 #include "../console.h"
 #include "../current.h"
@@ -198,6 +199,7 @@ void on_tick(uint64_t now_ns) {
     ++g_ticks;
     if (!g_started)
         return;
+    ipc::Timer::on_tick(now_ns);
     for (auto& t : g_tasks) {
         if (t.wake_at_ns == 0 || t.wake_at_ns > now_ns)
             continue;

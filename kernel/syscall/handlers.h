@@ -16,6 +16,9 @@ constexpr int64_t kBlocked = INT64_MIN;
 #include "syscalls.def"
 #undef SYSCALL
 
+// Frees a region object created by region_create (its pages and bookkeeping).
+void destroy_region(void* object);
+
 } // namespace handlers
 
 // Records exchanged with introspection calls.

@@ -3,6 +3,7 @@
 #include "../clock.h"
 #include "../ipc/message_queue.h"
 #include "../ipc/sync.h"
+#include "../ipc/timer.h"
 #include "../mm/kheap.h"
 #include "../sched/scheduler.h"
 #include "buffers.h"
@@ -16,6 +17,15 @@ namespace {
 int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
 uint64_t deadline_after(uint64_t timeout_ns) { return timeout_ns ? clock::monotonic_ns() + timeout_ns : 0; }
 int64_t finish(ipc::Outcome o) { return o.blocked ? kBlocked : o.value; }
+
+// Wakes anyone blocked on the object (-BadHandle), then frees it.
+template <typename T>
+void destroy_object_of(void* object) {
+    T* obj = static_cast<T*>(object);
+    obj->shutdown();
+    obj->~T();
+    kheap::free(obj);
+}
 
 template <typename T, typename... Args>
 int64_t create_object(kcap::ObjectType type, Args... args) {
@@ -104,6 +114,54 @@ int64_t queue_receive(arch::TrapFrame& f, const kcap::Resolved& o) {
     if (cap > ipc::MessageQueue::kMaxSlotSize || (cap && !buffers::writable(f.x[1], cap)))
         return err(ktl::Error::InvalidArgs);
     return finish(q->receive(reinterpret_cast<void*>(f.x[1]), static_cast<uint32_t>(cap), deadline_after(f.x[3])));
+}
+
+} // namespace handlers
+
+namespace handlers {
+
+int64_t timer_create(arch::TrapFrame&, const kcap::Resolved&) {
+    return create_object<ipc::Timer>(kcap::ObjectType::Timer);
+}
+
+int64_t timer_set(arch::TrapFrame& f, const kcap::Resolved& o) {
+    constexpr uint64_t kMaxNs = 24ull * 3600 * 1000000000ull;
+    if (f.x[1] > kMaxNs || f.x[2] > kMaxNs || (f.x[2] != 0 && f.x[2] < 1000000))
+        return -static_cast<int64_t>(ktl::Error::InvalidArgs); // periods below 1 ms would just burn ticks
+    static_cast<ipc::Timer*>(o.object)->set(clock::monotonic_ns(), f.x[1], f.x[2]);
+    return 0;
+}
+
+int64_t timer_wait(arch::TrapFrame& f, const kcap::Resolved& o) {
+    auto outcome = static_cast<ipc::Timer*>(o.object)->wait(f.x[1] ? clock::monotonic_ns() + f.x[1] : 0);
+    return outcome.blocked ? kBlocked : outcome.value;
+}
+
+int64_t object_destroy(arch::TrapFrame&, const kcap::Resolved& o) {
+    switch (o.type) {
+    case kcap::ObjectType::Semaphore:
+    case kcap::ObjectType::Mutex:
+    case kcap::ObjectType::Event:
+    case kcap::ObjectType::Queue:
+    case kcap::ObjectType::Timer:
+    case kcap::ObjectType::Region:
+        break;
+    default:
+        return -static_cast<int64_t>(ktl::Error::Unsupported);
+    }
+    // First make every capability dead, so nothing can reach the object while it goes away.
+    if (auto r = kcap::destroy_object(o.object_id); !r)
+        return -static_cast<int64_t>(r.error());
+    switch (o.type) {
+    case kcap::ObjectType::Semaphore: destroy_object_of<ipc::Semaphore>(o.object); break;
+    case kcap::ObjectType::Mutex: destroy_object_of<ipc::Mutex>(o.object); break;
+    case kcap::ObjectType::Event: destroy_object_of<ipc::Event>(o.object); break;
+    case kcap::ObjectType::Timer: destroy_object_of<ipc::Timer>(o.object); break;
+    case kcap::ObjectType::Queue: static_cast<ipc::MessageQueue*>(o.object)->destroy(); break;
+    case kcap::ObjectType::Region: destroy_region(o.object); break;
+    default: break;
+    }
+    return 0;
 }
 
 } // namespace handlers

@@ -59,6 +59,13 @@ int64_t region_create(arch::TrapFrame& f, const kcap::Resolved&) {
     return *slot;
 }
 
+void destroy_region(void* object) {
+    auto* kr = static_cast<KernelRegion*>(object);
+    pmm::free_pages(kr->pages, kr->order);
+    kr->~KernelRegion();
+    kheap::free(kr);
+}
+
 int64_t region_write(arch::TrapFrame& f, const kcap::Resolved& o) {
     uint64_t offset = f.x[1], ptr = f.x[2], len = f.x[3];
     if (len && !buffers::readable(ptr, len))

@@ -2,13 +2,13 @@
 """Kernel core scenario: the in-kernel tests (boot argument ktest=all) run as tasks through the
 real system calls: preemptive fairness, mutex/semaphore/event semantics, 100,000 queued
 messages in order, a stack overflow killed while the rest keep running, capability refusals
-audited, single-use execution tokens, FP/SIMD state across switches, memory-region policies,
+audited, single-use execution tokens, FP/SIMD state across switches, memory-region policies, timers and object destruction,
 the vector index built bit-identically to the host (NEON and scalar), and the cost figures."""
 import re
 
 from harness import Qemu, check, main
 
-CASES = ["sched", "sync", "queue", "stack", "caps", "token", "fp", "regions", "hnsw", "bench"]
+CASES = ["sched", "sync", "queue", "stack", "caps", "token", "fp", "regions", "timer", "hnsw", "bench"]
 
 
 def test(args):
@@ -28,7 +28,7 @@ def test(args):
             q.find(rf"golden \({isa}\): snapshot 82112 bytes crc 04daac99, nearest id 831")
         m = q.find(r"(\d+) queries/s with NEON, (\d+) scalar")
         print(f"in-kernel HNSW search: {m.group(1)} q/s NEON, {m.group(2)} q/s scalar (QEMU TCG)")
-        q.expect(r"ktest summary: 10 passed, 0 failed")
+        q.expect(r"ktest summary: 11 passed, 0 failed")
         status = q.wait_exit(timeout=20)
         check(status == 0, f"exit status {status}")
     finally:
