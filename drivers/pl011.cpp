@@ -95,16 +95,22 @@ void Pl011::fill_tx_fifo() {
         mmio::write32(m_base + IMSC, imsc | INT_TX);
 }
 
-void Pl011::write(const char* data, size_t len) {
+void Pl011::write_impl(const char* data, size_t len, bool crlf) {
     if (!m_irq_mode) {
-        write_polled(data, len);
+        if (crlf) {
+            write_polled(data, len);
+        } else {
+            for (size_t i = 0; i < len; ++i)
+                put_polled(static_cast<uint8_t>(data[i]));
+        }
         return;
     }
     arch::IrqGuard guard;
     for (size_t i = 0; i < len; ++i) {
+        bool expand = crlf && data[i] == '\n';
         uint8_t bytes[2] = { '\r', static_cast<uint8_t>(data[i]) };
-        const uint8_t* p = data[i] == '\n' ? bytes : bytes + 1;
-        size_t n = data[i] == '\n' ? 2 : 1;
+        const uint8_t* p = expand ? bytes : bytes + 1;
+        size_t n = expand ? 2 : 1;
         for (size_t k = 0; k < n; ++k) {
             while (!m_tx.push(p[k])) {
                 // Ring full: move bytes to the FIFO by polling rather than drop them.

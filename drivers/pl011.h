@@ -11,7 +11,8 @@ public:
     // clock_hz = 0 keeps the firmware's baud-rate divisors (QEMU ignores them anyway).
     static ktl::Result<Pl011*> create(uintptr_t base, uint32_t clock_hz, uint32_t baud);
 
-    void write(const char* data, size_t len) override;
+    void write(const char* data, size_t len) override { write_impl(data, len, true); }
+    void write_raw(const char* data, size_t len) override { write_impl(data, len, false); }
     void write_polled(const char* data, size_t len) override;
     void flush() override;
     size_t read(uint8_t* out, size_t len) override;
@@ -36,6 +37,7 @@ public:
 private:
     Pl011() = default;
     void init_hardware(uint32_t clock_hz, uint32_t baud);
+    void write_impl(const char* data, size_t len, bool crlf);
     void fill_tx_fifo();
     void put_polled(uint8_t c);
 

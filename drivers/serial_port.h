@@ -9,6 +9,8 @@ public:
     // Queues bytes for interrupt-driven transmission; blocks (polling the FIFO) only when the
     // transmit ring is full, so nothing is dropped.
     virtual void write(const char* data, size_t len) = 0;
+    // Like write() but byte-exact: no LF -> CRLF translation (protocol traffic).
+    virtual void write_raw(const char* data, size_t len) = 0;
     // Writes straight to the FIFO, bypassing the ring: for the panic path and early boot.
     virtual void write_polled(const char* data, size_t len) = 0;
     // Drains the transmit ring synchronously (before power-off or a panic dump).

@@ -15,7 +15,7 @@
 #include "shell.h"
 #include "version.h"
 #include "cap/kcap.h"
-#include "ipc/sync.h"
+#include "dev/serial_device.h"
 #include "ktest/ktest.h"
 #include "sched/scheduler.h"
 
@@ -84,16 +84,16 @@ void print_banner(const dtb::Blob& blob) {
 // Kernel singletons reached through capabilities, and the first tasks.
 [[noreturn]] void start_tasks() {
     kcap::init();
-    static ipc::Event console_rx(true);
+    static dev::SerialDevice serial(platform::console_uart());
     static int factory_object, introspection_object, audit_object;
     auto factory = kcap::register_object(kcap::ObjectType::Factory, &factory_object);
     auto introspection = kcap::register_object(kcap::ObjectType::Introspection, &introspection_object);
     auto audit_log = kcap::register_object(kcap::ObjectType::AuditLog, &audit_object);
-    auto rx_event = kcap::register_object(kcap::ObjectType::Event, &console_rx);
-    if (!factory || !introspection || !audit_log || !rx_event)
+    auto serial_object = kcap::register_object(kcap::ObjectType::Device, &serial);
+    if (!factory || !introspection || !audit_log || !serial_object)
         panic("cap: cannot register the kernel singletons");
     if (auto* uart = platform::console_uart())
-        uart->set_rx_notify([](void* ev) { static_cast<ipc::Event*>(ev)->signal(); }, &console_rx);
+        uart->set_rx_notify([](void* d) { static_cast<dev::SerialDevice*>(d)->on_rx(); }, &serial);
 
     // The console shell is the appliance owner's seat: it holds every kernel capability.
     static shell::Caps shell_caps;
@@ -103,7 +103,7 @@ void print_banner(const dtb::Blob& blob) {
     shell_caps.factory = kcap::grant_existing(*sh, *factory, kcap::kWrite | kcap::kGrant).value_or(~0u);
     shell_caps.introspection = kcap::grant_existing(*sh, *introspection, kcap::kRead | kcap::kGrant).value_or(~0u);
     shell_caps.audit = kcap::grant_existing(*sh, *audit_log, kcap::kRead).value_or(~0u);
-    shell_caps.console_rx = kcap::grant_existing(*sh, *rx_event, kcap::kRead).value_or(~0u);
+    shell_caps.serial = kcap::grant_existing(*sh, *serial_object, kcap::kRead | kcap::kWrite).value_or(~0u);
 
     if (!bootargs::get().ktest.empty()) {
         static ktest::Caps test_caps;

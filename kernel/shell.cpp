@@ -272,18 +272,16 @@ void execute(std::string_view line) {
 
 int64_t task_main(void* arg) {
     g_caps = static_cast<const Caps*>(arg);
-    auto* uart = platform::console_uart();
     char line[kMaxLine + 1];
     size_t len = 0;
     bool overflow = false;
     console::puts("basalt> ");
     for (;;) {
         uint8_t buf[64];
-        size_t n = uart ? uart->read(buf, sizeof buf) : 0;
-        if (n == 0) {
-            sys::call(sys::Number::event_wait, g_caps->console_rx, 0); // the RX interrupt signals it
+        int64_t got = sys::call(sys::Number::serial_read, g_caps->serial, reinterpret_cast<uint64_t>(buf), sizeof buf, 0);
+        if (got <= 0)
             continue;
-        }
+        size_t n = static_cast<size_t>(got);
         for (size_t i = 0; i < n; ++i) {
             char c = static_cast<char>(buf[i]);
             if (c == '\r' || c == '\n') {

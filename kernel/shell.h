@@ -10,7 +10,7 @@ struct Caps {
     uint32_t factory = ~0u;
     uint32_t introspection = ~0u;
     uint32_t audit = ~0u;
-    uint32_t console_rx = ~0u;
+    uint32_t serial = ~0u; // the console line (Device)
 };
 
 int64_t task_main(void* caps);
