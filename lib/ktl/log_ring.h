@@ -16,7 +16,7 @@ struct LogRecord {
     uint64_t seq = 0;
     uint64_t mono_ns = 0;      // monotonic time since boot
     int64_t unix_seconds = 0;  // wall clock when known, else 0
-    LogLevel level = LogLevel::Info;
+    LogLevel level = LogLevel::Debug; // zero, so an empty ring lives in .bss, not in the image
     uint16_t length = 0;
     char text[kMaxText + 1] = {};
 };
