@@ -18,6 +18,7 @@
 #include "dev/serial_device.h"
 #include "ktest/ktest.h"
 #include "sched/scheduler.h"
+#include "vector/worker.h"
 
 #include <drivers/generic_timer.h>
 #include <drivers/pl011.h>
@@ -81,6 +82,8 @@ void print_banner(const dtb::Blob& blob) {
     platform::print_devices(blob);
 }
 
+constexpr uint32_t kVectorWorkers = 2;
+
 // Kernel singletons reached through capabilities, and the first tasks.
 [[noreturn]] void start_tasks() {
     kcap::init();
@@ -115,6 +118,20 @@ void print_banner(const dtb::Blob& blob) {
         test_caps.introspection = kcap::grant_existing(*runner, *introspection, kcap::kRead | kcap::kGrant).value_or(~0u);
         test_caps.audit = kcap::grant_existing(*runner, *audit_log, kcap::kRead).value_or(~0u);
         test_caps.factory_object = *factory;
+    }
+    // The vector store: worker tasks serving vec_* requests, holding the service capability.
+    static int vector_service_object;
+    auto vector_service = kcap::register_object(kcap::ObjectType::VectorService, &vector_service_object);
+    if (!vector_service)
+        panic("cap: cannot register the vector service");
+    static vector::WorkerArgs worker_args[kVectorWorkers];
+    for (uint32_t i = 0; i < kVectorWorkers; ++i) {
+        char name[] = "vecstore-0";
+        name[9] = static_cast<char>('0' + i);
+        auto w = sched::create(name, vector::worker_main, &worker_args[i], sched::CreateOptions { 18, true });
+        if (!w)
+            panic("sched: cannot create the vector store: %s", ktl::error_name(w.error()));
+        worker_args[i].service_slot = kcap::grant_existing(*w, *vector_service, kcap::kWrite).value_or(~0u);
     }
     KLOG_INFO("sched: starting tasks (tick %u Hz)", bootargs::get().tick_hz);
     sched::start();

@@ -18,6 +18,8 @@ constexpr int64_t kBlocked = INT64_MIN;
 
 // Frees a region object created by region_create (its pages and bookkeeping).
 void destroy_region(void* object);
+// Frees a vector collection (its index pages and bookkeeping); nothing may be queued on it.
+void destroy_collection(void* object);
 
 } // namespace handlers
 

@@ -4,6 +4,7 @@
 #include "../ipc/message_queue.h"
 #include "../ipc/sync.h"
 #include "../ipc/timer.h"
+#include "../vector/collection.h"
 #include "../mm/kheap.h"
 #include "../sched/scheduler.h"
 #include "buffers.h"
@@ -146,6 +147,10 @@ int64_t object_destroy(arch::TrapFrame&, const kcap::Resolved& o) {
     case kcap::ObjectType::Timer:
     case kcap::ObjectType::Region:
         break;
+    case kcap::ObjectType::VectorCollection:
+        if (static_cast<vector::Collection*>(o.object)->outstanding > 0)
+            return -static_cast<int64_t>(ktl::Error::WouldBlock); // requests still queued or running
+        break;
     default:
         return -static_cast<int64_t>(ktl::Error::Unsupported);
     }
@@ -159,6 +164,7 @@ int64_t object_destroy(arch::TrapFrame&, const kcap::Resolved& o) {
     case kcap::ObjectType::Timer: destroy_object_of<ipc::Timer>(o.object); break;
     case kcap::ObjectType::Queue: static_cast<ipc::MessageQueue*>(o.object)->destroy(); break;
     case kcap::ObjectType::Region: destroy_region(o.object); break;
+    case kcap::ObjectType::VectorCollection: destroy_collection(o.object); break;
     default: break;
     }
     return 0;

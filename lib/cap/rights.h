@@ -49,7 +49,8 @@ constexpr Rights kAllDefined = kRW | Rights::Execute | kManage;
     X(Semaphore, rights::kRW | rights::kManage)                                 \
     X(Mutex, rights::kRW | rights::kManage)                                     \
     X(Event, rights::kRW | rights::kManage)                                     \
-    X(Factory, Rights::Write | rights::kManage)
+    X(Factory, Rights::Write | rights::kManage)                                 \
+    X(VectorService, Rights::Write | rights::kManage)
 
 enum class ObjectType : uint8_t {
 #define BASALT_CAP_ENUM(name, rights) name,

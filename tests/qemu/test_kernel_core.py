@@ -3,12 +3,13 @@
 real system calls: preemptive fairness, mutex/semaphore/event semantics, 100,000 queued
 messages in order, a stack overflow killed while the rest keep running, capability refusals
 audited, single-use execution tokens, FP/SIMD state across switches, memory-region policies, timers and object destruction,
-the vector index built bit-identically to the host (NEON and scalar), and the cost figures."""
+the vector index built bit-identically to the host (NEON and scalar), the vector store
+service (collections behind capabilities, parallel searches), and the cost figures."""
 import re
 
 from harness import Qemu, check, main
 
-CASES = ["sched", "sync", "queue", "stack", "caps", "token", "fp", "regions", "timer", "hnsw", "bench"]
+CASES = ["sched", "sync", "queue", "stack", "caps", "token", "fp", "regions", "timer", "hnsw", "vectors", "bench"]
 
 
 def test(args):
@@ -28,7 +29,10 @@ def test(args):
             q.find(rf"golden \({isa}\): snapshot 82112 bytes crc 04daac99, nearest id 831")
         m = q.find(r"(\d+) queries/s with NEON, (\d+) scalar")
         print(f"in-kernel HNSW search: {m.group(1)} q/s NEON, {m.group(2)} q/s scalar (QEMU TCG)")
-        q.expect(r"ktest summary: 11 passed, 0 failed")
+        m = q.find(r"vectors: (\d+) inserted in (\d+) ms, recall@10 ([\d.]+)")
+        check(float(m.group(3)) >= 0.9, f"vector store recall {m.group(3)}")
+        print(f"vector store in the kernel: {m.group(1)} vectors inserted in {m.group(2)} ms, recall@10 {m.group(3)}")
+        q.expect(r"ktest summary: 12 passed, 0 failed")
         status = q.wait_exit(timeout=20)
         check(status == 0, f"exit status {status}")
     finally:

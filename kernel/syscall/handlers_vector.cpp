@@ -1,0 +1,111 @@
+// Vector-store system calls. Callers are checked here (capability, arguments, buffers); the
+// index work itself is queued to the worker tasks (vector/service.h).
+#include "../mm/kheap.h"
+#include "../mm/pmm.h"
+#include "../sched/scheduler.h"
+#include "../vector/service.h"
+#include "buffers.h"
+#include "handlers.h"
+
+#include <new>
+
+namespace handlers {
+namespace {
+
+int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
+int64_t finish(ipc::Outcome o) { return o.blocked ? kBlocked : o.value; }
+vector::Collection& collection(const kcap::Resolved& o) { return *static_cast<vector::Collection*>(o.object); }
+
+} // namespace
+
+void destroy_collection(void* object) {
+    auto* c = static_cast<vector::Collection*>(object);
+    pmm::free_pages(c->pages, c->order);
+    c->~Collection();
+    kheap::free(c);
+}
+
+int64_t vec_create(arch::TrapFrame& f, const kcap::Resolved&) {
+    if (!buffers::readable(f.x[1], sizeof(vector::CreateParams)))
+        return err(ktl::Error::InvalidArgs);
+    const auto in = *reinterpret_cast<const vector::CreateParams*>(f.x[1]);
+    hnsw::Params p;
+    p.dim = in.dim;
+    p.metric = static_cast<hnsw::Metric>(in.metric);
+    p.m = in.m ? in.m : 16;
+    p.ef_construction = in.ef_construction ? in.ef_construction : 200;
+    p.max_ef = in.max_ef ? in.max_ef : 512;
+    p.max_elements = in.max_elements;
+    if (in.metric > 2 || !p.validate())
+        return err(ktl::Error::InvalidArgs);
+    size_t bytes = hnsw::Index::memory_needed(p);
+    if (bytes > vector::kMaxCollectionBytes)
+        return err(ktl::Error::NoMemory); // over the per-collection budget
+    sched::Task* self = sched::current();
+    auto owner = static_cast<uint16_t>(self->id);
+    unsigned order = 0;
+    while ((4096ull << order) < bytes)
+        ++order;
+    auto pages = pmm::alloc_pages(order, owner);
+    if (!pages)
+        return err(pages.error());
+    auto index = hnsw::Index::create(p, { reinterpret_cast<std::byte*>(*pages), 4096ull << order });
+    auto mem = index ? kheap::alloc(sizeof(vector::Collection), owner) : ktl::Result<void*>(index.error());
+    if (!mem) {
+        pmm::free_pages(*pages, order);
+        return err(mem.error());
+    }
+    auto* c = new (*mem) vector::Collection {};
+    c->index = static_cast<hnsw::Index&&>(*index);
+    c->pages = *pages;
+    c->order = order;
+    auto slot = kcap::create_and_grant(self, kcap::ObjectType::VectorCollection, c,
+                                       kcap::kRead | kcap::kWrite | kcap::kGrant | kcap::kRevoke);
+    if (!slot) {
+        destroy_collection(c);
+        return err(slot.error());
+    }
+    return *slot;
+}
+
+int64_t vec_insert(arch::TrapFrame& f, const kcap::Resolved& o) {
+    uint64_t count = f.x[3];
+    uint32_t dim = collection(o).index.params().dim;
+    if (count == 0 || count > 4096 || !buffers::readable(f.x[1], count * 8) ||
+        !buffers::readable(f.x[2], count * dim * sizeof(float)))
+        return err(ktl::Error::InvalidArgs);
+    return finish(vector::submit(vector::Op::Insert, &collection(o), { f.x[1], f.x[2], count, 0, 0 }));
+}
+
+int64_t vec_search(arch::TrapFrame& f, const kcap::Resolved& o) {
+    const hnsw::Params& p = collection(o).index.params();
+    uint64_t k = f.x[2], ef = f.x[3];
+    if (k == 0 || k > p.max_ef || ef > p.max_ef || !buffers::readable(f.x[1], p.dim * sizeof(float)) ||
+        !buffers::writable(f.x[4], k * sizeof(hnsw::Hit)))
+        return err(ktl::Error::InvalidArgs);
+    return finish(vector::submit(vector::Op::Search, &collection(o), { f.x[1], k, ef, f.x[4], 0 }));
+}
+
+int64_t vec_get(arch::TrapFrame& f, const kcap::Resolved& o) {
+    if (!buffers::writable(f.x[2], collection(o).index.params().dim * sizeof(float)))
+        return err(ktl::Error::InvalidArgs);
+    return finish(vector::submit(vector::Op::Get, &collection(o), { f.x[1], f.x[2], 0, 0, 0 }));
+}
+
+int64_t vec_delete(arch::TrapFrame& f, const kcap::Resolved& o) {
+    return finish(vector::submit(vector::Op::Delete, &collection(o), { f.x[1], 0, 0, 0, 0 }));
+}
+
+int64_t vec_stats(arch::TrapFrame& f, const kcap::Resolved& o) {
+    if (!buffers::writable(f.x[1], sizeof(vector::Stats)))
+        return err(ktl::Error::InvalidArgs);
+    return finish(vector::submit(vector::Op::Stats, &collection(o), { f.x[1], 0, 0, 0, 0 }));
+}
+
+int64_t vec_serve(arch::TrapFrame& f, const kcap::Resolved&) {
+    if (!buffers::writable(f.x[3], sizeof(vector::Job)))
+        return err(ktl::Error::InvalidArgs);
+    return finish(vector::serve(f.x[1], static_cast<int64_t>(f.x[2]), reinterpret_cast<vector::Job*>(f.x[3])));
+}
+
+} // namespace handlers

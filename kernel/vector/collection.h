@@ -1,0 +1,44 @@
+#pragma once
+// A vector collection: one HNSW index in pages of its own (its memory budget), reached through
+// a VectorCollection capability. Index work runs in the vector-store worker tasks, never in a
+// system call: calls queue requests, workers take them under a per-collection reader/writer
+// discipline (many searches at once; inserts and deletes alone), so no search sees a torn index.
+#include <cstdint>
+
+#include <hnsw/index.h>
+
+namespace vector {
+
+// Layout shared with callers of vec_create.
+struct CreateParams {
+    uint32_t dim;
+    uint32_t metric;          // 0 L2, 1 cosine, 2 inner product
+    uint32_t m;               // 0 = default (16)
+    uint32_t ef_construction; // 0 = default (200)
+    uint32_t max_elements;
+    uint32_t max_ef;          // 0 = default (512)
+};
+
+// Layout returned by vec_stats.
+struct Stats {
+    uint64_t count;
+    uint64_t deleted;
+    uint64_t levels;
+    uint64_t bytes_used;
+    uint64_t bytes_budget;
+    uint64_t distance_computations;
+};
+
+struct Collection {
+    hnsw::Index index;
+    uint64_t pages = 0;
+    unsigned order = 0;
+    uint32_t readers = 0;       // requests running now that only read
+    bool writer = false;        // a writing request is running
+    uint32_t queued_writes = 0; // writes waiting: later reads queue behind them (no starvation)
+    uint32_t outstanding = 0;   // queued + running requests (drop refuses while > 0)
+};
+
+constexpr uint64_t kMaxCollectionBytes = 64ull << 20;
+
+} // namespace vector

@@ -1,0 +1,89 @@
+#include "worker.h"
+
+#include "../mm/kheap.h"
+#include "../sched/scheduler.h"
+#include "../syscall/sys.h"
+#include "service.h"
+
+namespace vector {
+namespace {
+
+int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
+
+int64_t search(Collection& c, const Job& job) {
+    const hnsw::Params& p = c.index.params();
+    auto owner = static_cast<uint16_t>(sched::current()->id);
+    auto mem = kheap::alloc(hnsw::Index::scratch_bytes(p), owner);
+    if (!mem)
+        return err(mem.error());
+    int64_t result;
+    auto scratch = c.index.make_scratch({ static_cast<std::byte*>(*mem), hnsw::Index::scratch_bytes(p) });
+    if (!scratch) {
+        result = err(scratch.error());
+    } else {
+        auto k = static_cast<uint32_t>(job.a[1]);
+        auto n = c.index.search(*scratch, { reinterpret_cast<const float*>(job.a[0]), p.dim }, k,
+                                static_cast<uint32_t>(job.a[2]), { reinterpret_cast<hnsw::Hit*>(job.a[3]), k });
+        result = n ? static_cast<int64_t>(*n) : err(n.error());
+    }
+    kheap::free(*mem);
+    return result;
+}
+
+int64_t execute(const Job& job) {
+    Collection& c = *job.collection;
+    const uint32_t dim = c.index.params().dim;
+    switch (job.op) {
+    case Op::Insert: {
+        auto* ids = reinterpret_cast<const uint64_t*>(job.a[0]);
+        auto* vectors = reinterpret_cast<const float*>(job.a[1]);
+        uint64_t count = job.a[2];
+        for (uint64_t i = 0; i < count; ++i) {
+            auto r = c.index.upsert(ids[i], { vectors + i * dim, dim });
+            if (!r)
+                return i > 0 ? static_cast<int64_t>(i) : err(r.error()); // count stored before the failure
+        }
+        return static_cast<int64_t>(count);
+    }
+    case Op::Search: return search(c, job);
+    case Op::Get: {
+        auto r = c.index.get(job.a[0], { reinterpret_cast<float*>(job.a[1]), dim });
+        return r ? dim : err(r.error());
+    }
+    case Op::Delete: {
+        auto r = c.index.remove(job.a[0]);
+        return r ? 0 : err(r.error());
+    }
+    case Op::Stats: {
+        auto s = c.index.stats();
+        auto* out = reinterpret_cast<vector::Stats*>(job.a[0]);
+        out->count = s.count;
+        out->deleted = s.deleted;
+        out->levels = s.levels;
+        out->bytes_used = s.bytes_used;
+        out->bytes_budget = s.bytes_budget;
+        out->distance_computations = s.distance_computations;
+        return 0;
+    }
+    }
+    return err(ktl::Error::Unsupported);
+}
+
+} // namespace
+
+int64_t worker_main(void* arg) {
+    const uint32_t service = static_cast<const WorkerArgs*>(arg)->service_slot;
+    uint64_t done = 0;
+    int64_t result = 0;
+    for (;;) {
+        Job job {};
+        int64_t r = sys::call(sys::Number::vec_serve, service, done, static_cast<uint64_t>(result),
+                              reinterpret_cast<uint64_t>(&job));
+        if (r < 0)
+            return r; // no service capability: nothing to serve
+        result = execute(job);
+        done = job.request;
+    }
+}
+
+} // namespace vector
