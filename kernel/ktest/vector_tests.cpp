@@ -1,5 +1,6 @@
 // The vector store through its system calls: collections behind capabilities, index work in
 // the worker tasks, searches running in parallel while inserts are serialised against them.
+#include "../mm/kheap.h"
 #include "../vector/collection.h"
 #include "../vector/service.h"
 #include "cases.h"
@@ -166,6 +167,48 @@ bool vector_store(const Caps& caps) {
     auto svc = vector::stats();
     KT_CHECK(svc.max_concurrent_reads >= 2, "searches never overlapped (max %u)", svc.max_concurrent_reads);
 
+    // Snapshot export and import: the copy answers identically; damaged snapshots are refused.
+    int64_t need = sys::call(N::vec_export, coll, 0, 0);
+    KT_CHECK(need > 0, "export size %lld", (long long)need);
+    auto mem = kheap::alloc(static_cast<size_t>(need), static_cast<uint16_t>(sys::self()));
+    KT_CHECK(mem.ok(), "snapshot buffer");
+    auto* snap = static_cast<uint8_t*>(*mem);
+    KT_CHECK(sys::call(N::vec_export, coll, reinterpret_cast<uint64_t>(snap), need) == need, "export");
+    int64_t copy = sys::call(N::vec_import, caps.factory, reinterpret_cast<uint64_t>(snap), need);
+    KT_CHECK(copy >= 0, "import %lld", (long long)copy);
+    hnsw::Hit a[10], b[10];
+    for (uint32_t q = 0; q < 50; ++q) {
+        uint64_t qp = reinterpret_cast<uint64_t>(&g_queries[q * kDim]);
+        KT_CHECK(sys::call(N::vec_search, coll, qp, 10, 64, reinterpret_cast<uint64_t>(a)) == 10 &&
+                     sys::call(N::vec_search, copy, qp, 10, 64, reinterpret_cast<uint64_t>(b)) == 10,
+                 "search original and copy");
+        for (int j = 0; j < 10; ++j)
+            KT_CHECK(a[j].id == b[j].id && a[j].distance == b[j].distance, "the imported copy answers differently");
+    }
+    KT_CHECK(sys::call(N::vec_import, caps.factory, reinterpret_cast<uint64_t>(snap), need - 1) < 0,
+             "truncated snapshot accepted");
+    snap[need / 2] ^= 0x40;
+    int64_t damaged = sys::call(N::vec_import, caps.factory, reinterpret_cast<uint64_t>(snap), need);
+    KT_CHECK(damaged == -int64_t(ktl::Error::Corrupt), "damaged snapshot -> %lld", (long long)damaged);
+    kheap::free(snap);
+    KT_CHECK(sys::call(N::object_destroy, copy) == 0, "drop the copy");
+
+    // A full collection gives a clean error and keeps working.
+    vector::CreateParams small { kDim, 0, 8, 50, 50, 64 };
+    int64_t tiny = sys::call(N::vec_create, caps.factory, reinterpret_cast<uint64_t>(&small));
+    KT_CHECK(tiny >= 0, "create small");
+    uint64_t many[100];
+    for (uint32_t i = 0; i < 100; ++i)
+        many[i] = i + 1;
+    int64_t stored = sys::call(N::vec_insert, tiny, reinterpret_cast<uint64_t>(many), reinterpret_cast<uint64_t>(g_data), 100);
+    KT_CHECK(stored == 50, "filled %lld of a 50-slot collection", (long long)stored);
+    int64_t over = sys::call(N::vec_insert, tiny, reinterpret_cast<uint64_t>(&many[60]),
+                             reinterpret_cast<uint64_t>(&g_data[60 * kDim]), 1);
+    KT_CHECK(over == -int64_t(ktl::Error::Full), "insert into a full collection -> %lld", (long long)over);
+    KT_CHECK(sys::call(N::vec_search, tiny, reinterpret_cast<uint64_t>(g_queries), 10, 32, reinterpret_cast<uint64_t>(a)) == 10,
+             "a full collection still searches");
+    KT_CHECK(sys::call(N::object_destroy, tiny) == 0, "drop small");
+
     // Rights: a read-only capability cannot write; the collection drops cleanly when idle.
     int64_t ro = sys::call(N::cap_mint, coll, 0x1, 0);
     KT_CHECK(ro >= 0, "mint");
@@ -174,9 +217,10 @@ bool vector_store(const Caps& caps) {
     KT_CHECK(sys::call(N::vec_stats, coll, reinterpret_cast<uint64_t>(&st)) == -int64_t(ktl::Error::BadHandle),
              "collection usable after drop");
     console::printf("ktest:   vectors: %u inserted in %llu ms, recall@10 %.3f at ef 64, deletes never returned, "
-                    "%u+%u parallel searches during inserts (max %u concurrent), read-only enforced\n",
+                    "%u+%u parallel searches during inserts (max %u concurrent), snapshot %lld bytes round trip, "
+                    "full collection refused cleanly, read-only enforced\n",
                     kCount, (unsigned long long)insert_ms, recall, g_searchers[0].searches, g_searchers[1].searches,
-                    svc.max_concurrent_reads);
+                    svc.max_concurrent_reads, (long long)need);
     return true;
 }
 

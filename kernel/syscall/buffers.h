@@ -11,10 +11,10 @@ namespace buffers {
 
 constexpr uint64_t kMaxBuffer = 1u << 20;
 
-inline bool range_ok(uint64_t p, uint64_t len) { return p != 0 && len <= kMaxBuffer && p + len > p; }
+inline bool range_ok(uint64_t p, uint64_t len, uint64_t max = kMaxBuffer) { return p != 0 && len <= max && p + len > p; }
 
-inline bool writable(uint64_t p, uint64_t len) {
-    if (!range_ok(p, len))
+inline bool writable(uint64_t p, uint64_t len, uint64_t max = kMaxBuffer) {
+    if (!range_ok(p, len, max))
         return false;
     for (uint64_t page = p & ~0xfffull; page < p + len; page += 4096) {
         if (!mmu::is_writable_ram(page))
@@ -23,8 +23,8 @@ inline bool writable(uint64_t p, uint64_t len) {
     return true;
 }
 
-inline bool readable(uint64_t p, uint64_t len) {
-    if (!range_ok(p, len))
+inline bool readable(uint64_t p, uint64_t len, uint64_t max = kMaxBuffer) {
+    if (!range_ok(p, len, max))
         return false;
     for (uint64_t page = p & ~0xfffull; page < p + len; page += 4096) {
         if (!mmu::is_mapped(page) || !mmu::is_mapped_ram(page))

@@ -16,6 +16,45 @@ int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
 int64_t finish(ipc::Outcome o) { return o.blocked ? kBlocked : o.value; }
 vector::Collection& collection(const kcap::Resolved& o) { return *static_cast<vector::Collection*>(o.object); }
 
+struct IndexPages {
+    uint64_t addr;
+    unsigned order;
+    std::span<std::byte> span() const { return { reinterpret_cast<std::byte*>(addr), 4096ull << order }; }
+};
+
+// Pages for an index arena of `bytes`, within the per-collection budget, charged to the caller.
+ktl::Result<IndexPages> alloc_index_pages(size_t bytes) {
+    if (bytes > vector::kMaxCollectionBytes)
+        return ktl::Error::NoMemory;
+    unsigned order = 0;
+    while ((4096ull << order) < bytes)
+        ++order;
+    auto pages = TRY(pmm::alloc_pages(order, static_cast<uint16_t>(sched::current()->id)));
+    return IndexPages { pages, order };
+}
+
+// Wraps a freshly created or loaded index into a collection object and gives the caller the
+// original capability; on any failure everything is released again.
+int64_t publish(ktl::Result<hnsw::Index>&& index, IndexPages pages) {
+    auto mem = index ? kheap::alloc(sizeof(vector::Collection), static_cast<uint16_t>(sched::current()->id))
+                     : ktl::Result<void*>(index.error());
+    if (!mem) {
+        pmm::free_pages(pages.addr, pages.order);
+        return err(mem.error());
+    }
+    auto* c = new (*mem) vector::Collection {};
+    c->index = static_cast<hnsw::Index&&>(*index);
+    c->pages = pages.addr;
+    c->order = pages.order;
+    auto slot = kcap::create_and_grant(sched::current(), kcap::ObjectType::VectorCollection, c,
+                                       kcap::kRead | kcap::kWrite | kcap::kGrant | kcap::kRevoke);
+    if (!slot) {
+        destroy_collection(c);
+        return err(slot.error());
+    }
+    return *slot;
+}
+
 } // namespace
 
 void destroy_collection(void* object) {
@@ -38,34 +77,10 @@ int64_t vec_create(arch::TrapFrame& f, const kcap::Resolved&) {
     p.max_elements = in.max_elements;
     if (in.metric > 2 || !p.validate())
         return err(ktl::Error::InvalidArgs);
-    size_t bytes = hnsw::Index::memory_needed(p);
-    if (bytes > vector::kMaxCollectionBytes)
-        return err(ktl::Error::NoMemory); // over the per-collection budget
-    sched::Task* self = sched::current();
-    auto owner = static_cast<uint16_t>(self->id);
-    unsigned order = 0;
-    while ((4096ull << order) < bytes)
-        ++order;
-    auto pages = pmm::alloc_pages(order, owner);
+    auto pages = alloc_index_pages(hnsw::Index::memory_needed(p));
     if (!pages)
         return err(pages.error());
-    auto index = hnsw::Index::create(p, { reinterpret_cast<std::byte*>(*pages), 4096ull << order });
-    auto mem = index ? kheap::alloc(sizeof(vector::Collection), owner) : ktl::Result<void*>(index.error());
-    if (!mem) {
-        pmm::free_pages(*pages, order);
-        return err(mem.error());
-    }
-    auto* c = new (*mem) vector::Collection {};
-    c->index = static_cast<hnsw::Index&&>(*index);
-    c->pages = *pages;
-    c->order = order;
-    auto slot = kcap::create_and_grant(self, kcap::ObjectType::VectorCollection, c,
-                                       kcap::kRead | kcap::kWrite | kcap::kGrant | kcap::kRevoke);
-    if (!slot) {
-        destroy_collection(c);
-        return err(slot.error());
-    }
-    return *slot;
+    return publish(hnsw::Index::create(p, pages->span()), *pages);
 }
 
 int64_t vec_insert(arch::TrapFrame& f, const kcap::Resolved& o) {
@@ -100,6 +115,28 @@ int64_t vec_stats(arch::TrapFrame& f, const kcap::Resolved& o) {
     if (!buffers::writable(f.x[1], sizeof(vector::Stats)))
         return err(ktl::Error::InvalidArgs);
     return finish(vector::submit(vector::Op::Stats, &collection(o), { f.x[1], 0, 0, 0, 0 }));
+}
+
+int64_t vec_export(arch::TrapFrame& f, const kcap::Resolved& o) {
+    if (f.x[1] != 0 && !buffers::writable(f.x[1], f.x[2], vector::kMaxCollectionBytes))
+        return err(ktl::Error::InvalidArgs);
+    return finish(vector::submit(vector::Op::Export, &collection(o), { f.x[1], f.x[2], 0, 0, 0 }));
+}
+
+// Loaded here, in the system call: the snapshot is checked (CRCs, structure) before anything is
+// kept, and a new collection has no other users yet.
+int64_t vec_import(arch::TrapFrame& f, const kcap::Resolved&) {
+    uint64_t ptr = f.x[1], len = f.x[2];
+    if (!buffers::readable(ptr, len, vector::kMaxCollectionBytes))
+        return err(ktl::Error::InvalidArgs);
+    std::span<const std::byte> snapshot(reinterpret_cast<const std::byte*>(ptr), len);
+    auto params = hnsw::Index::peek(snapshot);
+    if (!params)
+        return err(params.error());
+    auto pages = alloc_index_pages(hnsw::Index::memory_needed(*params));
+    if (!pages)
+        return err(pages.error());
+    return publish(hnsw::Index::load(snapshot, pages->span()), *pages);
 }
 
 int64_t vec_serve(arch::TrapFrame& f, const kcap::Resolved&) {

@@ -8,7 +8,7 @@
 
 namespace vector {
 
-enum class Op : uint8_t { Insert = 1, Search, Get, Delete, Stats };
+enum class Op : uint8_t { Insert = 1, Search, Get, Delete, Stats, Export };
 constexpr bool is_write(Op op) { return op == Op::Insert || op == Op::Delete; }
 
 // What a worker receives (written into its buffer by vec_serve).

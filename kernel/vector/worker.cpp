@@ -54,6 +54,12 @@ int64_t execute(const Job& job) {
         auto r = c.index.remove(job.a[0]);
         return r ? 0 : err(r.error());
     }
+    case Op::Export: {
+        if (job.a[0] == 0)
+            return static_cast<int64_t>(c.index.snapshot_size());
+        auto r = c.index.save({ reinterpret_cast<std::byte*>(job.a[0]), job.a[1] });
+        return r ? static_cast<int64_t>(*r) : err(r.error());
+    }
     case Op::Stats: {
         auto s = c.index.stats();
         auto* out = reinterpret_cast<vector::Stats*>(job.a[0]);
