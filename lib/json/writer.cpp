@@ -236,3 +236,16 @@ Writer& Writer::raw(std::string_view json) {
 }
 
 } // namespace json
+
+namespace json {
+
+Writer& Writer::raw_string(std::string_view escaped_body) {
+    if (before_value()) {
+        put('"');
+        put(escaped_body);
+        put('"');
+    }
+    return *this;
+}
+
+} // namespace json

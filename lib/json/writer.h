@@ -34,6 +34,8 @@ public:
     Writer& null();
     // A pre-serialised value, inserted as is (the caller vouches for it).
     Writer& raw(std::string_view json);
+    // A string whose body is already JSON-escaped (e.g. echoing a parsed string verbatim).
+    Writer& raw_string(std::string_view escaped_body);
 
     bool ok() const { return m_error == ktl::Error::None; }
     ktl::Error error() const { return m_error; }

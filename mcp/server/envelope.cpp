@@ -1,0 +1,27 @@
+#include "envelope.h"
+
+namespace mcp {
+
+void write_envelope(json::Writer& w, ErrorCode code, std::string_view message, std::string_view request_id,
+                    std::string_view timestamp, std::initializer_list<Detail> details) {
+    w.begin_object();
+    w.key("ok").boolean(false);
+    w.key("error").begin_object();
+    w.key("code").string(error_code_name(code));
+    w.key("message").string(message);
+    w.key("details");
+    if (details.size() == 0) {
+        w.null();
+    } else {
+        w.begin_object();
+        for (const auto& d : details)
+            w.key(d.key).string(d.value);
+        w.end_object();
+    }
+    w.end_object();
+    w.key("request_id").string(request_id);
+    w.key("timestamp").string(timestamp);
+    w.end_object();
+}
+
+} // namespace mcp

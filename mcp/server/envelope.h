@@ -1,0 +1,26 @@
+#pragma once
+// The canonical error envelope (shared/contracts.md):
+//   {"ok":false,"error":{"code":..,"message":..,"details":{..}|null},"request_id":..,"timestamp":..}
+// Where it sits, the same on every transport:
+//  - authentication failures: JSON-RPC error -32001, envelope in error.data
+//  - rate / concurrency limits: JSON-RPC error -32002, envelope in error.data
+//  - unknown or unlisted tool: JSON-RPC error -32602, envelope in error.data
+//  - malformed messages: JSON-RPC -32700 / -32600, envelope in error.data
+//  - failures of an admitted call (validation, time/output limits, not found, internal):
+//    a tools/call result with isError true, the envelope as structuredContent.
+#include <string_view>
+
+#include <json/writer.h>
+#include <mcp/policy/error_code.h>
+
+namespace mcp {
+
+struct Detail {
+    std::string_view key;
+    std::string_view value;
+};
+
+void write_envelope(json::Writer& w, ErrorCode code, std::string_view message, std::string_view request_id,
+                    std::string_view timestamp, std::initializer_list<Detail> details = {});
+
+} // namespace mcp

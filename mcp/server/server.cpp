@@ -1,0 +1,285 @@
+#include "server.h"
+
+#include "envelope.h"
+
+#include <mcp/policy/roles.h>
+
+namespace mcp {
+namespace {
+
+constexpr const char* kVersions[] = { "2025-11-25", "2025-06-18", "2025-03-26" };
+constexpr int kParseError = -32700, kInvalidRequest = -32600, kMethodNotFound = -32601, kInvalidParams = -32602;
+constexpr int kAuthError = -32001, kLimitError = -32002;
+constexpr size_t kMaxToolOutput = 65536;
+
+} // namespace
+
+struct Server::Request {
+    json::Writer& w;
+    json::Value id;
+    json::Value params;
+    char request_id[80];
+    char timestamp[32];
+    bool replied = false;
+};
+
+static void begin_reply(json::Writer& w, const json::Value& id) {
+    w.begin_object().key("jsonrpc").string("2.0").key("id");
+    if (!id.valid())
+        w.null();
+    else if (id.is_string())
+        w.raw_string(id.raw());
+    else
+        w.raw(id.raw());
+}
+
+// {"jsonrpc":"2.0","id":..,"error":{"code":..,"message":..,"data":<envelope>}}
+static void error_reply(json::Writer& w, const json::Value& id, int rpc_code, const char* rpc_message, ErrorCode code,
+                        std::string_view detail_message, std::string_view request_id, std::string_view timestamp,
+                        std::initializer_list<Detail> details = {}) {
+    begin_reply(w, id);
+    w.key("error").begin_object().key("code").number(int64_t(rpc_code)).key("message").string(rpc_message);
+    w.key("data");
+    write_envelope(w, code, detail_message, request_id, timestamp, details);
+    w.end_object().end_object();
+}
+
+size_t Server::oversized(uint64_t, std::span<char> out) {
+    json::Writer w(out);
+    char now[32] = "unknown";
+    if (m_config.now_rfc3339)
+        m_config.now_rfc3339(now, sizeof now);
+    error_reply(w, json::Value(), kInvalidRequest, "Invalid Request", ErrorCode::ValidationFailed,
+                "message longer than the line limit; discarded", "", now, { { "reason", "message_too_long" } });
+    return w.complete() ? w.size() : 0;
+}
+
+size_t Server::handle(std::string_view message, Session& session, std::span<char> out) {
+    json::Writer w(out);
+    Request r { w, {}, {}, "", "unknown" };
+    if (m_config.now_rfc3339)
+        m_config.now_rfc3339(r.timestamp, sizeof r.timestamp);
+
+    json::ParseError perr;
+    auto doc = json::Document::parse(message, m_nodes, {}, &perr);
+    if (!doc) {
+        error_reply(w, {}, kParseError, "Parse error", ErrorCode::ValidationFailed, "the message is not valid JSON", "",
+                    r.timestamp, { { "reason", json::reason_name(perr.reason) } });
+        return w.complete() ? w.size() : 0;
+    }
+    json::Value root = doc->root();
+    json::Value id = root.find("id");
+    json::Value method = root.find("method");
+    bool id_ok = !id.valid() || id.is_string() || id.as_int64().has_value();
+    if (!root.is_object() || !root.find("jsonrpc").string_equals("2.0") || !id_ok || (method.valid() && !method.is_string())) {
+        error_reply(w, id_ok ? id : json::Value(), kInvalidRequest, "Invalid Request", ErrorCode::ValidationFailed,
+                    "not a JSON-RPC 2.0 request", "", r.timestamp, { { "reason", "invalid_request" } });
+        return w.complete() ? w.size() : 0;
+    }
+    if (!method.valid())
+        return 0; // a response to a request of ours: nothing to answer
+    r.id = id;
+    r.params = root.find("params");
+    if (id.valid()) {
+        if (id.is_string()) {
+            auto n = id.string_into({ r.request_id, sizeof r.request_id - 1 });
+            r.request_id[n ? *n : 0] = '\0';
+        } else {
+            std::string_view lit = id.raw();
+            size_t n = lit.size() < sizeof r.request_id - 1 ? lit.size() : sizeof r.request_id - 1;
+            for (size_t i = 0; i < n; ++i)
+                r.request_id[i] = lit[i];
+            r.request_id[n] = '\0';
+        }
+    }
+    if (!id.valid()) { // notifications are never answered (JSON-RPC 2.0 section 4.1)
+        if (method.string_equals("notifications/initialized"))
+            session.initialized = true;
+        return 0;
+    }
+    if (r.params.valid() && !r.params.is_object()) {
+        error_reply(w, id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed, "params must be an object",
+                    r.request_id, r.timestamp, { { "reason", "params_not_object" } });
+        return w.complete() ? w.size() : 0;
+    }
+
+    if (method.string_equals("initialize"))
+        initialize(r, session);
+    else if (method.string_equals("ping"))
+        begin_reply(w, id), w.key("result").begin_object().end_object().end_object();
+    else if (method.string_equals("tools/list"))
+        tools_list(r);
+    else if (method.string_equals("tools/call"))
+        tools_call(r, session);
+    else
+        error_reply(w, id, kMethodNotFound, "Method not found", ErrorCode::ValidationFailed, "unknown method", r.request_id,
+                    r.timestamp, { { "reason", "unknown_method" } });
+    if (!w.complete()) {
+        // The reply did not fit (or a tool wrote something malformed): say so, briefly.
+        json::Writer fallback(out);
+        error_reply(fallback, id, kInvalidRequest, "Internal error", ErrorCode::InternalError, "reply too large", r.request_id,
+                    r.timestamp);
+        return fallback.complete() ? fallback.size() : 0;
+    }
+    return w.size();
+}
+
+void Server::initialize(Request& r, Session& s) {
+    const char* chosen = kLatestVersion;
+    json::Value requested = r.params.find("protocolVersion");
+    for (const char* v : kVersions)
+        if (requested.string_equals(v))
+            chosen = v;
+    size_t i = 0;
+    for (; chosen[i] && i + 1 < sizeof s.protocol_version; ++i)
+        s.protocol_version[i] = chosen[i];
+    s.protocol_version[i] = '\0';
+    json::Writer& w = r.w;
+    begin_reply(w, r.id);
+    w.key("result").begin_object();
+    w.key("protocolVersion").string(chosen);
+    // Only what is implemented is declared.
+    w.key("capabilities").begin_object().key("tools").begin_object().key("listChanged").boolean(false).end_object().end_object();
+    w.key("serverInfo").begin_object().key("name").string(m_config.name).key("version").string(m_config.version).end_object();
+    if (m_config.instructions)
+        w.key("instructions").string(m_config.instructions);
+    w.end_object().end_object();
+}
+
+bool Server::allowed(std::string_view tool) const {
+    for (auto name : m_config.allowlist)
+        if (name == tool)
+            return true;
+    return false;
+}
+
+const Tool* Server::find_tool(std::string_view name) const {
+    for (const auto& t : m_config.tools)
+        if (name == t.name)
+            return &t;
+    return nullptr;
+}
+
+void Server::tools_list(Request& r) {
+    uint32_t offset = 0;
+    json::Value cursor = r.params.find("cursor");
+    if (cursor.valid()) {
+        auto text = cursor.plain_string();
+        bool ok = text && !text->empty() && text->size() <= 6;
+        for (size_t i = 0; ok && i < text->size(); ++i) {
+            char c = (*text)[i];
+            ok = c >= '0' && c <= '9';
+            offset = offset * 10 + uint32_t(c - '0');
+        }
+        if (!ok) {
+            error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed, "invalid cursor",
+                        r.request_id, r.timestamp, { { "reason", "invalid_cursor" } });
+            return;
+        }
+    }
+    // Only allowlisted tools are listed: deny by default applies to discovery too.
+    json::Writer& w = r.w;
+    begin_reply(w, r.id);
+    w.key("result").begin_object().key("tools").begin_array();
+    uint32_t index = 0, written = 0;
+    bool more = false;
+    for (const auto& t : m_config.tools) {
+        if (!allowed(t.name))
+            continue;
+        if (index++ < offset)
+            continue;
+        if (written == m_config.page_size) {
+            more = true;
+            break;
+        }
+        ++written;
+        w.begin_object().key("name").string(t.name).key("title").string(t.title).key("description").string(t.description);
+        w.key("inputSchema").raw(t.input_schema);
+        if (t.output_schema)
+            w.key("outputSchema").raw(t.output_schema);
+        w.end_object();
+    }
+    w.end_array();
+    if (more) {
+        char next[12];
+        uint32_t v = offset + written, n = 0;
+        char digits[12];
+        do {
+            digits[n++] = char('0' + v % 10);
+            v /= 10;
+        } while (v && n < sizeof digits);
+        for (uint32_t k = 0; k < n; ++k)
+            next[k] = digits[n - 1 - k];
+        w.key("nextCursor").string(std::string_view(next, n));
+    }
+    w.end_object().end_object();
+}
+
+void Server::tools_call(Request& r, Session& s) {
+    json::Value name = r.params.find("name");
+    json::Value arguments = r.params.find("arguments");
+    auto tool_name = name.plain_string();
+    if (!tool_name || (arguments.valid() && !arguments.is_object())) {
+        error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed,
+                    "tools/call needs a name and an arguments object", r.request_id, r.timestamp,
+                    { { "reason", "invalid_call" } });
+        return;
+    }
+    const Tool* tool = allowed(*tool_name) ? find_tool(*tool_name) : nullptr;
+    if (!tool) {
+        error_reply(r.w, r.id, kInvalidParams, "Unknown tool", ErrorCode::ValidationUnknownTool,
+                    "no such tool, or it is not on the allowlist", r.request_id, r.timestamp, { { "tool", *tool_name } });
+        return;
+    }
+    uint32_t held = s.principal ? s.principal->scopes : 0;
+    if ((held & tool->scopes) != tool->scopes) {
+        char required[96];
+        format_scopes(tool->scopes, required, sizeof required);
+        if (!s.principal)
+            error_reply(r.w, r.id, kAuthError, "Unauthorized", ErrorCode::AuthMissingApiKey,
+                        "this tool needs an authenticated caller", r.request_id, r.timestamp, { { "required", required } });
+        else
+            error_reply(r.w, r.id, kAuthError, "Forbidden", ErrorCode::AuthInsufficientRole,
+                        "the caller's role lacks a required scope", r.request_id, r.timestamp,
+                        { { "role", role_name(s.principal->role) }, { "required", required } });
+        return;
+    }
+    uint16_t who = s.principal ? s.principal->id : 0;
+    auto decision = m_limiter.acquire(who, m_config.now_ns ? m_config.now_ns() : 0);
+    if (!decision.allowed) {
+        error_reply(r.w, r.id, kLimitError, "Too many requests", decision.code, "per-caller limit reached", r.request_id,
+                    r.timestamp);
+        return;
+    }
+    // The tool writes its structured result into a separate, bounded buffer (output limit).
+    static char structured[kMaxToolOutput];
+    json::Writer sw(structured);
+    ToolError err;
+    json::Value args = arguments.valid() ? arguments : json::Value();
+    bool ok = tool->run(args, sw, err);
+    m_limiter.release(who);
+    if (ok && !sw.complete()) {
+        ok = false;
+        err = sw.error() == ktl::Error::Full ? ToolError { ErrorCode::LimitOutputExceeded, "output over 65,536 bytes" }
+                                             : ToolError { ErrorCode::InternalError, "malformed tool output" };
+    }
+    json::Writer& w = r.w;
+    begin_reply(w, r.id);
+    w.key("result").begin_object();
+    if (ok) {
+        w.key("content").begin_array().begin_object().key("type").string("text").key("text").string(sw.view());
+        w.end_object().end_array();
+        w.key("structuredContent").raw(sw.view());
+        w.key("isError").boolean(false);
+    } else {
+        json::Writer ew(structured);
+        write_envelope(ew, err.code, err.message, r.request_id, r.timestamp);
+        w.key("content").begin_array().begin_object().key("type").string("text").key("text").string(ew.view());
+        w.end_object().end_array();
+        w.key("structuredContent").raw(ew.view());
+        w.key("isError").boolean(true);
+    }
+    w.end_object().end_object();
+}
+
+} // namespace mcp
