@@ -54,7 +54,11 @@ void Pl011::init_hardware(uint32_t clock_hz, uint32_t baud) {
     // Wait for any firmware output to drain before reconfiguring (DDI 0183G 3.3.8 note).
     for (int i = 0; i < 100000 && (mmio::read32(m_base + FR) & FR_BUSY); ++i) {
     }
+    // Stop the receiver first (a disabled UART accepts no new byte), then keep what arrived
+    // before the kernel — a client that writes at once, e.g. an MCP stdio client's initialize —
+    // in the receive ring: reprogramming LCRH.FEN below flushes the FIFO.
     mmio::write32(m_base + CR, 0);
+    drain_rx();
     mmio::write32(m_base + IMSC, 0);
     mmio::write32(m_base + ICR, 0x7ff);
     if (clock_hz != 0 && baud != 0) {
@@ -63,9 +67,24 @@ void Pl011::init_hardware(uint32_t clock_hz, uint32_t baud) {
         mmio::write32(m_base + IBRD, div64 >> 6);
         mmio::write32(m_base + FBRD, div64 & 0x3f);
     }
-    mmio::write32(m_base + LCRH, LCRH_WLEN8 | LCRH_FEN);
+    // Keep the FIFO setting the firmware left: toggling LCRH.FEN flushes the receive FIFO, and
+    // a byte that arrives during boot would be lost (QEMU's virt resets with the FIFO off, then
+    // every byte raises its own interrupt; firmware on real boards leaves it on).
+    uint32_t fifo = mmio::read32(m_base + LCRH) & LCRH_FEN;
+    mmio::write32(m_base + LCRH, LCRH_WLEN8 | fifo);
     mmio::write32(m_base + IFLS, 0); // RX and TX interrupts at 1/8 full: low latency for a console
     mmio::write32(m_base + CR, CR_UARTEN | CR_TXE | CR_RXE);
+}
+
+// Moves what the receive FIFO holds into the ring. Bounded by the FIFO depth (32 entries)
+// plus what arrives while draining.
+void Pl011::drain_rx() {
+    for (int i = 0; i < 64 && !(mmio::read32(m_base + FR) & FR_RXFE); ++i) {
+        uint8_t c = static_cast<uint8_t>(mmio::read32(m_base + DR) & 0xff);
+        ++m_rx_bytes;
+        if (!m_rx.push(c))
+            ++m_rx_dropped;
+    }
 }
 
 void Pl011::put_polled(uint8_t c) {
@@ -139,7 +158,11 @@ size_t Pl011::read(uint8_t* out, size_t len) { return m_rx.read(out, len); }
 void Pl011::enable_interrupts() {
     arch::IrqGuard guard;
     m_irq_mode = true;
-    mmio::write32(m_base + ICR, 0x7ff);
+    // Bytes already waiting raised their interrupt while it was masked; take them now, since
+    // acknowledging that interrupt without reading them would leave them (and, with the FIFO
+    // off, everything behind them) stuck.
+    drain_rx();
+    mmio::write32(m_base + ICR, INT_ERRORS);
     mmio::write32(m_base + IMSC, INT_RX | INT_RT);
     fill_tx_fifo();
 }
@@ -151,13 +174,7 @@ void Pl011::handle_irq() {
         // Acknowledge before draining: a byte that lands after the last FIFO read raises the
         // interrupt again instead of waiting, unnoticed, for the next byte.
         mmio::write32(m_base + ICR, INT_RX | INT_RT);
-        // Bounded by the FIFO depth (32 entries) plus what arrives while draining.
-        for (int i = 0; i < 64 && !(mmio::read32(m_base + FR) & FR_RXFE); ++i) {
-            uint8_t c = static_cast<uint8_t>(mmio::read32(m_base + DR) & 0xff);
-            ++m_rx_bytes;
-            if (!m_rx.push(c))
-                ++m_rx_dropped;
-        }
+        drain_rx();
         if (m_rx_notify && !m_rx.empty())
             m_rx_notify(m_rx_context);
     }

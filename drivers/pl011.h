@@ -39,6 +39,7 @@ private:
     void init_hardware(uint32_t clock_hz, uint32_t baud);
     void write_impl(const char* data, size_t len, bool crlf);
     void fill_tx_fifo();
+    void drain_rx();
     void put_polled(uint8_t c);
 
     uintptr_t m_base = 0;

@@ -11,6 +11,9 @@ struct Config {
     std::string_view fault;        // `fault=data|exec|undef|stack`: deliberate fault after boot (tests)
     uint32_t tick_hz = 100;        // `hz=N` (10..1000): scheduler tick
     bool quiet = false;            // `quiet`: console shows warnings and worse only
+    bool mcp_serial = false;       // `mcp=serial`: the console line carries MCP (newline-delimited JSON-RPC) only
+    std::string_view tools;        // `tools=a,b,c`: MCP tool allowlist (default: every kernel tool)
+    std::string_view serial_role;  // `serial_role=admin|operator|reader|anonymous` (default admin)
     std::string_view ktest;        // `ktest=NAME`: run in-kernel test NAME (or `all`), print results, power off
 };
 

@@ -9,14 +9,17 @@
 namespace console {
 namespace {
 SerialPort* g_port = nullptr;
+bool g_protocol_mode = false;
 constexpr size_t kLineMax = 512;
 } // namespace
 
 void attach(SerialPort* port) { g_port = port; }
+void set_protocol_mode(bool on) { g_protocol_mode = on; }
+bool protocol_mode() { return g_protocol_mode; }
 SerialPort* port() { return g_port; }
 
 void write(const char* data, size_t len) {
-    if (g_port)
+    if (g_port && !g_protocol_mode)
         g_port->write(data, len);
 }
 

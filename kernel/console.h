@@ -8,6 +8,10 @@ class SerialPort;
 namespace console {
 
 void attach(SerialPort* port);
+// When the serial line carries a protocol (MCP), ordinary console output is dropped: only the
+// protocol task writes to the line (the log ring keeps everything; panics still print).
+void set_protocol_mode(bool on);
+bool protocol_mode();
 SerialPort* port();
 void write(const char* data, size_t len);
 void puts(const char* text);

@@ -17,6 +17,7 @@
 #include "cap/kcap.h"
 #include "dev/serial_device.h"
 #include "ktest/ktest.h"
+#include "mcpd/serial_task.h"
 #include "sched/scheduler.h"
 #include "vector/worker.h"
 
@@ -82,6 +83,18 @@ void print_banner(const dtb::Blob& blob) {
     platform::print_devices(blob);
 }
 
+// The console shell is the appliance owner's seat: it holds every kernel capability.
+void start_shell(uint64_t factory, uint64_t introspection, uint64_t audit_log, uint64_t serial_object) {
+    static shell::Caps shell_caps;
+    auto sh = sched::create("shell", shell::task_main, &shell_caps, sched::CreateOptions { 16, true });
+    if (!sh)
+        panic("sched: cannot create the shell task: %s", ktl::error_name(sh.error()));
+    shell_caps.factory = kcap::grant_existing(*sh, factory, kcap::kWrite | kcap::kGrant).value_or(~0u);
+    shell_caps.introspection = kcap::grant_existing(*sh, introspection, kcap::kRead | kcap::kGrant).value_or(~0u);
+    shell_caps.audit = kcap::grant_existing(*sh, audit_log, kcap::kRead).value_or(~0u);
+    shell_caps.serial = kcap::grant_existing(*sh, serial_object, kcap::kRead | kcap::kWrite).value_or(~0u);
+}
+
 constexpr uint32_t kVectorWorkers = 2;
 
 // Kernel singletons reached through capabilities, and the first tasks.
@@ -98,16 +111,16 @@ constexpr uint32_t kVectorWorkers = 2;
     if (auto* uart = platform::console_uart())
         uart->set_rx_notify([](void* d) { static_cast<dev::SerialDevice*>(d)->on_rx(); }, &serial);
 
-    // The console shell is the appliance owner's seat: it holds every kernel capability.
-    static shell::Caps shell_caps;
-    auto sh = sched::create("shell", shell::task_main, &shell_caps, sched::CreateOptions { 16, true });
-    if (!sh)
-        panic("sched: cannot create the shell task: %s", ktl::error_name(sh.error()));
-    shell_caps.factory = kcap::grant_existing(*sh, *factory, kcap::kWrite | kcap::kGrant).value_or(~0u);
-    shell_caps.introspection = kcap::grant_existing(*sh, *introspection, kcap::kRead | kcap::kGrant).value_or(~0u);
-    shell_caps.audit = kcap::grant_existing(*sh, *audit_log, kcap::kRead).value_or(~0u);
-    shell_caps.serial = kcap::grant_existing(*sh, *serial_object, kcap::kRead | kcap::kWrite).value_or(~0u);
-
+    if (bootargs::get().mcp_serial) {
+        static mcpd::SerialCaps mcp_caps;
+        auto t = sched::create("mcp-serial", mcpd::serial_task_main, &mcp_caps, sched::CreateOptions { 16, true });
+        if (!t)
+            panic("sched: cannot create the MCP task: %s", ktl::error_name(t.error()));
+        mcp_caps.serial = kcap::grant_existing(*t, *serial_object, kcap::kRead | kcap::kWrite).value_or(~0u);
+        mcp_caps.introspection = kcap::grant_existing(*t, *introspection, kcap::kRead).value_or(~0u);
+    } else {
+        start_shell(*factory, *introspection, *audit_log, *serial_object);
+    }
     if (!bootargs::get().ktest.empty()) {
         static ktest::Caps test_caps;
         auto runner = sched::create("ktest", ktest::task_main, &test_caps, sched::CreateOptions { 20, true });
@@ -155,6 +168,10 @@ void kernel_main(uintptr_t dtb_from_firmware) {
     kpanic::set_halt_on_panic(bootargs::get().panic_halt);
     if (bootargs::get().quiet)
         klog::set_min_console_level(ktl::LogLevel::Warning);
+    if (bootargs::get().mcp_serial) { // the line carries MCP only: banner and logs go to the log ring
+        console::set_protocol_mode(true);
+        klog::set_console_echo(false);
+    }
 
     if (auto r = platform::probe_console(blob); !r)
         panic_without_console("no console UART in the device tree");

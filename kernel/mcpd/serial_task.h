@@ -1,0 +1,15 @@
+#pragma once
+// MCP on the serial line (boot argument mcp=serial): one task reads newline-delimited JSON-RPC
+// from the console UART, hands each message to the dispatcher and writes the reply as one line.
+#include <cstdint>
+
+namespace mcpd {
+
+struct SerialCaps {
+    uint32_t serial = ~0u;
+    uint32_t introspection = ~0u;
+};
+
+int64_t serial_task_main(void* caps);
+
+} // namespace mcpd
