@@ -1,4 +1,5 @@
 #include "bootargs.h"
+#include "text.h"
 
 namespace dtb {
 namespace {
@@ -13,7 +14,7 @@ void for_each_token(std::string_view args, Fn&& fn) {
         while (i < args.size() && args[i] != ' ' && args[i] != '\t' && args[i] != '\n')
             ++i;
         if (i > start)
-            fn(args.substr(start, i - start));
+            fn(text::head(text::tail(args, start), i - start));
     }
 }
 
@@ -22,8 +23,8 @@ void for_each_token(std::string_view args, Fn&& fn) {
 std::optional<std::string_view> bootarg_value(std::string_view args, std::string_view key) {
     std::optional<std::string_view> found;
     for_each_token(args, [&](std::string_view tok) {
-        if (tok.size() > key.size() && tok.substr(0, key.size()) == key && tok[key.size()] == '=')
-            found = tok.substr(key.size() + 1);
+        if (tok.size() > key.size() && text::head(tok, key.size()) == key && tok[key.size()] == '=')
+            found = text::tail(tok, key.size() + 1);
     });
     return found;
 }

@@ -2,6 +2,9 @@
 // Flattened device tree (Devicetree Specification v0.4, chapter 5) reader. Portable and
 // allocation-free. create() validates the header and walks the whole structure block once, so
 // later queries work on a well-formed blob; every query still bounds-checks what it reads.
+// A Blob reads the caller's bytes in place: they must outlive it (and every Property/name view).
+// Limits: #address-cells and #size-cells up to 2 for reg/ranges (PCI's 3 -> Unsupported); no
+// interrupts-extended or interrupt-map; nesting depth kMaxDepth.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -26,7 +29,8 @@ struct Range {
     uint64_t size = 0;
 };
 
-// One `interrupts` entry. With a GIC parent (3 cells): type 0 = SPI, 1 = PPI.
+// One `interrupts` entry. With a GIC parent (3 cells): type 0 = SPI, 1 = PPI. `cells` is the
+// parent's #interrupt-cells; with fewer than 3 there is no type and intid() is the raw number.
 struct Irq {
     uint32_t type = 0;
     uint32_t number = 0;
@@ -94,7 +98,12 @@ private:
     std::string_view string_at(uint32_t nameoff) const;
     ktl::Result<void> validate_structure();
     ktl::Result<void> validate_reservations() const;
-    ktl::Result<uint64_t> translate(Node bus, uint64_t addr) const;
+    // Offsets of node's ancestors, root first, in one pass over the tokens. The count is 0 for
+    // the root; nullopt when `node` is not a node of this tree.
+    using Chain = uint32_t[kMaxDepth];
+    std::optional<size_t> ancestors(Node node, Chain& chain) const;
+    // Maps a child address of bus chain[depth - 1] up through every ancestor's `ranges`.
+    ktl::Result<uint64_t> translate(const Chain& chain, size_t depth, uint64_t addr) const;
 
     const uint8_t* m_data = nullptr;
     size_t m_total = 0;

@@ -1,10 +1,12 @@
-// Property-level queries: strings, cells, reg with `ranges` translation, interrupts, and the
+// Property-level queries: strings, compatible lists, phandles, paths and aliases, and the
 // /chosen, /memory and /reserved-memory conveniences the boot path uses.
 #include "dtb.h"
+#include "format.h"
+#include "text.h"
 
 namespace dtb {
 namespace {
-constexpr size_t kMaxPathComponents = 16;
+constexpr size_t kMaxPathComponents = Blob::kMaxDepth;
 
 std::string_view first_string(std::span<const uint8_t> v) {
     for (size_t i = 0; i < v.size(); ++i) {
@@ -12,6 +14,12 @@ std::string_view first_string(std::span<const uint8_t> v) {
             return std::string_view(reinterpret_cast<const char*>(v.data()), i);
     }
     return {};
+}
+
+// Devicetree Specification v0.4, 2.3.4: a node without `status` is enabled.
+bool enabled(const Blob& blob, Node node) {
+    auto status = blob.string(node, "status");
+    return !status || *status == "okay" || *status == "ok";
 }
 } // namespace
 
@@ -59,12 +67,23 @@ std::optional<Node> Blob::find_compatible(std::string_view compat, std::optional
 std::optional<Node> Blob::by_phandle(uint32_t phandle) const {
     if (phandle == 0 || phandle == 0xffffffff)
         return std::nullopt;
-    for (std::optional<Node> n = root(); n; n = next_node_in_order(n->offset)) {
-        auto v = u32(*n, "phandle");
-        if (!v)
-            v = u32(*n, "linux,phandle");
-        if (v && *v == phandle)
-            return n;
+    // One pass over the tokens. Properties come before a node's children (checked by create()),
+    // so a property belongs to the most recent FDT_BEGIN_NODE.
+    uint32_t owner = m_root;
+    for (uint32_t off = m_root; off < m_struct_size;) {
+        auto t = token_at(off);
+        if (!t || t->tag == kTokenEnd)
+            break;
+        if (t->tag == kTokenBeginNode) {
+            owner = off;
+        } else if (t->tag == kTokenProp && t->value_len == 4) {
+            std::string_view prop = string_at(t->name_off);
+            uint64_t v = 0;
+            if ((prop == "phandle" || prop == "linux,phandle") &&
+                read_cells(std::span<const uint8_t>(m_struct + t->value_off, 4), 0, 1, v) && v == phandle)
+                return Node { owner };
+        }
+        off = t->next;
     }
     return std::nullopt;
 }
@@ -79,13 +98,13 @@ std::optional<Node> Blob::descend(Node start, std::string_view path) const {
             path.remove_prefix(1);
         if (path.empty())
             break;
-        size_t end = path.find('/');
-        std::string_view comp = path.substr(0, end);
-        path = end == std::string_view::npos ? std::string_view() : path.substr(end);
+        size_t end = text::index_of(path, '/');
+        std::string_view comp = text::head(path, end);
+        path = text::tail(path, end);
         std::optional<Node> match;
         for (auto c = first_child(node); c; c = next_sibling(*c)) {
             std::string_view nm = name(*c);
-            if (nm == comp || (comp.find('@') == std::string_view::npos && nm.substr(0, nm.find('@')) == comp)) {
+            if (nm == comp || (!text::contains(comp, '@') && text::head(nm, text::index_of(nm, '@')) == comp)) {
                 match = c;
                 break;
             }
@@ -103,138 +122,24 @@ std::optional<Node> Blob::find(std::string_view path) const {
     if (path.front() == '/')
         return descend(root(), path);
     // An alias, optionally followed by a path below it ("serial0", "soc/uart").
-    size_t slash = path.find('/');
+    size_t slash = text::index_of(path, '/');
     auto aliases = descend(root(), "aliases");
     if (!aliases)
         return std::nullopt;
-    auto target = string(*aliases, path.substr(0, slash));
+    auto target = string(*aliases, text::head(path, slash));
     if (!target || target->empty() || target->front() != '/')
         return std::nullopt; // an alias must name an absolute path (no alias loops)
     auto base = descend(root(), *target);
-    if (!base || slash == std::string_view::npos)
+    if (!base || slash == path.size())
         return base;
-    return descend(*base, path.substr(slash));
-}
-
-uint32_t Blob::address_cells(Node bus) const { return u32(bus, "#address-cells").value_or(2); }
-uint32_t Blob::size_cells(Node bus) const { return u32(bus, "#size-cells").value_or(1); }
-
-size_t Blob::reg_count(Node node) const {
-    auto p = property(node, "reg");
-    auto bus = parent(node);
-    if (!p || !bus)
-        return 0;
-    uint32_t per = address_cells(*bus) + size_cells(*bus);
-    if (per == 0 || per > 8)
-        return 0;
-    return p->value.size() / (per * 4u);
-}
-
-ktl::Result<uint64_t> Blob::translate(Node bus, uint64_t addr) const {
-    // Walk up through each bus: its `ranges` maps child addresses to its parent's space.
-    for (size_t level = 0; level < kMaxDepth; ++level) {
-        if (bus.offset == root().offset)
-            return addr;
-        auto up = parent(bus);
-        if (!up)
-            return ktl::Error::Corrupt;
-        auto ranges = property(bus, "ranges");
-        if (!ranges)
-            return ktl::Error::NotFound; // not memory-mapped from the CPU's point of view
-        if (!ranges->value.empty()) {
-            uint32_t child_ac = address_cells(bus), parent_ac = address_cells(*up), sc = size_cells(bus);
-            uint32_t per = child_ac + parent_ac + sc;
-            if (child_ac == 0 || child_ac > 2 || parent_ac == 0 || parent_ac > 2 || sc == 0 || sc > 2)
-                return ktl::Error::Unsupported;
-            size_t entries = ranges->value.size() / (per * 4u);
-            bool mapped = false;
-            for (size_t i = 0; i < entries; ++i) {
-                uint64_t child = 0, parent_addr = 0, size = 0;
-                size_t cell = i * per;
-                if (!read_cells(ranges->value, cell, child_ac, child) ||
-                    !read_cells(ranges->value, cell + child_ac, parent_ac, parent_addr) ||
-                    !read_cells(ranges->value, cell + child_ac + parent_ac, sc, size))
-                    return ktl::Error::Corrupt;
-                if (addr >= child && addr - child < size) {
-                    addr = parent_addr + (addr - child);
-                    mapped = true;
-                    break;
-                }
-            }
-            if (!mapped)
-                return ktl::Error::NotFound;
-        }
-        bus = *up;
-    }
-    return ktl::Error::Corrupt;
-}
-
-ktl::Result<Range> Blob::reg(Node node, size_t index) const {
-    auto p = property(node, "reg");
-    auto bus = parent(node);
-    if (!p || !bus)
-        return ktl::Error::NotFound;
-    uint32_t ac = address_cells(*bus), sc = size_cells(*bus);
-    if (ac == 0 || ac > 2 || sc > 2)
-        return ktl::Error::Unsupported;
-    uint64_t addr = 0, size = 0;
-    size_t cell = index * (ac + sc);
-    if (!read_cells(p->value, cell, ac, addr))
-        return ktl::Error::NotFound;
-    if (sc > 0 && !read_cells(p->value, cell + ac, sc, size))
-        return ktl::Error::NotFound;
-    Range r;
-    r.base = TRY(translate(*bus, addr));
-    r.size = size;
-    if (r.base + r.size < r.base)
-        return ktl::Error::Corrupt;
-    return r;
-}
-
-ktl::Result<Irq> Blob::interrupt(Node node, size_t index) const {
-    auto p = property(node, "interrupts");
-    if (!p)
-        return ktl::Error::NotFound;
-    // The interrupt parent is inherited from the nearest ancestor that names one.
-    std::optional<Node> n = node;
-    std::optional<uint32_t> parent_phandle;
-    for (size_t level = 0; n && level < kMaxDepth && !parent_phandle; ++level) {
-        parent_phandle = u32(*n, "interrupt-parent");
-        n = parent(*n);
-    }
-    if (!parent_phandle)
-        return ktl::Error::NotFound;
-    auto controller = by_phandle(*parent_phandle);
-    if (!controller)
-        return ktl::Error::NotFound;
-    uint32_t cells = u32(*controller, "#interrupt-cells").value_or(0);
-    if (cells == 0 || cells > 4)
-        return ktl::Error::Unsupported;
-    size_t base = index * cells;
-    uint64_t a = 0, b = 0, c = 0;
-    if (!read_cells(p->value, base, 1, a))
-        return ktl::Error::NotFound;
-    Irq irq;
-    irq.cells = cells;
-    if (cells >= 3) {
-        if (!read_cells(p->value, base + 1, 1, b) || !read_cells(p->value, base + 2, 1, c))
-            return ktl::Error::Corrupt;
-        irq.type = static_cast<uint32_t>(a);
-        irq.number = static_cast<uint32_t>(b);
-        irq.flags = static_cast<uint32_t>(c);
-    } else {
-        irq.number = static_cast<uint32_t>(a);
-        if (cells == 2 && read_cells(p->value, base + 1, 1, b))
-            irq.flags = static_cast<uint32_t>(b);
-    }
-    return irq;
+    return descend(*base, text::tail(path, slash));
 }
 
 size_t Blob::memory_ranges(std::span<Range> out) const {
     size_t count = 0;
     for (auto n = first_child(root()); n && count < out.size(); n = next_sibling(*n)) {
         auto type = string(*n, "device_type");
-        if (!type || *type != "memory")
+        if (!type || *type != "memory" || !enabled(*this, *n))
             continue;
         size_t regs = reg_count(*n);
         for (size_t i = 0; i < regs && count < out.size(); ++i) {
@@ -248,9 +153,10 @@ size_t Blob::memory_ranges(std::span<Range> out) const {
 
 size_t Blob::reserved_ranges(std::span<Range> out) const {
     size_t count = 0;
-    for (uint64_t off = m_rsv_off; off + 16 <= m_total && count < out.size(); off += 16) {
+    for (uint64_t off = m_rsv_off; off + kReserveEntrySize <= m_total && count < out.size();
+         off += kReserveEntrySize) {
         uint64_t addr = 0, size = 0;
-        std::span<const uint8_t> entry(m_data + off, 16);
+        std::span<const uint8_t> entry(m_data + off, kReserveEntrySize);
         read_cells(entry, 0, 2, addr);
         read_cells(entry, 2, 2, size);
         if (addr == 0 && size == 0)
@@ -259,6 +165,8 @@ size_t Blob::reserved_ranges(std::span<Range> out) const {
     }
     if (auto rm = find("/reserved-memory")) {
         for (auto n = first_child(*rm); n && count < out.size(); n = next_sibling(*n)) {
+            if (!enabled(*this, *n))
+                continue;
             size_t regs = reg_count(*n);
             for (size_t i = 0; i < regs && count < out.size(); ++i) {
                 if (auto r = reg(*n, i))
@@ -286,7 +194,7 @@ std::optional<Node> Blob::stdout_node() const {
     if (!path)
         return std::nullopt;
     std::string_view p = *path;
-    p = p.substr(0, p.find(':')); // "serial0:115200n8"
+    p = text::head(p, text::index_of(p, ':')); // "serial0:115200n8"
     return find(p);
 }
 
