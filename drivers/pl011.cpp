@@ -1,4 +1,5 @@
 #include "pl011.h"
+#include "generic_timer.h"
 
 #include "mmio.h"
 
@@ -32,6 +33,7 @@ constexpr uint32_t INT_RX = 1u << 4;
 constexpr uint32_t INT_TX = 1u << 5;
 constexpr uint32_t INT_RT = 1u << 6;
 constexpr uint32_t INT_ERRORS = 0xf << 7; // framing, parity, break, overrun
+constexpr uint32_t INT_OVERRUN = 1u << 10;
 
 constexpr size_t kMaxInstances = 2;
 alignas(Pl011) unsigned char g_storage[kMaxInstances][sizeof(Pl011)];
@@ -54,11 +56,13 @@ void Pl011::init_hardware(uint32_t clock_hz, uint32_t baud) {
     // Wait for any firmware output to drain before reconfiguring (DDI 0183G 3.3.8 note).
     for (int i = 0; i < 100000 && (mmio::read32(m_base + FR) & FR_BUSY); ++i) {
     }
-    // Stop the receiver first (a disabled UART accepts no new byte), then keep what arrived
-    // before the kernel — a client that writes at once, e.g. an MCP stdio client's initialize —
-    // in the receive ring: reprogramming LCRH.FEN below flushes the FIFO.
+    // Bytes that arrived before the kernel (a client that writes at once, e.g. an MCP stdio
+    // client's initialize) must survive the switch to FIFO mode, which flushes the receive FIFO.
+    // An emulated UART hands over the next pending byte only some time after one is read, so
+    // "the receiver is empty" is not enough: wait for a quiet spell before touching LCRH.FEN.
+    // When input keeps coming (or the ring fills), keep the firmware's setting instead.
     mmio::write32(m_base + CR, 0);
-    drain_rx();
+    bool quiet = drain_until_quiet();
     mmio::write32(m_base + IMSC, 0);
     mmio::write32(m_base + ICR, 0x7ff);
     if (clock_hz != 0 && baud != 0) {
@@ -67,23 +71,68 @@ void Pl011::init_hardware(uint32_t clock_hz, uint32_t baud) {
         mmio::write32(m_base + IBRD, div64 >> 6);
         mmio::write32(m_base + FBRD, div64 & 0x3f);
     }
-    // Keep the FIFO setting the firmware left: toggling LCRH.FEN flushes the receive FIFO, and
-    // a byte that arrives during boot would be lost (QEMU's virt resets with the FIFO off, then
-    // every byte raises its own interrupt; firmware on real boards leaves it on).
-    uint32_t fifo = mmio::read32(m_base + LCRH) & LCRH_FEN;
+    // FIFO on when that is safe: without it every received byte costs an interrupt (and QEMU
+    // reads its input one byte at a time).
+    uint32_t fifo = quiet ? LCRH_FEN : (mmio::read32(m_base + LCRH) & LCRH_FEN);
     mmio::write32(m_base + LCRH, LCRH_WLEN8 | fifo);
     mmio::write32(m_base + IFLS, 0); // RX and TX interrupts at 1/8 full: low latency for a console
     mmio::write32(m_base + CR, CR_UARTEN | CR_TXE | CR_RXE);
 }
 
-// Moves what the receive FIFO holds into the ring. Bounded by the FIFO depth (32 entries)
-// plus what arrives while draining.
-void Pl011::drain_rx() {
-    for (int i = 0; i < 64 && !(mmio::read32(m_base + FR) & FR_RXFE); ++i) {
-        uint8_t c = static_cast<uint8_t>(mmio::read32(m_base + DR) & 0xff);
+// Drains the receiver until nothing has arrived for kQuietNs. False when the input did not
+// pause within kQuietBudgetNs or the ring filled: the caller must then not flush the FIFO.
+bool Pl011::drain_until_quiet() {
+    constexpr uint64_t kQuietNs = 2'000'000;
+    constexpr uint64_t kQuietBudgetNs = 50'000'000;
+    if (GenericTimer::frequency() == 0)
+        return false;
+    uint64_t start = GenericTimer::now_ns();
+    uint64_t last_byte = start;
+    for (;;) {
+        uint64_t now = GenericTimer::now_ns();
+        if (!(mmio::read32(m_base + FR) & FR_RXFE)) {
+            if (drain_rx(1) && m_rx.full())
+                return false;
+            last_byte = now;
+        } else if (now - last_byte >= kQuietNs) {
+            return true;
+        }
+        if (now - start >= kQuietBudgetNs)
+            return false;
+    }
+}
+
+// Moves what the receiver holds into the ring, at most `limit` bytes, and never more than the
+// ring takes: what stays in the FIFO holds the sender back (an emulated UART stops reading its
+// input; a real one's flow control or overrun counter takes over) instead of being dropped.
+// True when the receiver still holds bytes.
+bool Pl011::drain_rx(size_t limit) {
+    for (size_t i = 0; i < limit; ++i) {
+        if (mmio::read32(m_base + FR) & FR_RXFE)
+            return false;
+        if (m_rx.full())
+            return true;
+        m_rx.push(static_cast<uint8_t>(mmio::read32(m_base + DR) & 0xff));
         ++m_rx_bytes;
-        if (!m_rx.push(c))
-            ++m_rx_dropped;
+    }
+    return !(mmio::read32(m_base + FR) & FR_RXFE);
+}
+
+// Receive interrupts stay masked while the ring is full; read() turns them back on once the
+// ring has room and the receiver is empty. The interrupt is acknowledged before the final drain,
+// so a byte landing after it raises it again and is seen as soon as it is unmasked.
+void Pl011::update_rx_throttle() {
+    if (!m_irq_mode)
+        return;
+    mmio::write32(m_base + ICR, INT_RX | INT_RT);
+    bool pending = drain_rx(m_rx.capacity());
+    uint32_t imsc = mmio::read32(m_base + IMSC);
+    m_rx_throttled = pending;
+    if (pending) {
+        ++m_rx_throttles;
+        mmio::write32(m_base + IMSC, imsc & ~(INT_RX | INT_RT));
+    } else {
+        mmio::write32(m_base + IMSC, imsc | INT_RX | INT_RT);
     }
 }
 
@@ -153,7 +202,13 @@ void Pl011::flush() {
     }
 }
 
-size_t Pl011::read(uint8_t* out, size_t len) { return m_rx.read(out, len); }
+size_t Pl011::read(uint8_t* out, size_t len) {
+    arch::IrqGuard guard;
+    size_t n = m_rx.read(out, len);
+    if (m_rx_throttled && n != 0)
+        update_rx_throttle();
+    return n;
+}
 
 void Pl011::enable_interrupts() {
     arch::IrqGuard guard;
@@ -161,9 +216,8 @@ void Pl011::enable_interrupts() {
     // Bytes already waiting raised their interrupt while it was masked; take them now, since
     // acknowledging that interrupt without reading them would leave them (and, with the FIFO
     // off, everything behind them) stuck.
-    drain_rx();
     mmio::write32(m_base + ICR, INT_ERRORS);
-    mmio::write32(m_base + IMSC, INT_RX | INT_RT);
+    update_rx_throttle();
     fill_tx_fifo();
 }
 
@@ -171,10 +225,7 @@ void Pl011::handle_irq() {
     uint32_t mis = mmio::read32(m_base + MIS);
     if (mis & (INT_RX | INT_RT)) {
         ++m_rx_irqs;
-        // Acknowledge before draining: a byte that lands after the last FIFO read raises the
-        // interrupt again instead of waiting, unnoticed, for the next byte.
-        mmio::write32(m_base + ICR, INT_RX | INT_RT);
-        drain_rx();
+        update_rx_throttle();
         if (m_rx_notify && !m_rx.empty())
             m_rx_notify(m_rx_context);
     }
@@ -183,6 +234,9 @@ void Pl011::handle_irq() {
         mmio::write32(m_base + ICR, INT_TX);
         fill_tx_fifo();
     }
-    if (mis & INT_ERRORS)
+    if (mis & INT_ERRORS) {
+        if (mis & INT_OVERRUN)
+            ++m_rx_dropped; // the hardware FIFO overflowed: at least one byte is gone
         mmio::write32(m_base + ICR, INT_ERRORS);
+    }
 }

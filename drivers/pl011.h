@@ -32,6 +32,7 @@ public:
     uint64_t rx_irqs() const { return m_rx_irqs; }
     uint64_t tx_irqs() const { return m_tx_irqs; }
     uint64_t rx_dropped() const { return m_rx_dropped; }
+    uint64_t rx_throttles() const { return m_rx_throttles; }
     uint64_t rx_bytes() const { return m_rx_bytes; }
 
 private:
@@ -39,7 +40,9 @@ private:
     void init_hardware(uint32_t clock_hz, uint32_t baud);
     void write_impl(const char* data, size_t len, bool crlf);
     void fill_tx_fifo();
-    void drain_rx();
+    bool drain_rx(size_t limit);
+    void update_rx_throttle();
+    bool drain_until_quiet();
     void put_polled(uint8_t c);
 
     uintptr_t m_base = 0;
@@ -49,6 +52,8 @@ private:
     uint64_t m_rx_irqs = 0;
     uint64_t m_tx_irqs = 0;
     uint64_t m_rx_dropped = 0;
+    uint64_t m_rx_throttles = 0;
+    bool m_rx_throttled = false;
     uint64_t m_rx_bytes = 0;
     void (*m_rx_notify)(void*) = nullptr;
     void* m_rx_context = nullptr;

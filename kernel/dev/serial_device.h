@@ -13,13 +13,21 @@ namespace dev {
 class SerialDevice {
 public:
     explicit SerialDevice(SerialPort* port) : m_port(port) {}
-    ipc::Outcome read(void* buf, uint32_t cap, uint64_t deadline_ns);
+    // line_mode: return only at a newline (included) or a full buffer, so a protocol task wakes
+    // once per message instead of once per byte. Not combinable with a deadline (a timeout
+    // would lose the bytes gathered so far).
+    ipc::Outcome read(void* buf, uint32_t cap, uint64_t deadline_ns, bool line_mode);
     int64_t write(const void* buf, uint32_t len);
     void on_rx(); // from the UART interrupt
 
 private:
+    // Copies from the port into buf[filled..cap), stopping after a newline in line mode.
+    uint32_t gather(uint8_t* buf, uint32_t filled, uint32_t cap, bool line_mode, bool& complete);
+
     SerialPort* m_port;
     sched::WaitQueue m_readers;
+    uint32_t m_filled = 0;   // bytes already copied to the first blocked reader
+    bool m_line_mode = false;
 };
 
 } // namespace dev

@@ -83,9 +83,10 @@ int64_t serial_task_main(void* arg) {
     mcp::LineFramer framer({ g_line, kMaxLine });
     KLOG_INFO("mcp: serving on the serial line as '%s' (%s), %zu tools allowed", console.name,
               mcp::role_name(console.role), config.allowlist.size());
-    uint8_t buf[512];
+    static uint8_t buf[16384];
     for (;;) {
-        int64_t got = sys::call(sys::Number::serial_read, caps.serial, reinterpret_cast<uint64_t>(buf), sizeof buf, 0);
+        // Line mode: one wake-up per message (or per 16 KiB of a long one), not per byte.
+        int64_t got = sys::call(sys::Number::serial_read, caps.serial, reinterpret_cast<uint64_t>(buf), sizeof buf, 0, 1);
         if (got <= 0)
             continue;
         framer.feed({ buf, static_cast<size_t>(got) }, [&](const mcp::FrameEvent& e) {

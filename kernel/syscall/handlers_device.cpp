@@ -12,7 +12,7 @@ int64_t serial_read(arch::TrapFrame& f, const kcap::Resolved& o) {
         return -static_cast<int64_t>(ktl::Error::InvalidArgs);
     auto out = static_cast<dev::SerialDevice*>(o.object)
                    ->read(reinterpret_cast<void*>(f.x[1]), static_cast<uint32_t>(cap),
-                          f.x[3] ? clock::monotonic_ns() + f.x[3] : 0);
+                          f.x[3] ? clock::monotonic_ns() + f.x[3] : 0, (f.x[4] & 1) != 0);
     return out.blocked ? kBlocked : out.value;
 }
 

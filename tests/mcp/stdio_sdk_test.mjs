@@ -1,0 +1,79 @@
+// End to end: the official MCP TypeScript SDK client (npm @modelcontextprotocol/sdk) spawns
+// `qemu/run.sh --stdio` as a stdio MCP server and talks to the booted kernel over the serial line.
+// Usage: node stdio_sdk_test.mjs KERNEL_ELF
+import assert from "node:assert/strict";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const sdk = path.join(root, ".deps/npm/node_modules/@modelcontextprotocol/sdk/dist/esm");
+const { Client } = await import(pathToFileURL(path.join(sdk, "client/index.js")));
+const { StdioClientTransport } = await import(pathToFileURL(path.join(sdk, "client/stdio.js")));
+
+const kernel = process.argv[2] ?? path.join(root, "build/kernel/basalt.elf");
+const started = Date.now();
+const transport = new StdioClientTransport({
+  command: path.join(root, "qemu/run.sh"),
+  args: ["--kernel", kernel, "--stdio"],
+  stderr: "inherit",
+});
+const client = new Client({ name: "basalt-test", version: "1.0.0" });
+const timer = setTimeout(() => {
+  console.error("FAIL: timed out");
+  process.exit(1);
+}, 60000);
+
+try {
+  await client.connect(transport); // initialize + notifications/initialized
+  const connectedMs = Date.now() - started;
+  const info = client.getServerVersion();
+  assert.equal(info.name, "basalt");
+  assert.ok(client.getServerCapabilities().tools, "tools capability declared");
+
+  // All pages of tools/list.
+  const names = [];
+  let cursor;
+  do {
+    const page = await client.listTools(cursor ? { cursor } : {});
+    for (const t of page.tools) {
+      names.push(t.name);
+      assert.equal(t.inputSchema.type, "object");
+      assert.ok(t.outputSchema, `${t.name} has an output schema`);
+    }
+    cursor = page.nextCursor;
+  } while (cursor);
+  assert.deepEqual(names.sort(), ["kernel_info", "kernel_tasks"]);
+
+  const t0 = process.hrtime.bigint();
+  const result = await client.callTool({ name: "kernel_info", arguments: {} });
+  const callUs = Number(process.hrtime.bigint() - t0) / 1000;
+  assert.equal(result.isError, false);
+  assert.equal(result.structuredContent.name, "Basalt");
+  assert.match(result.structuredContent.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+  assert.ok(result.structuredContent.uptime_ms > 0);
+  assert.equal(JSON.parse(result.content[0].text).source_commit, result.structuredContent.source_commit);
+
+  const tasks = await client.callTool({ name: "kernel_tasks", arguments: {} });
+  const taskNames = tasks.structuredContent.tasks.map((t) => t.name);
+  assert.ok(taskNames.includes("mcp-serial") && taskNames.includes("idle"), `tasks: ${taskNames}`);
+  assert.ok(!taskNames.includes("shell"), "no shell on a protocol line");
+
+  // Deny by default: an unknown tool gets the canonical envelope.
+  await assert.rejects(client.callTool({ name: "rm_rf", arguments: {} }), (err) => {
+    assert.equal(err.code, -32602);
+    assert.equal(err.data.ok, false);
+    assert.equal(err.data.error.code, "validation_unknown_tool");
+    assert.match(err.data.timestamp, /Z$/);
+    return true;
+  });
+  await client.ping();
+
+  console.log(`connected (initialize answered) ${connectedMs} ms after spawn; kernel_info round trip ${callUs.toFixed(0)} us`);
+  console.log("PASS stdio_sdk_test");
+  await client.close();
+  clearTimeout(timer);
+  process.exit(0);
+} catch (e) {
+  console.error("FAIL:", e);
+  process.exit(1);
+}
