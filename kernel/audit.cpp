@@ -37,6 +37,11 @@ bool read(uint64_t seq, Record& out) {
     return true;
 }
 
+uint64_t oldest_seq() {
+    arch::IrqGuard guard;
+    return g_next > kSlots ? g_next - kSlots : 0;
+}
+
 uint64_t next_seq() {
     arch::IrqGuard guard;
     return g_next;

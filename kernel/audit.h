@@ -23,5 +23,6 @@ struct Record {
 void record(uint32_t syscall, uint32_t slot, uint32_t object_type, uint32_t rights, Outcome outcome, int32_t error);
 bool read(uint64_t seq, Record& out);
 uint64_t next_seq();
+uint64_t oldest_seq(); // records before it were overwritten
 
 } // namespace audit

@@ -31,6 +31,57 @@ void parse(std::string_view args) {
     g_config.mcp_serial = dtb::bootarg_value(args, "mcp").value_or("") == "serial";
     g_config.tools = dtb::bootarg_value(args, "tools").value_or("");
     g_config.serial_role = dtb::bootarg_value(args, "serial_role").value_or("admin");
+    g_config.resources = dtb::bootarg_value(args, "resources").value_or("");
+}
+
+size_t redacted(char* out, size_t cap) {
+    if (cap == 0)
+        return 0;
+    size_t n = 0;
+    auto put = [&](char c) {
+        if (n + 1 < cap)
+            out[n++] = c;
+    };
+    size_t i = 0;
+    while (i < g_raw.size()) {
+        // `key=ROLE:...`: keep the role, hide the rest of the token.
+        bool at_token = i == 0 || g_raw[i - 1] == ' ' || g_raw[i - 1] == '\t' || g_raw[i - 1] == '\n';
+        if (at_token && g_raw.substr(i, 4) == "key=") {
+            size_t end = i;
+            while (end < g_raw.size() && g_raw[end] != ' ' && g_raw[end] != '\t' && g_raw[end] != '\n')
+                ++end;
+            size_t colon = g_raw.substr(i, end - i).find(':');
+            size_t keep = colon == std::string_view::npos ? 4 : colon + 1;
+            for (size_t k = 0; k < keep; ++k)
+                put(g_raw[i + k]);
+            for (char c : std::string_view("***"))
+                put(c);
+            i = end;
+            continue;
+        }
+        put(g_raw[i++]);
+    }
+    out[n] = '\0';
+    return n;
+}
+
+template <typename Fn>
+static void for_each_key_impl(std::string_view args, Fn&& fn) {
+    size_t i = 0;
+    while (i < args.size()) {
+        while (i < args.size() && (args[i] == ' ' || args[i] == '\t' || args[i] == '\n'))
+            ++i;
+        size_t start = i;
+        while (i < args.size() && args[i] != ' ' && args[i] != '\t' && args[i] != '\n')
+            ++i;
+        std::string_view tok = args.substr(start, i - start);
+        if (tok.size() > 4 && tok.substr(0, 4) == "key=")
+            fn(tok.substr(4));
+    }
+}
+
+void for_each_key(void (*fn)(std::string_view spec, void* ctx), void* ctx) {
+    for_each_key_impl(g_raw, [&](std::string_view spec) { fn(spec, ctx); });
 }
 
 const Config& get() { return g_config; }

@@ -1,5 +1,6 @@
 #pragma once
 // Kernel boot arguments (/chosen/bootargs), parsed once. Documented in README.md.
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -14,11 +15,17 @@ struct Config {
     bool mcp_serial = false;       // `mcp=serial`: the console line carries MCP (newline-delimited JSON-RPC) only
     std::string_view tools;        // `tools=a,b,c`: MCP tool allowlist (default: every kernel tool)
     std::string_view serial_role;  // `serial_role=admin|operator|reader|anonymous` (default admin)
+    std::string_view resources;    // `resources=uri,uri`: MCP resource allowlist (default: every kernel resource)
     std::string_view ktest;        // `ktest=NAME`: run in-kernel test NAME (or `all`), print results, power off
 };
 
 void parse(std::string_view args);
 const Config& get();
 std::string_view raw();
+// The arguments with API key secrets (`key=ROLE:SECRET`, repeatable) replaced by "***": the only
+// form that may be printed or logged. Returns the length written (NUL-terminated).
+size_t redacted(char* out, size_t cap);
+// Calls fn with each `key=` value ("ROLE:SECRET" or "ROLE:PRINCIPAL:SECRET").
+void for_each_key(void (*fn)(std::string_view spec, void* ctx), void* ctx);
 
 } // namespace bootargs

@@ -78,7 +78,9 @@ void print_banner(const dtb::Blob& blob) {
     char now[32];
     clock::rfc3339_now(now, sizeof now);
     console::printf("  rtc: %s (pl031 @ 0x%lx)\n", now, static_cast<unsigned long>(info.rtc_base));
-    console::printf("  bootargs: \"%.*s\"\n", static_cast<int>(bootargs::raw().size()), bootargs::raw().data());
+    static char shown[512];
+    bootargs::redacted(shown, sizeof shown);
+    console::printf("  bootargs: \"%s\"\n", shown);
     console::printf("  devices (%zu MMIO windows mapped):\n", info.devices);
     platform::print_devices(blob);
 }
@@ -118,6 +120,8 @@ constexpr uint32_t kVectorWorkers = 2;
             panic("sched: cannot create the MCP task: %s", ktl::error_name(t.error()));
         mcp_caps.serial = kcap::grant_existing(*t, *serial_object, kcap::kRead | kcap::kWrite).value_or(~0u);
         mcp_caps.introspection = kcap::grant_existing(*t, *introspection, kcap::kRead).value_or(~0u);
+        mcp_caps.factory = kcap::grant_existing(*t, *factory, kcap::kWrite).value_or(~0u);
+        mcp_caps.audit = kcap::grant_existing(*t, *audit_log, kcap::kRead).value_or(~0u);
     } else {
         start_shell(*factory, *introspection, *audit_log, *serial_object);
     }

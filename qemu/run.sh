@@ -10,6 +10,11 @@
 #   --semihosting        let the kernel report its exit status to QEMU (used by tests)
 #   --stdio              MCP on the serial line: stdin/stdout carry newline-delimited JSON-RPC
 #                        and nothing else (register this command as a stdio MCP server)
+#   --key ROLE:SECRET    an MCP API key (repeatable; also ROLE:PRINCIPAL:SECRET; secret 16..256
+#                        bytes, no spaces). Stored hashed by the kernel; note that it is visible
+#                        in this machine's process list while QEMU runs
+#   --role ROLE          the serial line's own role: admin (default), operator, reader, anonymous
+#   --tools a,b          MCP tool allowlist (default: every tool)
 #   --print-command      print the QEMU command line instead of running it
 # Quit QEMU with Ctrl-A X, or type 'poweroff' at the basalt> prompt.
 set -euo pipefail
@@ -26,6 +31,18 @@ while [ $# -gt 0 ]; do
     --append) append="$append $2"; shift 2 ;;
     --semihosting) semihosting=1; shift ;;
     --stdio) stdio=1; shift ;;
+    --key)
+      case "$2" in
+        *[[:space:]]*|"") echo "run.sh: --key takes ROLE:SECRET without spaces" >&2; exit 2 ;;
+        admin:*|operator:*|reader:*|anonymous:*) append="$append key=$2" ;;
+        *) echo "run.sh: --key must start with a role (admin, operator, reader, anonymous) and a colon" >&2; exit 2 ;;
+      esac
+      shift 2 ;;
+    --role)
+      case "$2" in admin|operator|reader|anonymous) append="$append serial_role=$2" ;;
+        *) echo "run.sh: --role must be admin, operator, reader or anonymous" >&2; exit 2 ;; esac
+      shift 2 ;;
+    --tools) append="$append tools=$2"; shift 2 ;;
     --print-command) print=1; shift ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;

@@ -13,6 +13,8 @@ APT_PACKAGES=(
   gcc-aarch64-linux-gnu g++-aarch64-linux-gnu binutils-aarch64-linux-gnu
   picolibc-aarch64-linux-gnu
   googletest libgtest-dev
+  # libFuzzer targets (tests/fuzz): clang 14 and its runtimes (libclang_rt.fuzzer, ASan, UBSan)
+  clang libclang-rt-14-dev
   device-tree-compiler
   dataset-fashion-mnist libhnswlib-dev
 )

@@ -11,6 +11,12 @@
 #include "../version.h"
 #include "../arch/aarch64/cpu.h"
 
+#include "../cap/kcap.h"
+#include "../log.h"
+
+#include <drivers/generic_timer.h>
+
+#include <ktl/log_ring.h>
 #include <mcp/policy/roles.h>
 
 namespace mcpd {
@@ -82,11 +88,167 @@ bool kernel_tasks(const json::Value&, json::Writer& w, mcp::ToolError& err) {
     return true;
 }
 
+const char* kMemOut = R"({"type":"object","properties":{"page_bytes":{"type":"integer"},"total_pages":{"type":"integer"},)"
+                      R"("free_pages":{"type":"integer"},"used_pages":{"type":"integer"},"largest_free_block_pages":{"type":"integer"},)"
+                      R"("heap":{"type":"object"},"stacks":{"type":"object"}},"required":["total_pages","free_pages"]})";
+
+bool kernel_mem(const json::Value&, json::Writer& w, mcp::ToolError& err) {
+    sysinfo::MemInfo mem {};
+    if (sys::call(sys::Number::mem_stats, g_introspection_slot, reinterpret_cast<uint64_t>(&mem)) < 0) {
+        err = { mcp::ErrorCode::InternalError, "memory statistics unavailable" };
+        return false;
+    }
+    w.begin_object();
+    w.key("page_bytes").number(uint64_t(4096));
+    w.key("total_pages").number(mem.total_pages).key("free_pages").number(mem.free_pages);
+    w.key("used_pages").number(mem.used_pages).key("largest_free_block_pages").number(mem.largest_free_block);
+    w.key("heap").begin_object().key("live_allocations").number(mem.heap_live_allocations);
+    w.key("bytes_requested").number(mem.heap_bytes_requested).key("slab_pages").number(mem.heap_slab_pages);
+    w.key("large_pages").number(mem.heap_large_pages).end_object();
+    w.key("stacks").begin_object().key("used").number(mem.stacks_used).key("total").number(mem.stacks_total).end_object();
+    w.end_object();
+    return true;
+}
+
+const char* kCapsOut = R"({"type":"object","properties":{"task":{"type":"string"},"capabilities":{"type":"array","items":{"type":"object",)"
+                       R"("properties":{"slot":{"type":"integer"},"type":{"type":"string"},"rights":{"type":"array"},)"
+                       R"("object_id":{"type":"integer"},"badge":{"type":"integer"}}}}},"required":["capabilities"]})";
+
+// The capability table of the task serving MCP: what the bridge itself can reach.
+bool kernel_caps(const json::Value&, json::Writer& w, mcp::ToolError& err) {
+    static kcap::CapInfo caps[64];
+    int64_t n = sys::call(sys::Number::cap_list, g_introspection_slot, reinterpret_cast<uint64_t>(caps), 64);
+    if (n < 0) {
+        err = { mcp::ErrorCode::InternalError, "capability table unavailable" };
+        return false;
+    }
+    static const char* const rights[] = { "read", "write", "grant", "revoke" };
+    w.begin_object().key("task").string("mcp-serial").key("capabilities").begin_array();
+    for (int64_t i = 0; i < n; ++i) {
+        const auto& c = caps[i];
+        w.begin_object().key("slot").number(c.slot);
+        w.key("type").string(kcap::type_name(static_cast<kcap::ObjectType>(c.type)));
+        w.key("rights").begin_array();
+        for (uint32_t b = 0; b < 4; ++b)
+            if (c.rights & (1u << b))
+                w.string(rights[b]);
+        w.end_array();
+        w.key("object_id").number(c.object_id).key("badge").number(c.badge).end_object();
+    }
+    w.end_array().end_object();
+    return true;
+}
+
+const char* kLogIn = R"({"type":"object","properties":{)"
+                     R"("since":{"type":"integer","minimum":0,"maximum":9007199254740991,"description":"first sequence number wanted"},)"
+                     R"("limit":{"type":"integer","minimum":1,"maximum":200,"description":"records at most, default 50"},)"
+                     R"("min_level":{"type":"string","maxLength":8,"enum":["debug","info","notice","warning","error","critical"]}},)"
+                     R"("additionalProperties":false})";
+const char* kLogOut = R"({"type":"object","properties":{"records":{"type":"array","items":{"type":"object",)"
+                      R"("properties":{"seq":{"type":"integer"},"uptime_ns":{"type":"integer"},"level":{"type":"string"},"text":{"type":"string"}}}},)"
+                      R"("next":{"type":"integer"},"missed":{"type":"integer"}},"required":["records","next"]})";
+
+bool kernel_log(const json::Value& args, json::Writer& w, mcp::ToolError& err) {
+    uint64_t since = args.find("since").as_uint64().value_or(0);
+    uint64_t limit = args.find("limit").as_uint64().value_or(50);
+    int min_level = 0;
+    json::Value lv = args.find("min_level");
+    for (int l = 0; l <= static_cast<int>(ktl::LogLevel::Critical); ++l)
+        if (lv.string_equals(ktl::log_level_name(static_cast<ktl::LogLevel>(l))))
+            min_level = l;
+    static ktl::LogRecord rec;
+    w.begin_object().key("records").begin_array();
+    uint64_t seq = since, missed = 0, count = 0;
+    // Bounded: at most the ring's size of records is examined per call.
+    for (int guard = 0; guard < 4096 && count < limit; ++guard) {
+        int64_t next = sys::call(sys::Number::log_read, g_introspection_slot, seq, reinterpret_cast<uint64_t>(&rec));
+        if (next < 0)
+            break;
+        if (rec.seq > seq && count == 0 && guard == 0)
+            missed = rec.seq - seq; // overwritten before anyone read them
+        seq = static_cast<uint64_t>(next);
+        if (static_cast<int>(rec.level) < min_level)
+            continue;
+        w.begin_object().key("seq").number(rec.seq).key("uptime_ns").number(rec.mono_ns);
+        w.key("level").string(ktl::log_level_name(rec.level)).key("text").string({ rec.text, rec.length }).end_object();
+        ++count;
+    }
+    w.end_array().key("next").number(seq).key("missed").number(missed).end_object();
+    (void)err;
+    return true;
+}
+
+const char* kPerfIn = R"({"type":"object","properties":{)"
+                      R"("iterations":{"type":"integer","minimum":1,"maximum":100000,"description":"system calls to time, default 1000"}},)"
+                      R"("additionalProperties":false})";
+const char* kPerfOut = R"({"type":"object","properties":{"syscall_ns":{"type":"object"},"counter_hz":{"type":"integer"},)"
+                       R"("uptime_ms":{"type":"integer"},"idle_share":{"type":"number"},"context_switches":{"type":"integer"}},)"
+                       R"("required":["syscall_ns"]})";
+
+// Times the null system call (clock) from this task: the cost of crossing into the kernel and
+// back, measured now, on this machine.
+bool kernel_perf(const json::Value& args, json::Writer& w, mcp::ToolError& err) {
+    uint64_t iterations = args.find("iterations").as_uint64().value_or(1000);
+    constexpr size_t kSamples = 1024;
+    static uint64_t samples[kSamples];
+    size_t kept = 0;
+    uint64_t total = 0, best = ~0ull;
+    for (uint64_t i = 0; i < iterations; ++i) {
+        uint64_t t0 = GenericTimer::counter();
+        sys::call(sys::Number::clock);
+        uint64_t d = GenericTimer::counter() - t0;
+        total += d;
+        best = d < best ? d : best;
+        if (kept < kSamples)
+            samples[kept++] = d;
+    }
+    // Insertion sort of at most 1,024 samples: bounded and allocation-free.
+    for (size_t i = 1; i < kept; ++i)
+        for (size_t j = i; j > 0 && samples[j - 1] > samples[j]; --j) {
+            uint64_t t = samples[j];
+            samples[j] = samples[j - 1];
+            samples[j - 1] = t;
+        }
+    uint64_t hz = GenericTimer::frequency();
+    auto ns = [hz](uint64_t ticks) -> uint64_t { return hz ? ticks * uint64_t(1000000000) / hz : 0; };
+    sysinfo::TaskInfo tasks[64];
+    int64_t n = sys::call(sys::Number::task_list, g_introspection_slot, reinterpret_cast<uint64_t>(tasks), 64);
+    if (n < 0) {
+        err = { mcp::ErrorCode::InternalError, "task list unavailable" };
+        return false;
+    }
+    uint64_t switches = 0, idle_ns = 0;
+    for (int64_t i = 0; i < n; ++i) {
+        switches += tasks[i].switches;
+        if (tasks[i].name[0] == 'i' && tasks[i].name[1] == 'd' && tasks[i].name[2] == 'l' && tasks[i].name[3] == 'e')
+            idle_ns += tasks[i].cpu_ns;
+    }
+    uint64_t up = clock::monotonic_ns();
+    w.begin_object();
+    w.key("syscall_ns").begin_object().key("iterations").number(iterations).key("min").number(ns(best));
+    w.key("mean").number(ns(total / (iterations ? iterations : 1)));
+    w.key("p50").number(ns(samples[kept / 2])).key("p99").number(ns(samples[(kept * 99) / 100]));
+    w.end_object();
+    w.key("counter_hz").number(hz).key("uptime_ms").number(up / 1000000);
+    w.key("idle_share").number(up ? static_cast<double>(idle_ns) / static_cast<double>(up) : 0.0);
+    w.key("context_switches").number(switches);
+    w.end_object();
+    return true;
+}
+
 const mcp::Tool kTools[] = {
     { "kernel_info", "Kernel information", "Version, source commit, board, CPU, uptime, UTC time and memory of the appliance.",
       kNoArgs, kInfoOut, mcp::kKernelRead, kernel_info },
     { "kernel_tasks", "Kernel tasks", "Every task with its state, priority, CPU time and heap use.", kNoArgs, kTasksOut,
       mcp::kKernelRead, kernel_tasks },
+    { "kernel_caps", "Capabilities of the MCP bridge", "The capability table of the task serving MCP: every object it can reach, with rights.",
+      kNoArgs, kCapsOut, mcp::kKernelRead, kernel_caps },
+    { "kernel_mem", "Kernel memory", "Physical pages, kernel heap and task stacks.", kNoArgs, kMemOut, mcp::kKernelRead,
+      kernel_mem },
+    { "kernel_log", "Kernel log", "Records of the kernel log ring from a sequence number, optionally above a level.",
+      kLogIn, kLogOut, mcp::kKernelRead, kernel_log },
+    { "kernel_perf", "Kernel performance probe", "Times system call round trips now and reports scheduler figures.",
+      kPerfIn, kPerfOut, mcp::kKernelRead, kernel_perf },
 };
 
 } // namespace

@@ -8,6 +8,8 @@ namespace mcpd {
 struct SerialCaps {
     uint32_t serial = ~0u;
     uint32_t introspection = ~0u;
+    uint32_t factory = ~0u; // creates the append-only audit region
+    uint32_t audit = ~0u;   // reads the kernel's capability audit records
 };
 
 int64_t serial_task_main(void* caps);

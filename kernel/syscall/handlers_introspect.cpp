@@ -79,9 +79,12 @@ int64_t log_read(arch::TrapFrame& f, const kcap::Resolved&) {
 int64_t audit_read(arch::TrapFrame& f, const kcap::Resolved&) {
     if (!buffers::writable(f.x[2], sizeof(audit::Record)))
         return err(ktl::Error::InvalidArgs);
-    if (!audit::read(f.x[1], *reinterpret_cast<audit::Record*>(f.x[2])))
+    uint64_t seq = f.x[1];
+    if (seq < audit::oldest_seq())
+        seq = audit::oldest_seq(); // like log_read: resume at the oldest record still held
+    if (!audit::read(seq, *reinterpret_cast<audit::Record*>(f.x[2])))
         return err(ktl::Error::NotFound);
-    return static_cast<int64_t>(f.x[1] + 1);
+    return static_cast<int64_t>(seq + 1);
 }
 
 } // namespace handlers

@@ -78,7 +78,8 @@ public:
     // Correctly rounded (strtod on the literal); refuses values that overflow to infinity.
     std::optional<double> as_double() const;
     std::optional<float> as_float() const;
-    // The literal text of a number, or the raw (still escaped) text of a string.
+    // The literal text of a number or literal, the raw (still escaped) text of a string, or the
+    // whole source text of an array or object (brackets included).
     std::string_view raw() const;
     // Unescaped string (or key) into out; returns the byte count, or Truncated / Corrupt.
     ktl::Result<size_t> string_into(std::span<char> out) const;

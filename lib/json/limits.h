@@ -11,7 +11,11 @@ struct Limits {
     uint32_t max_string = 65536;      // bytes of one string or key, as written (escaped)
     uint32_t max_members = 1024;      // per object
     uint32_t max_items = 65536;       // per array
-    uint32_t max_number = 64;         // characters of one number literal
+    uint32_t max_number = 64;         // characters of one number literal (at most kMaxNumberLiteral)
 };
+
+// A ceiling no Limits can raise: as_double() converts a literal through a buffer of this size
+// plus the terminator, so longer literals are refused (TooLong) whatever max_number says.
+constexpr uint32_t kMaxNumberLiteral = 79;
 
 } // namespace json

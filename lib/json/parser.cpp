@@ -208,7 +208,7 @@ bool Parser::scan_number() {
         while (!at_end() && is_digit(peek()))
             ++m_pos;
     }
-    if (m_pos - start > m_limits.max_number) {
+    if (m_pos - start > m_limits.max_number || m_pos - start > kMaxNumberLiteral) {
         m_pos = start;
         return fail(Reason::TooLong);
     }
@@ -375,6 +375,7 @@ ktl::Result<uint32_t> Parser::run(ParseError& error) {
                     ++m_pos;
                     m_nodes[f.node].count = 0;
                     m_nodes[f.node].end = m_used;
+                    m_nodes[f.node].length = static_cast<uint32_t>(m_pos - m_nodes[f.node].start);
                     --m_depth;
                     expect_value = false;
                     continue;
@@ -411,6 +412,7 @@ ktl::Result<uint32_t> Parser::run(ParseError& error) {
             ++m_pos;
             m_nodes[f.node].count = f.count;
             m_nodes[f.node].end = m_used;
+            m_nodes[f.node].length = static_cast<uint32_t>(m_pos - m_nodes[f.node].start);
             --m_depth;
             continue;
         }

@@ -66,7 +66,7 @@ std::optional<uint64_t> Value::as_uint64() const {
 std::optional<double> Value::as_double() const {
     if (!is_number())
         return std::nullopt;
-    char buf[80];
+    char buf[kMaxNumberLiteral + 1];
     std::string_view s = raw();
     if (s.size() >= sizeof buf)
         return std::nullopt;

@@ -2,14 +2,18 @@
 
 #include "envelope.h"
 
+#include <crypto/sha256.h>
 #include <mcp/policy/roles.h>
+#include <mcp/schema/validator.h>
 
 namespace mcp {
 namespace {
 
 constexpr const char* kVersions[] = { "2025-11-25", "2025-06-18", "2025-03-26" };
 constexpr int kParseError = -32700, kInvalidRequest = -32600, kMethodNotFound = -32601, kInvalidParams = -32602;
-constexpr int kAuthError = -32001, kLimitError = -32002;
+// Server-defined codes: -32002 is "resource not found" in the MCP spec ("Resources", error
+// handling), so limits use -32003.
+constexpr int kAuthError = -32001, kResourceNotFound = -32002, kLimitError = -32003;
 constexpr size_t kMaxToolOutput = 65536;
 
 } // namespace
@@ -20,8 +24,37 @@ struct Server::Request {
     json::Value params;
     char request_id[80];
     char timestamp[32];
-    bool replied = false;
+    const Principal* principal = nullptr; // after authentication
+    AuditKind kind = AuditKind::Tool;
+    std::string_view name;
+    uint64_t args_hash = 0;
+    uint64_t start_ns = 0;
 };
+
+const char* audit_kind_name(AuditKind kind) {
+    switch (kind) {
+    case AuditKind::Tool: return "tool";
+    case AuditKind::Resource: return "resource";
+    case AuditKind::Auth: return "auth";
+    }
+    return "?";
+}
+
+const char* audit_outcome_name(AuditOutcome outcome) {
+    switch (outcome) {
+    case AuditOutcome::Allow: return "allow";
+    case AuditOutcome::Deny: return "deny";
+    case AuditOutcome::Error: return "error";
+    }
+    return "?";
+}
+
+static constexpr const char* kLevelNames[] = { "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency" };
+
+const char* log_level_name(LogLevel level) {
+    auto i = static_cast<size_t>(level);
+    return i < sizeof kLevelNames / sizeof kLevelNames[0] ? kLevelNames[i] : "?";
+}
 
 static void begin_reply(json::Writer& w, const json::Value& id) {
     w.begin_object().key("jsonrpc").string("2.0").key("id");
@@ -56,7 +89,7 @@ size_t Server::oversized(uint64_t, std::span<char> out) {
 
 size_t Server::handle(std::string_view message, Session& session, std::span<char> out) {
     json::Writer w(out);
-    Request r { w, {}, {}, "", "unknown" };
+    Request r { w, {}, {}, "", "unknown", nullptr, AuditKind::Tool, {}, 0, 0 };
     if (m_config.now_rfc3339)
         m_config.now_rfc3339(r.timestamp, sizeof r.timestamp);
 
@@ -97,6 +130,7 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
             session.initialized = true;
         return 0;
     }
+    r.start_ns = m_config.now_ns ? m_config.now_ns() : 0;
     if (r.params.valid() && !r.params.is_object()) {
         error_reply(w, id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed, "params must be an object",
                     r.request_id, r.timestamp, { { "reason", "params_not_object" } });
@@ -111,6 +145,14 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
         tools_list(r);
     else if (method.string_equals("tools/call"))
         tools_call(r, session);
+    else if (method.string_equals("resources/list"))
+        resources_list(r);
+    else if (method.string_equals("resources/read"))
+        resources_read(r, session);
+    else if (method.string_equals("resources/templates/list"))
+        begin_reply(w, id), w.key("result").begin_object().key("resourceTemplates").begin_array().end_array().end_object().end_object();
+    else if (method.string_equals("logging/setLevel"))
+        set_log_level(r, session);
     else
         error_reply(w, id, kMethodNotFound, "Method not found", ErrorCode::ValidationFailed, "unknown method", r.request_id,
                     r.timestamp, { { "reason", "unknown_method" } });
@@ -124,7 +166,61 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
     return w.size();
 }
 
+// The line's principal, unless the request presents a key in params._meta (MCP "_meta" keys may
+// carry a reverse-DNS prefix). A key presented with initialize becomes the session's principal.
+bool Server::authenticate(Request& r, Session& s) {
+    r.principal = s.principal;
+    json::Value key = r.params.find("_meta").find(kApiKeyMeta);
+    if (!key.valid())
+        return true;
+    auto text = key.plain_string();
+    const Principal* who = nullptr;
+    if (text && m_config.keys) {
+        if (auto p = m_config.keys->authenticate(*text))
+            who = *p;
+    }
+    if (!who) {
+        r.kind = AuditKind::Auth;
+        r.name = "api-key";
+        error_reply(r.w, r.id, kAuthError, "Unauthorized", ErrorCode::AuthInvalidApiKey, "the API key matches no principal",
+                    r.request_id, r.timestamp);
+        audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::AuthInvalidApiKey));
+        return false;
+    }
+    r.principal = who;
+    return true;
+}
+
+bool Server::authorise(Request& r, uint32_t scopes) {
+    uint32_t held = r.principal ? r.principal->scopes : 0;
+    if ((held & scopes) == scopes)
+        return true;
+    char required[96];
+    format_scopes(scopes, required, sizeof required);
+    ErrorCode code = r.principal ? ErrorCode::AuthInsufficientRole : ErrorCode::AuthMissingApiKey;
+    if (!r.principal)
+        error_reply(r.w, r.id, kAuthError, "Unauthorized", code, "this needs an authenticated caller", r.request_id,
+                    r.timestamp, { { "required", required } });
+    else
+        error_reply(r.w, r.id, kAuthError, "Forbidden", code, "the caller's role lacks a required scope", r.request_id,
+                    r.timestamp, { { "role", role_name(r.principal->role) }, { "required", required } });
+    audit(r, AuditOutcome::Deny, error_code_name(code));
+    return false;
+}
+
+void Server::audit(const Request& r, AuditOutcome outcome, const char* code) {
+    if (!m_config.audit)
+        return;
+    uint64_t now = m_config.now_ns ? m_config.now_ns() : 0;
+    AuditEvent e { r.request_id, r.timestamp, r.principal, m_config.transport, r.kind, r.name, outcome, code, 0,
+                   r.args_hash, now > r.start_ns ? (now - r.start_ns) / 1000 : 0 };
+    m_config.audit(e);
+}
+
 void Server::initialize(Request& r, Session& s) {
+    if (!authenticate(r, s))
+        return;
+    s.principal = r.principal;
     const char* chosen = kLatestVersion;
     json::Value requested = r.params.find("protocolVersion");
     for (const char* v : kVersions)
@@ -139,7 +235,12 @@ void Server::initialize(Request& r, Session& s) {
     w.key("result").begin_object();
     w.key("protocolVersion").string(chosen);
     // Only what is implemented is declared.
-    w.key("capabilities").begin_object().key("tools").begin_object().key("listChanged").boolean(false).end_object().end_object();
+    w.key("capabilities").begin_object();
+    w.key("tools").begin_object().key("listChanged").boolean(false).end_object();
+    if (!m_config.resources.empty())
+        w.key("resources").begin_object().key("subscribe").boolean(false).key("listChanged").boolean(false).end_object();
+    w.key("logging").begin_object().end_object();
+    w.end_object();
     w.key("serverInfo").begin_object().key("name").string(m_config.name).key("version").string(m_config.version).end_object();
     if (m_config.instructions)
         w.key("instructions").string(m_config.instructions);
@@ -225,38 +326,62 @@ void Server::tools_call(Request& r, Session& s) {
                     { { "reason", "invalid_call" } });
         return;
     }
+    r.kind = AuditKind::Tool;
+    r.name = *tool_name;
+    if (arguments.valid()) {
+        auto d = crypto::Sha256::hash(arguments.raw());
+        for (int i = 0; i < 8; ++i)
+            r.args_hash = (r.args_hash << 8) | d[i];
+    }
+    if (!authenticate(r, s))
+        return;
     const Tool* tool = allowed(*tool_name) ? find_tool(*tool_name) : nullptr;
     if (!tool) {
         error_reply(r.w, r.id, kInvalidParams, "Unknown tool", ErrorCode::ValidationUnknownTool,
                     "no such tool, or it is not on the allowlist", r.request_id, r.timestamp, { { "tool", *tool_name } });
+        audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::ValidationUnknownTool));
         return;
     }
-    uint32_t held = s.principal ? s.principal->scopes : 0;
-    if ((held & tool->scopes) != tool->scopes) {
-        char required[96];
-        format_scopes(tool->scopes, required, sizeof required);
-        if (!s.principal)
-            error_reply(r.w, r.id, kAuthError, "Unauthorized", ErrorCode::AuthMissingApiKey,
-                        "this tool needs an authenticated caller", r.request_id, r.timestamp, { { "required", required } });
-        else
-            error_reply(r.w, r.id, kAuthError, "Forbidden", ErrorCode::AuthInsufficientRole,
-                        "the caller's role lacks a required scope", r.request_id, r.timestamp,
-                        { { "role", role_name(s.principal->role) }, { "required", required } });
+    if (!authorise(r, tool->scopes))
         return;
+    // Validate against the declared schema; a schema we cannot read fails closed.
+    {
+        auto schema_doc = json::Document::parse(tool->input_schema, m_schema_nodes);
+        schema::Failure failure;
+        static const char kEmpty[] = "{}";
+        json::Document empty_doc;
+        json::Node empty_nodes[1];
+        json::Value instance = arguments;
+        if (!arguments.valid()) {
+            auto e = json::Document::parse(kEmpty, empty_nodes);
+            empty_doc = *e;
+            instance = empty_doc.root();
+        }
+        bool valid = schema_doc && schema::validate(schema_doc->root(), instance, failure);
+        if (!schema_doc)
+            failure.reason = schema::Reason::SchemaUnsupported;
+        if (!valid) {
+            const char* reason = schema::reason_name(failure.reason);
+            error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed,
+                        "the arguments do not match the tool's input schema", r.request_id, r.timestamp,
+                        { { "reason", reason }, { "path", failure.path }, { "keyword", failure.keyword ? failure.keyword : "" } });
+            audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::ValidationFailed));
+            return;
+        }
     }
-    uint16_t who = s.principal ? s.principal->id : 0;
+    uint16_t who = r.principal ? r.principal->id : 0;
     auto decision = m_limiter.acquire(who, m_config.now_ns ? m_config.now_ns() : 0);
     if (!decision.allowed) {
         error_reply(r.w, r.id, kLimitError, "Too many requests", decision.code, "per-caller limit reached", r.request_id,
                     r.timestamp);
+        audit(r, AuditOutcome::Deny, error_code_name(decision.code));
         return;
     }
     // The tool writes its structured result into a separate, bounded buffer (output limit).
     static char structured[kMaxToolOutput];
     json::Writer sw(structured);
     ToolError err;
-    json::Value args = arguments.valid() ? arguments : json::Value();
-    bool ok = tool->run(args, sw, err);
+    bool ok = tool->run(arguments, sw, err);
     m_limiter.release(who);
     if (ok && !sw.complete()) {
         ok = false;
@@ -280,6 +405,100 @@ void Server::tools_call(Request& r, Session& s) {
         w.key("isError").boolean(true);
     }
     w.end_object().end_object();
+    audit(r, ok ? AuditOutcome::Allow : AuditOutcome::Error, ok ? "" : error_code_name(err.code));
+}
+
+bool Server::resource_allowed(std::string_view uri) const {
+    for (auto u : m_config.resource_allowlist)
+        if (u == uri)
+            return true;
+    return false;
+}
+
+void Server::resources_list(Request& r) {
+    json::Writer& w = r.w;
+    begin_reply(w, r.id);
+    w.key("result").begin_object().key("resources").begin_array();
+    for (const auto& res : m_config.resources) {
+        if (!resource_allowed(res.uri))
+            continue;
+        w.begin_object().key("uri").string(res.uri).key("name").string(res.name).key("title").string(res.title);
+        w.key("description").string(res.description).key("mimeType").string("application/json").end_object();
+    }
+    w.end_array().end_object().end_object();
+}
+
+void Server::resources_read(Request& r, Session& s) {
+    auto uri = r.params.find("uri").plain_string();
+    r.kind = AuditKind::Resource;
+    r.name = uri.value_or("");
+    if (!authenticate(r, s))
+        return;
+    const Resource* res = nullptr;
+    if (uri && resource_allowed(*uri))
+        for (const auto& candidate : m_config.resources)
+            if (*uri == candidate.uri)
+                res = &candidate;
+    if (!res) {
+        // MCP spec "Resources": unknown resource -> -32002; the envelope names the contract code.
+        error_reply(r.w, r.id, kResourceNotFound, "Resource not found", ErrorCode::ValidationUnknownTool,
+                    "no such resource, or it is not on the allowlist", r.request_id, r.timestamp,
+                    { { "uri", uri.value_or("") } });
+        audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::ValidationUnknownTool));
+        return;
+    }
+    if (!authorise(r, res->scopes))
+        return;
+    static char snapshot[kMaxToolOutput];
+    json::Writer sw(snapshot);
+    sw.begin_object();
+    sw.key("uri").string(res->uri).key("version").string(res->payload_version);
+    sw.key("generated_at").string(r.timestamp).key("source_commit").string(m_config.source_commit);
+    ToolError err;
+    bool ok = res->read(sw, err);
+    sw.end_object();
+    if (ok && !sw.complete()) {
+        ok = false;
+        err = sw.error() == ktl::Error::Full ? ToolError { ErrorCode::LimitOutputExceeded, "snapshot over 65,536 bytes" }
+                                             : ToolError { ErrorCode::InternalError, "malformed snapshot" };
+    }
+    if (!ok) {
+        error_reply(r.w, r.id, kInvalidRequest, "Resource unavailable", err.code, err.message, r.request_id, r.timestamp);
+        audit(r, AuditOutcome::Error, error_code_name(err.code));
+        return;
+    }
+    json::Writer& w = r.w;
+    begin_reply(w, r.id);
+    w.key("result").begin_object().key("contents").begin_array().begin_object();
+    w.key("uri").string(res->uri).key("mimeType").string("application/json").key("text").string(sw.view());
+    w.end_object().end_array().end_object().end_object();
+    audit(r, AuditOutcome::Allow, "");
+}
+
+void Server::set_log_level(Request& r, Session& s) {
+    json::Value level = r.params.find("level");
+    for (size_t i = 0; i < sizeof kLevelNames / sizeof kLevelNames[0]; ++i) {
+        if (level.string_equals(kLevelNames[i])) {
+            s.logging = true;
+            s.log_level = static_cast<LogLevel>(i);
+            begin_reply(r.w, r.id);
+            r.w.key("result").begin_object().end_object().end_object();
+            return;
+        }
+    }
+    error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed, "unknown log level",
+                r.request_id, r.timestamp, { { "reason", "invalid_level" } });
+}
+
+size_t Server::log_message(const Session& session, LogLevel level, std::string_view logger, std::string_view text,
+                           std::span<char> out) {
+    if (!session.logging || level < session.log_level)
+        return 0;
+    json::Writer w(out);
+    w.begin_object().key("jsonrpc").string("2.0").key("method").string("notifications/message");
+    w.key("params").begin_object().key("level").string(log_level_name(level)).key("logger").string(logger);
+    w.key("data").string(text).end_object().end_object();
+    return w.complete() ? w.size() : 0;
 }
 
 } // namespace mcp

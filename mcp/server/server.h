@@ -4,10 +4,12 @@
 // 2025-11-25 (preferred), 2025-06-18 and 2025-03-26 (MCP spec "Lifecycle": the server answers
 // with the client's version when it supports it, otherwise with its latest).
 //
-// This first slice serves: initialize, notifications/initialized, ping, tools/list (cursor
-// pagination), tools/call. Policy applied before a tool runs: the session's principal must be
-// authenticated, the tool must be on the allowlist (deny by default), the principal's scopes must
-// cover the tool's, and the per-principal rate/concurrency limiter must admit the call.
+// Served: initialize, notifications/initialized, ping, tools/list (cursor pagination),
+// tools/call, resources/list, resources/read, resources/templates/list, logging/setLevel.
+// The request pipeline (shared/contracts.md) before anything runs: authenticate (the line's
+// principal, or an API key presented in params._meta["io.basalt/api-key"]), route (deny by
+// default: allowlists for tools and resources), authorise (scopes), validate (the tool's input
+// schema), limit (per-principal rate and concurrency); every outcome goes to the audit hook.
 // Failures carry the canonical error envelope (see envelope.h for where it sits).
 #include <cstddef>
 #include <cstdint>
@@ -38,6 +40,43 @@ struct Tool {
     bool (*run)(const json::Value& arguments, json::Writer& w, ToolError& err);
 };
 
+// A read-only snapshot resource. read() writes the snapshot's own members into an object the
+// server opens with version, generated_at and source_commit (contracts "Resources").
+struct Resource {
+    const char* uri;
+    const char* name;
+    const char* title;
+    const char* description;
+    uint32_t scopes;
+    const char* payload_version; // schema version of the payload
+    bool (*read)(json::Writer& w, ToolError& err);
+};
+
+// One decision of the pipeline (contracts "Audit record"). Argument values and keys never
+// appear: arguments only as a hash.
+enum class AuditKind : uint8_t { Tool, Resource, Auth };
+enum class AuditOutcome : uint8_t { Allow, Deny, Error };
+struct AuditEvent {
+    std::string_view request_id;
+    std::string_view timestamp;
+    const Principal* principal; // nullptr: anonymous
+    const char* transport;
+    AuditKind kind;
+    std::string_view name;
+    AuditOutcome outcome;
+    const char* code; // error code name, "" when allowed
+    uint64_t token_id;
+    uint64_t args_hash; // first 8 bytes of SHA-256 of the arguments' JSON text, 0 without
+    uint64_t duration_us;
+};
+
+const char* audit_kind_name(AuditKind kind);
+const char* audit_outcome_name(AuditOutcome outcome);
+
+// MCP logging levels (RFC 5424 names, MCP spec "Logging"), lowest first.
+enum class LogLevel : uint8_t { Debug, Info, Notice, Warning, Error, Critical, Alert, Emergency };
+const char* log_level_name(LogLevel level);
+
 struct ServerConfig {
     const char* name = "basalt";
     const char* version = "0";
@@ -45,6 +84,11 @@ struct ServerConfig {
     const char* instructions = nullptr;
     std::span<const Tool> tools;
     std::span<const std::string_view> allowlist; // tool names that may run
+    std::span<const Resource> resources;
+    std::span<const std::string_view> resource_allowlist; // resource URIs that may be read
+    const KeyStore* keys = nullptr;                       // nullptr: no key is ever accepted
+    const char* transport = "serial";
+    void (*audit)(const AuditEvent& event) = nullptr;
     uint32_t page_size = 4;                       // tools per tools/list page
     // RFC 3339 UTC time for envelopes (the kernel reads its RTC-anchored clock).
     void (*now_rfc3339)(char* out, size_t cap) = nullptr;
@@ -55,6 +99,8 @@ struct Session {
     const Principal* principal = nullptr; // who this line acts as (nullptr: anonymous)
     bool initialized = false;
     char protocol_version[16] = "";
+    bool logging = false;                 // the client asked for notifications/message
+    LogLevel log_level = LogLevel::Info;
 };
 
 class Server {
@@ -65,6 +111,11 @@ public:
     size_t handle(std::string_view message, Session& session, std::span<char> out);
     // A line too long for the transport: a JSON-RPC error without an id.
     size_t oversized(uint64_t discarded, std::span<char> out);
+    // A notifications/message for a log record, if the session asked for that level.
+    size_t log_message(const Session& session, LogLevel level, std::string_view logger, std::string_view text,
+                       std::span<char> out);
+
+    static constexpr const char* kApiKeyMeta = "io.basalt/api-key";
 
     static constexpr const char* kLatestVersion = "2025-11-25";
 
@@ -73,12 +124,20 @@ private:
     void initialize(Request& r, Session& s);
     void tools_list(Request& r);
     void tools_call(Request& r, Session& s);
+    void resources_list(Request& r);
+    void resources_read(Request& r, Session& s);
+    void set_log_level(Request& r, Session& s);
+    bool authenticate(Request& r, Session& s);
+    bool authorise(Request& r, uint32_t scopes);
+    void audit(const Request& r, AuditOutcome outcome, const char* code);
+    bool resource_allowed(std::string_view uri) const;
     bool allowed(std::string_view tool) const;
     const Tool* find_tool(std::string_view name) const;
 
     const ServerConfig& m_config;
     CallLimiter& m_limiter;
     json::Node m_nodes[4096];
+    json::Node m_schema_nodes[512];
 };
 
 } // namespace mcp

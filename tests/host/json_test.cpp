@@ -314,3 +314,31 @@ TEST(JsonWriter, RandomTreesRoundTrip) {
         ASSERT_TRUE(p->doc.ok()) << json::reason_name(p->error.reason) << " in " << w.view();
     }
 }
+
+TEST(JsonValue, RawOfAContainerIsItsSourceText) {
+    auto p = parse(R"({"a": [1, {"b": "c"}], "e": {}, "f": []})");
+    ASSERT_TRUE(p->doc.ok());
+    json::Value root = p->doc->root();
+    EXPECT_EQ(root.raw(), R"({"a": [1, {"b": "c"}], "e": {}, "f": []})");
+    EXPECT_EQ(root.find("a").raw(), R"([1, {"b": "c"}])");
+    EXPECT_EQ(root.find("a").at(1).raw(), R"({"b": "c"})");
+    EXPECT_EQ(root.find("e").raw(), "{}");
+    EXPECT_EQ(root.find("f").raw(), "[]");
+}
+
+// Found by tests/fuzz/json_fuzz: with max_number raised past 79, the reader accepted longer
+// literals that as_double() (an 80-byte conversion buffer) then refused, valid as they were.
+TEST(JsonParse, NumberLiteralsHaveAHardCeilingWhateverMaxNumberSays) {
+    json::Limits l;
+    l.max_number = 1000;
+    std::string at_ceiling = "0." + std::string(json::kMaxNumberLiteral - 3, '0') + "1";
+    ASSERT_EQ(at_ceiling.size(), json::kMaxNumberLiteral);
+    auto ok = parse("[" + at_ceiling + "]", 4, l);
+    ASSERT_TRUE(ok->doc.ok());
+    auto d = ok->doc->root().at(0).as_double();
+    ASSERT_TRUE(d.has_value()) << "every literal the reader accepts converts";
+    EXPECT_EQ(*d, strtod(at_ceiling.c_str(), nullptr));
+    auto over = parse("[" + at_ceiling + "1]", 4, l);
+    EXPECT_EQ(over->error.reason, json::Reason::TooLong);
+    EXPECT_EQ(over->error.offset, 1u);
+}

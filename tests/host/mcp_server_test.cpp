@@ -46,6 +46,28 @@ const mcp::Tool kTools[] = {
 };
 const std::string_view kAllow[] = { "echo", "admin_only", "missing", "huge", "t5", "t6" };
 
+bool status_resource(json::Writer& w, mcp::ToolError&) {
+    w.key("uptime_ms").number(uint64_t(42));
+    return true;
+}
+bool secret_resource(json::Writer& w, mcp::ToolError&) {
+    w.key("entries").begin_array().end_array();
+    return true;
+}
+const mcp::Resource kResources[] = {
+    { "test://status", "status", "Status", "A status snapshot", mcp::kKernelRead, "3", status_resource },
+    { "test://audit", "audit", "Audit", "Needs audit:read", mcp::kAuditRead, "1", secret_resource },
+    { "test://hidden", "hidden", "Hidden", "Not allowlisted", 0, "1", status_resource },
+};
+const std::string_view kResourceAllow[] = { "test://status", "test://audit" };
+
+std::vector<mcp::AuditEvent> g_events;
+std::vector<std::string> g_event_names;
+void record_event(const mcp::AuditEvent& e) {
+    g_events.push_back(e);
+    g_event_names.emplace_back(e.name);
+}
+
 void fixed_time(char* out, size_t cap) { snprintf(out, cap, "2026-11-22T08:00:00Z"); }
 uint64_t g_now = 1000000000;
 uint64_t now_ns() { return g_now; }
@@ -57,8 +79,16 @@ struct Fixture {
         config.allowlist = kAllow;
         config.now_rfc3339 = fixed_time;
         config.now_ns = now_ns;
+        config.resources = kResources;
+        config.resource_allowlist = kResourceAllow;
+        config.keys = &keys;
+        config.source_commit = "abc1234";
+        config.audit = record_event;
+        g_events.clear();
+        g_event_names.clear();
         server = std::make_unique<mcp::Server>(config, limiter);
         EXPECT_TRUE(keys.add("op", mcp::Role::Operator, "operator-secret-key-1").ok());
+        EXPECT_TRUE(keys.add("root", mcp::Role::Admin, "admin-secret-key-000001").ok());
         session.principal = *keys.authenticate("operator-secret-key-1");
     }
     std::string call(const std::string& msg) {
@@ -97,7 +127,9 @@ TEST(McpServer, InitializeNegotiatesVersions) {
     json::Value result = r.root.find("result");
     EXPECT_TRUE(result.find("protocolVersion").string_equals("2025-03-26"));
     EXPECT_TRUE(result.find("capabilities").find("tools").is_object());
-    EXPECT_FALSE(result.find("capabilities").find("resources").valid()) << "only implemented capabilities";
+    EXPECT_TRUE(result.find("capabilities").find("resources").is_object());
+    EXPECT_TRUE(result.find("capabilities").find("logging").is_object());
+    EXPECT_FALSE(result.find("capabilities").find("prompts").valid()) << "only implemented capabilities";
     EXPECT_TRUE(result.find("serverInfo").find("name").string_equals("basalt"));
     Reply r2(f.call(R"({"jsonrpc":"2.0","id":"abc","method":"initialize","params":{"protocolVersion":"1999-01-01"}})"));
     EXPECT_TRUE(r2.root.find("id").string_equals("abc"));
@@ -191,7 +223,7 @@ TEST(McpServer, RateLimitIsEnforcedBeforeTheToolRuns) {
                        ",\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{}}}"));
         json::Value e = r.root.find("error");
         if (e.valid()) {
-            EXPECT_EQ(e.find("code").as_int64(), -32002);
+            EXPECT_EQ(e.find("code").as_int64(), -32003);
             EXPECT_TRUE(e.find("data").find("error").find("code").string_equals("limit_rate_exceeded"));
             ++refused;
         }
@@ -210,4 +242,130 @@ TEST(McpServer, OversizedLineGetsAnError) {
     EXPECT_EQ(r.root.find("error").find("code").as_int64(), -32600);
     EXPECT_TRUE(r.root.find("error").find("data").find("error").find("details").find("reason").string_equals(
         "message_too_long"));
+}
+
+TEST(McpServer, ResourcesAreSnapshotsBehindTheAllowlistAndScopes) {
+    Fixture f;
+    Reply list(f.call(R"({"jsonrpc":"2.0","id":1,"method":"resources/list"})"));
+    json::Value resources = list.root.find("result").find("resources");
+    ASSERT_EQ(resources.size(), 2u) << list.text;
+    EXPECT_TRUE(resources.at(0).find("uri").string_equals("test://status"));
+    EXPECT_TRUE(resources.at(1).find("uri").string_equals("test://audit"));
+
+    Reply read(f.call(R"({"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"test://status"}})"));
+    json::Value content = read.root.find("result").find("contents").at(0);
+    EXPECT_TRUE(content.find("uri").string_equals("test://status"));
+    EXPECT_TRUE(content.find("mimeType").string_equals("application/json"));
+    char text[512];
+    auto n = content.find("text").string_into(text);
+    ASSERT_TRUE(n.ok());
+    Reply snapshot(std::string(text, *n));
+    EXPECT_TRUE(snapshot.root.find("version").string_equals("3"));
+    EXPECT_TRUE(snapshot.root.find("generated_at").string_equals("2026-11-22T08:00:00Z"));
+    EXPECT_TRUE(snapshot.root.find("source_commit").string_equals("abc1234"));
+    EXPECT_EQ(snapshot.root.find("uptime_ms").as_int64(), 42);
+
+    Reply hidden(f.call(R"({"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"test://hidden"}})"));
+    EXPECT_EQ(hidden.root.find("error").find("code").as_int64(), -32002) << "MCP: resource not found";
+    EXPECT_TRUE(hidden.root.find("error").find("data").find("error").find("code").string_equals("validation_unknown_tool"));
+
+    Reply denied(f.call(R"({"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"test://audit"}})"));
+    EXPECT_TRUE(denied.root.find("error").find("data").find("error").find("code").string_equals("auth_insufficient_role"))
+        << "operator lacks audit:read";
+    Reply admin(f.call(
+        R"({"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"test://audit","_meta":{"io.basalt/api-key":"admin-secret-key-000001"}}})"));
+    EXPECT_TRUE(admin.root.find("result").find("contents").is_array()) << admin.text;
+
+    Reply templates(f.call(R"({"jsonrpc":"2.0","id":6,"method":"resources/templates/list"})"));
+    EXPECT_TRUE(templates.root.find("result").find("resourceTemplates").is_array());
+}
+
+TEST(McpServer, ApiKeysInMetaSelectThePrincipal) {
+    Fixture f;
+    const char* admin_call =
+        R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"admin_only","arguments":{},"_meta":{"io.basalt/api-key":"admin-secret-key-000001"}}})";
+    Reply ok(f.call(admin_call));
+    EXPECT_EQ(ok.root.find("result").find("isError").as_bool(), false) << ok.text;
+    Reply bad(f.call(
+        R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{},"_meta":{"io.basalt/api-key":"admin-secret-key-000002"}}})"));
+    EXPECT_EQ(bad.root.find("error").find("code").as_int64(), -32001);
+    EXPECT_TRUE(bad.root.find("error").find("data").find("error").find("code").string_equals("auth_invalid_api_key"));
+    EXPECT_EQ(bad.text.find("admin-secret"), std::string::npos) << "a presented key is never echoed";
+    Reply not_string(f.call(
+        R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{},"_meta":{"io.basalt/api-key":7}}})"));
+    EXPECT_TRUE(not_string.root.find("error").find("data").find("error").find("code").string_equals("auth_invalid_api_key"));
+
+    // A key presented with initialize holds for the session.
+    f.session.principal = nullptr;
+    Reply anon(f.call(R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{}}})"));
+    EXPECT_TRUE(anon.root.find("error").find("data").find("error").find("code").string_equals("auth_missing_api_key"));
+    f.call(R"({"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-11-25","_meta":{"io.basalt/api-key":"operator-secret-key-1"}}})");
+    ASSERT_NE(f.session.principal, nullptr);
+    EXPECT_EQ(f.session.principal->role, mcp::Role::Operator);
+    Reply now_ok(f.call(R"({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo","arguments":{}}})"));
+    EXPECT_EQ(now_ok.root.find("result").find("isError").as_bool(), false);
+}
+
+TEST(McpServer, ArgumentsAreValidatedAgainstTheSchemaBeforeTheToolRuns) {
+    Fixture f;
+    std::string long_text(65, 'a');
+    Reply too_long(f.call(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":")" +
+                          long_text + R"("}}})"));
+    json::Value env = too_long.root.find("error").find("data");
+    EXPECT_EQ(too_long.root.find("error").find("code").as_int64(), -32602);
+    EXPECT_TRUE(env.find("error").find("code").string_equals("validation_failed")) << too_long.text;
+    EXPECT_TRUE(env.find("error").find("details").find("reason").string_equals("too_long")) << too_long.text;
+    EXPECT_TRUE(env.find("error").find("details").find("path").string_equals("/text")) << too_long.text;
+    Reply extra(f.call(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"txt":"x"}}})"));
+    EXPECT_TRUE(extra.root.find("error").find("data").find("error").find("details").find("reason").string_equals(
+        "additional_property"))
+        << extra.text;
+    Reply wrong_type(f.call(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":5}}})"));
+    EXPECT_TRUE(wrong_type.root.find("error").find("data").find("error").find("details").find("reason").string_equals("type"));
+    Reply ok(f.call(R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"text":"ok"}}})"));
+    EXPECT_EQ(ok.root.find("result").find("isError").as_bool(), false);
+}
+
+TEST(McpServer, EveryDecisionIsAudited) {
+    Fixture f;
+    f.call(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"secret-value"}}})");
+    f.call(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope","arguments":{}}})");
+    f.call(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"admin_only","arguments":{}}})");
+    f.call(R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"missing","arguments":{}}})");
+    f.call(R"({"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"test://status"}})");
+    f.call(R"({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo","arguments":{},"_meta":{"io.basalt/api-key":"wrong-key-wrong-key"}}})");
+    ASSERT_EQ(g_events.size(), 6u);
+    EXPECT_EQ(g_events[0].outcome, mcp::AuditOutcome::Allow);
+    EXPECT_NE(g_events[0].args_hash, 0u) << "arguments are recorded as a hash";
+    EXPECT_EQ(g_event_names[0], "echo");
+    EXPECT_EQ(g_events[1].outcome, mcp::AuditOutcome::Deny);
+    EXPECT_STREQ(g_events[1].code, "validation_unknown_tool");
+    EXPECT_STREQ(g_events[2].code, "auth_insufficient_role");
+    EXPECT_EQ(g_events[3].outcome, mcp::AuditOutcome::Error);
+    EXPECT_STREQ(g_events[3].code, "not_found");
+    EXPECT_EQ(g_events[4].kind, mcp::AuditKind::Resource);
+    EXPECT_EQ(g_event_names[4], "test://status");
+    EXPECT_EQ(g_events[5].kind, mcp::AuditKind::Auth);
+    EXPECT_STREQ(g_events[5].code, "auth_invalid_api_key");
+    for (const auto& name : g_event_names)
+        EXPECT_EQ(name.find("secret"), std::string::npos);
+}
+
+TEST(McpServer, LoggingFollowsTheRequestedLevel) {
+    Fixture f;
+    std::vector<char> out(4096);
+    EXPECT_EQ(f.server->log_message(f.session, mcp::LogLevel::Error, "kernel", "boom", out), 0u)
+        << "nothing before logging/setLevel";
+    Reply set(f.call(R"({"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"warning"}})"));
+    EXPECT_TRUE(set.root.find("result").is_object());
+    EXPECT_EQ(f.server->log_message(f.session, mcp::LogLevel::Info, "kernel", "chatter", out), 0u);
+    size_t n = f.server->log_message(f.session, mcp::LogLevel::Error, "kernel", "disk \"on fire\"", out);
+    ASSERT_GT(n, 0u);
+    Reply note(std::string(out.data(), n));
+    EXPECT_TRUE(note.root.find("method").string_equals("notifications/message"));
+    EXPECT_FALSE(note.root.find("id").valid());
+    EXPECT_TRUE(note.root.find("params").find("level").string_equals("error"));
+    EXPECT_TRUE(note.root.find("params").find("data").string_equals("disk \"on fire\""));
+    Reply bad(f.call(R"({"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"loud"}})"));
+    EXPECT_EQ(bad.root.find("error").find("code").as_int64(), -32602);
 }

@@ -42,7 +42,7 @@ try {
     }
     cursor = page.nextCursor;
   } while (cursor);
-  assert.deepEqual(names.sort(), ["kernel_info", "kernel_tasks"]);
+  assert.deepEqual(names.sort(), ["kernel_caps", "kernel_info", "kernel_log", "kernel_mem", "kernel_perf", "kernel_tasks"]);
 
   const t0 = process.hrtime.bigint();
   const result = await client.callTool({ name: "kernel_info", arguments: {} });
@@ -57,6 +57,47 @@ try {
   const taskNames = tasks.structuredContent.tasks.map((t) => t.name);
   assert.ok(taskNames.includes("mcp-serial") && taskNames.includes("idle"), `tasks: ${taskNames}`);
   assert.ok(!taskNames.includes("shell"), "no shell on a protocol line");
+
+  const mem = await client.callTool({ name: "kernel_mem", arguments: {} });
+  assert.ok(mem.structuredContent.free_pages > 0 && mem.structuredContent.free_pages < mem.structuredContent.total_pages);
+  const caps = await client.callTool({ name: "kernel_caps", arguments: {} });
+  const capTypes = caps.structuredContent.capabilities.map((c) => c.type);
+  assert.ok(capTypes.includes("device") || capTypes.includes("Device"), `caps: ${capTypes}`);
+  const log = await client.callTool({ name: "kernel_log", arguments: { limit: 5, min_level: "info" } });
+  assert.ok(log.structuredContent.records.length > 0 && log.structuredContent.records.length <= 5);
+  assert.ok(log.structuredContent.records.some((r) => /mcp: serving/.test(r.text)) ||
+            (await client.callTool({ name: "kernel_log", arguments: { limit: 200 } })).structuredContent.records.some((r) => /mcp: serving/.test(r.text)));
+  const perf = await client.callTool({ name: "kernel_perf", arguments: { iterations: 2000 } });
+  const sc = perf.structuredContent.syscall_ns;
+  assert.ok(sc.min > 0 && sc.min <= sc.p50 && sc.p50 <= sc.p99, JSON.stringify(sc));
+
+  // Resources: every one listed, each read is a snapshot with version, generated_at, source_commit.
+  const resources = (await client.listResources()).resources.map((r) => r.uri).sort();
+  assert.deepEqual(resources, ["audit://log", "kernel://log", "kernel://status"]);
+  for (const uri of resources) {
+    const r = await client.readResource({ uri });
+    const snap = JSON.parse(r.contents[0].text);
+    assert.equal(r.contents[0].mimeType, "application/json");
+    assert.equal(snap.version, "1");
+    assert.match(snap.generated_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    assert.equal(snap.source_commit, result.structuredContent.source_commit);
+  }
+  const status = JSON.parse((await client.readResource({ uri: "kernel://status" })).contents[0].text);
+  assert.equal(status.mcp.serial_role, "admin");
+  assert.deepEqual((await client.listResourceTemplates()).resourceTemplates, []);
+
+  // Logging: after logging/setLevel, kernel log records arrive as notifications/message.
+  const { LoggingMessageNotificationSchema } = await import(pathToFileURL(path.join(sdk, "types.js")));
+  const got = new Promise((resolve) => client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => resolve(n.params)));
+  await client.setLoggingLevel("notice");
+  // A refusal is logged at notice level by the kernel, so it must come back as a notification.
+  await assert.rejects(client.callTool({ name: "no_such_tool_for_logging", arguments: {} }));
+  const note = await Promise.race([got, new Promise((r) => setTimeout(() => r(null), 5000))]);
+  assert.ok(note, "a notifications/message arrived");
+  assert.equal(note.logger, "kernel");
+  assert.equal(note.level, "notice");
+  assert.match(note.data, /no_such_tool_for_logging/);
+  await client.setLoggingLevel("emergency"); // quiet again
 
   // Deny by default: an unknown tool gets the canonical envelope.
   await assert.rejects(client.callTool({ name: "rm_rf", arguments: {} }), (err) => {

@@ -1,0 +1,119 @@
+#include "audit_trail.h"
+
+#include "../clock.h"
+#include "../syscall/sys.h"
+
+#include <mcp/policy/roles.h>
+
+namespace mcpd {
+namespace {
+
+constexpr uint64_t kRegionBytes = 1u << 20;
+
+struct Record {
+    uint64_t seq;
+    uint64_t mono_ns;
+    uint64_t token_id;
+    uint64_t args_hash;
+    uint64_t duration_us;
+    char timestamp[24];
+    char request_id[48];
+    char principal[32];
+    char name[48];
+    char code[28];
+    char transport[8];
+    uint8_t role;
+    uint8_t kind;
+    uint8_t outcome;
+    uint8_t reserved[5];
+};
+static_assert(sizeof(Record) == 240);
+
+uint32_t g_region = ~0u;
+uint64_t g_count = 0;
+uint64_t g_dropped = 0;
+
+// Truncates at a UTF-8 character boundary: a record must stay valid text for the JSON writer.
+void copy(char* dst, size_t cap, std::string_view src) {
+    size_t n = src.size() < cap - 1 ? src.size() : cap - 1;
+    while (n > 0 && n < src.size() && (static_cast<unsigned char>(src[n]) & 0xc0) == 0x80)
+        --n;
+    for (size_t i = 0; i < n; ++i)
+        dst[i] = src[i];
+    dst[n] = '\0';
+}
+
+std::string_view text(const char* s, size_t cap) {
+    size_t n = 0;
+    while (n < cap && s[n])
+        ++n;
+    return { s, n };
+}
+
+} // namespace
+
+bool audit_trail_init(uint32_t factory) {
+    int64_t slot = sys::call(sys::Number::region_create, factory, kRegionBytes, 1 /* append-only */, 0);
+    if (slot < 0)
+        return false;
+    g_region = static_cast<uint32_t>(slot);
+    return true;
+}
+
+void audit_trail_record(const mcp::AuditEvent& e) {
+    Record r {};
+    r.seq = g_count;
+    r.mono_ns = clock::monotonic_ns();
+    r.token_id = e.token_id;
+    r.args_hash = e.args_hash;
+    r.duration_us = e.duration_us;
+    copy(r.timestamp, sizeof r.timestamp, e.timestamp);
+    copy(r.request_id, sizeof r.request_id, e.request_id);
+    copy(r.principal, sizeof r.principal, e.principal ? std::string_view(e.principal->name) : "anonymous");
+    copy(r.name, sizeof r.name, e.name);
+    copy(r.code, sizeof r.code, e.code ? e.code : "");
+    copy(r.transport, sizeof r.transport, e.transport ? e.transport : "");
+    r.role = static_cast<uint8_t>(e.principal ? e.principal->role : mcp::Role::Anonymous);
+    r.kind = static_cast<uint8_t>(e.kind);
+    r.outcome = static_cast<uint8_t>(e.outcome);
+    if (g_region == ~0u || sys::call(sys::Number::region_append, g_region, reinterpret_cast<uint64_t>(&r), sizeof r) < 0) {
+        ++g_dropped;
+        return;
+    }
+    ++g_count;
+}
+
+void audit_trail_write(json::Writer& w, uint32_t max) {
+    w.begin_array();
+    uint64_t first = g_count > max ? g_count - max : 0;
+    for (uint64_t i = first; i < g_count; ++i) {
+        Record r;
+        if (sys::call(sys::Number::region_read, g_region, i * sizeof(Record), reinterpret_cast<uint64_t>(&r), sizeof r) !=
+            static_cast<int64_t>(sizeof r))
+            break;
+        char hash[17];
+        for (int k = 0; k < 16; ++k)
+            hash[k] = "0123456789abcdef"[(r.args_hash >> (60 - 4 * k)) & 0xf];
+        hash[16] = '\0';
+        w.begin_object();
+        w.key("seq").number(r.seq).key("timestamp").string(text(r.timestamp, sizeof r.timestamp));
+        w.key("request_id").string(text(r.request_id, sizeof r.request_id));
+        w.key("principal").string(text(r.principal, sizeof r.principal));
+        w.key("role").string(mcp::role_name(static_cast<mcp::Role>(r.role)));
+        w.key("transport").string(text(r.transport, sizeof r.transport));
+        w.key("kind").string(mcp::audit_kind_name(static_cast<mcp::AuditKind>(r.kind)));
+        w.key("name").string(text(r.name, sizeof r.name));
+        w.key("outcome").string(mcp::audit_outcome_name(static_cast<mcp::AuditOutcome>(r.outcome)));
+        w.key("code").string(text(r.code, sizeof r.code));
+        w.key("token_id").number(r.token_id);
+        w.key("args_hash").string(r.args_hash ? std::string_view(hash, 16) : std::string_view());
+        w.key("duration_us").number(r.duration_us);
+        w.end_object();
+    }
+    w.end_array();
+}
+
+uint64_t audit_trail_count() { return g_count; }
+uint64_t audit_trail_dropped() { return g_dropped; }
+
+} // namespace mcpd

@@ -1,0 +1,111 @@
+#include "kernel_resources.h"
+
+#include "../audit.h"
+#include "../board/board.h"
+#include "../cap/kcap.h"
+#include "../clock.h"
+#include "../platform.h"
+#include "../syscall/handlers.h"
+#include "../syscall/sys.h"
+#include "../version.h"
+#include "audit_trail.h"
+
+#include <ktl/log_ring.h>
+#include <mcp/policy/roles.h>
+
+namespace mcpd {
+namespace {
+
+ResourceContext g_ctx;
+
+bool read_status(json::Writer& w, mcp::ToolError& err) {
+    sysinfo::MemInfo mem {};
+    static sysinfo::TaskInfo tasks[64];
+    int64_t n = sys::call(sys::Number::task_list, g_ctx.introspection, reinterpret_cast<uint64_t>(tasks), 64);
+    if (n < 0 || sys::call(sys::Number::mem_stats, g_ctx.introspection, reinterpret_cast<uint64_t>(&mem)) < 0) {
+        err = { mcp::ErrorCode::InternalError, "kernel statistics unavailable" };
+        return false;
+    }
+    w.key("kernel").begin_object().key("name").string("Basalt").key("version").string(kVersion);
+    w.key("board").string(board::kName).key("model").string(platform::info().model).end_object();
+    w.key("uptime_ms").number(clock::monotonic_ns() / 1000000);
+    w.key("memory").begin_object().key("total_pages").number(mem.total_pages).key("free_pages").number(mem.free_pages).end_object();
+    w.key("tasks").begin_array();
+    for (int64_t i = 0; i < n; ++i)
+        w.string(tasks[i].name);
+    w.end_array();
+    w.key("mcp").begin_object();
+    const mcp::Principal* p = g_ctx.line_principal;
+    w.key("serial_principal").string(p ? std::string_view(p->name) : "anonymous");
+    w.key("serial_role").string(mcp::role_name(p ? p->role : mcp::Role::Anonymous));
+    w.key("tools_allowed").number(uint64_t(g_ctx.tools_allowed));
+    w.key("audit_records").number(audit_trail_count()).key("audit_dropped").number(audit_trail_dropped());
+    w.end_object();
+    return true;
+}
+
+bool read_log(json::Writer& w, mcp::ToolError&) {
+    constexpr uint64_t kNewest = 100;
+    static ktl::LogRecord rec;
+    // Find the newest sequence by reading forward from (a guess of) the end; bounded.
+    w.key("records").begin_array();
+    uint64_t seq = 0;
+    int64_t next = sys::call(sys::Number::log_read, g_ctx.introspection, 0, reinterpret_cast<uint64_t>(&rec));
+    uint64_t oldest = next > 0 ? rec.seq : 0;
+    // Walk with a bounded loop to the end, remembering where the last kNewest begin.
+    uint64_t end = oldest;
+    for (int guard = 0; guard < 8192 && next > 0; ++guard) {
+        end = static_cast<uint64_t>(next);
+        next = sys::call(sys::Number::log_read, g_ctx.introspection, end, reinterpret_cast<uint64_t>(&rec));
+    }
+    seq = end > oldest + kNewest ? end - kNewest : oldest;
+    for (uint64_t i = 0; i < kNewest && seq < end; ++i) {
+        int64_t n = sys::call(sys::Number::log_read, g_ctx.introspection, seq, reinterpret_cast<uint64_t>(&rec));
+        if (n < 0)
+            break;
+        seq = static_cast<uint64_t>(n);
+        w.begin_object().key("seq").number(rec.seq).key("uptime_ns").number(rec.mono_ns);
+        w.key("level").string(ktl::log_level_name(rec.level)).key("text").string({ rec.text, rec.length }).end_object();
+    }
+    w.end_array();
+    w.key("next").number(end);
+    return true;
+}
+
+bool read_audit(json::Writer& w, mcp::ToolError&) {
+    w.key("decisions");
+    audit_trail_write(w, 100);
+    w.key("decisions_total").number(audit_trail_count()).key("decisions_dropped").number(audit_trail_dropped());
+    // Capability refusals and token redemptions recorded by the kernel's system-call layer.
+    w.key("capability_events").begin_array();
+    static audit::Record rec;
+    uint64_t seq = 0;
+    for (int guard = 0; guard < 256; ++guard) {
+        int64_t next = sys::call(sys::Number::audit_read, g_ctx.audit, seq, reinterpret_cast<uint64_t>(&rec));
+        if (next < 0)
+            break;
+        seq = static_cast<uint64_t>(next);
+        w.begin_object().key("seq").number(rec.seq).key("uptime_ns").number(rec.mono_ns);
+        w.key("task").string(std::string_view(rec.task_name, __builtin_strnlen(rec.task_name, sizeof rec.task_name)));
+        w.key("syscall").number(rec.syscall).key("slot").number(rec.slot);
+        w.key("outcome").string(rec.outcome == audit::Outcome::Allow ? "allow" : rec.outcome == audit::Outcome::Deny ? "deny" : "error");
+        w.key("error").string(ktl::error_name(static_cast<ktl::Error>(rec.error))).end_object();
+    }
+    w.end_array();
+    return true;
+}
+
+const mcp::Resource kResources[] = {
+    { "kernel://status", "status", "Kernel status", "Uptime, memory, tasks and the MCP line's principal.", mcp::kKernelRead,
+      "1", read_status },
+    { "kernel://log", "log", "Kernel log", "The newest 100 records of the kernel log ring.", mcp::kKernelRead, "1", read_log },
+    { "audit://log", "audit", "Audit log", "MCP decisions (append-only trail) and kernel capability events.",
+      mcp::kAuditRead, "1", read_audit },
+};
+
+} // namespace
+
+void set_resource_context(const ResourceContext& context) { g_ctx = context; }
+std::span<const mcp::Resource> kernel_resources() { return kResources; }
+
+} // namespace mcpd

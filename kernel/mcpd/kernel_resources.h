@@ -1,0 +1,20 @@
+#pragma once
+// The kernel's MCP resources: read-only snapshots (kernel://status, kernel://log, audit://log).
+#include <cstdint>
+#include <span>
+
+#include <mcp/server/server.h>
+
+namespace mcpd {
+
+struct ResourceContext {
+    uint32_t introspection = ~0u;
+    uint32_t audit = ~0u; // AuditLog capability (kernel capability decisions)
+    const mcp::Principal* line_principal = nullptr;
+    size_t tools_allowed = 0;
+};
+
+void set_resource_context(const ResourceContext& context);
+std::span<const mcp::Resource> kernel_resources();
+
+} // namespace mcpd

@@ -1,0 +1,81 @@
+// MCP over the serial line, measured from outside with the official SDK client (stdio transport
+// on `qemu/run.sh --stdio`). Prints:
+//   - time from spawning QEMU to the first MCP response (initialize), median of several launches
+//   - tools/call round trip (kernel_info) over N calls: median, p99, min, max
+//   - the smallest guest RAM (-m) the appliance still boots and serves with
+// Usage: node tests/bench/mcp_serial_bench.mjs [--calls N] [--launches N] [--kernel ELF]
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const sdk = path.join(root, ".deps/npm/node_modules/@modelcontextprotocol/sdk/dist/esm");
+const { Client } = await import(pathToFileURL(path.join(sdk, "client/index.js")));
+const { StdioClientTransport } = await import(pathToFileURL(path.join(sdk, "client/stdio.js")));
+
+const opt = (name, fallback) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : fallback;
+};
+const kernel = opt("--kernel", path.join(root, "build/kernel/basalt.elf"));
+const calls = Number(opt("--calls", 1000));
+const launches = Number(opt("--launches", 5));
+
+async function connect(memory) {
+  const transport = new StdioClientTransport({
+    command: path.join(root, "qemu/run.sh"),
+    args: ["--kernel", kernel, "--stdio", "--memory", memory],
+    stderr: "ignore",
+  });
+  const client = new Client({ name: "basalt-bench", version: "1.0.0" });
+  const t0 = process.hrtime.bigint();
+  const deadline = new Promise((_, reject) => setTimeout(() => reject(new Error("no answer in 10 s")), 10000));
+  await Promise.race([client.connect(transport), deadline]);
+  return { client, ms: Number(process.hrtime.bigint() - t0) / 1e6 };
+}
+
+const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
+
+// 1. Launch to first response.
+const firsts = [];
+for (let i = 0; i < launches; ++i) {
+  const { client, ms } = await connect("512M");
+  firsts.push(ms);
+  await client.close();
+}
+firsts.sort((a, b) => a - b);
+console.log(`launch -> first MCP response (initialize), ${launches} launches: median ${pct(firsts, 50).toFixed(1)} ms, ` +
+            `min ${firsts[0].toFixed(1)} ms, max ${firsts[firsts.length - 1].toFixed(1)} ms`);
+
+// 2. tools/call round trips (sequential; each waits for its answer).
+{
+  const { client } = await connect("512M");
+  const rtts = [];
+  for (let i = 0; i < calls; ++i) {
+    const t0 = process.hrtime.bigint();
+    const r = await client.callTool({ name: "kernel_info", arguments: {} });
+    rtts.push(Number(process.hrtime.bigint() - t0) / 1e3);
+    if (r.isError) throw new Error("kernel_info failed");
+    // Stay under the per-caller rate limit (burst 50, 20/s) only if it would refuse: it does not
+    // for the serial line's admin within a burst, so pace the loop past the burst.
+    if (i % 40 === 39) await new Promise((res) => setTimeout(res, 2000));
+  }
+  rtts.sort((a, b) => a - b);
+  console.log(`tools/call kernel_info round trip over ${calls} calls: median ${pct(rtts, 50).toFixed(0)} us, ` +
+              `p99 ${pct(rtts, 99).toFixed(0)} us, min ${rtts[0].toFixed(0)} us, max ${rtts[rtts.length - 1].toFixed(0)} us`);
+  await client.close();
+}
+
+// 3. Smallest -m that still serves a tools/call.
+let smallest = null;
+for (const mb of [64, 48, 32, 24, 16, 12, 8]) {
+  try {
+    const { client } = await connect(`${mb}M`);
+    const r = await client.callTool({ name: "kernel_info", arguments: {} });
+    await client.close();
+    if (r.isError) break;
+    smallest = mb;
+  } catch {
+    break;
+  }
+}
+console.log(`smallest guest RAM that serves: ${smallest ?? "none of the sizes tried"}${smallest ? " MiB (-m " + smallest + "M)" : ""}`);

@@ -1,0 +1,119 @@
+// The security contracts, row by row, against the booted kernel through the official SDK client
+// (stdio transport on `qemu/run.sh --stdio`). The serial line is configured anonymous, so every
+// protected call must present an API key in params._meta["io.basalt/api-key"].
+// Usage: node contract_test.mjs KERNEL_ELF
+import assert from "node:assert/strict";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const sdk = path.join(root, ".deps/npm/node_modules/@modelcontextprotocol/sdk/dist/esm");
+const { Client } = await import(pathToFileURL(path.join(sdk, "client/index.js")));
+const { StdioClientTransport } = await import(pathToFileURL(path.join(sdk, "client/stdio.js")));
+const { CallToolResultSchema, ReadResourceResultSchema } = await import(pathToFileURL(path.join(sdk, "types.js")));
+
+const kernel = process.argv[2] ?? path.join(root, "build/kernel/basalt.elf");
+const READER = "reader:ada:reader-key-0123456789";
+const ADMIN = "admin:root:admin-key-0123456789abcdef";
+const secret = (spec) => spec.split(":").slice(2).join(":");
+const transport = new StdioClientTransport({
+  command: path.join(root, "qemu/run.sh"),
+  args: ["--kernel", kernel, "--stdio", "--role", "anonymous", "--key", READER, "--key", ADMIN,
+         "--tools", "kernel_info,kernel_tasks,kernel_caps,kernel_mem,kernel_log,kernel_perf"],
+  stderr: "inherit",
+});
+const client = new Client({ name: "basalt-contract-test", version: "1.0.0" });
+const timer = setTimeout(() => { console.error("FAIL: timed out"); process.exit(1); }, 90000);
+
+const meta = (spec) => (spec ? { _meta: { "io.basalt/api-key": spec } } : {});
+const call = (name, args, key) =>
+  client.request({ method: "tools/call", params: { name, arguments: args, ...meta(key) } }, CallToolResultSchema);
+const read = (uri, key) => client.request({ method: "resources/read", params: { uri, ...meta(key) } }, ReadResourceResultSchema);
+
+async function expectEnvelope(promise, rpcCode, code, check = () => {}) {
+  await assert.rejects(promise, (err) => {
+    assert.equal(err.code, rpcCode, `JSON-RPC code for ${code}: ${err.message}`);
+    const env = err.data;
+    assert.equal(env.ok, false);
+    assert.equal(env.error.code, code);
+    assert.equal(typeof env.error.message, "string");
+    assert.ok("details" in env.error);
+    assert.match(env.timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    assert.equal(typeof env.request_id, "string");
+    check(env);
+    return true;
+  });
+}
+
+try {
+  await client.connect(transport);
+  const rows = [];
+  const row = async (name, fn) => { await fn(); rows.push(name); };
+
+  await row("no key -> auth_missing_api_key", () => expectEnvelope(call("kernel_info", {}), -32001, "auth_missing_api_key"));
+  await row("bad key -> auth_invalid_api_key", () =>
+    expectEnvelope(call("kernel_info", {}, "not-a-key-of-this-appliance"), -32001, "auth_invalid_api_key"));
+  await row("wrong role -> auth_insufficient_role", () =>
+    expectEnvelope(read("audit://log", secret(READER)), -32001, "auth_insufficient_role", (env) => {
+      assert.equal(env.error.details.role, "reader");
+      assert.equal(env.error.details.required, "audit:read");
+    }));
+  await row("unknown tool -> validation_unknown_tool", () =>
+    expectEnvelope(call("shell_exec", {}, secret(ADMIN)), -32602, "validation_unknown_tool"));
+  await row("invalid arguments -> validation_failed", () =>
+    expectEnvelope(call("kernel_log", { limit: 5000 }, secret(READER)), -32602, "validation_failed", (env) => {
+      assert.equal(env.error.details.reason, "above_maximum");
+      assert.equal(env.error.details.path, "/limit");
+    }));
+  await row("unknown argument -> validation_failed", () =>
+    expectEnvelope(call("kernel_info", { verbose: true }, secret(READER)), -32602, "validation_failed", (env) =>
+      assert.equal(env.error.details.reason, "additional_property")));
+
+  // The right key works, and the tool really ran.
+  const ok = await call("kernel_info", {}, secret(READER));
+  assert.equal(ok.isError, false);
+  assert.equal(ok.structuredContent.name, "Basalt");
+
+  // Over rate: 80 calls at once against a bucket of 50 refilled at 20/s.
+  await row("over rate -> limit_rate_exceeded", async () => {
+    const results = await Promise.allSettled(Array.from({ length: 80 }, () => call("kernel_mem", {}, secret(ADMIN))));
+    const refused = results.filter((r) => r.status === "rejected");
+    assert.ok(refused.length > 0, "some calls are refused");
+    for (const r of refused) {
+      assert.equal(r.reason.code, -32003);
+      assert.equal(r.reason.data.error.code, "limit_rate_exceeded");
+    }
+    const served = results.length - refused.length;
+    assert.ok(served >= 50 && served < 80, `served ${served}`);
+  });
+
+  // Every decision above is in the audit trail, readable with audit:read, without secrets.
+  await new Promise((r) => setTimeout(r, 100));
+  const audit = await read("audit://log", secret(ADMIN));
+  const text = audit.contents[0].text;
+  assert.ok(!text.includes(secret(READER)) && !text.includes(secret(ADMIN)), "no key in the audit log");
+  const snapshot = JSON.parse(text);
+  assert.equal(snapshot.version, "1");
+  assert.match(snapshot.generated_at, /Z$/);
+  const codes = snapshot.decisions.map((d) => d.code);
+  for (const code of ["auth_missing_api_key", "auth_invalid_api_key", "auth_insufficient_role", "validation_unknown_tool",
+                      "validation_failed", "limit_rate_exceeded"])
+    assert.ok(codes.includes(code), `audit has ${code}`);
+  const allowed = snapshot.decisions.find((d) => d.outcome === "allow" && d.name === "kernel_info");
+  assert.equal(allowed.principal, "ada");
+  assert.equal(allowed.role, "reader");
+  assert.equal(allowed.transport, "serial");
+  for (const d of snapshot.decisions)
+    for (const field of ["timestamp", "request_id", "principal", "role", "transport", "kind", "name", "outcome", "code",
+                         "token_id", "args_hash", "duration_us"])
+      assert.ok(field in d, `audit record field ${field}`);
+
+  console.log(`contract rows proven: ${rows.length}\n  ${rows.join("\n  ")}`);
+  console.log("PASS contract_test");
+  await client.close();
+  clearTimeout(timer);
+  process.exit(0);
+} catch (e) {
+  console.error("FAIL:", e);
+  process.exit(1);
+}
