@@ -34,6 +34,7 @@ enum class Reason : uint8_t {
     DuplicateKey,
     TrailingData,
     ArenaFull,
+    TooComplex, // too many keys of one object share a hash (a crafted collision flood)
 };
 const char* reason_name(Reason reason);
 
@@ -50,6 +51,7 @@ struct Node {
     uint32_t length = 0;
     uint32_t key_start = 0;   // object members: the key (raw, between the quotes)
     uint32_t key_length = 0;
+    uint32_t key_hash = 0;    // FNV-1a of the unescaped key: duplicate checks compare hashes first
     uint32_t count = 0;       // Array/Object: direct children
     uint32_t end = 0;         // index one past this node's subtree
 };

@@ -63,7 +63,7 @@ private:
     bool scan_literal(std::string_view word);
     bool value();       // one value at m_pos (containers are opened, not finished)
     bool key();         // one object key and its colon
-    bool duplicate_key(const Frame& f, std::string_view key, bool escaped) const;
+    bool duplicate_key(const Frame& f, std::string_view key, bool escaped, uint32_t hash);
     bool add_child(Frame& f);
 
     std::string_view m_text;
@@ -74,8 +74,10 @@ private:
     Frame m_stack[kHardDepth];
     uint32_t m_depth = 0;
     bool m_have_key = false;
-    uint32_t m_key_start = 0, m_key_length = 0;
+    uint32_t m_key_start = 0, m_key_length = 0, m_key_hash = 0;
+    uint32_t m_full_compares = 0; // key comparisons past an equal hash, per document
     bool m_key_escaped = false;
+    bool m_too_complex = false;
     Reason m_reason = Reason::None;
     size_t m_error_at = 0;
 };
@@ -234,13 +236,47 @@ bool Parser::add_child(Frame& f) {
     return true;
 }
 
-bool Parser::duplicate_key(const Frame& f, std::string_view key, bool escaped) const {
+// FNV-1a over the key's unescaped bytes, so "\u0061" and "a" hash alike.
+uint32_t key_hash(std::string_view raw, bool escaped) {
+    uint32_t h = 2166136261u;
+    auto mix = [&h](char c) {
+        h ^= static_cast<uint8_t>(c);
+        h *= 16777619u;
+    };
+    if (!escaped) {
+        for (char c : raw)
+            mix(c);
+        return h;
+    }
+    StringDecoder d(raw);
+    char bytes[4];
+    for (size_t guard = 0; guard <= raw.size(); ++guard) {
+        int n = d.next(bytes);
+        if (n <= 0)
+            break;
+        for (int i = 0; i < n; ++i)
+            mix(bytes[i]);
+    }
+    return h;
+}
+
+// Linear in the members, but a member is compared in full only when its hash matches, so an
+// object of long, escaped keys costs what reading it costs. A flood of equal hashes (crafted
+// collisions) is cut off by a per-document budget instead of going quadratic.
+bool Parser::duplicate_key(const Frame& f, std::string_view key, bool escaped, uint32_t hash) {
+    constexpr uint32_t kFullCompareBudget = 1024;
     // Members follow the object node; each member's subtree ends at its `end`.
     uint32_t i = f.node + 1;
     for (uint32_t n = 0; n < f.count && i < m_used; ++n) {
         const Node& m = m_nodes[i];
-        if (raw_strings_equal(m_text.substr(m.key_start, m.key_length), m.key_escaped, key, escaped))
-            return true;
+        if (m.key_hash == hash) {
+            if (++m_full_compares > kFullCompareBudget) {
+                m_too_complex = true;
+                return true;
+            }
+            if (raw_strings_equal(m_text.substr(m.key_start, m.key_length), m.key_escaped, key, escaped))
+                return true;
+        }
         i = m.end;
     }
     return false;
@@ -258,9 +294,10 @@ bool Parser::key() {
     if (!scan_string(start, length, escaped))
         return false;
     Frame& f = m_stack[m_depth - 1];
-    if (duplicate_key(f, m_text.substr(start, length), escaped)) {
+    uint32_t hash = key_hash(m_text.substr(start, length), escaped);
+    if (duplicate_key(f, m_text.substr(start, length), escaped, hash)) {
         m_pos = at;
-        return fail(Reason::DuplicateKey);
+        return fail(m_too_complex ? Reason::TooComplex : Reason::DuplicateKey);
     }
     skip_ws();
     if (at_end())
@@ -272,6 +309,7 @@ bool Parser::key() {
     m_key_start = start;
     m_key_length = length;
     m_key_escaped = escaped;
+    m_key_hash = hash;
     return true;
 }
 
@@ -290,6 +328,7 @@ bool Parser::value() {
         n.key_start = m_key_start;
         n.key_length = m_key_length;
         n.key_escaped = m_key_escaped;
+        n.key_hash = m_key_hash;
         m_have_key = false;
     }
     char c = peek();
@@ -443,6 +482,7 @@ const char* reason_name(Reason r) {
     case Reason::DuplicateKey: return "duplicate_key";
     case Reason::TrailingData: return "trailing_data";
     case Reason::ArenaFull: return "arena_full";
+    case Reason::TooComplex: return "too_complex";
     }
     return "unknown";
 }

@@ -342,3 +342,27 @@ TEST(JsonParse, NumberLiteralsHaveAHardCeilingWhateverMaxNumberSays) {
     EXPECT_EQ(over->error.reason, json::Reason::TooLong);
     EXPECT_EQ(over->error.offset, 1u);
 }
+
+TEST(JsonParse, DuplicateKeysAreFoundThroughEscapesAndHashes) {
+    EXPECT_EQ(parse(R"({"a":1,"\u0061":2})")->error.reason, json::Reason::DuplicateKey);
+    EXPECT_EQ(parse(R"({"é":1,"\u00e9":2})")->error.reason, json::Reason::DuplicateKey);
+    EXPECT_EQ(parse(R"({"ab":1,"a\u0062":2})")->error.reason, json::Reason::DuplicateKey);
+    EXPECT_TRUE(parse(R"({"a":1,"b":2,"\u0063":3})")->doc.ok());
+    // Many long escaped keys that differ only at the end: all distinct, all accepted.
+    std::string text = "{";
+    for (int i = 0; i < 1000; ++i) {
+        if (i)
+            text += ",";
+        text += "\"";
+        for (int k = 0; k < 140; ++k) // ~0.85 MiB in all, under max_input
+            text += "\\u0041";
+        text += std::to_string(i) + "\":" + std::to_string(i);
+    }
+    text += "}";
+    json::Limits limits;
+    limits.max_members = 1000;
+    auto p = parse(text, 4096, limits);
+    ASSERT_TRUE(p->doc.ok()) << json::reason_name(p->error.reason);
+    EXPECT_EQ(p->doc->root().size(), 1000u);
+    EXPECT_EQ(p->doc->root().at(999).as_int64(), 999);
+}
