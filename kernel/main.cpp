@@ -119,7 +119,8 @@ constexpr uint32_t kVectorWorkers = 2;
         if (!t)
             panic("sched: cannot create the MCP task: %s", ktl::error_name(t.error()));
         mcp_caps.serial = kcap::grant_existing(*t, *serial_object, kcap::kRead | kcap::kWrite).value_or(~0u);
-        mcp_caps.introspection = kcap::grant_existing(*t, *introspection, kcap::kRead).value_or(~0u);
+        // Grant: the bridge hands tool tasks single-use tokens for it, never the capability itself.
+        mcp_caps.introspection = kcap::grant_existing(*t, *introspection, kcap::kRead | kcap::kGrant).value_or(~0u);
         mcp_caps.factory = kcap::grant_existing(*t, *factory, kcap::kWrite).value_or(~0u);
         mcp_caps.audit = kcap::grant_existing(*t, *audit_log, kcap::kRead).value_or(~0u);
     } else {

@@ -84,6 +84,8 @@ bool caps_refused(const Caps& caps) {
     return true;
 }
 
+int64_t token_holder(void*) { return 0; }
+
 bool exec_token(const Caps& caps) {
     sched::Task* self = sched::current();
     int64_t sem = sys::call(sys::Number::sem_create, caps.factory, 0, 8);
@@ -101,9 +103,13 @@ bool exec_token(const Caps& caps) {
     // The policy (kernel) issues a token bound to one call; the first redeem works.
     auto tok = kcap::mint_token(self, object, kcap::kWrite, 42, now + 1000 * kMs, kBinding);
     KT_CHECK(tok.ok(), "mint_token");
-    KT_CHECK(sys::call(sys::Number::token_redeem, *tok, kBinding) == 42, "first redeem");
+    int64_t granted = sys::call(sys::Number::token_redeem, *tok, kBinding);
+    KT_CHECK(granted >= 0, "first redeem -> %lld", (long long)granted);
+    KT_CHECK(sys::call(sys::Number::sem_post, granted) == 0, "the redeemed capability works");
+    KT_CHECK(sys::call(sys::Number::cap_mint, granted, kcap::kWrite, 0) < 0, "and only the token's rights (no grant)");
     int64_t again = sys::call(sys::Number::token_redeem, *tok, kBinding);
-    KT_CHECK(again == -int64_t(ktl::Error::BadHandle), "second redeem -> %lld", (long long)again);
+    // The token's slot may now hold the granted capability itself: either way, no second use.
+    KT_CHECK(again < 0, "second redeem -> %lld", (long long)again);
 
     // Wrong binding: refused, and the token is gone (fail-closed).
     auto stolen = kcap::mint_token(self, object, kcap::kWrite, 43, now + 1000 * kMs, kBinding);
@@ -123,6 +129,18 @@ bool exec_token(const Caps& caps) {
     auto direct = kcap::mint_token(self, object, kcap::kWrite, 45, sys::clock_ns() + 1000 * kMs, kBinding);
     KT_CHECK(direct.ok(), "mint_token");
     KT_CHECK(sys::call(sys::Number::sem_post, *direct) < 0, "a token worked as a plain capability");
+    // Issued through the system call: into another task's table, never above what is held.
+    int64_t task = sys::call(sys::Number::task_create, caps.factory, reinterpret_cast<uint64_t>(&token_holder), 0, 1,
+                             reinterpret_cast<uint64_t>("token-holder"));
+    KT_CHECK(task >= 0, "task_create");
+    int64_t limited = sys::call(sys::Number::cap_mint, sem, kcap::kWrite | kcap::kGrant, 0);
+    KT_CHECK(limited >= 0, "cap_mint");
+    KT_CHECK(sys::call(sys::Number::token_issue, limited, task, kcap::kRead, kBinding, 1000 * kMs) ==
+                 -int64_t(ktl::Error::AccessDenied),
+             "a token above the issuer's rights");
+    KT_CHECK(sys::call(sys::Number::token_issue, limited, task, kcap::kWrite, kBinding, 1000 * kMs) >= 0, "token_issue");
+    KT_CHECK(sys::call(sys::Number::token_issue, sem, limited, kcap::kWrite, kBinding, 1000 * kMs) < 0,
+             "the target must be a task");
     console::printf("ktest:   token: once ok, second use refused, wrong binding refused and consumed, expiry "
                     "refused\n");
     return true;

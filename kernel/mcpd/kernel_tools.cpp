@@ -1,7 +1,7 @@
-// Read-only kernel tools. They run in the MCP task through its introspection capability.
-// FIXME: tools should run in a tool task holding only what a single-use execution token grants
-// (contracts "No direct execution"); this first slice calls them from the MCP task.
+// Read-only kernel tools. Each body runs in a tool task of its own holding one capability, the
+// introspection (read) its execution token granted for this call (tool_exec.h).
 #include "kernel_tools.h"
+#include "tool_exec.h"
 
 #include "../board/board.h"
 #include "../clock.h"
@@ -21,7 +21,6 @@
 
 namespace mcpd {
 
-uint32_t g_introspection_slot = ~0u; // set by the MCP task before serving
 
 namespace {
 
@@ -33,14 +32,14 @@ const char* kInfoOut = R"({"type":"object","properties":{"name":{"type":"string"
                        R"("memory":{"type":"object"},"tasks":{"type":"integer"}},)"
                        R"("required":["name","version","source_commit","uptime_ms"]})";
 
-bool kernel_info(const json::Value&, json::Writer& w, mcp::ToolError& err) {
+bool kernel_info(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     sysinfo::MemInfo mem {};
-    if (sys::call(sys::Number::mem_stats, g_introspection_slot, reinterpret_cast<uint64_t>(&mem)) < 0) {
+    if (sys::call(sys::Number::mem_stats, ctx.introspection, reinterpret_cast<uint64_t>(&mem)) < 0) {
         err = { mcp::ErrorCode::InternalError, "memory statistics unavailable" };
         return false;
     }
     sysinfo::TaskInfo tasks[64];
-    int64_t ntasks = sys::call(sys::Number::task_list, g_introspection_slot, reinterpret_cast<uint64_t>(tasks), 64);
+    int64_t ntasks = sys::call(sys::Number::task_list, ctx.introspection, reinterpret_cast<uint64_t>(tasks), 64);
     char now[32];
     clock::rfc3339_now(now, sizeof now);
     w.begin_object();
@@ -66,9 +65,9 @@ const char* kTasksOut = R"({"type":"object","properties":{"tasks":{"type":"array
                         R"("priority":{"type":"integer"},"cpu_ms":{"type":"integer"},"heap_bytes":{"type":"integer"}}}}},)"
                         R"("required":["tasks"]})";
 
-bool kernel_tasks(const json::Value&, json::Writer& w, mcp::ToolError& err) {
+bool kernel_tasks(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     sysinfo::TaskInfo tasks[64];
-    int64_t n = sys::call(sys::Number::task_list, g_introspection_slot, reinterpret_cast<uint64_t>(tasks), 64);
+    int64_t n = sys::call(sys::Number::task_list, ctx.introspection, reinterpret_cast<uint64_t>(tasks), 64);
     if (n < 0) {
         err = { mcp::ErrorCode::InternalError, "task list unavailable" };
         return false;
@@ -92,9 +91,9 @@ const char* kMemOut = R"({"type":"object","properties":{"page_bytes":{"type":"in
                       R"("free_pages":{"type":"integer"},"used_pages":{"type":"integer"},"largest_free_block_pages":{"type":"integer"},)"
                       R"("heap":{"type":"object"},"stacks":{"type":"object"}},"required":["total_pages","free_pages"]})";
 
-bool kernel_mem(const json::Value&, json::Writer& w, mcp::ToolError& err) {
+bool kernel_mem(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     sysinfo::MemInfo mem {};
-    if (sys::call(sys::Number::mem_stats, g_introspection_slot, reinterpret_cast<uint64_t>(&mem)) < 0) {
+    if (sys::call(sys::Number::mem_stats, ctx.introspection, reinterpret_cast<uint64_t>(&mem)) < 0) {
         err = { mcp::ErrorCode::InternalError, "memory statistics unavailable" };
         return false;
     }
@@ -114,16 +113,16 @@ const char* kCapsOut = R"({"type":"object","properties":{"task":{"type":"string"
                        R"("properties":{"slot":{"type":"integer"},"type":{"type":"string"},"rights":{"type":"array"},)"
                        R"("object_id":{"type":"integer"},"badge":{"type":"integer"}}}}},"required":["capabilities"]})";
 
-// The capability table of the task serving MCP: what the bridge itself can reach.
-bool kernel_caps(const json::Value&, json::Writer& w, mcp::ToolError& err) {
+// The capability table of the task running this very call: what a tool can reach.
+bool kernel_caps(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     static kcap::CapInfo caps[64];
-    int64_t n = sys::call(sys::Number::cap_list, g_introspection_slot, reinterpret_cast<uint64_t>(caps), 64);
+    int64_t n = sys::call(sys::Number::cap_list, ctx.introspection, reinterpret_cast<uint64_t>(caps), 64);
     if (n < 0) {
         err = { mcp::ErrorCode::InternalError, "capability table unavailable" };
         return false;
     }
     static const char* const rights[] = { "read", "write", "grant", "revoke" };
-    w.begin_object().key("task").string("mcp-serial").key("capabilities").begin_array();
+    w.begin_object().key("task").string("tool:kernel_caps").key("capabilities").begin_array();
     for (int64_t i = 0; i < n; ++i) {
         const auto& c = caps[i];
         w.begin_object().key("slot").number(c.slot);
@@ -148,7 +147,7 @@ const char* kLogOut = R"({"type":"object","properties":{"records":{"type":"array
                       R"("properties":{"seq":{"type":"integer"},"uptime_ns":{"type":"integer"},"level":{"type":"string"},"text":{"type":"string"}}}},)"
                       R"("next":{"type":"integer"},"missed":{"type":"integer"}},"required":["records","next"]})";
 
-bool kernel_log(const json::Value& args, json::Writer& w, mcp::ToolError& err) {
+bool kernel_log(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     uint64_t since = args.find("since").as_uint64().value_or(0);
     uint64_t limit = args.find("limit").as_uint64().value_or(50);
     int min_level = 0;
@@ -161,7 +160,7 @@ bool kernel_log(const json::Value& args, json::Writer& w, mcp::ToolError& err) {
     uint64_t seq = since, missed = 0, count = 0;
     // Bounded: at most the ring's size of records is examined per call.
     for (int guard = 0; guard < 4096 && count < limit; ++guard) {
-        int64_t next = sys::call(sys::Number::log_read, g_introspection_slot, seq, reinterpret_cast<uint64_t>(&rec));
+        int64_t next = sys::call(sys::Number::log_read, ctx.introspection, seq, reinterpret_cast<uint64_t>(&rec));
         if (next < 0)
             break;
         if (rec.seq > seq && count == 0 && guard == 0)
@@ -187,13 +186,17 @@ const char* kPerfOut = R"({"type":"object","properties":{"syscall_ns":{"type":"o
 
 // Times the null system call (clock) from this task: the cost of crossing into the kernel and
 // back, measured now, on this machine.
-bool kernel_perf(const json::Value& args, json::Writer& w, mcp::ToolError& err) {
+bool kernel_perf(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     uint64_t iterations = args.find("iterations").as_uint64().value_or(1000);
     constexpr size_t kSamples = 1024;
     static uint64_t samples[kSamples];
     size_t kept = 0;
     uint64_t total = 0, best = ~0ull;
     for (uint64_t i = 0; i < iterations; ++i) {
+        if ((i & 1023) == 1023 && ctx.expired()) {
+            err = { mcp::ErrorCode::LimitTimeExceeded, "stopped at the wall-time limit" };
+            return false;
+        }
         uint64_t t0 = GenericTimer::counter();
         sys::call(sys::Number::clock);
         uint64_t d = GenericTimer::counter() - t0;
@@ -212,7 +215,7 @@ bool kernel_perf(const json::Value& args, json::Writer& w, mcp::ToolError& err) 
     uint64_t hz = GenericTimer::frequency();
     auto ns = [hz](uint64_t ticks) -> uint64_t { return hz ? ticks * uint64_t(1000000000) / hz : 0; };
     sysinfo::TaskInfo tasks[64];
-    int64_t n = sys::call(sys::Number::task_list, g_introspection_slot, reinterpret_cast<uint64_t>(tasks), 64);
+    int64_t n = sys::call(sys::Number::task_list, ctx.introspection, reinterpret_cast<uint64_t>(tasks), 64);
     if (n < 0) {
         err = { mcp::ErrorCode::InternalError, "task list unavailable" };
         return false;
@@ -236,19 +239,32 @@ bool kernel_perf(const json::Value& args, json::Writer& w, mcp::ToolError& err) 
     return true;
 }
 
+// The dispatcher calls these; each hands its body to a fresh tool task.
+struct Entry {
+    const char* name;
+    ToolBody body;
+};
+constexpr Entry kBodies[] = { { "kernel_info", kernel_info }, { "kernel_tasks", kernel_tasks }, { "kernel_caps", kernel_caps },
+                              { "kernel_mem", kernel_mem },   { "kernel_log", kernel_log },     { "kernel_perf", kernel_perf } };
+
+template <size_t I>
+bool run_entry(const json::Value& args, json::Writer& w, mcp::ToolError& err) {
+    return execute(kBodies[I].name, kBodies[I].body, args, w, err);
+}
+
 const mcp::Tool kTools[] = {
     { "kernel_info", "Kernel information", "Version, source commit, board, CPU, uptime, UTC time and memory of the appliance.",
-      kNoArgs, kInfoOut, mcp::kKernelRead, kernel_info },
+      kNoArgs, kInfoOut, mcp::kKernelRead, run_entry<0> },
     { "kernel_tasks", "Kernel tasks", "Every task with its state, priority, CPU time and heap use.", kNoArgs, kTasksOut,
-      mcp::kKernelRead, kernel_tasks },
-    { "kernel_caps", "Capabilities of the MCP bridge", "The capability table of the task serving MCP: every object it can reach, with rights.",
-      kNoArgs, kCapsOut, mcp::kKernelRead, kernel_caps },
+      mcp::kKernelRead, run_entry<1> },
+    { "kernel_caps", "Capabilities of a tool task", "The capability table of the task running this call: what one tool call can reach.",
+      kNoArgs, kCapsOut, mcp::kKernelRead, run_entry<2> },
     { "kernel_mem", "Kernel memory", "Physical pages, kernel heap and task stacks.", kNoArgs, kMemOut, mcp::kKernelRead,
-      kernel_mem },
+      run_entry<3> },
     { "kernel_log", "Kernel log", "Records of the kernel log ring from a sequence number, optionally above a level.",
-      kLogIn, kLogOut, mcp::kKernelRead, kernel_log },
+      kLogIn, kLogOut, mcp::kKernelRead, run_entry<4> },
     { "kernel_perf", "Kernel performance probe", "Times system call round trips now and reports scheduler figures.",
-      kPerfIn, kPerfOut, mcp::kKernelRead, kernel_perf },
+      kPerfIn, kPerfOut, mcp::kKernelRead, run_entry<5> },
 };
 
 } // namespace

@@ -8,6 +8,7 @@
 #include "audit_trail.h"
 #include "kernel_resources.h"
 #include "kernel_tools.h"
+#include "tool_exec.h"
 
 #include <ktl/log_ring.h>
 #include <mcp/policy/key_store.h>
@@ -16,8 +17,6 @@
 #include <mcp/transport/line_framer.h>
 
 namespace mcpd {
-
-extern uint32_t g_introspection_slot;
 
 namespace {
 
@@ -31,6 +30,7 @@ char g_reply[kMaxReply + 1];
 std::string_view g_allow[kMaxAllow];
 std::string_view g_resource_allow[kMaxAllow];
 mcp::KeyStore g_keys;
+uint32_t g_log_slot = ~0u; // the bridge's introspection capability (log forwarding)
 
 void now_rfc3339(char* out, size_t cap) { clock::rfc3339_now(out, cap); }
 uint64_t now_ns() { return clock::monotonic_ns(); }
@@ -121,7 +121,7 @@ void send(uint32_t serial, size_t len) {
 uint64_t forward_log(mcp::Server& server, const mcp::Session& session, uint32_t serial, uint64_t next) {
     static ktl::LogRecord rec;
     for (int guard = 0; guard < 64; ++guard) {
-        int64_t after = sys::call(sys::Number::log_read, g_introspection_slot, next, reinterpret_cast<uint64_t>(&rec));
+        int64_t after = sys::call(sys::Number::log_read, g_log_slot, next, reinterpret_cast<uint64_t>(&rec));
         if (after < 0)
             break;
         next = static_cast<uint64_t>(after);
@@ -138,7 +138,8 @@ uint64_t forward_log(mcp::Server& server, const mcp::Session& session, uint32_t 
 
 int64_t serial_task_main(void* arg) {
     const auto& caps = *static_cast<const SerialCaps*>(arg);
-    g_introspection_slot = caps.introspection;
+    g_log_slot = caps.introspection;
+    set_exec_caps({ caps.factory, caps.introspection });
 
     // The serial line's principal comes from the boot configuration. Default admin: whoever
     // holds the console (the QEMU process's stdio, or the board's UART pins) owns the appliance.

@@ -82,7 +82,34 @@ int64_t token_redeem(arch::TrapFrame& f, const kcap::Resolved&) {
     auto r = kcap::redeem(sched::current(), slot, clock::monotonic_ns(), f.x[1]);
     audit::record(uint32_t(sys::Number::token_redeem), slot, uint32_t(kcap::ObjectType::ExecToken), kcap::kExecute,
                   r ? audit::Outcome::Allow : audit::Outcome::Deny, r ? 0 : static_cast<int32_t>(r.error()));
-    return r ? static_cast<int64_t>(r->badge & 0x7fffffffffffffffull) : err(r.error());
+    if (!r)
+        return err(r.error());
+    // The token becomes an ordinary capability to its object, with the token's rights and
+    // badge, in the redeemer's table: what the tool may touch for this one call.
+    auto granted = kcap::grant_existing(sched::current(), r->object_id, r->rights, r->badge);
+    return granted ? static_cast<int64_t>(*granted) : err(granted.error());
+}
+
+// The policy side of execution tokens: whoever may grant an object may hand a task a
+// single-use, bound, expiring right to it instead of a standing capability.
+int64_t token_issue(arch::TrapFrame& f, const kcap::Resolved& object) {
+    constexpr uint64_t kMaxValidNs = 60'000'000'000ull;
+    uint64_t valid_ns = f.x[4];
+    if (valid_ns == 0 || valid_ns > kMaxValidNs)
+        return err(ktl::Error::InvalidArgs);
+    sched::Task* self = sched::current();
+    auto target = kcap::lookup(self, static_cast<uint32_t>(f.x[1]), kcap::ObjectType::Task, kcap::kWrite);
+    if (!target) {
+        audit::record(uint32_t(sys::Number::token_issue), static_cast<uint32_t>(f.x[1]), uint32_t(kcap::ObjectType::Task),
+                      kcap::kWrite, audit::Outcome::Deny, static_cast<int32_t>(target.error()));
+        return err(target.error());
+    }
+    uint32_t rights = static_cast<uint32_t>(f.x[2]);
+    if ((rights & object.rights) != rights || rights == 0)
+        return err(ktl::Error::AccessDenied); // never more than the issuer holds
+    auto tok = kcap::mint_token(static_cast<sched::Task*>(target->object), object.object_id, rights, object.badge,
+                                clock::monotonic_ns() + valid_ns, f.x[3]);
+    return tok ? static_cast<int64_t>(*tok) : err(tok.error());
 }
 
 int64_t task_create(arch::TrapFrame& f, const kcap::Resolved&) {
