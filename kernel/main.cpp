@@ -123,6 +123,7 @@ constexpr uint32_t kVectorWorkers = 2;
         mcp_caps.introspection = kcap::grant_existing(*t, *introspection, kcap::kRead | kcap::kGrant).value_or(~0u);
         mcp_caps.factory = kcap::grant_existing(*t, *factory, kcap::kWrite).value_or(~0u);
         mcp_caps.audit = kcap::grant_existing(*t, *audit_log, kcap::kRead).value_or(~0u);
+        mcp_caps.wake = [] { serial.interrupt_reader(); };
     } else {
         start_shell(*factory, *introspection, *audit_log, *serial_object);
     }

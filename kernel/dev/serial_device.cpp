@@ -1,5 +1,6 @@
 #include "serial_device.h"
 
+#include "../arch/aarch64/cpu.h"
 #include "../sched/scheduler.h"
 
 #include <drivers/serial_port.h>
@@ -61,6 +62,14 @@ void SerialDevice::on_rx() {
         sched::wake_one(m_readers, static_cast<int64_t>(m_filled));
         m_filled = 0;
     }
+}
+
+void SerialDevice::interrupt_reader() {
+    arch::IrqGuard guard; // on_rx runs in the interrupt and touches the same state
+    if (!m_readers.head)
+        return;
+    sched::wake_one(m_readers, static_cast<int64_t>(m_filled));
+    m_filled = 0;
 }
 
 } // namespace dev

@@ -19,6 +19,9 @@ public:
     ipc::Outcome read(void* buf, uint32_t cap, uint64_t deadline_ns, bool line_mode);
     int64_t write(const void* buf, uint32_t len);
     void on_rx(); // from the UART interrupt
+    // Returns the blocked reader early with what it has so far (possibly nothing): how kernel
+    // services wake a protocol task that also has other work (e.g. a tool call finished).
+    void interrupt_reader();
 
 private:
     // Copies from the port into buf[filled..cap), stopping after a newline in line mode.

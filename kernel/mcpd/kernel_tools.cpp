@@ -239,36 +239,97 @@ bool kernel_perf(const json::Value& args, json::Writer& w, mcp::ToolError& err, 
     return true;
 }
 
-// The dispatcher calls these; each hands its body to a fresh tool task.
+const char* kDiagIn = R"({"type":"object","properties":{)"
+                      R"("steps":{"type":"integer","minimum":1,"maximum":100,"description":"steps to run, default 10"},)"
+                      R"("step_ms":{"type":"integer","minimum":10,"maximum":1000,"description":"length of one step, default 100"}},)"
+                      R"("additionalProperties":false})";
+const char* kDiagOut = R"({"type":"object","properties":{"steps_done":{"type":"integer"},"syscalls":{"type":"integer"},)"
+                       R"("syscall_mean_ns":{"type":"integer"},"sleep_overshoot_max_us":{"type":"integer"}},"required":["steps_done"]})";
+
+// A long-running diagnostic: each step sleeps half its length (timer accuracy) and spends the
+// other half timing system calls (kernel entry cost under whatever else runs). Reports progress
+// after every step and stops at once when cancelled or out of time.
+bool kernel_diagnose(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
+    uint64_t steps = args.find("steps").as_uint64().value_or(10);
+    uint64_t step_ns = args.find("step_ms").as_uint64().value_or(100) * 1000000;
+    uint64_t syscalls = 0, spent_ns = 0, overshoot_max_ns = 0, done = 0;
+    for (; done < steps; ++done) {
+        if (ctx.cancelled()) {
+            err = { mcp::ErrorCode::InternalError, "cancelled by the client" };
+            return false;
+        }
+        if (ctx.expired()) {
+            err = { mcp::ErrorCode::LimitTimeExceeded, "stopped at the wall-time limit" };
+            return false;
+        }
+        uint64_t t0 = clock::monotonic_ns();
+        sys::sleep_ns(step_ns / 2);
+        uint64_t slept = clock::monotonic_ns() - t0;
+        if (slept > step_ns / 2 && slept - step_ns / 2 > overshoot_max_ns)
+            overshoot_max_ns = slept - step_ns / 2;
+        uint64_t busy_start = clock::monotonic_ns(), busy_end = busy_start + step_ns / 2;
+        for (uint32_t guard = 0; guard < 10'000'000; ++guard) {
+            sys::call(sys::Number::clock);
+            ++syscalls;
+            if ((guard & 255) == 255 && clock::monotonic_ns() >= busy_end)
+                break;
+        }
+        spent_ns += clock::monotonic_ns() - busy_start;
+        char msg[48] = "step ";
+        size_t i = 5;
+        uint64_t v = done + 1;
+        char digits[20];
+        int nd = 0;
+        do {
+            digits[nd++] = static_cast<char>('0' + v % 10);
+            v /= 10;
+        } while (v);
+        while (nd)
+            msg[i++] = digits[--nd];
+        msg[i] = '\0';
+        ctx.progress(done + 1, steps, msg);
+    }
+    w.begin_object().key("steps_done").number(done).key("syscalls").number(syscalls);
+    w.key("syscall_mean_ns").number(syscalls ? spent_ns / syscalls : 0);
+    w.key("sleep_overshoot_max_us").number(overshoot_max_ns / 1000).end_object();
+    return true;
+}
+
 struct Entry {
     const char* name;
     ToolBody body;
 };
 constexpr Entry kBodies[] = { { "kernel_info", kernel_info }, { "kernel_tasks", kernel_tasks }, { "kernel_caps", kernel_caps },
-                              { "kernel_mem", kernel_mem },   { "kernel_log", kernel_log },     { "kernel_perf", kernel_perf } };
-
-template <size_t I>
-bool run_entry(const json::Value& args, json::Writer& w, mcp::ToolError& err) {
-    return execute(kBodies[I].name, kBodies[I].body, args, w, err);
-}
+                              { "kernel_mem", kernel_mem },   { "kernel_log", kernel_log },     { "kernel_perf", kernel_perf },
+                              { "kernel_diagnose", kernel_diagnose } };
 
 const mcp::Tool kTools[] = {
     { "kernel_info", "Kernel information", "Version, source commit, board, CPU, uptime, UTC time and memory of the appliance.",
-      kNoArgs, kInfoOut, mcp::kKernelRead, run_entry<0> },
+      kNoArgs, kInfoOut, mcp::kKernelRead, nullptr },
     { "kernel_tasks", "Kernel tasks", "Every task with its state, priority, CPU time and heap use.", kNoArgs, kTasksOut,
-      mcp::kKernelRead, run_entry<1> },
+      mcp::kKernelRead, nullptr },
     { "kernel_caps", "Capabilities of a tool task", "The capability table of the task running this call: what one tool call can reach.",
-      kNoArgs, kCapsOut, mcp::kKernelRead, run_entry<2> },
+      kNoArgs, kCapsOut, mcp::kKernelRead, nullptr },
     { "kernel_mem", "Kernel memory", "Physical pages, kernel heap and task stacks.", kNoArgs, kMemOut, mcp::kKernelRead,
-      run_entry<3> },
+      nullptr },
     { "kernel_log", "Kernel log", "Records of the kernel log ring from a sequence number, optionally above a level.",
-      kLogIn, kLogOut, mcp::kKernelRead, run_entry<4> },
+      kLogIn, kLogOut, mcp::kKernelRead, nullptr },
     { "kernel_perf", "Kernel performance probe", "Times system call round trips now and reports scheduler figures.",
-      kPerfIn, kPerfOut, mcp::kKernelRead, run_entry<5> },
+      kPerfIn, kPerfOut, mcp::kKernelRead, nullptr },
+    { "kernel_diagnose", "Kernel diagnostic (long-running)",
+      "Runs timer and system-call checks for a number of steps, reporting progress after each; cancellable.", kDiagIn,
+      kDiagOut, mcp::kKernelRead, nullptr },
 };
 
 } // namespace
 
 std::span<const mcp::Tool> kernel_tools() { return kTools; }
+
+ToolBody body_of(const char* tool_name) {
+    for (const auto& e : kBodies)
+        if (std::string_view(e.name) == tool_name)
+            return e.body;
+    return nullptr;
+}
 
 } // namespace mcpd

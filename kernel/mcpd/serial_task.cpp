@@ -24,13 +24,15 @@ constexpr size_t kMaxLine = 1u << 20; // the issue's default maximum message
 constexpr size_t kMaxReply = 192 * 1024;
 constexpr size_t kMaxAllow = 32;
 constexpr uint64_t kLogPollNs = 100'000'000; // how soon a log record reaches a client that asked for it
+constexpr uint64_t kCallPollNs = 10'000'000; // progress and completion checks while tools run
 
 char g_line[kMaxLine];
 char g_reply[kMaxReply + 1];
 std::string_view g_allow[kMaxAllow];
 std::string_view g_resource_allow[kMaxAllow];
 mcp::KeyStore g_keys;
-uint32_t g_log_slot = ~0u; // the bridge's introspection capability (log forwarding)
+uint32_t g_log_slot = ~0u;    // the bridge's introspection capability (log forwarding)
+uint32_t g_serial_slot = ~0u; // the line
 
 void now_rfc3339(char* out, size_t cap) { clock::rfc3339_now(out, cap); }
 uint64_t now_ns() { return clock::monotonic_ns(); }
@@ -139,7 +141,8 @@ uint64_t forward_log(mcp::Server& server, const mcp::Session& session, uint32_t 
 int64_t serial_task_main(void* arg) {
     const auto& caps = *static_cast<const SerialCaps*>(arg);
     g_log_slot = caps.introspection;
-    set_exec_caps({ caps.factory, caps.introspection });
+    g_serial_slot = caps.serial;
+    set_exec_caps({ caps.factory, caps.introspection }, uint64_t(bootargs::get().tool_time_ms) * 1000000, caps.wake);
 
     // The serial line's principal comes from the boot configuration. Default admin: whoever
     // holds the console (the QEMU process's stdio, or the board's UART pins) owns the appliance.
@@ -165,6 +168,8 @@ int64_t serial_task_main(void* arg) {
     config.keys = &g_keys;
     config.transport = "serial";
     config.audit = audit_hook;
+    config.start_call = start_call;
+    config.cancel_call = cancel_call;
     config.now_rfc3339 = now_rfc3339;
     config.now_ns = now_ns;
     static mcp::CallLimiter limiter(mcp::LimitConfig { 50, 20, 10 });
@@ -182,9 +187,13 @@ int64_t serial_task_main(void* arg) {
         // Line mode: one wake-up per message (or per 16 KiB of a long one), not per byte. While
         // the client wants log messages, wake up now and then to forward new records; a timed
         // read returns whatever arrived (line mode cannot time out without losing a partial line).
-        uint64_t timeout = session.logging ? kLogPollNs : 0;
+        bool busy = calls_in_flight();
+        uint64_t timeout = busy ? kCallPollNs : session.logging ? kLogPollNs : 0;
+        bool timed = timeout != 0;
         int64_t got = sys::call(sys::Number::serial_read, caps.serial, reinterpret_cast<uint64_t>(buf), sizeof buf, timeout,
-                                session.logging ? 0 : 1);
+                                timed ? 0 : 1);
+        if (busy)
+            poll_calls(server, { g_reply, kMaxReply }, [](size_t n) { send(g_serial_slot, n); });
         if (session.logging)
             log_next = forward_log(server, session, caps.serial, log_next);
         else

@@ -10,6 +10,7 @@ struct SerialCaps {
     uint32_t introspection = ~0u;
     uint32_t factory = ~0u; // creates the append-only audit region
     uint32_t audit = ~0u;   // reads the kernel's capability audit records
+    void (*wake)() = nullptr; // returns the task's pending serial read early (tool calls ended)
 };
 
 int64_t serial_task_main(void* caps);

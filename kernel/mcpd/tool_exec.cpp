@@ -7,34 +7,48 @@
 #include <crypto/sha256.h>
 
 namespace mcpd {
-namespace {
 
 constexpr size_t kMaxOutput = 65536; // contracts: output limit per call
-constexpr uint64_t kToolPriority = 15; // below the bridge: the tool starts only once it waits
+constexpr size_t kMaxArgs = 16384;
 
 struct Job {
+    enum class State : uint8_t { Free, Running, Done };
+    volatile State state = State::Free;
     ToolBody body = nullptr;
-    std::string_view args_text;
+    mcp::PendingCall call;
+    char args[kMaxArgs];
+    size_t args_len = 0;
     uint64_t binding = 0;
     uint32_t token = ~0u;
+    uint32_t task = ~0u;   // the bridge's Task capability
     uint64_t deadline_ns = 0;
+    volatile bool cancel = false;
+    bool answered = false; // the time limit already answered the client
     bool ok = false;
     mcp::ToolError err;
+    char out[kMaxOutput];
     size_t out_len = 0;
-    volatile bool running = false;   // set while a tool task owns this job
-    volatile bool abandoned = false; // the bridge stopped waiting (wall-time limit)
+    volatile uint64_t done = 0, total = 0, progress_seq = 0;
+    uint64_t progress_sent = 0;
+    char message[64] = "";
 };
 
+namespace {
+
+constexpr uint64_t kToolPriority = 15; // below the bridge: a tool starts once the bridge waits
+
 ExecCaps g_caps;
-Job g_job;
-char g_out[kMaxOutput];
-char g_args[1u << 16];
+void (*g_wake)() = nullptr;
+uint64_t g_wall_limit_ns = kDefaultWallLimitNs;
+Job g_jobs[kMaxCalls];
 uint64_t g_calls = 0;
 
 int64_t tool_task_main(void* arg) {
     Job& job = *static_cast<Job*>(arg);
     auto finish = [&job](int64_t code) {
-        job.running = false;
+        job.state = Job::State::Done;
+        if (g_wake)
+            g_wake();
         return code;
     };
     // Fail-closed: no token, a stale one or one bound to another call -> the tool never runs.
@@ -44,24 +58,20 @@ int64_t tool_task_main(void* arg) {
         job.err = { mcp::ErrorCode::InternalError, "the execution token was refused; the tool did not run" };
         return finish(1);
     }
-    static json::Node nodes[1024];
-    auto doc = json::Document::parse(job.args_text, nodes);
+    static json::Node nodes[kMaxCalls][512];
+    auto doc = json::Document::parse({ job.args, job.args_len }, nodes[&job - g_jobs]);
     if (!doc) {
         job.ok = false;
         job.err = { mcp::ErrorCode::InternalError, "arguments unreadable in the tool task" };
         return finish(1);
     }
-    json::Writer w({ g_out, kMaxOutput });
-    ToolContext ctx { static_cast<uint32_t>(slot), job.deadline_ns };
+    json::Writer w({ job.out, kMaxOutput });
+    ToolContext ctx { static_cast<uint32_t>(slot), &job };
     job.ok = job.body(doc->root(), w, job.err, ctx);
     if (job.ok && !w.complete()) {
         job.ok = false;
         job.err = w.error() == ktl::Error::Full ? mcp::ToolError { mcp::ErrorCode::LimitOutputExceeded, "output over 65,536 bytes" }
                                                 : mcp::ToolError { mcp::ErrorCode::InternalError, "malformed tool output" };
-    }
-    if (job.ok && ctx.expired()) {
-        job.ok = false;
-        job.err = { mcp::ErrorCode::LimitTimeExceeded, "the tool ran past its wall-time limit" };
     }
     job.out_len = w.size();
     return finish(0);
@@ -69,69 +79,149 @@ int64_t tool_task_main(void* arg) {
 
 } // namespace
 
-void set_exec_caps(const ExecCaps& caps) { g_caps = caps; }
+void set_exec_caps(const ExecCaps& caps, uint64_t wall_limit_ns, void (*wake)()) {
+    g_caps = caps;
+    g_wake = wake;
+    if (wall_limit_ns != 0 && wall_limit_ns < kDefaultWallLimitNs) // overrides only tighten
+        g_wall_limit_ns = wall_limit_ns;
+}
 
-bool ToolContext::expired() const { return clock::monotonic_ns() >= deadline_ns; }
+bool ToolContext::expired() const { return clock::monotonic_ns() >= job->deadline_ns; }
+bool ToolContext::cancelled() const { return job->cancel; }
 
-bool execute(const char* tool_name, ToolBody body, const json::Value& args, json::Writer& w, mcp::ToolError& err) {
-    if (g_job.running) { // a call abandoned at its time limit has not stopped yet
-        err = { mcp::ErrorCode::LimitConcurrencyExceeded, "a previous call is still running" };
+void ToolContext::progress(uint64_t done, uint64_t total, const char* message) const {
+    size_t i = 0;
+    for (; message && message[i] && i + 1 < sizeof job->message; ++i)
+        job->message[i] = message[i];
+    job->message[i] = '\0';
+    job->done = done;
+    job->total = total;
+    job->progress_seq = job->progress_seq + 1;
+    if (g_wake)
+        g_wake();
+}
+
+bool calls_in_flight() {
+    for (const auto& j : g_jobs)
+        if (j.state != Job::State::Free)
+            return true;
+    return false;
+}
+
+bool start_call(const mcp::Tool& tool, const json::Value& arguments, const mcp::PendingCall& call, mcp::ToolError& err) {
+    ToolBody body = body_of(tool.name);
+    Job* job = nullptr;
+    for (auto& j : g_jobs)
+        if (!job && j.state == Job::State::Free)
+            job = &j;
+    if (!body || !job) {
+        err = body ? mcp::ToolError { mcp::ErrorCode::LimitConcurrencyExceeded, "every tool task slot is busy" }
+                   : mcp::ToolError { mcp::ErrorCode::InternalError, "no body for this tool" };
         return false;
     }
     // The tool task gets its own copy of the arguments: the bridge's buffers move on.
-    std::string_view text = args.valid() ? args.raw() : std::string_view("{}");
-    if (text.size() > sizeof g_args) {
-        err = { mcp::ErrorCode::ValidationFailed, "arguments too large" };
+    std::string_view text = arguments.valid() ? arguments.raw() : std::string_view("{}");
+    if (text.size() > kMaxArgs) {
+        err = { mcp::ErrorCode::ValidationFailed, "arguments over 16 KiB" };
         return false;
     }
+    job->state = Job::State::Running;
+    job->body = body;
+    job->call = call;
     for (size_t i = 0; i < text.size(); ++i)
-        g_args[i] = text[i];
+        job->args[i] = text[i];
+    job->args_len = text.size();
+    job->cancel = false;
+    job->answered = false;
+    job->ok = false;
+    job->err = {};
+    job->out_len = 0;
+    job->done = 0;
+    job->total = 0;
+    job->progress_seq = 0;
+    job->progress_sent = 0;
+    job->message[0] = '\0';
+    job->deadline_ns = clock::monotonic_ns() + g_wall_limit_ns;
 
     // The token is bound to this call: tool, arguments and a per-boot call number.
     crypto::Sha256 h;
-    h.update(std::string_view(tool_name));
+    h.update(std::string_view(tool.name));
     h.update(std::string_view("\0", 1));
     h.update(text);
-    uint64_t call = ++g_calls;
-    h.update(std::string_view(reinterpret_cast<const char*>(&call), sizeof call));
+    uint64_t n = ++g_calls;
+    h.update(std::string_view(reinterpret_cast<const char*>(&n), sizeof n));
     auto digest = h.finish();
-    uint64_t binding = 0;
+    job->binding = 0;
     for (int i = 0; i < 8; ++i)
-        binding = (binding << 8) | digest[i];
-
-    g_job = Job {};
-    g_job.body = body;
-    g_job.args_text = { g_args, text.size() };
-    g_job.binding = binding;
-    g_job.deadline_ns = clock::monotonic_ns() + kToolWallLimitNs;
-    g_job.running = true;
+        job->binding = (job->binding << 8) | digest[i];
 
     char name[24] = "tool:";
-    for (size_t i = 5, k = 0; i + 1 < sizeof name && tool_name[k]; ++i, ++k)
-        name[i] = tool_name[k];
+    for (size_t i = 5, k = 0; i + 1 < sizeof name && tool.name[k]; ++i, ++k)
+        name[i] = tool.name[k];
     int64_t task = sys::call(sys::Number::task_create, g_caps.factory, reinterpret_cast<uint64_t>(&tool_task_main),
-                             reinterpret_cast<uint64_t>(&g_job), kToolPriority, reinterpret_cast<uint64_t>(name));
+                             reinterpret_cast<uint64_t>(job), kToolPriority, reinterpret_cast<uint64_t>(name));
     if (task < 0) {
-        g_job.running = false;
+        job->state = Job::State::Free;
         err = { mcp::ErrorCode::InternalError, "no tool task could be started" };
         return false;
     }
-    int64_t token = sys::call(sys::Number::token_issue, g_caps.introspection, task, kcap::kRead, binding,
-                              kToolWallLimitNs);
-    g_job.token = token >= 0 ? static_cast<uint32_t>(token) : ~0u; // the task fails closed without it
-    int64_t code = sys::call(sys::Number::task_join, task, kToolWallLimitNs);
-    sys::call(sys::Number::cap_delete, task);
-    if (code == -static_cast<int64_t>(ktl::Error::TimedOut)) {
-        g_job.abandoned = true;
-        err = { mcp::ErrorCode::LimitTimeExceeded, "the tool ran past its wall-time limit" };
-        return false;
-    }
-    if (!g_job.ok) {
-        err = g_job.err;
-        return false;
-    }
-    w.raw({ g_out, g_job.out_len });
+    job->task = static_cast<uint32_t>(task);
+    int64_t token = sys::call(sys::Number::token_issue, g_caps.introspection, task, kcap::kRead, job->binding,
+                              g_wall_limit_ns);
+    job->token = token >= 0 ? static_cast<uint32_t>(token) : ~0u; // the task fails closed without it
     return true;
+}
+
+void cancel_call(std::string_view raw_id, bool id_is_string) {
+    for (auto& j : g_jobs)
+        if (j.state == Job::State::Running && j.call.matches(raw_id, id_is_string))
+            j.cancel = true;
+}
+
+void poll_calls(mcp::Server& server, std::span<char> out, void (*send)(size_t len)) {
+    uint64_t now = clock::monotonic_ns();
+    for (auto& j : g_jobs) {
+        if (j.state == Job::State::Free)
+            continue;
+        if (j.state == Job::State::Done) {
+            // Reap the task (it has returned; the join completes at once) and drop our handle.
+            sys::call(sys::Number::task_join, j.task, 1'000'000'000);
+            sys::call(sys::Number::cap_delete, j.task);
+            if (!j.answered && !j.cancel && j.progress_seq != j.progress_sent) {
+                j.progress_sent = j.progress_seq;
+                size_t n = server.progress(j.call, j.done, j.total, j.message, out);
+                if (n > 0)
+                    send(n);
+            }
+            if (!j.answered) {
+                bool stopped_late = j.ok && now >= j.deadline_ns;
+                mcp::ToolError err = stopped_late ? mcp::ToolError { mcp::ErrorCode::LimitTimeExceeded, "the tool ran past its wall-time limit" }
+                                                  : j.err;
+                size_t n = server.finish_call(j.call, j.ok && !stopped_late, { j.out, j.out_len }, err, j.cancel, out);
+                if (n > 0)
+                    send(n);
+            }
+            j.state = Job::State::Free;
+            continue;
+        }
+        if (!j.answered && now >= j.deadline_ns) {
+            // Answer now; the task is told to stop (tools check should_stop()) and reaped later.
+            j.answered = true;
+            j.cancel = true;
+            size_t n = server.finish_call(j.call, false, {}, { mcp::ErrorCode::LimitTimeExceeded, "the tool ran past its wall-time limit" },
+                                          false, out);
+            if (n > 0)
+                send(n);
+            continue;
+        }
+        uint64_t seq = j.progress_seq;
+        if (!j.answered && !j.cancel && seq != j.progress_sent) {
+            j.progress_sent = seq;
+            size_t n = server.progress(j.call, j.done, j.total, j.message, out);
+            if (n > 0)
+                send(n);
+        }
+    }
 }
 
 } // namespace mcpd

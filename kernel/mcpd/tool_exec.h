@@ -4,7 +4,8 @@
 // kernel issue it one single-use execution token, bound to this call (tool name, argument hash,
 // call number) and expiring with the call's wall-time limit. The tool task redeems the token for
 // the one capability the tool needs (introspection, read) and runs; without a valid token it
-// refuses to run (fail-closed). The bridge waits for it up to the wall-time limit.
+// refuses to run (fail-closed). Calls run concurrently with the line: the bridge keeps reading
+// requests, forwards progress, passes on cancellation and answers each call when it ends.
 #include <cstdint>
 
 #include <json/json.h>
@@ -18,20 +19,36 @@ struct ExecCaps {
     uint32_t factory = ~0u;       // task_create
     uint32_t introspection = ~0u; // the object tokens are issued for (needs Grant)
 };
-void set_exec_caps(const ExecCaps& caps);
+// wake: returns the bridge from its wait when a call ends or reports progress.
+void set_exec_caps(const ExecCaps& caps, uint64_t wall_limit_ns, void (*wake)());
 
-// What a tool body sees: the capability slot its token granted, and its deadline.
+struct Job;
+
+// What a tool body sees: the capability slot its token granted, its deadline, cancellation,
+// and a way to report progress.
 struct ToolContext {
     uint32_t introspection;
-    uint64_t deadline_ns;
-    bool expired() const;
+    Job* job;
+    bool expired() const;   // past the wall-time limit
+    bool cancelled() const; // the client sent notifications/cancelled
+    bool should_stop() const { return expired() || cancelled(); }
+    void progress(uint64_t done, uint64_t total, const char* message) const;
 };
 
 using ToolBody = bool (*)(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx);
 
-// Runs body in a fresh tool task; writes its structured result into w.
-bool execute(const char* tool_name, ToolBody body, const json::Value& args, json::Writer& w, mcp::ToolError& err);
+// ServerConfig::start_call / cancel_call for the kernel's tools.
+bool start_call(const mcp::Tool& tool, const json::Value& arguments, const mcp::PendingCall& call, mcp::ToolError& err);
+void cancel_call(std::string_view raw_id, bool id_is_string);
+// Called by the bridge whenever it wakes: answers finished calls, times out late ones and
+// forwards progress. send(len) writes `out[0..len)` to the line.
+void poll_calls(mcp::Server& server, std::span<char> out, void (*send)(size_t len));
+bool calls_in_flight();
 
-constexpr uint64_t kToolWallLimitNs = 10'000'000'000ull;
+// The body registered for a tool name (kernel_tools.cpp).
+ToolBody body_of(const char* tool_name);
+
+constexpr uint64_t kDefaultWallLimitNs = 10'000'000'000ull;
+constexpr size_t kMaxCalls = 10; // tool tasks at once: the contracts' default in-flight cap per principal
 
 } // namespace mcpd

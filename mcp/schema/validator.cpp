@@ -1,3 +1,6 @@
+// JSON Schema subset for tool arguments (see validator.h). Two passes: the schema alone (every
+// keyword known and well formed, depth bounded, and for check_bounded every bound present), then
+// the instance against it. Recursive functions keep small frames; buffers live in leaf helpers.
 #include "validator.h"
 
 #include <optional>
@@ -6,26 +9,45 @@
 namespace mcp::schema {
 namespace {
 
-enum TypeBit : uint32_t {
-    kNull = 1, kBool = 2, kInteger = 4, kNumber = 8, kString = 16, kArray = 32, kObject = 64,
-};
+// ---------------------------------------------------------------------------------------------
+// JSON pointers, built in Failure::path as the walk goes down and cut back as it returns.
 
-// Builds a JSON pointer incrementally; a path too long for the buffer ends in "...".
 class Pointer {
 public:
-    explicit Pointer(Failure& f) : m_f(f) { m_f.path[0] = '\0'; }
-    size_t mark() const { return m_len; }
-    void reset(size_t mark) {
-        m_len = mark;
-        m_f.path[m_len] = '\0';
+    struct Mark {
+        size_t length;
+        bool cut;
+    };
+
+    explicit Pointer(char (&buf)[kMaxPointer]) : m_buf(buf) { reset({ 0, false }); }
+
+    Mark mark() const { return { m_length, m_cut }; }
+    void reset(Mark m) {
+        m_length = m.length;
+        m_cut = m.cut;
+        m_buf[m_length] = '\0';
     }
-    void push_key(const json::Value& member) {
+
+    void push_index(uint32_t index) {
+        char digits[10];
+        int n = 0;
+        do {
+            digits[n++] = static_cast<char>('0' + index % 10);
+            index /= 10;
+        } while (index != 0 && n < 10);
         put('/');
-        char key[64];
-        auto n = member.key_into({ key, sizeof key });
-        std::string_view k = n ? std::string_view(key, *n) : std::string_view("...");
-        for (char c : k) {
-            // RFC 6901 escapes.
+        while (n > 0)
+            put(digits[--n]);
+    }
+
+    // A reference token (a name, unescaped), with '~' and '/' escaped as RFC 6901 section 3 says.
+    void push_token(std::string_view token, bool complete = true) {
+        put('/');
+        for (char c : token) {
+            if (c == '\0') { // cannot live in a C string: stop here and say so
+                complete = false;
+                break;
+            }
             if (c == '~') {
                 put('~');
                 put('0');
@@ -36,433 +58,706 @@ public:
                 put(c);
             }
         }
+        if (!complete)
+            cut();
     }
-    void push_name(std::string_view name) {
-        put('/');
-        for (char c : name)
-            put(c);
-    }
-    void push_index(uint32_t i) {
-        put('/');
-        char digits[10];
-        int n = 0;
-        do {
-            digits[n++] = static_cast<char>('0' + i % 10);
-            i /= 10;
-        } while (i && n < 10);
-        while (n)
-            put(digits[--n]);
+
+    // The key of an object member. Only a pointer's worth of it is needed: unescape() stops
+    // before the first code point that does not fit, so the zero-filled buffer then holds a
+    // whole-character prefix.
+    void push_key(const json::Value& member) {
+        char key[kMaxPointer] = {};
+        auto n = member.key_into({ key, sizeof key });
+        if (n) {
+            push_token({ key, *n });
+            return;
+        }
+        size_t length = 0;
+        while (length < sizeof key && key[length] != '\0')
+            ++length;
+        push_token({ key, length }, false);
     }
 
 private:
     void put(char c) {
-        constexpr size_t cap = sizeof(Failure::path);
-        if (m_len + 1 >= cap) {
-            m_f.path[cap - 4] = m_f.path[cap - 3] = m_f.path[cap - 2] = '.';
-            m_f.path[cap - 1] = '\0';
+        if (m_cut)
+            return;
+        if (m_length + 1 < kMaxPointer) {
+            m_buf[m_length++] = c;
+            m_buf[m_length] = '\0';
             return;
         }
-        m_f.path[m_len++] = c;
-        m_f.path[m_len] = '\0';
+        cut();
     }
-    Failure& m_f;
-    size_t m_len = 0;
+
+    // Ends the pointer in "...", on a UTF-8 character boundary (the path goes out in JSON text).
+    void cut() {
+        if (m_cut)
+            return;
+        size_t at = m_length < kMaxPointer - 4 ? m_length : kMaxPointer - 4;
+        while (at > 0 && (static_cast<uint8_t>(m_buf[at]) & 0xc0) == 0x80)
+            --at;
+        m_buf[at] = m_buf[at + 1] = m_buf[at + 2] = '.';
+        m_buf[at + 3] = '\0';
+        m_length = at + 3;
+        m_cut = true;
+    }
+
+    char (&m_buf)[kMaxPointer];
+    size_t m_length = 0;
+    bool m_cut = false;
 };
 
-bool fail(Failure& f, Reason r, const char* keyword) {
-    f.reason = r;
+bool fail(Failure& f, Reason reason, const char* keyword, const char* message) {
+    f.reason = reason;
     f.keyword = keyword;
+    f.message = message;
     return false;
 }
 
-std::optional<uint32_t> type_bit(const json::Value& name) {
-    static constexpr struct {
-        const char* name;
-        uint32_t bit;
-    } kTypes[] = { { "null", kNull }, { "boolean", kBool }, { "integer", kInteger }, { "number", kNumber },
-                   { "string", kString }, { "array", kArray }, { "object", kObject } };
-    for (const auto& t : kTypes)
-        if (name.string_equals(t.name))
-            return t.bit;
-    return std::nullopt;
-}
+// ---------------------------------------------------------------------------------------------
+// Code points of a raw (still escaped) JSON string body, decoded one at a time: strings are
+// counted, compared and checked without a buffer of their size. The parser has validated UTF-8,
+// escapes and surrogate pairs; anything malformed anyway yields U+FFFD and the walk moves on, so
+// a loop over next() always ends.
 
-// An integer in JSON Schema's sense: a number with no fractional part ("1.0" counts).
-bool is_integer(const json::Value& v) {
-    if (v.as_int64() || v.as_uint64())
-        return true;
-    // Beyond 2^53 every double is integral; below it, compare with its truncation (the range
-    // is checked before the cast, which is undefined outside int64_t).
-    auto d = v.as_double();
-    if (!d)
-        return false;
-    if (*d >= 9007199254740992.0 || *d <= -9007199254740992.0)
-        return true;
-    return *d == static_cast<double>(static_cast<int64_t>(*d));
-}
+class CodePoints {
+public:
+    explicit CodePoints(std::string_view raw) : m_raw(raw) {}
 
-uint32_t instance_bits(const json::Value& v) {
-    switch (v.type()) {
-    case json::Type::Null: return kNull;
-    case json::Type::Bool: return kBool;
-    case json::Type::Number: return is_integer(v) ? (kInteger | kNumber) : kNumber;
-    case json::Type::String: return kString;
-    case json::Type::Array: return kArray;
-    case json::Type::Object: return kObject;
+    bool next(uint32_t& cp) {
+        if (m_pos >= m_raw.size())
+            return false;
+        auto lead = static_cast<uint8_t>(m_raw[m_pos]);
+        if (lead != '\\')
+            return utf8(lead, cp);
+        if (m_pos + 1 >= m_raw.size())
+            return replacement(cp);
+        char e = m_raw[m_pos + 1];
+        m_pos += 2;
+        switch (e) {
+        case 'b': cp = '\b'; return true;
+        case 'f': cp = '\f'; return true;
+        case 'n': cp = '\n'; return true;
+        case 'r': cp = '\r'; return true;
+        case 't': cp = '\t'; return true;
+        case 'u': return unicode_escape(cp);
+        default: cp = static_cast<uint8_t>(e); return true; // '"', '\\', '/'
+        }
     }
-    return 0;
-}
 
-int hex_value(char c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
+private:
+    bool replacement(uint32_t& cp) {
+        m_pos = m_raw.size();
+        cp = 0xfffd;
+        return true;
+    }
 
-// Code points of a string value, counted on its raw (escaped) text without decoding it: the
-// parser has already validated the UTF-8 and the escapes (surrogates pair up).
-uint64_t code_points(const json::Value& v) {
-    std::string_view raw = v.raw();
+    bool utf8(uint8_t lead, uint32_t& cp) {
+        size_t n = lead < 0xc0 ? 1 : lead < 0xe0 ? 2 : lead < 0xf0 ? 3 : 4;
+        if (m_pos + n > m_raw.size())
+            return replacement(cp);
+        cp = n == 1 ? lead : lead & (0x7fu >> n);
+        for (size_t i = 1; i < n; ++i)
+            cp = (cp << 6) | (static_cast<uint8_t>(m_raw[m_pos + i]) & 0x3fu);
+        m_pos += n;
+        return true;
+    }
+
+    bool hex4(size_t at, uint32_t& value) const {
+        if (at + 4 > m_raw.size())
+            return false;
+        value = 0;
+        for (size_t i = at; i < at + 4; ++i) {
+            char c = m_raw[i];
+            uint32_t d;
+            if (c >= '0' && c <= '9')
+                d = static_cast<uint32_t>(c - '0');
+            else if (c >= 'a' && c <= 'f')
+                d = static_cast<uint32_t>(c - 'a' + 10);
+            else if (c >= 'A' && c <= 'F')
+                d = static_cast<uint32_t>(c - 'A' + 10);
+            else
+                return false;
+            value = value * 16 + d;
+        }
+        return true;
+    }
+
+    // After "\u": four hex digits, and for a high surrogate the "\uXXXX" of its low half.
+    bool unicode_escape(uint32_t& cp) {
+        if (!hex4(m_pos, cp))
+            return replacement(cp);
+        m_pos += 4;
+        if (cp < 0xd800 || cp > 0xdfff)
+            return true;
+        uint32_t low = 0;
+        if (cp > 0xdbff || m_pos + 6 > m_raw.size() || m_raw[m_pos] != '\\' || m_raw[m_pos + 1] != 'u' ||
+            !hex4(m_pos + 2, low) || low < 0xdc00 || low > 0xdfff) {
+            cp = 0xfffd;
+            return true;
+        }
+        m_pos += 6;
+        cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
+        return true;
+    }
+
+    std::string_view m_raw;
+    size_t m_pos = 0;
+};
+
+uint64_t code_point_count(const json::Value& s) {
+    CodePoints it(s.raw());
     uint64_t n = 0;
-    for (size_t i = 0; i < raw.size();) {
-        if (raw[i] != '\\') {
-            n += (static_cast<unsigned char>(raw[i]) & 0xc0) != 0x80;
-            ++i;
-            continue;
-        }
-        if (i + 1 < raw.size() && raw[i + 1] == 'u' && i + 5 < raw.size()) {
-            int hi = hex_value(raw[i + 2]);
-            int second = hex_value(raw[i + 3]);
-            bool high_surrogate = hi == 0xd && second >= 8 && second <= 0xb;
-            i += 6;
-            if (high_surrogate && i + 1 < raw.size() && raw[i] == '\\' && raw[i + 1] == 'u')
-                i += 6; // the low half of the pair: one code point for both
-            ++n;
-            continue;
-        }
-        i += 2;
+    for (uint32_t cp = 0; it.next(cp);)
         ++n;
-    }
     return n;
 }
 
-bool name_char(char c, bool slash) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-           c == '-' || c == ':' || (slash && c == '/');
-}
-
-// "name": one segment; "path": segments joined by '/'. Neither may be empty, start with '.',
-// or contain "..".
-bool good_name(std::string_view s, bool path) {
-    if (s.empty())
-        return false;
-    size_t seg_start = 0;
-    for (size_t i = 0; i <= s.size(); ++i) {
-        if (i == s.size() || (path && s[i] == '/')) {
-            std::string_view seg = s.substr(seg_start, i - seg_start);
-            if (seg.empty() || seg[0] == '.' || seg.find("..") != std::string_view::npos)
-                return false;
-            seg_start = i + 1;
-            continue;
-        }
-        if (!name_char(s[i], path))
+bool same_string(const json::Value& a, const json::Value& b) {
+    CodePoints x(a.raw()), y(b.raw());
+    uint32_t p = 0, q = 0;
+    for (;;) {
+        bool more_x = x.next(p), more_y = y.next(q);
+        if (more_x != more_y)
+            return false;
+        if (!more_x)
+            return true;
+        if (p != q)
             return false;
     }
-    return true;
 }
 
-bool number_cmp(const json::Value& a, const json::Value& b, int& out) {
-    // Exact for integers; doubles otherwise.
-    auto ai = a.as_int64(), bi = b.as_int64();
-    if (ai && bi) {
-        out = *ai < *bi ? -1 : *ai > *bi ? 1 : 0;
-        return true;
+bool name_char(uint32_t c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+           c == ':' || c == '-';
+}
+
+// format "name" (path == false) and "path", decided on the decoded characters ("\u002e" is '.').
+bool good_name(const json::Value& s, bool path) {
+    CodePoints it(s.raw());
+    bool segment_start = true;
+    uint32_t previous = 0;
+    for (uint32_t cp = 0; it.next(cp); previous = cp) {
+        if (path && cp == '/') {
+            if (segment_start)
+                return false; // a leading '/' or an empty segment
+            segment_start = true;
+            continue;
+        }
+        if (!name_char(cp))
+            return false;
+        if (cp == '.' && (segment_start || previous == '.'))
+            return false; // hidden (or "." / "..") segment, or ".." inside one
+        segment_start = false;
     }
-    auto ad = a.as_double(), bd = b.as_double();
-    if (!ad || !bd)
-        return false;
-    out = *ad < *bd ? -1 : *ad > *bd ? 1 : 0;
-    return true;
+    return !segment_start; // empty, or a trailing '/'
 }
 
-bool values_equal(const json::Value& a, const json::Value& b) {
+// ---------------------------------------------------------------------------------------------
+// Exact decimal numbers, read from the JSON literal: value = sign × 0.d1d2…dn × 10^point with d1
+// and dn non-zero. Ordering and integrality need no floating point and hold at any magnitude.
+
+constexpr int64_t kExponentClamp = 1000000000000000;   // 10^15: larger exponents keep only their sign
+constexpr int64_t kSchemaPointLimit = 1000000000;       // schema numbers stay far inside the clamp
+
+struct Decimal {
+    bool negative = false;
+    bool zero = true;
+    bool clamped = false;
+    std::string_view mantissa; // integer digits, then optionally '.' and fraction digits
+    uint32_t int_digits = 0;
+    uint32_t first = 0;        // the first significant digit, counting digits only
+    uint32_t count = 0;        // significant digits, first to last non-zero one
+    int64_t point = 0;
+
+    char digit(uint32_t k) const { return mantissa[k < int_digits ? k : k + 1]; }
+    bool integral() const { return zero || point >= static_cast<int64_t>(count); }
+};
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+std::optional<Decimal> decimal(const json::Value& v) {
+    if (!v.is_number())
+        return std::nullopt;
+    std::string_view lit = v.raw();
+    Decimal d;
+    size_t i = 0, n = lit.size();
+    if (i < n && lit[i] == '-') {
+        d.negative = true;
+        ++i;
+    }
+    size_t start = i;
+    while (i < n && is_digit(lit[i]))
+        ++i;
+    d.int_digits = static_cast<uint32_t>(i - start);
+    uint32_t fraction = 0;
+    if (i < n && lit[i] == '.') {
+        ++i;
+        for (; i < n && is_digit(lit[i]); ++i)
+            ++fraction;
+        if (fraction == 0)
+            return std::nullopt;
+    }
+    if (d.int_digits == 0)
+        return std::nullopt;
+    d.mantissa = lit.substr(start, i - start);
+    int64_t exponent = 0;
+    if (i < n && (lit[i] == 'e' || lit[i] == 'E')) {
+        ++i;
+        bool negative = false;
+        if (i < n && (lit[i] == '+' || lit[i] == '-'))
+            negative = lit[i++] == '-';
+        size_t digits = i;
+        for (; i < n && is_digit(lit[i]); ++i)
+            if (exponent < kExponentClamp)
+                exponent = exponent * 10 + (lit[i] - '0');
+        if (i == digits)
+            return std::nullopt;
+        if (exponent >= kExponentClamp) {
+            exponent = kExponentClamp;
+            d.clamped = true;
+        }
+        if (negative)
+            exponent = -exponent;
+    }
+    if (i != n)
+        return std::nullopt;
+    uint32_t total = d.int_digits + fraction;
+    uint32_t first = total, last = 0;
+    for (uint32_t k = 0; k < total; ++k) {
+        if (d.digit(k) != '0') {
+            if (first == total)
+                first = k;
+            last = k;
+        }
+    }
+    if (first == total) { // zero, whatever its sign or exponent
+        d.clamped = false;
+        return d;
+    }
+    d.zero = false;
+    d.first = first;
+    d.count = last - first + 1;
+    d.point = static_cast<int64_t>(d.int_digits) - static_cast<int64_t>(first) + exponent;
+    return d;
+}
+
+// -1, 0 or 1 as a is below, equal to or above b.
+int compare(const Decimal& a, const Decimal& b) {
+    int sa = a.zero ? 0 : a.negative ? -1 : 1;
+    int sb = b.zero ? 0 : b.negative ? -1 : 1;
+    if (sa != sb)
+        return sa < sb ? -1 : 1;
+    if (sa == 0)
+        return 0;
+    int magnitude = 0;
+    if (a.point != b.point) {
+        magnitude = a.point < b.point ? -1 : 1;
+    } else {
+        uint32_t n = a.count > b.count ? a.count : b.count;
+        for (uint32_t k = 0; k < n && magnitude == 0; ++k) {
+            char x = k < a.count ? a.digit(a.first + k) : '0';
+            char y = k < b.count ? b.digit(b.first + k) : '0';
+            magnitude = x < y ? -1 : x > y ? 1 : 0;
+        }
+    }
+    return sa * magnitude;
+}
+
+// A number a schema may use as a bound or an enum member: exactly comparable with any instance.
+bool schema_number(const json::Value& v) {
+    auto d = decimal(v);
+    return d && !d->clamped && d->point <= kSchemaPointLimit && d->point >= -kSchemaPointLimit;
+}
+
+bool same_value(const json::Value& a, const json::Value& b) {
     if (a.type() != b.type())
         return false;
     switch (a.type()) {
     case json::Type::Null: return true;
     case json::Type::Bool: return a.as_bool() == b.as_bool();
+    case json::Type::String: return same_string(a, b);
     case json::Type::Number: {
-        int c = 0;
-        return number_cmp(a, b, c) && c == 0;
+        auto x = decimal(a), y = decimal(b);
+        return x && y && compare(*x, *y) == 0;
     }
-    case json::Type::String: {
-        if (auto plain = b.plain_string())
-            return a.string_equals(*plain);
-        char buf[256]; // escaped enum members longer than this never match
-        auto n = b.string_into({ buf, sizeof buf });
-        return n && a.string_equals({ buf, *n });
-    }
-    default: return false; // enum of arrays/objects is not supported (rejected as a schema)
+    default: return false; // enum members are scalars (checked with the schema)
     }
 }
 
-bool is_annotation(const json::Value& member) {
-    for (const char* k : { "title", "description", "default", "examples", "$schema" })
-        if (member.key_equals(k))
-            return true;
+// ---------------------------------------------------------------------------------------------
+// Types.
+
+enum TypeBit : uint32_t {
+    kNull = 1u << 0,
+    kBoolean = 1u << 1,
+    kInteger = 1u << 2,
+    kNumber = 1u << 3,
+    kString = 1u << 4,
+    kArray = 1u << 5,
+    kObject = 1u << 6,
+    kAnyType = (1u << 7) - 1,
+};
+
+uint32_t type_name_bit(const json::Value& name) {
+    static constexpr struct {
+        const char* name;
+        uint32_t bit;
+    } kNames[] = { { "object", kObject }, { "array", kArray },     { "string", kString }, { "integer", kInteger },
+                   { "number", kNumber }, { "boolean", kBoolean }, { "null", kNull } };
+    for (const auto& t : kNames)
+        if (name.string_equals(t.name))
+            return t.bit;
+    return 0;
+}
+
+// The types a "type" keyword allows; 0 when it is not a known name or a non-empty array of them.
+uint32_t type_keyword_bits(const json::Value& type) {
+    if (type.is_string())
+        return type_name_bit(type);
+    if (!type.is_array() || type.size() == 0)
+        return 0;
+    uint32_t bits = 0;
+    for (json::Value t = type.first(); t.valid(); t = t.next_sibling()) {
+        uint32_t bit = type_name_bit(t);
+        if (bit == 0)
+            return 0;
+        bits |= bit;
+    }
+    return bits;
+}
+
+uint32_t allowed_types(const json::Value& schema) {
+    json::Value type = schema.find("type");
+    return type.valid() ? type_keyword_bits(type) : kAnyType;
+}
+
+uint32_t instance_types(const json::Value& v) {
+    switch (v.type()) {
+    case json::Type::Null: return kNull;
+    case json::Type::Bool: return kBoolean;
+    case json::Type::String: return kString;
+    case json::Type::Array: return kArray;
+    case json::Type::Object: return kObject;
+    case json::Type::Number: {
+        auto d = decimal(v);
+        return d && d->integral() ? (kNumber | kInteger) : kNumber;
+    }
+    }
+    return 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The schema pass: keywords and their values' shapes; bounds for check_bounded.
+
+enum class Shape : uint8_t { Any, Type, Enum, Names, Schemas, BoolOrSchema, Schema, Count, Number, Format };
+
+struct Keyword {
+    const char* name;
+    Shape shape;
+};
+
+constexpr Keyword kKeywords[] = {
+    { "type", Shape::Type },
+    { "enum", Shape::Enum },
+    { "required", Shape::Names },
+    { "properties", Shape::Schemas },
+    { "additionalProperties", Shape::BoolOrSchema },
+    { "items", Shape::Schema },
+    { "minLength", Shape::Count },
+    { "maxLength", Shape::Count },
+    { "minItems", Shape::Count },
+    { "maxItems", Shape::Count },
+    { "minimum", Shape::Number },
+    { "maximum", Shape::Number },
+    { "exclusiveMinimum", Shape::Number },
+    { "exclusiveMaximum", Shape::Number },
+    { "format", Shape::Format },
+    { "title", Shape::Any },
+    { "description", Shape::Any },
+    { "default", Shape::Any },
+    { "examples", Shape::Any },
+    { "$schema", Shape::Any },
+};
+
+bool fits_name(const json::Value& v, bool key) {
+    char buf[kMaxPropertyName];
+    return key ? v.key_into({ buf, sizeof buf }).ok() : v.is_string() && v.string_into({ buf, sizeof buf }).ok();
+}
+
+bool shape_ok(Shape shape, const json::Value& v) {
+    switch (shape) {
+    case Shape::Any: return true;
+    case Shape::Type: return type_keyword_bits(v) != 0;
+    case Shape::Schema: return v.is_object();
+    case Shape::BoolOrSchema: return v.is_bool() || v.is_object();
+    case Shape::Count: return v.as_uint64().has_value();
+    case Shape::Number: return schema_number(v);
+    case Shape::Format: return v.string_equals("name") || v.string_equals("path");
+    case Shape::Enum:
+        if (!v.is_array())
+            return false;
+        for (json::Value e = v.first(); e.valid(); e = e.next_sibling())
+            if (e.is_array() || e.is_object() || (e.is_number() && !schema_number(e)))
+                return false;
+        return true;
+    case Shape::Names:
+        if (!v.is_array())
+            return false;
+        for (json::Value n = v.first(); n.valid(); n = n.next_sibling())
+            if (!fits_name(n, false))
+                return false;
+        return true;
+    case Shape::Schemas:
+        if (!v.is_object())
+            return false;
+        for (json::Value p = v.first(); p.valid(); p = p.next_sibling())
+            if (!p.is_object() || !fits_name(p, true))
+                return false;
+        return true;
+    }
     return false;
 }
 
-class Validator {
+[[gnu::noinline]] bool keywords_ok(const json::Value& schema, Failure& f, Pointer& at) {
+    for (json::Value m = schema.first(); m.valid(); m = m.next_sibling()) {
+        const Keyword* known = nullptr;
+        for (const Keyword& k : kKeywords)
+            if (m.key_equals(k.name))
+                known = &k;
+        if (!known) {
+            at.push_key(m);
+            return fail(f, Reason::SchemaUnsupported, "", "unsupported keyword");
+        }
+        if (!shape_ok(known->shape, m))
+            return fail(f, Reason::SchemaUnsupported, known->name, "unsupported value for this keyword");
+    }
+    return true;
+}
+
+[[gnu::noinline]] bool bounds_ok(const json::Value& s, Failure& f) {
+    if (s.find("enum").valid())
+        return true; // the enum's own members are the only values
+    if (!s.find("type").valid())
+        return fail(f, Reason::Unbounded, "type", "schema without type or enum accepts anything");
+    uint32_t types = allowed_types(s);
+    if ((types & kString) && !s.find("maxLength").valid())
+        return fail(f, Reason::Unbounded, "maxLength", "string without maxLength");
+    if (types & (kInteger | kNumber)) {
+        if (!s.find("minimum").valid() && !s.find("exclusiveMinimum").valid())
+            return fail(f, Reason::Unbounded, "minimum", "number without a lower bound");
+        if (!s.find("maximum").valid() && !s.find("exclusiveMaximum").valid())
+            return fail(f, Reason::Unbounded, "maximum", "number without an upper bound");
+    }
+    if (types & kArray) {
+        if (!s.find("maxItems").valid())
+            return fail(f, Reason::Unbounded, "maxItems", "array without maxItems");
+        if (!s.find("items").valid())
+            return fail(f, Reason::Unbounded, "items", "array without an items schema");
+    }
+    if (types & kObject) {
+        json::Value extra = s.find("additionalProperties");
+        if (!extra.valid() || extra.as_bool() == true)
+            return fail(f, Reason::Unbounded, "additionalProperties",
+                        "object without additionalProperties false or a schema");
+    }
+    return true;
+}
+
+class SchemaWalker {
 public:
-    explicit Validator(Failure& f) : m_f(f), m_ptr(f) {}
+    SchemaWalker(Failure& f, Pointer& at, int max_depth, bool bounded)
+        : m_f(f), m_at(at), m_max_depth(max_depth), m_bounded(bounded) {}
 
-    bool check(const json::Value& schema, const json::Value& v, int depth) {
-        if (depth > kMaxSchemaDepth || !schema.is_object())
-            return fail(m_f, Reason::SchemaUnsupported, "depth");
-        // Fail closed on anything we do not enforce.
-        for (json::Value m = schema.first(); m.valid(); m = m.next_sibling())
-            if (!known_keyword(m) && !is_annotation(m))
-                return fail(m_f, Reason::SchemaUnsupported, "unknown keyword");
+    bool walk(const json::Value& s, int depth) {
+        if (depth > m_max_depth)
+            return fail(m_f, Reason::SchemaUnsupported, "", "schema nested too deeply");
+        if (!s.is_object())
+            return fail(m_f, Reason::SchemaUnsupported, "", "schema is not an object");
+        if (!keywords_ok(s, m_f, m_at) || (m_bounded && !bounds_ok(s, m_f)))
+            return false;
+        json::Value props = s.find("properties");
+        for (json::Value p = props.first(); p.valid(); p = p.next_sibling())
+            if (!below(p, "properties", &p, depth))
+                return false;
+        json::Value extra = s.find("additionalProperties");
+        if (extra.is_object() && !below(extra, "additionalProperties", nullptr, depth))
+            return false;
+        json::Value items = s.find("items");
+        return !items.valid() || below(items, "items", nullptr, depth);
+    }
 
-        if (json::Value t = schema.find("type"); t.valid()) {
-            uint32_t allowed = 0;
-            if (t.is_string()) {
-                auto b = type_bit(t);
-                if (!b)
-                    return fail(m_f, Reason::SchemaUnsupported, "type");
-                allowed = *b;
-            } else if (t.is_array()) {
-                for (json::Value e = t.first(); e.valid(); e = e.next_sibling()) {
-                    auto b = type_bit(e);
-                    if (!b)
-                        return fail(m_f, Reason::SchemaUnsupported, "type");
-                    allowed |= *b;
-                }
-            } else {
-                return fail(m_f, Reason::SchemaUnsupported, "type");
-            }
-            if (!(instance_bits(v) & allowed))
-                return fail(m_f, Reason::Type, "type");
+private:
+    bool below(const json::Value& sub, const char* keyword, const json::Value* member, int depth) {
+        Pointer::Mark mark = m_at.mark();
+        m_at.push_token(keyword);
+        if (member)
+            m_at.push_key(*member);
+        if (!walk(sub, depth + 1))
+            return false;
+        m_at.reset(mark);
+        return true;
+    }
+
+    Failure& m_f;
+    Pointer& m_at;
+    int m_max_depth;
+    bool m_bounded;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The instance pass (the schema has passed the schema pass).
+
+bool check_string(const json::Value& s, const json::Value& v, Failure& f) {
+    json::Value min = s.find("minLength"), max = s.find("maxLength");
+    if (min.valid() || max.valid()) {
+        uint64_t length = code_point_count(v);
+        if (min.valid() && length < min.as_uint64().value_or(0))
+            return fail(f, Reason::TooShort, "minLength", "string shorter than minLength");
+        if (max.valid() && length > max.as_uint64().value_or(0))
+            return fail(f, Reason::TooLong, "maxLength", "string longer than maxLength");
+    }
+    if (json::Value format = s.find("format"); format.valid() && !good_name(v, format.string_equals("path")))
+        return fail(f, Reason::BadName, "format", "not a valid name or path");
+    return true;
+}
+
+bool check_number(const json::Value& s, const json::Value& v, Failure& f) {
+    // The value must lie on the `side` of the bound (+1 above, -1 below), or on it unless strict.
+    static constexpr struct {
+        const char* keyword;
+        int side;
+        bool strict;
+        Reason reason;
+        const char* message;
+    } kBounds[] = {
+        { "minimum", 1, false, Reason::BelowMinimum, "number below minimum" },
+        { "exclusiveMinimum", 1, true, Reason::BelowMinimum, "number not above exclusiveMinimum" },
+        { "maximum", -1, false, Reason::AboveMaximum, "number above maximum" },
+        { "exclusiveMaximum", -1, true, Reason::AboveMaximum, "number not below exclusiveMaximum" },
+    };
+    auto value = decimal(v);
+    if (!value)
+        return fail(f, Reason::Type, "type", "unreadable number");
+    for (const auto& b : kBounds) {
+        json::Value bound = s.find(b.keyword);
+        if (!bound.valid())
+            continue;
+        auto limit = decimal(bound);
+        if (!limit)
+            return fail(f, Reason::SchemaUnsupported, b.keyword, "unsupported value for this keyword");
+        int side = compare(*value, *limit) * b.side;
+        if (side < 0 || (side == 0 && b.strict))
+            return fail(f, b.reason, b.keyword, b.message);
+    }
+    return true;
+}
+
+// The first required name `v` lacks, appended to the pointer; false if there is one.
+[[gnu::noinline]] bool required_present(const json::Value& required, const json::Value& v, Pointer& at) {
+    for (json::Value name = required.first(); name.valid(); name = name.next_sibling()) {
+        char buf[kMaxPropertyName];
+        auto n = name.string_into({ buf, sizeof buf });
+        std::string_view text = n ? std::string_view(buf, *n) : std::string_view();
+        if (!n || !v.find(text).valid()) {
+            at.push_token(text, n.ok());
+            return false;
         }
-        if (json::Value e = schema.find("enum"); e.valid()) {
-            if (!e.is_array())
-                return fail(m_f, Reason::SchemaUnsupported, "enum");
-            bool found = false;
-            for (json::Value c = e.first(); c.valid() && !found; c = c.next_sibling()) {
-                if (c.is_array() || c.is_object())
-                    return fail(m_f, Reason::SchemaUnsupported, "enum");
-                found = values_equal(v, c);
-            }
-            if (!found)
-                return fail(m_f, Reason::NotInEnum, "enum");
-        }
+    }
+    return true;
+}
+
+// The schema in `properties` for an instance member, compared on unescaped names.
+[[gnu::noinline]] json::Value property_schema(const json::Value& props, const json::Value& member) {
+    for (json::Value p = props.first(); p.valid(); p = p.next_sibling()) {
+        char buf[kMaxPropertyName];
+        auto n = p.key_into({ buf, sizeof buf });
+        if (n && member.key_equals({ buf, *n }))
+            return p;
+    }
+    return {};
+}
+
+class InstanceWalker {
+public:
+    InstanceWalker(Failure& f, Pointer& at) : m_f(f), m_at(at) {}
+
+    bool check(const json::Value& s, const json::Value& v, int depth) {
+        if (depth > kMaxSchemaDepth || !s.is_object())
+            return fail(m_f, Reason::SchemaUnsupported, "", "schema nested too deeply");
+        if (!v.valid())
+            return fail(m_f, Reason::Type, "type", "no value");
+        if (!(instance_types(v) & allowed_types(s)))
+            return fail(m_f, Reason::Type, "type", "value of the wrong type");
+        if (json::Value e = s.find("enum"); e.valid() && !in_enum(e, v))
+            return fail(m_f, Reason::NotInEnum, "enum", "value not in enum");
         switch (v.type()) {
-        case json::Type::String: return check_string(schema, v);
-        case json::Type::Number: return check_number(schema, v);
-        case json::Type::Array: return check_array(schema, v, depth);
-        case json::Type::Object: return check_object(schema, v, depth);
+        case json::Type::String: return check_string(s, v, m_f);
+        case json::Type::Number: return check_number(s, v, m_f);
+        case json::Type::Array: return check_array(s, v, depth);
+        case json::Type::Object: return check_object(s, v, depth);
         default: return true;
         }
     }
 
 private:
-    static bool known_keyword(const json::Value& m) {
-        for (const char* k : { "type", "required", "properties", "additionalProperties", "minLength", "maxLength", "minimum",
-                               "maximum", "exclusiveMinimum", "exclusiveMaximum", "enum", "items", "minItems", "maxItems",
-                               "format" })
-            if (m.key_equals(k))
+    static bool in_enum(const json::Value& e, const json::Value& v) {
+        for (json::Value c = e.first(); c.valid(); c = c.next_sibling())
+            if (same_value(c, v))
                 return true;
         return false;
     }
 
-    bool check_string(const json::Value& schema, const json::Value& v) {
-        json::Value min = schema.find("minLength"), max = schema.find("maxLength");
-        if (min.valid() || max.valid()) {
-            uint64_t n = code_points(v);
-            if (min.valid() && (!min.as_uint64() || n < *min.as_uint64()))
-                return fail(m_f, min.as_uint64() ? Reason::TooShort : Reason::SchemaUnsupported, "minLength");
-            if (max.valid() && (!max.as_uint64() || n > *max.as_uint64()))
-                return fail(m_f, max.as_uint64() ? Reason::TooLong : Reason::SchemaUnsupported, "maxLength");
-        }
-        if (json::Value fmt = schema.find("format"); fmt.valid()) {
-            bool path = fmt.string_equals("path");
-            if (!path && !fmt.string_equals("name"))
-                return fail(m_f, Reason::SchemaUnsupported, "format");
-            char buf[512]; // longer names and paths are refused
-            auto n = v.string_into({ buf, sizeof buf });
-            if (!n || !good_name({ buf, *n }, path))
-                return fail(m_f, Reason::BadName, "format");
-        }
-        return true;
-    }
-
-    bool check_number(const json::Value& schema, const json::Value& v) {
-        struct Bound {
-            const char* key;
-            Reason reason;
-            bool (*ok)(int);
-        };
-        static constexpr Bound kBounds[] = {
-            { "minimum", Reason::BelowMinimum, [](int c) { return c >= 0; } },
-            { "maximum", Reason::AboveMaximum, [](int c) { return c <= 0; } },
-            { "exclusiveMinimum", Reason::BelowMinimum, [](int c) { return c > 0; } },
-            { "exclusiveMaximum", Reason::AboveMaximum, [](int c) { return c < 0; } },
-        };
-        for (const auto& b : kBounds) {
-            json::Value limit = schema.find(b.key);
-            if (!limit.valid())
-                continue;
-            int c = 0;
-            if (!limit.is_number() || !number_cmp(v, limit, c))
-                return fail(m_f, Reason::SchemaUnsupported, b.key);
-            if (!b.ok(c))
-                return fail(m_f, b.reason, b.key);
-        }
-        return true;
-    }
-
-    bool check_array(const json::Value& schema, const json::Value& v, int depth) {
-        json::Value min = schema.find("minItems"), max = schema.find("maxItems");
-        if (min.valid() && (!min.as_uint64() || v.size() < *min.as_uint64()))
-            return fail(m_f, min.as_uint64() ? Reason::TooFewItems : Reason::SchemaUnsupported, "minItems");
-        if (max.valid() && (!max.as_uint64() || v.size() > *max.as_uint64()))
-            return fail(m_f, max.as_uint64() ? Reason::TooManyItems : Reason::SchemaUnsupported, "maxItems");
-        json::Value items = schema.find("items");
+    bool check_array(const json::Value& s, const json::Value& v, int depth) {
+        json::Value min = s.find("minItems"), max = s.find("maxItems");
+        if (min.valid() && v.size() < min.as_uint64().value_or(0))
+            return fail(m_f, Reason::TooFewItems, "minItems", "fewer items than minItems");
+        if (max.valid() && v.size() > max.as_uint64().value_or(0))
+            return fail(m_f, Reason::TooManyItems, "maxItems", "more items than maxItems");
+        json::Value items = s.find("items");
         if (!items.valid())
             return true;
-        uint32_t i = 0;
-        for (json::Value e = v.first(); e.valid(); e = e.next_sibling(), ++i) {
-            size_t mark = m_ptr.mark();
-            m_ptr.push_index(i);
-            if (!check(items, e, depth + 1))
+        uint32_t index = 0;
+        for (json::Value item = v.first(); item.valid(); item = item.next_sibling(), ++index) {
+            Pointer::Mark mark = m_at.mark();
+            m_at.push_index(index);
+            if (!check(items, item, depth + 1))
                 return false;
-            m_ptr.reset(mark);
+            m_at.reset(mark);
         }
         return true;
     }
 
-    bool check_object(const json::Value& schema, const json::Value& v, int depth) {
-        json::Value props = schema.find("properties");
-        if (props.valid() && !props.is_object())
-            return fail(m_f, Reason::SchemaUnsupported, "properties");
-        if (json::Value req = schema.find("required"); req.valid()) {
-            if (!req.is_array())
-                return fail(m_f, Reason::SchemaUnsupported, "required");
-            for (json::Value name = req.first(); name.valid(); name = name.next_sibling()) {
-                auto text = name.plain_string();
-                if (!text)
-                    return fail(m_f, Reason::SchemaUnsupported, "required");
-                if (!v.find(*text).valid()) {
-                    m_ptr.push_name(*text);
-                    return fail(m_f, Reason::Required, "required");
-                }
-            }
-        }
-        json::Value extra = schema.find("additionalProperties");
-        if (extra.valid() && !extra.is_bool() && !extra.is_object())
-            return fail(m_f, Reason::SchemaUnsupported, "additionalProperties");
-        for (json::Value m = v.first(); m.valid(); m = m.next_sibling()) {
-            json::Value sub;
-            for (json::Value p = props.valid() ? props.first() : json::Value(); p.valid(); p = p.next_sibling()) {
-                char key[128];
-                auto n = m.key_into({ key, sizeof key });
-                if (n && p.key_equals({ key, *n })) {
-                    sub = p;
-                    break;
-                }
-            }
-            size_t mark = m_ptr.mark();
-            m_ptr.push_key(m);
-            if (!sub.valid()) {
-                if (extra.is_bool() && extra.as_bool() == false)
-                    return fail(m_f, Reason::AdditionalProperty, "additionalProperties");
-                if (extra.is_object() && !check(extra, m, depth + 1))
+    bool check_object(const json::Value& s, const json::Value& v, int depth) {
+        if (json::Value required = s.find("required"); required.valid() && !required_present(required, v, m_at))
+            return fail(m_f, Reason::Required, "required", "required member missing");
+        json::Value props = s.find("properties");
+        json::Value extra = s.find("additionalProperties");
+        for (json::Value member = v.first(); member.valid(); member = member.next_sibling()) {
+            json::Value sub = property_schema(props, member);
+            Pointer::Mark mark = m_at.mark();
+            m_at.push_key(member);
+            if (!sub.valid() && extra.is_bool()) {
+                if (extra.as_bool() == false)
+                    return fail(m_f, Reason::AdditionalProperty, "additionalProperties", "member not allowed");
+            } else if (sub.valid() || extra.valid()) {
+                if (!check(sub.valid() ? sub : extra, member, depth + 1))
                     return false;
-            } else if (!check(sub, m, depth + 1)) {
-                return false;
             }
-            m_ptr.reset(mark);
+            m_at.reset(mark);
         }
         return true;
     }
 
     Failure& m_f;
-    Pointer m_ptr;
-};
-
-class BoundsChecker {
-public:
-    explicit BoundsChecker(Failure& f) : m_f(f), m_ptr(f) {}
-
-    bool check(const json::Value& s, int depth) {
-        if (depth > kMaxSchemaDepth || !s.is_object())
-            return fail(m_f, Reason::SchemaUnsupported, "depth");
-        json::Value t = s.find("type");
-        auto bit = t.is_string() ? type_bit(t) : std::nullopt;
-        if (!bit && !s.find("enum").valid())
-            return fail(m_f, Reason::Unbounded, "type");
-        uint32_t b = bit.value_or(0);
-        if (b == kString && !s.find("maxLength").valid() && !s.find("enum").valid())
-            return fail(m_f, Reason::Unbounded, "maxLength");
-        if ((b == kInteger || b == kNumber) && (!(s.find("minimum").valid() || s.find("exclusiveMinimum").valid()) ||
-                                                !(s.find("maximum").valid() || s.find("exclusiveMaximum").valid())))
-            return fail(m_f, Reason::Unbounded, "minimum/maximum");
-        if (b == kArray) {
-            if (!s.find("maxItems").valid())
-                return fail(m_f, Reason::Unbounded, "maxItems");
-            json::Value items = s.find("items");
-            if (!items.valid())
-                return fail(m_f, Reason::Unbounded, "items");
-            size_t mark = m_ptr.mark();
-            m_ptr.push_name("items");
-            if (!check(items, depth + 1))
-                return false;
-            m_ptr.reset(mark);
-        }
-        if (b == kObject) {
-            json::Value extra = s.find("additionalProperties");
-            if (!extra.valid() || (extra.is_bool() && extra.as_bool() == true))
-                return fail(m_f, Reason::Unbounded, "additionalProperties");
-            if (extra.is_object() && !check(extra, depth + 1))
-                return false;
-            json::Value props = s.find("properties");
-            for (json::Value p = props.valid() ? props.first() : json::Value(); p.valid(); p = p.next_sibling()) {
-                size_t mark = m_ptr.mark();
-                m_ptr.push_name("properties");
-                m_ptr.push_key(p);
-                if (!check(p, depth + 1))
-                    return false;
-                m_ptr.reset(mark);
-            }
-        }
-        // Every keyword must be one the validator enforces (probe with an empty instance of
-        // the declared type is not needed: the keyword list is the same).
-        for (json::Value m = s.first(); m.valid(); m = m.next_sibling()) {
-            bool known = is_annotation(m);
-            for (const char* k : { "type", "required", "properties", "additionalProperties", "minLength", "maxLength",
-                                   "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "enum", "items",
-                                   "minItems", "maxItems", "format" })
-                known = known || m.key_equals(k);
-            if (!known)
-                return fail(m_f, Reason::SchemaUnsupported, "unknown keyword");
-        }
-        return true;
-    }
-
-private:
-    Failure& m_f;
-    Pointer m_ptr;
+    Pointer& m_at;
 };
 
 } // namespace
 
-const char* reason_name(Reason r) {
-    switch (r) {
+const char* reason_name(Reason reason) {
+    switch (reason) {
     case Reason::None: return "none";
     case Reason::Type: return "type";
     case Reason::Required: return "required";
@@ -474,23 +769,26 @@ const char* reason_name(Reason r) {
     case Reason::NotInEnum: return "not_in_enum";
     case Reason::TooFewItems: return "too_few_items";
     case Reason::TooManyItems: return "too_many_items";
-    case Reason::BadName: return "invalid_name";
+    case Reason::BadName: return "bad_name";
     case Reason::Unbounded: return "unbounded";
     case Reason::SchemaUnsupported: return "schema_unsupported";
     }
-    return "?";
+    return "unknown";
 }
 
 bool validate(const json::Value& schema, const json::Value& instance, Failure& out) {
     out = Failure {};
-    Validator v(out);
-    return v.check(schema, instance, 0);
+    Pointer at(out.path);
+    if (!SchemaWalker(out, at, kMaxSchemaDepth, false).walk(schema, 1))
+        return false;
+    at.reset({ 0, false });
+    return InstanceWalker(out, at).check(schema, instance, 1);
 }
 
 bool check_bounded(const json::Value& schema, Failure& out) {
     out = Failure {};
-    BoundsChecker c(out);
-    return c.check(schema, 0);
+    Pointer at(out.path);
+    return SchemaWalker(out, at, kMaxBoundedDepth, true).walk(schema, 1);
 }
 
 } // namespace mcp::schema

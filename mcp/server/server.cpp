@@ -29,6 +29,7 @@ struct Server::Request {
     std::string_view name;
     uint64_t args_hash = 0;
     uint64_t start_ns = 0;
+    bool deferred = false; // handed to start_call: the answer comes later
 };
 
 const char* audit_kind_name(AuditKind kind) {
@@ -89,7 +90,7 @@ size_t Server::oversized(uint64_t, std::span<char> out) {
 
 size_t Server::handle(std::string_view message, Session& session, std::span<char> out) {
     json::Writer w(out);
-    Request r { w, {}, {}, "", "unknown", nullptr, AuditKind::Tool, {}, 0, 0 };
+    Request r { w, {}, {}, "", "unknown", nullptr, AuditKind::Tool, {}, 0, 0, false };
     if (m_config.now_rfc3339)
         m_config.now_rfc3339(r.timestamp, sizeof r.timestamp);
 
@@ -128,6 +129,10 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
     if (!id.valid()) { // notifications are never answered (JSON-RPC 2.0 section 4.1)
         if (method.string_equals("notifications/initialized"))
             session.initialized = true;
+        json::Value cancelled = root.find("params").find("requestId");
+        if (method.string_equals("notifications/cancelled") && m_config.cancel_call &&
+            (cancelled.is_string() || cancelled.as_int64()))
+            m_config.cancel_call(cancelled.raw(), cancelled.is_string());
         return 0;
     }
     r.start_ns = m_config.now_ns ? m_config.now_ns() : 0;
@@ -156,6 +161,8 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
     else
         error_reply(w, id, kMethodNotFound, "Method not found", ErrorCode::ValidationFailed, "unknown method", r.request_id,
                     r.timestamp, { { "reason", "unknown_method" } });
+    if (r.deferred)
+        return 0;
     if (!w.complete()) {
         // The reply did not fit (or a tool wrote something malformed): say so, briefly.
         json::Writer fallback(out);
@@ -316,6 +323,139 @@ void Server::tools_list(Request& r) {
     w.end_object().end_object();
 }
 
+// {"jsonrpc","id","result":{content, structuredContent, isError}}; failures carry the envelope.
+template <typename Begin>
+static void write_tool_result(json::Writer& w, Begin&& begin, bool ok, std::string_view structured, const ToolError& err,
+                              std::string_view request_id, std::string_view timestamp) {
+    begin(w);
+    w.key("result").begin_object();
+    if (ok) {
+        w.key("content").begin_array().begin_object().key("type").string("text").key("text").string(structured);
+        w.end_object().end_array();
+        w.key("structuredContent").raw(structured);
+        w.key("isError").boolean(false);
+    } else {
+        char envelope[1024];
+        json::Writer ew(envelope);
+        write_envelope(ew, err.code, err.message, request_id, timestamp);
+        w.key("content").begin_array().begin_object().key("type").string("text").key("text").string(ew.view());
+        w.end_object().end_array();
+        w.key("structuredContent").raw(ew.view());
+        w.key("isError").boolean(true);
+    }
+    w.end_object().end_object();
+}
+
+template <size_t N>
+static uint8_t copy_text(char (&dst)[N], std::string_view src) {
+    size_t n = src.size() < N - 1 ? src.size() : N - 1;
+    for (size_t i = 0; i < n; ++i)
+        dst[i] = src[i];
+    dst[n] = '\0';
+    return static_cast<uint8_t>(n);
+}
+
+void Server::start_pending(Request& r, const Tool& tool, const json::Value& arguments) {
+    PendingCall call;
+    std::string_view id = r.id.raw();
+    uint16_t who = r.principal ? r.principal->id : 0;
+    json::Value token = r.params.find("_meta").find("progressToken");
+    bool token_ok = !token.valid() || token.is_string() || token.as_int64();
+    if (id.size() >= sizeof call.id || token.raw().size() >= sizeof call.progress_token || !token_ok) {
+        m_limiter.release(who);
+        error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed,
+                    "request id or progress token too long", r.request_id, r.timestamp, { { "reason", "id_too_long" } });
+        audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::ValidationFailed));
+        return;
+    }
+    call.id_len = copy_text(call.id, id);
+    call.id_is_string = r.id.is_string();
+    copy_text(call.request_id, r.request_id);
+    if (token.valid()) {
+        call.has_progress = true;
+        call.progress_len = copy_text(call.progress_token, token.raw());
+        call.progress_is_string = token.is_string();
+    }
+    call.principal = r.principal;
+    copy_text(call.tool, r.name);
+    call.args_hash = r.args_hash;
+    call.start_ns = r.start_ns;
+    ToolError err;
+    if (!m_config.start_call(tool, arguments, call, err)) {
+        m_limiter.release(who);
+        write_tool_result(r.w, [&](json::Writer& w) { begin_reply(w, r.id); }, false, {}, err, r.request_id, r.timestamp);
+        audit(r, AuditOutcome::Error, error_code_name(err.code));
+        return;
+    }
+    r.deferred = true;
+}
+
+void Server::audit_call(const PendingCall& call, AuditOutcome outcome, const char* code) {
+    if (!m_config.audit)
+        return;
+    char now[32] = "unknown";
+    if (m_config.now_rfc3339)
+        m_config.now_rfc3339(now, sizeof now);
+    uint64_t t = m_config.now_ns ? m_config.now_ns() : 0;
+    AuditEvent e { call.request_id, now, call.principal, m_config.transport, AuditKind::Tool, call.tool, outcome, code, 0,
+                   call.args_hash, t > call.start_ns ? (t - call.start_ns) / 1000 : 0 };
+    m_config.audit(e);
+}
+
+size_t Server::finish_call(const PendingCall& call, bool ok, std::string_view structured, const ToolError& err,
+                           bool cancelled, std::span<char> out) {
+    m_limiter.release(call.principal ? call.principal->id : 0);
+    if (cancelled) {
+        audit_call(call, AuditOutcome::Error, "cancelled");
+        return 0;
+    }
+    ToolError e = err;
+    if (ok && !json::valid_utf8(structured)) {
+        ok = false;
+        e = { ErrorCode::InternalError, "malformed tool output" };
+    }
+    char now[32] = "unknown";
+    if (m_config.now_rfc3339)
+        m_config.now_rfc3339(now, sizeof now);
+    json::Writer w(out);
+    auto begin = [&](json::Writer& wr) {
+        wr.begin_object().key("jsonrpc").string("2.0").key("id");
+        if (call.id_is_string)
+            wr.raw_string({ call.id, call.id_len });
+        else
+            wr.raw({ call.id, call.id_len });
+    };
+    write_tool_result(w, begin, ok, structured, e, call.request_id, now);
+    audit_call(call, ok ? AuditOutcome::Allow : AuditOutcome::Error, ok ? "" : error_code_name(e.code));
+    if (!w.complete()) {
+        json::Writer fallback(out);
+        ToolError big { ErrorCode::LimitOutputExceeded, "reply too large for the line" };
+        write_tool_result(fallback, begin, false, {}, big, call.request_id, now);
+        return fallback.complete() ? fallback.size() : 0;
+    }
+    return w.size();
+}
+
+size_t Server::progress(const PendingCall& call, uint64_t done, uint64_t total, std::string_view message,
+                        std::span<char> out) {
+    if (!call.has_progress)
+        return 0;
+    json::Writer w(out);
+    w.begin_object().key("jsonrpc").string("2.0").key("method").string("notifications/progress");
+    w.key("params").begin_object().key("progressToken");
+    if (call.progress_is_string)
+        w.raw_string({ call.progress_token, call.progress_len });
+    else
+        w.raw({ call.progress_token, call.progress_len });
+    w.key("progress").number(done);
+    if (total)
+        w.key("total").number(total);
+    if (!message.empty())
+        w.key("message").string(message);
+    w.end_object().end_object();
+    return w.complete() ? w.size() : 0;
+}
+
 void Server::tools_call(Request& r, Session& s) {
     json::Value name = r.params.find("name");
     json::Value arguments = r.params.find("arguments");
@@ -377,6 +517,16 @@ void Server::tools_call(Request& r, Session& s) {
         audit(r, AuditOutcome::Deny, error_code_name(decision.code));
         return;
     }
+    if (m_config.start_call) {
+        start_pending(r, *tool, arguments);
+        return;
+    }
+    if (!tool->run) {
+        m_limiter.release(who);
+        error_reply(r.w, r.id, kInvalidRequest, "Internal error", ErrorCode::InternalError, "the tool has no runner",
+                    r.request_id, r.timestamp);
+        return;
+    }
     // The tool writes its structured result into a separate, bounded buffer (output limit).
     static char structured[kMaxToolOutput];
     json::Writer sw(structured);
@@ -388,23 +538,7 @@ void Server::tools_call(Request& r, Session& s) {
         err = sw.error() == ktl::Error::Full ? ToolError { ErrorCode::LimitOutputExceeded, "output over 65,536 bytes" }
                                              : ToolError { ErrorCode::InternalError, "malformed tool output" };
     }
-    json::Writer& w = r.w;
-    begin_reply(w, r.id);
-    w.key("result").begin_object();
-    if (ok) {
-        w.key("content").begin_array().begin_object().key("type").string("text").key("text").string(sw.view());
-        w.end_object().end_array();
-        w.key("structuredContent").raw(sw.view());
-        w.key("isError").boolean(false);
-    } else {
-        json::Writer ew(structured);
-        write_envelope(ew, err.code, err.message, r.request_id, r.timestamp);
-        w.key("content").begin_array().begin_object().key("type").string("text").key("text").string(ew.view());
-        w.end_object().end_array();
-        w.key("structuredContent").raw(ew.view());
-        w.key("isError").boolean(true);
-    }
-    w.end_object().end_object();
+    write_tool_result(r.w, [&](json::Writer& w) { begin_reply(w, r.id); }, ok, sw.view(), err, r.request_id, r.timestamp);
     audit(r, ok ? AuditOutcome::Allow : AuditOutcome::Error, ok ? "" : error_code_name(err.code));
 }
 

@@ -77,6 +77,27 @@ const char* audit_outcome_name(AuditOutcome outcome);
 enum class LogLevel : uint8_t { Debug, Info, Notice, Warning, Error, Critical, Alert, Emergency };
 const char* log_level_name(LogLevel level);
 
+// An admitted tools/call that the host runs asynchronously (the kernel: in a tool task, while
+// the line keeps being served). Everything the reply needs is copied here: the request's buffers
+// are gone by the time the call finishes.
+struct PendingCall {
+    char id[80] = "";            // the request id as written (escaped body for strings)
+    uint8_t id_len = 0;
+    bool id_is_string = false;
+    char request_id[80] = "";
+    char progress_token[80] = ""; // _meta.progressToken as written, if any
+    uint8_t progress_len = 0;
+    bool progress_is_string = false;
+    bool has_progress = false;
+    const Principal* principal = nullptr;
+    char tool[48] = "";
+    uint64_t args_hash = 0;
+    uint64_t start_ns = 0;
+    bool matches(std::string_view raw_id, bool is_string) const {
+        return is_string == id_is_string && raw_id == std::string_view(id, id_len);
+    }
+};
+
 struct ServerConfig {
     const char* name = "basalt";
     const char* version = "0";
@@ -89,6 +110,11 @@ struct ServerConfig {
     const KeyStore* keys = nullptr;                       // nullptr: no key is ever accepted
     const char* transport = "serial";
     void (*audit)(const AuditEvent& event) = nullptr;
+    // Asynchronous tools: when set, admitted calls go here instead of Tool::run. True: the host
+    // took the call and will answer it with finish_call(); false + err: refused now.
+    bool (*start_call)(const Tool& tool, const json::Value& arguments, const PendingCall& call, ToolError& err) = nullptr;
+    // notifications/cancelled for a request id (raw text as in PendingCall::matches).
+    void (*cancel_call)(std::string_view raw_id, bool id_is_string) = nullptr;
     uint32_t page_size = 4;                       // tools per tools/list page
     // RFC 3339 UTC time for envelopes (the kernel reads its RTC-anchored clock).
     void (*now_rfc3339)(char* out, size_t cap) = nullptr;
@@ -115,6 +141,13 @@ public:
     size_t log_message(const Session& session, LogLevel level, std::string_view logger, std::string_view text,
                        std::span<char> out);
 
+    // The answer to a call handed to start_call. Cancelled calls get no answer (MCP
+    // "Cancellation"); the decision is still audited. Returns the reply length (0: none).
+    size_t finish_call(const PendingCall& call, bool ok, std::string_view structured, const ToolError& err, bool cancelled,
+                       std::span<char> out);
+    // notifications/progress for a call that asked for it (MCP "Progress"); 0 when it did not.
+    size_t progress(const PendingCall& call, uint64_t done, uint64_t total, std::string_view message, std::span<char> out);
+
     static constexpr const char* kApiKeyMeta = "io.basalt/api-key";
 
     static constexpr const char* kLatestVersion = "2025-11-25";
@@ -131,6 +164,8 @@ private:
     bool authorise(Request& r, uint32_t scopes);
     void audit(const Request& r, AuditOutcome outcome, const char* code);
     bool resource_allowed(std::string_view uri) const;
+    void start_pending(Request& r, const Tool& tool, const json::Value& arguments);
+    void audit_call(const PendingCall& call, AuditOutcome outcome, const char* code);
     bool allowed(std::string_view tool) const;
     const Tool* find_tool(std::string_view name) const;
 

@@ -369,3 +369,71 @@ TEST(McpServer, LoggingFollowsTheRequestedLevel) {
     Reply bad(f.call(R"({"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"loud"}})"));
     EXPECT_EQ(bad.root.find("error").find("code").as_int64(), -32602);
 }
+
+namespace {
+std::vector<mcp::PendingCall> g_pending;
+std::vector<std::string> g_cancelled;
+bool g_refuse_start = false;
+bool start_async(const mcp::Tool&, const json::Value& args, const mcp::PendingCall& call, mcp::ToolError& err) {
+    if (g_refuse_start) {
+        err = { mcp::ErrorCode::LimitConcurrencyExceeded, "busy" };
+        return false;
+    }
+    EXPECT_TRUE(args.is_object());
+    g_pending.push_back(call);
+    return true;
+}
+void cancel_async(std::string_view raw, bool is_string) { g_cancelled.push_back(std::string(is_string ? "s:" : "n:") + std::string(raw)); }
+} // namespace
+
+TEST(McpServer, AsynchronousCallsAnswerLaterWithProgressAndCancellation) {
+    Fixture f;
+    f.config.start_call = start_async;
+    f.config.cancel_call = cancel_async;
+    g_pending.clear();
+    g_cancelled.clear();
+    g_refuse_start = false;
+    EXPECT_EQ(f.call(R"({"jsonrpc":"2.0","id":"a\"1","method":"tools/call","params":{"name":"echo","arguments":{"text":"x"},"_meta":{"progressToken":"tok-1"}}})"),
+              "")
+        << "no reply until the call finishes";
+    EXPECT_EQ(f.call(R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{}}})"), "");
+    ASSERT_EQ(g_pending.size(), 2u);
+    EXPECT_TRUE(g_pending[0].has_progress);
+    EXPECT_FALSE(g_pending[1].has_progress);
+
+    std::vector<char> out(8192);
+    size_t n = f.server->progress(g_pending[0], 3, 10, "step 3", out);
+    Reply prog(std::string(out.data(), n));
+    EXPECT_TRUE(prog.root.find("method").string_equals("notifications/progress"));
+    EXPECT_TRUE(prog.root.find("params").find("progressToken").string_equals("tok-1"));
+    EXPECT_EQ(prog.root.find("params").find("progress").as_int64(), 3);
+    EXPECT_EQ(prog.root.find("params").find("total").as_int64(), 10);
+    EXPECT_EQ(f.server->progress(g_pending[1], 1, 2, "", out), 0u) << "no token, no progress";
+
+    n = f.server->finish_call(g_pending[0], true, R"({"echo":"x"})", {}, false, out);
+    Reply done(std::string(out.data(), n));
+    EXPECT_TRUE(done.root.find("id").string_equals("a\"1")) << done.text;
+    EXPECT_TRUE(done.root.find("result").find("structuredContent").find("echo").string_equals("x"));
+
+    // Cancellation reaches the host by id; a cancelled call is not answered but is audited.
+    f.call(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user"}})");
+    ASSERT_EQ(g_cancelled.size(), 1u);
+    EXPECT_EQ(g_cancelled[0], "n:7");
+    EXPECT_TRUE(g_pending[1].matches("7", false));
+    size_t before = g_events.size();
+    EXPECT_EQ(f.server->finish_call(g_pending[1], false, {}, {}, true, out), 0u);
+    ASSERT_EQ(g_events.size(), before + 1);
+    EXPECT_STREQ(g_events.back().code, "cancelled");
+
+    // Failures carry the envelope; the limiter slot is given back either way.
+    f.call(R"({"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo","arguments":{}}})");
+    n = f.server->finish_call(g_pending.back(), false, {}, { mcp::ErrorCode::LimitTimeExceeded, "too slow" }, false, out);
+    Reply slow(std::string(out.data(), n));
+    EXPECT_EQ(slow.root.find("id").as_int64(), 8);
+    EXPECT_TRUE(slow.root.find("result").find("structuredContent").find("error").find("code").string_equals("limit_time_exceeded"));
+
+    g_refuse_start = true;
+    Reply busy(f.call(R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{}}})"));
+    EXPECT_TRUE(busy.root.find("result").find("structuredContent").find("error").find("code").string_equals(
+        "limit_concurrency_exceeded"));
+}

@@ -18,12 +18,16 @@ const ADMIN = "admin:root:admin-key-0123456789abcdef";
 const secret = (spec) => spec.split(":").slice(2).join(":");
 const transport = new StdioClientTransport({
   command: path.join(root, "qemu/run.sh"),
-  args: ["--kernel", kernel, "--stdio", "--role", "anonymous", "--key", READER, "--key", ADMIN,
-         "--tools", "kernel_info,kernel_tasks,kernel_caps,kernel_mem,kernel_log,kernel_perf"],
+  args: ["--kernel", kernel, "--stdio", "--role", "anonymous", "--key", READER, "--key", ADMIN, "--append", "tool_time_ms=300",
+         "--tools", "kernel_info,kernel_tasks,kernel_caps,kernel_mem,kernel_log,kernel_perf,kernel_diagnose"],
   stderr: "inherit",
 });
 const client = new Client({ name: "basalt-contract-test", version: "1.0.0" });
-const timer = setTimeout(() => { console.error("FAIL: timed out"); process.exit(1); }, 90000);
+const timer = setTimeout(async () => {
+  console.error("FAIL: timed out");
+  await transport.close().catch(() => {});
+  process.exit(1);
+}, 90000);
 
 const meta = (spec) => (spec ? { _meta: { "io.basalt/api-key": spec } } : {});
 const call = (name, args, key) =>
@@ -69,14 +73,31 @@ try {
     expectEnvelope(call("kernel_info", { verbose: true }, secret(READER)), -32602, "validation_failed", (env) =>
       assert.equal(env.error.details.reason, "additional_property")));
 
+  // Every decision so far is in the audit trail (audit://log shows the newest 100).
+  const auditSnapshot = async () => {
+    await new Promise((r) => setTimeout(r, 100));
+    const audit = await read("audit://log", secret(ADMIN));
+    const text = audit.contents[0].text;
+    assert.ok(!text.includes(secret(READER)) && !text.includes(secret(ADMIN)), "no key in the audit log");
+    return JSON.parse(text);
+  };
+  const early = (await auditSnapshot()).decisions.map((d) => d.code);
+  for (const code of ["auth_missing_api_key", "auth_invalid_api_key", "auth_insufficient_role", "validation_unknown_tool",
+                      "validation_failed"])
+    assert.ok(early.includes(code), `audit has ${code}`);
+
   // The right key works, and the tool really ran.
   const ok = await call("kernel_info", {}, secret(READER));
   assert.equal(ok.isError, false);
   assert.equal(ok.structuredContent.name, "Basalt");
 
-  // Over rate: 80 calls at once against a bucket of 50 refilled at 20/s.
+  // Over rate: 80 calls in quick succession against a bucket of 50 refilled at 20/s.
   await row("over rate -> limit_rate_exceeded", async () => {
-    const results = await Promise.allSettled(Array.from({ length: 80 }, () => call("kernel_mem", {}, secret(ADMIN))));
+    // One after another, so the in-flight cap never interferes: only the bucket can refuse.
+    const results = [];
+    for (let i = 0; i < 80; ++i)
+      results.push(await call("kernel_mem", {}, secret(ADMIN)).then((value) => ({ status: "fulfilled", value }),
+                                                                   (reason) => ({ status: "rejected", reason })));
     const refused = results.filter((r) => r.status === "rejected");
     assert.ok(refused.length > 0, "some calls are refused");
     for (const r of refused) {
@@ -87,19 +108,35 @@ try {
     assert.ok(served >= 50 && served < 80, `served ${served}`);
   });
 
-  // Every decision above is in the audit trail, readable with audit:read, without secrets.
-  await new Promise((r) => setTimeout(r, 100));
-  const audit = await read("audit://log", secret(ADMIN));
-  const text = audit.contents[0].text;
-  assert.ok(!text.includes(secret(READER)) && !text.includes(secret(ADMIN)), "no key in the audit log");
-  const snapshot = JSON.parse(text);
+  // Over concurrency: 14 two-step diagnostics at once against the in-flight cap of 10.
+  await row("over concurrency -> limit_concurrency_exceeded", async () => {
+    const results = await Promise.allSettled(
+      Array.from({ length: 14 }, () => call("kernel_diagnose", { steps: 2, step_ms: 50 }, secret(READER))));
+    const refused = results.filter((r) => r.status === "rejected");
+    assert.equal(refused.length, 4, `refused ${refused.length}`);
+    for (const r of refused) {
+      assert.equal(r.reason.code, -32003);
+      assert.equal(r.reason.data.error.code, "limit_concurrency_exceeded");
+    }
+    for (const r of results.filter((r) => r.status === "fulfilled"))
+      assert.equal(r.value.structuredContent.steps_done, 2);
+  });
+
+  // Over time: a 2 s diagnostic against a 300 ms wall-time limit (boot argument tool_time_ms).
+  await row("over time -> limit_time_exceeded", async () => {
+    const slow = await call("kernel_diagnose", { steps: 20, step_ms: 100 }, secret(READER));
+    assert.equal(slow.isError, true);
+    assert.equal(slow.structuredContent.ok, false);
+    assert.equal(slow.structuredContent.error.code, "limit_time_exceeded");
+  });
+
+  const snapshot = await auditSnapshot();
   assert.equal(snapshot.version, "1");
   assert.match(snapshot.generated_at, /Z$/);
   const codes = snapshot.decisions.map((d) => d.code);
-  for (const code of ["auth_missing_api_key", "auth_invalid_api_key", "auth_insufficient_role", "validation_unknown_tool",
-                      "validation_failed", "limit_rate_exceeded"])
+  for (const code of ["limit_rate_exceeded", "limit_time_exceeded", "limit_concurrency_exceeded"])
     assert.ok(codes.includes(code), `audit has ${code}`);
-  const allowed = snapshot.decisions.find((d) => d.outcome === "allow" && d.name === "kernel_info");
+  const allowed = snapshot.decisions.find((d) => d.outcome === "allow" && d.name === "kernel_diagnose");
   assert.equal(allowed.principal, "ada");
   assert.equal(allowed.role, "reader");
   assert.equal(allowed.transport, "serial");
@@ -115,5 +152,6 @@ try {
   process.exit(0);
 } catch (e) {
   console.error("FAIL:", e);
+  await transport.close().catch(() => {}); // stop QEMU: it holds our stdout open
   process.exit(1);
 }

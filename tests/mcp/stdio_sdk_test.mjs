@@ -18,8 +18,9 @@ const transport = new StdioClientTransport({
   stderr: "inherit",
 });
 const client = new Client({ name: "basalt-test", version: "1.0.0" });
-const timer = setTimeout(() => {
+const timer = setTimeout(async () => {
   console.error("FAIL: timed out");
+  await transport.close().catch(() => {});
   process.exit(1);
 }, 60000);
 
@@ -42,7 +43,7 @@ try {
     }
     cursor = page.nextCursor;
   } while (cursor);
-  assert.deepEqual(names.sort(), ["kernel_caps", "kernel_info", "kernel_log", "kernel_mem", "kernel_perf", "kernel_tasks"]);
+  assert.deepEqual(names.sort(), ["kernel_caps", "kernel_diagnose", "kernel_info", "kernel_log", "kernel_mem", "kernel_perf", "kernel_tasks"]);
 
   const t0 = process.hrtime.bigint();
   const result = await client.callTool({ name: "kernel_info", arguments: {} });
@@ -72,6 +73,37 @@ try {
   const perf = await client.callTool({ name: "kernel_perf", arguments: { iterations: 2000 } });
   const sc = perf.structuredContent.syscall_ns;
   assert.ok(sc.min > 0 && sc.min <= sc.p50 && sc.p50 <= sc.p99, JSON.stringify(sc));
+
+  // Progress: a long-running call reports after every step (MCP "Progress").
+  const progress = [];
+  const diag = await client.callTool({ name: "kernel_diagnose", arguments: { steps: 5, step_ms: 40 } }, undefined,
+                                     { onprogress: (p) => progress.push(p), timeout: 30000 });
+  assert.equal(diag.isError, false);
+  assert.equal(diag.structuredContent.steps_done, 5);
+  assert.ok(diag.structuredContent.syscalls > 0);
+  assert.ok(progress.length >= 3, `progress notifications: ${JSON.stringify(progress)}`);
+  assert.ok(progress.every((p, i) => p.total === 5 && (i === 0 || p.progress > progress[i - 1].progress)));
+  assert.equal(progress.at(-1).progress, 5);
+
+  // The line keeps serving while a tool runs, and cancellation really stops the tool task.
+  const ac = new AbortController();
+  let firstStep;
+  const stepped = new Promise((resolve) => (firstStep = resolve));
+  const long = client.callTool({ name: "kernel_diagnose", arguments: { steps: 100, step_ms: 100 } }, undefined,
+                               { signal: ac.signal, onprogress: () => firstStep(), timeout: 60000 });
+  await stepped;
+  const during = await client.callTool({ name: "kernel_tasks", arguments: {} });
+  assert.ok(during.structuredContent.tasks.some((t) => t.name === "tool:kernel_diagnose"),
+            `a diagnose task runs: ${during.structuredContent.tasks.map((t) => t.name)}`);
+  ac.abort("test cancels");
+  await assert.rejects(long);
+  let gone = false;
+  for (let i = 0; i < 20 && !gone; ++i) {
+    await new Promise((r) => setTimeout(r, 100));
+    const now = await client.callTool({ name: "kernel_tasks", arguments: {} });
+    gone = !now.structuredContent.tasks.some((t) => t.name === "tool:kernel_diagnose");
+  }
+  assert.ok(gone, "the cancelled tool task ended");
 
   // Resources: every one listed, each read is a snapshot with version, generated_at, source_commit.
   const resources = (await client.listResources()).resources.map((r) => r.uri).sort();
@@ -118,5 +150,6 @@ try {
   process.exit(0);
 } catch (e) {
   console.error("FAIL:", e);
+  await transport.close().catch(() => {}); // stop QEMU: it holds our stdout open
   process.exit(1);
 }
