@@ -66,23 +66,8 @@ size_t redacted(char* out, size_t cap) {
     return n;
 }
 
-template <typename Fn>
-static void for_each_key_impl(std::string_view args, Fn&& fn) {
-    size_t i = 0;
-    while (i < args.size()) {
-        while (i < args.size() && (args[i] == ' ' || args[i] == '\t' || args[i] == '\n'))
-            ++i;
-        size_t start = i;
-        while (i < args.size() && args[i] != ' ' && args[i] != '\t' && args[i] != '\n')
-            ++i;
-        std::string_view tok = args.substr(start, i - start);
-        if (tok.size() > 4 && tok.substr(0, 4) == "key=")
-            fn(tok.substr(4));
-    }
-}
-
 void for_each_key(void (*fn)(std::string_view spec, void* ctx), void* ctx) {
-    for_each_key_impl(g_raw, [&](std::string_view spec) { fn(spec, ctx); });
+    dtb::bootarg_values(g_raw, "key", fn, ctx);
 }
 
 const Config& get() { return g_config; }

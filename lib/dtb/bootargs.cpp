@@ -20,6 +20,13 @@ void for_each_token(std::string_view args, Fn&& fn) {
 
 } // namespace
 
+void bootarg_values(std::string_view args, std::string_view key, void (*fn)(std::string_view value, void* ctx), void* ctx) {
+    for_each_token(args, [&](std::string_view tok) {
+        if (tok.size() > key.size() && text::head(tok, key.size()) == key && tok[key.size()] == '=')
+            fn(text::tail(tok, key.size() + 1), ctx);
+    });
+}
+
 std::optional<std::string_view> bootarg_value(std::string_view args, std::string_view key) {
     std::optional<std::string_view> found;
     for_each_token(args, [&](std::string_view tok) {

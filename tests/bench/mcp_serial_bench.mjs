@@ -5,12 +5,8 @@
 //   - the smallest guest RAM (-m) the appliance still boots and serves with
 // Usage: node tests/bench/mcp_serial_bench.mjs [--calls N] [--launches N] [--kernel ELF]
 import path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const sdk = path.join(root, ".deps/npm/node_modules/@modelcontextprotocol/sdk/dist/esm");
-const { Client } = await import(pathToFileURL(path.join(sdk, "client/index.js")));
-const { StdioClientTransport } = await import(pathToFileURL(path.join(sdk, "client/stdio.js")));
+import { Client, StdioClientTransport, root } from "../mcp/sdk.mjs";
 
 const opt = (name, fallback) => {
   const i = process.argv.indexOf(name);

@@ -877,3 +877,11 @@ TEST(Dtb, NopTokensAreSkippedEverywhere) {
     EXPECT_EQ(blob.u32(blob.root(), "#size-cells").value_or(0), 1u);
     EXPECT_EQ(blob.parent(*next)->offset, blob.root().offset);
 }
+
+TEST(DtbBootargs, RepeatedValuesInOrder) {
+    std::vector<std::string> seen;
+    dtb::bootarg_values("key=admin:a  hz=100 key=reader:x:y keyx=no key= key", "key",
+                        [](std::string_view v, void* ctx) { static_cast<std::vector<std::string>*>(ctx)->emplace_back(v); },
+                        &seen);
+    EXPECT_EQ(seen, (std::vector<std::string> { "admin:a", "reader:x:y", "" }));
+}

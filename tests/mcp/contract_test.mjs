@@ -3,31 +3,18 @@
 // protected call must present an API key in params._meta["io.basalt/api-key"].
 // Usage: node contract_test.mjs KERNEL_ELF
 import assert from "node:assert/strict";
-import path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const sdk = path.join(root, ".deps/npm/node_modules/@modelcontextprotocol/sdk/dist/esm");
-const { Client } = await import(pathToFileURL(path.join(sdk, "client/index.js")));
-const { StdioClientTransport } = await import(pathToFileURL(path.join(sdk, "client/stdio.js")));
-const { CallToolResultSchema, ReadResourceResultSchema } = await import(pathToFileURL(path.join(sdk, "types.js")));
+import { boot, types } from "./sdk.mjs";
 
-const kernel = process.argv[2] ?? path.join(root, "build/kernel/basalt.elf");
+const { CallToolResultSchema, ReadResourceResultSchema } = types;
+const kernel = process.argv[2];
 const READER = "reader:ada:reader-key-0123456789";
 const ADMIN = "admin:root:admin-key-0123456789abcdef";
 const secret = (spec) => spec.split(":").slice(2).join(":");
-const transport = new StdioClientTransport({
-  command: path.join(root, "qemu/run.sh"),
-  args: ["--kernel", kernel, "--stdio", "--role", "anonymous", "--key", READER, "--key", ADMIN, "--append", "tool_time_ms=300",
-         "--tools", "kernel_info,kernel_tasks,kernel_caps,kernel_mem,kernel_log,kernel_perf,kernel_diagnose"],
-  stderr: "inherit",
-});
-const client = new Client({ name: "basalt-contract-test", version: "1.0.0" });
-const timer = setTimeout(async () => {
-  console.error("FAIL: timed out");
-  await transport.close().catch(() => {});
-  process.exit(1);
-}, 90000);
+const { client, transport, fail, done } = boot("basalt-contract-test",
+  ["--role", "anonymous", "--key", READER, "--key", ADMIN, "--append", "tool_time_ms=300",
+   "--tools", "kernel_info,kernel_tasks,kernel_caps,kernel_mem,kernel_log,kernel_perf,kernel_diagnose"],
+  { kernel, timeoutMs: 90000 });
 
 const meta = (spec) => (spec ? { _meta: { "io.basalt/api-key": spec } } : {});
 const call = (name, args, key) =>
@@ -147,11 +134,8 @@ try {
 
   console.log(`contract rows proven: ${rows.length}\n  ${rows.join("\n  ")}`);
   console.log("PASS contract_test");
-  await client.close();
-  clearTimeout(timer);
+  await done();
   process.exit(0);
 } catch (e) {
-  console.error("FAIL:", e);
-  await transport.close().catch(() => {}); // stop QEMU: it holds our stdout open
-  process.exit(1);
+  await fail(e);
 }

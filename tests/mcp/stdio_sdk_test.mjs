@@ -2,27 +2,12 @@
 // `qemu/run.sh --stdio` as a stdio MCP server and talks to the booted kernel over the serial line.
 // Usage: node stdio_sdk_test.mjs KERNEL_ELF
 import assert from "node:assert/strict";
-import path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const sdk = path.join(root, ".deps/npm/node_modules/@modelcontextprotocol/sdk/dist/esm");
-const { Client } = await import(pathToFileURL(path.join(sdk, "client/index.js")));
-const { StdioClientTransport } = await import(pathToFileURL(path.join(sdk, "client/stdio.js")));
+import { boot, types } from "./sdk.mjs";
 
-const kernel = process.argv[2] ?? path.join(root, "build/kernel/basalt.elf");
+const kernel = process.argv[2];
 const started = Date.now();
-const transport = new StdioClientTransport({
-  command: path.join(root, "qemu/run.sh"),
-  args: ["--kernel", kernel, "--stdio"],
-  stderr: "inherit",
-});
-const client = new Client({ name: "basalt-test", version: "1.0.0" });
-const timer = setTimeout(async () => {
-  console.error("FAIL: timed out");
-  await transport.close().catch(() => {});
-  process.exit(1);
-}, 60000);
+const { client, transport, fail, done } = boot("basalt-test", [], { kernel });
 
 try {
   await client.connect(transport); // initialize + notifications/initialized
@@ -121,7 +106,7 @@ try {
   assert.deepEqual((await client.listResourceTemplates()).resourceTemplates, []);
 
   // Logging: after logging/setLevel, kernel log records arrive as notifications/message.
-  const { LoggingMessageNotificationSchema } = await import(pathToFileURL(path.join(sdk, "types.js")));
+  const { LoggingMessageNotificationSchema } = types;
   const got = new Promise((resolve) => client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => resolve(n.params)));
   await client.setLoggingLevel("notice");
   // A refusal is logged at notice level by the kernel, so it must come back as a notification.
@@ -145,11 +130,8 @@ try {
 
   console.log(`connected (initialize answered) ${connectedMs} ms after spawn; kernel_info round trip ${callUs.toFixed(0)} us`);
   console.log("PASS stdio_sdk_test");
-  await client.close();
-  clearTimeout(timer);
+  await done();
   process.exit(0);
 } catch (e) {
-  console.error("FAIL:", e);
-  await transport.close().catch(() => {}); // stop QEMU: it holds our stdout open
-  process.exit(1);
+  await fail(e);
 }
