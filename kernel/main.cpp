@@ -194,7 +194,9 @@ void kernel_main(uintptr_t dtb_from_firmware) {
     arch::irq_enable();
 
     print_banner(blob);
-    timer_self_check(10);
+    // Ten ticks give the console a meaningful rate check; on a protocol line nobody reads it and
+    // the client is waiting for its first answer, so two ticks (proof that interrupts arrive) do.
+    timer_self_check(bootargs::get().mcp_serial ? 2 : 10);
     char now[32];
     clock::rfc3339_now(now, sizeof now);
     KLOG_INFO("rtc: wall clock %s", now);
