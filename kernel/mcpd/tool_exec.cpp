@@ -154,6 +154,7 @@ bool start_call(const mcp::Tool& tool, const json::Value& arguments, const mcp::
     job->binding = 0;
     for (int i = 0; i < 8; ++i)
         job->binding = (job->binding << 8) | digest[i];
+    job->call.token_id = n; // the audit trail names the token by its call number
 
     char name[24] = "tool:";
     for (size_t i = 5, k = 0; i + 1 < sizeof name && tool.name[k]; ++i, ++k)

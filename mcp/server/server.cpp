@@ -397,8 +397,8 @@ void Server::audit_call(const PendingCall& call, AuditOutcome outcome, const cha
     if (m_config.now_rfc3339)
         m_config.now_rfc3339(now, sizeof now);
     uint64_t t = m_config.now_ns ? m_config.now_ns() : 0;
-    AuditEvent e { call.request_id, now, call.principal, m_config.transport, AuditKind::Tool, call.tool, outcome, code, 0,
-                   call.args_hash, t > call.start_ns ? (t - call.start_ns) / 1000 : 0 };
+    AuditEvent e { call.request_id, now, call.principal, m_config.transport, AuditKind::Tool, call.tool, outcome, code,
+                   call.token_id, call.args_hash, t > call.start_ns ? (t - call.start_ns) / 1000 : 0 };
     m_config.audit(e);
 }
 

@@ -93,6 +93,7 @@ struct PendingCall {
     char tool[48] = "";
     uint64_t args_hash = 0;
     uint64_t start_ns = 0;
+    uint64_t token_id = 0; // set by the host: the execution token issued for this call
     bool matches(std::string_view raw_id, bool is_string) const {
         return is_string == id_is_string && raw_id == std::string_view(id, id_len);
     }

@@ -421,9 +421,11 @@ TEST(McpServer, AsynchronousCallsAnswerLaterWithProgressAndCancellation) {
     EXPECT_EQ(g_cancelled[0], "n:7");
     EXPECT_TRUE(g_pending[1].matches("7", false));
     size_t before = g_events.size();
+    g_pending[1].token_id = 77;
     EXPECT_EQ(f.server->finish_call(g_pending[1], false, {}, {}, true, out), 0u);
     ASSERT_EQ(g_events.size(), before + 1);
     EXPECT_STREQ(g_events.back().code, "cancelled");
+    EXPECT_EQ(g_events.back().token_id, 77u) << "the audit names the execution token";
 
     // Failures carry the envelope; the limiter slot is given back either way.
     f.call(R"({"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo","arguments":{}}})");

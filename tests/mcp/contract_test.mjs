@@ -127,6 +127,7 @@ try {
   assert.equal(allowed.principal, "ada");
   assert.equal(allowed.role, "reader");
   assert.equal(allowed.transport, "serial");
+  assert.ok(allowed.token_id > 0, "an executed call names its execution token");
   for (const d of snapshot.decisions)
     for (const field of ["timestamp", "request_id", "principal", "role", "transport", "kind", "name", "outcome", "code",
                          "token_id", "args_hash", "duration_us"])
