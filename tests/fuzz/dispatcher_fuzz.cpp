@@ -27,17 +27,11 @@
 #include <string_view>
 #include <vector>
 
+#include "fuzz_check.h"
+
 namespace {
 
-[[noreturn]] void fail(const char* what, int line) {
-    fprintf(stderr, "dispatcher_fuzz: check failed at line %d: %s\n", line, what);
-    abort();
-}
-#define CHECK(cond)                \
-    do {                           \
-        if (!(cond))               \
-            fail(#cond, __LINE__); \
-    } while (0)
+#define CHECK(cond) FUZZ_CHECK("dispatcher_fuzz", cond)
 
 // --- toy tools -----------------------------------------------------------------------------
 
@@ -188,7 +182,7 @@ void on_audit(const mcp::AuditEvent& e) {
         CHECK(res && listed(kResourceAllow, e.name) && (held & res->scopes) == res->scopes);
         ++g_allowed_reads;
     } else {
-        fail("an authentication event that is not a denial", __LINE__);
+        fuzz_check_failed("dispatcher_fuzz", "an authentication event that is not a denial", __LINE__);
     }
 }
 

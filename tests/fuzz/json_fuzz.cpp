@@ -30,17 +30,11 @@
 #include <string_view>
 #include <vector>
 
+#include "fuzz_check.h"
+
 namespace {
 
-[[noreturn]] void fail(const char* what, int line) {
-    fprintf(stderr, "json_fuzz: check failed at line %d: %s\n", line, what);
-    abort();
-}
-#define CHECK(cond)                \
-    do {                           \
-        if (!(cond))               \
-            fail(#cond, __LINE__); \
-    } while (0)
+#define CHECK(cond) FUZZ_CHECK("json_fuzz", cond)
 
 bool is_limit(json::Reason r) {
     return r == json::Reason::TooDeep || r == json::Reason::TooLong || r == json::Reason::TooManyMembers ||
