@@ -9,7 +9,8 @@
 #   --append "ARGS"      extra kernel boot arguments
 #   --semihosting        let the kernel report its exit status to QEMU (used by tests)
 #   --stdio              MCP on the serial line: stdin/stdout carry newline-delimited JSON-RPC
-#                        and nothing else (register this command as a stdio MCP server)
+#                        and nothing else (register this command as a stdio MCP server); ends
+#                        one second after stdin closes, or at once on SIGTERM/SIGINT
 #   --key ROLE:SECRET    an MCP API key (repeatable; also ROLE:PRINCIPAL:SECRET; secret 16..256
 #                        bytes, no spaces). Stored hashed by the kernel; note that it is visible
 #                        in this machine's process list while QEMU runs
@@ -67,4 +68,17 @@ fi
 append="${append# }"
 [ -n "$append" ] && args+=(-append "$append")
 if [ $print = 1 ]; then printf '%q ' "${args[@]}"; echo; exit 0; fi
-exec "${args[@]}"
+if [ $stdio = 0 ]; then exec "${args[@]}"; fi
+
+# A stdio MCP server must end when its client closes stdin, and QEMU does not (it keeps the
+# guest running): feed QEMU through a pipe, and stop it at end of input or when we are stopped.
+dir=$(mktemp -d)
+mkfifo "$dir/in"
+"${args[@]}" <"$dir/in" &
+qemu_pid=$!
+stop() { kill "$qemu_pid" 2>/dev/null || true; wait "$qemu_pid" 2>/dev/null || true; rm -rf "$dir"; }
+trap 'stop; exit 143' TERM INT HUP
+cat >"$dir/in" || true
+# End of input: answer what was already sent (boot takes ~0.1 s), then stop.
+for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$qemu_pid" 2>/dev/null || break; sleep 0.1; done
+stop
