@@ -4,6 +4,7 @@
 #include "../board/board.h"
 #include "../cap/kcap.h"
 #include "../clock.h"
+#include "../log.h"
 #include "../platform.h"
 #include "../syscall/handlers.h"
 #include "../syscall/sys.h"
@@ -47,18 +48,10 @@ bool read_status(json::Writer& w, mcp::ToolError& err) {
 bool read_log(json::Writer& w, mcp::ToolError&) {
     constexpr uint64_t kNewest = 100;
     static ktl::LogRecord rec;
-    // Find the newest sequence by reading forward from (a guess of) the end; bounded.
+    // The ring knows where it ends; log_read resumes at the oldest record still held.
+    uint64_t end = klog::next_seq();
+    uint64_t seq = end > kNewest ? end - kNewest : 0;
     w.key("records").begin_array();
-    uint64_t seq = 0;
-    int64_t next = sys::call(sys::Number::log_read, g_ctx.introspection, 0, reinterpret_cast<uint64_t>(&rec));
-    uint64_t oldest = next > 0 ? rec.seq : 0;
-    // Walk with a bounded loop to the end, remembering where the last kNewest begin.
-    uint64_t end = oldest;
-    for (int guard = 0; guard < 8192 && next > 0; ++guard) {
-        end = static_cast<uint64_t>(next);
-        next = sys::call(sys::Number::log_read, g_ctx.introspection, end, reinterpret_cast<uint64_t>(&rec));
-    }
-    seq = end > oldest + kNewest ? end - kNewest : oldest;
     for (uint64_t i = 0; i < kNewest && seq < end; ++i) {
         int64_t n = sys::call(sys::Number::log_read, g_ctx.introspection, seq, reinterpret_cast<uint64_t>(&rec));
         if (n < 0)

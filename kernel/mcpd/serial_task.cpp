@@ -61,13 +61,21 @@ bool schema_bounded(const mcp::Tool& tool) {
     return false;
 }
 
+// A configured `a,b` list or, by default, the name of every item.
+template <typename Items, typename NameOf>
+size_t allowlist(std::string_view configured, const Items& items, NameOf name_of, std::string_view* out) {
+    if (!configured.empty())
+        return split_list(configured, out);
+    size_t n = 0;
+    for (const auto& item : items)
+        if (n < kMaxAllow)
+            out[n++] = name_of(item);
+    return n;
+}
+
 // `tools=a,b` or, by default, every kernel tool; either way only tools with bounded schemas.
 size_t build_allowlist() {
-    size_t n = bootargs::get().tools.empty() ? 0 : split_list(bootargs::get().tools, g_allow);
-    if (bootargs::get().tools.empty())
-        for (const auto& t : kernel_tools())
-            if (n < kMaxAllow)
-                g_allow[n++] = t.name;
+    size_t n = allowlist(bootargs::get().tools, kernel_tools(), [](const mcp::Tool& t) { return t.name; }, g_allow);
     size_t kept = 0;
     for (size_t i = 0; i < n; ++i) {
         bool ok = true;
@@ -82,13 +90,8 @@ size_t build_allowlist() {
 
 // `resources=uri,uri` or, by default, every kernel resource.
 size_t build_resource_allowlist() {
-    if (!bootargs::get().resources.empty())
-        return split_list(bootargs::get().resources, g_resource_allow);
-    size_t n = 0;
-    for (const auto& r : kernel_resources())
-        if (n < kMaxAllow)
-            g_resource_allow[n++] = r.uri;
-    return n;
+    return allowlist(bootargs::get().resources, kernel_resources(), [](const mcp::Resource& r) { return r.uri; },
+                     g_resource_allow);
 }
 
 void add_key(std::string_view spec, void*) {
