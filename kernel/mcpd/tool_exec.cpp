@@ -108,6 +108,14 @@ bool calls_in_flight() {
     return false;
 }
 
+int calls_log_floor() {
+    int floor = -1;
+    for (const auto& j : g_jobs)
+        if (j.state != Job::State::Free && j.call.log_level >= 0 && (floor < 0 || j.call.log_level < floor))
+            floor = j.call.log_level;
+    return floor;
+}
+
 bool start_call(const mcp::Tool& tool, const json::Value& arguments, const mcp::PendingCall& call, mcp::ToolError& err) {
     ToolBody body = body_of(tool.name);
     Job* job = nullptr;

@@ -44,6 +44,8 @@ void cancel_call(std::string_view raw_id, bool id_is_string);
 // forwards progress. send(len) writes `out[0..len)` to the line.
 void poll_calls(mcp::Server& server, std::span<char> out, void (*send)(size_t len));
 bool calls_in_flight();
+// The lowest log level a running call opted into (2026-07-28 per-request logging), -1: none.
+int calls_log_floor();
 
 // The body registered for a tool name (kernel_tools.cpp).
 ToolBody body_of(const char* tool_name);
