@@ -56,50 +56,54 @@ void Pl011::init_hardware(uint32_t clock_hz, uint32_t baud) {
     // Wait for any firmware output to drain before reconfiguring (DDI 0183G 3.3.8 note).
     for (int i = 0; i < 100000 && (mmio::read32(m_base + FR) & FR_BUSY); ++i) {
     }
-    // Bytes that arrived before the kernel (a client that writes at once, e.g. an MCP stdio
-    // client's initialize) must survive the switch to FIFO mode, which flushes the receive FIFO.
-    // An emulated UART hands over the next pending byte only some time after one is read, so
-    // "the receiver is empty" is not enough: wait for a quiet spell before touching LCRH.FEN.
-    // When input keeps coming (or the ring fills), keep the firmware's setting instead.
     mmio::write32(m_base + CR, 0);
-    bool quiet = drain_until_quiet();
     mmio::write32(m_base + IMSC, 0);
     mmio::write32(m_base + ICR, 0x7ff);
     if (clock_hz != 0 && baud != 0) {
-        // Divisor = clock / (16 * baud) as 16.6 fixed point.
+        // Divisor = clock / (16 * baud) as 16.6 fixed point (latched by the LCRH write below).
         uint32_t div64 = static_cast<uint32_t>((static_cast<uint64_t>(clock_hz) * 4 + baud / 2) / baud);
         mmio::write32(m_base + IBRD, div64 >> 6);
         mmio::write32(m_base + FBRD, div64 & 0x3f);
     }
-    // FIFO on when that is safe: without it every received byte costs an interrupt (and QEMU
-    // reads its input one byte at a time).
-    uint32_t fifo = quiet ? LCRH_FEN : (mmio::read32(m_base + LCRH) & LCRH_FEN);
-    mmio::write32(m_base + LCRH, LCRH_WLEN8 | fifo);
+    // FIFO on: without it every received byte costs an interrupt (and QEMU hands over its input
+    // one byte at a time). Switching it flushes the receive FIFO, and bytes may already be
+    // arriving (an MCP stdio client writes at once).
+    uint32_t lcrh = LCRH_WLEN8 | (mmio::read32(m_base + LCRH) & LCRH_FEN);
+    if (!(lcrh & LCRH_FEN) && receiver_settled())
+        lcrh |= LCRH_FEN; // the switch happened in receiver_settled()
+    mmio::write32(m_base + LCRH, lcrh);
     mmio::write32(m_base + IFLS, 0); // RX and TX interrupts at 1/8 full: low latency for a console
     mmio::write32(m_base + CR, CR_UARTEN | CR_TXE | CR_RXE);
 }
 
-// Drains the receiver until nothing has arrived for kQuietNs. False when the input did not
-// pause within kQuietBudgetNs or the ring filled: the caller must then not flush the FIFO.
-bool Pl011::drain_until_quiet() {
-    constexpr uint64_t kQuietNs = 2'000'000;
-    constexpr uint64_t kQuietBudgetNs = 50'000'000;
+// Drains the receiver and switches the FIFO on at an instant when nothing can be lost: the
+// receiver is empty and the emulator has nothing more to hand over. QEMU delivers input from
+// its main thread, which needs the lock that every register access takes: polling the status
+// register back to back starves it (so "empty while polling" proves nothing, and the starved
+// thread gets in right after the last poll). So look only every kGapNs, leaving the registers
+// alone in between; once the receiver has stayed empty for kSettleNs, switch in the very next
+// access. False (FIFO left off: slower, never lossy) when input keeps coming for the whole
+// budget or the ring fills.
+bool Pl011::receiver_settled() {
+    constexpr uint64_t kGapNs = 20'000, kSettleNs = 1'000'000, kBudgetNs = 100'000'000;
     if (GenericTimer::frequency() == 0)
         return false;
-    uint64_t start = GenericTimer::now_ns();
-    uint64_t last_byte = start;
-    for (;;) {
-        uint64_t now = GenericTimer::now_ns();
+    uint64_t start = GenericTimer::now_ns(), idle_since = start;
+    for (uint64_t now = start; now - start < kBudgetNs; now = GenericTimer::now_ns()) {
         if (!(mmio::read32(m_base + FR) & FR_RXFE)) {
-            if (drain_rx(1) && m_rx.full())
+            if (m_rx.full())
                 return false;
-            last_byte = now;
-        } else if (now - last_byte >= kQuietNs) {
+            m_rx.push(static_cast<uint8_t>(mmio::read32(m_base + DR) & 0xff));
+            ++m_rx_bytes;
+            idle_since = GenericTimer::now_ns();
+        } else if (now - idle_since >= kSettleNs) {
+            mmio::write32(m_base + LCRH, LCRH_WLEN8 | LCRH_FEN);
             return true;
         }
-        if (now - start >= kQuietBudgetNs)
-            return false;
+        for (uint64_t until = GenericTimer::now_ns() + kGapNs; GenericTimer::now_ns() < until;) {
+        }
     }
+    return false;
 }
 
 // Moves what the receiver holds into the ring, at most `limit` bytes, and never more than the

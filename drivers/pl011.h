@@ -42,7 +42,7 @@ private:
     void fill_tx_fifo();
     bool drain_rx(size_t limit);
     void update_rx_throttle();
-    bool drain_until_quiet();
+    bool receiver_settled();
     void put_polled(uint8_t c);
 
     uintptr_t m_base = 0;

@@ -33,6 +33,7 @@ void parse(std::string_view args) {
     g_config.serial_role = dtb::bootarg_value(args, "serial_role").value_or("admin");
     g_config.resources = dtb::bootarg_value(args, "resources").value_or("");
     g_config.tool_time_ms = parse_u32(dtb::bootarg_value(args, "tool_time_ms").value_or(""), 0, 1, 10000);
+    g_config.tool_output_bytes = parse_u32(dtb::bootarg_value(args, "tool_output_bytes").value_or(""), 0, 256, 65536);
 }
 
 size_t redacted(char* out, size_t cap) {

@@ -73,12 +73,44 @@ if [ $stdio = 0 ]; then exec "${args[@]}"; fi
 # A stdio MCP server must end when its client closes stdin, and QEMU does not (it keeps the
 # guest running): feed QEMU through a pipe, and stop it at end of input or when we are stopped.
 dir=$(mktemp -d)
-mkfifo "$dir/in"
-"${args[@]}" <"$dir/in" &
+mkfifo "$dir/in" "$dir/ctl.in" "$dir/ctl.out"
+# A private QMP channel, used once: see uart_ready below.
+args+=(-chardev "pipe,id=ctl,path=$dir/ctl" -mon chardev=ctl,mode=control)
+exec 9<>"$dir/in" # held open read-write: QEMU can open its end before any input is let through
+"${args[@]}" <"$dir/in" 9>&- &
 qemu_pid=$!
 stop() { kill "$qemu_pid" 2>/dev/null || true; wait "$qemu_pid" 2>/dev/null || true; rm -rf "$dir"; }
 trap 'stop; exit 143' TERM INT HUP
-cat >"$dir/in" || true
+exec 7<>"$dir/ctl.out" 8<>"$dir/ctl.in"
+
+# The client may write at once, but the kernel switches the UART's receive FIFO on during boot,
+# and (in QEMU as on the hardware) the switch flushes whatever the receiver holds. Hold the
+# client's input back until the switch is done: poll the PL011's LCRH register (virt: UART0 at
+# 0x09000000, LCRH at +0x2c; FEN is bit 4) through the monitor, which reads it without side
+# effects. Gives up after ~5 s (a kernel that keeps the FIFO off loses nothing anyway).
+uart_ready() {
+  printf '{"execute":"qmp_capabilities"}\n' >&8
+  local line tries
+  for ((tries = 0; tries < 2500; ++tries)); do
+    printf '{"execute":"human-monitor-command","arguments":{"command-line":"xp /1wx 0x0900002c"}}\n' >&8
+    while IFS= read -r -t 1 line <&7; do
+      if [[ $line =~ 900002c:\ 0x([0-9a-fA-F]+) ]]; then
+        (( 16#${BASH_REMATCH[1]} & 16 )) && return 0
+        break
+      fi
+    done
+    kill -0 "$qemu_pid" 2>/dev/null || return 1
+    sleep 0.002
+  done
+  return 1
+}
+uart_ready || true
+# In the background: bash runs a trap only once the foreground command ends, and cat ends only
+# at end of input; `wait` returns at once on a signal.
+cat <&0 >&9 & # explicit <&0: a background command would otherwise read /dev/null
+feeder=$!
+trap 'kill "$feeder" 2>/dev/null; stop; exit 143' TERM INT HUP
+wait "$feeder" || true
 # End of input: answer what was already sent (boot takes ~0.1 s), then stop.
 for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$qemu_pid" 2>/dev/null || break; sleep 0.1; done
 stop

@@ -11,6 +11,7 @@ namespace ktest {
 using Case = bool (*)(const Caps& caps);
 
 bool sched_fairness(const Caps& caps);
+bool task_kill(const Caps& caps);
 bool sync_objects(const Caps& caps);
 bool queue_100k(const Caps& caps);
 bool stack_overflow(const Caps& caps);

@@ -61,7 +61,69 @@ int64_t ponger(void*) {
     return 0;
 }
 
+struct KillTarget {
+    uint32_t event = ~0u;
+    volatile uint32_t waiter_event = ~0u; // the same event, in the waiter's own table
+    volatile uint64_t spins = 0;
+    volatile bool past_wait = false;
+};
+KillTarget g_kill;
+
+int64_t kill_spinner(void*) {
+    for (;;)
+        g_kill.spins = g_kill.spins + 1;
+}
+
+int64_t kill_sleeper(void*) {
+    sys::sleep_ns(60'000 * kMs);
+    return 7;
+}
+
+int64_t kill_waiter(void*) {
+    sys::call(sys::Number::event_wait, g_kill.waiter_event, 0);
+    g_kill.past_wait = true; // must never happen: killed while blocked, it dies as the wait ends
+    return 7;
+}
+
 } // namespace
+
+// task_kill: a spinning (ready) and a sleeping task end at once with exit code -1; a blocked one
+// ends when its wait does, without running another instruction of its own.
+bool task_kill(const Caps& caps) {
+    int64_t spin = spawn(caps, "kill-spin", kill_spinner, nullptr, 10);
+    int64_t sleeper = spawn(caps, "kill-sleep", kill_sleeper, nullptr, 10);
+    g_kill.event = static_cast<uint32_t>(sys::call(sys::Number::event_create, caps.factory, 0));
+    KT_CHECK(spin >= 0 && sleeper >= 0 && int64_t(g_kill.event) >= 0, "spawn");
+    int64_t waiter = spawn(caps, "kill-wait", kill_waiter, nullptr, 10);
+    KT_CHECK(waiter >= 0, "spawn waiter");
+    int64_t shared = share(g_kill.event, static_cast<uint32_t>(waiter), kcap::kRead);
+    KT_CHECK(shared >= 0, "share the event");
+    g_kill.waiter_event = static_cast<uint32_t>(shared); // before it runs: it is below my priority
+    sys::sleep_ns(50 * kMs); // all three run: spinning, sleeping, blocked
+    KT_CHECK(g_kill.spins > 0, "the spinner ran");
+    KT_CHECK(sys::call(sys::Number::task_kill, spin) == 1, "spinner killed at once");
+    uint64_t spins = g_kill.spins;
+    KT_CHECK(join(static_cast<uint32_t>(spin), 100 * kMs) == -1, "spinner exit code");
+    sys::sleep_ns(20 * kMs);
+    KT_CHECK(g_kill.spins == spins, "the spinner ran after being killed");
+    KT_CHECK(sys::call(sys::Number::task_kill, sleeper) == 1, "sleeper killed at once");
+    KT_CHECK(join(static_cast<uint32_t>(sleeper), 100 * kMs) == -1, "sleeper exit code");
+    KT_CHECK(sys::call(sys::Number::task_kill, waiter) == 0, "a blocked task dies later");
+    KT_CHECK(join(static_cast<uint32_t>(waiter), 30 * kMs) == -int64_t(ktl::Error::TimedOut), "still waiting");
+    KT_CHECK(sys::call(sys::Number::event_signal, g_kill.event) == 0, "signal");
+    KT_CHECK(join(static_cast<uint32_t>(waiter), 100 * kMs) == -1, "waiter exit code");
+    KT_CHECK(!g_kill.past_wait, "the killed waiter ran past its wait");
+    // Only the creator's Write right kills: a read-only copy is refused (and audited).
+    int64_t spin2 = spawn(caps, "kill-spin2", kill_spinner, nullptr, 10);
+    KT_CHECK(spin2 >= 0, "spawn");
+    int64_t ro = sys::call(sys::Number::cap_mint, spin2, kcap::kRead, 0);
+    KT_CHECK(ro >= 0 && sys::call(sys::Number::task_kill, ro) == -int64_t(ktl::Error::AccessDenied), "read-only refused");
+    KT_CHECK(sys::call(sys::Number::task_kill, spin2) == 1 && join(static_cast<uint32_t>(spin2), 100 * kMs) == -1, "spin2");
+    sys::call(sys::Number::cap_delete, ro);
+    sys::call(sys::Number::object_destroy, g_kill.event);
+    console::printf("ktest:   killed a spinning, a sleeping and a blocked task\n");
+    return true;
+}
 
 bool sched_fairness(const Caps& caps) {
     g_spin.stop = false;

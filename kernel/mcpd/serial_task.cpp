@@ -145,7 +145,8 @@ int64_t serial_task_main(void* arg) {
     const auto& caps = *static_cast<const SerialCaps*>(arg);
     g_log_slot = caps.introspection;
     g_serial_slot = caps.serial;
-    set_exec_caps({ caps.factory, caps.introspection }, uint64_t(bootargs::get().tool_time_ms) * 1000000, caps.wake);
+    set_exec_caps({ caps.factory, caps.introspection }, uint64_t(bootargs::get().tool_time_ms) * 1000000,
+                  bootargs::get().tool_output_bytes, caps.wake);
 
     // The serial line's principal comes from the boot configuration. Default admin: whoever
     // holds the console (the QEMU process's stdio, or the board's UART pins) owns the appliance.

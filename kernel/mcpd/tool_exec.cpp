@@ -2,6 +2,7 @@
 
 #include "../cap/kcap.h"
 #include "../clock.h"
+#include "../log.h"
 #include "../syscall/sys.h"
 
 #include <crypto/sha256.h>
@@ -10,6 +11,11 @@ namespace mcpd {
 
 constexpr size_t kMaxOutput = 65536; // contracts: output limit per call
 constexpr size_t kMaxArgs = 16384;
+// Per-call memory (contracts "Per-call limits"): the tool task's kernel heap.
+constexpr uint64_t kToolHeapBytes = 256 * 1024;
+// A tool told to stop (cancelled, or past its wall-time limit) that has not ended this much
+// later is killed: tools are meant to check should_stop(), but nothing relies on it.
+constexpr uint64_t kStopGraceNs = 250'000'000;
 
 struct Job {
     enum class State : uint8_t { Free, Running, Done };
@@ -22,6 +28,7 @@ struct Job {
     uint32_t token = ~0u;
     uint32_t task = ~0u;   // the bridge's Task capability
     uint64_t deadline_ns = 0;
+    uint64_t kill_at_ns = 0; // told to stop: killed if still running then (0: not told)
     volatile bool cancel = false;
     bool answered = false; // the time limit already answered the client
     bool ok = false;
@@ -40,6 +47,7 @@ constexpr uint64_t kToolPriority = 15; // below the bridge: a tool starts once t
 ExecCaps g_caps;
 void (*g_wake)() = nullptr;
 uint64_t g_wall_limit_ns = kDefaultWallLimitNs;
+size_t g_output_limit = kMaxOutput;
 Job g_jobs[kMaxCalls];
 uint64_t g_calls = 0;
 
@@ -65,12 +73,12 @@ int64_t tool_task_main(void* arg) {
         job.err = { mcp::ErrorCode::InternalError, "arguments unreadable in the tool task" };
         return finish(1);
     }
-    json::Writer w({ job.out, kMaxOutput });
+    json::Writer w({ job.out, g_output_limit });
     ToolContext ctx { static_cast<uint32_t>(slot), &job };
     job.ok = job.body(doc->root(), w, job.err, ctx);
     if (job.ok && !w.complete()) {
         job.ok = false;
-        job.err = w.error() == ktl::Error::Full ? mcp::ToolError { mcp::ErrorCode::LimitOutputExceeded, "output over 65,536 bytes" }
+        job.err = w.error() == ktl::Error::Full ? mcp::ToolError { mcp::ErrorCode::LimitOutputExceeded, "output over the per-call limit (64 KiB, or tool_output_bytes)" }
                                                 : mcp::ToolError { mcp::ErrorCode::InternalError, "malformed tool output" };
     }
     job.out_len = w.size();
@@ -79,11 +87,13 @@ int64_t tool_task_main(void* arg) {
 
 } // namespace
 
-void set_exec_caps(const ExecCaps& caps, uint64_t wall_limit_ns, void (*wake)()) {
+void set_exec_caps(const ExecCaps& caps, uint64_t wall_limit_ns, size_t output_limit, void (*wake)()) {
     g_caps = caps;
     g_wake = wake;
     if (wall_limit_ns != 0 && wall_limit_ns < kDefaultWallLimitNs) // overrides only tighten
         g_wall_limit_ns = wall_limit_ns;
+    if (output_limit != 0 && output_limit < kMaxOutput)
+        g_output_limit = output_limit;
 }
 
 bool ToolContext::expired() const { return clock::monotonic_ns() >= job->deadline_ns; }
@@ -150,6 +160,7 @@ bool start_call(const mcp::Tool& tool, const json::Value& arguments, const mcp::
     job->progress_sent = 0;
     job->message[0] = '\0';
     job->deadline_ns = clock::monotonic_ns() + g_wall_limit_ns;
+    job->kill_at_ns = 0;
 
     // The token is bound to this call: tool, arguments and a per-boot call number.
     crypto::Sha256 h;
@@ -175,6 +186,7 @@ bool start_call(const mcp::Tool& tool, const json::Value& arguments, const mcp::
         return false;
     }
     job->task = static_cast<uint32_t>(task);
+    sys::call(sys::Number::task_limit, job->task, kToolHeapBytes);
     int64_t token = sys::call(sys::Number::token_issue, g_caps.introspection, task, kcap::kRead, job->binding,
                               g_wall_limit_ns);
     job->token = token >= 0 ? static_cast<uint32_t>(token) : ~0u; // the task fails closed without it
@@ -183,8 +195,11 @@ bool start_call(const mcp::Tool& tool, const json::Value& arguments, const mcp::
 
 void cancel_call(std::string_view raw_id, bool id_is_string) {
     for (auto& j : g_jobs)
-        if (j.state == Job::State::Running && j.call.matches(raw_id, id_is_string))
+        if (j.state == Job::State::Running && j.call.matches(raw_id, id_is_string)) {
             j.cancel = true;
+            if (j.kill_at_ns == 0)
+                j.kill_at_ns = clock::monotonic_ns() + kStopGraceNs;
+        }
 }
 
 void poll_calls(mcp::Server& server, std::span<char> out, void (*send)(size_t len)) {
@@ -213,10 +228,27 @@ void poll_calls(mcp::Server& server, std::span<char> out, void (*send)(size_t le
             j.state = Job::State::Free;
             continue;
         }
+        if (j.kill_at_ns != 0 && now >= j.kill_at_ns) {
+            // Told to stop and still running: end the task. A blocked one dies when its wait
+            // ends (the kernel may still be filling its buffers); try again next time.
+            int64_t dead = sys::call(sys::Number::task_kill, j.task);
+            if (dead == 1 || dead < 0) {
+                KLOG_NOTICE("mcp: tool task for '%s' killed: it did not stop %llu ms after being told to", j.call.tool,
+                            static_cast<unsigned long long>(kStopGraceNs / 1000000));
+                sys::call(sys::Number::task_join, j.task, 1'000'000);
+                sys::call(sys::Number::cap_delete, j.task);
+                if (!j.answered) // cancelled: released and audited, never answered (MCP "Cancellation")
+                    server.finish_call(j.call, false, {}, {}, true, out);
+                j.state = Job::State::Free;
+            }
+            continue;
+        }
         if (!j.answered && now >= j.deadline_ns) {
-            // Answer now; the task is told to stop (tools check should_stop()) and reaped later.
+            // Answer now; the task is told to stop (tools check should_stop()) and killed if it
+            // has not ended after the grace period.
             j.answered = true;
             j.cancel = true;
+            j.kill_at_ns = now + kStopGraceNs;
             size_t n = server.finish_call(j.call, false, {}, { mcp::ErrorCode::LimitTimeExceeded, "the tool ran past its wall-time limit" },
                                           false, out);
             if (n > 0)

@@ -20,7 +20,8 @@ struct ExecCaps {
     uint32_t introspection = ~0u; // the object tokens are issued for (needs Grant)
 };
 // wake: returns the bridge from its wait when a call ends or reports progress.
-void set_exec_caps(const ExecCaps& caps, uint64_t wall_limit_ns, void (*wake)());
+// Limits of 0 keep the defaults; others may only tighten them.
+void set_exec_caps(const ExecCaps& caps, uint64_t wall_limit_ns, size_t output_limit, void (*wake)());
 
 struct Job;
 

@@ -7,6 +7,7 @@
 #include "../console.h"
 #include "../current.h"
 #include "../log.h"
+#include "../mm/kheap.h"
 #include "../mm/stack_arena.h"
 #include "../panic.h"
 
@@ -67,6 +68,41 @@ void make_ready(Task* t) {
 }
 
 uint32_t index_of(const Task* t) { return static_cast<uint32_t>(t - g_tasks); }
+
+bool remove_ready(Task* t) {
+    uint8_t p = t->priority;
+    Task* prev = nullptr;
+    for (Task* it = g_ready_head[p]; it; prev = it, it = it->next_ready) {
+        if (it != t)
+            continue;
+        if (prev)
+            prev->next_ready = it->next_ready;
+        else
+            g_ready_head[p] = it->next_ready;
+        if (g_ready_tail[p] == it)
+            g_ready_tail[p] = prev;
+        if (!g_ready_head[p])
+            g_ready_mask &= ~(1u << p);
+        it->next_ready = nullptr;
+        return true;
+    }
+    return false;
+}
+
+// Ends a task that is not running: it is on no queue any more (ready, sleep or wait).
+void end_task(Task* t, int64_t code, const char* reason) {
+    KLOG_NOTICE("task '%s' (id %u) killed: %s", t->name, t->id, reason);
+    t->state = TaskState::Dead;
+    t->exit_code = code;
+    t->exit_reason = reason;
+    t->wake_at_ns = 0;
+    t->kill_pending = false;
+    stack_arena::free(t->stack_top);
+    if (wake_all(*t->joiners, code) > 0)
+        t->detached = true;
+    if (t->detached)
+        release(t);
+}
 
 int64_t idle_main(void*) {
     for (;;)
@@ -168,6 +204,7 @@ ktl::Result<Task*> create(const char* name, TaskFn fn, void* arg, CreateOptions 
     t->frame.x[1] = reinterpret_cast<uint64_t>(arg);
     t->joiners = &g_joiners[index_of(t)];
     *t->joiners = WaitQueue {};
+    kheap::set_limit(static_cast<uint16_t>(t->id), 0); // a reused id does not inherit a heap cap
     if (auto r = kcap::attach_task(t); !r) {
         stack_arena::free(stack.top);
         t->state = TaskState::Free;
@@ -226,23 +263,28 @@ arch::TrapFrame* switch_if_needed(arch::TrapFrame* frame) {
         return frame;
     g_need_resched = false;
     Task* prev = g_current;
+    // Saved first: reaping a killed task below may wake prev (a joiner) and set its result.
+    if (prev->state != TaskState::Dead)
+        prev->frame = *frame;
     if (prev->state == TaskState::Running)
         enqueue(prev);
     Task* next = dequeue_highest();
+    // Tasks killed while blocked die here, when their wait has ended.
+    for (uint32_t guard = 0; next && next->kill_pending && guard < kMaxTasks; ++guard) {
+        end_task(next, -1, next->kill_reason);
+        next = dequeue_highest();
+    }
     if (!next)
         panic("sched: nothing to run (the idle task is gone)");
     uint64_t now = clock::monotonic_ns();
     if (next == prev) {
         prev->state = TaskState::Running;
+        *frame = prev->frame;
         return frame;
     }
     prev->cpu_ns += now - prev->switched_in_ns;
-    if (prev->state == TaskState::Dead) {
-        if (prev->detached)
-            release(prev);
-    } else {
-        prev->frame = *frame;
-    }
+    if (prev->state == TaskState::Dead && prev->detached)
+        release(prev);
     *frame = next->frame;
     next->state = TaskState::Running;
     next->switched_in_ns = now;
@@ -305,6 +347,28 @@ void kill_current_fault(const char* reason) {
     Task* t = g_current;
     KLOG_ERROR("task '%s' (id %u) killed: %s", t->name, t->id, reason);
     exit_current(-1, reason);
+}
+
+ktl::Result<bool> kill(Task* t, const char* reason) {
+    if (!t || t->state == TaskState::Free)
+        return ktl::Error::NotFound;
+    if (t == g_current || t->detached)
+        return ktl::Error::InvalidArgs; // a task ends itself with exit; the idle task never ends
+    switch (t->state) {
+    case TaskState::Dead:
+        return true;
+    case TaskState::Ready:
+        remove_ready(t);
+        end_task(t, -1, reason);
+        return true;
+    case TaskState::Sleeping:
+        end_task(t, -1, reason);
+        return true;
+    default: // Blocked
+        t->kill_pending = true;
+        t->kill_reason = reason;
+        return false;
+    }
 }
 
 ktl::Result<bool> join(uint32_t task_id, int64_t& code, uint64_t deadline_ns) {

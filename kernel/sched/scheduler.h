@@ -42,6 +42,10 @@ uint32_t wake_all(WaitQueue& wq, int64_t result);
 void exit_current(int64_t code, const char* reason);
 // Kills a task that faulted; the rest of the system continues.
 void kill_current_fault(const char* reason);
+// Kills another task (exception context). A ready or sleeping task dies now (true); a
+// blocked one when its wait ends (false), because the object it waits on may still be copying
+// into its buffers. Its exit code is -1 and `reason` is logged.
+ktl::Result<bool> kill(Task* t, const char* reason);
 // Join: returns true and fills code if target is already dead; otherwise blocks the caller.
 ktl::Result<bool> join(uint32_t task_id, int64_t& code, uint64_t deadline_ns);
 void release(Task* t); // frees a dead, joined task's slot

@@ -43,6 +43,10 @@ struct Task {
     // the sender's and the receiver's buffers; all tasks share the kernel address space).
     void* wait_buf = nullptr;
     uint64_t wait_len = 0;
+    // Killed while blocked: it dies when its wait ends (whatever it waits for may still be
+    // using its buffers until then).
+    bool kill_pending = false;
+    const char* kill_reason = "";
 };
 
 // FIFO of blocked tasks (intrusive through Task::next_wait).

@@ -1,5 +1,6 @@
 // Task, time and capability system calls.
 #include "../clock.h"
+#include "../mm/kheap.h"
 #include "../sched/scheduler.h"
 #include "../audit.h"
 #include "buffers.h"
@@ -138,6 +139,25 @@ int64_t task_create(arch::TrapFrame& f, const kcap::Resolved&) {
     if (!slot)
         return err(slot.error()); // the task runs anyway; it just cannot be joined
     return *slot;
+}
+
+} // namespace handlers
+
+namespace handlers {
+
+// The holder of a task's Write right may stop it: the MCP bridge ends a tool task that runs
+// past its wall-time limit without checking it.
+int64_t task_kill(arch::TrapFrame&, const kcap::Resolved& object) {
+    auto r = sched::kill(static_cast<sched::Task*>(object.object), "killed by its creator");
+    return r ? (*r ? 1 : 0) : err(r.error());
+}
+
+int64_t task_limit(arch::TrapFrame& f, const kcap::Resolved& object) {
+    auto* task = static_cast<sched::Task*>(object.object);
+    if (task->state == sched::TaskState::Dead)
+        return err(ktl::Error::BadHandle);
+    kheap::set_limit(static_cast<uint16_t>(task->id), f.x[1]);
+    return 0;
 }
 
 } // namespace handlers

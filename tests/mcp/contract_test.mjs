@@ -12,7 +12,7 @@ const READER = "reader:ada:reader-key-0123456789";
 const ADMIN = "admin:root:admin-key-0123456789abcdef";
 const secret = (spec) => spec.split(":").slice(2).join(":");
 const { client, transport, fail, done } = boot("basalt-contract-test",
-  ["--role", "anonymous", "--key", READER, "--key", ADMIN, "--append", "tool_time_ms=300",
+  ["--role", "anonymous", "--key", READER, "--key", ADMIN, "--append", "tool_time_ms=300 tool_output_bytes=4096",
    "--tools", "kernel_info,kernel_tasks,kernel_caps,kernel_mem,kernel_log,kernel_perf,kernel_diagnose"],
   { kernel, timeoutMs: 90000 });
 
@@ -117,11 +117,40 @@ try {
     assert.equal(slow.structuredContent.error.code, "limit_time_exceeded");
   });
 
+  // A tool that ignores the stop is killed: a 1 s step (sleep, then a busy loop that checks
+  // nothing) against the 300 ms limit. The answer comes at the limit; the task is killed 250 ms
+  // later instead of running on to the end of its step.
+  await row("over time, not stopping -> limit_time_exceeded, task killed", async () => {
+    const slow = await call("kernel_diagnose", { steps: 3, step_ms: 1000 }, secret(READER));
+    assert.equal(slow.structuredContent.error.code, "limit_time_exceeded");
+    let killed = false, since = 0;
+    for (let i = 0; i < 200 && !killed; ++i) { // pages through the log ring (4 KiB output limit)
+      const log = await call("kernel_log", { since, limit: 15, min_level: "notice" }, secret(READER));
+      killed = log.structuredContent.records.some((r) => /tool task for 'kernel_diagnose' killed/.test(r.text));
+      if (log.structuredContent.records.length === 0)
+        await new Promise((r) => setTimeout(r, 100));
+      since = log.structuredContent.next;
+    }
+    assert.ok(killed, "the kernel logged the kill");
+    const tasks = await call("kernel_tasks", {}, secret(READER));
+    assert.ok(!tasks.structuredContent.tasks.some((t) => t.name === "tool:kernel_diagnose"), "the task is gone");
+  });
+
+  // Over output: the line boots with tool_output_bytes=4096 (the 64 KiB default, tightened).
+  await row("over output -> limit_output_exceeded", async () => {
+    const big = await call("kernel_log", { limit: 200 }, secret(READER));
+    assert.equal(big.isError, true);
+    assert.equal(big.structuredContent.ok, false);
+    assert.equal(big.structuredContent.error.code, "limit_output_exceeded");
+    const small = await call("kernel_log", { limit: 2 }, secret(READER));
+    assert.equal(small.isError, false);
+  });
+
   const snapshot = await auditSnapshot();
   assert.equal(snapshot.version, "1");
   assert.match(snapshot.generated_at, /Z$/);
   const codes = snapshot.decisions.map((d) => d.code);
-  for (const code of ["limit_rate_exceeded", "limit_time_exceeded", "limit_concurrency_exceeded"])
+  for (const code of ["limit_rate_exceeded", "limit_time_exceeded", "limit_concurrency_exceeded", "limit_output_exceeded"])
     assert.ok(codes.includes(code), `audit has ${code}`);
   const allowed = snapshot.decisions.find((d) => d.outcome === "allow" && d.name === "kernel_diagnose");
   assert.equal(allowed.principal, "ada");
