@@ -17,6 +17,7 @@ struct Config {
     std::string_view serial_role;  // `serial_role=admin|operator|reader|anonymous` (default admin)
     std::string_view resources;    // `resources=uri,uri`: MCP resource allowlist (default: every kernel resource)
     uint32_t tool_time_ms = 0;     // `tool_time_ms=N` (1..10000): tighter MCP tool wall-time limit (default 10 s)
+    bool netcheck = false;         // `netcheck`: ARP request for 10.0.2.2 through the raw driver at boot, answer logged
     std::string_view ktest;        // `ktest=NAME`: run in-kernel test NAME (or `all`), print results, power off
 };
 
