@@ -1,6 +1,8 @@
 #include "net_task.h"
 
 #include "arp_probe.h"
+#include "net_stack.h"
+#include "virtio_netif.h"
 #include "../bootargs.h"
 #include "../cap/kcap.h"
 #include "../ipc/sync.h"
@@ -10,6 +12,8 @@
 #include "../syscall/sys.h"
 
 #include <drivers/virtio/virtio_net.h>
+
+#include <lwip/timeouts.h>
 
 namespace net {
 namespace {
@@ -65,14 +69,37 @@ void run_arp_probe(const Args& a) {
 
 void drop_frame(void*, const uint8_t*, size_t) {}
 
-int64_t task_main(void* arg) {
-    const Args& a = *static_cast<const Args*>(arg);
-    if (bootargs::get().netcheck)
-        run_arp_probe(a);
+// Without a stack the device is still drained, so the receive ring never stalls.
+[[noreturn]] void run_without_stack(const Args& a) {
     for (;;) {
         wait_for_device(a.wake, 0);
         a.dev->receive(drop_frame, nullptr, kRxBudget);
         a.dev->reclaim_tx();
+    }
+}
+
+// The loop: frames in, lwIP timers, then sleep until the device interrupts or the next lwIP
+// timeout is due. A full receive budget means more frames may wait: go round without sleeping
+// (yielding to equal-priority tasks) instead.
+int64_t task_main(void* arg) {
+    const Args& a = *static_cast<const Args*>(arg);
+    if (bootargs::get().netcheck)
+        run_arp_probe(a);
+    struct netif* netif = stack_start(*a.dev);
+    if (!netif)
+        run_without_stack(a);
+    for (;;) {
+        size_t frames = virtio_netif_poll(netif, kRxBudget);
+        sys_check_timeouts();
+        if (frames == kRxBudget) {
+            sys::yield();
+            continue;
+        }
+        u32_t sleep_ms = sys_timeouts_sleeptime();
+        if (sleep_ms == 0)
+            continue;
+        // event_wait's 0 means "forever", which is what an empty timer list asks for.
+        wait_for_device(a.wake, sleep_ms == SYS_TIMEOUTS_SLEEPTIME_INFINITE ? 0 : uint64_t(sleep_ms) * kMs);
     }
 }
 
