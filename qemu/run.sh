@@ -21,6 +21,10 @@
 #   --hostfwd [ADDR:]HOSTPORT:GUESTPORT
 #                        forward this TCP port instead of 8080 (repeatable; ADDR default
 #                        127.0.0.1; implies --net)
+#   --net-dgram QEMU_SOCK:PEER_SOCK
+#                        instead of the user network, a virtio-net NIC on a Unix datagram link:
+#                        QEMU binds QEMU_SOCK and sends each Ethernet frame as one datagram to
+#                        PEER_SOCK (tests play the other host)
 #   --virtio-modern      virtio-mmio version 2 (default: QEMU's legacy version 1 transport)
 #   --print-command      print the QEMU command line instead of running it
 # Quit QEMU with Ctrl-A X, or type 'poweroff' at the basalt> prompt.
@@ -28,7 +32,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 kernel="$root/build/kernel/basalt.elf"
 cpu=cortex-a72 gic=3 el2=0 memory=512M append="" semihosting=0 print=0 stdio=0
-net=0 hostfwd="" modern=0
+net=0 hostfwd="" modern=0 dgram=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --kernel) kernel=$2; shift 2 ;;
@@ -61,6 +65,9 @@ while [ $# -gt 0 ]; do
       done
       hostfwd="$hostfwd,hostfwd=tcp:$fwd_addr:$fwd_host-:$fwd_guest"
       net=1; shift 2 ;;
+    --net-dgram)
+      case "$2" in *:*) dgram=$2 ;; *) echo "run.sh: --net-dgram takes QEMU_SOCK:PEER_SOCK" >&2; exit 2 ;; esac
+      shift 2 ;;
     --virtio-modern) modern=1; shift ;;
     --print-command) print=1; shift ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
@@ -80,6 +87,11 @@ args=(qemu-system-aarch64 -M "$machine" -cpu "$cpu" -m "$memory" -smp 1
 if [ $net = 1 ]; then
   [ -n "$hostfwd" ] || hostfwd=",hostfwd=tcp:127.0.0.1:8080-:8080"
   args+=(-netdev "user,id=n0$hostfwd" -device virtio-net-device,netdev=n0)
+fi
+if [ -n "$dgram" ]; then
+  [ $net = 0 ] || { echo "run.sh: --net-dgram excludes --net/--hostfwd" >&2; exit 2; }
+  args+=(-netdev "dgram,id=n0,local.type=unix,local.path=${dgram%%:*},remote.type=unix,remote.path=${dgram#*:}"
+         -device virtio-net-device,netdev=n0)
 fi
 [ $modern = 1 ] && args+=(-global virtio-mmio.force-legacy=false)
 # On a terminal, mon:stdio gives Ctrl-A X (quit) and passes Ctrl-C to the guest. In --stdio
