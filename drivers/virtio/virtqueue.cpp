@@ -13,7 +13,15 @@ constexpr size_t used_offset(uint16_t size) {
 }
 constexpr size_t used_bytes(uint16_t size) { return 6u + 8u * size; }
 
-inline void barrier() { asm volatile("dmb sy" ::: "memory"); }
+// Orders ring accesses against the device's (full system barrier: the device is another
+// observer outside the inner-shareable domain). Host builds (the unit tests) use a fence.
+inline void barrier() {
+#if defined(__aarch64__)
+    asm volatile("dmb sy" ::: "memory");
+#else
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
 
 } // namespace
 
