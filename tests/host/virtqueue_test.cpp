@@ -54,7 +54,7 @@ private:
     uint16_t m_used = 0;
 };
 
-struct Fixture : ::testing::Test {
+struct VirtqueueRing : ::testing::Test {
     static constexpr uint16_t kSize = 8;
     FakeDevice dev { kSize };
     Virtqueue q;
@@ -84,7 +84,7 @@ TEST(VirtqueueInit, LegacyLayout) {
     EXPECT_EQ(q.layout().used - q.layout().desc, 8192u);
 }
 
-TEST_F(Fixture, PostIsInvisibleUntilPublished) {
+TEST_F(VirtqueueRing, PostIsInvisibleUntilPublished) {
     ASSERT_TRUE(q.post(3, 0x1000, 100, true));
     EXPECT_EQ(dev.avail_idx(q), 0);
     q.publish();
@@ -98,7 +98,7 @@ TEST_F(Fixture, PostIsInvisibleUntilPublished) {
     EXPECT_FALSE(q.post(4, 0x1000, 0, true));
 }
 
-TEST_F(Fixture, CompletionReturnsTheBuffer) {
+TEST_F(VirtqueueRing, CompletionReturnsTheBuffer) {
     Virtqueue::Completion c;
     EXPECT_FALSE(q.pop(c));
     ASSERT_TRUE(q.post(5, 0x2000, 200, false));
@@ -111,7 +111,7 @@ TEST_F(Fixture, CompletionReturnsTheBuffer) {
     EXPECT_FALSE(q.pop(c));
 }
 
-TEST_F(Fixture, LengthClampedToTheBuffer) {
+TEST_F(VirtqueueRing, LengthClampedToTheBuffer) {
     ASSERT_TRUE(q.post(1, 0x2000, 200, true));
     q.publish();
     dev.complete(q, 1, 0xffffffff);
@@ -120,7 +120,7 @@ TEST_F(Fixture, LengthClampedToTheBuffer) {
     EXPECT_EQ(c.len, 200u);
 }
 
-TEST_F(Fixture, ForeignIdsAreRejected) {
+TEST_F(VirtqueueRing, ForeignIdsAreRejected) {
     ASSERT_TRUE(q.post(2, 0x2000, 64, true));
     q.publish();
     dev.complete(q, 200, 10); // out of range
@@ -135,7 +135,7 @@ TEST_F(Fixture, ForeignIdsAreRejected) {
     EXPECT_FALSE(q.broken());
 }
 
-TEST_F(Fixture, UsedIndexRunningAheadBreaksTheQueue) {
+TEST_F(VirtqueueRing, UsedIndexRunningAheadBreaksTheQueue) {
     ASSERT_TRUE(q.post(0, 0x2000, 64, true));
     q.publish();
     dev.set_used_idx(q, kSize + 1); // more completions than buffers exist
@@ -146,7 +146,7 @@ TEST_F(Fixture, UsedIndexRunningAheadBreaksTheQueue) {
     EXPECT_FALSE(q.pop(c)) << "a broken queue stays stopped";
 }
 
-TEST_F(Fixture, IndicesWrapAt16Bits) {
+TEST_F(VirtqueueRing, IndicesWrapAt16Bits) {
     Virtqueue::Completion c;
     for (uint32_t round = 0; round < 70000; ++round) {
         uint16_t id = static_cast<uint16_t>(round % kSize);
