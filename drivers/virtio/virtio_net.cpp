@@ -79,26 +79,24 @@ ktl::Result<void> VirtioNet::setup_queue(Virtqueue& q, uint16_t index, uint16_t 
 }
 
 size_t VirtioNet::receive(RxFn fn, void* ctx, size_t budget) {
-    size_t delivered = 0;
-    bool reposted = false;
+    size_t taken = 0;
     Virtqueue::Completion c;
-    while (delivered < budget && m_rx.pop(c)) {
+    while (taken < budget && m_rx.pop(c)) {
+        ++taken;
         const uint8_t* buf = reinterpret_cast<const uint8_t*>(m_rx_buffers + c.id * kBufferBytes);
         if (c.len <= m_header || c.len - m_header > kMaxFrame) {
             ++m_rx_dropped;
         } else {
             ++m_rx_frames;
-            ++delivered;
             fn(ctx, buf + m_header, c.len - m_header);
         }
         (void)m_rx.post(c.id, m_rx_buffers + c.id * kBufferBytes, kBufferBytes, true);
-        reposted = true;
     }
-    if (reposted) {
+    if (taken) {
         m_rx.publish();
         m_dev.notify(kRxQueue);
     }
-    return delivered;
+    return taken;
 }
 
 size_t VirtioNet::reclaim_tx() {

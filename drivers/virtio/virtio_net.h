@@ -33,7 +33,8 @@ public:
     uint64_t features() const { return m_features; }
 
     // Hands each received frame (without the virtio header) to fn, then gives its buffer back
-    // to the device. At most `budget` frames; returns how many were delivered.
+    // to the device. Takes at most `budget` completions, malformed ones (dropped) included, so
+    // a device flooding the ring cannot keep the caller here; returns how many it took.
     using RxFn = void (*)(void* ctx, const uint8_t* frame, size_t len);
     size_t receive(RxFn fn, void* ctx, size_t budget);
 

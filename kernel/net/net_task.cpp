@@ -24,7 +24,7 @@ struct Args {
 };
 
 constexpr uint64_t kMs = 1000000ull;
-constexpr size_t kRxBudget = 32; // frames per wake-up before timers get a turn
+constexpr size_t kRxBudget = 32; // receive completions per round before timers get a turn
 constexpr uint32_t kProbeTries = 3;
 
 Args g_args;
@@ -89,9 +89,9 @@ int64_t task_main(void* arg) {
     if (!netif)
         run_without_stack(a);
     for (;;) {
-        size_t frames = virtio_netif_poll(netif, kRxBudget);
+        size_t taken = virtio_netif_poll(netif, kRxBudget);
         sys_check_timeouts();
-        if (frames == kRxBudget) {
+        if (taken == kRxBudget) {
             sys::yield();
             continue;
         }
@@ -116,7 +116,11 @@ void start() {
     auto t = sched::create("net", task_main, &g_args, sched::CreateOptions { 17, true });
     if (!t)
         panic("sched: cannot create the net task: %s", ktl::error_name(t.error()));
-    g_args.wake = kcap::grant_existing(*t, *wake, kcap::kRead).value_or(~0u);
+    // Without its wake event the task could only spin: refuse to run it that way.
+    auto slot = kcap::grant_existing(*t, *wake, kcap::kRead);
+    if (!slot)
+        panic("cap: cannot grant the net task its wake event: %s", ktl::error_name(slot.error()));
+    g_args.wake = *slot;
     dev->set_notify([](void*) { g_wake.signal(); }, nullptr);
 }
 

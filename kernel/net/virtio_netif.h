@@ -10,8 +10,8 @@ namespace net {
 
 // netif_add() init function; netif->state must be the virtio::VirtioNet.
 err_t virtio_netif_init(struct netif* netif);
-// Feeds up to `budget` received frames into lwIP and reclaims finished transmissions;
-// returns the number of frames received.
+// Feeds up to `budget` receive completions into lwIP and reclaims finished transmissions;
+// returns the number taken (budget: there may be more).
 size_t virtio_netif_poll(struct netif* netif, size_t budget);
 
 } // namespace net
