@@ -41,9 +41,11 @@ ktl::Result<VirtioNet*> VirtioNet::create(const VirtioMmio& transport, DmaAlloca
             dev.fail();
             return r.error();
         }
-    } else {
-        memcpy(net->m_mac, kFallbackMac, sizeof net->m_mac);
     }
+    // No address, or one a station cannot use as its own (all zero, multicast): ours instead.
+    static constexpr uint8_t kZero[6] = {};
+    if (!(*features & kNetFMac) || (net->m_mac[0] & 1) || memcmp(net->m_mac, kZero, sizeof kZero) == 0)
+        memcpy(net->m_mac, kFallbackMac, sizeof net->m_mac);
 
     if (auto r = net->setup_queue(net->m_rx, kRxQueue, kRxBuffers, net->m_rx_buffers, dma); !r) {
         dev.fail();
