@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Frame-level scenario: the test is the other host on the guest's Ethernet segment. QEMU
 carries the virtio-net NIC's frames as Unix datagrams to this script, which speaks raw
-Ethernet: it asks for the guest's MAC by ARP, pings it (ICMP echo through lwIP), then throws
+Ethernet: it asks for the guest's MAC by ARP, pings it (ICMP echo through lwIP; one ping of 4000
+bytes in three IPv4 fragments, answered in fragments), then throws
 runt, oversized, truncated and random frames and a burst larger than the receive ring at it,
 and checks that the guest still answers, on the legacy and the modern transport."""
 import os
@@ -110,6 +111,42 @@ def ping(seg, ident, seq, data):
     return None
 
 
+def ipv4_fragments(payload, ident, proto=1, mtu_payload=1480):
+    frames = []
+    for offset in range(0, len(payload), mtu_payload):
+        part = payload[offset:offset + mtu_payload]
+        more = offset + mtu_payload < len(payload)
+        flags_frag = (0x2000 if more else 0) | (offset // 8)
+        header = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(part), ident, flags_frag, 64, proto, 0, PEER_IP, GUEST_IP)
+        header = header[:10] + struct.pack("!H", checksum(header)) + header[12:]
+        frames.append(GUEST_MAC + PEER_MAC + b"\x08\x00" + header + part)
+    return frames
+
+
+def fragmented_ping(seg, ident, seq, data):
+    """A ping larger than the MTU: the guest must reassemble it and fragment its reply."""
+    for frame in ipv4_fragments(icmp_echo(ident, seq, data), ident=0x7000 + seq):
+        seg.send(frame)
+    parts, total = {}, None
+    for f in seg.frames(3.0):
+        if len(f) < 34 or f[12:14] != b"\x08\x00" or f[23] != 1 or f[26:30] != GUEST_IP:
+            continue
+        ip_len, frag = struct.unpack("!H", f[16:18])[0], struct.unpack("!H", f[20:22])[0]
+        check(checksum(f[14:34]) == 0, "IPv4 header checksum of a reply fragment")
+        offset = (frag & 0x1FFF) * 8
+        parts[offset] = f[34:14 + ip_len]
+        if not frag & 0x2000:
+            total = offset + len(parts[offset])
+        if total is not None and sum(len(p) for p in parts.values()) == total:
+            icmp = b"".join(parts[o] for o in sorted(parts))
+            if icmp[0] == 0 and struct.unpack("!HH", icmp[4:8]) == (ident, seq):
+                check(checksum(icmp) == 0, "ICMP checksum of the reassembled reply")
+                check(icmp[8:] == data, "reassembled echo reply differs from the request")
+                return len(parts)
+            parts, total = {}, None
+    return 0
+
+
 def abuse(seg, rng):
     """Frames a driver must survive: every one of these is dropped somewhere, none may wedge it."""
     # (No empty datagram: QEMU's dgram backend takes one as the end of the link and stops reading.)
@@ -145,6 +182,8 @@ def boot(args, modern):
                 rtt = ping(seg, 0x4242, seq, rng.randbytes(size))
                 check(rtt is not None, f"{kind}: no echo reply to a {size}-byte ping")
                 times.append(rtt)
+            pieces = fragmented_ping(seg, 0x4242, 5, rng.randbytes(4000))
+            check(pieces >= 3, f"{kind}: no reassembled reply to a 4000-byte ping in 3 fragments")
             abuse(seg, rng)
             for f in seg.frames(1.0):  # the reply to the bad-checksum ping must never come
                 check(not (len(f) > 42 and f[12:14] == b"\x08\x00" and f[23] == 1 and f[34] == 0
@@ -165,7 +204,7 @@ def boot(args, modern):
             q.send("poweroff\n")
             check(q.wait_exit(timeout=10) == 0, "poweroff")
             print(f"{kind}: driver counters: {m.group(0).strip()}")
-            print(f"{kind}: ARP and ICMP echo ok before and after {8 + 200 + 300} hostile or bulk frames; "
+            print(f"{kind}: ARP, ICMP echo and a 4000-byte fragmented ping ok before and after {8 + 200 + 300} hostile or bulk frames; "
                   f"ping median {sorted(times)[len(times) // 2]:.2f} ms")
         finally:
             q.kill()
