@@ -2,16 +2,18 @@
 """Network link scenario, below any IP stack: with a virtio-net device on QEMU's user network,
 the kernel finds it in the device tree, reads its MAC, and (boot argument netcheck) sends an
 ARP request for the gateway 10.0.2.2 through the raw driver; slirp's reply must come back
-through the receive interrupt. Run on the legacy (v1) and the modern (v2) virtio-mmio transport."""
+through the receive interrupt. Run on the legacy (v1) and the modern (v2) virtio-mmio transport;
+the second boot also passes a malformed `ip=`, which must leave the interface down (the raw
+driver still works) rather than fall back to DHCP."""
 from harness import Qemu, check, main
 
 SLIRP_GATEWAY_MAC = "52:55:0a:00:02:02"  # slirp's fixed MAC for its virtual hosts (10.0.2.2)
 QEMU_DEFAULT_MAC = "52:54:00:12:34:56"
 
 
-def boot(args, modern):
+def boot(args, modern, append="netcheck"):
     run_args = ["--net"] + (["--virtio-modern"] if modern else [])
-    q = Qemu(args.kernel, cpu=args.cpu, gic=args.gic, el2=args.el2, append="netcheck", run_args=run_args)
+    q = Qemu(args.kernel, cpu=args.cpu, gic=args.gic, el2=args.el2, append=append, run_args=run_args)
     try:
         kind = "modern" if modern else "legacy"
         m = q.expect(rf"virtio-net: (\w+) transport @ 0x([0-9a-f]+) intid (\d+), mac ([0-9a-f:]+), features 0x([0-9a-f]+)")
@@ -27,6 +29,11 @@ def boot(args, modern):
         check(int(m.group(2)) >= 1 and int(m.group(3)) >= 1, f"frame counts {m.group(0)}")
         check(int(m.group(4)) >= 1, "no virtio interrupt was taken")
         print(f"{kind}: gateway {m.group(1)} learned (tx {m.group(2)}, rx {m.group(3)}, irqs {m.group(4)})")
+        if "ip=" in append:  # a malformed address keeps the interface down, loudly, without DHCP
+            q.expect(r"net: ip=10\.0\.2\.15 is not dhcp or A\.B\.C\.D/N\[,gw=A\.B\.C\.D\]; the interface stays down")
+            q.send("log 50\n")
+            q.expect(r"basalt> ")
+            check("net: dhcp" not in q.output, "DHCP ran despite the malformed ip= argument")
         q.send("poweroff\n")
         status = q.wait_exit(timeout=10)
         check(status == 0, f"exit status {status}")
@@ -36,7 +43,7 @@ def boot(args, modern):
 
 def test(args):
     boot(args, modern=False)
-    boot(args, modern=True)
+    boot(args, modern=True, append="netcheck ip=10.0.2.15")  # no prefix: refused
 
 
 if __name__ == "__main__":
