@@ -12,6 +12,7 @@
 #include "power.h"
 #include "version.h"
 #include "audit.h"
+#include "net/net_status.h"
 #include "cap/kcap.h"
 #include "sched/scheduler.h"
 #include "syscall/dispatch.h"
@@ -22,6 +23,7 @@
 #include <drivers/pl011.h>
 #include <drivers/virtio/virtio_net.h>
 #include <ktl/log_ring.h>
+#include <netcfg/ipv4_config.h>
 
 #include <cstdlib>
 #include <string_view>
@@ -85,6 +87,21 @@ void cmd_net(std::string_view) {
                     static_cast<unsigned long long>(s.tx_frames), static_cast<unsigned long long>(s.tx_busy),
                     static_cast<unsigned long long>(s.irqs), static_cast<unsigned long long>(s.rejected),
                     s.broken ? ", queue broken" : "");
+    net::Status st;
+    if (!net::read_status(st)) {
+        console::printf("vn0: status busy, try again\n");
+    } else if (!st.up) {
+        console::printf("vn0: no address\n");
+    } else {
+        char a[16], m[16], g[16];
+        netcfg::format_ipv4(st.address, a, sizeof a);
+        netcfg::format_ipv4(st.netmask, m, sizeof m);
+        netcfg::format_ipv4(st.gateway, g, sizeof g);
+        console::printf("vn0: %s netmask %s gw %s (%s", a, m, g, st.dhcp ? "dhcp" : "static");
+        if (st.dhcp)
+            console::printf(", lease %u s", st.lease_s);
+        console::printf(")\n");
+    }
 }
 
 void cmd_log(std::string_view arg) {

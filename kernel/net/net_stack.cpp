@@ -1,5 +1,6 @@
 #include "net_stack.h"
 
+#include "net_status.h"
 #include "tcp_echo.h"
 #include "virtio_netif.h"
 #include "../bootargs.h"
@@ -22,6 +23,14 @@ uint32_t g_logged_address = 0;
 
 void log_address(struct netif* netif) {
     uint32_t addr = lwip_ntohl(ip4_addr_get_u32(netif_ip4_addr(netif)));
+    Status status;
+    status.up = addr != 0;
+    status.dhcp = status.up && dhcp_supplied_address(netif);
+    status.address = addr;
+    status.netmask = lwip_ntohl(ip4_addr_get_u32(netif_ip4_netmask(netif)));
+    status.gateway = lwip_ntohl(ip4_addr_get_u32(netif_ip4_gw(netif)));
+    status.lease_s = status.dhcp ? netif_dhcp_data(netif)->offered_t0_lease : 0;
+    publish_status(status);
     if (addr == g_logged_address)
         return;
     g_logged_address = addr;

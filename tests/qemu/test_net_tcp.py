@@ -110,6 +110,11 @@ def boot(args, modern, ip_arg):
             check(m.groups()[:4] == ("10.0.2.15", "255.255.255.0", "10.0.2.2", "10.0.2.2"), f"lease {m.group(0)}")
             check(int(m.group(5)) > 0, "lease without a lifetime")
             print(f"dhcp: {m.group(0)}")
+        # The shell sees the interface only through the net task's published status.
+        q.send("net\n")
+        want = "(static)" if ip_arg else "(dhcp, lease 86400 s)"
+        m = q.expect(r"vn0: (.*)\n")
+        check(m.group(1) == f"10.0.2.15 netmask 255.255.255.0 gw 10.0.2.2 {want}", f"shell net: {m.group(0)}")
         rate = exercise(q, port)
         share = idle_share(q)
         print(f"{'modern' if modern else 'legacy'}: echo ok, 4 MiB echoed at {rate / 1e6:.1f} MB/s each way; "
