@@ -27,6 +27,9 @@ void parse(std::string_view args) {
     g_config.fault = dtb::bootarg_value(args, "fault").value_or("");
     g_config.tick_hz = parse_u32(dtb::bootarg_value(args, "hz").value_or(""), 100, 10, 1000);
     g_config.quiet = dtb::bootarg_flag(args, "quiet");
+    g_config.netcheck = dtb::bootarg_flag(args, "netcheck");
+    g_config.ip = dtb::bootarg_value(args, "ip").value_or("");
+    g_config.tcp_echo_port = static_cast<uint16_t>(parse_u32(dtb::bootarg_value(args, "tcp_echo").value_or(""), 0, 1, 65535));
     g_config.ktest = dtb::bootarg_value(args, "ktest").value_or("");
     g_config.mcp_serial = dtb::bootarg_value(args, "mcp").value_or("") == "serial";
     g_config.tools = dtb::bootarg_value(args, "tools").value_or("");

@@ -18,6 +18,9 @@ struct Config {
     std::string_view resources;    // `resources=uri,uri`: MCP resource allowlist (default: every kernel resource)
     uint32_t tool_time_ms = 0;     // `tool_time_ms=N` (1..10000): tighter MCP tool wall-time limit (default 10 s)
     uint32_t tool_output_bytes = 0; // `tool_output_bytes=N` (256..65536): tighter MCP tool output limit (default 64 KiB)
+    bool netcheck = false;         // `netcheck`: ARP request for 10.0.2.2 through the raw driver at boot, answer logged
+    std::string_view ip;           // `ip=dhcp|A.B.C.D/N[,gw=A.B.C.D]`: IPv4 configuration of the NIC (default dhcp)
+    uint16_t tcp_echo_port = 0;    // `tcp_echo=PORT`: TCP echo service on PORT (default off)
     std::string_view ktest;        // `ktest=NAME`: run in-kernel test NAME (or `all`), print results, power off
 };
 

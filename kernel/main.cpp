@@ -18,6 +18,7 @@
 #include "dev/serial_device.h"
 #include "ktest/ktest.h"
 #include "mcpd/serial_task.h"
+#include "net/net_task.h"
 #include "sched/scheduler.h"
 #include "vector/worker.h"
 
@@ -152,6 +153,7 @@ constexpr uint32_t kVectorWorkers = 2;
             panic("sched: cannot create the vector store: %s", ktl::error_name(w.error()));
         worker_args[i].service_slot = kcap::grant_existing(*w, *vector_service, kcap::kWrite).value_or(~0u);
     }
+    net::start();
     KLOG_INFO("sched: starting tasks (tick %u Hz)", bootargs::get().tick_hz);
     sched::start();
 }

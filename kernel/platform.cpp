@@ -288,6 +288,9 @@ ktl::Result<void> probe_devices(const dtb::Blob& blob) {
         }
     }
     probe_psci(blob);
+    auto virtio = probe_virtio(blob);
+    g_info.virtio_devices = virtio.devices;
+    g_info.net_intid = virtio.net_intid;
     return {};
 }
 

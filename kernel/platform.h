@@ -10,6 +10,9 @@ namespace dtb {
 class Blob;
 }
 class Pl011;
+namespace virtio {
+class VirtioNet;
+}
 
 namespace platform {
 
@@ -28,10 +31,14 @@ struct Info {
     uint32_t psci_version = 0;
     size_t devices = 0;
     size_t mapped_regions = 0;
+    size_t virtio_devices = 0; // populated virtio-mmio slots
+    uint32_t net_intid = 0;
 };
 
 const Info& info();
 Pl011* console_uart();
+// The first virtio network device, driven by the net task (nullptr when there is none).
+virtio::VirtioNet* net_device();
 
 // Phase 1 (early MMU on): console UART from /chosen/stdout-path, polled.
 ktl::Result<void> probe_console(const dtb::Blob& blob);
@@ -39,6 +46,12 @@ ktl::Result<void> probe_console(const dtb::Blob& blob);
 ktl::Result<void> map_memory(const dtb::Blob& blob, uintptr_t dtb_addr);
 // Phase 3: interrupt controller, timer, RTC, PSCI; console switched to interrupts.
 ktl::Result<void> probe_devices(const dtb::Blob& blob);
+// Part of phase 3: virtio-mmio slots (`virtio,mmio` nodes); binds the first network device.
+struct VirtioSummary {
+    size_t devices = 0;     // populated slots
+    uint32_t net_intid = 0; // 0 when no network device was bound
+};
+VirtioSummary probe_virtio(const dtb::Blob& blob);
 // The device list for the banner (grouped by compatible).
 void print_devices(const dtb::Blob& blob);
 

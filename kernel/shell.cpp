@@ -12,6 +12,7 @@
 #include "power.h"
 #include "version.h"
 #include "audit.h"
+#include "net/net_status.h"
 #include "cap/kcap.h"
 #include "sched/scheduler.h"
 #include "syscall/dispatch.h"
@@ -20,7 +21,9 @@
 
 #include <drivers/generic_timer.h>
 #include <drivers/pl011.h>
+#include <drivers/virtio/virtio_net.h>
 #include <ktl/log_ring.h>
+#include <netcfg/ipv4_config.h>
 
 #include <cstdlib>
 #include <string_view>
@@ -63,7 +66,42 @@ void cmd_irqs(std::string_view) {
                         static_cast<unsigned long long>(uart->rx_irqs()), static_cast<unsigned long long>(uart->rx_bytes()),
                         static_cast<unsigned long long>(uart->rx_dropped()), static_cast<unsigned long long>(uart->tx_irqs()));
     }
+    if (info.net_intid)
+        console::printf("virtio-net intid %u: %llu\n", info.net_intid, static_cast<unsigned long long>(irq::count(info.net_intid)));
     console::printf("spurious: %llu\n", static_cast<unsigned long long>(irq::spurious_count()));
+}
+
+// Driver counters only: the TCP/IP stack's own state belongs to the net task.
+void cmd_net(std::string_view) {
+    auto* dev = platform::net_device();
+    if (!dev) {
+        console::printf("no network device\n");
+        return;
+    }
+    const uint8_t* m = dev->mac();
+    auto s = dev->stats();
+    console::printf("virtio-net v%u @ 0x%lx mac %02x:%02x:%02x:%02x:%02x:%02x: rx %llu frames (%llu dropped), "
+                    "tx %llu frames (%llu ring full), irqs %llu, device errors %llu%s\n",
+                    dev->transport_version(), static_cast<unsigned long>(dev->base()), m[0], m[1], m[2], m[3], m[4], m[5],
+                    static_cast<unsigned long long>(s.rx_frames), static_cast<unsigned long long>(s.rx_dropped),
+                    static_cast<unsigned long long>(s.tx_frames), static_cast<unsigned long long>(s.tx_busy),
+                    static_cast<unsigned long long>(s.irqs), static_cast<unsigned long long>(s.rejected),
+                    s.broken ? ", queue broken" : "");
+    net::Status st;
+    if (!net::read_status(st)) {
+        console::printf("vn0: status busy, try again\n");
+    } else if (!st.up) {
+        console::printf("vn0: no address\n");
+    } else {
+        char a[16], m[16], g[16];
+        netcfg::format_ipv4(st.address, a, sizeof a);
+        netcfg::format_ipv4(st.netmask, m, sizeof m);
+        netcfg::format_ipv4(st.gateway, g, sizeof g);
+        console::printf("vn0: %s netmask %s gw %s (%s", a, m, g, st.dhcp ? "dhcp" : "static");
+        if (st.dhcp)
+            console::printf(", lease %u s", st.lease_s);
+        console::printf(")\n");
+    }
 }
 
 void cmd_log(std::string_view arg) {
@@ -230,6 +268,7 @@ const Command kCommands[] = {
     { "uptime", "monotonic time and timer interrupt count", cmd_uptime },
     { "date", "UTC wall-clock time (RFC 3339)", cmd_date },
     { "irqs", "interrupt counters", cmd_irqs },
+    { "net", "network device counters", cmd_net },
     { "log", "log [N]: last N kernel log records (default 20)", cmd_log },
     { "oneshot", "oneshot [MS]: one-shot timer deadline test (default 50 ms)", cmd_oneshot },
     { "version", "kernel version and source commit", cmd_version },

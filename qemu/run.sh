@@ -16,12 +16,23 @@
 #                        in this machine's process list while QEMU runs
 #   --role ROLE          the serial line's own role: admin (default), operator, reader, anonymous
 #   --tools a,b          MCP tool allowlist (default: every tool)
+#   --net                a virtio-net NIC on QEMU's user network (guest 10.0.2.15, gateway and
+#                        DHCP 10.0.2.2), with host 127.0.0.1:8080 forwarded to guest port 8080
+#   --hostfwd [ADDR:]HOSTPORT:GUESTPORT
+#                        forward this TCP port instead of 8080 (repeatable; ADDR default
+#                        127.0.0.1; implies --net)
+#   --net-dgram QEMU_SOCK:PEER_SOCK
+#                        instead of the user network, a virtio-net NIC on a Unix datagram link:
+#                        QEMU binds QEMU_SOCK and sends each Ethernet frame as one datagram to
+#                        PEER_SOCK (tests play the other host)
+#   --virtio-modern      virtio-mmio version 2 (default: QEMU's legacy version 1 transport)
 #   --print-command      print the QEMU command line instead of running it
 # Quit QEMU with Ctrl-A X, or type 'poweroff' at the basalt> prompt.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 kernel="$root/build/kernel/basalt.elf"
 cpu=cortex-a72 gic=3 el2=0 memory=512M append="" semihosting=0 print=0 stdio=0
+net=0 hostfwd="" modern=0 dgram=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --kernel) kernel=$2; shift 2 ;;
@@ -44,6 +55,20 @@ while [ $# -gt 0 ]; do
         *) echo "run.sh: --role must be admin, operator, reader or anonymous" >&2; exit 2 ;; esac
       shift 2 ;;
     --tools) append="$append tools=$2"; shift 2 ;;
+    --net) net=1; shift ;;
+    --hostfwd)
+      spec=$2
+      case "$spec" in *:*:*) ;; *) spec="127.0.0.1:$spec" ;; esac
+      IFS=: read -r fwd_addr fwd_host fwd_guest <<<"$spec"
+      for p in "$fwd_host" "$fwd_guest"; do
+        case "$p" in ''|*[!0-9]*) echo "run.sh: --hostfwd takes [ADDR:]HOSTPORT:GUESTPORT" >&2; exit 2 ;; esac
+      done
+      hostfwd="$hostfwd,hostfwd=tcp:$fwd_addr:$fwd_host-:$fwd_guest"
+      net=1; shift 2 ;;
+    --net-dgram)
+      case "$2" in *:*) dgram=$2 ;; *) echo "run.sh: --net-dgram takes QEMU_SOCK:PEER_SOCK" >&2; exit 2 ;; esac
+      shift 2 ;;
+    --virtio-modern) modern=1; shift ;;
     --print-command) print=1; shift ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
@@ -57,6 +82,18 @@ machine="virt,gic-version=$gic"
 [ $el2 = 1 ] && machine="$machine,virtualization=on"
 args=(qemu-system-aarch64 -M "$machine" -cpu "$cpu" -m "$memory" -smp 1
       -kernel "$kernel" -nic none -display none -monitor none)
+# -nic none drops virt's default PCI NIC (its ROM is not shipped by Debian); the network, when
+# asked for, is a virtio-mmio device on QEMU's user-mode stack.
+if [ $net = 1 ]; then
+  [ -n "$hostfwd" ] || hostfwd=",hostfwd=tcp:127.0.0.1:8080-:8080"
+  args+=(-netdev "user,id=n0$hostfwd" -device virtio-net-device,netdev=n0)
+fi
+if [ -n "$dgram" ]; then
+  [ $net = 0 ] || { echo "run.sh: --net-dgram excludes --net/--hostfwd" >&2; exit 2; }
+  args+=(-netdev "dgram,id=n0,local.type=unix,local.path=${dgram%%:*},remote.type=unix,remote.path=${dgram#*:}"
+         -device virtio-net-device,netdev=n0)
+fi
+[ $modern = 1 ] && args+=(-global virtio-mmio.force-legacy=false)
 # On a terminal, mon:stdio gives Ctrl-A X (quit) and passes Ctrl-C to the guest. In --stdio
 # mode the line must carry the protocol only: no monitor multiplexing.
 if [ -t 0 ] && [ $stdio = 0 ]; then args+=(-serial mon:stdio); else args+=(-serial stdio); fi

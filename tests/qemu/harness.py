@@ -21,9 +21,11 @@ def check(condition, message):
 
 
 class Qemu:
-    def __init__(self, kernel, cpu="cortex-a72", gic=3, el2=False, append="", semihosting=True, memory="512M"):
+    def __init__(self, kernel, cpu="cortex-a72", gic=3, el2=False, append="", semihosting=True, memory="512M",
+                 run_args=()):
+        """run_args: further qemu/run.sh options (e.g. ["--net", "--hostfwd", "5555:80"])."""
         cmd = [os.path.join(ROOT, "qemu", "run.sh"), "--kernel", kernel, "--cpu", cpu, "--gic", str(gic),
-               "--memory", memory]
+               "--memory", memory, *run_args]
         if el2:
             cmd.append("--el2")
         if semihosting:

@@ -1,0 +1,127 @@
+#include "net_task.h"
+
+#include "arp_probe.h"
+#include "net_stack.h"
+#include "virtio_netif.h"
+#include "../bootargs.h"
+#include "../cap/kcap.h"
+#include "../ipc/sync.h"
+#include "../log.h"
+#include "../panic.h"
+#include "../platform.h"
+#include "../syscall/sys.h"
+
+#include <drivers/virtio/virtio_net.h>
+
+#include <lwip/timeouts.h>
+
+namespace net {
+namespace {
+
+struct Args {
+    virtio::VirtioNet* dev = nullptr;
+    uint32_t wake = ~0u; // Event capability: signalled by the device interrupt
+};
+
+constexpr uint64_t kMs = 1000000ull;
+constexpr size_t kRxBudget = 32; // receive completions per round before timers get a turn
+constexpr uint32_t kProbeTries = 3;
+
+Args g_args;
+ipc::Event g_wake(true);
+
+int64_t wait_for_device(uint32_t wake, uint64_t timeout_ns) {
+    return sys::call(sys::Number::event_wait, wake, timeout_ns);
+}
+
+void on_probe_frame(void* ctx, const uint8_t* frame, size_t len) {
+    arp_probe_match(*static_cast<ArpProbe*>(ctx), frame, len);
+}
+
+void run_arp_probe(const Args& a) {
+    ArpProbe probe { 0x0a00020f, 0x0a000202 }; // 10.0.2.15 asks for 10.0.2.2 (QEMU user network)
+    for (uint32_t attempt = 1; attempt <= kProbeTries && !probe.answered; ++attempt) {
+        if (!arp_probe_send(*a.dev, probe)) {
+            KLOG_WARN("netcheck: no transmit buffer");
+            return;
+        }
+        uint64_t deadline = sys::clock_ns() + 500 * kMs;
+        while (!probe.answered) {
+            uint64_t now = sys::clock_ns();
+            if (now >= deadline)
+                break;
+            wait_for_device(a.wake, deadline - now);
+            a.dev->receive(on_probe_frame, &probe, kRxBudget);
+        }
+    }
+    auto s = a.dev->stats();
+    if (!probe.answered) {
+        KLOG_ERROR("netcheck: no ARP reply from 10.0.2.2 (tx %llu, rx %llu, irqs %llu)",
+                   static_cast<unsigned long long>(s.tx_frames), static_cast<unsigned long long>(s.rx_frames),
+                   static_cast<unsigned long long>(s.irqs));
+        return;
+    }
+    const uint8_t* m = probe.target_mac;
+    KLOG_INFO("netcheck: 10.0.2.2 is at %02x:%02x:%02x:%02x:%02x:%02x (tx %llu, rx %llu, irqs %llu)", m[0], m[1], m[2],
+              m[3], m[4], m[5], static_cast<unsigned long long>(s.tx_frames),
+              static_cast<unsigned long long>(s.rx_frames), static_cast<unsigned long long>(s.irqs));
+}
+
+void drop_frame(void*, const uint8_t*, size_t) {}
+
+// Without a stack the device is still drained, so the receive ring never stalls.
+[[noreturn]] void run_without_stack(const Args& a) {
+    for (;;) {
+        wait_for_device(a.wake, 0);
+        a.dev->receive(drop_frame, nullptr, kRxBudget);
+        a.dev->reclaim_tx();
+    }
+}
+
+// The loop: frames in, lwIP timers, then sleep until the device interrupts or the next lwIP
+// timeout is due. A full receive budget means more frames may wait: go round without sleeping
+// (yielding to equal-priority tasks) instead.
+int64_t task_main(void* arg) {
+    const Args& a = *static_cast<const Args*>(arg);
+    if (bootargs::get().netcheck)
+        run_arp_probe(a);
+    struct netif* netif = stack_start(*a.dev);
+    if (!netif)
+        run_without_stack(a);
+    for (;;) {
+        size_t taken = virtio_netif_poll(netif, kRxBudget);
+        sys_check_timeouts();
+        if (taken == kRxBudget) {
+            sys::yield();
+            continue;
+        }
+        u32_t sleep_ms = sys_timeouts_sleeptime();
+        if (sleep_ms == 0)
+            continue;
+        // event_wait's 0 means "forever", which is what an empty timer list asks for.
+        wait_for_device(a.wake, sleep_ms == SYS_TIMEOUTS_SLEEPTIME_INFINITE ? 0 : uint64_t(sleep_ms) * kMs);
+    }
+}
+
+} // namespace
+
+void start() {
+    virtio::VirtioNet* dev = platform::net_device();
+    if (!dev)
+        return;
+    auto wake = kcap::register_object(kcap::ObjectType::Event, &g_wake);
+    if (!wake)
+        panic("cap: cannot register the net wake event");
+    g_args.dev = dev;
+    auto t = sched::create("net", task_main, &g_args, sched::CreateOptions { 17, true });
+    if (!t)
+        panic("sched: cannot create the net task: %s", ktl::error_name(t.error()));
+    // Without its wake event the task could only spin: refuse to run it that way.
+    auto slot = kcap::grant_existing(*t, *wake, kcap::kRead);
+    if (!slot)
+        panic("cap: cannot grant the net task its wake event: %s", ktl::error_name(slot.error()));
+    g_args.wake = *slot;
+    dev->set_notify([](void*) { g_wake.signal(); }, nullptr);
+}
+
+} // namespace net

@@ -1,0 +1,25 @@
+/* lwIP's compiler and platform hooks for Basalt (lwIP 2.1.3, src/include/lwip/arch.h).
+ * Freestanding AArch64, little-endian; picolibc supplies stdint, inttypes, limits, string.
+ * Diagnostics go to the kernel log; a failed lwIP assertion is a kernel bug and panics.
+ * The hooks are implemented in kernel/net/lwip_port.cpp. */
+#ifndef BASALT_LWIP_ARCH_CC_H
+#define BASALT_LWIP_ARCH_CC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+void basalt_lwip_diag(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+void basalt_lwip_assert(const char* message, const char* file, int line) __attribute__((noreturn));
+uint32_t basalt_lwip_rand(void);
+#ifdef __cplusplus
+}
+#endif
+
+#define LWIP_PLATFORM_DIAG(x) do { basalt_lwip_diag x; } while (0)
+#define LWIP_PLATFORM_ASSERT(x) basalt_lwip_assert((x), __FILE__, __LINE__)
+#define LWIP_RAND() basalt_lwip_rand()
+
+#endif /* BASALT_LWIP_ARCH_CC_H */

@@ -1,0 +1,84 @@
+/* lwIP configuration for Basalt (lwIP 2.1.3, src/include/lwip/opt.h lists every option).
+ *
+ * Threading model: NO_SYS=1, raw (callback) API only. One kernel task, the net task
+ * (kernel/net/net_task.cpp), owns lwIP and the virtio-net driver: it feeds received frames
+ * in, runs lwIP's timers and sleeps on an event until the device interrupts or the next timer
+ * is due. Nothing else calls into lwIP, so it needs no locks, no OS semaphores or mailboxes
+ * (sys_arch) and no tcpip thread; interrupt handlers never touch it (they only wake the task).
+ * Other tasks will reach the network through network-endpoint capabilities served by the net
+ * task, as the rest of the kernel reaches its objects. The socket and netconn APIs would need
+ * a blocking OS layer and a second copy of the stack's state per caller; an appliance serving
+ * one protocol on a few ports does not need them.
+ *
+ * Memory: all pools are static and bounded, sized for a small appliance (a handful of
+ * concurrent TCP connections, 1500-byte MTU). lwIP's heap (MEM_SIZE) is its own static array,
+ * not the kernel heap.
+ */
+#ifndef BASALT_LWIPOPTS_H
+#define BASALT_LWIPOPTS_H
+
+#define NO_SYS                      1
+#define SYS_LIGHTWEIGHT_PROT        0
+#define LWIP_TIMERS                 1
+#define LWIP_SOCKET                 0
+#define LWIP_NETCONN                0
+
+#define LWIP_IPV4                   1
+#define LWIP_IPV6                   0
+#define LWIP_ARP                    1
+#define LWIP_ETHERNET               1
+#define LWIP_ICMP                   1
+#define LWIP_RAW                    0
+#define LWIP_UDP                    1
+#define LWIP_TCP                    1
+#define LWIP_DHCP                   1
+#define LWIP_AUTOIP                 0
+#define LWIP_IGMP                   0
+#define LWIP_DNS                    0
+#define IP_REASSEMBLY               1
+#define IP_FRAG                     1
+
+#define LWIP_NETIF_STATUS_CALLBACK  1
+#define LWIP_NETIF_HOSTNAME         1
+#define LWIP_SINGLE_NETIF           1
+
+/* Memory: static pools only. */
+#define MEM_LIBC_MALLOC             0
+#define MEMP_MEM_MALLOC             0
+#define MEM_ALIGNMENT               8
+#define MEM_SIZE                    (64 * 1024)
+#define MEMP_NUM_PBUF               32
+#define MEMP_NUM_UDP_PCB            4
+#define MEMP_NUM_TCP_PCB            16
+#define MEMP_NUM_TCP_PCB_LISTEN     4
+#define MEMP_NUM_TCP_SEG            64
+#define MEMP_NUM_REASSDATA          4
+#define MEMP_NUM_FRAG_PBUF          8
+#define MEMP_NUM_ARP_QUEUE          16
+#define PBUF_POOL_SIZE              64
+#define ARP_TABLE_SIZE              8
+#define ARP_QUEUEING                1
+
+/* TCP: 1500-byte MTU, windows of eight segments. */
+#define TCP_MSS                     1460
+#define TCP_WND                     (8 * TCP_MSS)
+#define TCP_SND_BUF                 (8 * TCP_MSS)
+#define TCP_SND_QUEUELEN            (4 * TCP_SND_BUF / TCP_MSS)
+#define TCP_QUEUE_OOSEQ             1
+#define LWIP_TCP_KEEPALIVE          1
+
+/* Checksums in software (the driver negotiates no offload). */
+#define CHECKSUM_GEN_IP             1
+#define CHECKSUM_GEN_UDP            1
+#define CHECKSUM_GEN_TCP            1
+#define CHECKSUM_GEN_ICMP           1
+#define CHECKSUM_CHECK_IP           1
+#define CHECKSUM_CHECK_UDP          1
+#define CHECKSUM_CHECK_TCP          1
+#define CHECKSUM_CHECK_ICMP         1
+
+#define LWIP_STATS                  1
+#define LWIP_STATS_DISPLAY          0
+#define LWIP_DEBUG                  0
+
+#endif /* BASALT_LWIPOPTS_H */

@@ -1,0 +1,17 @@
+#pragma once
+// lwIP network interface over the virtio-net driver. Runs in the net task only.
+#include <cstddef>
+
+#include <lwip/err.h>
+
+struct netif;
+
+namespace net {
+
+// netif_add() init function; netif->state must be the virtio::VirtioNet.
+err_t virtio_netif_init(struct netif* netif);
+// Feeds up to `budget` receive completions into lwIP and reclaims finished transmissions;
+// returns the number taken (budget: there may be more).
+size_t virtio_netif_poll(struct netif* netif, size_t budget);
+
+} // namespace net

@@ -1,0 +1,88 @@
+// virtio-mmio discovery: QEMU virt lists 32 `virtio,mmio` slots in the device tree, most of
+// them empty (device ID 0). Each populated slot is identified through its own registers; the
+// first network device is bound to the virtio-net driver and its interrupt routed from the
+// slot's `interrupts` property.
+#include "platform.h"
+
+#include "irq.h"
+#include "log.h"
+#include "mm/pmm.h"
+
+#include <drivers/virtio/virtio_mmio.h>
+#include <drivers/virtio/virtio_net.h>
+#include <dtb/dtb.h>
+
+#include <cstring>
+
+namespace platform {
+namespace {
+
+constexpr size_t kMaxSlots = 64; // bound on the walk; QEMU virt has 32
+
+virtio::VirtioNet* g_net = nullptr;
+
+// Device memory for rings and buffers: whole pages from the page allocator, owned by the kernel
+// (owner 0) for the life of the system. The kernel maps RAM 1:1, so the address is physical.
+ktl::Result<uintptr_t> dma_alloc(size_t bytes) {
+    unsigned order = 0;
+    while ((4096ull << order) < bytes && order < 10)
+        ++order;
+    if ((4096ull << order) < bytes)
+        return ktl::Error::NoMemory;
+    uint64_t addr = TRY(pmm::alloc_pages(order, 0));
+    memset(reinterpret_cast<void*>(addr), 0, 4096ull << order);
+    return static_cast<uintptr_t>(addr);
+}
+
+uint32_t bind_net(const dtb::Blob& blob, dtb::Node node, const virtio::VirtioMmio& dev) {
+    auto irq_spec = blob.interrupt(node, 0);
+    if (!irq_spec) {
+        KLOG_WARN("virtio-net @ 0x%lx: no interrupt in the device tree; not used", static_cast<unsigned long>(dev.base()));
+        return 0;
+    }
+    auto net = virtio::VirtioNet::create(dev, dma_alloc);
+    if (!net) {
+        KLOG_WARN("virtio-net @ 0x%lx: %s", static_cast<unsigned long>(dev.base()), ktl::error_name(net.error()));
+        return 0;
+    }
+    // QEMU drives the line as a level (high while InterruptStatus is non-zero); the handler
+    // acknowledges before the end of interrupt, so level triggering never loses a wake-up.
+    if (auto r = irq::attach(irq_spec->intid(), virtio::VirtioNet::irq_entry, *net, false); !r) {
+        KLOG_WARN("virtio-net: intid %u: %s", irq_spec->intid(), ktl::error_name(r.error()));
+        return 0;
+    }
+    g_net = *net;
+    const uint8_t* m = g_net->mac();
+    KLOG_INFO("virtio-net: %s transport @ 0x%lx intid %u, mac %02x:%02x:%02x:%02x:%02x:%02x, features 0x%llx",
+              dev.legacy() ? "legacy" : "modern", static_cast<unsigned long>(dev.base()), irq_spec->intid(), m[0], m[1],
+              m[2], m[3], m[4], m[5], static_cast<unsigned long long>(g_net->features()));
+    return irq_spec->intid();
+}
+
+} // namespace
+
+virtio::VirtioNet* net_device() { return g_net; }
+
+VirtioSummary probe_virtio(const dtb::Blob& blob) {
+    VirtioSummary summary;
+    std::optional<dtb::Node> node = blob.find_compatible("virtio,mmio");
+    for (size_t i = 0; node && i < kMaxSlots; ++i, node = blob.find_compatible("virtio,mmio", node)) {
+        if (auto status = blob.string(*node, "status"); status && *status != "okay" && *status != "ok")
+            continue;
+        auto reg = blob.reg(*node, 0);
+        if (!reg)
+            continue;
+        auto dev = virtio::VirtioMmio::probe(reg->base, reg->size);
+        if (!dev) {
+            if (dev.error() != ktl::Error::NotFound)
+                KLOG_WARN("virtio @ 0x%lx: %s", static_cast<unsigned long>(reg->base), ktl::error_name(dev.error()));
+            continue;
+        }
+        ++summary.devices;
+        if (dev->device_type() == virtio::DeviceType::Net && !g_net)
+            summary.net_intid = bind_net(blob, *node, *dev);
+    }
+    return summary;
+}
+
+} // namespace platform

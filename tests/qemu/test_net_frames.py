@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""Frame-level scenario: the test is the other host on the guest's Ethernet segment. QEMU
+carries the virtio-net NIC's frames as Unix datagrams to this script, which speaks raw
+Ethernet: it asks for the guest's MAC by ARP, pings it (ICMP echo through lwIP; one ping of 4000
+bytes in three IPv4 fragments, answered in fragments), then throws
+runt, oversized, truncated and random frames and a burst larger than the receive ring at it,
+and checks that the guest still answers, on the legacy and the modern transport."""
+import os
+import random
+import select
+import socket
+import struct
+import tempfile
+import time
+
+from harness import Qemu, check, main
+
+GUEST_IP = bytes([192, 168, 50, 2])
+PEER_IP = bytes([192, 168, 50, 1])
+PEER_MAC = bytes([0x02, 0x00, 0x00, 0x00, 0x00, 0x01])
+GUEST_MAC = bytes([0x52, 0x54, 0x00, 0x12, 0x34, 0x56])  # QEMU's default for the first NIC
+BROADCAST = b"\xff" * 6
+
+
+def checksum(data):
+    if len(data) % 2:
+        data += b"\0"
+    total = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return ~total & 0xFFFF
+
+
+def arp_frame(op, target_mac, target_ip):
+    arp = struct.pack("!HHBBH6s4s6s4s", 1, 0x0800, 6, 4, op, PEER_MAC, PEER_IP, target_mac, target_ip)
+    return (BROADCAST if op == 1 else target_mac) + PEER_MAC + b"\x08\x06" + arp
+
+
+def ipv4_frame(dst_mac, proto, payload, ident=1):
+    header = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(payload), ident, 0, 64, proto, 0, PEER_IP, GUEST_IP)
+    header = header[:10] + struct.pack("!H", checksum(header)) + header[12:]
+    return dst_mac + PEER_MAC + b"\x08\x00" + header + payload
+
+
+def icmp_echo(ident, seq, data):
+    body = struct.pack("!BBHHH", 8, 0, 0, ident, seq) + data
+    return body[:2] + struct.pack("!H", checksum(body)) + body[4:]
+
+
+class Segment:
+    """This script's end of the datagram link."""
+
+    def __init__(self, directory):
+        self.qemu_path = os.path.join(directory, "qemu.sock")
+        self.peer_path = os.path.join(directory, "peer.sock")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.peer_path)
+        self.sock.setblocking(False)
+
+    def send(self, frame):
+        # QEMU stops reading while the guest's receive ring is full: wait for room (bounded).
+        deadline = time.monotonic() + 5.0
+        while True:
+            try:
+                self.sock.sendto(frame, self.qemu_path)
+                return
+            except BlockingIOError:
+                check(time.monotonic() < deadline, "QEMU stopped taking frames for 5 s (receive ring stuck?)")
+                time.sleep(0.005)
+
+    def frames(self, timeout):
+        """Yields received frames until timeout; answers the guest's ARP requests for PEER_IP."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([self.sock], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                continue
+            frame = self.sock.recv(65536)
+            if len(frame) >= 42 and frame[12:14] == b"\x08\x06" and frame[20:22] == b"\x00\x01" and frame[38:42] == PEER_IP:
+                self.send(arp_frame(2, frame[6:12], frame[28:32]))
+            yield frame
+
+
+def resolve_guest(seg, kind):
+    seg.send(arp_frame(1, b"\0" * 6, GUEST_IP))
+    for f in seg.frames(3.0):
+        if len(f) >= 42 and f[12:14] == b"\x08\x06" and f[20:22] == b"\x00\x02" and f[28:32] == GUEST_IP:
+            check(f[0:6] == PEER_MAC, f"ARP reply to {f[0:6].hex(':')}")
+            check(f[22:28] == GUEST_MAC and f[6:12] == GUEST_MAC, f"ARP reply names {f[22:28].hex(':')}")
+            check(f[32:38] == PEER_MAC and f[38:42] == PEER_IP, "ARP reply target fields")
+            return
+    check(False, f"{kind}: no ARP reply from the guest")
+
+
+def ping(seg, ident, seq, data):
+    """Sends one echo request; returns the round trip in ms, or None without a valid reply."""
+    started = time.monotonic()
+    seg.send(ipv4_frame(GUEST_MAC, 1, icmp_echo(ident, seq, data), ident=seq))
+    for f in seg.frames(2.0):
+        if len(f) < 42 or f[12:14] != b"\x08\x00" or f[23] != 1:
+            continue
+        ihl = (f[14] & 0xF) * 4
+        ip, icmp = f[14:14 + ihl], f[14 + ihl:14 + struct.unpack("!H", f[16:18])[0]]
+        if icmp[0] != 0 or struct.unpack("!HH", icmp[4:8]) != (ident, seq):
+            continue
+        check(ip[12:16] == GUEST_IP and ip[16:20] == PEER_IP, "echo reply addresses")
+        check(checksum(ip) == 0, "IPv4 header checksum of the reply")
+        check(checksum(icmp) == 0, "ICMP checksum of the reply")
+        check(icmp[8:] == data, f"echo reply carries {len(icmp) - 8} bytes, not the {len(data)} sent")
+        return (time.monotonic() - started) * 1000
+    return None
+
+
+def ipv4_fragments(payload, ident, proto=1, mtu_payload=1480):
+    frames = []
+    for offset in range(0, len(payload), mtu_payload):
+        part = payload[offset:offset + mtu_payload]
+        more = offset + mtu_payload < len(payload)
+        flags_frag = (0x2000 if more else 0) | (offset // 8)
+        header = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(part), ident, flags_frag, 64, proto, 0, PEER_IP, GUEST_IP)
+        header = header[:10] + struct.pack("!H", checksum(header)) + header[12:]
+        frames.append(GUEST_MAC + PEER_MAC + b"\x08\x00" + header + part)
+    return frames
+
+
+def fragmented_ping(seg, ident, seq, data):
+    """A ping larger than the MTU: the guest must reassemble it and fragment its reply."""
+    for frame in ipv4_fragments(icmp_echo(ident, seq, data), ident=0x7000 + seq):
+        seg.send(frame)
+    parts, total = {}, None
+    for f in seg.frames(3.0):
+        if len(f) < 34 or f[12:14] != b"\x08\x00" or f[23] != 1 or f[26:30] != GUEST_IP:
+            continue
+        ip_len, frag = struct.unpack("!H", f[16:18])[0], struct.unpack("!H", f[20:22])[0]
+        check(checksum(f[14:34]) == 0, "IPv4 header checksum of a reply fragment")
+        offset = (frag & 0x1FFF) * 8
+        parts[offset] = f[34:14 + ip_len]
+        if not frag & 0x2000:
+            total = offset + len(parts[offset])
+        if total is not None and sum(len(p) for p in parts.values()) == total:
+            icmp = b"".join(parts[o] for o in sorted(parts))
+            if icmp[0] == 0 and struct.unpack("!HH", icmp[4:8]) == (ident, seq):
+                check(checksum(icmp) == 0, "ICMP checksum of the reassembled reply")
+                check(icmp[8:] == data, "reassembled echo reply differs from the request")
+                return len(parts)
+            parts, total = {}, None
+    return 0
+
+
+def abuse(seg, rng):
+    """Frames a driver must survive: every one of these is dropped somewhere, none may wedge it."""
+    # (No empty datagram: QEMU's dgram backend takes one as the end of the link and stops reading.)
+    seg.send(b"\x01")                                         # one byte
+    seg.send(GUEST_MAC + PEER_MAC)                            # no EtherType
+    seg.send(GUEST_MAC + PEER_MAC + b"\x08\x00" + b"\x45")    # IPv4 header cut short
+    seg.send(GUEST_MAC + PEER_MAC + b"\x08\x06" + b"\0" * 10) # ARP cut short
+    seg.send(GUEST_MAC + PEER_MAC + b"\x08\x00" + rng.randbytes(1500))  # full-size garbage IPv4
+    seg.send(GUEST_MAC + PEER_MAC + b"\x08\x00" + rng.randbytes(4000))  # larger than a receive buffer
+    seg.send(rng.randbytes(9000))                             # jumbo noise
+    bad = bytearray(ipv4_frame(GUEST_MAC, 1, icmp_echo(7, 7, b"bad checksum")))
+    bad[-1] ^= 0xFF
+    seg.send(bytes(bad))                                      # ICMP with a wrong checksum: no reply
+    for _ in range(200):                                      # random frames of random sizes
+        seg.send(rng.randbytes(rng.randint(1, 1600)))
+    for i in range(300):                                      # a burst larger than the 64-buffer ring
+        seg.send(ipv4_frame(GUEST_MAC, 17, struct.pack("!HHHH", 1000, 9, 8, 0), ident=i))
+
+
+def boot(args, modern):
+    kind = "modern" if modern else "legacy"
+    rng = random.Random(0xBA5A17 + modern)
+    with tempfile.TemporaryDirectory(prefix="basalt-net-") as d:
+        seg = Segment(d)
+        run_args = ["--net-dgram", f"{seg.qemu_path}:{seg.peer_path}"] + (["--virtio-modern"] if modern else [])
+        q = Qemu(args.kernel, cpu=args.cpu, gic=args.gic, el2=args.el2, append="ip=192.168.50.2/24",
+                 run_args=run_args)
+        try:
+            q.expect(r"net: static address 192\.168\.50\.2 netmask 255\.255\.255\.0 gw 0\.0\.0\.0\n")
+            resolve_guest(seg, kind)
+            times = []
+            for seq, size in enumerate((0, 56, 1472)):
+                rtt = ping(seg, 0x4242, seq, rng.randbytes(size))
+                check(rtt is not None, f"{kind}: no echo reply to a {size}-byte ping")
+                times.append(rtt)
+            pieces = fragmented_ping(seg, 0x4242, 5, rng.randbytes(4000))
+            check(pieces >= 3, f"{kind}: no reassembled reply to a 4000-byte ping in 3 fragments")
+            abuse(seg, rng)
+            for f in seg.frames(1.0):  # the reply to the bad-checksum ping must never come
+                check(not (len(f) > 42 and f[12:14] == b"\x08\x00" and f[23] == 1 and f[34] == 0
+                           and f[38:42] == b"\x00\x07\x00\x07"), "the guest answered an ICMP echo with a bad checksum")
+            for seq in range(10, 20):
+                rtt = ping(seg, 0x4242, seq, rng.randbytes(64))
+                check(rtt is not None, f"{kind}: the guest stopped answering after the abuse (ping {seq})")
+                times.append(rtt)
+            q.send("net\n")
+            m = q.expect(r"virtio-net v(\d) @ 0x[0-9a-f]+ mac [0-9a-f:]+: rx (\d+) frames \((\d+) dropped\), "
+                         r"tx (\d+) frames \((\d+) ring full\), irqs (\d+), device errors (\d+)\n")
+            rx, dropped, tx, irqs, errors = (int(m.group(i)) for i in (2, 3, 4, 6, 7))
+            check(m.group(1) == ("2" if modern else "1"), f"transport version {m.group(1)}")
+            check(rx >= 500, f"only {rx} frames received")
+            check(tx >= 14, f"only {tx} frames sent")
+            check(errors == 0, f"{errors} used-ring entries rejected from an honest device")
+            check(0 < irqs <= rx + tx, f"{irqs} interrupts for {rx + tx} frames")
+            q.send("poweroff\n")
+            check(q.wait_exit(timeout=10) == 0, "poweroff")
+            print(f"{kind}: driver counters: {m.group(0).strip()}")
+            print(f"{kind}: ARP, ICMP echo and a 4000-byte fragmented ping ok before and after {8 + 200 + 300} hostile or bulk frames; "
+                  f"ping median {sorted(times)[len(times) // 2]:.2f} ms")
+        finally:
+            q.kill()
+
+
+def test(args):
+    boot(args, modern=False)
+    boot(args, modern=True)
+
+
+if __name__ == "__main__":
+    main(test)
