@@ -45,8 +45,8 @@ const char* kUpsertIn = R"({"type":"object","properties":{"collection":)" NAME_S
                         R"("ids":{"type":"array","minItems":1,"maxItems":4096,"items":)" ID_SCHEMA R"(},)"
                         R"("vectors":{"type":"array","maxItems":4096,"description":"one row per id",)"
                         R"("items":{"type":"array","maxItems":4096,"items":)" COMPONENT_SCHEMA R"(}},)"
-                        R"("vectors_f32":{"type":"string","maxLength":1048576,)"
-                        R"("description":"instead of vectors: base64 of the rows as little-endian float32, row-major"}},)"
+                        R"("vectors_f32":{"type":"array","minItems":1,"maxItems":64,"items":{"type":"string","maxLength":65536},)"
+                        R"("description":"instead of vectors: base64 strings of whole rows of little-endian float32, in order"}},)"
                         R"("required":["collection","ids"],"additionalProperties":false})";
 const char* kUpsertOut = R"({"type":"object","properties":{"upserted":{"type":"integer"},"requested":{"type":"integer"},)"
                          R"("count":{"type":"integer"}},"required":["upserted","requested"]})";

@@ -19,55 +19,93 @@ constexpr size_t kMaxBatch = 4096;
 constexpr uint32_t kChunkFloats = 4096; // floats per vec_insert (16 KiB)
 constexpr uint32_t kMaxChunk = 64;      // vectors per vec_insert: progress and cancellation granularity
 
-// Where the rows come from: JSON arrays or one base64 string of float32 rows.
+// Where the rows come from: JSON arrays, or base64 strings of whole float32 rows read in order
+// (the JSON reader caps one string at 64 KiB, so a large batch comes as several strings).
 class Rows {
 public:
-    Rows(const json::Value& vectors, std::string_view f32, uint32_t dim)
-        : m_vectors(vectors), m_row(vectors.valid() ? vectors.first() : json::Value()), m_b64(f32), m_dim(dim) {}
+    Rows(const json::Value& vectors, const json::Value& f32, uint32_t dim)
+        : m_row(vectors.valid() ? vectors.first() : json::Value()), m_string(f32.valid() ? f32.first() : json::Value()),
+          m_json(vectors.valid()), m_dim(dim) {}
 
     // Next `count` rows into out; false on a malformed row.
     bool next(float* out, size_t count) {
-        if (m_vectors.valid()) {
-            for (size_t r = 0; r < count; ++r, m_row = m_row.next_sibling()) {
-                if (!m_row.valid() || !m_row.is_array() || m_row.size() != m_dim)
-                    return false;
-                uint32_t i = 0;
-                for (json::Value v = m_row.first(); v.valid() && i < m_dim; v = v.next_sibling()) {
-                    auto f = v.as_float();
-                    if (!f)
-                        return false;
-                    out[r * m_dim + i++] = *f;
-                }
-            }
-            return true;
-        }
-        // Little-endian float32 (both AArch64 and the x86 host are little-endian).
-        size_t bytes = count * m_dim * sizeof(float);
-        if (m_b64.read(reinterpret_cast<uint8_t*>(out), bytes) != bytes)
-            return false;
-        for (size_t i = 0; i < count * m_dim; ++i)
-            if (!__builtin_isfinite(out[i]))
+        for (size_t r = 0; r < count; ++r)
+            if (!(m_json ? json_row(out + r * m_dim) : binary_row(out + r * m_dim)))
                 return false;
         return true;
     }
 
 private:
-    json::Value m_vectors;
+    bool json_row(float* out) {
+        json::Value row = m_row;
+        m_row = m_row.valid() ? m_row.next_sibling() : m_row;
+        if (!row.is_array() || row.size() != m_dim)
+            return false;
+        uint32_t i = 0;
+        for (json::Value v = row.first(); v.valid() && i < m_dim; v = v.next_sibling()) {
+            auto f = v.as_float();
+            if (!f)
+                return false;
+            out[i++] = *f;
+        }
+        return i == m_dim;
+    }
+
+    // Little-endian float32 (AArch64 and the x86 host alike). A row never straddles strings:
+    // check_batch() made every string a whole number of rows.
+    bool binary_row(float* out) {
+        const size_t bytes = m_dim * sizeof(float);
+        while (m_left == 0) {
+            if (!m_string.valid())
+                return false;
+            auto text = m_string.plain_string();
+            m_string = m_string.next_sibling();
+            if (!text)
+                return false;
+            m_b64 = ktl::Base64Reader(*text);
+            m_left = m_b64.decoded_size();
+        }
+        if (m_left < bytes || m_b64.read(reinterpret_cast<uint8_t*>(out), bytes) != bytes)
+            return false;
+        m_left -= bytes;
+        for (uint32_t i = 0; i < m_dim; ++i)
+            if (!__builtin_isfinite(out[i]))
+                return false;
+        return true;
+    }
+
     json::Value m_row;
-    ktl::Base64Reader m_b64;
+    json::Value m_string;
+    ktl::Base64Reader m_b64 { std::string_view() };
+    size_t m_left = 0;
+    bool m_json;
     uint32_t m_dim;
 };
 
 // Whole-batch check before anything is stored: shape, sizes, every value finite.
-bool check_batch(const json::Value& vectors, std::string_view f32, size_t n, uint32_t dim, float* chunk, uint32_t per_chunk,
-                 mcp::ToolError& err) {
+bool check_batch(const json::Value& vectors, const json::Value& f32, size_t n, uint32_t dim, float* chunk,
+                 uint32_t per_chunk, mcp::ToolError& err) {
     if (vectors.valid() && vectors.size() != n) {
         err = { mcp::ErrorCode::ValidationFailed, "vectors must have one row per id", "count_mismatch" };
         return false;
     }
-    if (!vectors.valid() && ktl::Base64Reader(f32).decoded_size() != n * dim * sizeof(float)) {
-        err = { mcp::ErrorCode::ValidationFailed, "vectors_f32 must hold ids x dim float32 values in base64", "count_mismatch" };
-        return false;
+    if (f32.valid()) {
+        size_t total = 0;
+        const size_t row_bytes = dim * sizeof(float);
+        for (json::Value s = f32.first(); s.valid(); s = s.next_sibling()) {
+            auto text = s.plain_string();
+            size_t bytes = text ? ktl::Base64Reader(*text).decoded_size() : 0;
+            if (!text || bytes == 0 || bytes % row_bytes != 0) {
+                err = { mcp::ErrorCode::ValidationFailed, "each vectors_f32 string must be whole float32 rows in base64",
+                        "invalid_vector" };
+                return false;
+            }
+            total += bytes;
+        }
+        if (total != n * row_bytes) {
+            err = { mcp::ErrorCode::ValidationFailed, "vectors_f32 must hold one row per id", "count_mismatch" };
+            return false;
+        }
     }
     Rows rows(vectors, f32, dim);
     for (size_t done = 0; done < n;) {
@@ -90,10 +128,9 @@ bool upsert(const json::Value& args, json::Writer& w, mcp::ToolError& err, const
         return false;
     }
     json::Value vectors = args.find("vectors");
-    json::Value f32_value = args.find("vectors_f32");
-    std::optional<std::string_view> f32 = f32_value.valid() ? f32_value.plain_string() : std::optional<std::string_view>();
-    if (vectors.valid() == f32_value.valid() || (f32_value.valid() && !f32)) {
-        err = { mcp::ErrorCode::ValidationFailed, "give either vectors or vectors_f32 (base64 without escapes)", "vectors_required" };
+    json::Value f32 = args.find("vectors_f32");
+    if (vectors.valid() == f32.valid()) {
+        err = { mcp::ErrorCode::ValidationFailed, "give either vectors or vectors_f32", "vectors_required" };
         return false;
     }
     uint32_t per_chunk = kChunkFloats / *dim;
@@ -111,11 +148,10 @@ bool upsert(const json::Value& args, json::Writer& w, mcp::ToolError& err, const
         err = { mcp::ErrorCode::ValidationFailed, "ids: 1..4,096 integer ids", "invalid_ids" };
         return false;
     }
-    std::string_view text = f32.value_or(std::string_view());
-    if (!check_batch(vectors, text, n, *dim, chunk, per_chunk, err))
+    if (!check_batch(vectors, f32, n, *dim, chunk, per_chunk, err))
         return false;
 
-    Rows rows(vectors, text, *dim);
+    Rows rows(vectors, f32, *dim);
     size_t done = 0;
     bool stopped = false;
     while (done < n) {
