@@ -14,6 +14,9 @@ mcp::ToolError error_of(int64_t rc) {
     case ktl::Error::InvalidArgs: return { mcp::ErrorCode::ValidationFailed, "the store refused the arguments", "invalid_arguments" };
     case ktl::Error::Full: return { mcp::ErrorCode::InternalError, "the collection is full", "collection_full" };
     case ktl::Error::NoMemory: return { mcp::ErrorCode::InternalError, "out of memory (collection budget or kernel)", "no_memory" };
+    case ktl::Error::Corrupt: return { mcp::ErrorCode::ValidationFailed, "the snapshot is corrupt", "corrupt_snapshot" };
+    case ktl::Error::Truncated: return { mcp::ErrorCode::ValidationFailed, "the snapshot is truncated", "truncated_snapshot" };
+    case ktl::Error::Unsupported: return { mcp::ErrorCode::ValidationFailed, "unsupported snapshot version or parameters", "unsupported_snapshot" };
     case ktl::Error::WouldBlock: return { mcp::ErrorCode::LimitConcurrencyExceeded, "the vector store is busy", "busy" };
     default: return { mcp::ErrorCode::InternalError, "the vector store failed", nullptr };
     }

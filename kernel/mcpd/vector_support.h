@@ -40,11 +40,13 @@ private:
 // integer in 0..kMaxId (the schema said so already; the body does not rely on it).
 bool read_ids(const json::Value& array, uint64_t* out, size_t max, size_t& n);
 
-// Tool bodies (vector_query.cpp, vector_write.cpp).
+// Tool bodies (vector_query.cpp, vector_write.cpp, vector_snapshot.cpp).
 bool search(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx);
 bool get(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx);
 bool upsert(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx);
 bool remove(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx);
+bool export_snapshot(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx);
+bool import_snapshot(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx);
 
 // The collection's dimension and metric (vec_stats through the granted capability).
 ktl::Result<uint32_t> dimension_of(uint32_t cap);

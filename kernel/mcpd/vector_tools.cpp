@@ -71,6 +71,22 @@ const char* kDeleteIn = R"({"type":"object","properties":{"collection":)" NAME_S
 const char* kDeleteOut = R"({"type":"object","properties":{"deleted":{"type":"integer"},"missing":{"type":"array","items":{"type":"integer"}}},)"
                          R"("required":["deleted","missing"]})";
 
+const char* kExportIn = R"({"type":"object","properties":{"collection":)" NAME_SCHEMA R"(,)"
+                        R"("offset":{"type":"integer","minimum":0,"maximum":67108864,"description":"first byte of this page, default 0"},)"
+                        R"("length":{"type":"integer","minimum":1,"maximum":45000,"description":"bytes in this page, default 45000"}},)"
+                        R"("required":["collection"],"additionalProperties":false})";
+const char* kExportOut = R"({"type":"object","properties":{"collection":{"type":"string"},"size":{"type":"integer"},)"
+                         R"("crc32":{"type":"integer"},"offset":{"type":"integer"},"length":{"type":"integer"},)"
+                         R"("next":{"type":"integer"},"data":{"type":"string"}},"required":["size","crc32","offset","length","next","data"]})";
+const char* kImportIn = R"({"type":"object","properties":{"name":)" NAME_SCHEMA R"(,)"
+                        R"("snapshot_b64":{"type":"array","minItems":1,"maxItems":64,"items":{"type":"string","maxLength":65536},)"
+                        R"("description":"the snapshot as base64 strings, decoded one after the other"},)"
+                        R"("size":{"type":"integer","minimum":1,"maximum":67108864},)"
+                        R"("crc32":{"type":"integer","minimum":0,"maximum":4294967295}},)"
+                        R"("required":["name","snapshot_b64","size"],"additionalProperties":false})";
+const char* kImportOut = R"({"type":"object","properties":{"imported":{"type":"string"},"size":{"type":"integer"}},)"
+                         R"("required":["imported","size"]})";
+
 uint32_t parse_metric(const json::Value& v) {
     for (uint32_t m = 0; m < 3; ++m)
         if (v.string_equals(vec::metric_name(m)))
@@ -194,6 +210,8 @@ constexpr ToolImpl kImpls[] = {
     { "vector_search", vec::search, Grant::Collection, kcap::kRead },
     { "vector_get", vec::get, Grant::Collection, kcap::kRead },
     { "vector_delete", vec::remove, Grant::Collection, kcap::kWrite },
+    { "collection_export", vec::export_snapshot, Grant::Collection, kcap::kRead },
+    { "collection_import", vec::import_snapshot, Grant::Store, kcap::kWrite },
 };
 
 const mcp::Tool kTools[] = {
@@ -218,6 +236,12 @@ const mcp::Tool kTools[] = {
       kGetIn, kGetOut, mcp::kVectorRead, nullptr },
     { "vector_delete", "Delete vectors by id", "Deletes ids; they are never returned by a search afterwards.", kDeleteIn,
       kDeleteOut, mcp::kVectorWrite, nullptr },
+    { "collection_export", "Export a collection snapshot",
+      "One page (<= 45,000 bytes, base64) of the collection's CRC-checked snapshot, with the snapshot's size and CRC-32.",
+      kExportIn, kExportOut, mcp::kVectorRead, nullptr },
+    { "collection_import", "Import a collection snapshot",
+      "A new collection from a snapshot (base64 strings, checked whole: CRCs, structure, parameters) under a new name.",
+      kImportIn, kImportOut, mcp::kVectorAdmin, nullptr },
 };
 
 } // namespace

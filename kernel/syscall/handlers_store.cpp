@@ -1,7 +1,7 @@
 // The named vector store's system calls. The store hands out no standing capabilities of its
 // own accord: create keeps the collection, open gives one capability to one collection and only
 // to a holder of Grant on the store (the MCP bridge, which turns it into a single-use token for
-// a tool task), list reads, drop destroys.
+// a tool task), list reads, drop destroys, import loads a checked snapshot under a new name.
 #include "../arch/aarch64/cpu.h"
 #include "../cap/kcap.h"
 #include "../sched/scheduler.h"
@@ -27,6 +27,31 @@ ktl::Result<std::string_view> name_arg(uint64_t ptr, uint64_t len) {
 
 } // namespace
 
+namespace {
+
+// Registers a created or loaded collection under `name`; on failure everything is released.
+int64_t keep(std::string_view name, ktl::Result<hnsw::Index>&& index, IndexPages pages) {
+    auto made = make_collection(static_cast<ktl::Result<hnsw::Index>&&>(index), pages);
+    if (!made)
+        return err(made.error());
+    // A kernel object nobody holds a capability to yet: the store is its owner.
+    auto id = kcap::register_object(kcap::ObjectType::VectorCollection, *made);
+    if (!id) {
+        destroy_collection(*made);
+        return err(id.error());
+    }
+    arch::IrqGuard guard; // add() re-checks the name: another create may have won meanwhile
+    auto entry = vector::add(name, *id, *made);
+    if (!entry) {
+        (void)kcap::destroy_object(*id);
+        destroy_collection(*made);
+        return err(entry.error());
+    }
+    return 0;
+}
+
+} // namespace
+
 int64_t store_create(arch::TrapFrame& f, const kcap::Resolved&) {
     auto name = name_arg(f.x[1], f.x[2]);
     if (!name)
@@ -39,23 +64,27 @@ int64_t store_create(arch::TrapFrame& f, const kcap::Resolved&) {
     auto pages = alloc_index_pages(hnsw::Index::memory_needed(*params));
     if (!pages)
         return err(pages.error());
-    auto made = make_collection(hnsw::Index::create(*params, pages->span()), *pages);
-    if (!made)
-        return err(made.error());
-    // A kernel object nobody holds a capability to yet: the store is its owner.
-    auto id = kcap::register_object(kcap::ObjectType::VectorCollection, *made);
-    if (!id) {
-        destroy_collection(*made);
-        return err(id.error());
-    }
-    arch::IrqGuard guard; // add() re-checks the name: another create may have won meanwhile
-    auto entry = vector::add(*name, *id, *made);
-    if (!entry) {
-        (void)kcap::destroy_object(*id);
-        destroy_collection(*made);
-        return err(entry.error());
-    }
-    return 0;
+    return keep(*name, hnsw::Index::create(*params, pages->span()), *pages);
+}
+
+// The snapshot is checked (CRCs, structure, parameters) by load() before anything is kept.
+int64_t store_import(arch::TrapFrame& f, const kcap::Resolved&) {
+    auto name = name_arg(f.x[1], f.x[2]);
+    if (!name)
+        return err(name.error());
+    uint64_t ptr = f.x[3], len = f.x[4];
+    if (!buffers::readable(ptr, len, vector::kMaxCollectionBytes))
+        return err(ktl::Error::InvalidArgs);
+    if (vector::find(*name))
+        return err(ktl::Error::Exists);
+    std::span<const std::byte> snapshot(reinterpret_cast<const std::byte*>(ptr), len);
+    auto params = hnsw::Index::peek(snapshot);
+    if (!params)
+        return err(params.error());
+    auto pages = alloc_index_pages(hnsw::Index::memory_needed(*params));
+    if (!pages)
+        return err(pages.error());
+    return keep(*name, hnsw::Index::load(snapshot, pages->span()), *pages);
 }
 
 int64_t store_open(arch::TrapFrame& f, const kcap::Resolved&) {

@@ -8,6 +8,28 @@
 
 namespace ktl {
 
+// Encoded length of n bytes (with padding).
+constexpr size_t base64_size(size_t n) { return (n + 2) / 3 * 4; }
+
+// Writes base64_size(n) characters of `in` into out; returns that count.
+inline size_t base64_encode(const uint8_t* in, size_t n, char* out) {
+    constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    size_t o = 0;
+    for (size_t i = 0; i < n; i += 3) {
+        size_t left = n - i;
+        uint32_t v = uint32_t(in[i]) << 16;
+        if (left > 1)
+            v |= uint32_t(in[i + 1]) << 8;
+        if (left > 2)
+            v |= in[i + 2];
+        out[o++] = kAlphabet[(v >> 18) & 63];
+        out[o++] = kAlphabet[(v >> 12) & 63];
+        out[o++] = left > 1 ? kAlphabet[(v >> 6) & 63] : '=';
+        out[o++] = left > 2 ? kAlphabet[v & 63] : '=';
+    }
+    return o;
+}
+
 class Base64Reader {
 public:
     explicit Base64Reader(std::string_view text) : m_text(text) {}

@@ -60,6 +60,24 @@ TEST(Base64, AllByteValuesRoundTrip) {
     EXPECT_EQ(ktl::Base64Reader(text).decoded_size(), bytes.size());
 }
 
+TEST(Base64, EncoderRoundTripsThroughTheReader) {
+    std::string bytes;
+    for (int i = 0; i < 1000; ++i) {
+        bytes.push_back(static_cast<char>((i * 151 + 7) & 0xff));
+        std::string text(ktl::base64_size(bytes.size()), '?');
+        ASSERT_EQ(ktl::base64_encode(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), text.data()), text.size());
+        bool failed = true;
+        ASSERT_EQ(decode_all(text, 7, &failed), bytes) << bytes.size();
+        ASSERT_FALSE(failed);
+    }
+    std::string foobar(ktl::base64_size(6), '?');
+    ktl::base64_encode(reinterpret_cast<const uint8_t*>("foobar"), 6, foobar.data());
+    EXPECT_EQ(foobar, "Zm9vYmFy");
+    std::string fo(ktl::base64_size(2), '?');
+    ktl::base64_encode(reinterpret_cast<const uint8_t*>("fo"), 2, fo.data());
+    EXPECT_EQ(fo, "Zm8=");
+}
+
 TEST(Base64, MalformedInputFails) {
     for (const char* bad : { "Zm9v!", "Zm=v", "Z===", "Zg=", "Zm9v\n", "Zm9vYg=x", "=Zm9" }) {
         bool failed = false;

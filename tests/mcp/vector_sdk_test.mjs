@@ -3,8 +3,8 @@
 // deleted from and measured, and every answer must equal the host build of the same index
 // (tests/host/support/hnsw_cli.cpp) given the same operations: the index is deterministic, so
 // ids match exactly and distances to the bit. Also: progress and cancellation of a long batch
-// (what was stored before the stop is a prefix of the batch), and the admission rows (roles,
-// schema bounds, wrong shapes).
+// (what was stored before the stop is a prefix of the batch), snapshot export and import, and the
+// admission rows (roles, schema bounds, wrong shapes).
 // Usage: node vector_sdk_test.mjs KERNEL_ELF HNSW_CLI
 import assert from "node:assert/strict";
 
@@ -74,7 +74,7 @@ try {
       break;
   }
   for (const name of ["collection_create", "collection_drop", "collection_list", "collection_stats", "vector_upsert",
-                      "vector_search", "vector_get", "vector_delete"]) {
+                      "vector_search", "vector_get", "vector_delete", "collection_export", "collection_import"]) {
     const t = listed.get(name);
     assert.ok(t && t.inputSchema.additionalProperties === false && t.outputSchema, `${name} listed with schemas`);
   }
@@ -224,6 +224,46 @@ try {
   assert.ok(log.records.some((r) => r.text.includes(`vector_upsert cancelled after ${kept} of ${bulkIds.length}`)),
             "the kernel log reports what the cancelled batch kept");
 
+  // Backup: export the kept collection page by page, import it under a new name, and the copy
+  // answers like the original. Damaged snapshots are refused whole.
+  const pages = [];
+  for (let offset = 0, guard = 0; guard < 100; ++guard) {
+    const page = await ok("collection_export", { collection: "bulk", offset, length: 20000 }, READER);
+    pages.push(page);
+    offset = page.next;
+    if (offset === page.size)
+      break;
+  }
+  assert.ok(pages.length >= 2, `${pages.length} export pages`);
+  assert.ok(pages.every((p) => p.size === pages[0].size && p.crc32 === pages[0].crc32), "pages of one snapshot");
+  const snapshot = Buffer.concat(pages.map((p) => Buffer.from(p.data, "base64")));
+  assert.equal(snapshot.length, pages[0].size);
+  const parts = (buf) => Array.from({ length: Math.ceil(buf.length / 40000) },
+                                    (_, i) => buf.subarray(i * 40000, (i + 1) * 40000).toString("base64"));
+  await refused(call("collection_import", { name: "copy", snapshot_b64: parts(snapshot), size: snapshot.length }, OPERATOR),
+                -32001, "auth_insufficient_role");
+  const damaged = Buffer.from(snapshot);
+  damaged[Math.floor(damaged.length / 2)] ^= 0x40;
+  await toolError("collection_import", { name: "copy", snapshot_b64: parts(damaged), size: damaged.length },
+                  "validation_failed", "corrupt_snapshot");
+  await toolError("collection_import", { name: "copy", snapshot_b64: parts(damaged), size: damaged.length,
+                                         crc32: pages[0].crc32 }, "validation_failed", "crc_mismatch");
+  const cut = snapshot.subarray(0, snapshot.length - 1000);
+  await toolError("collection_import", { name: "copy", snapshot_b64: parts(cut), size: cut.length },
+                  "validation_failed", "truncated_snapshot");
+  assert.deepEqual(await ok("collection_import", { name: "copy", snapshot_b64: parts(snapshot), size: snapshot.length,
+                                                   crc32: pages[0].crc32 }), { imported: "copy", size: snapshot.length });
+  const [orig, copy] = [await ok("collection_stats", { collection: "bulk" }), await ok("collection_stats", { collection: "copy" })];
+  for (const key of ["count", "deleted", "levels"])
+    assert.equal(copy[key], orig[key], `imported ${key}`);
+  for (let q = 0; q < 5; ++q) {
+    const a = await ok("vector_search", { collection: "bulk", vector: queries[q], k: K, ef: EF });
+    const b = await ok("vector_search", { collection: "copy", vector: queries[q], k: K, ef: EF });
+    assert.deepEqual(b.hits, a.hits, `query ${q} on the imported copy`);
+    assert.equal(a.count, Math.min(K, kept));
+  }
+  assert.deepEqual(await ok("collection_drop", { name: "copy" }), { dropped: "copy" });
+
   assert.deepEqual(await ok("collection_drop", { name: "bulk" }), { dropped: "bulk" });
   assert.deepEqual(await ok("collection_drop", { name: "glove" }), { dropped: "glove" });
   await toolError("collection_stats", { collection: "glove" }, "not_found", "missing_collection");
@@ -231,7 +271,8 @@ try {
 
   console.log(`vector tools: ${N} GloVe vectors upserted in ${insertMs} ms (${BATCH} per call), ` +
               `${Q} searches in ${searchMs} ms, ${doomed.length} deleted; kernel = host build on ` +
-              `${kernelAnswers.length} searches, ${probe.length} gets and the stats; cancelled batch kept ${kept} of 1500`);
+              `${kernelAnswers.length} searches, ${probe.length} gets and the stats; cancelled batch kept ${kept} of 1500; ` +
+              `its snapshot (${snapshot.length} bytes, ${pages.length} pages) imported as an identical copy`);
   await done();
 } catch (e) {
   await fail(e);
