@@ -84,6 +84,11 @@ try {
   assert.equal(created.max_elements, 4000);
   assert.equal(created.metric, "cosine");
   const host = new HostIndex(params);
+  // A neighbour collection (ids 1..10, the same words): nothing done to "glove" may reach it.
+  await ok("collection_create", { name: "other", dim: DIM, metric: "l2", max_elements: 100 });
+  await ok("vector_upsert", { collection: "other", ids: Array.from({ length: 10 }, (_, i) => i + 1),
+                              vectors_f32: b64(rows(0, 10)) });
+  const otherBefore = await ok("collection_stats", { collection: "other" });
 
   // Upsert in batches (base64 float32), the first with progress notifications, the last rows as
   // JSON arrays: both encodings must store the same floats.
@@ -115,18 +120,19 @@ try {
   const queries = Array.from({ length: Q }, (_, q) => row(N + q));
   const filter = Array.from({ length: 400 }, (_, i) => idOf(i * 7));
   const kernelAnswers = [];
-  const searchAll = async () => {
+  // Each principal has its own rate budget (burst 50, 20/s): the two rounds use two principals.
+  const searchAll = async (key) => {
     t0 = Date.now();
     for (let q = 0; q < Q; ++q) {
       const args = { collection: "glove", vector: queries[q], k: K, ef: EF };
       if (q % 8 === 7)
         args.filter_ids = filter;
-      kernelAnswers.push((await ok("vector_search", args, READER)).hits);
+      kernelAnswers.push((await ok("vector_search", args, key)).hits);
       host.search(queries[q], K, EF, args.filter_ids ?? []);
     }
     return Date.now() - t0;
   };
-  const searchMs = await searchAll();
+  const searchMs = await searchAll(READER);
 
   const probe = [idOf(0), idOf(1), idOf(1499), idOf(N - 1)];
   const got = await ok("vector_get", { collection: "glove", ids: [...probe, 99] }, READER);
@@ -141,7 +147,7 @@ try {
   assert.deepEqual(del.missing, [424242]);
   host.remove(doomed);
   const before = kernelAnswers.length;
-  await searchAll();
+  await searchAll(undefined);
   const stats = await ok("collection_stats", { collection: "glove" }, READER);
   host.stats();
 
@@ -171,7 +177,11 @@ try {
   for (const key of ["count", "deleted", "levels", "distance_computations"])
     assert.equal(stats[key], hostStats[key], `stats.${key}: kernel ${stats[key]}, host ${hostStats[key]}`);
   const list = await ok("collection_list", {}, READER);
-  assert.deepEqual(list.collections.map((c) => [c.name, c.dim, c.metric, c.count]), [["glove", DIM, "cosine", N - doomed.length]]);
+  assert.deepEqual(list.collections.map((c) => [c.name, c.dim, c.metric, c.count]),
+                   [["glove", DIM, "cosine", N - doomed.length], ["other", DIM, "l2", 10]]);
+  assert.deepEqual(await ok("collection_stats", { collection: "other" }), otherBefore, "the neighbour collection is untouched");
+  assert.ok(kernelAnswers.every((hits) => hits.every((h) => h.id >= idOf(0))), "no id of the neighbour in glove's answers");
+  assert.deepEqual(await ok("collection_drop", { name: "other" }), { dropped: "other" });
 
   // Admission: roles, schema bounds, wrong shapes, missing collections.
   await refused(call("vector_upsert", { collection: "glove", ids: [1], vectors: [row(0)] }, READER), -32001,
