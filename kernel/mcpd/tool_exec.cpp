@@ -119,6 +119,14 @@ bool calls_in_flight() {
     return false;
 }
 
+int calls_log_floor() {
+    int floor = -1;
+    for (const auto& j : g_jobs)
+        if (j.state != Job::State::Free && j.call.log_level >= 0 && (floor < 0 || j.call.log_level < floor))
+            floor = j.call.log_level;
+    return floor;
+}
+
 namespace {
 
 void release_buffers(Job& job) {

@@ -48,6 +48,8 @@ void cancel_call(std::string_view raw_id, bool id_is_string);
 // forwards progress. send(len) writes `out[0..len)` to the line.
 void poll_calls(mcp::Server& server, std::span<char> out, void (*send)(size_t len));
 bool calls_in_flight();
+// The lowest log level a running call opted into (2026-07-28 per-request logging), -1: none.
+int calls_log_floor();
 
 // The capability a call's token grants (fail-closed: a call whose object cannot be named gets none).
 enum class Grant : uint8_t {

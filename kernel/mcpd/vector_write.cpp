@@ -180,10 +180,12 @@ bool upsert(const json::Value& args, json::Writer& w, mcp::ToolError& err, const
     if (stopped) {
         // The client gets no answer to a cancelled call (MCP "Cancellation"); the log says what
         // was kept: the first `done` ids of the batch, each complete.
+        // Past the deadline the bridge also marks the call cancelled: the time limit comes first.
+        bool late = ctx.expired();
         KLOG_NOTICE("mcp: vector_upsert %s after %zu of %zu vectors; the first %zu ids are stored",
-                    ctx.cancelled() ? "cancelled" : "out of time", done, n, done);
-        err = ctx.cancelled() ? mcp::ToolError { mcp::ErrorCode::InternalError, "cancelled by the client", "cancelled" }
-                              : mcp::ToolError { mcp::ErrorCode::LimitTimeExceeded, "stopped at the wall-time limit" };
+                    late ? "stopped at the wall-time limit" : "cancelled", done, n, done);
+        err = late ? mcp::ToolError { mcp::ErrorCode::LimitTimeExceeded, "stopped at the wall-time limit" }
+                   : mcp::ToolError { mcp::ErrorCode::InternalError, "cancelled by the client", "cancelled" };
         return false;
     }
     vector::Stats st {};

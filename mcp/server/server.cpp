@@ -14,7 +14,18 @@ constexpr int kParseError = -32700, kInvalidRequest = -32600, kMethodNotFound = 
 // Server-defined codes: -32002 is "resource not found" in the MCP spec ("Resources", error
 // handling), so limits use -32003.
 constexpr int kAuthError = -32001, kResourceNotFound = -32002, kLimitError = -32003;
+// 2026-07-28 "Protocol Version Negotiation": a revision the server does not serve.
+constexpr int kUnsupportedVersion = -32022;
 constexpr size_t kMaxToolOutput = 65536;
+
+// 2026-07-28 per-request metadata keys.
+constexpr const char* kProtocolVersionMeta = "io.modelcontextprotocol/protocolVersion";
+constexpr const char* kClientCapabilitiesMeta = "io.modelcontextprotocol/clientCapabilities";
+constexpr const char* kLogLevelMeta = "io.modelcontextprotocol/logLevel";
+constexpr const char* kServerInfoMeta = "io.modelcontextprotocol/serverInfo";
+// Cache hints (2026-07-28 "Caching"). The tool and resource lists are fixed at boot; resource
+// contents are live snapshots, and scope-gated, so nothing may be reused across callers.
+constexpr uint32_t kStaticTtlMs = 300'000, kLiveTtlMs = 0;
 
 } // namespace
 
@@ -30,6 +41,8 @@ struct Server::Request {
     uint64_t args_hash = 0;
     uint64_t start_ns = 0;
     bool deferred = false; // handed to start_call: the answer comes later
+    bool modern = false;   // 2026-07-28 request (per-request _meta)
+    int8_t log_level = -1; // its logLevel opt-in
 };
 
 const char* audit_kind_name(AuditKind kind) {
@@ -55,6 +68,16 @@ static constexpr const char* kLevelNames[] = { "debug", "info", "notice", "warni
 const char* log_level_name(LogLevel level) {
     auto i = static_cast<size_t>(level);
     return i < sizeof kLevelNames / sizeof kLevelNames[0] ? kLevelNames[i] : "?";
+}
+
+// Only what is implemented is declared (the same set in both eras).
+static void write_capabilities(json::Writer& w, bool resources) {
+    w.key("capabilities").begin_object();
+    w.key("tools").begin_object().key("listChanged").boolean(false).end_object();
+    if (resources)
+        w.key("resources").begin_object().key("subscribe").boolean(false).key("listChanged").boolean(false).end_object();
+    w.key("logging").begin_object().end_object();
+    w.end_object();
 }
 
 static void begin_reply(json::Writer& w, const json::Value& id) {
@@ -142,10 +165,19 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
         return w.complete() ? w.size() : 0;
     }
 
-    if (method.string_equals("initialize"))
+    // The era is decided per request (2026-07-28 "Protocol Version Negotiation"): a request
+    // naming its revision in _meta is served statelessly; anything else is handshake-era.
+    json::Value meta = r.params.find("_meta");
+    bool modern = meta.find(kProtocolVersionMeta).valid() || method.string_equals("server/discover");
+    bool handled = true;
+    if (modern && !modern_envelope(r, meta)) {
+        // answered with the error
+    } else if (modern && method.string_equals("server/discover"))
+        discover(r);
+    else if (!modern && method.string_equals("initialize"))
         initialize(r, session);
-    else if (method.string_equals("ping"))
-        begin_reply(w, id), w.key("result").begin_object().end_object().end_object();
+    else if (!modern && method.string_equals("ping"))
+        begin_result(r), w.end_object().end_object();
     else if (method.string_equals("tools/list"))
         tools_list(r);
     else if (method.string_equals("tools/call"))
@@ -154,13 +186,18 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
         resources_list(r);
     else if (method.string_equals("resources/read"))
         resources_read(r, session);
-    else if (method.string_equals("resources/templates/list"))
-        begin_reply(w, id), w.key("result").begin_object().key("resourceTemplates").begin_array().end_array().end_object().end_object();
-    else if (method.string_equals("logging/setLevel"))
+    else if (method.string_equals("resources/templates/list")) {
+        begin_result(r);
+        cache_hint(r, kStaticTtlMs, "public");
+        w.key("resourceTemplates").begin_array().end_array().end_object().end_object();
+    } else if (!modern && method.string_equals("logging/setLevel"))
         set_log_level(r, session);
     else
-        error_reply(w, id, kMethodNotFound, "Method not found", ErrorCode::ValidationFailed, "unknown method", r.request_id,
-                    r.timestamp, { { "reason", "unknown_method" } });
+        handled = false;
+    if (!handled)
+        error_reply(w, id, kMethodNotFound, "Method not found", ErrorCode::ValidationFailed,
+                    modern ? "unknown method, or not a method of protocol revision 2026-07-28" : "unknown method",
+                    r.request_id, r.timestamp, { { "reason", "unknown_method" } });
     if (r.deferred)
         return 0;
     if (!w.complete()) {
@@ -224,6 +261,74 @@ void Server::audit(const Request& r, AuditOutcome outcome, const char* code) {
     m_config.audit(e);
 }
 
+void Server::begin_result(Request& r) {
+    begin_reply(r.w, r.id);
+    r.w.key("result").begin_object();
+    if (r.modern) // 2026-07-28: every result names its type
+        r.w.key("resultType").string("complete");
+}
+
+void Server::cache_hint(Request& r, uint32_t ttl_ms, const char* scope) {
+    if (r.modern) // 2026-07-28 "Caching": required on list, read and discover results
+        r.w.key("ttlMs").number(uint64_t(ttl_ms)).key("cacheScope").string(scope);
+}
+
+// 2026-07-28 requires the protocol version and the client's capabilities on every request; a
+// revision this server does not speak gets -32022 with the ones it does.
+bool Server::modern_envelope(Request& r, const json::Value& meta) {
+    json::Value version = meta.find(kProtocolVersionMeta);
+    json::Value caps = meta.find(kClientCapabilitiesMeta);
+    if (!version.is_string() || !caps.is_object()) {
+        error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed,
+                    "protocol revision 2026-07-28 needs _meta io.modelcontextprotocol/protocolVersion (a string) and "
+                    "io.modelcontextprotocol/clientCapabilities (an object) on every request",
+                    r.request_id, r.timestamp, { { "reason", "missing_meta" } });
+        return false;
+    }
+    if (!version.string_equals(kModernVersion)) {
+        char requested[32];
+        auto n = version.string_into({ requested, sizeof requested - 1 });
+        requested[n ? *n : 0] = '\0';
+        json::Writer& w = r.w;
+        begin_reply(w, r.id);
+        w.key("error").begin_object().key("code").number(int64_t(kUnsupportedVersion));
+        w.key("message").string("Unsupported protocol version").key("data").begin_object();
+        write_envelope_members(w, ErrorCode::ValidationFailed, "this protocol revision is not served", r.request_id,
+                               r.timestamp, { { "reason", "unsupported_protocol_version" } });
+        // Only revisions that work per request are listed; the 2025 ones are reached by initialize.
+        w.key("supported").begin_array().string(kModernVersion).end_array().key("requested").string(requested);
+        w.end_object().end_object().end_object();
+        return false;
+    }
+    json::Value level = meta.find(kLogLevelMeta);
+    if (level.valid()) {
+        for (size_t i = 0; i < sizeof kLevelNames / sizeof kLevelNames[0]; ++i)
+            if (level.string_equals(kLevelNames[i]))
+                r.log_level = static_cast<int8_t>(i);
+        if (r.log_level < 0) {
+            error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed, "unknown log level",
+                        r.request_id, r.timestamp, { { "reason", "invalid_level" } });
+            return false;
+        }
+    }
+    r.modern = true;
+    return true;
+}
+
+// 2026-07-28 "server/discover": versions, capabilities and identity without a handshake.
+void Server::discover(Request& r) {
+    json::Writer& w = r.w;
+    begin_result(r);
+    w.key("supportedVersions").begin_array().string(kModernVersion).end_array();
+    write_capabilities(w, !m_config.resources.empty());
+    if (m_config.instructions)
+        w.key("instructions").string(m_config.instructions);
+    cache_hint(r, kStaticTtlMs, "public");
+    w.key("_meta").begin_object().key(kServerInfoMeta).begin_object();
+    w.key("name").string(m_config.name).key("version").string(m_config.version).end_object().end_object();
+    w.end_object().end_object();
+}
+
 void Server::initialize(Request& r, Session& s) {
     if (!authenticate(r, s))
         return;
@@ -241,13 +346,7 @@ void Server::initialize(Request& r, Session& s) {
     begin_reply(w, r.id);
     w.key("result").begin_object();
     w.key("protocolVersion").string(chosen);
-    // Only what is implemented is declared.
-    w.key("capabilities").begin_object();
-    w.key("tools").begin_object().key("listChanged").boolean(false).end_object();
-    if (!m_config.resources.empty())
-        w.key("resources").begin_object().key("subscribe").boolean(false).key("listChanged").boolean(false).end_object();
-    w.key("logging").begin_object().end_object();
-    w.end_object();
+    write_capabilities(w, !m_config.resources.empty());
     w.key("serverInfo").begin_object().key("name").string(m_config.name).key("version").string(m_config.version).end_object();
     if (m_config.instructions)
         w.key("instructions").string(m_config.instructions);
@@ -287,8 +386,9 @@ void Server::tools_list(Request& r) {
     }
     // Only allowlisted tools are listed: deny by default applies to discovery too.
     json::Writer& w = r.w;
-    begin_reply(w, r.id);
-    w.key("result").begin_object().key("tools").begin_array();
+    begin_result(r);
+    cache_hint(r, kStaticTtlMs, "public");
+    w.key("tools").begin_array();
     uint32_t index = 0, written = 0;
     bool more = false;
     for (const auto& t : m_config.tools) {
@@ -325,10 +425,12 @@ void Server::tools_list(Request& r) {
 
 // {"jsonrpc","id","result":{content, structuredContent, isError}}; failures carry the envelope.
 template <typename Begin>
-static void write_tool_result(json::Writer& w, Begin&& begin, bool ok, std::string_view structured, const ToolError& err,
-                              std::string_view request_id, std::string_view timestamp) {
+static void write_tool_result(json::Writer& w, Begin&& begin, bool modern, bool ok, std::string_view structured,
+                              const ToolError& err, std::string_view request_id, std::string_view timestamp) {
     begin(w);
     w.key("result").begin_object();
+    if (modern)
+        w.key("resultType").string("complete");
     if (ok) {
         w.key("content").begin_array().begin_object().key("type").string("text").key("text").string(structured);
         w.end_object().end_array();
@@ -383,10 +485,13 @@ void Server::start_pending(Request& r, const Tool& tool, const json::Value& argu
     copy_text(call.tool, r.name);
     call.args_hash = r.args_hash;
     call.start_ns = r.start_ns;
+    call.modern = r.modern;
+    call.log_level = r.log_level;
     ToolError err;
     if (!m_config.start_call(tool, arguments, call, err)) {
         m_limiter.release(who);
-        write_tool_result(r.w, [&](json::Writer& w) { begin_reply(w, r.id); }, false, {}, err, r.request_id, r.timestamp);
+        write_tool_result(r.w, [&](json::Writer& w) { begin_reply(w, r.id); }, r.modern, false, {}, err, r.request_id,
+                          r.timestamp);
         audit(r, AuditOutcome::Error, error_code_name(err.code));
         return;
     }
@@ -428,12 +533,12 @@ size_t Server::finish_call(const PendingCall& call, bool ok, std::string_view st
         else
             wr.raw({ call.id, call.id_len });
     };
-    write_tool_result(w, begin, ok, structured, e, call.request_id, now);
+    write_tool_result(w, begin, call.modern, ok, structured, e, call.request_id, now);
     audit_call(call, ok ? AuditOutcome::Allow : AuditOutcome::Error, ok ? "" : error_code_name(e.code));
     if (!w.complete()) {
         json::Writer fallback(out);
         ToolError big { ErrorCode::LimitOutputExceeded, "reply too large for the line" };
-        write_tool_result(fallback, begin, false, {}, big, call.request_id, now);
+        write_tool_result(fallback, begin, call.modern, false, {}, big, call.request_id, now);
         return fallback.complete() ? fallback.size() : 0;
     }
     return w.size();
@@ -541,7 +646,8 @@ void Server::tools_call(Request& r, Session& s) {
         err = sw.error() == ktl::Error::Full ? ToolError { ErrorCode::LimitOutputExceeded, "output over 65,536 bytes" }
                                              : ToolError { ErrorCode::InternalError, "malformed tool output" };
     }
-    write_tool_result(r.w, [&](json::Writer& w) { begin_reply(w, r.id); }, ok, sw.view(), err, r.request_id, r.timestamp);
+    write_tool_result(r.w, [&](json::Writer& w) { begin_reply(w, r.id); }, r.modern, ok, sw.view(), err, r.request_id,
+                      r.timestamp);
     audit(r, ok ? AuditOutcome::Allow : AuditOutcome::Error, ok ? "" : error_code_name(err.code));
 }
 
@@ -554,8 +660,9 @@ bool Server::resource_allowed(std::string_view uri) const {
 
 void Server::resources_list(Request& r) {
     json::Writer& w = r.w;
-    begin_reply(w, r.id);
-    w.key("result").begin_object().key("resources").begin_array();
+    begin_result(r);
+    cache_hint(r, kStaticTtlMs, "public");
+    w.key("resources").begin_array();
     for (const auto& res : m_config.resources) {
         if (!resource_allowed(res.uri))
             continue;
@@ -577,8 +684,9 @@ void Server::resources_read(Request& r, Session& s) {
             if (*uri == candidate.uri)
                 res = &candidate;
     if (!res) {
-        // MCP spec "Resources": unknown resource -> -32002; the envelope names the contract code.
-        error_reply(r.w, r.id, kResourceNotFound, "Resource not found", ErrorCode::ValidationUnknownTool,
+        // Unknown resource: -32002 in the 2025 revisions ("Resources", error handling), -32602 in
+        // 2026-07-28, which retired -32002. The envelope names the contract code either way.
+        error_reply(r.w, r.id, r.modern ? kInvalidParams : kResourceNotFound, "Resource not found", ErrorCode::ValidationUnknownTool,
                     "no such resource, or it is not on the allowlist", r.request_id, r.timestamp,
                     { { "uri", uri.value_or("") } });
         audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::ValidationUnknownTool));
@@ -605,8 +713,9 @@ void Server::resources_read(Request& r, Session& s) {
         return;
     }
     json::Writer& w = r.w;
-    begin_reply(w, r.id);
-    w.key("result").begin_object().key("contents").begin_array().begin_object();
+    begin_result(r);
+    cache_hint(r, kLiveTtlMs, "private");
+    w.key("contents").begin_array().begin_object();
     w.key("uri").string(res->uri).key("mimeType").string("application/json").key("text").string(sw.view());
     w.end_object().end_array().end_object().end_object();
     audit(r, AuditOutcome::Allow, "");

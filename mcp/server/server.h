@@ -1,11 +1,18 @@
 #pragma once
 // The MCP dispatcher (portable; one instance per transport line). It takes one JSON-RPC
-// message and produces at most one reply. Both revisions of the 2025 line are negotiated:
-// 2025-11-25 (preferred), 2025-06-18 and 2025-03-26 (MCP spec "Lifecycle": the server answers
-// with the client's version when it supports it, otherwise with its latest).
-//
-// Served: initialize, notifications/initialized, ping, tools/list (cursor pagination),
-// tools/call, resources/list, resources/read, resources/templates/list, logging/setLevel.
+// message and produces at most one reply. Both eras of the protocol are served, per request:
+//  - the handshake era: initialize negotiates 2025-11-25 (preferred), 2025-06-18 or 2025-03-26
+//    (MCP spec 2025-11-25 "Lifecycle": the server answers with the client's version when it
+//    supports it, otherwise with its latest). Served: initialize, notifications/initialized,
+//    ping, tools/list (cursor pagination), tools/call, resources/list, resources/read,
+//    resources/templates/list, logging/setLevel.
+//  - 2026-07-28 (stateless): a request that names its revision in
+//    params._meta["io.modelcontextprotocol/protocolVersion"] needs no initialize; it must also
+//    carry ["io.modelcontextprotocol/clientCapabilities"]. Served: server/discover, tools/list,
+//    tools/call, resources/list, resources/read, resources/templates/list. Every result carries
+//    resultType; list and read results carry ttlMs and cacheScope; logging is opted into per
+//    request (["io.modelcontextprotocol/logLevel"]); ping, logging/setLevel and initialize are
+//    not methods of that revision.
 // The request pipeline (shared/contracts.md) before anything runs: authenticate (the line's
 // principal, or an API key presented in params._meta["io.basalt/api-key"]), route (deny by
 // default: allowlists for tools and resources), authorise (scopes), validate (the tool's input
@@ -95,6 +102,8 @@ struct PendingCall {
     uint64_t args_hash = 0;
     uint64_t start_ns = 0;
     uint64_t token_id = 0; // set by the host: the execution token issued for this call
+    bool modern = false;   // asked under 2026-07-28: the result carries resultType
+    int8_t log_level = -1; // 2026-07-28 per-request logging opt-in (a LogLevel), -1: none
     bool matches(std::string_view raw_id, bool is_string) const {
         return is_string == id_is_string && raw_id == std::string_view(id, id_len);
     }
@@ -152,11 +161,16 @@ public:
 
     static constexpr const char* kApiKeyMeta = "io.basalt/api-key";
 
-    static constexpr const char* kLatestVersion = "2025-11-25";
+    static constexpr const char* kLatestVersion = "2025-11-25"; // newest handshake-era revision
+    static constexpr const char* kModernVersion = "2026-07-28";
 
 private:
     struct Request;
     void initialize(Request& r, Session& s);
+    bool modern_envelope(Request& r, const json::Value& meta);
+    void discover(Request& r);
+    void begin_result(Request& r);
+    void cache_hint(Request& r, uint32_t ttl_ms, const char* scope);
     void tools_list(Request& r);
     void tools_call(Request& r, Session& s);
     void resources_list(Request& r);

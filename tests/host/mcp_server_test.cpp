@@ -138,6 +138,71 @@ TEST(McpServer, InitializeNegotiatesVersions) {
     EXPECT_TRUE(f.session.initialized);
 }
 
+// 2026-07-28: no handshake; each request names its revision and the client's capabilities.
+TEST(McpServer, Revision20260728IsServedPerRequest) {
+    Fixture f;
+    const std::string meta = R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}})";
+    Reply d(f.call(R"({"jsonrpc":"2.0","id":"d","method":"server/discover","params":{)" + meta + "}}"));
+    json::Value dr = d.root.find("result");
+    EXPECT_TRUE(dr.find("resultType").string_equals("complete"));
+    EXPECT_TRUE(dr.find("supportedVersions").at(0).string_equals("2026-07-28"));
+    EXPECT_EQ(dr.find("supportedVersions").size(), 1u) << "handshake revisions are reached through initialize";
+    EXPECT_TRUE(dr.find("capabilities").find("tools").is_object());
+    EXPECT_TRUE(dr.find("_meta").find("io.modelcontextprotocol/serverInfo").find("name").string_equals("basalt"));
+    EXPECT_TRUE(dr.find("ttlMs").as_uint64().has_value());
+    EXPECT_FALSE(f.session.initialized) << "nothing about the line changed";
+
+    Reply list(f.call(R"({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{)" + meta + "}}"));
+    EXPECT_TRUE(list.root.find("result").find("resultType").string_equals("complete"));
+    EXPECT_TRUE(list.root.find("result").find("cacheScope").is_string());
+    EXPECT_TRUE(list.root.find("result").find("nextCursor").is_string());
+    Reply legacy_list(f.call(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})"));
+    EXPECT_FALSE(legacy_list.root.find("result").find("resultType").valid()) << "2025 results keep their shape";
+    EXPECT_FALSE(legacy_list.root.find("result").find("ttlMs").valid());
+
+    Reply call(f.call(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},)" + meta + "}}"));
+    EXPECT_TRUE(call.root.find("result").find("resultType").string_equals("complete"));
+    EXPECT_TRUE(call.root.find("result").find("structuredContent").find("echo").string_equals("hi"));
+    Reply failed(f.call(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"missing","arguments":{},)" + meta + "}}"));
+    EXPECT_TRUE(failed.root.find("result").find("resultType").string_equals("complete"));
+    EXPECT_EQ(failed.root.find("result").find("isError").as_bool(), true);
+
+    Reply read(f.call(R"({"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"test://status",)" + meta + "}}"));
+    EXPECT_TRUE(read.root.find("result").find("cacheScope").string_equals("private"));
+    EXPECT_EQ(read.root.find("result").find("ttlMs").as_uint64(), 0u);
+    Reply unknown(f.call(R"({"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"test://none",)" + meta + "}}"));
+    EXPECT_EQ(unknown.root.find("error").find("code").as_int64(), -32602) << "-32002 is retired in 2026-07-28";
+    Reply unknown_legacy(f.call(R"({"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"test://none"}})"));
+    EXPECT_EQ(unknown_legacy.root.find("error").find("code").as_int64(), -32002);
+
+    for (const char* removed : { "ping", "logging/setLevel", "initialize" }) {
+        Reply r(f.call(std::string(R"({"jsonrpc":"2.0","id":6,"method":")") + removed + R"(","params":{"level":"info",)" + meta + "}}"));
+        EXPECT_EQ(r.root.find("error").find("code").as_int64(), -32601) << removed;
+    }
+}
+
+TEST(McpServer, Revision20260728EnvelopeErrors) {
+    Fixture f;
+    Reply other(f.call(R"({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2030-01-01","io.modelcontextprotocol/clientCapabilities":{}}}})"));
+    json::Value e = other.root.find("error");
+    EXPECT_EQ(e.find("code").as_int64(), -32022);
+    EXPECT_TRUE(e.find("data").find("supported").at(0).string_equals("2026-07-28"));
+    EXPECT_TRUE(e.find("data").find("requested").string_equals("2030-01-01"));
+    EXPECT_TRUE(e.find("data").find("error").find("code").string_equals("validation_failed")) << "and the envelope";
+    EXPECT_TRUE(e.find("data").find("timestamp").string_equals("2026-11-22T08:00:00Z"));
+
+    Reply no_caps(f.call(R"({"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}})"));
+    EXPECT_EQ(no_caps.root.find("error").find("code").as_int64(), -32602);
+    EXPECT_TRUE(no_caps.root.find("error").find("data").find("error").find("details").find("reason").string_equals("missing_meta"));
+    Reply bare_discover(f.call(R"({"jsonrpc":"2.0","id":3,"method":"server/discover"})"));
+    EXPECT_EQ(bare_discover.root.find("error").find("code").as_int64(), -32602);
+    Reply bad_level(f.call(R"({"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"loud"}}})"));
+    EXPECT_EQ(bad_level.root.find("error").find("code").as_int64(), -32602);
+    // Authentication is per request in both eras: a bad key is refused before anything runs.
+    Reply bad_key(f.call(R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.basalt/api-key":"wrong-key-wrong-key"}}})"));
+    EXPECT_EQ(bad_key.root.find("error").find("code").as_int64(), -32001);
+}
+
 TEST(McpServer, JsonRpcErrors) {
     Fixture f;
     Reply parse(f.call("{\"jsonrpc\":\"2.0\",\"id\":1,"));

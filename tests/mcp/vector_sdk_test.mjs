@@ -7,12 +7,16 @@
 // admission rows (roles, schema bounds, wrong shapes).
 // Usage: node vector_sdk_test.mjs KERNEL_ELF HNSW_CLI
 import assert from "node:assert/strict";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
 
 import { loadGlove } from "./glove.mjs";
 import { HostIndex } from "./hnsw_host.mjs";
-import { boot, types } from "./sdk.mjs";
+import { boot, root, types } from "./sdk.mjs";
 
 const { CallToolResultSchema } = types;
+const { AjvJsonSchemaValidator } = await import(pathToFileURL(
+  path.join(root, ".deps/npm/node_modules/@modelcontextprotocol/sdk/dist/esm/validation/ajv-provider.js")));
 const [kernel, cli] = process.argv.slice(2);
 const N = 3000, Q = 40, DIM = 100, K = 10, EF = 64, BATCH = 500;
 const READER = "reader:ada:reader-key-0123456789";
@@ -39,10 +43,23 @@ const { client, transport, fail, done } = boot("basalt-vector-test", ["--key", R
 const meta = (spec) => (spec ? { _meta: { "io.basalt/api-key": secret(spec) } } : {});
 const call = (name, args, key, options) =>
   client.request({ method: "tools/call", params: { name, arguments: args, ...meta(key) } }, CallToolResultSchema,
-                 { timeout: 120000, ...options });
+                 { timeout: 120000, ...options }).catch((e) => {
+    if (process.env.VECTOR_TEST_TRACE)
+      console.error(`DIAG ${name} failed at ${new Date().toISOString()}: ${e.message} ${JSON.stringify(e.data ?? null)}`);
+    throw e;
+  });
+// Every successful result is checked against the tool's listed outputSchema (the SDK's own check
+// in callTool() covers only the tools of the last tools/list page it saw, and also applies it to
+// error results, whose structuredContent is the envelope).
+const outputCheck = new Map();
 async function ok(name, args, key, options) {
   const r = await call(name, args, key, options);
   assert.equal(r.isError, false, `${name}: ${JSON.stringify(r.structuredContent)}`);
+  const check = outputCheck.get(name);
+  if (check) {
+    const v = check(r.structuredContent);
+    assert.ok(v.valid, `${name}: output does not match its outputSchema: ${v.errorMessage}`);
+  }
   return r.structuredContent;
 }
 async function toolError(name, args, code, reason) {
@@ -63,6 +80,42 @@ async function refused(promise, rpcCode, code, check = () => {}) {
 }
 const sameFloat = (a, b) => Math.fround(a) === Math.fround(b);
 
+// A second boot with a 100 ms wall-time limit: a 1,500-vector batch is answered
+// limit_time_exceeded, and what it stored before stopping is a prefix of the batch.
+async function overTime() {
+  const second = boot("basalt-vector-time", ["--append", "tool_time_ms=100"], { kernel, timeoutMs: 120000 });
+  try {
+    await second.client.connect(second.transport);
+    const run = (name, args) => second.client.request({ method: "tools/call", params: { name, arguments: args } },
+                                                      CallToolResultSchema, { timeout: 60000 });
+    await run("collection_create", { name: "late", dim: DIM, metric: "cosine", max_elements: 2000 });
+    const ids = Array.from({ length: 1500 }, (_, i) => 70000 + i);
+    const r = await run("vector_upsert", { collection: "late", ids, vectors_f32: b64(rows(0, 1500), 25 * DIM) });
+    assert.equal(r.isError, true, JSON.stringify(r.structuredContent));
+    assert.equal(r.structuredContent.error.code, "limit_time_exceeded");
+    let kept = -1;
+    for (let i = 0; i < 50; ++i) { // the task stops at its next chunk
+      await new Promise((res) => setTimeout(res, 100));
+      const now = (await run("collection_stats", { collection: "late" })).structuredContent.count;
+      if (now === kept)
+        break;
+      kept = now;
+    }
+    assert.ok(kept >= 0 && kept < ids.length, `kept ${kept}`);
+    if (kept > 0) {
+      const edge = (await run("vector_get", { collection: "late", ids: [ids[0], ids[kept - 1], ids[kept]] })).structuredContent;
+      assert.deepEqual(edge.missing, [ids[kept]], "the stored ids are a prefix");
+    }
+    const log = (await run("kernel_log", { limit: 200, min_level: "notice" })).structuredContent;
+    assert.ok(log.records.some((rec) => rec.text.includes(`stopped at the wall-time limit after ${kept} of 1500`)),
+              "the kernel log reports what the stopped batch kept");
+    await second.done();
+    return kept;
+  } catch (e) {
+    await second.fail(e);
+  }
+}
+
 try {
   await client.connect(transport);
   // Every vector tool is listed (all pages) with both schemas and a bounded input schema.
@@ -77,6 +130,7 @@ try {
                       "vector_search", "vector_get", "vector_delete", "collection_export", "collection_import"]) {
     const t = listed.get(name);
     assert.ok(t && t.inputSchema.additionalProperties === false && t.outputSchema, `${name} listed with schemas`);
+    outputCheck.set(name, new AjvJsonSchemaValidator().getValidator(t.outputSchema));
   }
 
   const params = { dim: DIM, metric: "cosine", m: 12, ef_construction: 100, max_elements: 4000 };
@@ -279,11 +333,13 @@ try {
   await toolError("collection_stats", { collection: "glove" }, "not_found", "missing_collection");
   assert.deepEqual((await ok("collection_list", {})).collections, []);
 
+  await done();
+  const late = await overTime();
   console.log(`vector tools: ${N} GloVe vectors upserted in ${insertMs} ms (${BATCH} per call), ` +
               `${Q} searches in ${searchMs} ms, ${doomed.length} deleted; kernel = host build on ` +
               `${kernelAnswers.length} searches, ${probe.length} gets and the stats; cancelled batch kept ${kept} of 1500; ` +
-              `its snapshot (${snapshot.length} bytes, ${pages.length} pages) imported as an identical copy`);
-  await done();
+              `its snapshot (${snapshot.length} bytes, ${pages.length} pages) imported as an identical copy; ` +
+              `a 1,500-vector batch at a 100 ms limit kept ${late}`);
 } catch (e) {
   await fail(e);
 }
