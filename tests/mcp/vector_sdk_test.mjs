@@ -43,17 +43,16 @@ const { client, transport, fail, done } = boot("basalt-vector-test", ["--key", R
 const meta = (spec) => (spec ? { _meta: { "io.basalt/api-key": secret(spec) } } : {});
 const call = (name, args, key, options) =>
   client.request({ method: "tools/call", params: { name, arguments: args, ...meta(key) } }, CallToolResultSchema,
-                 { timeout: 120000, ...options }).catch((e) => {
-    if (process.env.VECTOR_TEST_TRACE)
-      console.error(`DIAG ${name} failed at ${new Date().toISOString()}: ${e.message} ${JSON.stringify(e.data ?? null)}`);
-    throw e;
-  });
+                 { timeout: 120000, ...options });
 // Every successful result is checked against the tool's listed outputSchema (the SDK's own check
 // in callTool() covers only the tools of the last tools/list page it saw, and also applies it to
 // error results, whose structuredContent is the envelope).
 const outputCheck = new Map();
 async function ok(name, args, key, options) {
-  const r = await call(name, args, key, options);
+  const r = await call(name, args, key, options).catch((e) => {
+    e.message = `${name} at ${new Date().toISOString()}: ${e.message}`; // which call, in the CTest log
+    throw e;
+  });
   assert.equal(r.isError, false, `${name}: ${JSON.stringify(r.structuredContent)}`);
   const check = outputCheck.get(name);
   if (check) {
