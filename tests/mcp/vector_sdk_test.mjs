@@ -3,8 +3,9 @@
 // deleted from and measured, and every answer must equal the host build of the same index
 // (tests/host/support/hnsw_cli.cpp) given the same operations: the index is deterministic, so
 // ids match exactly and distances to the bit. Also: progress and cancellation of a long batch
-// (what was stored before the stop is a prefix of the batch), snapshot export and import, and the
-// admission rows (roles, schema bounds, wrong shapes).
+// (what was stored before the stop is a prefix of the batch), the same for a batch cut by the
+// wall-time limit (a second boot with tool_time_ms=100), a neighbour collection left untouched,
+// snapshot export and import, and the admission rows (roles, schema bounds, wrong shapes).
 // Usage: node vector_sdk_test.mjs KERNEL_ELF HNSW_CLI
 import assert from "node:assert/strict";
 import path from "node:path";
