@@ -135,7 +135,9 @@ bool collection_create(const json::Value& args, json::Writer& w, mcp::ToolError&
     int64_t rc = sys::call(sys::Number::store_create, ctx.cap, reinterpret_cast<uint64_t>(name->data()), name->size(),
                            reinterpret_cast<uint64_t>(&cp));
     if (rc < 0) {
-        err = vec::error_of(rc);
+        err = rc == -static_cast<int64_t>(ktl::Error::Full)
+                  ? mcp::ToolError { mcp::ErrorCode::InternalError, "the store holds 32 collections already", "store_full" }
+                  : vec::error_of(rc);
         return false;
     }
     w.begin_object().key("name").string(*name).key("dim").number(p.dim).key("metric").string(vec::metric_name(metric));
@@ -155,7 +157,9 @@ bool collection_drop(const json::Value& args, json::Writer& w, mcp::ToolError& e
     }
     int64_t rc = sys::call(sys::Number::store_drop, ctx.cap, reinterpret_cast<uint64_t>(name->data()), name->size());
     if (rc < 0) {
-        err = vec::error_of(rc);
+        err = rc == -static_cast<int64_t>(ktl::Error::NotFound)
+                  ? mcp::ToolError { mcp::ErrorCode::NotFound, "no collection of that name", "missing_collection" }
+                  : vec::error_of(rc);
         return false;
     }
     w.begin_object().key("dropped").string(*name).end_object();

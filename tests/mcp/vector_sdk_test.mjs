@@ -331,6 +331,7 @@ try {
   assert.deepEqual(await ok("collection_drop", { name: "bulk" }), { dropped: "bulk" });
   assert.deepEqual(await ok("collection_drop", { name: "glove" }), { dropped: "glove" });
   await toolError("collection_stats", { collection: "glove" }, "not_found", "missing_collection");
+  await toolError("collection_drop", { name: "glove" }, "not_found", "missing_collection");
   assert.deepEqual((await ok("collection_list", {})).collections, []);
 
   await done();
