@@ -109,7 +109,9 @@ constexpr uint32_t kVectorWorkers = 2;
     auto introspection = kcap::register_object(kcap::ObjectType::Introspection, &introspection_object);
     auto audit_log = kcap::register_object(kcap::ObjectType::AuditLog, &audit_object);
     auto serial_object = kcap::register_object(kcap::ObjectType::Device, &serial);
-    if (!factory || !introspection || !audit_log || !serial_object)
+    static int vector_store_object; // the named collections live in vector/store.cpp
+    auto vector_store = kcap::register_object(kcap::ObjectType::VectorStore, &vector_store_object);
+    if (!factory || !introspection || !audit_log || !serial_object || !vector_store)
         panic("cap: cannot register the kernel singletons");
     if (auto* uart = platform::console_uart())
         uart->set_rx_notify([](void* d) { static_cast<dev::SerialDevice*>(d)->on_rx(); }, &serial);
@@ -124,6 +126,8 @@ constexpr uint32_t kVectorWorkers = 2;
         mcp_caps.introspection = kcap::grant_existing(*t, *introspection, kcap::kRead | kcap::kGrant).value_or(~0u);
         mcp_caps.factory = kcap::grant_existing(*t, *factory, kcap::kWrite).value_or(~0u);
         mcp_caps.audit = kcap::grant_existing(*t, *audit_log, kcap::kRead).value_or(~0u);
+        // Grant: vector tools get a token for one collection (store_open) or for the store itself.
+        mcp_caps.store = kcap::grant_existing(*t, *vector_store, kcap::kAll).value_or(~0u);
         mcp_caps.wake = [] { serial.interrupt_reader(); };
     } else {
         start_shell(*factory, *introspection, *audit_log, *serial_object);
@@ -138,6 +142,7 @@ constexpr uint32_t kVectorWorkers = 2;
         test_caps.introspection = kcap::grant_existing(*runner, *introspection, kcap::kRead | kcap::kGrant).value_or(~0u);
         test_caps.audit = kcap::grant_existing(*runner, *audit_log, kcap::kRead).value_or(~0u);
         test_caps.factory_object = *factory;
+        test_caps.store = kcap::grant_existing(*runner, *vector_store, kcap::kAll).value_or(~0u);
     }
     // The vector store: worker tasks serving vec_* requests, holding the service capability.
     static int vector_service_object;

@@ -22,6 +22,7 @@ bool regions(const Caps& caps);
 bool vector_index(const Caps& caps);
 bool timers(const Caps& caps);
 bool vector_store(const Caps& caps);
+bool vector_grants(const Caps& caps);
 bool bench(const Caps& caps);
 
 // Creates a task running fn(arg) at `priority` (below the runner's 20 so it starts only when

@@ -14,6 +14,7 @@ struct Caps {
     uint32_t introspection = ~0u;
     uint32_t audit = ~0u;
     uint64_t factory_object = 0;
+    uint32_t store = ~0u; // the named vector store (Grant: tests hand out tokens for it)
 };
 
 int64_t task_main(void* caps);

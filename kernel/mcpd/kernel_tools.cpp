@@ -34,12 +34,12 @@ const char* kInfoOut = R"({"type":"object","properties":{"name":{"type":"string"
 
 bool kernel_info(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     sysinfo::MemInfo mem {};
-    if (sys::call(sys::Number::mem_stats, ctx.introspection, reinterpret_cast<uint64_t>(&mem)) < 0) {
+    if (sys::call(sys::Number::mem_stats, ctx.cap, reinterpret_cast<uint64_t>(&mem)) < 0) {
         err = { mcp::ErrorCode::InternalError, "memory statistics unavailable" };
         return false;
     }
     sysinfo::TaskInfo tasks[64];
-    int64_t ntasks = sys::call(sys::Number::task_list, ctx.introspection, reinterpret_cast<uint64_t>(tasks), 64);
+    int64_t ntasks = sys::call(sys::Number::task_list, ctx.cap, reinterpret_cast<uint64_t>(tasks), 64);
     char now[32];
     clock::rfc3339_now(now, sizeof now);
     w.begin_object();
@@ -67,7 +67,7 @@ const char* kTasksOut = R"({"type":"object","properties":{"tasks":{"type":"array
 
 bool kernel_tasks(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     sysinfo::TaskInfo tasks[64];
-    int64_t n = sys::call(sys::Number::task_list, ctx.introspection, reinterpret_cast<uint64_t>(tasks), 64);
+    int64_t n = sys::call(sys::Number::task_list, ctx.cap, reinterpret_cast<uint64_t>(tasks), 64);
     if (n < 0) {
         err = { mcp::ErrorCode::InternalError, "task list unavailable" };
         return false;
@@ -93,7 +93,7 @@ const char* kMemOut = R"({"type":"object","properties":{"page_bytes":{"type":"in
 
 bool kernel_mem(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     sysinfo::MemInfo mem {};
-    if (sys::call(sys::Number::mem_stats, ctx.introspection, reinterpret_cast<uint64_t>(&mem)) < 0) {
+    if (sys::call(sys::Number::mem_stats, ctx.cap, reinterpret_cast<uint64_t>(&mem)) < 0) {
         err = { mcp::ErrorCode::InternalError, "memory statistics unavailable" };
         return false;
     }
@@ -116,7 +116,7 @@ const char* kCapsOut = R"({"type":"object","properties":{"task":{"type":"string"
 // The capability table of the task running this very call: what a tool can reach.
 bool kernel_caps(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     static kcap::CapInfo caps[64];
-    int64_t n = sys::call(sys::Number::cap_list, ctx.introspection, reinterpret_cast<uint64_t>(caps), 64);
+    int64_t n = sys::call(sys::Number::cap_list, ctx.cap, reinterpret_cast<uint64_t>(caps), 64);
     if (n < 0) {
         err = { mcp::ErrorCode::InternalError, "capability table unavailable" };
         return false;
@@ -160,7 +160,7 @@ bool kernel_log(const json::Value& args, json::Writer& w, mcp::ToolError& err, c
     uint64_t seq = since, missed = 0, count = 0;
     // Bounded: at most the ring's size of records is examined per call.
     for (int guard = 0; guard < 4096 && count < limit; ++guard) {
-        int64_t next = sys::call(sys::Number::log_read, ctx.introspection, seq, reinterpret_cast<uint64_t>(&rec));
+        int64_t next = sys::call(sys::Number::log_read, ctx.cap, seq, reinterpret_cast<uint64_t>(&rec));
         if (next < 0)
             break;
         if (rec.seq > seq && count == 0 && guard == 0)
@@ -215,7 +215,7 @@ bool kernel_perf(const json::Value& args, json::Writer& w, mcp::ToolError& err, 
     uint64_t hz = GenericTimer::frequency();
     auto ns = [hz](uint64_t ticks) -> uint64_t { return hz ? ticks * uint64_t(1000000000) / hz : 0; };
     sysinfo::TaskInfo tasks[64];
-    int64_t n = sys::call(sys::Number::task_list, ctx.introspection, reinterpret_cast<uint64_t>(tasks), 64);
+    int64_t n = sys::call(sys::Number::task_list, ctx.cap, reinterpret_cast<uint64_t>(tasks), 64);
     if (n < 0) {
         err = { mcp::ErrorCode::InternalError, "task list unavailable" };
         return false;
@@ -299,13 +299,16 @@ bool kernel_diagnose(const json::Value& args, json::Writer& w, mcp::ToolError& e
     return true;
 }
 
-struct Entry {
-    const char* name;
-    ToolBody body;
+// Every kernel tool reads through the introspection object and nothing else.
+constexpr ToolImpl kImpls[] = {
+    { "kernel_info", kernel_info, Grant::Introspection, kcap::kRead },
+    { "kernel_tasks", kernel_tasks, Grant::Introspection, kcap::kRead },
+    { "kernel_caps", kernel_caps, Grant::Introspection, kcap::kRead },
+    { "kernel_mem", kernel_mem, Grant::Introspection, kcap::kRead },
+    { "kernel_log", kernel_log, Grant::Introspection, kcap::kRead },
+    { "kernel_perf", kernel_perf, Grant::Introspection, kcap::kRead },
+    { "kernel_diagnose", kernel_diagnose, Grant::Introspection, kcap::kRead },
 };
-constexpr Entry kBodies[] = { { "kernel_info", kernel_info }, { "kernel_tasks", kernel_tasks }, { "kernel_caps", kernel_caps },
-                              { "kernel_mem", kernel_mem },   { "kernel_log", kernel_log },     { "kernel_perf", kernel_perf },
-                              { "kernel_diagnose", kernel_diagnose } };
 
 const mcp::Tool kTools[] = {
     { "kernel_info", "Kernel information", "Version, source commit, board, CPU, uptime, UTC time and memory of the appliance.",
@@ -328,12 +331,6 @@ const mcp::Tool kTools[] = {
 } // namespace
 
 std::span<const mcp::Tool> kernel_tools() { return kTools; }
-
-ToolBody body_of(const char* tool_name) {
-    for (const auto& e : kBodies)
-        if (std::string_view(e.name) == tool_name)
-            return e.body;
-    return nullptr;
-}
+std::span<const ToolImpl> kernel_tool_impls() { return kImpls; }
 
 } // namespace mcpd

@@ -6,6 +6,9 @@
 
 namespace mcpd {
 
+struct ToolImpl;
+
 std::span<const mcp::Tool> kernel_tools();
+std::span<const ToolImpl> kernel_tool_impls();
 
 } // namespace mcpd

@@ -73,13 +73,14 @@ size_t allowlist(std::string_view configured, const Items& items, NameOf name_of
     return n;
 }
 
-// `tools=a,b` or, by default, every kernel tool; either way only tools with bounded schemas.
+// `tools=a,b` or, by default, every tool (kernel and vector); either way only tools with bounded
+// schemas. Scopes still decide who may call what (reader: no vector writes, only admin creates).
 size_t build_allowlist() {
-    size_t n = allowlist(bootargs::get().tools, kernel_tools(), [](const mcp::Tool& t) { return t.name; }, g_allow);
+    size_t n = allowlist(bootargs::get().tools, all_tools(), [](const mcp::Tool& t) { return t.name; }, g_allow);
     size_t kept = 0;
     for (size_t i = 0; i < n; ++i) {
         bool ok = true;
-        for (const auto& t : kernel_tools())
+        for (const auto& t : all_tools())
             if (g_allow[i] == t.name)
                 ok = schema_bounded(t);
         if (ok)
@@ -145,7 +146,7 @@ int64_t serial_task_main(void* arg) {
     const auto& caps = *static_cast<const SerialCaps*>(arg);
     g_log_slot = caps.introspection;
     g_serial_slot = caps.serial;
-    set_exec_caps({ caps.factory, caps.introspection }, uint64_t(bootargs::get().tool_time_ms) * 1000000,
+    set_exec_caps({ caps.factory, caps.introspection, caps.store }, uint64_t(bootargs::get().tool_time_ms) * 1000000,
                   bootargs::get().tool_output_bytes, caps.wake);
 
     // The serial line's principal comes from the boot configuration. Default admin: whoever
@@ -165,7 +166,7 @@ int64_t serial_task_main(void* arg) {
     static mcp::ServerConfig config;
     config.version = kVersion;
     config.source_commit = kSourceCommit;
-    config.tools = kernel_tools();
+    config.tools = all_tools();
     config.allowlist = std::span<const std::string_view>(g_allow, build_allowlist());
     config.resources = kernel_resources();
     config.resource_allowlist = std::span<const std::string_view>(g_resource_allow, build_resource_allowlist());

@@ -10,6 +10,7 @@ struct SerialCaps {
     uint32_t introspection = ~0u;
     uint32_t factory = ~0u; // creates the append-only audit region
     uint32_t audit = ~0u;   // reads the kernel's capability audit records
+    uint32_t store = ~0u;   // the named vector store (all rights: tokens for vector tools come from it)
     void (*wake)() = nullptr; // returns the task's pending serial read early (tool calls ended)
 };
 

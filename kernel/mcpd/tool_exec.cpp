@@ -3,16 +3,24 @@
 #include "../cap/kcap.h"
 #include "../clock.h"
 #include "../log.h"
+#include "../mm/kheap.h"
 #include "../syscall/sys.h"
+#include "../vector/store.h"
 
 #include <crypto/sha256.h>
 
 namespace mcpd {
 
 constexpr size_t kMaxOutput = 65536; // contracts: output limit per call
-constexpr size_t kMaxArgs = 16384;
-// Per-call memory (contracts "Per-call limits"): the tool task's kernel heap.
-constexpr uint64_t kToolHeapBytes = 256 * 1024;
+// Arguments up to kInlineArgs use the job's own buffers; larger ones (vector batches) get
+// buffers from the kernel heap for the call's lifetime, up to the line's 1 MiB.
+constexpr size_t kInlineArgs = 16384;
+constexpr size_t kInlineNodes = 512;
+constexpr size_t kMaxArgs = 1u << 20;
+constexpr size_t kMaxNodes = 8192; // the dispatcher parses a whole message into 4,096 nodes
+// Per-call memory (contracts "Per-call limits"): the tool task's own kernel heap (scratch of
+// the vector tools included; the arguments' buffers belong to the bridge).
+constexpr uint64_t kToolHeapBytes = 8u << 20;
 // A tool told to stop (cancelled, or past its wall-time limit) that has not ended this much
 // later is killed: tools are meant to check should_stop(), but nothing relies on it.
 constexpr uint64_t kStopGraceNs = 250'000'000;
@@ -22,8 +30,12 @@ struct Job {
     volatile State state = State::Free;
     ToolBody body = nullptr;
     mcp::PendingCall call;
-    char args[kMaxArgs];
+    char inline_args[kInlineArgs];
+    json::Node inline_nodes[kInlineNodes];
+    char* args = nullptr;        // inline_args or a heap block
+    json::Node* nodes = nullptr; // inline_nodes or a heap block
     size_t args_len = 0;
+    size_t node_count = 0;
     uint64_t binding = 0;
     uint32_t token = ~0u;
     uint32_t task = ~0u;   // the bridge's Task capability
@@ -66,8 +78,7 @@ int64_t tool_task_main(void* arg) {
         job.err = { mcp::ErrorCode::InternalError, "the execution token was refused; the tool did not run" };
         return finish(1);
     }
-    static json::Node nodes[kMaxCalls][512];
-    auto doc = json::Document::parse({ job.args, job.args_len }, nodes[&job - g_jobs]);
+    auto doc = json::Document::parse({ job.args, job.args_len }, { job.nodes, job.node_count });
     if (!doc) {
         job.ok = false;
         job.err = { mcp::ErrorCode::InternalError, "arguments unreadable in the tool task" };
@@ -75,6 +86,7 @@ int64_t tool_task_main(void* arg) {
     }
     json::Writer w({ job.out, g_output_limit });
     ToolContext ctx { static_cast<uint32_t>(slot), &job };
+    // The granted capability is the whole table: nothing else was ever put there.
     job.ok = job.body(doc->root(), w, job.err, ctx);
     if (job.ok && !w.complete()) {
         job.ok = false;
@@ -126,29 +138,108 @@ int calls_log_floor() {
     return floor;
 }
 
+namespace {
+
+void release_buffers(Job& job) {
+    if (job.args && job.args != job.inline_args)
+        kheap::free(job.args);
+    if (job.nodes && job.nodes != job.inline_nodes)
+        kheap::free(job.nodes);
+    job.args = nullptr;
+    job.nodes = nullptr;
+}
+
+// Buffers for the tool task's copy of the arguments (the bridge's line buffer moves on) and for
+// parsing it: a JSON text of n bytes holds at most n/2 + 1 values.
+bool take_buffers(Job& job, std::string_view text) {
+    size_t nodes = text.size() / 2 + 2;
+    nodes = nodes < kMaxNodes ? nodes : kMaxNodes;
+    auto owner = static_cast<uint16_t>(sys::self());
+    job.args = job.inline_args;
+    job.nodes = job.inline_nodes;
+    job.node_count = kInlineNodes;
+    if (text.size() > kInlineArgs) {
+        auto mem = kheap::alloc(text.size(), owner);
+        if (!mem)
+            return false;
+        job.args = static_cast<char*>(*mem);
+    }
+    if (nodes > kInlineNodes) {
+        auto mem = kheap::alloc(nodes * sizeof(json::Node), owner);
+        if (!mem) {
+            release_buffers(job);
+            return false;
+        }
+        job.nodes = static_cast<json::Node*>(*mem);
+        job.node_count = nodes;
+    }
+    for (size_t i = 0; i < text.size(); ++i)
+        job.args[i] = text[i];
+    job.args_len = text.size();
+    return true;
+}
+
+// The capability (in the bridge's table) that this call's token is issued for. For a
+// collection tool that is a fresh capability to the named collection only, which the bridge
+// deletes again once the token exists (*transient). NotFound when the collection is absent.
+ktl::Result<uint32_t> token_source(const ToolImpl& impl, const json::Value& arguments, bool* transient) {
+    *transient = false;
+    switch (impl.grant) {
+    case Grant::Introspection: return g_caps.introspection;
+    case Grant::Store: return g_caps.store;
+    case Grant::Collection: break;
+    }
+    // The schema already required a plain name; the store checks it once more.
+    auto name = arguments.find("collection").plain_string();
+    if (!name || name->empty() || name->size() > vector::kMaxNameLength)
+        return ktl::Error::InvalidArgs;
+    int64_t slot = sys::call(sys::Number::store_open, g_caps.store, reinterpret_cast<uint64_t>(name->data()), name->size(),
+                             impl.rights | kcap::kGrant);
+    if (slot < 0)
+        return static_cast<ktl::Error>(-slot);
+    *transient = true;
+    return static_cast<uint32_t>(slot);
+}
+
+} // namespace
+
 bool start_call(const mcp::Tool& tool, const json::Value& arguments, const mcp::PendingCall& call, mcp::ToolError& err) {
-    ToolBody body = body_of(tool.name);
+    const ToolImpl* impl = impl_of(tool.name);
     Job* job = nullptr;
     for (auto& j : g_jobs)
         if (!job && j.state == Job::State::Free)
             job = &j;
-    if (!body || !job) {
-        err = body ? mcp::ToolError { mcp::ErrorCode::LimitConcurrencyExceeded, "every tool task slot is busy" }
+    if (!impl || !job) {
+        err = impl ? mcp::ToolError { mcp::ErrorCode::LimitConcurrencyExceeded, "every tool task slot is busy" }
                    : mcp::ToolError { mcp::ErrorCode::InternalError, "no body for this tool" };
         return false;
     }
-    // The tool task gets its own copy of the arguments: the bridge's buffers move on.
     std::string_view text = arguments.valid() ? arguments.raw() : std::string_view("{}");
     if (text.size() > kMaxArgs) {
-        err = { mcp::ErrorCode::ValidationFailed, "arguments over 16 KiB" };
+        err = { mcp::ErrorCode::ValidationFailed, "arguments over 1 MiB", "arguments_too_long" };
+        return false;
+    }
+    // Fail-closed before any task exists: the object the token is to name must be there.
+    bool transient = false;
+    auto source = token_source(*impl, arguments, &transient);
+    if (!source) {
+        err = source.error() == ktl::Error::NotFound
+                  ? mcp::ToolError { mcp::ErrorCode::NotFound, "no collection of that name", "missing_collection" }
+                  : mcp::ToolError { mcp::ErrorCode::ValidationFailed, "not a valid collection name", "invalid_name" };
+        return false;
+    }
+    auto drop_source = [&] {
+        if (transient)
+            sys::call(sys::Number::cap_delete, *source);
+    };
+    if (!take_buffers(*job, text)) {
+        drop_source();
+        err = { mcp::ErrorCode::InternalError, "no memory for the call's arguments" };
         return false;
     }
     job->state = Job::State::Running;
-    job->body = body;
+    job->body = impl->body;
     job->call = call;
-    for (size_t i = 0; i < text.size(); ++i)
-        job->args[i] = text[i];
-    job->args_len = text.size();
     job->cancel = false;
     job->answered = false;
     job->ok = false;
@@ -181,15 +272,18 @@ bool start_call(const mcp::Tool& tool, const json::Value& arguments, const mcp::
     int64_t task = sys::call(sys::Number::task_create, g_caps.factory, reinterpret_cast<uint64_t>(&tool_task_main),
                              reinterpret_cast<uint64_t>(job), kToolPriority, reinterpret_cast<uint64_t>(name));
     if (task < 0) {
+        drop_source();
+        release_buffers(*job);
         job->state = Job::State::Free;
         err = { mcp::ErrorCode::InternalError, "no tool task could be started" };
         return false;
     }
     job->task = static_cast<uint32_t>(task);
     sys::call(sys::Number::task_limit, job->task, kToolHeapBytes);
-    int64_t token = sys::call(sys::Number::token_issue, g_caps.introspection, task, kcap::kRead, job->binding,
-                              g_wall_limit_ns);
+    // Exactly the rights this tool needs, never the Grant the bridge holds.
+    int64_t token = sys::call(sys::Number::token_issue, *source, task, impl->rights, job->binding, g_wall_limit_ns);
     job->token = token >= 0 ? static_cast<uint32_t>(token) : ~0u; // the task fails closed without it
+    drop_source(); // the token is a root of its own: the bridge keeps no standing capability
     return true;
 }
 
@@ -211,6 +305,7 @@ void poll_calls(mcp::Server& server, std::span<char> out, void (*send)(size_t le
             // Reap the task (it has returned; the join completes at once) and drop our handle.
             sys::call(sys::Number::task_join, j.task, 1'000'000'000);
             sys::call(sys::Number::cap_delete, j.task);
+            release_buffers(j);
             if (!j.answered && !j.cancel && j.progress_seq != j.progress_sent) {
                 j.progress_sent = j.progress_seq;
                 size_t n = server.progress(j.call, j.done, j.total, j.message, out);
@@ -237,6 +332,7 @@ void poll_calls(mcp::Server& server, std::span<char> out, void (*send)(size_t le
                             static_cast<unsigned long long>(kStopGraceNs / 1000000));
                 sys::call(sys::Number::task_join, j.task, 1'000'000);
                 sys::call(sys::Number::cap_delete, j.task);
+                release_buffers(j);
                 if (!j.answered) // cancelled: released and audited, never answered (MCP "Cancellation")
                     server.finish_call(j.call, false, {}, {}, true, out);
                 j.state = Job::State::Free;

@@ -3,8 +3,10 @@
 // own. The bridge (the MCP task) creates the task with an empty capability table and has the
 // kernel issue it one single-use execution token, bound to this call (tool name, argument hash,
 // call number) and expiring with the call's wall-time limit. The tool task redeems the token for
-// the one capability the tool needs (introspection, read) and runs; without a valid token it
-// refuses to run (fail-closed). Calls run concurrently with the line: the bridge keeps reading
+// the one capability the tool needs and runs; without a valid token it refuses to run
+// (fail-closed). What that capability is comes from the tool's Grant: introspection (read) for
+// the kernel tools, the vector store with one right for collection_create/list/drop, and for the
+// other vector tools the one collection the call names, with read or write only. Calls run concurrently with the line: the bridge keeps reading
 // requests, forwards progress, passes on cancellation and answers each call when it ends.
 #include <cstdint>
 
@@ -17,7 +19,8 @@ namespace mcpd {
 // The bridge's capabilities for starting tool tasks.
 struct ExecCaps {
     uint32_t factory = ~0u;       // task_create
-    uint32_t introspection = ~0u; // the object tokens are issued for (needs Grant)
+    uint32_t introspection = ~0u; // tokens for the kernel tools (needs Grant)
+    uint32_t store = ~0u;         // the vector store: tokens for it, store_open for collections
 };
 // wake: returns the bridge from its wait when a call ends or reports progress.
 // Limits of 0 keep the defaults; others may only tighten them.
@@ -28,7 +31,8 @@ struct Job;
 // What a tool body sees: the capability slot its token granted, its deadline, cancellation,
 // and a way to report progress.
 struct ToolContext {
-    uint32_t introspection;
+    uint32_t cap; // the one capability in the task's table
+
     Job* job;
     bool expired() const;   // past the wall-time limit
     bool cancelled() const; // the client sent notifications/cancelled
@@ -48,8 +52,24 @@ bool calls_in_flight();
 // The lowest log level a running call opted into (2026-07-28 per-request logging), -1: none.
 int calls_log_floor();
 
-// The body registered for a tool name (kernel_tools.cpp).
-ToolBody body_of(const char* tool_name);
+// The capability a call's token grants (fail-closed: a call whose object cannot be named gets none).
+enum class Grant : uint8_t {
+    Introspection, // the kernel's introspection object
+    Store,         // the named vector store itself
+    Collection,    // the collection named by the call's "collection" argument
+};
+
+struct ToolImpl {
+    const char* name;
+    ToolBody body;
+    Grant grant;
+    uint32_t rights; // exactly these rights on the granted object
+};
+
+// Every tool the kernel serves, in tools/list order, and the implementation behind a name
+// (tool_table.cpp; the descriptors come from kernel_tools.cpp and vector_tools.cpp).
+std::span<const mcp::Tool> all_tools();
+const ToolImpl* impl_of(std::string_view tool_name);
 
 constexpr uint64_t kDefaultWallLimitNs = 10'000'000'000ull;
 constexpr size_t kMaxCalls = 10; // tool tasks at once: the contracts' default in-flight cap per principal

@@ -6,6 +6,7 @@
 #include "../vector/service.h"
 #include "buffers.h"
 #include "handlers.h"
+#include "vector_alloc.h"
 
 #include <new>
 
@@ -16,11 +17,7 @@ int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
 int64_t finish(ipc::Outcome o) { return o.blocked ? kBlocked : o.value; }
 vector::Collection& collection(const kcap::Resolved& o) { return *static_cast<vector::Collection*>(o.object); }
 
-struct IndexPages {
-    uint64_t addr;
-    unsigned order;
-    std::span<std::byte> span() const { return { reinterpret_cast<std::byte*>(addr), 4096ull << order }; }
-};
+} // namespace
 
 // Pages for an index arena of `bytes`, within the per-collection budget, charged to the caller.
 ktl::Result<IndexPages> alloc_index_pages(size_t bytes) {
@@ -33,19 +30,29 @@ ktl::Result<IndexPages> alloc_index_pages(size_t bytes) {
     return IndexPages { pages, order };
 }
 
-// Wraps a freshly created or loaded index into a collection object and gives the caller the
-// original capability; on any failure everything is released again.
-int64_t publish(ktl::Result<hnsw::Index>&& index, IndexPages pages) {
+ktl::Result<vector::Collection*> make_collection(ktl::Result<hnsw::Index>&& index, IndexPages pages) {
     auto mem = index ? kheap::alloc(sizeof(vector::Collection), static_cast<uint16_t>(sched::current()->id))
                      : ktl::Result<void*>(index.error());
     if (!mem) {
         pmm::free_pages(pages.addr, pages.order);
-        return err(mem.error());
+        return mem.error();
     }
     auto* c = new (*mem) vector::Collection {};
     c->index = static_cast<hnsw::Index&&>(*index);
     c->pages = pages.addr;
     c->order = pages.order;
+    return c;
+}
+
+namespace {
+
+// Wraps a freshly created or loaded index into a collection object and gives the caller the
+// original capability; on any failure everything is released again.
+int64_t publish(ktl::Result<hnsw::Index>&& index, IndexPages pages) {
+    auto made = make_collection(static_cast<ktl::Result<hnsw::Index>&&>(index), pages);
+    if (!made)
+        return err(made.error());
+    vector::Collection* c = *made;
     auto slot = kcap::create_and_grant(sched::current(), kcap::ObjectType::VectorCollection, c,
                                        kcap::kRead | kcap::kWrite | kcap::kGrant | kcap::kRevoke);
     if (!slot) {
@@ -64,10 +71,10 @@ void destroy_collection(void* object) {
     kheap::free(c);
 }
 
-int64_t vec_create(arch::TrapFrame& f, const kcap::Resolved&) {
-    if (!buffers::readable(f.x[1], sizeof(vector::CreateParams)))
-        return err(ktl::Error::InvalidArgs);
-    const auto in = *reinterpret_cast<const vector::CreateParams*>(f.x[1]);
+ktl::Result<hnsw::Params> create_params(uint64_t ptr) {
+    if (!buffers::readable(ptr, sizeof(vector::CreateParams)))
+        return ktl::Error::InvalidArgs;
+    const auto in = *reinterpret_cast<const vector::CreateParams*>(ptr);
     hnsw::Params p;
     p.dim = in.dim;
     p.metric = static_cast<hnsw::Metric>(in.metric);
@@ -76,7 +83,15 @@ int64_t vec_create(arch::TrapFrame& f, const kcap::Resolved&) {
     p.max_ef = in.max_ef ? in.max_ef : 512;
     p.max_elements = in.max_elements;
     if (in.metric > 2 || !p.validate())
-        return err(ktl::Error::InvalidArgs);
+        return ktl::Error::InvalidArgs;
+    return p;
+}
+
+int64_t vec_create(arch::TrapFrame& f, const kcap::Resolved&) {
+    auto params = create_params(f.x[1]);
+    if (!params)
+        return err(params.error());
+    const hnsw::Params& p = *params;
     auto pages = alloc_index_pages(hnsw::Index::memory_needed(p));
     if (!pages)
         return err(pages.error());
@@ -92,13 +107,32 @@ int64_t vec_insert(arch::TrapFrame& f, const kcap::Resolved& o) {
     return finish(vector::submit(vector::Op::Insert, &collection(o), { f.x[1], f.x[2], count, 0, 0 }));
 }
 
+// The optional id filter (a5) is a strictly ascending list, so the workers can binary-search it;
+// anything else is refused here rather than trusted.
 int64_t vec_search(arch::TrapFrame& f, const kcap::Resolved& o) {
     const hnsw::Params& p = collection(o).index.params();
     uint64_t k = f.x[2], ef = f.x[3];
     if (k == 0 || k > p.max_ef || ef > p.max_ef || !buffers::readable(f.x[1], p.dim * sizeof(float)) ||
         !buffers::writable(f.x[4], k * sizeof(hnsw::Hit)))
         return err(ktl::Error::InvalidArgs);
-    return finish(vector::submit(vector::Op::Search, &collection(o), { f.x[1], k, ef, f.x[4], 0 }));
+    uint64_t ids = 0, count = 0;
+    if (f.x[5] != 0) {
+        if (!buffers::readable(f.x[5], sizeof(vector::SearchFilter)))
+            return err(ktl::Error::InvalidArgs);
+        const auto filter = *reinterpret_cast<const vector::SearchFilter*>(f.x[5]);
+        ids = filter.ids;
+        count = filter.count;
+        if (count > vector::kMaxFilterIds || (count > 0 && !buffers::readable(ids, count * sizeof(uint64_t))))
+            return err(ktl::Error::InvalidArgs);
+        const auto* list = reinterpret_cast<const uint64_t*>(ids);
+        for (uint64_t i = 1; i < count; ++i)
+            if (list[i] <= list[i - 1])
+                return err(ktl::Error::InvalidArgs);
+    }
+    // A filter with no ids accepts nothing: the search is answered empty without the worker.
+    if (f.x[5] != 0 && count == 0)
+        return 0;
+    return finish(vector::submit(vector::Op::Search, &collection(o), { f.x[1], k, ef | (count << 32), f.x[4], ids }));
 }
 
 int64_t vec_get(arch::TrapFrame& f, const kcap::Resolved& o) {

@@ -12,14 +12,16 @@ enum class Number : uint64_t {
 #undef SYSCALL
 };
 
-inline int64_t call(Number nr, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0, uint64_t a3 = 0, uint64_t a4 = 0) {
+inline int64_t call(Number nr, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0, uint64_t a3 = 0, uint64_t a4 = 0,
+                    uint64_t a5 = 0) {
     register uint64_t x8 asm("x8") = static_cast<uint64_t>(nr);
     register uint64_t x0 asm("x0") = a0;
     register uint64_t x1 asm("x1") = a1;
     register uint64_t x2 asm("x2") = a2;
     register uint64_t x3 asm("x3") = a3;
     register uint64_t x4 asm("x4") = a4;
-    asm volatile("svc #0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4) : "memory");
+    register uint64_t x5 asm("x5") = a5;
+    asm volatile("svc #0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5) : "memory");
     return static_cast<int64_t>(x0);
 }
 

@@ -27,7 +27,16 @@ struct Stats {
     uint64_t bytes_used;
     uint64_t bytes_budget;
     uint64_t distance_computations;
+    uint32_t dim;
+    uint32_t metric;
 };
+
+// Optional id filter of vec_search (a5): only these ids may be returned; ascending, unique.
+struct SearchFilter {
+    uint64_t ids;   // pointer to uint64_t[count]
+    uint64_t count; // <= kMaxFilterIds
+};
+constexpr uint64_t kMaxFilterIds = 4096;
 
 struct Collection {
     hnsw::Index index;

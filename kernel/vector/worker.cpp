@@ -10,6 +10,26 @@ namespace {
 
 int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
 
+struct IdList {
+    const uint64_t* ids;
+    uint64_t count;
+};
+
+bool in_list(uint64_t id, void* ctx) {
+    const auto& l = *static_cast<const IdList*>(ctx);
+    uint64_t lo = 0, hi = l.count;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (l.ids[mid] == id)
+            return true;
+        if (l.ids[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
+
 int64_t search(Collection& c, const Job& job) {
     const hnsw::Params& p = c.index.params();
     auto owner = static_cast<uint16_t>(sched::current()->id);
@@ -22,8 +42,12 @@ int64_t search(Collection& c, const Job& job) {
         result = err(scratch.error());
     } else {
         auto k = static_cast<uint32_t>(job.a[1]);
+        // a[2] = ef | filter count << 32, a[4] = the filter's ids (vec_search checked them).
+        IdList list { reinterpret_cast<const uint64_t*>(job.a[4]), job.a[2] >> 32 };
+        hnsw::Filter filter { in_list, &list };
         auto n = c.index.search(*scratch, { reinterpret_cast<const float*>(job.a[0]), p.dim }, k,
-                                static_cast<uint32_t>(job.a[2]), { reinterpret_cast<hnsw::Hit*>(job.a[3]), k });
+                                static_cast<uint32_t>(job.a[2]), { reinterpret_cast<hnsw::Hit*>(job.a[3]), k },
+                                list.ids ? &filter : nullptr);
         result = n ? static_cast<int64_t>(*n) : err(n.error());
     }
     kheap::free(*mem);
@@ -69,6 +93,8 @@ int64_t execute(const Job& job) {
         out->bytes_used = s.bytes_used;
         out->bytes_budget = s.bytes_budget;
         out->distance_computations = s.distance_computations;
+        out->dim = dim;
+        out->metric = static_cast<uint32_t>(c.index.params().metric);
         return 0;
     }
     }

@@ -50,7 +50,8 @@ constexpr Rights kAllDefined = kRW | Rights::Execute | kManage;
     X(Mutex, rights::kRW | rights::kManage)                                     \
     X(Event, rights::kRW | rights::kManage)                                     \
     X(Factory, Rights::Write | rights::kManage)                                 \
-    X(VectorService, Rights::Write | rights::kManage)
+    X(VectorService, Rights::Write | rights::kManage)                           \
+    X(VectorStore, rights::kRW | rights::kManage)
 
 enum class ObjectType : uint8_t {
 #define BASALT_CAP_ENUM(name, rights) name,

@@ -439,7 +439,10 @@ static void write_tool_result(json::Writer& w, Begin&& begin, bool modern, bool 
     } else {
         char envelope[1024];
         json::Writer ew(envelope);
-        write_envelope(ew, err.code, err.message, request_id, timestamp);
+        if (err.reason)
+            write_envelope(ew, err.code, err.message, request_id, timestamp, { { "reason", err.reason } });
+        else
+            write_envelope(ew, err.code, err.message, request_id, timestamp);
         w.key("content").begin_array().begin_object().key("type").string("text").key("text").string(ew.view());
         w.end_object().end_array();
         w.key("structuredContent").raw(ew.view());

@@ -34,6 +34,7 @@ namespace mcp {
 struct ToolError {
     ErrorCode code = ErrorCode::InternalError;
     const char* message = "";
+    const char* reason = nullptr; // details.reason of the envelope (e.g. validation_failed), if any
 };
 
 struct Tool {

@@ -28,7 +28,10 @@ try {
     }
     cursor = page.nextCursor;
   } while (cursor);
-  assert.deepEqual(names.sort(), ["kernel_caps", "kernel_diagnose", "kernel_info", "kernel_log", "kernel_mem", "kernel_perf", "kernel_tasks"]);
+  assert.deepEqual(names.sort(), ["collection_create", "collection_drop", "collection_export", "collection_import",
+                                 "collection_list", "collection_stats",
+                                 "kernel_caps", "kernel_diagnose", "kernel_info", "kernel_log", "kernel_mem", "kernel_perf",
+                                 "kernel_tasks", "vector_delete", "vector_get", "vector_search", "vector_upsert"]);
 
   const t0 = process.hrtime.bigint();
   const result = await client.callTool({ name: "kernel_info", arguments: {} });

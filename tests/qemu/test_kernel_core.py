@@ -4,13 +4,14 @@ real system calls: preemptive fairness, mutex/semaphore/event semantics, 100,000
 messages in order, a stack overflow killed while the rest keep running, capability refusals
 audited, single-use execution tokens, FP/SIMD state across switches, memory-region policies, timers and object destruction,
 the vector index built bit-identically to the host (NEON and scalar), the vector store
-service (collections behind capabilities, parallel searches), task_kill on running, sleeping and
-blocked tasks, and the cost figures."""
+service (collections behind capabilities, parallel searches), the named store and the
+one-collection grants vector tools run under, task_kill on running, sleeping and blocked tasks,
+and the cost figures."""
 import re
 
 from harness import Qemu, check, main
 
-CASES = ["sched", "sync", "queue", "stack", "caps", "token", "fp", "regions", "timer", "hnsw", "vectors", "kill", "bench"]
+CASES = ["sched", "sync", "queue", "stack", "caps", "token", "fp", "regions", "timer", "hnsw", "vectors", "vecgrant", "kill", "bench"]
 
 
 def test(args):
@@ -33,7 +34,7 @@ def test(args):
         m = q.find(r"vectors: (\d+) inserted in (\d+) ms, recall@10 ([\d.]+)")
         check(float(m.group(3)) >= 0.9, f"vector store recall {m.group(3)}")
         print(f"vector store in the kernel: {m.group(1)} vectors inserted in {m.group(2)} ms, recall@10 {m.group(3)}")
-        q.expect(r"ktest summary: 13 passed, 0 failed")
+        q.expect(r"ktest summary: 14 passed, 0 failed")
         status = q.wait_exit(timeout=20)
         check(status == 0, f"exit status {status}")
     finally:

@@ -1,0 +1,129 @@
+// The named vector store and the grants vector tools run under: a task given a token for one
+// collection can use that collection with the token's rights and reach nothing else (not the
+// other collection, not the store), the way the MCP bridge runs vector tools (tool_exec.cpp).
+#include "../cap/kcap.h"
+#include "../vector/collection.h"
+#include "../vector/store.h"
+#include "cases.h"
+
+#include <hnsw/params.h>
+
+namespace ktest {
+namespace {
+
+using N = sys::Number;
+constexpr uint32_t kDim = 4;
+constexpr uint64_t kBinding = 0x5eed;
+
+int64_t create(uint32_t store, const char* name, uint64_t len) {
+    vector::CreateParams p { kDim, 0, 8, 32, 64, 64 };
+    return sys::call(N::store_create, store, reinterpret_cast<uint64_t>(name), len, reinterpret_cast<uint64_t>(&p));
+}
+
+int64_t open(uint32_t store, const char* name, uint32_t rights) {
+    uint64_t len = 0;
+    while (name[len])
+        ++len;
+    return sys::call(N::store_open, store, reinterpret_cast<uint64_t>(name), len, rights);
+}
+
+// Ten vectors with ids base+1..base+10 along the first axis.
+bool fill(uint32_t coll, uint64_t base) {
+    uint64_t ids[10];
+    float rows[10 * kDim] = {};
+    for (uint32_t i = 0; i < 10; ++i) {
+        ids[i] = base + i + 1;
+        rows[i * kDim] = static_cast<float>(i);
+        rows[i * kDim + 1] = 1.0f;
+    }
+    return sys::call(N::vec_insert, coll, reinterpret_cast<uint64_t>(ids), reinterpret_cast<uint64_t>(rows), 10) == 10;
+}
+
+// What a vector tool task does with what it was given.
+struct Probe {
+    uint32_t token = ~0u;
+    int64_t granted = -1;
+    int64_t search = -1;           // hits on the granted collection
+    bool only_own_ids = true;      // every hit from that collection
+    int64_t insert = 0;            // through a read-only grant
+    uint32_t other_slots_usable = 0; // slots besides the grant that reach any collection or the store
+};
+Probe g_probe;
+
+int64_t tool_like_task(void*) {
+    Probe& p = g_probe;
+    p.granted = sys::call(N::token_redeem, p.token, kBinding);
+    if (p.granted < 0)
+        return 1;
+    float q[kDim] = { 3.0f, 1.0f, 0.0f, 0.0f };
+    hnsw::Hit hits[10];
+    p.search = sys::call(N::vec_search, p.granted, reinterpret_cast<uint64_t>(q), 10, 32, reinterpret_cast<uint64_t>(hits));
+    for (int64_t i = 0; i < p.search; ++i)
+        p.only_own_ids = p.only_own_ids && hits[i].id >= 1 && hits[i].id <= 10;
+    uint64_t id = 99;
+    p.insert = sys::call(N::vec_insert, p.granted, reinterpret_cast<uint64_t>(&id), reinterpret_cast<uint64_t>(q), 1);
+    // Every other slot: no collection (stats), no store (list) answers.
+    vector::Stats st {};
+    vector::StoreEntry rows[2];
+    for (uint32_t slot = 0; slot < 256; ++slot) {
+        if (slot == static_cast<uint32_t>(p.granted))
+            continue;
+        if (sys::call(N::vec_stats, slot, reinterpret_cast<uint64_t>(&st)) >= 0 ||
+            sys::call(N::store_list, slot, reinterpret_cast<uint64_t>(rows), 2) >= 0)
+            ++p.other_slots_usable;
+    }
+    return 0;
+}
+
+} // namespace
+
+bool vector_grants(const Caps& caps) {
+    const int64_t bad = -int64_t(ktl::Error::InvalidArgs);
+    KT_CHECK(create(caps.store, "..", 2) == bad, "'..' must be refused as a name");
+    KT_CHECK(create(caps.store, "a/b", 3) == bad, "'/' must be refused in a name");
+    KT_CHECK(create(caps.store, "mine", 4) == 0, "store_create mine");
+    KT_CHECK(create(caps.store, "theirs", 6) == 0, "store_create theirs");
+    KT_CHECK(create(caps.store, "mine", 4) == -int64_t(ktl::Error::Exists), "a second 'mine' must be refused");
+    int64_t mine = open(caps.store, "mine", kcap::kRead | kcap::kWrite | kcap::kGrant);
+    int64_t theirs = open(caps.store, "theirs", kcap::kRead | kcap::kWrite);
+    KT_CHECK(mine >= 0 && theirs >= 0, "store_open -> %lld %lld", (long long)mine, (long long)theirs);
+    KT_CHECK(open(caps.store, "nobody", kcap::kRead) == -int64_t(ktl::Error::NotFound), "open of an absent name");
+    KT_CHECK(open(caps.store, "mine", kcap::kRevoke) == bad, "open may not hand out Revoke");
+    KT_CHECK(fill(static_cast<uint32_t>(mine), 0) && fill(static_cast<uint32_t>(theirs), 100), "fill both");
+
+    // Without Grant on the store, no collection can be opened (tool tasks never hold Grant).
+    int64_t weak = sys::call(N::cap_mint, caps.store, kcap::kRead | kcap::kWrite, 0);
+    KT_CHECK(weak >= 0, "cap_mint");
+    KT_CHECK(open(static_cast<uint32_t>(weak), "theirs", kcap::kRead) == -int64_t(ktl::Error::AccessDenied),
+             "store_open without Grant");
+    sys::call(N::cap_delete, weak);
+
+    // A tool-like task with an empty table and a read token for "mine" only.
+    int64_t task = spawn(caps, "tool:probe", tool_like_task, nullptr, 5);
+    KT_CHECK(task >= 0, "spawn");
+    g_probe = Probe {};
+    int64_t tok = sys::call(N::token_issue, mine, task, kcap::kRead, kBinding, 5000 * kMs);
+    KT_CHECK(tok >= 0, "token_issue -> %lld", (long long)tok);
+    g_probe.token = static_cast<uint32_t>(tok);
+    KT_CHECK(join(static_cast<uint32_t>(task), 10000 * kMs) == 0, "the probe could not redeem its token");
+    KT_CHECK(g_probe.search == 10 && g_probe.only_own_ids, "search through the grant -> %lld, own ids %d",
+             (long long)g_probe.search, g_probe.only_own_ids);
+    KT_CHECK(g_probe.insert == -int64_t(ktl::Error::AccessDenied), "insert through a read grant -> %lld",
+             (long long)g_probe.insert);
+    KT_CHECK(g_probe.other_slots_usable == 0, "%u other slots reached a collection or the store",
+             g_probe.other_slots_usable);
+
+    vector::StoreEntry rows[vector::kMaxNamed];
+    KT_CHECK(sys::call(N::store_list, caps.store, reinterpret_cast<uint64_t>(rows), vector::kMaxNamed) == 2, "list 2");
+    KT_CHECK(sys::call(N::store_drop, caps.store, reinterpret_cast<uint64_t>("mine"), 4) == 0, "drop mine");
+    // Dropping kills every capability to the collection, the runner's own included.
+    vector::Stats st {};
+    KT_CHECK(sys::call(N::vec_stats, mine, reinterpret_cast<uint64_t>(&st)) < 0, "a dropped collection still answers");
+    KT_CHECK(sys::call(N::store_drop, caps.store, reinterpret_cast<uint64_t>("theirs"), 6) == 0, "drop theirs");
+    KT_CHECK(sys::call(N::store_list, caps.store, reinterpret_cast<uint64_t>(rows), vector::kMaxNamed) == 0, "list 0");
+    console::printf("ktest:   vecgrant: a read token for one collection reaches it alone (0 of 255 other slots), "
+                    "no writes, no store\n");
+    return true;
+}
+
+} // namespace ktest

@@ -1,0 +1,59 @@
+#include "vector_support.h"
+
+#include "../mm/kheap.h"
+#include "../syscall/sys.h"
+#include "../vector/collection.h"
+
+namespace mcpd::vec {
+
+mcp::ToolError error_of(int64_t rc) {
+    switch (static_cast<ktl::Error>(-rc)) {
+    case ktl::Error::NotFound: return { mcp::ErrorCode::NotFound, "no such collection or id", "not_found" };
+    case ktl::Error::BadHandle: return { mcp::ErrorCode::NotFound, "the collection was dropped during the call", "missing_collection" };
+    case ktl::Error::Exists: return { mcp::ErrorCode::ValidationFailed, "a collection of that name exists", "exists" };
+    case ktl::Error::InvalidArgs: return { mcp::ErrorCode::ValidationFailed, "the store refused the arguments", "invalid_arguments" };
+    case ktl::Error::Full: return { mcp::ErrorCode::InternalError, "the collection is full", "collection_full" };
+    case ktl::Error::NoMemory: return { mcp::ErrorCode::InternalError, "out of memory (collection budget or kernel)", "no_memory" };
+    case ktl::Error::Corrupt: return { mcp::ErrorCode::ValidationFailed, "the snapshot is corrupt", "corrupt_snapshot" };
+    case ktl::Error::Truncated: return { mcp::ErrorCode::ValidationFailed, "the snapshot is truncated", "truncated_snapshot" };
+    case ktl::Error::Unsupported: return { mcp::ErrorCode::ValidationFailed, "unsupported snapshot version or parameters", "unsupported_snapshot" };
+    case ktl::Error::WouldBlock: return { mcp::ErrorCode::LimitConcurrencyExceeded, "the vector store is busy", "busy" };
+    default: return { mcp::ErrorCode::InternalError, "the vector store failed", nullptr };
+    }
+}
+
+const char* metric_name(uint32_t metric) {
+    static const char* const names[] = { "l2", "cosine", "ip" };
+    return metric < 3 ? names[metric] : "?";
+}
+
+Scratch::Scratch(size_t bytes) {
+    auto mem = kheap::alloc(bytes, static_cast<uint16_t>(sys::self()));
+    m_ptr = mem ? *mem : nullptr;
+}
+
+Scratch::~Scratch() {
+    if (m_ptr)
+        kheap::free(m_ptr);
+}
+
+bool read_ids(const json::Value& array, uint64_t* out, size_t max, size_t& n) {
+    n = 0;
+    for (json::Value v = array.first(); v.valid(); v = v.next_sibling()) {
+        auto id = v.as_uint64();
+        if (!id || *id > kMaxId || n >= max)
+            return false;
+        out[n++] = *id;
+    }
+    return true;
+}
+
+ktl::Result<uint32_t> dimension_of(uint32_t cap) {
+    vector::Stats st {};
+    int64_t rc = sys::call(sys::Number::vec_stats, cap, reinterpret_cast<uint64_t>(&st));
+    if (rc < 0)
+        return static_cast<ktl::Error>(-rc);
+    return st.dim;
+}
+
+} // namespace mcpd::vec

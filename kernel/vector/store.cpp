@@ -1,0 +1,75 @@
+#include "store.h"
+
+namespace vector {
+namespace {
+
+Named g_named[kMaxNamed];
+
+bool name_char(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+}
+
+} // namespace
+
+bool valid_name(std::string_view name) {
+    if (name.empty() || name.size() > kMaxNameLength)
+        return false;
+    bool only_dots = true;
+    for (char c : name) {
+        if (!name_char(c))
+            return false;
+        only_dots = only_dots && c == '.';
+    }
+    return !only_dots && name.find("..") == std::string_view::npos;
+}
+
+Named* find(std::string_view name) {
+    for (auto& n : g_named)
+        if (n.collection && std::string_view(n.name, n.length) == name)
+            return &n;
+    return nullptr;
+}
+
+ktl::Result<Named*> add(std::string_view name, uint64_t object_id, Collection* collection) {
+    if (!valid_name(name))
+        return ktl::Error::InvalidArgs;
+    if (find(name))
+        return ktl::Error::Exists;
+    for (auto& n : g_named) {
+        if (n.collection)
+            continue;
+        for (size_t i = 0; i < name.size(); ++i)
+            n.name[i] = name[i];
+        n.name[name.size()] = '\0';
+        n.length = static_cast<uint8_t>(name.size());
+        n.object_id = object_id;
+        n.collection = collection;
+        return &n;
+    }
+    return ktl::Error::Full;
+}
+
+void remove(Named* entry) { *entry = Named {}; }
+
+uint32_t list(StoreEntry* out, uint32_t max) {
+    uint32_t n = 0;
+    for (const auto& e : g_named) {
+        if (!e.collection || n >= max)
+            continue;
+        StoreEntry& s = out[n++];
+        s = StoreEntry {};
+        for (size_t i = 0; i <= e.length; ++i)
+            s.name[i] = e.name[i];
+        const hnsw::Params& p = e.collection->index.params();
+        s.metric = static_cast<uint8_t>(p.metric);
+        s.dim = p.dim;
+        s.m = p.m;
+        s.ef_construction = p.ef_construction;
+        s.max_elements = p.max_elements;
+        s.count = static_cast<uint32_t>(e.collection->index.size());
+        s.bytes_budget = 4096ull << e.collection->order;
+    }
+    return n;
+}
+
+} // namespace vector
