@@ -30,8 +30,7 @@ ktl::Result<std::string_view> name_arg(uint64_t ptr, uint64_t len) {
 namespace {
 
 // Registers a created or loaded collection under `name`; on failure everything is released.
-int64_t keep(std::string_view name, ktl::Result<hnsw::Index>&& index, IndexPages pages) {
-    auto made = make_collection(static_cast<ktl::Result<hnsw::Index>&&>(index), pages);
+int64_t keep(std::string_view name, ktl::Result<vector::Collection*> made) {
     if (!made)
         return err(made.error());
     // A kernel object nobody holds a capability to yet: the store is its owner.
@@ -64,7 +63,7 @@ int64_t store_create(arch::TrapFrame& f, const kcap::Resolved&) {
     auto pages = alloc_index_pages(hnsw::Index::memory_needed(*params));
     if (!pages)
         return err(pages.error());
-    return keep(*name, hnsw::Index::create(*params, pages->span()), *pages);
+    return keep(*name, make_collection(hnsw::Index::create(*params, pages->span()), *pages));
 }
 
 // The snapshot is checked (CRCs, structure, parameters) by load() before anything is kept.
@@ -72,19 +71,9 @@ int64_t store_import(arch::TrapFrame& f, const kcap::Resolved&) {
     auto name = name_arg(f.x[1], f.x[2]);
     if (!name)
         return err(name.error());
-    uint64_t ptr = f.x[3], len = f.x[4];
-    if (!buffers::readable(ptr, len, vector::kMaxCollectionBytes))
-        return err(ktl::Error::InvalidArgs);
     if (vector::find(*name))
         return err(ktl::Error::Exists);
-    std::span<const std::byte> snapshot(reinterpret_cast<const std::byte*>(ptr), len);
-    auto params = hnsw::Index::peek(snapshot);
-    if (!params)
-        return err(params.error());
-    auto pages = alloc_index_pages(hnsw::Index::memory_needed(*params));
-    if (!pages)
-        return err(pages.error());
-    return keep(*name, hnsw::Index::load(snapshot, pages->span()), *pages);
+    return keep(*name, load_collection(f.x[3], f.x[4]));
 }
 
 int64_t store_open(arch::TrapFrame& f, const kcap::Resolved&) {

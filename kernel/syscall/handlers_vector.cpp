@@ -48,8 +48,7 @@ namespace {
 
 // Wraps a freshly created or loaded index into a collection object and gives the caller the
 // original capability; on any failure everything is released again.
-int64_t publish(ktl::Result<hnsw::Index>&& index, IndexPages pages) {
-    auto made = make_collection(static_cast<ktl::Result<hnsw::Index>&&>(index), pages);
+int64_t publish(ktl::Result<vector::Collection*> made) {
     if (!made)
         return err(made.error());
     vector::Collection* c = *made;
@@ -95,7 +94,7 @@ int64_t vec_create(arch::TrapFrame& f, const kcap::Resolved&) {
     auto pages = alloc_index_pages(hnsw::Index::memory_needed(p));
     if (!pages)
         return err(pages.error());
-    return publish(hnsw::Index::create(p, pages->span()), *pages);
+    return publish(make_collection(hnsw::Index::create(p, pages->span()), *pages));
 }
 
 int64_t vec_insert(arch::TrapFrame& f, const kcap::Resolved& o) {
@@ -159,18 +158,15 @@ int64_t vec_export(arch::TrapFrame& f, const kcap::Resolved& o) {
 
 // Loaded here, in the system call: the snapshot is checked (CRCs, structure) before anything is
 // kept, and a new collection has no other users yet.
-int64_t vec_import(arch::TrapFrame& f, const kcap::Resolved&) {
-    uint64_t ptr = f.x[1], len = f.x[2];
+int64_t vec_import(arch::TrapFrame& f, const kcap::Resolved&) { return publish(load_collection(f.x[1], f.x[2])); }
+
+ktl::Result<vector::Collection*> load_collection(uint64_t ptr, uint64_t len) {
     if (!buffers::readable(ptr, len, vector::kMaxCollectionBytes))
-        return err(ktl::Error::InvalidArgs);
+        return ktl::Error::InvalidArgs;
     std::span<const std::byte> snapshot(reinterpret_cast<const std::byte*>(ptr), len);
-    auto params = hnsw::Index::peek(snapshot);
-    if (!params)
-        return err(params.error());
-    auto pages = alloc_index_pages(hnsw::Index::memory_needed(*params));
-    if (!pages)
-        return err(pages.error());
-    return publish(hnsw::Index::load(snapshot, pages->span()), *pages);
+    auto params = TRY(hnsw::Index::peek(snapshot));
+    auto pages = TRY(alloc_index_pages(hnsw::Index::memory_needed(params)));
+    return make_collection(hnsw::Index::load(snapshot, pages.span()), pages);
 }
 
 int64_t vec_serve(arch::TrapFrame& f, const kcap::Resolved&) {

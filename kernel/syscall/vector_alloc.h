@@ -23,5 +23,8 @@ ktl::Result<hnsw::Params> create_params(uint64_t ptr);
 ktl::Result<IndexPages> alloc_index_pages(size_t bytes);
 // The collection object around a created or loaded index; on failure the pages are freed.
 ktl::Result<vector::Collection*> make_collection(ktl::Result<hnsw::Index>&& index, IndexPages pages);
+// A collection loaded from a caller's snapshot (a1 bytes at a0): checked whole (CRCs, structure,
+// parameters) before it exists; corrupt or truncated input is refused.
+ktl::Result<vector::Collection*> load_collection(uint64_t ptr, uint64_t len);
 
 } // namespace handlers

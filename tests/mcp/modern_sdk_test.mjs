@@ -8,7 +8,7 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
-import { root } from "./sdk.mjs";
+import { root, taskGone } from "./sdk.mjs";
 
 const kernel = process.argv[2];
 const clientDir = path.join(root, ".deps/npm/node_modules/@modelcontextprotocol/client/dist");
@@ -124,13 +124,7 @@ try {
   await stepped;
   ac.abort("test cancels");
   await assert.rejects(long);
-  let gone = false;
-  for (let i = 0; i < 20 && !gone; ++i) {
-    await new Promise((r) => setTimeout(r, 100));
-    const now = await client.callTool({ name: "kernel_tasks", arguments: {} });
-    gone = !now.structuredContent.tasks.some((t) => t.name === "tool:kernel_diagnose");
-  }
-  assert.ok(gone, "the cancelled tool task ended");
+  assert.ok(await taskGone((p) => client.callTool(p), "tool:kernel_diagnose"), "the cancelled tool task ended");
 
   // Resources: listed, each read a snapshot with version, generated_at, source_commit.
   const resources = (await client.listResources()).resources.map((r) => r.uri).sort();

@@ -34,3 +34,15 @@ export function boot(name, runArgs, { kernel = defaultKernel, stderr = "inherit"
   };
   return { client, transport, fail, done };
 }
+
+// Polls kernel_tasks (through callTool) until no task named `name` is left: cancellation must
+// really stop the tool task, not just silence its answer.
+export async function taskGone(callTool, name, tries = 20) {
+  for (let i = 0; i < tries; ++i) {
+    await new Promise((r) => setTimeout(r, 100));
+    const now = await callTool({ name: "kernel_tasks", arguments: {} });
+    if (!now.structuredContent.tasks.some((t) => t.name === name))
+      return true;
+  }
+  return false;
+}

@@ -3,7 +3,7 @@
 // Usage: node stdio_sdk_test.mjs KERNEL_ELF
 import assert from "node:assert/strict";
 
-import { boot, types } from "./sdk.mjs";
+import { boot, taskGone, types } from "./sdk.mjs";
 
 const kernel = process.argv[2];
 const started = Date.now();
@@ -85,13 +85,7 @@ try {
             `a diagnose task runs: ${during.structuredContent.tasks.map((t) => t.name)}`);
   ac.abort("test cancels");
   await assert.rejects(long);
-  let gone = false;
-  for (let i = 0; i < 20 && !gone; ++i) {
-    await new Promise((r) => setTimeout(r, 100));
-    const now = await client.callTool({ name: "kernel_tasks", arguments: {} });
-    gone = !now.structuredContent.tasks.some((t) => t.name === "tool:kernel_diagnose");
-  }
-  assert.ok(gone, "the cancelled tool task ended");
+  assert.ok(await taskGone((p) => client.callTool(p), "tool:kernel_diagnose"), "the cancelled tool task ended");
 
   // Resources: every one listed, each read is a snapshot with version, generated_at, source_commit.
   const resources = (await client.listResources()).resources.map((r) => r.uri).sort();
