@@ -89,9 +89,9 @@ bool remove_ready(Task* t) {
     return false;
 }
 
-// Ends a task that is not running: it is on no queue any more (ready, sleep or wait).
-void end_task(Task* t, int64_t code, const char* reason) {
-    KLOG_NOTICE("task '%s' (id %u) killed: %s", t->name, t->id, reason);
+// The end of a task, whoever ends it. Joiners collect the code now; with nobody waiting the
+// task stays a zombie until joined.
+void mark_dead(Task* t, int64_t code, const char* reason) {
     t->state = TaskState::Dead;
     t->exit_code = code;
     t->exit_reason = reason;
@@ -100,6 +100,12 @@ void end_task(Task* t, int64_t code, const char* reason) {
     stack_arena::free(t->stack_top);
     if (wake_all(*t->joiners, code) > 0)
         t->detached = true;
+}
+
+// Ends a task that is not running: it is on no queue any more (ready, sleep or wait).
+void end_task(Task* t, int64_t code, const char* reason) {
+    KLOG_NOTICE("task '%s' (id %u) killed: %s", t->name, t->id, reason);
+    mark_dead(t, code, reason);
     if (t->detached)
         release(t);
 }
@@ -331,15 +337,7 @@ uint32_t wake_all(WaitQueue& wq, int64_t result) {
 }
 
 void exit_current(int64_t code, const char* reason) {
-    Task* t = g_current;
-    t->state = TaskState::Dead;
-    t->exit_code = code;
-    t->exit_reason = reason;
-    t->wake_at_ns = 0;
-    stack_arena::free(t->stack_top);
-    // Joiners collect the code now; with nobody waiting the task stays a zombie until joined.
-    if (wake_all(*t->joiners, code) > 0)
-        t->detached = true;
+    mark_dead(g_current, code, reason);
     g_need_resched = true;
 }
 
