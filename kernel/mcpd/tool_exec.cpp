@@ -296,16 +296,25 @@ void cancel_call(std::string_view raw_id, bool id_is_string) {
         }
 }
 
+namespace {
+
+// Collects an ended tool task (its join completes at once) and drops the bridge's handle and
+// the call's buffers.
+void reap(Job& job, uint64_t join_timeout_ns) {
+    sys::call(sys::Number::task_join, job.task, join_timeout_ns);
+    sys::call(sys::Number::cap_delete, job.task);
+    release_buffers(job);
+}
+
+} // namespace
+
 void poll_calls(mcp::Server& server, std::span<char> out, void (*send)(size_t len)) {
     uint64_t now = clock::monotonic_ns();
     for (auto& j : g_jobs) {
         if (j.state == Job::State::Free)
             continue;
         if (j.state == Job::State::Done) {
-            // Reap the task (it has returned; the join completes at once) and drop our handle.
-            sys::call(sys::Number::task_join, j.task, 1'000'000'000);
-            sys::call(sys::Number::cap_delete, j.task);
-            release_buffers(j);
+            reap(j, 1'000'000'000);
             if (!j.answered && !j.cancel && j.progress_seq != j.progress_sent) {
                 j.progress_sent = j.progress_seq;
                 size_t n = server.progress(j.call, j.done, j.total, j.message, out);
@@ -330,9 +339,7 @@ void poll_calls(mcp::Server& server, std::span<char> out, void (*send)(size_t le
             if (dead == 1 || dead < 0) {
                 KLOG_NOTICE("mcp: tool task for '%s' killed: it did not stop %llu ms after being told to", j.call.tool,
                             static_cast<unsigned long long>(kStopGraceNs / 1000000));
-                sys::call(sys::Number::task_join, j.task, 1'000'000);
-                sys::call(sys::Number::cap_delete, j.task);
-                release_buffers(j);
+                reap(j, 1'000'000);
                 if (!j.answered) // cancelled: released and audited, never answered (MCP "Cancellation")
                     server.finish_call(j.call, false, {}, {}, true, out);
                 j.state = Job::State::Free;
