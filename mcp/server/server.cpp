@@ -2,6 +2,8 @@
 
 #include "envelope.h"
 
+#include <optional>
+
 #include <crypto/sha256.h>
 #include <mcp/policy/roles.h>
 #include <mcp/schema/validator.h>
@@ -68,6 +70,14 @@ static constexpr const char* kLevelNames[] = { "debug", "info", "notice", "warni
 const char* log_level_name(LogLevel level) {
     auto i = static_cast<size_t>(level);
     return i < sizeof kLevelNames / sizeof kLevelNames[0] ? kLevelNames[i] : "?";
+}
+
+// A level named in a request (logging/setLevel, or 2026-07-28's per-request logLevel).
+static std::optional<LogLevel> parse_log_level(const json::Value& name) {
+    for (size_t i = 0; i < sizeof kLevelNames / sizeof kLevelNames[0]; ++i)
+        if (name.string_equals(kLevelNames[i]))
+            return static_cast<LogLevel>(i);
+    return std::nullopt;
 }
 
 // Only what is implemented is declared (the same set in both eras).
@@ -302,14 +312,13 @@ bool Server::modern_envelope(Request& r, const json::Value& meta) {
     }
     json::Value level = meta.find(kLogLevelMeta);
     if (level.valid()) {
-        for (size_t i = 0; i < sizeof kLevelNames / sizeof kLevelNames[0]; ++i)
-            if (level.string_equals(kLevelNames[i]))
-                r.log_level = static_cast<int8_t>(i);
-        if (r.log_level < 0) {
+        auto parsed = parse_log_level(level);
+        if (!parsed) {
             error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed, "unknown log level",
                         r.request_id, r.timestamp, { { "reason", "invalid_level" } });
             return false;
         }
+        r.log_level = static_cast<int8_t>(*parsed);
     }
     r.modern = true;
     return true;
@@ -722,15 +731,12 @@ void Server::resources_read(Request& r, Session& s) {
 }
 
 void Server::set_log_level(Request& r, Session& s) {
-    json::Value level = r.params.find("level");
-    for (size_t i = 0; i < sizeof kLevelNames / sizeof kLevelNames[0]; ++i) {
-        if (level.string_equals(kLevelNames[i])) {
-            s.logging = true;
-            s.log_level = static_cast<LogLevel>(i);
-            begin_reply(r.w, r.id);
-            r.w.key("result").begin_object().end_object().end_object();
-            return;
-        }
+    if (auto level = parse_log_level(r.params.find("level"))) {
+        s.logging = true;
+        s.log_level = *level;
+        begin_reply(r.w, r.id);
+        r.w.key("result").begin_object().end_object().end_object();
+        return;
     }
     error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed, "unknown log level",
                 r.request_id, r.timestamp, { { "reason", "invalid_level" } });
