@@ -93,8 +93,7 @@ bool Pl011::receiver_settled() {
         if (!(mmio::read32(m_base + FR) & FR_RXFE)) {
             if (m_rx.full())
                 return false;
-            m_rx.push(static_cast<uint8_t>(mmio::read32(m_base + DR) & 0xff));
-            ++m_rx_bytes;
+            drain_rx(1); // one byte, then leave the registers alone again
             idle_since = GenericTimer::now_ns();
         } else if (now - idle_since >= kSettleNs) {
             mmio::write32(m_base + LCRH, LCRH_WLEN8 | LCRH_FEN);
