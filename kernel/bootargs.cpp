@@ -30,6 +30,10 @@ void parse(std::string_view args) {
     g_config.netcheck = dtb::bootarg_flag(args, "netcheck");
     g_config.ip = dtb::bootarg_value(args, "ip").value_or("");
     g_config.tcp_echo_port = static_cast<uint16_t>(parse_u32(dtb::bootarg_value(args, "tcp_echo").value_or(""), 0, 1, 65535));
+    auto http = dtb::bootarg_value(args, "http").value_or("");
+    g_config.http_port = http == "off" ? 0 : static_cast<uint16_t>(parse_u32(http, 8080, 1, 65535));
+    g_config.http_role = dtb::bootarg_value(args, "http_role").value_or("anonymous");
+    g_config.http_hosts = dtb::bootarg_value(args, "http_hosts").value_or("");
     g_config.ktest = dtb::bootarg_value(args, "ktest").value_or("");
     g_config.mcp_serial = dtb::bootarg_value(args, "mcp").value_or("") == "serial";
     g_config.tools = dtb::bootarg_value(args, "tools").value_or("");

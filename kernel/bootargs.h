@@ -21,6 +21,9 @@ struct Config {
     bool netcheck = false;         // `netcheck`: ARP request for 10.0.2.2 through the raw driver at boot, answer logged
     std::string_view ip;           // `ip=dhcp|A.B.C.D/N[,gw=A.B.C.D]`: IPv4 configuration of the NIC (default dhcp)
     uint16_t tcp_echo_port = 0;    // `tcp_echo=PORT`: TCP echo service on PORT (default off)
+    uint16_t http_port = 8080;     // `http=PORT|off`: MCP over Streamable HTTP on PORT when there is a NIC (default 8080)
+    std::string_view http_role;    // `http_role=ROLE`: the role of HTTP callers without an API key (default anonymous)
+    std::string_view http_hosts;   // `http_hosts=h1,h2`: Host/Origin names accepted over HTTP (default 127.0.0.1,localhost,[::1] and the NIC's address)
     std::string_view ktest;        // `ktest=NAME`: run in-kernel test NAME (or `all`), print results, power off
 };
 

@@ -17,9 +17,12 @@
 #include "cap/kcap.h"
 #include "dev/serial_device.h"
 #include "ktest/ktest.h"
+#include "mcpd/audit_trail.h"
+#include "mcpd/bridge_config.h"
 #include "mcpd/serial_task.h"
 #include "net/net_task.h"
 #include "sched/scheduler.h"
+#include "syscall/handlers.h"
 #include "vector/worker.h"
 
 #include <drivers/generic_timer.h>
@@ -116,6 +119,17 @@ constexpr uint32_t kVectorWorkers = 2;
     if (auto* uart = platform::console_uart())
         uart->set_rx_notify([](void* d) { static_cast<dev::SerialDevice*>(d)->on_rx(); }, &serial);
 
+    // The MCP bridges' shared configuration and audit trail (one append-only region, created
+    // here so every bridge appends to the same one).
+    mcpd::bridge_config_init();
+    auto audit_region = handlers::make_region(mcpd::audit_trail_bytes(), 1 /* append-only */, 0, 0);
+    auto audit_trail = audit_region ? kcap::register_object(kcap::ObjectType::Region, *audit_region)
+                                    : ktl::Result<uint64_t>(audit_region.error());
+    if (!audit_trail)
+        KLOG_ERROR("mcp: no audit region (%s); decisions will be counted as dropped", ktl::error_name(audit_trail.error()));
+    auto grant_audit_trail = [&](sched::Task* t) {
+        return audit_trail ? kcap::grant_existing(t, *audit_trail, kcap::kRead | kcap::kWrite).value_or(~0u) : ~0u;
+    };
     if (bootargs::get().mcp_serial) {
         static mcpd::SerialCaps mcp_caps;
         auto t = sched::create("mcp-serial", mcpd::serial_task_main, &mcp_caps, sched::CreateOptions { 16, true });
@@ -126,6 +140,7 @@ constexpr uint32_t kVectorWorkers = 2;
         mcp_caps.introspection = kcap::grant_existing(*t, *introspection, kcap::kRead | kcap::kGrant).value_or(~0u);
         mcp_caps.factory = kcap::grant_existing(*t, *factory, kcap::kWrite).value_or(~0u);
         mcp_caps.audit = kcap::grant_existing(*t, *audit_log, kcap::kRead).value_or(~0u);
+        mcp_caps.audit_region = grant_audit_trail(*t);
         // Grant: vector tools get a token for one collection (store_open) or for the store itself.
         mcp_caps.store = kcap::grant_existing(*t, *vector_store, kcap::kAll).value_or(~0u);
         mcp_caps.wake = [] { serial.interrupt_reader(); };

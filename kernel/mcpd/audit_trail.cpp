@@ -1,5 +1,6 @@
 #include "audit_trail.h"
 
+#include "../arch/aarch64/cpu.h"
 #include "../clock.h"
 #include "../syscall/sys.h"
 
@@ -29,7 +30,12 @@ struct Record {
 };
 static_assert(sizeof(Record) == 240);
 
-uint32_t g_region = ~0u;
+// The bridges share one region; each reaches it through a slot of its own capability table.
+struct Holder {
+    uint32_t task = ~0u;
+    uint32_t slot = ~0u;
+};
+Holder g_holders[4];
 uint64_t g_count = 0;
 uint64_t g_dropped = 0;
 
@@ -50,19 +56,30 @@ std::string_view text(const char* s, size_t cap) {
     return { s, n };
 }
 
+uint32_t region_slot() {
+    uint32_t self = static_cast<uint32_t>(sys::self());
+    for (const auto& h : g_holders)
+        if (h.task == self)
+            return h.slot;
+    return ~0u;
+}
+
 } // namespace
 
-bool audit_trail_init(uint32_t factory) {
-    int64_t slot = sys::call(sys::Number::region_create, factory, kRegionBytes, 1 /* append-only */, 0);
-    if (slot < 0)
-        return false;
-    g_region = static_cast<uint32_t>(slot);
-    return true;
+uint64_t audit_trail_bytes() { return kRegionBytes; }
+
+bool audit_trail_attach(uint32_t region) {
+    arch::IrqGuard guard;
+    for (auto& h : g_holders)
+        if (h.task == ~0u) {
+            h = { static_cast<uint32_t>(sys::self()), region };
+            return region != ~0u;
+        }
+    return false;
 }
 
 void audit_trail_record(const mcp::AuditEvent& e) {
     Record r {};
-    r.seq = g_count;
     r.mono_ns = clock::monotonic_ns();
     r.token_id = e.token_id;
     r.args_hash = e.args_hash;
@@ -76,7 +93,11 @@ void audit_trail_record(const mcp::AuditEvent& e) {
     r.role = static_cast<uint8_t>(e.principal ? e.principal->role : mcp::Role::Anonymous);
     r.kind = static_cast<uint8_t>(e.kind);
     r.outcome = static_cast<uint8_t>(e.outcome);
-    if (g_region == ~0u || sys::call(sys::Number::region_append, g_region, reinterpret_cast<uint64_t>(&r), sizeof r) < 0) {
+    // Sequence number and append as one step: two bridges record concurrently.
+    uint32_t region = region_slot();
+    arch::IrqGuard guard;
+    r.seq = g_count;
+    if (region == ~0u || sys::call(sys::Number::region_append, region, reinterpret_cast<uint64_t>(&r), sizeof r) < 0) {
         ++g_dropped;
         return;
     }
@@ -88,7 +109,7 @@ void audit_trail_write(json::Writer& w, uint32_t max) {
     uint64_t first = g_count > max ? g_count - max : 0;
     for (uint64_t i = first; i < g_count; ++i) {
         Record r;
-        if (sys::call(sys::Number::region_read, g_region, i * sizeof(Record), reinterpret_cast<uint64_t>(&r), sizeof r) !=
+        if (sys::call(sys::Number::region_read, region_slot(), i * sizeof(Record), reinterpret_cast<uint64_t>(&r), sizeof r) !=
             static_cast<int64_t>(sizeof r))
             break;
         char hash[17];

@@ -1,6 +1,6 @@
 #pragma once
 // The MCP audit trail: one fixed-size record per pipeline decision (contracts "Audit record"),
-// appended to an append-only memory region the MCP task creates at start. The region's policy
+// appended to an append-only memory region the kernel creates at boot and grants to the bridges. The region's policy
 // is enforced by the kernel: once written, a record can be neither changed nor removed, not even
 // by the task that wrote it. When the region is full, later decisions are counted as dropped.
 #include <cstdint>
@@ -10,8 +10,10 @@
 
 namespace mcpd {
 
-// factory: Factory capability slot (to create the region).
-bool audit_trail_init(uint32_t factory);
+// The region (append-only, audit_trail_bytes() long) is created at boot and granted to every
+// bridge; each bridge task attaches its slot for it before recording.
+uint64_t audit_trail_bytes();
+bool audit_trail_attach(uint32_t region_slot);
 void audit_trail_record(const mcp::AuditEvent& event);
 // Writes the newest `max` records, oldest first, as a JSON array.
 void audit_trail_write(json::Writer& w, uint32_t max);

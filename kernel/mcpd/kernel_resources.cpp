@@ -1,5 +1,6 @@
 #include "kernel_resources.h"
 
+#include "../arch/aarch64/cpu.h"
 #include "../audit.h"
 #include "../board/board.h"
 #include "../cap/kcap.h"
@@ -17,13 +18,27 @@
 namespace mcpd {
 namespace {
 
-ResourceContext g_ctx;
+// One context per bridge task: capability slots are per task.
+struct Bound {
+    uint32_t task = ~0u;
+    ResourceContext ctx;
+};
+Bound g_bound[4];
+
+const ResourceContext& ctx() {
+    static const ResourceContext none;
+    uint32_t self = static_cast<uint32_t>(sys::self());
+    for (const auto& b : g_bound)
+        if (b.task == self)
+            return b.ctx;
+    return none;
+}
 
 bool read_status(json::Writer& w, mcp::ToolError& err) {
     sysinfo::MemInfo mem {};
     static sysinfo::TaskInfo tasks[64];
-    int64_t n = sys::call(sys::Number::task_list, g_ctx.introspection, reinterpret_cast<uint64_t>(tasks), 64);
-    if (n < 0 || sys::call(sys::Number::mem_stats, g_ctx.introspection, reinterpret_cast<uint64_t>(&mem)) < 0) {
+    int64_t n = sys::call(sys::Number::task_list, ctx().introspection, reinterpret_cast<uint64_t>(tasks), 64);
+    if (n < 0 || sys::call(sys::Number::mem_stats, ctx().introspection, reinterpret_cast<uint64_t>(&mem)) < 0) {
         err = { mcp::ErrorCode::InternalError, "kernel statistics unavailable" };
         return false;
     }
@@ -36,10 +51,10 @@ bool read_status(json::Writer& w, mcp::ToolError& err) {
         w.string(tasks[i].name);
     w.end_array();
     w.key("mcp").begin_object();
-    const mcp::Principal* p = g_ctx.line_principal;
+    const mcp::Principal* p = ctx().line_principal;
     w.key("serial_principal").string(p ? std::string_view(p->name) : "anonymous");
     w.key("serial_role").string(mcp::role_name(p ? p->role : mcp::Role::Anonymous));
-    w.key("tools_allowed").number(uint64_t(g_ctx.tools_allowed));
+    w.key("tools_allowed").number(uint64_t(ctx().tools_allowed));
     w.key("audit_records").number(audit_trail_count()).key("audit_dropped").number(audit_trail_dropped());
     w.end_object();
     return true;
@@ -53,7 +68,7 @@ bool read_log(json::Writer& w, mcp::ToolError&) {
     uint64_t seq = end > kNewest ? end - kNewest : 0;
     w.key("records").begin_array();
     for (uint64_t i = 0; i < kNewest && seq < end; ++i) {
-        int64_t n = sys::call(sys::Number::log_read, g_ctx.introspection, seq, reinterpret_cast<uint64_t>(&rec));
+        int64_t n = sys::call(sys::Number::log_read, ctx().introspection, seq, reinterpret_cast<uint64_t>(&rec));
         if (n < 0)
             break;
         seq = static_cast<uint64_t>(n);
@@ -74,7 +89,7 @@ bool read_audit(json::Writer& w, mcp::ToolError&) {
     static audit::Record rec;
     uint64_t seq = 0;
     for (int guard = 0; guard < 256; ++guard) {
-        int64_t next = sys::call(sys::Number::audit_read, g_ctx.audit, seq, reinterpret_cast<uint64_t>(&rec));
+        int64_t next = sys::call(sys::Number::audit_read, ctx().audit, seq, reinterpret_cast<uint64_t>(&rec));
         if (next < 0)
             break;
         seq = static_cast<uint64_t>(next);
@@ -98,7 +113,15 @@ const mcp::Resource kResources[] = {
 
 } // namespace
 
-void set_resource_context(const ResourceContext& context) { g_ctx = context; }
+void set_resource_context(const ResourceContext& context) {
+    arch::IrqGuard guard;
+    uint32_t self = static_cast<uint32_t>(sys::self());
+    for (auto& b : g_bound)
+        if (b.task == self || b.task == ~0u) {
+            b = { self, context };
+            return;
+        }
+}
 std::span<const mcp::Resource> kernel_resources() { return kResources; }
 
 } // namespace mcpd

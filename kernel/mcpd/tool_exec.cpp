@@ -1,5 +1,6 @@
 #include "tool_exec.h"
 
+#include "../arch/aarch64/cpu.h"
 #include "../cap/kcap.h"
 #include "../clock.h"
 #include "../log.h"
@@ -8,6 +9,8 @@
 #include "../vector/store.h"
 
 #include <crypto/sha256.h>
+
+#include <new>
 
 namespace mcpd {
 
@@ -50,25 +53,22 @@ struct Job {
     volatile uint64_t done = 0, total = 0, progress_seq = 0;
     uint64_t progress_sent = 0;
     char message[64] = "";
+    void (*wake)() = nullptr; // the bridge's
+    size_t output_limit = kMaxOutput;
 };
 
 namespace {
 
 constexpr uint64_t kToolPriority = 15; // below the bridge: a tool starts once the bridge waits
 
-ExecCaps g_caps;
-void (*g_wake)() = nullptr;
-uint64_t g_wall_limit_ns = kDefaultWallLimitNs;
-size_t g_output_limit = kMaxOutput;
-Job g_jobs[kMaxCalls];
-uint64_t g_calls = 0;
+uint64_t g_calls = 0; // per boot, across bridges (incremented with IRQs masked: see start())
 
 int64_t tool_task_main(void* arg) {
     Job& job = *static_cast<Job*>(arg);
     auto finish = [&job](int64_t code) {
         job.state = Job::State::Done;
-        if (g_wake)
-            g_wake();
+        if (job.wake)
+            job.wake();
         return code;
     };
     // Fail-closed: no token, a stale one or one bound to another call -> the tool never runs.
@@ -84,7 +84,7 @@ int64_t tool_task_main(void* arg) {
         job.err = { mcp::ErrorCode::InternalError, "arguments unreadable in the tool task" };
         return finish(1);
     }
-    json::Writer w({ job.out, g_output_limit });
+    json::Writer w({ job.out, job.output_limit });
     ToolContext ctx { static_cast<uint32_t>(slot), &job };
     // The granted capability is the whole table: nothing else was ever put there.
     job.ok = job.body(doc->root(), w, job.err, ctx);
@@ -99,13 +99,22 @@ int64_t tool_task_main(void* arg) {
 
 } // namespace
 
-void set_exec_caps(const ExecCaps& caps, uint64_t wall_limit_ns, size_t output_limit, void (*wake)()) {
-    g_caps = caps;
-    g_wake = wake;
-    if (wall_limit_ns != 0 && wall_limit_ns < kDefaultWallLimitNs) // overrides only tighten
-        g_wall_limit_ns = wall_limit_ns;
-    if (output_limit != 0 && output_limit < kMaxOutput)
-        g_output_limit = output_limit;
+void Executor::configure(const ExecCaps& caps, uint64_t wall_limit_ns, size_t output_limit, void (*wake)()) {
+    m_caps = caps;
+    m_wake = wake;
+    // Overrides only tighten.
+    m_wall_limit_ns = wall_limit_ns != 0 && wall_limit_ns < kDefaultWallLimitNs ? wall_limit_ns : kDefaultWallLimitNs;
+    m_output_limit = output_limit != 0 && output_limit < kMaxOutput ? output_limit : kMaxOutput;
+    if (m_jobs)
+        return;
+    auto mem = kheap::alloc(sizeof(Job) * kMaxCalls, static_cast<uint16_t>(sys::self()));
+    if (!mem) {
+        KLOG_ERROR("mcp: no memory for the tool task table; every call will be refused");
+        return;
+    }
+    m_jobs = static_cast<Job*>(*mem);
+    for (size_t i = 0; i < kMaxCalls; ++i)
+        new (&m_jobs[i]) Job;
 }
 
 bool ToolContext::expired() const { return clock::monotonic_ns() >= job->deadline_ns; }
@@ -119,20 +128,20 @@ void ToolContext::progress(uint64_t done, uint64_t total, const char* message) c
     job->done = done;
     job->total = total;
     job->progress_seq = job->progress_seq + 1;
-    if (g_wake)
-        g_wake();
+    if (job->wake)
+        job->wake();
 }
 
-bool calls_in_flight() {
-    for (const auto& j : g_jobs)
-        if (j.state != Job::State::Free)
+bool Executor::in_flight() const {
+    for (size_t i = 0; m_jobs && i < kMaxCalls; ++i)
+        if (m_jobs[i].state != Job::State::Free)
             return true;
     return false;
 }
 
-int calls_log_floor() {
+int Executor::log_floor() const {
     int floor = -1;
-    for (const auto& j : g_jobs)
+    for (const auto& j : std::span<const Job>(m_jobs, m_jobs ? kMaxCalls : 0))
         if (j.state != Job::State::Free && j.call.log_level >= 0 && (floor < 0 || j.call.log_level < floor))
             floor = j.call.log_level;
     return floor;
@@ -182,18 +191,19 @@ bool take_buffers(Job& job, std::string_view text) {
 // The capability (in the bridge's table) that this call's token is issued for. For a
 // collection tool that is a fresh capability to the named collection only, which the bridge
 // deletes again once the token exists (*transient). NotFound when the collection is absent.
-ktl::Result<uint32_t> token_source(const ToolImpl& impl, const json::Value& arguments, bool* transient) {
+ktl::Result<uint32_t> token_source(const ExecCaps& caps, const ToolImpl& impl, const json::Value& arguments,
+                                   bool* transient) {
     *transient = false;
     switch (impl.grant) {
-    case Grant::Introspection: return g_caps.introspection;
-    case Grant::Store: return g_caps.store;
+    case Grant::Introspection: return caps.introspection;
+    case Grant::Store: return caps.store;
     case Grant::Collection: break;
     }
     // The schema already required a plain name; the store checks it once more.
     auto name = arguments.find("collection").plain_string();
     if (!name || name->empty() || name->size() > vector::kMaxNameLength)
         return ktl::Error::InvalidArgs;
-    int64_t slot = sys::call(sys::Number::store_open, g_caps.store, reinterpret_cast<uint64_t>(name->data()), name->size(),
+    int64_t slot = sys::call(sys::Number::store_open, caps.store, reinterpret_cast<uint64_t>(name->data()), name->size(),
                              impl.rights | kcap::kGrant);
     if (slot < 0)
         return static_cast<ktl::Error>(-slot);
@@ -203,12 +213,13 @@ ktl::Result<uint32_t> token_source(const ToolImpl& impl, const json::Value& argu
 
 } // namespace
 
-bool start_call(const mcp::Tool& tool, const json::Value& arguments, const mcp::PendingCall& call, mcp::ToolError& err) {
+bool Executor::start(const mcp::Tool& tool, const json::Value& arguments, const mcp::PendingCall& call,
+                     mcp::ToolError& err) {
     const ToolImpl* impl = impl_of(tool.name);
     Job* job = nullptr;
-    for (auto& j : g_jobs)
-        if (!job && j.state == Job::State::Free)
-            job = &j;
+    for (size_t i = 0; m_jobs && i < kMaxCalls; ++i)
+        if (!job && m_jobs[i].state == Job::State::Free)
+            job = &m_jobs[i];
     if (!impl || !job) {
         err = impl ? mcp::ToolError { mcp::ErrorCode::LimitConcurrencyExceeded, "every tool task slot is busy" }
                    : mcp::ToolError { mcp::ErrorCode::InternalError, "no body for this tool" };
@@ -221,7 +232,7 @@ bool start_call(const mcp::Tool& tool, const json::Value& arguments, const mcp::
     }
     // Fail-closed before any task exists: the object the token is to name must be there.
     bool transient = false;
-    auto source = token_source(*impl, arguments, &transient);
+    auto source = token_source(m_caps, *impl, arguments, &transient);
     if (!source) {
         err = source.error() == ktl::Error::NotFound
                   ? mcp::ToolError { mcp::ErrorCode::NotFound, "no collection of that name", "missing_collection" }
@@ -250,15 +261,21 @@ bool start_call(const mcp::Tool& tool, const json::Value& arguments, const mcp::
     job->progress_seq = 0;
     job->progress_sent = 0;
     job->message[0] = '\0';
-    job->deadline_ns = clock::monotonic_ns() + g_wall_limit_ns;
+    job->deadline_ns = clock::monotonic_ns() + m_wall_limit_ns;
     job->kill_at_ns = 0;
+    job->wake = m_wake;
+    job->output_limit = m_output_limit;
 
     // The token is bound to this call: tool, arguments and a per-boot call number.
     crypto::Sha256 h;
     h.update(std::string_view(tool.name));
     h.update(std::string_view("\0", 1));
     h.update(text);
-    uint64_t n = ++g_calls;
+    uint64_t n;
+    {
+        arch::IrqGuard guard; // two bridges number their calls from one counter
+        n = ++g_calls;
+    }
     h.update(std::string_view(reinterpret_cast<const char*>(&n), sizeof n));
     auto digest = h.finish();
     job->binding = 0;
@@ -269,7 +286,7 @@ bool start_call(const mcp::Tool& tool, const json::Value& arguments, const mcp::
     char name[24] = "tool:";
     for (size_t i = 5, k = 0; i + 1 < sizeof name && tool.name[k]; ++i, ++k)
         name[i] = tool.name[k];
-    int64_t task = sys::call(sys::Number::task_create, g_caps.factory, reinterpret_cast<uint64_t>(&tool_task_main),
+    int64_t task = sys::call(sys::Number::task_create, m_caps.factory, reinterpret_cast<uint64_t>(&tool_task_main),
                              reinterpret_cast<uint64_t>(job), kToolPriority, reinterpret_cast<uint64_t>(name));
     if (task < 0) {
         drop_source();
@@ -281,15 +298,15 @@ bool start_call(const mcp::Tool& tool, const json::Value& arguments, const mcp::
     job->task = static_cast<uint32_t>(task);
     sys::call(sys::Number::task_limit, job->task, kToolHeapBytes);
     // Exactly the rights this tool needs, never the Grant the bridge holds.
-    int64_t token = sys::call(sys::Number::token_issue, *source, task, impl->rights, job->binding, g_wall_limit_ns);
+    int64_t token = sys::call(sys::Number::token_issue, *source, task, impl->rights, job->binding, m_wall_limit_ns);
     job->token = token >= 0 ? static_cast<uint32_t>(token) : ~0u; // the task fails closed without it
     drop_source(); // the token is a root of its own: the bridge keeps no standing capability
     return true;
 }
 
-void cancel_call(std::string_view raw_id, bool id_is_string) {
-    for (auto& j : g_jobs)
-        if (j.state == Job::State::Running && j.call.matches(raw_id, id_is_string)) {
+void Executor::cancel(std::string_view raw_id, bool id_is_string, uint32_t origin) {
+    for (auto& j : std::span<Job>(m_jobs, m_jobs ? kMaxCalls : 0))
+        if (j.state == Job::State::Running && j.call.matches(raw_id, id_is_string, origin)) {
             j.cancel = true;
             if (j.kill_at_ns == 0)
                 j.kill_at_ns = clock::monotonic_ns() + kStopGraceNs;
@@ -308,26 +325,26 @@ void reap(Job& job, uint64_t join_timeout_ns) {
 
 } // namespace
 
-void poll_calls(mcp::Server& server, std::span<char> out, void (*send)(size_t len)) {
+void Executor::poll(mcp::Server& server, std::span<char> out, Send send_to, void* ctx) {
     uint64_t now = clock::monotonic_ns();
-    for (auto& j : g_jobs) {
+    auto send = [&](const Job& j, size_t n, bool final) {
+        if (n > 0 || final)
+            send_to(ctx, j.call, n, final);
+    };
+    for (auto& j : std::span<Job>(m_jobs, m_jobs ? kMaxCalls : 0)) {
         if (j.state == Job::State::Free)
             continue;
         if (j.state == Job::State::Done) {
             reap(j, 1'000'000'000);
             if (!j.answered && !j.cancel && j.progress_seq != j.progress_sent) {
                 j.progress_sent = j.progress_seq;
-                size_t n = server.progress(j.call, j.done, j.total, j.message, out);
-                if (n > 0)
-                    send(n);
+                send(j, server.progress(j.call, j.done, j.total, j.message, out), false);
             }
             if (!j.answered) {
                 bool stopped_late = j.ok && now >= j.deadline_ns;
                 mcp::ToolError err = stopped_late ? mcp::ToolError { mcp::ErrorCode::LimitTimeExceeded, "the tool ran past its wall-time limit" }
                                                   : j.err;
-                size_t n = server.finish_call(j.call, j.ok && !stopped_late, { j.out, j.out_len }, err, j.cancel, out);
-                if (n > 0)
-                    send(n);
+                send(j, server.finish_call(j.call, j.ok && !stopped_late, { j.out, j.out_len }, err, j.cancel, out), true);
             }
             j.state = Job::State::Free;
             continue;
@@ -341,7 +358,7 @@ void poll_calls(mcp::Server& server, std::span<char> out, void (*send)(size_t le
                             static_cast<unsigned long long>(kStopGraceNs / 1000000));
                 reap(j, 1'000'000);
                 if (!j.answered) // cancelled: released and audited, never answered (MCP "Cancellation")
-                    server.finish_call(j.call, false, {}, {}, true, out);
+                    send(j, server.finish_call(j.call, false, {}, {}, true, out), true);
                 j.state = Job::State::Free;
             }
             continue;
@@ -352,18 +369,16 @@ void poll_calls(mcp::Server& server, std::span<char> out, void (*send)(size_t le
             j.answered = true;
             j.cancel = true;
             j.kill_at_ns = now + kStopGraceNs;
-            size_t n = server.finish_call(j.call, false, {}, { mcp::ErrorCode::LimitTimeExceeded, "the tool ran past its wall-time limit" },
-                                          false, out);
-            if (n > 0)
-                send(n);
+            send(j,
+                 server.finish_call(j.call, false, {}, { mcp::ErrorCode::LimitTimeExceeded, "the tool ran past its wall-time limit" },
+                                    false, out),
+                 true);
             continue;
         }
         uint64_t seq = j.progress_seq;
         if (!j.answered && !j.cancel && seq != j.progress_sent) {
             j.progress_sent = seq;
-            size_t n = server.progress(j.call, j.done, j.total, j.message, out);
-            if (n > 0)
-                send(n);
+            send(j, server.progress(j.call, j.done, j.total, j.message, out), false);
         }
     }
 }

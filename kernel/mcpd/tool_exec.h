@@ -22,9 +22,6 @@ struct ExecCaps {
     uint32_t introspection = ~0u; // tokens for the kernel tools (needs Grant)
     uint32_t store = ~0u;         // the vector store: tokens for it, store_open for collections
 };
-// wake: returns the bridge from its wait when a call ends or reports progress.
-// Limits of 0 keep the defaults; others may only tighten them.
-void set_exec_caps(const ExecCaps& caps, uint64_t wall_limit_ns, size_t output_limit, void (*wake)());
 
 struct Job;
 
@@ -42,15 +39,34 @@ struct ToolContext {
 
 using ToolBody = bool (*)(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx);
 
-// ServerConfig::start_call / cancel_call for the kernel's tools.
-bool start_call(const mcp::Tool& tool, const json::Value& arguments, const mcp::PendingCall& call, mcp::ToolError& err);
-void cancel_call(std::string_view raw_id, bool id_is_string);
-// Called by the bridge whenever it wakes: answers finished calls, times out late ones and
-// forwards progress. send(len) writes `out[0..len)` to the line.
-void poll_calls(mcp::Server& server, std::span<char> out, void (*send)(size_t len));
-bool calls_in_flight();
-// The lowest log level a running call opted into (2026-07-28 per-request logging), -1: none.
-int calls_log_floor();
+// The tool tasks of one bridge (the serial line's, the HTTP server's): up to kMaxCalls calls at
+// once, each in its own task. Used only from the bridge's task.
+class Executor {
+public:
+    // wake: returns the bridge from its wait when a call ends or reports progress.
+    // Limits of 0 keep the defaults; others may only tighten them.
+    void configure(const ExecCaps& caps, uint64_t wall_limit_ns, size_t output_limit, void (*wake)());
+
+    // ServerConfig::start_call / cancel_call for the kernel's tools.
+    bool start(const mcp::Tool& tool, const json::Value& arguments, const mcp::PendingCall& call, mcp::ToolError& err);
+    void cancel(std::string_view raw_id, bool id_is_string, uint32_t origin);
+    // Output for a call: a progress notification (final false) or its answer (final true; len 0
+    // when a cancelled call gets none). The message is out[0..len).
+    using Send = void (*)(void* ctx, const mcp::PendingCall& call, size_t len, bool final);
+    // Called by the bridge whenever it wakes: answers finished calls, times out late ones and
+    // forwards progress.
+    void poll(mcp::Server& server, std::span<char> out, Send send, void* ctx);
+    bool in_flight() const;
+    // The lowest log level a running call opted into (2026-07-28 per-request logging), -1: none.
+    int log_floor() const;
+
+private:
+    ExecCaps m_caps;
+    void (*m_wake)() = nullptr;
+    uint64_t m_wall_limit_ns = 0;
+    size_t m_output_limit = 0;
+    Job* m_jobs = nullptr; // kMaxCalls of them, from the kernel heap at configure()
+};
 
 // The capability a call's token grants (fail-closed: a call whose object cannot be named gets none).
 enum class Grant : uint8_t {

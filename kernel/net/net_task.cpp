@@ -1,6 +1,7 @@
 #include "net_task.h"
 
 #include "arp_probe.h"
+#include "endpoint.h"
 #include "net_stack.h"
 #include "virtio_netif.h"
 #include "../bootargs.h"
@@ -88,9 +89,13 @@ int64_t task_main(void* arg) {
     struct netif* netif = stack_start(*a.dev);
     if (!netif)
         run_without_stack(a);
+    Endpoint& http = http_endpoint();
+    if (http.port() && http.listen())
+        KLOG_INFO("net: MCP over HTTP on port %u", http.port());
     for (;;) {
         size_t taken = virtio_netif_poll(netif, kRxBudget);
         sys_check_timeouts();
+        http.pump();
         if (taken == kRxBudget) {
             sys::yield();
             continue;
@@ -122,6 +127,7 @@ void start() {
         panic("cap: cannot grant the net task its wake event: %s", ktl::error_name(slot.error()));
     g_args.wake = *slot;
     dev->set_notify([](void*) { g_wake.signal(); }, nullptr);
+    http_endpoint().set_net_wake([] { g_wake.signal(); });
 }
 
 } // namespace net

@@ -16,6 +16,9 @@ constexpr int64_t kBlocked = INT64_MIN;
 #include "syscalls.def"
 #undef SYSCALL
 
+// A region object as region_create makes it (policy 0 immutable, 1 append-only, 2 slab), for
+// kernel singletons that several tasks share (the MCP audit trail); register it as a Region.
+ktl::Result<void*> make_region(uint64_t size, uint64_t policy, uint64_t object_size, uint16_t owner);
 // Frees a region object created by region_create (its pages and bookkeeping).
 void destroy_region(void* object);
 // Frees a vector collection (its index pages and bookkeeping); nothing may be queued on it.

@@ -26,18 +26,15 @@ mm::Region& region_of(const kcap::Resolved& o) { return static_cast<KernelRegion
 
 } // namespace
 
-int64_t region_create(arch::TrapFrame& f, const kcap::Resolved&) {
-    uint64_t size = f.x[1], policy = f.x[2], object_size = f.x[3];
+ktl::Result<void*> make_region(uint64_t size, uint64_t policy, uint64_t object_size, uint16_t owner) {
     if (size == 0 || size > kMaxRegion || policy > 2 || object_size > size)
-        return err(ktl::Error::InvalidArgs);
-    sched::Task* self = sched::current();
-    auto owner = static_cast<uint16_t>(self->id);
+        return ktl::Error::InvalidArgs;
     unsigned order = 0;
     while ((4096ull << order) < size)
         ++order;
     auto pages = pmm::alloc_pages(order, owner);
     if (!pages)
-        return err(pages.error());
+        return pages.error();
     std::span<std::byte> memory(reinterpret_cast<std::byte*>(*pages), 4096ull << order);
     auto region = mm::Region::create(memory.first(size), static_cast<mm::RegionPolicy>(policy),
                                      static_cast<uint32_t>(object_size));
@@ -46,14 +43,20 @@ int64_t region_create(arch::TrapFrame& f, const kcap::Resolved&) {
         pmm::free_pages(*pages, order);
         if (mem)
             kheap::free(*mem);
-        return err(!region ? region.error() : mem.error());
+        return !region ? region.error() : mem.error();
     }
-    auto* kr = new (*mem) KernelRegion { *region, *pages, order };
-    auto slot = kcap::create_and_grant(self, kcap::ObjectType::Region, kr,
+    return static_cast<void*>(new (*mem) KernelRegion { *region, *pages, order });
+}
+
+int64_t region_create(arch::TrapFrame& f, const kcap::Resolved&) {
+    sched::Task* self = sched::current();
+    auto kr = make_region(f.x[1], f.x[2], f.x[3], static_cast<uint16_t>(self->id));
+    if (!kr)
+        return err(kr.error());
+    auto slot = kcap::create_and_grant(self, kcap::ObjectType::Region, *kr,
                                        kcap::kRead | kcap::kWrite | kcap::kGrant | kcap::kRevoke);
     if (!slot) {
-        pmm::free_pages(kr->pages, kr->order);
-        kheap::free(kr);
+        destroy_region(*kr);
         return err(slot.error());
     }
     return *slot;

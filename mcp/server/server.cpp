@@ -45,6 +45,8 @@ struct Server::Request {
     bool deferred = false; // handed to start_call: the answer comes later
     bool modern = false;   // 2026-07-28 request (per-request _meta)
     int8_t log_level = -1; // its logLevel opt-in
+    uint32_t origin = 0;   // the session's (PendingCall::origin / reply_to)
+    uint32_t reply_to = 0;
 };
 
 const char* audit_kind_name(AuditKind kind) {
@@ -124,6 +126,8 @@ size_t Server::oversized(uint64_t, std::span<char> out) {
 size_t Server::handle(std::string_view message, Session& session, std::span<char> out) {
     json::Writer w(out);
     Request r { w, {}, {}, "", "unknown", nullptr, AuditKind::Tool, {}, 0, 0, false };
+    r.origin = session.origin;
+    r.reply_to = session.reply_to;
     if (m_config.now_rfc3339)
         m_config.now_rfc3339(r.timestamp, sizeof r.timestamp);
 
@@ -165,7 +169,7 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
         json::Value cancelled = root.find("params").find("requestId");
         if (method.string_equals("notifications/cancelled") && m_config.cancel_call &&
             (cancelled.is_string() || cancelled.as_int64()))
-            m_config.cancel_call(cancelled.raw(), cancelled.is_string());
+            m_config.cancel_call(cancelled.raw(), cancelled.is_string(), session.origin);
         return 0;
     }
     r.start_ns = m_config.now_ns ? m_config.now_ns() : 0;
@@ -225,9 +229,9 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
 bool Server::authenticate(Request& r, Session& s) {
     r.principal = s.principal;
     json::Value key = r.params.find("_meta").find(kApiKeyMeta);
-    if (!key.valid())
+    if (!key.valid() && s.api_key.empty())
         return true;
-    auto text = key.plain_string();
+    auto text = key.valid() ? key.plain_string() : std::optional<std::string_view>(s.api_key);
     const Principal* who = nullptr;
     if (text && m_config.keys) {
         if (auto p = m_config.keys->authenticate(*text))
@@ -496,6 +500,8 @@ void Server::start_pending(Request& r, const Tool& tool, const json::Value& argu
     call.start_ns = r.start_ns;
     call.modern = r.modern;
     call.log_level = r.log_level;
+    call.origin = r.origin;
+    call.reply_to = r.reply_to;
     ToolError err;
     if (!m_config.start_call(tool, arguments, call, err)) {
         m_limiter.release(who);

@@ -104,8 +104,10 @@ struct PendingCall {
     uint64_t token_id = 0; // set by the host: the execution token issued for this call
     bool modern = false;   // asked under 2026-07-28: the result carries resultType
     int8_t log_level = -1; // 2026-07-28 per-request logging opt-in (a LogLevel), -1: none
-    bool matches(std::string_view raw_id, bool is_string) const {
-        return is_string == id_is_string && raw_id == std::string_view(id, id_len);
+    uint32_t origin = 0;   // Session::origin of the request: ids are unique only within it
+    uint32_t reply_to = 0; // Session::reply_to: where the transport delivers the answer
+    bool matches(std::string_view raw_id, bool is_string, uint32_t from) const {
+        return from == origin && is_string == id_is_string && raw_id == std::string_view(id, id_len);
     }
 };
 
@@ -124,8 +126,9 @@ struct ServerConfig {
     // Asynchronous tools: when set, admitted calls go here instead of Tool::run. True: the host
     // took the call and will answer it with finish_call(); false + err: refused now.
     bool (*start_call)(const Tool& tool, const json::Value& arguments, const PendingCall& call, ToolError& err) = nullptr;
-    // notifications/cancelled for a request id (raw text as in PendingCall::matches).
-    void (*cancel_call)(std::string_view raw_id, bool id_is_string) = nullptr;
+    // notifications/cancelled for a request id (raw text as in PendingCall::matches) of the
+    // session `origin`.
+    void (*cancel_call)(std::string_view raw_id, bool id_is_string, uint32_t origin) = nullptr;
     uint32_t page_size = 4;                       // tools per tools/list page
     // RFC 3339 UTC time for envelopes (the kernel reads its RTC-anchored clock).
     void (*now_rfc3339)(char* out, size_t cap) = nullptr;
@@ -138,6 +141,13 @@ struct Session {
     char protocol_version[16] = "";
     bool logging = false;                 // the client asked for notifications/message
     LogLevel log_level = LogLevel::Info;
+    // Set by the transport: which client session this is (request ids are scoped to it) and
+    // where answers to its deferred calls go (HTTP: the connection waiting for them).
+    uint32_t origin = 0;
+    uint32_t reply_to = 0;
+    // An API key the transport received out of band (HTTP Authorization / X-MCP-API-Key) for
+    // the message being handled; a key in params._meta takes precedence. Valid during handle().
+    std::string_view api_key;
 };
 
 class Server {

@@ -448,7 +448,7 @@ bool start_async(const mcp::Tool&, const json::Value& args, const mcp::PendingCa
     g_pending.push_back(call);
     return true;
 }
-void cancel_async(std::string_view raw, bool is_string) { g_cancelled.push_back(std::string(is_string ? "s:" : "n:") + std::string(raw)); }
+void cancel_async(std::string_view raw, bool is_string, uint32_t) { g_cancelled.push_back(std::string(is_string ? "s:" : "n:") + std::string(raw)); }
 } // namespace
 
 TEST(McpServer, AsynchronousCallsAnswerLaterWithProgressAndCancellation) {
@@ -484,7 +484,8 @@ TEST(McpServer, AsynchronousCallsAnswerLaterWithProgressAndCancellation) {
     f.call(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user"}})");
     ASSERT_EQ(g_cancelled.size(), 1u);
     EXPECT_EQ(g_cancelled[0], "n:7");
-    EXPECT_TRUE(g_pending[1].matches("7", false));
+    EXPECT_TRUE(g_pending[1].matches("7", false, 0));
+    EXPECT_FALSE(g_pending[1].matches("7", false, 1)) << "ids are scoped to their session";
     size_t before = g_events.size();
     g_pending[1].token_id = 77;
     EXPECT_EQ(f.server->finish_call(g_pending[1], false, {}, {}, true, out), 0u);

@@ -10,8 +10,8 @@
  * a blocking OS layer and a second copy of the stack's state per caller; an appliance serving
  * one protocol on a few ports does not need them.
  *
- * Memory: all pools are static and bounded, sized for a small appliance (a handful of
- * concurrent TCP connections, 1500-byte MTU). lwIP's heap (MEM_SIZE) is its own static array,
+ * Memory: all pools are static and bounded, sized for a small appliance (up to 256
+ * concurrent HTTP connections, most of them idle; 1500-byte MTU). lwIP's heap (MEM_SIZE) is its own static array,
  * not the kernel heap.
  */
 #ifndef BASALT_LWIPOPTS_H
@@ -46,12 +46,12 @@
 #define MEM_LIBC_MALLOC             0
 #define MEMP_MEM_MALLOC             0
 #define MEM_ALIGNMENT               8
-#define MEM_SIZE                    (64 * 1024)
+#define MEM_SIZE                    (512 * 1024) /* unsent TCP data of busy connections */
 #define MEMP_NUM_PBUF               32
 #define MEMP_NUM_UDP_PCB            4
-#define MEMP_NUM_TCP_PCB            16
+#define MEMP_NUM_TCP_PCB            272 /* the HTTP endpoint's 256 plus echo and closing ones */
 #define MEMP_NUM_TCP_PCB_LISTEN     4
-#define MEMP_NUM_TCP_SEG            64
+#define MEMP_NUM_TCP_SEG            512
 #define MEMP_NUM_REASSDATA          4
 #define MEMP_NUM_FRAG_PBUF          8
 #define MEMP_NUM_ARP_QUEUE          16

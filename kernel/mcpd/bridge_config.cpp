@@ -1,0 +1,146 @@
+#include "bridge_config.h"
+
+#include "../bootargs.h"
+#include "../clock.h"
+#include "../log.h"
+#include "../version.h"
+#include "audit_trail.h"
+#include "kernel_resources.h"
+#include "tool_exec.h"
+
+#include <mcp/policy/roles.h>
+#include <mcp/schema/validator.h>
+
+namespace mcpd {
+namespace {
+
+constexpr size_t kMaxAllow = 32;
+
+std::string_view g_allow[kMaxAllow];
+std::string_view g_resource_allow[kMaxAllow];
+size_t g_allow_count = 0;
+size_t g_resource_allow_count = 0;
+mcp::KeyStore g_keys;
+
+void now_rfc3339(char* out, size_t cap) { clock::rfc3339_now(out, cap); }
+uint64_t now_ns() { return clock::monotonic_ns(); }
+
+size_t split_list(std::string_view list, std::string_view* out) {
+    size_t n = 0;
+    while (!list.empty() && n < kMaxAllow) {
+        size_t comma = list.find(',');
+        std::string_view name = list.substr(0, comma);
+        if (!name.empty())
+            out[n++] = name;
+        list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    }
+    return n;
+}
+
+// A tool whose input schema is not fully bounded (contracts "Bounds") is never served.
+bool schema_bounded(const mcp::Tool& tool) {
+    static json::Node nodes[512];
+    auto doc = json::Document::parse(tool.input_schema, nodes);
+    mcp::schema::Failure f;
+    if (doc && mcp::schema::check_bounded(doc->root(), f))
+        return true;
+    KLOG_ERROR("mcp: tool %s withheld: its input schema is not bounded (%s at '%s')", tool.name,
+               doc ? f.keyword : "unparsable", f.path);
+    return false;
+}
+
+// A configured `a,b` list or, by default, the name of every item.
+template <typename Items, typename NameOf>
+size_t allowlist(std::string_view configured, const Items& items, NameOf name_of, std::string_view* out) {
+    if (!configured.empty())
+        return split_list(configured, out);
+    size_t n = 0;
+    for (const auto& item : items)
+        if (n < kMaxAllow)
+            out[n++] = name_of(item);
+    return n;
+}
+
+// `tools=a,b` or, by default, every tool (kernel and vector); either way only tools with bounded
+// schemas. Scopes still decide who may call what (reader: no vector writes, only admin creates).
+size_t build_allowlist() {
+    size_t n = allowlist(bootargs::get().tools, all_tools(), [](const mcp::Tool& t) { return t.name; }, g_allow);
+    size_t kept = 0;
+    for (size_t i = 0; i < n; ++i) {
+        bool ok = true;
+        for (const auto& t : all_tools())
+            if (g_allow[i] == t.name)
+                ok = schema_bounded(t);
+        if (ok)
+            g_allow[kept++] = g_allow[i];
+    }
+    return kept;
+}
+
+// `resources=uri,uri` or, by default, every kernel resource.
+size_t build_resource_allowlist() {
+    return allowlist(bootargs::get().resources, kernel_resources(), [](const mcp::Resource& r) { return r.uri; },
+                     g_resource_allow);
+}
+
+void add_key(std::string_view spec, void*) {
+    // The secret is never logged: only the outcome and, on success, who it stands for.
+    auto id = g_keys.add_spec(spec);
+    if (!id)
+        KLOG_WARN("mcp: a key= boot argument was refused (%s); expected ROLE:SECRET or ROLE:PRINCIPAL:SECRET, secret 16..256 bytes",
+                  ktl::error_name(id.error()));
+    else if (const auto* p = g_keys.by_id(*id))
+        KLOG_INFO("mcp: API key for principal '%s' (%s) installed", p->name, mcp::role_name(p->role));
+}
+
+// Refusals also go to the kernel log (and so to a client that asked for log messages). The name
+// comes from the request: cut at a UTF-8 boundary so the record stays valid text.
+void audit_hook(const mcp::AuditEvent& e) {
+    audit_trail_record(e);
+    if (e.outcome == mcp::AuditOutcome::Allow)
+        return;
+    size_t n = e.name.size() < 48 ? e.name.size() : 48;
+    while (n > 0 && n < e.name.size() && (static_cast<unsigned char>(e.name[n]) & 0xc0) == 0x80)
+        --n;
+    KLOG_NOTICE("mcp: %s %s '%.*s' for %s over %s: %s", mcp::audit_outcome_name(e.outcome), mcp::audit_kind_name(e.kind),
+                static_cast<int>(n), e.name.data(), e.principal ? e.principal->name : "anonymous", e.transport, e.code);
+}
+
+} // namespace
+
+void bridge_config_init() {
+    bootargs::for_each_key(add_key, nullptr);
+    g_allow_count = build_allowlist();
+    g_resource_allow_count = build_resource_allowlist();
+}
+
+const mcp::KeyStore& api_keys() { return g_keys; }
+
+mcp::ServerConfig base_server_config() {
+    mcp::ServerConfig config;
+    config.version = kVersion;
+    config.source_commit = kSourceCommit;
+    config.tools = all_tools();
+    config.allowlist = std::span<const std::string_view>(g_allow, g_allow_count);
+    config.resources = kernel_resources();
+    config.resource_allowlist = std::span<const std::string_view>(g_resource_allow, g_resource_allow_count);
+    config.keys = &g_keys;
+    config.audit = audit_hook;
+    config.now_rfc3339 = now_rfc3339;
+    config.now_ns = now_ns;
+    return config;
+}
+
+const mcp::Principal* line_principal(mcp::Principal& p, const char* name, std::string_view role, mcp::Role fallback,
+                                     uint16_t id) {
+    size_t i = 0;
+    for (; name[i] && i + 1 < sizeof p.name; ++i)
+        p.name[i] = name[i];
+    p.name[i] = '\0';
+    p.id = id;
+    p.role = mcp::parse_role(role).value_or(fallback);
+    p.scopes = mcp::scopes_of(p.role);
+    return p.role == mcp::Role::Anonymous ? nullptr : &p;
+}
+
+} // namespace mcpd

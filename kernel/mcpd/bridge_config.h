@@ -1,0 +1,23 @@
+#pragma once
+// What the MCP bridges (the serial line's and the HTTP server's) share: the API keys, the tool
+// and resource allowlists, the audit hook and the clock. Built once at boot, before any bridge
+// runs, and read-only afterwards, so the bridge tasks use it without locks.
+#include <mcp/policy/key_store.h>
+#include <mcp/server/server.h>
+
+namespace mcpd {
+
+// Reads the boot configuration (key=, tools=, resources=). Logs what it installed or refused.
+void bridge_config_init();
+
+const mcp::KeyStore& api_keys();
+// The server configuration every bridge starts from; the bridge sets transport, start_call and
+// cancel_call.
+mcp::ServerConfig base_server_config();
+
+// A principal for a transport's callers without a key (the serial line's console, HTTP's
+// default role). Anonymous gives nullptr.
+const mcp::Principal* line_principal(mcp::Principal& storage, const char* name, std::string_view role,
+                                     mcp::Role fallback, uint16_t id);
+
+} // namespace mcpd

@@ -1,0 +1,90 @@
+#pragma once
+// A network endpoint: a TCP port the net task listens on, and the connections it accepted,
+// served to another task through one NetEndpoint capability (system calls net_poll, net_recv,
+// net_send, net_close). lwIP is touched only by the net task; the two sides meet in per-
+// connection byte rings:
+//  - received bytes move from lwIP into the connection's receive ring as it has room, and only
+//    then are they acknowledged to TCP's window (tcp_recved), so a task that reads slowly
+//    throttles its peer through TCP flow control and memory per connection stays bounded;
+//  - bytes the task sends go into the transmit ring; the net task hands them to TCP as the send
+//    buffer allows.
+// Whenever a connection changes (new, data in, room to send, peer closed, reset) it is marked
+// and the serving task's event is signalled; net_poll returns the marked connections. One event
+// and one poll for all connections keeps a server with hundreds of mostly idle connections at
+// one task and no per-connection wake-ups.
+//
+// The syscall side runs with IRQs masked (system calls do); the net task's side masks them
+// around every access to state the two share, so neither ever sees the other half-done.
+#include <cstddef>
+#include <cstdint>
+
+struct tcp_pcb;
+struct pbuf;
+
+namespace ipc {
+class Event;
+}
+
+namespace net {
+
+// What net_poll reports for one connection.
+struct StreamEvent {
+    uint32_t handle; // slot | generation << 16: stale handles are refused
+    uint32_t flags;
+    uint32_t readable; // bytes waiting in the receive ring
+    uint32_t writable; // room in the transmit ring
+};
+
+namespace stream_flags {
+constexpr uint32_t kNew = 1u << 0;        // accepted since the last poll
+constexpr uint32_t kPeerClosed = 1u << 1; // the peer sent FIN: no more bytes after those buffered
+constexpr uint32_t kReset = 1u << 2;      // the connection is gone (reset, error): close the handle
+} // namespace stream_flags
+
+class Endpoint {
+public:
+    static constexpr uint32_t kMaxStreams = 256;
+    static constexpr uint32_t kRxRing = 4096;
+    static constexpr uint32_t kTxRing = 16384;
+
+    // Configuration before the net task runs: the port and the event signalled on changes.
+    void configure(uint16_t port, ipc::Event* notify, uint32_t max_streams);
+    uint16_t port() const { return m_port; }
+
+    // --- net task side ---
+    bool listen();         // binds and listens on the configured port (logged)
+    void pump();           // moves bytes both ways and carries out closes
+    void set_net_wake(void (*wake)()) { m_net_wake = wake; }
+    struct Stream;
+    void mark(Stream& s); // a change for the task: flag it and signal its event
+
+    // --- system call side (IRQs masked) ---
+    uint32_t poll(StreamEvent* out, uint32_t max); // marked connections, marks cleared
+    int64_t recv(uint32_t handle, void* buf, uint32_t cap);        // bytes copied; 0: none now; -NotFound: closed by peer and drained
+    int64_t send(uint32_t handle, const void* buf, uint32_t len);  // bytes taken (may be fewer than len)
+    int64_t close(uint32_t handle, bool abort);                    // the task is done with the connection
+
+    struct Stats {
+        uint64_t accepted = 0, refused = 0, open = 0, bytes_in = 0, bytes_out = 0;
+    };
+    Stats stats() const;
+
+private:
+    Stream* lookup(uint32_t handle);
+    void release(Stream& s);
+    static int8_t on_accept(void* arg, tcp_pcb* pcb, int8_t err);
+
+    Stream* m_streams[kMaxStreams] = {};
+    uint16_t m_gen[kMaxStreams] = {};
+    uint32_t m_max = kMaxStreams;
+    uint16_t m_port = 0;
+    ipc::Event* m_notify = nullptr;
+    void (*m_net_wake)() = nullptr;
+    tcp_pcb* m_listener = nullptr;
+    Stats m_stats;
+};
+
+// The endpoint that serves MCP over HTTP (`http_port=`, default 8080; 0: none).
+Endpoint& http_endpoint();
+
+} // namespace net
