@@ -19,7 +19,10 @@
 #include "ktest/ktest.h"
 #include "mcpd/audit_trail.h"
 #include "mcpd/bridge_config.h"
+#include "mcpd/http_task.h"
 #include "mcpd/serial_task.h"
+#include "ipc/sync.h"
+#include "net/endpoint.h"
 #include "net/net_task.h"
 #include "sched/scheduler.h"
 #include "syscall/handlers.h"
@@ -146,6 +149,27 @@ constexpr uint32_t kVectorWorkers = 2;
         mcp_caps.wake = [] { serial.interrupt_reader(); };
     } else {
         start_shell(*factory, *introspection, *audit_log, *serial_object);
+    }
+    // MCP over HTTP when there is a network device: the HTTP endpoint's connections are served
+    // by their own bridge task, which reaches them only through the NetEndpoint capability.
+    if (platform::net_device() && bootargs::get().http_port) {
+        static ipc::Event http_wake(true);
+        static mcpd::HttpCaps http_caps;
+        auto& endpoint = net::http_endpoint();
+        endpoint.configure(bootargs::get().http_port, &http_wake, net::Endpoint::kMaxStreams);
+        auto endpoint_object = kcap::register_object(kcap::ObjectType::NetEndpoint, &endpoint);
+        auto wake_object = kcap::register_object(kcap::ObjectType::Event, &http_wake);
+        auto t = sched::create("mcp-http", mcpd::http_task_main, &http_caps, sched::CreateOptions { 16, true });
+        if (!t || !endpoint_object || !wake_object)
+            panic("mcp: cannot start the HTTP bridge");
+        http_caps.endpoint = kcap::grant_existing(*t, *endpoint_object, kcap::kRead | kcap::kWrite).value_or(~0u);
+        http_caps.wake = kcap::grant_existing(*t, *wake_object, kcap::kRead).value_or(~0u);
+        http_caps.introspection = kcap::grant_existing(*t, *introspection, kcap::kRead | kcap::kGrant).value_or(~0u);
+        http_caps.factory = kcap::grant_existing(*t, *factory, kcap::kWrite).value_or(~0u);
+        http_caps.audit = kcap::grant_existing(*t, *audit_log, kcap::kRead).value_or(~0u);
+        http_caps.audit_region = grant_audit_trail(*t);
+        http_caps.store = kcap::grant_existing(*t, *vector_store, kcap::kAll).value_or(~0u);
+        http_caps.signal = [] { http_wake.signal(); };
     }
     if (!bootargs::get().ktest.empty()) {
         static ktest::Caps test_caps;

@@ -19,6 +19,15 @@ const char* error_code_name(ErrorCode code) {
     return "internal_error";
 }
 
+bool parse_error_code(std::string_view name, ErrorCode& out) {
+    for (uint8_t i = 0; i <= uint8_t(ErrorCode::InternalError); ++i)
+        if (name == error_code_name(ErrorCode(i))) {
+            out = ErrorCode(i);
+            return true;
+        }
+    return false;
+}
+
 uint16_t http_status(ErrorCode code) {
     switch (code) {
     case ErrorCode::AuthMissingApiKey: return 401;

@@ -2,6 +2,7 @@
 // The stable machine codes of the canonical error envelope (shared/contracts.md) and the HTTP
 // status each maps to when it is a transport-level failure.
 #include <cstdint>
+#include <string_view>
 
 namespace mcp {
 
@@ -20,6 +21,8 @@ enum class ErrorCode : uint8_t {
 };
 
 const char* error_code_name(ErrorCode code); // "auth_missing_api_key", ...
+// The code named by an envelope's error.code; false for names that are not ours.
+bool parse_error_code(std::string_view name, ErrorCode& out);
 // 401, 403, 429 for transport-level failures; 200 for errors carried inside JSON-RPC.
 uint16_t http_status(ErrorCode code);
 

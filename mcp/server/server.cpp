@@ -21,7 +21,6 @@ constexpr int kUnsupportedVersion = -32022;
 constexpr size_t kMaxToolOutput = 65536;
 
 // 2026-07-28 per-request metadata keys.
-constexpr const char* kProtocolVersionMeta = "io.modelcontextprotocol/protocolVersion";
 constexpr const char* kClientCapabilitiesMeta = "io.modelcontextprotocol/clientCapabilities";
 constexpr const char* kLogLevelMeta = "io.modelcontextprotocol/logLevel";
 constexpr const char* kServerInfoMeta = "io.modelcontextprotocol/serverInfo";
@@ -121,6 +120,13 @@ size_t Server::oversized(uint64_t, std::span<char> out) {
     error_reply(w, json::Value(), kInvalidRequest, "Invalid Request", ErrorCode::ValidationFailed,
                 "message longer than the line limit; discarded", "", now, { { "reason", "message_too_long" } });
     return w.complete() ? w.size() : 0;
+}
+
+bool Server::serves_version(std::string_view version) {
+    for (const char* v : kVersions)
+        if (version == v)
+            return true;
+    return version == kModernVersion;
 }
 
 size_t Server::handle(std::string_view message, Session& session, std::span<char> out) {

@@ -170,6 +170,9 @@ public:
     size_t progress(const PendingCall& call, uint64_t done, uint64_t total, std::string_view message, std::span<char> out);
 
     static constexpr const char* kApiKeyMeta = "io.basalt/api-key";
+    static constexpr const char* kProtocolVersionMeta = "io.modelcontextprotocol/protocolVersion";
+    // A revision this server speaks (handshake era or 2026-07-28).
+    static bool serves_version(std::string_view version);
 
     static constexpr const char* kLatestVersion = "2025-11-25"; // newest handshake-era revision
     static constexpr const char* kModernVersion = "2026-07-28";

@@ -1,0 +1,419 @@
+#include "http_task.h"
+
+#include "../arch/aarch64/cpu.h"
+#include "../bootargs.h"
+#include "../clock.h"
+#include "../log.h"
+#include "../mm/kheap.h"
+#include "../net/endpoint.h"
+#include "../net/net_status.h"
+#include "../syscall/sys.h"
+#include "audit_trail.h"
+#include "bridge_config.h"
+#include "kernel_resources.h"
+#include "tool_exec.h"
+
+#include <http/request.h>
+#include <mcp/policy/roles.h>
+#include <mcp/transport/streamable_http.h>
+
+namespace mcpd {
+namespace {
+
+constexpr uint32_t kMaxConns = net::Endpoint::kMaxStreams;
+constexpr size_t kFirstBuffer = 2048;
+constexpr uint64_t kSecond = 1'000'000'000ull;
+// Against slow and idle clients: a request head must arrive within 10 s of its first byte, a
+// body within 30 s; a keep-alive connection with nothing to do is closed after 60 s.
+constexpr uint64_t kHeadTimeoutNs = 10 * kSecond;
+constexpr uint64_t kBodyTimeoutNs = 30 * kSecond;
+constexpr uint64_t kIdleTimeoutNs = 60 * kSecond;
+constexpr uint64_t kStreamKeepAliveNs = 15 * kSecond; // SSE comment on a quiet stream
+constexpr uint64_t kTickNs = kSecond;                   // timeout checks while connections are open
+constexpr size_t kMaxReply = 192 * 1024;
+
+// A growable byte buffer on the kernel heap, charged to this task.
+struct Buffer {
+    char* data = nullptr;
+    size_t len = 0;
+    size_t cap = 0;
+    bool reserve(size_t need) {
+        if (need <= cap)
+            return true;
+        size_t n = cap ? cap : kFirstBuffer;
+        while (n < need)
+            n *= 2;
+        auto mem = kheap::alloc(n, static_cast<uint16_t>(sys::self()));
+        if (!mem)
+            return false;
+        char* fresh = static_cast<char*>(*mem);
+        for (size_t i = 0; i < len; ++i)
+            fresh[i] = data[i];
+        if (data)
+            kheap::free(data);
+        data = fresh;
+        cap = n;
+        return true;
+    }
+    void consume(size_t n) {
+        for (size_t i = n; i < len; ++i)
+            data[i - n] = data[i];
+        len -= n;
+    }
+    void release() {
+        if (data)
+            kheap::free(data);
+        *this = Buffer {};
+    }
+};
+
+struct Conn {
+    enum class State : uint8_t { Free, Reading, Waiting, Streaming, Closing };
+    State state = State::Free;
+    uint32_t handle = 0;      // the endpoint's: also the reply_to of its deferred calls
+    Buffer in, out;
+    size_t sent = 0;          // bytes of `out` already taken by the endpoint
+    bool keep_alive = true;
+    bool peer_closed = false;
+    bool continued = false;   // "100 Continue" sent for the current request
+    uint64_t request_start_ns = 0; // first byte of the request being read (0: none)
+    uint64_t last_ns = 0;          // last activity
+};
+
+HttpCaps g_caps;
+Executor g_exec;
+Conn g_conns[kMaxConns];
+char g_reply[kMaxReply];
+http::Limits g_limits;
+
+// Host names accepted in Host/Origin: loopback names, and the interface's own address.
+char g_own_address[16] = "";
+std::string_view g_hosts[40];
+size_t g_host_count = 0;
+
+bool start_call(const mcp::Tool& tool, const json::Value& args, const mcp::PendingCall& call, mcp::ToolError& err) {
+    return g_exec.start(tool, args, call, err);
+}
+void cancel_call(std::string_view raw_id, bool is_string, uint32_t origin) { g_exec.cancel(raw_id, is_string, origin); }
+
+uint64_t entropy() {
+    // Counter jitter between calls (the caller interleaves SHA-256 rounds): no RNG device here.
+    return clock::monotonic_ns() ^ (uint64_t(sys::self()) << 56) ^ reinterpret_cast<uint64_t>(&g_caps);
+}
+
+void build_hosts() {
+    g_host_count = 0;
+    auto add = [](std::string_view h) {
+        if (g_host_count < sizeof g_hosts / sizeof g_hosts[0])
+            g_hosts[g_host_count++] = h;
+    };
+    std::string_view list = bootargs::get().http_hosts;
+    if (list.empty()) {
+        add("127.0.0.1");
+        add("localhost");
+        add("[::1]");
+        add("::1");
+    }
+    while (!list.empty()) {
+        size_t comma = list.find(',');
+        if (comma != 0)
+            add(list.substr(0, comma));
+        list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    }
+    add(std::string_view(g_own_address)); // updated in place when the address changes
+}
+
+void refresh_own_address() {
+    net::Status st;
+    if (!net::read_status(st) || !st.up)
+        return;
+    char text[16];
+    size_t n = 0;
+    for (int shift = 24; shift >= 0; shift -= 8) {
+        uint32_t octet = (st.address >> shift) & 0xff;
+        if (octet >= 100)
+            text[n++] = static_cast<char>('0' + octet / 100);
+        if (octet >= 10)
+            text[n++] = static_cast<char>('0' + octet / 10 % 10);
+        text[n++] = static_cast<char>('0' + octet % 10);
+        if (shift)
+            text[n++] = '.';
+    }
+    text[n] = '\0';
+    for (size_t i = 0; i <= n; ++i)
+        g_own_address[i] = text[i];
+    g_hosts[g_host_count - 1] = std::string_view(g_own_address, n);
+}
+
+Conn* conn_of(uint32_t handle) {
+    Conn& c = g_conns[(handle & 0xffff) % kMaxConns];
+    return c.state != Conn::State::Free && c.handle == handle ? &c : nullptr;
+}
+
+void drop(Conn& c, bool abort) {
+    sys::call(sys::Number::net_close, g_caps.endpoint, c.handle, abort ? 1 : 0);
+    c.in.release();
+    c.out.release();
+    c = Conn {};
+}
+
+bool append(Conn& c, std::string_view bytes) {
+    if (!c.out.reserve(c.out.len + bytes.size()))
+        return false;
+    for (size_t i = 0; i < bytes.size(); ++i)
+        c.out.data[c.out.len + i] = bytes[i];
+    c.out.len += bytes.size();
+    return true;
+}
+
+// Frames into the output buffer's tail with `frame(span) -> size`, reserving `need` bytes.
+template <typename Frame>
+bool append_framed(Conn& c, size_t need, Frame&& frame) {
+    if (!c.out.reserve(c.out.len + need))
+        return false;
+    size_t n = frame(std::span<char>(c.out.data + c.out.len, need));
+    c.out.len += n;
+    return n > 0;
+}
+
+void flush(Conn& c) {
+    for (int round = 0; round < 4 && c.sent < c.out.len; ++round) {
+        int64_t n = sys::call(sys::Number::net_send, g_caps.endpoint, c.handle, reinterpret_cast<uint64_t>(c.out.data + c.sent),
+                              c.out.len - c.sent);
+        if (n <= 0) {
+            if (n < 0)
+                c.state = Conn::State::Closing, c.keep_alive = false, c.peer_closed = true;
+            break;
+        }
+        c.sent += static_cast<size_t>(n);
+        c.last_ns = clock::monotonic_ns();
+    }
+    if (c.sent == c.out.len) {
+        c.out.len = 0;
+        c.sent = 0;
+        if (c.state == Conn::State::Closing)
+            drop(c, false);
+    }
+}
+
+void process(mcp::HttpTransport& transport, Conn& c) {
+    for (int guard = 0; guard < 16 && c.state == Conn::State::Reading && c.in.len > 0; ++guard) {
+        http::Head head;
+        auto result = http::parse_head({ c.in.data, c.in.len }, g_limits, head);
+        if (result.status == http::Parse::NeedMore)
+            return;
+        if (result.status == http::Parse::Error) {
+            append_framed(c, 1024, [&](std::span<char> o) { return transport.error_response(o, result.http_status, result.reason); });
+            c.state = Conn::State::Closing;
+            return;
+        }
+        size_t total = head.head_bytes + static_cast<size_t>(head.content_length);
+        if (c.in.len < total) {
+            if (!c.in.reserve(total)) {
+                append_framed(c, 1024, [&](std::span<char> o) { return transport.error_response(o, 503, "no memory for the body"); });
+                c.state = Conn::State::Closing;
+                return;
+            }
+            // curl and others wait for this before sending a large body.
+            auto expect = head.header("expect");
+            if (expect && !c.continued && http::token_equals_ci(*expect, "100-continue")) {
+                append(c, "HTTP/1.1 100 Continue\r\n\r\n");
+                c.continued = true;
+            }
+            return;
+        }
+        auto outcome = transport.handle(head, { c.in.data + head.head_bytes, static_cast<size_t>(head.content_length) },
+                                        c.handle, { g_reply, kMaxReply });
+        c.keep_alive = head.keep_alive;
+        c.continued = false;
+        c.in.consume(total);
+        c.request_start_ns = c.in.len ? clock::monotonic_ns() : 0;
+        if (outcome.kind == mcp::HttpOutcome::Deferred) {
+            c.state = Conn::State::Waiting;
+            return;
+        }
+        append(c, { g_reply, outcome.len });
+        if (outcome.close || !c.keep_alive)
+            c.state = Conn::State::Closing;
+    }
+}
+
+void receive(mcp::HttpTransport& transport, Conn& c) {
+    for (int round = 0; round < 64; ++round) {
+        if (!c.in.reserve(c.in.len + 1024))
+            break;
+        // Never read past what one request may hold: the parser refuses it anyway.
+        size_t room = c.in.cap - c.in.len;
+        int64_t n = sys::call(sys::Number::net_recv, g_caps.endpoint, c.handle, reinterpret_cast<uint64_t>(c.in.data + c.in.len),
+                              room);
+        if (n < 0) {
+            c.peer_closed = true;
+            break;
+        }
+        if (n == 0)
+            break;
+        if (c.in.len == 0 && c.request_start_ns == 0)
+            c.request_start_ns = clock::monotonic_ns();
+        c.in.len += static_cast<size_t>(n);
+        c.last_ns = clock::monotonic_ns();
+        if (c.in.len > g_limits.max_header_bytes + g_limits.max_body)
+            break;
+        process(transport, c);
+        if (c.state != Conn::State::Reading)
+            break;
+    }
+    process(transport, c);
+}
+
+void on_event(mcp::HttpTransport& transport, const net::StreamEvent& e) {
+    Conn& c = g_conns[(e.handle & 0xffff) % kMaxConns];
+    if (e.flags & net::stream_flags::kNew) {
+        if (c.state != Conn::State::Free) // a stale record of the slot's previous connection
+            drop(c, true);
+        c.state = Conn::State::Reading;
+        c.handle = e.handle;
+        c.last_ns = clock::monotonic_ns();
+    }
+    if (c.state == Conn::State::Free || c.handle != e.handle)
+        return;
+    if (e.flags & net::stream_flags::kReset) {
+        drop(c, true);
+        return;
+    }
+    if (e.readable)
+        receive(transport, c);
+    if (e.flags & net::stream_flags::kPeerClosed)
+        c.peer_closed = true;
+    // A peer that has closed its side gets the answers it is owed, then the connection ends.
+    if (c.peer_closed && c.state == Conn::State::Reading) {
+        if (c.out.len == 0) {
+            drop(c, false);
+            return;
+        }
+        c.state = Conn::State::Closing;
+    }
+    flush(c);
+}
+
+// Output of a deferred call for its connection.
+void deliver(void*, const mcp::PendingCall& call, size_t len, bool final) {
+    Conn* c = conn_of(call.reply_to);
+    if (!c || (c->state != Conn::State::Waiting && c->state != Conn::State::Streaming))
+        return; // the client went away: nothing to deliver to
+    std::string_view msg(g_reply, len);
+    if (!final) {
+        if (c->state == Conn::State::Waiting) {
+            append_framed(*c, 512, [&](std::span<char> o) { return mcp::HttpTransport::sse_head(o, c->keep_alive); });
+            c->state = Conn::State::Streaming;
+        }
+        append_framed(*c, len + 64, [&](std::span<char> o) { return mcp::HttpTransport::sse_event(o, msg); });
+    } else if (c->state == Conn::State::Streaming) {
+        if (len > 0)
+            append_framed(*c, len + 64, [&](std::span<char> o) { return mcp::HttpTransport::sse_event(o, msg); });
+        append_framed(*c, 8, [&](std::span<char> o) { return mcp::HttpTransport::sse_end(o); });
+        c->state = Conn::State::Reading;
+    } else if (len > 0) {
+        append_framed(*c, len + 512,
+                      [&](std::span<char> o) { return mcp::HttpTransport::json_response(o, msg, c->keep_alive); });
+        c->state = Conn::State::Reading;
+    } else {
+        c->state = Conn::State::Closing; // cancelled: no answer (MCP "Cancellation"); end the exchange
+    }
+    c->last_ns = clock::monotonic_ns();
+    if (c->state == Conn::State::Reading && !c->keep_alive)
+        c->state = Conn::State::Closing;
+}
+
+void check_timeouts(mcp::HttpTransport& transport, uint64_t now) {
+    for (auto& c : g_conns) {
+        if (c.state == Conn::State::Reading && c.request_start_ns) {
+            http::Head head;
+            bool have_head = c.in.len && http::parse_head({ c.in.data, c.in.len }, g_limits, head).status == http::Parse::Complete;
+            if (now - c.request_start_ns > (have_head ? kBodyTimeoutNs : kHeadTimeoutNs)) {
+                append_framed(c, 1024, [&](std::span<char> o) { return transport.error_response(o, 408, "request too slow"); });
+                c.state = Conn::State::Closing;
+                flush(c);
+            }
+        } else if (c.state == Conn::State::Reading && c.out.len == 0 && now - c.last_ns > kIdleTimeoutNs) {
+            drop(c, false);
+        } else if (c.state == Conn::State::Streaming && now - c.last_ns > kStreamKeepAliveNs) {
+            append_framed(c, 64, [](std::span<char> o) { return mcp::HttpTransport::sse_comment(o); });
+            c.last_ns = now;
+            flush(c);
+        } else if (c.state == Conn::State::Closing && now - c.last_ns > kIdleTimeoutNs) {
+            drop(c, true); // a peer that never reads its answer
+        }
+    }
+}
+
+bool any_open() {
+    for (const auto& c : g_conns)
+        if (c.state != Conn::State::Free)
+            return true;
+    return false;
+}
+
+} // namespace
+
+int64_t http_task_main(void* arg) {
+    g_caps = *static_cast<const HttpCaps*>(arg);
+    g_exec.configure({ g_caps.factory, g_caps.introspection, g_caps.store }, uint64_t(bootargs::get().tool_time_ms) * 1000000,
+                     bootargs::get().tool_output_bytes, g_caps.signal);
+    if (!audit_trail_attach(g_caps.audit_region))
+        KLOG_ERROR("mcp: http: no audit region; decisions are counted as dropped");
+    build_hosts();
+
+    // Callers without a key act as `http_role` (default anonymous: the network is not trusted
+    // the way the console is).
+    static mcp::Principal guest;
+    const mcp::Principal* fallback = line_principal(guest, "http", bootargs::get().http_role, mcp::Role::Anonymous,
+                                                    mcp::CallLimiter::kMaxPrincipals - 2);
+    static mcp::ServerConfig config = base_server_config();
+    config.transport = "http";
+    config.start_call = start_call;
+    config.cancel_call = cancel_call;
+    static mcp::CallLimiter limiter(mcp::LimitConfig { 50, 20, 10 });
+    static mcp::Server server(config, limiter);
+    set_resource_context({ g_caps.introspection, g_caps.audit, fallback, config.allowlist.size() });
+    static mcp::HttpConfig http_config;
+    http_config.allowed_hosts = std::span<const std::string_view>(g_hosts, g_host_count);
+    http_config.default_principal = fallback;
+    http_config.now_ns = clock::monotonic_ns;
+    http_config.entropy = entropy;
+    static mcp::HttpTransport transport(server, http_config);
+    KLOG_INFO("mcp: http: serving /mcp on port %u as '%s' for callers without a key", net::http_endpoint().port(),
+              mcp::role_name(guest.role));
+
+    static net::StreamEvent events[64];
+    uint64_t last_tick = clock::monotonic_ns();
+    for (;;) {
+        bool busy = g_exec.in_flight();
+        uint64_t timeout = busy ? 10'000'000 : any_open() ? kTickNs : 0;
+        sys::call(sys::Number::event_wait, g_caps.wake, timeout);
+        refresh_own_address();
+        for (int round = 0; round < 8; ++round) {
+            int64_t n = sys::call(sys::Number::net_poll, g_caps.endpoint, reinterpret_cast<uint64_t>(events), 64);
+            for (int64_t i = 0; i < n; ++i)
+                on_event(transport, events[i]);
+            if (n < 64)
+                break;
+        }
+        if (g_exec.in_flight() || busy) {
+            g_exec.poll(server, { g_reply, kMaxReply }, deliver, nullptr);
+            for (auto& c : g_conns)
+                if (c.state != Conn::State::Free) {
+                    if (c.state == Conn::State::Reading)
+                        process(transport, c); // pipelined requests behind an answered call
+                    flush(c);
+                }
+        }
+        uint64_t now = clock::monotonic_ns();
+        if (now - last_tick >= kTickNs) {
+            last_tick = now;
+            check_timeouts(transport, now);
+            transport.expire_idle();
+        }
+    }
+}
+
+} // namespace mcpd

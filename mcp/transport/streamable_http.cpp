@@ -1,0 +1,356 @@
+#include "streamable_http.h"
+
+#include <crypto/sha256.h>
+#include <http/fields.h>
+#include <http/response.h>
+#include <mcp/server/envelope.h>
+
+namespace mcp {
+
+struct HttpTransport::Reply {
+    std::span<char> out;
+    const char* session_id = nullptr; // echoed in Mcp-Session-Id
+    bool keep_alive = true;
+};
+
+namespace {
+
+constexpr std::string_view kPath = "/mcp";
+constexpr const char* kRetryAfterSeconds = "1"; // the rate bucket refills 20 calls a second
+
+// Headers every response carries.
+void common_headers(http::ResponseWriter& w, bool keep_alive) {
+    w.header("Server", "basalt");
+    if (!keep_alive)
+        w.header("Connection", "close");
+}
+
+size_t finish(http::ResponseWriter& w) { return w.overflow() ? 0 : w.size(); }
+
+} // namespace
+
+HttpTransport::HttpTransport(Server& server, const HttpConfig& config) : m_server(server), m_config(config) {
+    // Session ids: SHA-256 over a boot secret and a counter, so ids are neither guessable from
+    // one another nor repeated. The secret comes from the host's entropy source.
+    crypto::Sha256 h;
+    for (int i = 0; i < 8; ++i) {
+        uint64_t e = m_config.entropy ? m_config.entropy() : 0;
+        h.update({ reinterpret_cast<const uint8_t*>(&e), sizeof e });
+    }
+    auto digest = h.finish();
+    for (size_t i = 0; i < sizeof m_secret; ++i)
+        m_secret[i] = digest[i];
+}
+
+void HttpTransport::new_session_id(char* out) {
+    crypto::Sha256 h;
+    h.update({ m_secret, sizeof m_secret });
+    uint64_t n = ++m_id_counter;
+    h.update({ reinterpret_cast<const uint8_t*>(&n), sizeof n });
+    auto digest = h.finish();
+    for (size_t i = 0; i < kSessionIdLength / 2; ++i) {
+        out[2 * i] = "0123456789abcdef"[digest[i] >> 4];
+        out[2 * i + 1] = "0123456789abcdef"[digest[i] & 0xf];
+    }
+    out[kSessionIdLength] = '\0';
+}
+
+HttpTransport::Slot* HttpTransport::find_session(std::string_view id) {
+    if (id.size() != kSessionIdLength)
+        return nullptr;
+    for (auto& s : m_slots) {
+        if (!s.used)
+            continue;
+        // Constant time per candidate: an id is a bearer secret for its session.
+        uint8_t diff = 0;
+        for (size_t i = 0; i < kSessionIdLength; ++i)
+            diff |= static_cast<uint8_t>(s.id[i] ^ id[i]);
+        if (diff == 0)
+            return &s;
+    }
+    return nullptr;
+}
+
+HttpTransport::Slot* HttpTransport::new_session() {
+    expire_idle();
+    Slot* slot = nullptr;
+    for (auto& s : m_slots)
+        if (!s.used) {
+            slot = &s;
+            break;
+        }
+    if (!slot) { // full: the least recently used session makes room
+        slot = &m_slots[0];
+        for (auto& s : m_slots)
+            if (s.last_used_ns < slot->last_used_ns)
+                slot = &s;
+    }
+    uint8_t generation = static_cast<uint8_t>(slot->generation + 1);
+    *slot = Slot {};
+    slot->used = true;
+    slot->generation = generation;
+    slot->last_used_ns = now();
+    new_session_id(slot->id);
+    slot->session.principal = m_config.default_principal;
+    // Request ids are scoped to the session: origin names slot and generation.
+    slot->session.origin = static_cast<uint32_t>((slot - m_slots) + 1) | uint32_t(generation) << 8;
+    return slot;
+}
+
+void HttpTransport::expire_idle() {
+    uint64_t t = now();
+    for (auto& s : m_slots)
+        if (s.used && t - s.last_used_ns > m_config.session_idle_ns)
+            s.used = false;
+}
+
+size_t HttpTransport::sessions_open() const {
+    size_t n = 0;
+    for (const auto& s : m_slots)
+        n += s.used;
+    return n;
+}
+
+size_t HttpTransport::refuse(Reply& r, uint16_t status, ErrorCode code, const char* message, const char* reason) {
+    char now_text[32] = "unknown";
+    char body[512];
+    json::Writer jw({ body, sizeof body });
+    write_envelope(jw, code, message, "", now_text, { { "reason", reason } });
+    http::ResponseWriter w(r.out);
+    w.status(status);
+    common_headers(w, r.keep_alive);
+    if (status == 401)
+        w.header("WWW-Authenticate", "Bearer realm=\"basalt\"");
+    if (status == 405)
+        w.header("Allow", "GET, POST, DELETE");
+    w.header("Content-Type", "application/json").header("Content-Length", uint64_t(jw.size())).end_head().body(jw.view());
+    return finish(w);
+}
+
+size_t HttpTransport::error_response(std::span<char> out, uint16_t status, const char* reason) {
+    Reply r { out, nullptr, false }; // the stream cannot be trusted past a malformed request
+    ErrorCode code = status >= 500 ? ErrorCode::InternalError : ErrorCode::ValidationFailed;
+    return refuse(r, status, code, "the HTTP request could not be read", reason);
+}
+
+HttpOutcome HttpTransport::handle(const http::Head& head, std::string_view body, uint32_t conn, std::span<char> out) {
+    HttpOutcome outcome;
+    Reply r { out, nullptr, head.keep_alive };
+    outcome.close = !head.keep_alive;
+    auto respond = [&](size_t n) {
+        outcome.len = n;
+        return outcome;
+    };
+    if (head.path != kPath)
+        return respond(refuse(r, 404, ErrorCode::NotFound, "no such endpoint; MCP is served on /mcp", "unknown_path"));
+
+    // DNS rebinding: only names on the allowlist, in Host and (browsers) Origin.
+    auto host = head.header("host");
+    auto host_port = host ? http::parse_host(*host) : std::nullopt;
+    if (!host_port || !http::host_allowed(host_port->host, m_config.allowed_hosts))
+        return respond(refuse(r, 403, ErrorCode::ValidationFailed, "Host not allowed", "host_not_allowed"));
+    if (auto origin = head.header("origin")) {
+        auto o = http::parse_origin(*origin);
+        if (!o || !http::host_allowed(o->host, m_config.allowed_hosts))
+            return respond(refuse(r, 403, ErrorCode::ValidationFailed, "Origin not allowed", "origin_not_allowed"));
+    }
+    if (auto version = head.header("mcp-protocol-version"); version && !Server::serves_version(*version))
+        return respond(refuse(r, 400, ErrorCode::ValidationFailed, "unsupported MCP-Protocol-Version",
+                              "unsupported_protocol_version"));
+
+    switch (head.method) {
+    case http::Method::Post: return respond(post(r, head, body, conn, outcome));
+    case http::Method::Get: {
+        auto accept = head.header("accept");
+        if (!accept || !http::accepts(*accept, "text/event-stream"))
+            return respond(refuse(r, 406, ErrorCode::ValidationFailed, "GET needs Accept: text/event-stream", "not_acceptable"));
+        // No standalone stream: every message this server sends answers a request.
+        return respond(refuse(r, 405, ErrorCode::ValidationFailed, "this server opens no standalone SSE stream",
+                              "method_not_allowed"));
+    }
+    case http::Method::Delete: {
+        auto id = head.header("mcp-session-id");
+        if (!id)
+            return respond(refuse(r, 400, ErrorCode::ValidationFailed, "Mcp-Session-Id required", "missing_session"));
+        Slot* s = find_session(*id);
+        if (!s)
+            return respond(refuse(r, 404, ErrorCode::NotFound, "no such session", "unknown_session"));
+        s->used = false;
+        http::ResponseWriter w(out);
+        w.status(204);
+        common_headers(w, r.keep_alive);
+        w.end_head();
+        return respond(finish(w));
+    }
+    default:
+        return respond(refuse(r, 405, ErrorCode::ValidationFailed, "use POST, GET or DELETE on /mcp", "method_not_allowed"));
+    }
+}
+
+size_t HttpTransport::post(Reply& r, const http::Head& head, std::string_view body, uint32_t conn, HttpOutcome& outcome) {
+    auto type = head.header("content-type");
+    if (!type || !http::media_type_is(*type, "application/json"))
+        return refuse(r, 415, ErrorCode::ValidationFailed, "Content-Type must be application/json", "unsupported_media_type");
+    auto accept = head.header("accept");
+    if (!accept || !http::accepts(*accept, "application/json") || !http::accepts(*accept, "text/event-stream"))
+        return refuse(r, 406, ErrorCode::ValidationFailed, "Accept must cover application/json and text/event-stream",
+                      "not_acceptable");
+    if (body.empty())
+        return refuse(r, 400, ErrorCode::ValidationFailed, "empty body", "empty_body");
+
+    // What kind of message: the session rules depend on it. The dispatcher parses it again and
+    // answers malformed ones itself.
+    auto doc = json::Document::parse(body, m_nodes);
+    json::Value root = doc ? doc->root() : json::Value();
+    json::Value method = root.find("method");
+    bool is_request = root.is_object() && method.is_string() && root.find("id").valid();
+    bool initialize = is_request && method.string_equals("initialize");
+    bool modern = method.string_equals("server/discover") ||
+                  root.find("params").find("_meta").find(Server::kProtocolVersionMeta).valid();
+
+    Slot* slot = nullptr;
+    Session stateless;
+    Session* session = &stateless;
+    auto session_id = head.header("mcp-session-id");
+    if (initialize) {
+        slot = new_session();
+        session = &slot->session;
+        r.session_id = slot->id;
+    } else if (session_id) {
+        slot = find_session(*session_id);
+        if (!slot)
+            return refuse(r, 404, ErrorCode::NotFound, "no such session (expired or ended); initialize again",
+                          "unknown_session");
+        slot->last_used_ns = now();
+        session = &slot->session;
+    } else if (!modern && doc) {
+        return refuse(r, 400, ErrorCode::ValidationFailed, "Mcp-Session-Id required (initialize first)", "missing_session");
+    }
+    if (session == &stateless) {
+        stateless.principal = m_config.default_principal;
+        stateless.origin = 0x80000000u | conn; // ids of a stateless request are its connection's
+    }
+    session->reply_to = conn;
+
+    // The key travels in a header; the dispatcher authenticates it like a key in _meta.
+    session->api_key = {};
+    if (auto auth = head.header("authorization")) {
+        auto token = http::bearer_token(*auth);
+        if (!token)
+            return refuse(r, 401, ErrorCode::AuthInvalidApiKey, "Authorization must be 'Bearer <key>'", "bad_authorization");
+        session->api_key = *token;
+    } else if (auto key = head.header("x-mcp-api-key")) {
+        session->api_key = *key;
+    }
+
+    size_t n = m_server.handle(body, *session, { m_scratch, sizeof m_scratch });
+    session->api_key = {};
+    if (n == 0) {
+        if (is_request) { // deferred: a tool task answers later on this connection
+            outcome.kind = HttpOutcome::Deferred;
+            return 0;
+        }
+        http::ResponseWriter w(r.out); // notification or response: accepted, nothing to say
+        w.status(202);
+        common_headers(w, r.keep_alive);
+        w.header("Content-Length", uint64_t(0)).end_head();
+        return finish(w);
+    }
+    std::string_view reply(m_scratch, n);
+
+    // Auth and limit refusals are transport-level failures: their status, the envelope as body.
+    auto answer = json::Document::parse(reply, m_nodes);
+    json::Value envelope = answer ? answer->root().find("error").find("data") : json::Value();
+    ErrorCode code;
+    auto name = envelope.find("error").find("code").plain_string();
+    if (name && parse_error_code(*name, code) && http_status(code) != 200) {
+        if (initialize)
+            slot->used = false;
+        uint16_t status = http_status(code);
+        http::ResponseWriter w(r.out);
+        w.status(status);
+        common_headers(w, r.keep_alive);
+        if (status == 401)
+            w.header("WWW-Authenticate", "Bearer realm=\"basalt\"");
+        if (status == 429)
+            w.header("Retry-After", kRetryAfterSeconds);
+        w.header("Content-Type", "application/json").header("Content-Length", uint64_t(envelope.raw().size()));
+        w.end_head().body(envelope.raw());
+        return finish(w);
+    }
+    if (initialize && !answer->root().find("result").valid())
+        slot->used = false; // a failed initialize leaves no session behind
+    http::ResponseWriter w(r.out);
+    w.status(200);
+    common_headers(w, r.keep_alive);
+    if (r.session_id && slot->used)
+        w.header("Mcp-Session-Id", r.session_id);
+    w.header("Content-Type", "application/json").header("Content-Length", uint64_t(n)).end_head().body(reply);
+    return finish(w);
+}
+
+size_t HttpTransport::sse_head(std::span<char> out, bool keep_alive) {
+    http::ResponseWriter w(out);
+    w.status(200);
+    common_headers(w, keep_alive);
+    w.header("Content-Type", "text/event-stream").header("Cache-Control", "no-cache");
+    w.header("Transfer-Encoding", "chunked").end_head();
+    return finish(w);
+}
+
+namespace {
+
+// One chunk of a chunked body (RFC 9112 section 7.1) around an SSE frame written by `frame`.
+template <typename Frame>
+size_t chunk(std::span<char> out, Frame&& frame) {
+    constexpr size_t kPrefix = 8 + 2; // up to 8 hex digits and CRLF
+    if (out.size() < kPrefix + 2)
+        return 0;
+    size_t n = frame(out.subspan(kPrefix, out.size() - kPrefix - 2));
+    if (n == 0)
+        return 0;
+    char hex[8];
+    size_t digits = 0;
+    for (size_t v = n; v != 0 || digits == 0; v >>= 4)
+        hex[digits++] = "0123456789abcdef"[v & 0xf];
+    // Move the frame right after the real prefix.
+    size_t prefix = digits + 2;
+    for (size_t i = 0; i < digits; ++i)
+        out[i] = hex[digits - 1 - i];
+    out[digits] = '\r';
+    out[digits + 1] = '\n';
+    for (size_t i = 0; i < n; ++i)
+        out[prefix + i] = out[kPrefix + i];
+    out[prefix + n] = '\r';
+    out[prefix + n + 1] = '\n';
+    return prefix + n + 2;
+}
+
+} // namespace
+
+size_t HttpTransport::sse_event(std::span<char> out, std::string_view json) {
+    return chunk(out, [&](std::span<char> o) { return http::write_sse_event(o, "message", {}, json); });
+}
+
+size_t HttpTransport::sse_comment(std::span<char> out) {
+    return chunk(out, [&](std::span<char> o) { return http::write_sse_comment(o, "keep-alive"); });
+}
+
+size_t HttpTransport::sse_end(std::span<char> out) {
+    constexpr std::string_view kLast = "0\r\n\r\n";
+    if (out.size() < kLast.size())
+        return 0;
+    for (size_t i = 0; i < kLast.size(); ++i)
+        out[i] = kLast[i];
+    return kLast.size();
+}
+
+size_t HttpTransport::json_response(std::span<char> out, std::string_view json, bool keep_alive) {
+    http::ResponseWriter w(out);
+    w.status(200);
+    common_headers(w, keep_alive);
+    w.header("Content-Type", "application/json").header("Content-Length", uint64_t(json.size())).end_head().body(json);
+    return finish(w);
+}
+
+} // namespace mcp

@@ -1,0 +1,101 @@
+#pragma once
+// MCP's Streamable HTTP transport on one endpoint, /mcp (MCP spec 2025-11-25, "Transports"), in
+// front of the one dispatcher (mcp::Server) the serial line uses too. Portable: the kernel's
+// HTTP task feeds it complete requests and carries its bytes; host tests drive it directly.
+//
+// Per request, in this order (each failure has its status and the canonical envelope as body):
+//  1. path /mcp, else 404; method POST, GET or DELETE, else 405 with Allow.
+//  2. DNS-rebinding guard: the Host name and, when sent, the Origin must be on the allowlist
+//     (403). A browser page on another site can reach 127.0.0.1 but cannot forge these.
+//  3. POST: Content-Type application/json (415), Accept covering application/json and
+//     text/event-stream (406), a body (400). GET: Accept text/event-stream (406), then 405:
+//     this server opens no standalone stream (the spec lets it say so). DELETE ends a session.
+//  4. MCP-Protocol-Version, when sent, must be a revision we serve (400).
+//  5. Sessions (2025 revisions): initialize creates one and names it in Mcp-Session-Id; every
+//     later request must carry it (400 without, 404 for an unknown or expired id). 2026-07-28
+//     requests (protocolVersion in _meta) are stateless and need none.
+//  6. The API key from `Authorization: Bearer KEY` or `X-MCP-API-Key: KEY` goes to the
+//     dispatcher, which authenticates, authorises, validates and limits as on the serial line.
+//     Its auth and limit refusals become 401 (with WWW-Authenticate), 403 and 429 (with
+//     Retry-After), the envelope as body; everything else is a 200 JSON-RPC answer.
+//  7. Notifications and responses: 202, no body. A tools/call the dispatcher deferred (it runs in
+//     a tool task) is answered later on the same connection: application/json when the answer
+//     is all there is, or an SSE stream (chunked) once a progress or log notification comes first.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include <http/request.h>
+#include <mcp/server/server.h>
+
+namespace mcp {
+
+struct HttpConfig {
+    std::span<const std::string_view> allowed_hosts; // Host / Origin names (no ports)
+    const Principal* default_principal = nullptr;    // callers without a key (nullptr: anonymous)
+    uint64_t session_idle_ns = 30ull * 60 * 1000000000; // idle sessions expire
+    uint64_t (*now_ns)() = nullptr;
+    uint64_t (*entropy)() = nullptr; // seeds session ids (mixed through SHA-256)
+};
+
+struct HttpOutcome {
+    enum Kind : uint8_t {
+        Respond,  // out[0..len) is the whole response
+        Deferred, // a tools/call runs: its output arrives for this connection (reply_to) later
+    } kind = Respond;
+    size_t len = 0;
+    bool close = false; // close the connection after the response
+};
+
+class HttpTransport {
+public:
+    static constexpr size_t kMaxSessions = 64;
+    static constexpr size_t kSessionIdLength = 32; // hex of 128 bits
+
+    HttpTransport(Server& server, const HttpConfig& config);
+
+    // One complete request on connection `conn` (any value the host uses to route deferred
+    // output; it becomes PendingCall::reply_to).
+    HttpOutcome handle(const http::Head& head, std::string_view body, uint32_t conn, std::span<char> out);
+
+    // Deferred output, framed for the connection. A notification before the answer starts an
+    // SSE response (sse_head once, then sse_event per message, sse_end after the last); an
+    // answer with no stream yet is a plain JSON response.
+    static size_t sse_head(std::span<char> out, bool keep_alive);
+    static size_t sse_event(std::span<char> out, std::string_view json);
+    static size_t sse_comment(std::span<char> out); // keep-alive on a quiet stream
+    static size_t sse_end(std::span<char> out);
+    static size_t json_response(std::span<char> out, std::string_view json, bool keep_alive);
+    // A response for a request that could not be read (the HTTP parser's status), envelope body.
+    size_t error_response(std::span<char> out, uint16_t status, const char* reason);
+
+    size_t sessions_open() const;
+    void expire_idle(); // drops sessions idle for longer than the configured time
+
+private:
+    struct Slot {
+        bool used = false;
+        char id[kSessionIdLength + 1] = "";
+        uint8_t generation = 0;
+        uint64_t last_used_ns = 0;
+        Session session;
+    };
+    struct Reply;
+    Slot* find_session(std::string_view id);
+    Slot* new_session();
+    void new_session_id(char* out);
+    uint64_t now() const { return m_config.now_ns ? m_config.now_ns() : 0; }
+    size_t refuse(Reply& r, uint16_t status, ErrorCode code, const char* message, const char* reason);
+    size_t post(Reply& r, const http::Head& head, std::string_view body, uint32_t conn, HttpOutcome& outcome);
+
+    Server& m_server;
+    HttpConfig m_config;
+    Slot m_slots[kMaxSessions];
+    uint64_t m_id_counter = 0;
+    uint8_t m_secret[32] = {};
+    json::Node m_nodes[4096]; // peeking at a message's method and _meta before dispatch
+    char m_scratch[192 * 1024];
+};
+
+} // namespace mcp
