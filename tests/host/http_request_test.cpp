@@ -415,3 +415,16 @@ TEST(HttpRequest, ByteByByteGivesTheOneShotResult) {
         expect_incremental_matches(c, small);
     }
 }
+
+TEST(HttpRequest, LimitsThatMeetAtACarriageReturnDecideWithoutTheNextByte) {
+    // The 33rd byte is a CR: content if a non-LF follows (414), the terminator otherwise; but
+    // the head limit of 33 bytes is passed either way, so the prefix already says 431.
+    http::Limits limits;
+    limits.max_request_line = 32;
+    limits.max_header_bytes = 33;
+    std::string at = "GET /" + std::string(18, 'a') + " HTTP/1.1";
+    EXPECT_EQ(status_of(at + "\r", limits), 431);
+    EXPECT_EQ(status_of(at + "\rX", limits), 431);
+    EXPECT_EQ(status_of(at + "\r\n", limits), 431);
+    expect_incremental_matches(at + "\rX HTTP/1.1\r\n\r\n", limits);
+}
