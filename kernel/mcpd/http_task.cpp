@@ -13,6 +13,7 @@
 #include "kernel_resources.h"
 #include "tool_exec.h"
 
+#include <http/fields.h>
 #include <http/request.h>
 #include <mcp/policy/roles.h>
 #include <mcp/transport/streamable_http.h>

@@ -145,8 +145,7 @@ HttpOutcome HttpTransport::handle(const http::Head& head, std::string_view body,
         return respond(refuse(r, 404, ErrorCode::NotFound, "no such endpoint; MCP is served on /mcp", "unknown_path"));
 
     // DNS rebinding: only names on the allowlist, in Host and (browsers) Origin.
-    auto host = head.header("host");
-    auto host_port = host ? http::parse_host(*host) : std::nullopt;
+    auto host_port = head.authority.empty() ? std::nullopt : http::parse_host(head.authority);
     if (!host_port || !http::host_allowed(host_port->host, m_config.allowed_hosts))
         return respond(refuse(r, 403, ErrorCode::ValidationFailed, "Host not allowed", "host_not_allowed"));
     if (auto origin = head.header("origin")) {
