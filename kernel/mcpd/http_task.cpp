@@ -381,6 +381,8 @@ int64_t http_task_main(void* arg) {
     http_config.default_principal = fallback;
     http_config.now_ns = clock::monotonic_ns;
     http_config.entropy = entropy;
+    http_config.now_rfc3339 = config.now_rfc3339;
+    http_config.audit = config.audit;
     static mcp::HttpTransport transport(server, http_config);
     KLOG_INFO("mcp: http: serving /mcp on port %u as '%s' for callers without a key", net::http_endpoint().port(),
               mcp::role_name(guest.role));

@@ -113,9 +113,26 @@ size_t HttpTransport::sessions_open() const {
 
 size_t HttpTransport::refuse(Reply& r, uint16_t status, ErrorCode code, const char* message, const char* reason) {
     char now_text[32] = "unknown";
+    if (m_config.now_rfc3339)
+        m_config.now_rfc3339(now_text, sizeof now_text);
+    // Refusals before the dispatcher have no JSON-RPC id: they get one of their own.
+    char request_id[24] = "http-";
+    size_t k = 5;
+    char digits[20];
+    size_t d = 0;
+    for (uint64_t v = ++m_refusals; v != 0 || d == 0; v /= 10)
+        digits[d++] = static_cast<char>('0' + v % 10);
+    while (d > 0 && k + 1 < sizeof request_id)
+        request_id[k++] = digits[--d];
+    request_id[k] = '\0';
+    if ((status == 401 || status == 403) && m_config.audit) {
+        AuditEvent e { request_id, now_text, nullptr, "http", AuditKind::Auth, reason, AuditOutcome::Deny,
+                       error_code_name(code), 0, 0, 0 };
+        m_config.audit(e);
+    }
     char body[512];
     json::Writer jw({ body, sizeof body });
-    write_envelope(jw, code, message, "", now_text, { { "reason", reason } });
+    write_envelope(jw, code, message, request_id, now_text, { { "reason", reason } });
     http::ResponseWriter w(r.out);
     w.status(status);
     common_headers(w, r.keep_alive);

@@ -36,7 +36,11 @@ struct HttpConfig {
     const Principal* default_principal = nullptr;    // callers without a key (nullptr: anonymous)
     uint64_t session_idle_ns = 30ull * 60 * 1000000000; // idle sessions expire
     uint64_t (*now_ns)() = nullptr;
+    void (*now_rfc3339)(char* out, size_t cap) = nullptr; // envelope timestamps
     uint64_t (*entropy)() = nullptr; // seeds session ids (mixed through SHA-256)
+    // Transport-level security refusals (Host/Origin, malformed Authorization) are audited like
+    // the dispatcher's own decisions.
+    void (*audit)(const AuditEvent& event) = nullptr;
 };
 
 struct HttpOutcome {
@@ -93,6 +97,7 @@ private:
     HttpConfig m_config;
     Slot m_slots[kMaxSessions];
     uint64_t m_id_counter = 0;
+    uint64_t m_refusals = 0; // numbers request_id of transport-level refusals ("http-N")
     uint8_t m_secret[32] = {};
     json::Node m_nodes[4096]; // peeking at a message's method and _meta before dispatch
     char m_scratch[192 * 1024];
