@@ -18,6 +18,8 @@
 #   --tools a,b          MCP tool allowlist (default: every tool)
 #   --net                a virtio-net NIC on QEMU's user network (guest 10.0.2.15, gateway and
 #                        DHCP 10.0.2.2), with host 127.0.0.1:8080 forwarded to guest port 8080
+#   --port N             MCP over HTTP on host 127.0.0.1:N (forwarded to the appliance's port
+#                        8080; implies --net); prints the URL and a client configuration
 #   --hostfwd [ADDR:]HOSTPORT:GUESTPORT
 #                        forward this TCP port instead of 8080 (repeatable; ADDR default
 #                        127.0.0.1; implies --net)
@@ -32,7 +34,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 kernel="$root/build/kernel/basalt.elf"
 cpu=cortex-a72 gic=3 el2=0 memory=512M append="" semihosting=0 print=0 stdio=0
-net=0 hostfwd="" modern=0 dgram=""
+net=0 hostfwd="" modern=0 dgram="" mcp_port="" client_key=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --kernel) kernel=$2; shift 2 ;;
@@ -46,7 +48,9 @@ while [ $# -gt 0 ]; do
     --key)
       case "$2" in
         *[[:space:]]*|"") echo "run.sh: --key takes ROLE:SECRET without spaces" >&2; exit 2 ;;
-        admin:*|operator:*|reader:*|anonymous:*) append="$append key=$2" ;;
+        admin:*|operator:*|reader:*|anonymous:*)
+          append="$append key=$2"
+          [ -n "$client_key" ] || client_key=${2##*:} ;; # the first key goes into the printed client config
         *) echo "run.sh: --key must start with a role (admin, operator, reader, anonymous) and a colon" >&2; exit 2 ;;
       esac
       shift 2 ;;
@@ -56,6 +60,9 @@ while [ $# -gt 0 ]; do
       shift 2 ;;
     --tools) append="$append tools=$2"; shift 2 ;;
     --net) net=1; shift ;;
+    --port)
+      case "$2" in ''|*[!0-9]*) echo "run.sh: --port takes a TCP port number" >&2; exit 2 ;; esac
+      mcp_port=$2; hostfwd="$hostfwd,hostfwd=tcp:127.0.0.1:$2-:8080"; net=1; shift 2 ;;
     --hostfwd)
       spec=$2
       case "$spec" in *:*:*) ;; *) spec="127.0.0.1:$spec" ;; esac
@@ -85,7 +92,7 @@ args=(qemu-system-aarch64 -M "$machine" -cpu "$cpu" -m "$memory" -smp 1
 # -nic none drops virt's default PCI NIC (its ROM is not shipped by Debian); the network, when
 # asked for, is a virtio-mmio device on QEMU's user-mode stack.
 if [ $net = 1 ]; then
-  [ -n "$hostfwd" ] || hostfwd=",hostfwd=tcp:127.0.0.1:8080-:8080"
+  if [ -z "$hostfwd" ]; then hostfwd=",hostfwd=tcp:127.0.0.1:8080-:8080"; mcp_port=8080; fi
   args+=(-netdev "user,id=n0$hostfwd" -device virtio-net-device,netdev=n0)
 fi
 if [ -n "$dgram" ]; then
@@ -105,6 +112,20 @@ fi
 append="${append# }"
 [ -n "$append" ] && args+=(-append "$append")
 if [ $print = 1 ]; then printf '%q ' "${args[@]}"; echo; exit 0; fi
+
+# Where to point a client, on stderr (stdout is the console). The URL answers once the guest has
+# its DHCP lease, about a second after boot.
+if [ -n "$mcp_port" ] && [ $stdio = 0 ]; then
+  url="http://127.0.0.1:$mcp_port/mcp"
+  if [ -n "$client_key" ]; then headers=", \"headers\": {\"Authorization\": \"Bearer $client_key\"}"; else headers=""; fi
+  {
+    echo "MCP over Streamable HTTP: $url"
+    echo "Client configuration (e.g. .mcp.json):"
+    echo "  {\"mcpServers\": {\"basalt\": {\"type\": \"http\", \"url\": \"$url\"$headers}}}"
+    [ -n "$client_key" ] || echo "No --key given: callers are anonymous and may list, not call (add --key admin:SECRET)."
+    echo "Inspector: npx @modelcontextprotocol/inspector --cli $url --transport http --method tools/list"
+  } >&2
+fi
 if [ $stdio = 0 ]; then exec "${args[@]}"; fi
 
 # A stdio MCP server must end when its client closes stdin, and QEMU does not (it keeps the
