@@ -1,7 +1,8 @@
 // libFuzzer target for lib/http: the request-head reader on arbitrary bytes, and the field
 // helpers and SSE writer on the same bytes.
 //
-// parse_head runs under default, tight, and input-drawn limits, and each verdict is checked:
+// parse_head runs under default, tight, hash-drawn limits and limits at the input's own sizes,
+// and each verdict is checked:
 //  - Complete: head_bytes within the data and the head limit; every view inside the head
 //    (path may be the literal "/"); names are tokens, values free of controls; counts and
 //    Content-Length within the limits; header() finds the first field of each name; the head
@@ -15,6 +16,7 @@
 #include <http/request.h>
 #include <http/response.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -137,6 +139,16 @@ void check_parse_head(std::string_view data) {
     http::Limits drawn { size_t((h >> 8) % 64), size_t((h >> 16) % 256), size_t((h >> 24) % 80),
                          uint64_t((h >> 32) % 100) };
     check_limits(data, drawn, split);
+    // Limits at the data's own sizes, where the off-by-ones are: the request line's length
+    // (its CR included or not), the head limit right after it or at the end of the data.
+    size_t line = std::min(data.find('\n'), data.size());
+    size_t lines = size_t(std::count(data.begin(), data.end(), '\n'));
+    http::Limits edge;
+    edge.max_request_line = line - std::min<size_t>(line, (h >> 40) % 3);
+    edge.max_header_bytes = (h >> 42) & 1 ? edge.max_request_line + (h >> 43) % 4
+                                          : data.size() - std::min<size_t>(data.size(), (h >> 45) % 3);
+    edge.max_headers = lines - std::min<size_t>(lines, (h >> 47) % 4);
+    check_limits(data, edge, split);
 }
 
 void check_fields(std::string_view text) {
