@@ -123,15 +123,8 @@ void check_limits(std::string_view data, const http::Limits& limits, size_t spli
     }
 }
 
-uint64_t fnv1a(std::string_view text) {
-    uint64_t h = 14695981039346656037ull;
-    for (char c : text)
-        h = (h ^ uint8_t(c)) * 1099511628211ull;
-    return h;
-}
-
 void check_parse_head(std::string_view data) {
-    uint64_t h = fnv1a(data);
+    uint64_t h = fuzz_hash(data);
     size_t split = data.empty() ? 0 : size_t(h % (data.size() + 1));
     check_limits(data, http::Limits {}, split);
     http::Limits tight { 48, 160, 4, 64 };
