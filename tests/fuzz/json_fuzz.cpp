@@ -332,13 +332,6 @@ void check_narrower(std::string_view text, const ktl::Result<json::Document>& re
     check_value(doc->root(), walk, 0);
 }
 
-uint64_t fnv1a(std::string_view text) {
-    uint64_t h = 14695981039346656037ull;
-    for (char c : text)
-        h = (h ^ uint8_t(c)) * 1099511628211ull;
-    return h;
-}
-
 void check_document(std::string_view text) {
     // The reference: nothing but syntax can fail (a value takes at least one byte of text).
     json::Limits roomy { SIZE_MAX, 64, UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX };
@@ -365,7 +358,7 @@ void check_document(std::string_view text) {
     check_narrower(text, ref, err, json::Limits {}, text.size() + 1);
     check_narrower(text, ref, err, tight_limits(), 24);
     // Limits and an arena drawn from the input, often right at the document's own sizes.
-    uint64_t h = fnv1a(text);
+    uint64_t h = fuzz_hash(text);
     json::Limits drawn;
     drawn.max_depth = uint32_t(1 + h % 70); // past the parser's hard depth of 64 too
     drawn.max_string = uint32_t((h >> 8) % 40);

@@ -45,45 +45,69 @@ TEST(HttpFields, ListContains) {
     EXPECT_FALSE(http::list_contains("", "close"));
 }
 
+namespace {
+
+constexpr const char* kJson = "application/json";
+constexpr const char* kSse = "text/event-stream";
+
+struct AcceptCase {
+    const char* accept;
+    const char* type;
+    bool acceptable;
+};
+
+void expect_accepts(std::initializer_list<AcceptCase> cases) {
+    for (const auto& c : cases)
+        EXPECT_EQ(http::accepts(c.accept, c.type), c.acceptable) << "Accept: " << c.accept << " for " << c.type;
+}
+
+} // namespace
+
 TEST(HttpFields, AcceptsExactTypesAndWildcards) {
-    EXPECT_TRUE(http::accepts("application/json, text/event-stream", "text/event-stream"));
-    EXPECT_TRUE(http::accepts("application/json, text/event-stream", "application/json"));
-    EXPECT_TRUE(http::accepts("APPLICATION/JSON", "application/json"));
-    EXPECT_TRUE(http::accepts("*/*", "application/json"));
-    EXPECT_TRUE(http::accepts("text/*", "text/event-stream"));
-    EXPECT_TRUE(http::accepts("application/json; charset=utf-8; q=0.9", "application/json"));
-    EXPECT_FALSE(http::accepts("text/*", "application/json"));
-    EXPECT_FALSE(http::accepts("application/json", "text/event-stream"));
-    EXPECT_FALSE(http::accepts("text/html", "text/htm"));
-    EXPECT_FALSE(http::accepts("", "application/json"));
+    expect_accepts({
+        { "application/json, text/event-stream", kSse, true },
+        { "application/json, text/event-stream", kJson, true },
+        { "APPLICATION/JSON", kJson, true },
+        { "*/*", kJson, true },
+        { "text/*", kSse, true },
+        { "application/json; charset=utf-8; q=0.9", kJson, true },
+        { "text/*", kJson, false },
+        { "application/json", kSse, false },
+        { "text/html", "text/htm", false },
+        { "", kJson, false },
+    });
 }
 
 TEST(HttpFields, QZeroMeansNotAcceptable) {
-    EXPECT_FALSE(http::accepts("application/json;q=0", "application/json"));
-    EXPECT_FALSE(http::accepts("application/json; Q=0.000", "application/json"));
-    EXPECT_TRUE(http::accepts("application/json;q=0.001", "application/json"));
-    EXPECT_TRUE(http::accepts("application/json;q=1.000", "application/json"));
-    // The most specific range decides, in either order.
-    EXPECT_FALSE(http::accepts("*/*, application/json;q=0", "application/json"));
-    EXPECT_FALSE(http::accepts("application/json;q=0, */*", "application/json"));
-    EXPECT_TRUE(http::accepts("*/*;q=0, application/json", "application/json"));
-    EXPECT_TRUE(http::accepts("text/*;q=0, text/event-stream", "text/event-stream"));
-    EXPECT_FALSE(http::accepts("text/*;q=0, */*", "text/event-stream"));
-    EXPECT_TRUE(http::accepts("*/*;q=0, text/*;q=0.1", "text/event-stream"));
+    expect_accepts({
+        { "application/json;q=0", kJson, false },
+        { "application/json; Q=0.000", kJson, false },
+        { "application/json;q=0.001", kJson, true },
+        { "application/json;q=1.000", kJson, true },
+        // The most specific range decides, in either order.
+        { "*/*, application/json;q=0", kJson, false },
+        { "application/json;q=0, */*", kJson, false },
+        { "*/*;q=0, application/json", kJson, true },
+        { "text/*;q=0, text/event-stream", kSse, true },
+        { "text/*;q=0, */*", kSse, false },
+        { "*/*;q=0, text/*;q=0.1", kSse, true },
+    });
 }
 
 TEST(HttpFields, SkipsMalformedAcceptElements) {
-    EXPECT_FALSE(http::accepts("application/json;q=2", "application/json"));
-    EXPECT_FALSE(http::accepts("application/json;q=1.5", "application/json"));
-    EXPECT_FALSE(http::accepts("application/json;q=0.0001", "application/json"));
-    EXPECT_FALSE(http::accepts("application/json;q=abc", "application/json"));
-    EXPECT_FALSE(http::accepts("*/json", "application/json"));
-    EXPECT_FALSE(http::accepts("application", "application/json"));
-    EXPECT_FALSE(http::accepts("application/json/x", "application/json"));
-    EXPECT_FALSE(http::accepts("appli cation/json", "application/json"));
-    // A malformed element does not hide a good one.
-    EXPECT_TRUE(http::accepts("garbage, application/json", "application/json"));
-    EXPECT_TRUE(http::accepts("application/json;q=9, */*;q=0.1", "application/json"));
+    expect_accepts({
+        { "application/json;q=2", kJson, false },
+        { "application/json;q=1.5", kJson, false },
+        { "application/json;q=0.0001", kJson, false },
+        { "application/json;q=abc", kJson, false },
+        { "*/json", kJson, false },
+        { "application", kJson, false },
+        { "application/json/x", kJson, false },
+        { "appli cation/json", kJson, false },
+        // A malformed element does not hide a good one.
+        { "garbage, application/json", kJson, true },
+        { "application/json;q=9, */*;q=0.1", kJson, true },
+    });
 }
 
 TEST(HttpFields, MediaTypeIgnoresParametersAndCase) {

@@ -30,6 +30,8 @@ std::string request(std::string line, std::string fields = "Host: localhost\r\n"
     return line + "\r\n" + fields + "\r\n";
 }
 
+std::string get_with(std::string fields) { return request("GET / HTTP/1.1", std::move(fields)); }
+
 uint16_t status_of(const std::string& data, http::Limits limits = {}) {
     auto p = parse(data, limits);
     return p->result.status == Parse::Error ? p->result.http_status : 0;
@@ -169,32 +171,32 @@ TEST(HttpRequest, AnswersOtherVersionsWith505) {
 
 TEST(HttpRequest, RefusesMalformedFieldLines) {
     expect_refusals({
-        { "space before colon", request("GET / HTTP/1.1", "Host : x\r\n"), 400 },
-        { "tab before colon", request("GET / HTTP/1.1", "Host: x\r\nX\t: y\r\n"), 400 },
-        { "obs-fold", request("GET / HTTP/1.1", "Host: x\r\nX: a\r\n  b\r\n"), 400 },
-        { "whitespace after request line", request("GET / HTTP/1.1", " Host: x\r\n"), 400 },
-        { "tab-folded", request("GET / HTTP/1.1", "Host: x\r\nX: a\r\n\tb\r\n"), 400 },
-        { "empty name", request("GET / HTTP/1.1", "Host: x\r\n: v\r\n"), 400 },
-        { "space in name", request("GET / HTTP/1.1", "Host: x\r\nX Y: v\r\n"), 400 },
-        { "separator in name", request("GET / HTTP/1.1", "Host: x\r\nX@: v\r\n"), 400 },
-        { "no colon", request("GET / HTTP/1.1", "Host: x\r\nXY\r\n"), 400 },
-        { "NUL in value", request("GET / HTTP/1.1", std::string("Host: x\r\nX: a\0b\r\n", 18)), 400 },
-        { "control in value", request("GET / HTTP/1.1", "Host: x\r\nX: a\x01\r\n"), 400 },
-        { "DEL in value", request("GET / HTTP/1.1", "Host: x\r\nX: a\x7f\r\n"), 400 },
-        { "bare CR in value", request("GET / HTTP/1.1", "Host: x\r\nX: a\rb\r\n"), 400 },
-        { "bare CR line", request("GET / HTTP/1.1", "Host: x\r\n\rX: y\r\n"), 400 },
+        { "space before colon", get_with("Host : x\r\n"), 400 },
+        { "tab before colon", get_with("Host: x\r\nX\t: y\r\n"), 400 },
+        { "obs-fold", get_with("Host: x\r\nX: a\r\n  b\r\n"), 400 },
+        { "whitespace after request line", get_with(" Host: x\r\n"), 400 },
+        { "tab-folded", get_with("Host: x\r\nX: a\r\n\tb\r\n"), 400 },
+        { "empty name", get_with("Host: x\r\n: v\r\n"), 400 },
+        { "space in name", get_with("Host: x\r\nX Y: v\r\n"), 400 },
+        { "separator in name", get_with("Host: x\r\nX@: v\r\n"), 400 },
+        { "no colon", get_with("Host: x\r\nXY\r\n"), 400 },
+        { "NUL in value", get_with(std::string("Host: x\r\nX: a\0b\r\n", 18)), 400 },
+        { "control in value", get_with("Host: x\r\nX: a\x01\r\n"), 400 },
+        { "DEL in value", get_with("Host: x\r\nX: a\x7f\r\n"), 400 },
+        { "bare CR in value", get_with("Host: x\r\nX: a\rb\r\n"), 400 },
+        { "bare CR line", get_with("Host: x\r\n\rX: y\r\n"), 400 },
     });
 }
 
 TEST(HttpRequest, ChecksHost) {
     expect_refusals({
-        { "1.1 without Host", request("GET / HTTP/1.1", ""), 400 },
-        { "two Host lines", request("GET / HTTP/1.1", "Host: a\r\nhost: a\r\n"), 400 },
-        { "empty Host", request("GET / HTTP/1.1", "Host:\r\n"), 400 },
-        { "Host with space", request("GET / HTTP/1.1", "Host: a b\r\n"), 400 },
-        { "Host with userinfo", request("GET / HTTP/1.1", "Host: u@a\r\n"), 400 },
-        { "Host with big port", request("GET / HTTP/1.1", "Host: a:65536\r\n"), 400 },
-        { "Host with path", request("GET / HTTP/1.1", "Host: a/b\r\n"), 400 },
+        { "1.1 without Host", get_with(""), 400 },
+        { "two Host lines", get_with("Host: a\r\nhost: a\r\n"), 400 },
+        { "empty Host", get_with("Host:\r\n"), 400 },
+        { "Host with space", get_with("Host: a b\r\n"), 400 },
+        { "Host with userinfo", get_with("Host: u@a\r\n"), 400 },
+        { "Host with big port", get_with("Host: a:65536\r\n"), 400 },
+        { "Host with path", get_with("Host: a/b\r\n"), 400 },
     });
     auto ten = parse(request("GET / HTTP/1.0", "Host: [::1]:80\r\n"));
     ASSERT_EQ(ten->result.status, Parse::Complete);
@@ -262,7 +264,7 @@ TEST(HttpRequest, RequestLineLimitAtAndPastTheBoundary) {
 }
 
 TEST(HttpRequest, HeadLimitAtAndPastTheBoundary) {
-    std::string head = request("GET / HTTP/1.1", "Host: x\r\nX: " + std::string(20, 'v') + "\r\n");
+    std::string head = get_with("Host: x\r\nX: " + std::string(20, 'v') + "\r\n");
     http::Limits limits;
     limits.max_header_bytes = head.size();
     EXPECT_EQ(status_of(head, limits), 0);
@@ -289,17 +291,17 @@ TEST(HttpRequest, HeaderCountAtAndPastTheBoundary) {
     };
     http::Limits limits;
     limits.max_headers = 5;
-    EXPECT_EQ(status_of(request("GET / HTTP/1.1", fields(5)), limits), 0);
-    EXPECT_EQ(status_of(request("GET / HTTP/1.1", fields(6)), limits), 431);
+    EXPECT_EQ(status_of(get_with(fields(5)), limits), 0);
+    EXPECT_EQ(status_of(get_with(fields(6)), limits), 431);
     // The sixth line is refused from its first byte.
     EXPECT_EQ(status_of("GET / HTTP/1.1\r\n" + fields(5) + "X", limits), 431);
     EXPECT_EQ(parse("GET / HTTP/1.1\r\n" + fields(5) + "\r", limits)->result.status, Parse::NeedMore);
     // Head holds at most kMaxHeaders whatever the limits say.
     limits.max_headers = 1000;
-    auto full = parse(request("GET / HTTP/1.1", fields(http::kMaxHeaders)), limits);
+    auto full = parse(get_with(fields(http::kMaxHeaders)), limits);
     ASSERT_EQ(full->result.status, Parse::Complete);
     EXPECT_EQ(full->head.header_count, http::kMaxHeaders);
-    EXPECT_EQ(status_of(request("GET / HTTP/1.1", fields(http::kMaxHeaders + 1)), limits), 431);
+    EXPECT_EQ(status_of(get_with(fields(http::kMaxHeaders + 1)), limits), 431);
 }
 
 TEST(HttpRequest, LooksUpFieldsCaseInsensitively) {
