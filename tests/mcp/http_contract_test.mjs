@@ -1,0 +1,151 @@
+// The security contracts over Streamable HTTP, row by row, with the HTTP status each maps to:
+// auth refusals 401 (with WWW-Authenticate) / 403, limits 429 (with Retry-After), the envelope as
+// the body; failures of an admitted call and validation stay JSON-RPC answers (200). Raw HTTP
+// (fetch), so the statuses and headers are checked exactly as sent.
+// Usage: node http_contract_test.mjs KERNEL_ELF
+import assert from "node:assert/strict";
+
+import { HttpPool } from "./http_pool.mjs";
+import { bootHttp } from "./sdk.mjs";
+
+const kernel = process.argv[2];
+const READER = "reader-key-0123456789";
+const ADMIN = "admin-key-0123456789abcdef";
+const node = await bootHttp(["--key", `reader:ada:${READER}`, "--key", `admin:root:${ADMIN}`,
+                             "--append", "tool_time_ms=300 tool_output_bytes=4096"], { kernel });
+const watchdog = setTimeout(async () => {
+  console.error("FAIL: timed out\n" + node.log().slice(-3000));
+  await node.stop();
+  process.exit(1);
+}, 150000);
+
+let nextId = 1;
+// 16 keep-alive connections, opened up front: the concurrency row needs 14 requests to arrive
+// together (see http_pool.mjs).
+const pool = new HttpPool(node.url, 16);
+const post = (body, headers = {}) => pool.post(body, headers);
+
+let session;
+const auth = (key) => ({ "Mcp-Session-Id": session, ...(key ? { Authorization: `Bearer ${key}` } : {}) });
+const call = (name, args, key) =>
+  post({ jsonrpc: "2.0", id: nextId++, method: "tools/call", params: { name, arguments: args } }, auth(key));
+const read = (uri, key) => post({ jsonrpc: "2.0", id: nextId++, method: "resources/read", params: { uri } }, auth(key));
+
+function expectRefusal(r, status, code) {
+  assert.equal(r.status, status, `${code}: ${r.text}`);
+  assert.equal(r.json.ok, false);
+  assert.equal(r.json.error.code, code);
+  assert.ok("details" in r.json.error);
+  assert.match(r.json.timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+  assert.equal(typeof r.json.request_id, "string");
+}
+function expectRpcError(r, rpcCode, code) {
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.json.error.code, rpcCode);
+  assert.equal(r.json.error.data.error.code, code);
+  return r.json.error.data;
+}
+function expectToolError(r, code) {
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.json.result.isError, true);
+  assert.equal(r.json.result.structuredContent.error.code, code);
+}
+
+try {
+  const init = await post({ jsonrpc: "2.0", id: 0, method: "initialize",
+                            params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "contract", version: "1" } } });
+  assert.equal(init.status, 200);
+  session = init.headers["mcp-session-id"];
+  assert.match(session, /^[0-9a-f]{32}$/);
+  assert.equal((await post({ jsonrpc: "2.0", method: "notifications/initialized" }, auth())).status, 202);
+
+  const rows = [];
+  const row = async (name, fn) => { await fn(); rows.push(name); };
+  await row("no key -> 401 auth_missing_api_key", async () => {
+    const r = await call("kernel_info", {});
+    expectRefusal(r, 401, "auth_missing_api_key");
+    assert.match(r.headers["www-authenticate"], /^Bearer /);
+  });
+  await row("bad key -> 403 auth_invalid_api_key", async () =>
+    expectRefusal(await call("kernel_info", {}, "not-a-key-of-this-appliance"), 403, "auth_invalid_api_key"));
+  await row("X-MCP-API-Key bad key -> 403 auth_invalid_api_key", async () =>
+    expectRefusal(await post({ jsonrpc: "2.0", id: nextId++, method: "tools/call", params: { name: "kernel_info", arguments: {} } },
+                             { "Mcp-Session-Id": session, "X-MCP-API-Key": "nope-nope-nope-nope" }), 403, "auth_invalid_api_key"));
+  await row("wrong role -> 403 auth_insufficient_role", async () => {
+    const r = await read("audit://log", READER);
+    expectRefusal(r, 403, "auth_insufficient_role");
+    assert.equal(r.json.error.details.required, "audit:read");
+  });
+  await row("unknown tool -> 200 JSON-RPC -32602 validation_unknown_tool", async () =>
+    expectRpcError(await call("shell_exec", {}, ADMIN), -32602, "validation_unknown_tool"));
+  await row("invalid arguments -> 200 JSON-RPC -32602 validation_failed", async () => {
+    const env = expectRpcError(await call("kernel_log", { limit: 5000 }, READER), -32602, "validation_failed");
+    assert.equal(env.error.details.reason, "above_maximum");
+  });
+  // audit://log shows the newest 100 decisions: check the early ones before the rate row.
+  const auditSnapshot = async () => {
+    await new Promise((r) => setTimeout(r, 100));
+    const audit = await read("audit://log", ADMIN);
+    assert.ok(!audit.text.includes(READER) && !audit.text.includes(ADMIN), "no key in the audit log");
+    return JSON.parse(audit.json.result.contents[0].text);
+  };
+  const early = (await auditSnapshot()).decisions.map((d) => d.code);
+  for (const code of ["auth_missing_api_key", "auth_invalid_api_key", "auth_insufficient_role", "validation_unknown_tool",
+                      "validation_failed"])
+    assert.ok(early.includes(code), `audit has ${code}`);
+  const ok = await call("kernel_info", {}, READER);
+  assert.equal(ok.status, 200);
+  assert.equal(ok.json.result.structuredContent.name, "Basalt");
+
+  await row("over rate -> 429 limit_rate_exceeded with Retry-After", async () => {
+    const results = [];
+    for (let i = 0; i < 80; ++i)
+      results.push(await call("kernel_mem", {}, ADMIN));
+    const refused = results.filter((r) => r.status === 429);
+    assert.ok(refused.length > 0 && results.length - refused.length >= 50, `refused ${refused.length}`);
+    for (const r of refused) {
+      expectRefusal(r, 429, "limit_rate_exceeded");
+      assert.equal(r.headers["retry-after"], "1");
+    }
+  });
+  await row("over concurrency -> 429 limit_concurrency_exceeded", async () => {
+    assert.ok(await pool.warm() >= 14, "connections open");
+    const results = await Promise.all(Array.from({ length: 14 }, () => call("kernel_diagnose", { steps: 2, step_ms: 50 }, READER)));
+    const refused = results.filter((r) => r.status === 429);
+    assert.equal(refused.length, 4, results.map((r) => `${r.status}:${r.text.slice(0, 80)}`).join("\n"));
+    for (const r of refused)
+      expectRefusal(r, 429, "limit_concurrency_exceeded");
+    for (const r of results.filter((r) => r.status === 200))
+      assert.equal(r.json.result.structuredContent.steps_done, 2);
+  });
+  await row("over time -> 200 isError limit_time_exceeded", async () =>
+    expectToolError(await call("kernel_diagnose", { steps: 20, step_ms: 100 }, READER), "limit_time_exceeded"));
+  await row("over output -> 200 isError limit_output_exceeded", async () =>
+    expectToolError(await call("kernel_log", { limit: 200 }, READER), "limit_output_exceeded"));
+
+  // DNS rebinding: a page on another site reaches 127.0.0.1 but names itself in Origin / Host.
+  await row("foreign Origin -> 403", async () => {
+    const r = await post({ jsonrpc: "2.0", id: nextId++, method: "tools/list" }, { ...auth(), Origin: "http://evil.example" });
+    expectRefusal(r, 403, "validation_failed");
+  });
+
+  // Every decision is audited, over HTTP too, and no key appears in the trail.
+  const snapshot = await auditSnapshot();
+  const codes = snapshot.decisions.map((d) => d.code);
+  for (const code of ["limit_rate_exceeded", "limit_concurrency_exceeded", "limit_time_exceeded", "limit_output_exceeded"])
+    assert.ok(codes.includes(code), `audit has ${code}`);
+  const allowed = snapshot.decisions.find((d) => d.outcome === "allow" && d.name === "kernel_diagnose");
+  assert.equal(allowed.transport, "http");
+  assert.equal(allowed.principal, "ada");
+
+  console.log(`contract rows proven over HTTP: ${rows.length}\n  ${rows.join("\n  ")}`);
+  console.log("PASS http_contract_test");
+  clearTimeout(watchdog);
+  pool.close();
+  await node.stop();
+  process.exit(0);
+} catch (e) {
+  console.error("FAIL:", e, "\n--- console ---\n" + node.log().slice(-3000));
+  await node.stop();
+  process.exit(1);
+}

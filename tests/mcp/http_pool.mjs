@@ -1,0 +1,47 @@
+// Raw HTTP/1.1 requests over a fixed set of keep-alive connections (node:http). QEMU's user
+// network accepts forwarded connections with a listen backlog of one, so a burst of new
+// connections loses SYNs to the host kernel and waits out TCP's 1 s retransmission: tests and
+// the benchmark that need requests to arrive together open their connections first (warm()) and
+// then reuse them, as a real client's connection pool does.
+import http from "node:http";
+
+export class HttpPool {
+  constructor(url, connections) {
+    this.url = new URL(url);
+    this.size = connections;
+    this.agent = new http.Agent({ keepAlive: true, maxSockets: connections, maxFreeSockets: connections });
+  }
+
+  request(method, body, headers = {}) {
+    return new Promise((resolve, reject) => {
+      const data = body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body);
+      const req = http.request(this.url, {
+        method, agent: this.agent,
+        headers: { ...(data !== undefined ? { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(data) } : {}),
+                   Accept: "application/json, text/event-stream", ...headers },
+      }, (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (d) => (text += d));
+        res.on("end", () => {
+          const json = /^application\/json/.test(res.headers["content-type"] || "") && text ? JSON.parse(text) : null;
+          resolve({ status: res.statusCode, headers: res.headers, text, json });
+        });
+      });
+      req.on("error", reject);
+      if (data !== undefined)
+        req.write(data);
+      req.end();
+    });
+  }
+
+  post(body, headers) { return this.request("POST", body, headers); }
+
+  // Opens every connection of the pool (concurrent cheap requests), leaving them idle for reuse.
+  async warm() {
+    await Promise.all(Array.from({ length: this.size }, () => this.request("GET", undefined, { Accept: "text/event-stream" })));
+    return Object.values(this.agent.freeSockets).flat().length;
+  }
+
+  close() { this.agent.destroy(); }
+}
