@@ -12,6 +12,7 @@
 #include "power.h"
 #include "version.h"
 #include "audit.h"
+#include "net/endpoint.h"
 #include "net/net_status.h"
 #include "cap/kcap.h"
 #include "sched/scheduler.h"
@@ -101,6 +102,17 @@ void cmd_net(std::string_view) {
         if (st.dhcp)
             console::printf(", lease %u s", st.lease_s);
         console::printf(")\n");
+    }
+    auto k = net::stack_counters();
+    console::printf("lwip: link drop %u memerr %u, tcp drop %u memerr %u, pcbs %u (max %u, %u failed), seg err %u, pool err %u\n",
+                    k.link_drop, k.link_memerr, k.tcp_drop, k.tcp_memerr, k.pcb_used, k.pcb_max, k.pcb_err, k.seg_err, k.pool_err);
+    const auto& http = net::http_endpoint();
+    if (http.port()) {
+        auto e = http.stats();
+        console::printf("http :%u: %llu open, %llu accepted, %llu refused, %llu bytes in, %llu bytes out\n", http.port(),
+                        static_cast<unsigned long long>(e.open), static_cast<unsigned long long>(e.accepted),
+                        static_cast<unsigned long long>(e.refused), static_cast<unsigned long long>(e.bytes_in),
+                        static_cast<unsigned long long>(e.bytes_out));
     }
 }
 

@@ -21,7 +21,7 @@ public:
     static constexpr uint16_t kRxQueue = 0;
     static constexpr uint16_t kTxQueue = 1;
     static constexpr uint16_t kRxBuffers = 64;
-    static constexpr uint16_t kTxBuffers = 32;
+    static constexpr uint16_t kTxBuffers = 128;
     static constexpr size_t kBufferBytes = 2048;
     static constexpr size_t kMaxFrame = 1514; // Ethernet header + 1500 bytes MTU, no FCS
 

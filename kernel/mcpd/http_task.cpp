@@ -16,6 +16,7 @@
 #include <http/fields.h>
 #include <http/request.h>
 #include <mcp/policy/roles.h>
+#include <netcfg/ipv4_config.h>
 #include <mcp/transport/streamable_http.h>
 
 namespace mcpd {
@@ -128,21 +129,7 @@ void refresh_own_address() {
     net::Status st;
     if (!net::read_status(st) || !st.up)
         return;
-    char text[16];
-    size_t n = 0;
-    for (int shift = 24; shift >= 0; shift -= 8) {
-        uint32_t octet = (st.address >> shift) & 0xff;
-        if (octet >= 100)
-            text[n++] = static_cast<char>('0' + octet / 100);
-        if (octet >= 10)
-            text[n++] = static_cast<char>('0' + octet / 10 % 10);
-        text[n++] = static_cast<char>('0' + octet % 10);
-        if (shift)
-            text[n++] = '.';
-    }
-    text[n] = '\0';
-    for (size_t i = 0; i <= n; ++i)
-        g_own_address[i] = text[i];
+    size_t n = netcfg::format_ipv4(st.address, g_own_address, sizeof g_own_address);
     g_hosts[g_host_count - 1] = std::string_view(g_own_address, n);
 }
 
@@ -195,6 +182,19 @@ void flush(Conn& c) {
         if (c.state == Conn::State::Closing)
             drop(c, false);
     }
+}
+
+// After any progress: send what is queued, and end a connection whose peer has closed its side
+// once it has the answers it is owed (a call still running keeps it until its answer is sent).
+void settle(Conn& c) {
+    if (c.peer_closed && c.state == Conn::State::Reading) {
+        if (c.out.len == 0) {
+            drop(c, false);
+            return;
+        }
+        c.state = Conn::State::Closing;
+    }
+    flush(c);
 }
 
 void process(mcp::HttpTransport& transport, Conn& c) {
@@ -285,15 +285,7 @@ void on_event(mcp::HttpTransport& transport, const net::StreamEvent& e) {
         receive(transport, c);
     if (e.flags & net::stream_flags::kPeerClosed)
         c.peer_closed = true;
-    // A peer that has closed its side gets the answers it is owed, then the connection ends.
-    if (c.peer_closed && c.state == Conn::State::Reading) {
-        if (c.out.len == 0) {
-            drop(c, false);
-            return;
-        }
-        c.state = Conn::State::Closing;
-    }
-    flush(c);
+    settle(c);
 }
 
 // Output of a deferred call for its connection.
@@ -407,7 +399,7 @@ int64_t http_task_main(void* arg) {
                 if (c.state != Conn::State::Free) {
                     if (c.state == Conn::State::Reading)
                         process(transport, c); // pipelined requests behind an answered call
-                    flush(c);
+                    settle(c);
                 }
         }
         uint64_t now = clock::monotonic_ns();

@@ -33,3 +33,24 @@ bool read_status(Status& out) {
 }
 
 } // namespace net
+
+#include <lwip/memp.h>
+#include <lwip/stats.h>
+
+namespace net {
+
+StackCounters stack_counters() {
+    StackCounters c {};
+    c.link_drop = lwip_stats.link.drop;
+    c.link_memerr = lwip_stats.link.memerr;
+    c.tcp_drop = lwip_stats.tcp.drop;
+    c.tcp_memerr = lwip_stats.tcp.memerr;
+    c.pcb_err = lwip_stats.memp[MEMP_TCP_PCB]->err;
+    c.pcb_used = lwip_stats.memp[MEMP_TCP_PCB]->used;
+    c.pcb_max = lwip_stats.memp[MEMP_TCP_PCB]->max;
+    c.seg_err = lwip_stats.memp[MEMP_TCP_SEG]->err;
+    c.pool_err = lwip_stats.memp[MEMP_PBUF_POOL]->err;
+    return c;
+}
+
+} // namespace net

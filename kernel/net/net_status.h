@@ -21,3 +21,13 @@ void publish_status(const Status& status); // net task only
 bool read_status(Status& out);
 
 } // namespace net
+
+namespace net {
+
+// lwIP's drop and allocation-failure counters (racy snapshot; for diagnostics only).
+struct StackCounters {
+    uint32_t link_drop, link_memerr, tcp_drop, tcp_memerr, pcb_err, pcb_used, pcb_max, seg_err, pool_err;
+};
+StackCounters stack_counters();
+
+} // namespace net

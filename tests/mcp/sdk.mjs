@@ -93,5 +93,7 @@ export async function bootHttp(runArgs = [], { kernel = defaultKernel, timeoutMs
     await stop();
     throw e;
   }
-  return { url: `http://127.0.0.1:${port}/mcp`, port, log: () => text, stop };
+  // shell(): a command for the console shell (when the console is not the MCP line).
+  const shell = (cmd) => child.stdin.write(cmd + "\r");
+  return { url: `http://127.0.0.1:${port}/mcp`, port, log: () => text, stop, shell };
 }
