@@ -40,6 +40,13 @@ void parse(std::string_view args) {
     g_config.serial_role = dtb::bootarg_value(args, "serial_role").value_or("admin");
     g_config.resources = dtb::bootarg_value(args, "resources").value_or("");
     g_config.tool_time_ms = parse_u32(dtb::bootarg_value(args, "tool_time_ms").value_or(""), 0, 1, 10000);
+    if (auto rate = dtb::bootarg_value(args, "rate")) {
+        size_t slash = rate->find('/');
+        if (slash != std::string_view::npos) {
+            g_config.rate_burst = parse_u32(rate->substr(0, slash), 50, 1, 1000000);
+            g_config.rate_per_second = parse_u32(rate->substr(slash + 1), 20, 1, 1000000);
+        }
+    }
     g_config.tool_output_bytes = parse_u32(dtb::bootarg_value(args, "tool_output_bytes").value_or(""), 0, 256, 65536);
 }
 

@@ -43,7 +43,7 @@ ktl::Result<uint64_t> register_object(ObjectType type, void* object) {
 }
 
 ktl::Result<uint32_t> create_and_grant(sched::Task* task, ObjectType type, void* object, uint32_t rights,
-                                       uint64_t badge) {
+                                       uint64_t badge, uint64_t* object_id) {
     arch::IrqGuard guard;
     auto* table = table_of(task);
     if (!table)
@@ -54,6 +54,8 @@ ktl::Result<uint32_t> create_and_grant(sched::Task* task, ObjectType type, void*
         (void)g_space->destroy_object(id);
         return slot.error();
     }
+    if (object_id)
+        *object_id = id.raw();
     return *slot;
 }
 

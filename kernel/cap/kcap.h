@@ -28,7 +28,7 @@ void detach_task(sched::Task* task);
 
 // Registers a new kernel object and gives `task` the original capability to it.
 ktl::Result<uint32_t> create_and_grant(sched::Task* task, ObjectType type, void* object, uint32_t rights,
-                                       uint64_t badge = 0);
+                                       uint64_t badge = 0, uint64_t* object_id = nullptr);
 // Gives `task` a capability to an existing object (kernel-only; e.g. boot-time grants).
 ktl::Result<uint32_t> grant_existing(sched::Task* task, uint64_t object_id, uint32_t rights, uint64_t badge = 0);
 

@@ -116,6 +116,10 @@ void bridge_config_init() {
 
 const mcp::KeyStore& api_keys() { return g_keys; }
 
+mcp::LimitConfig limit_config() {
+    return { bootargs::get().rate_burst, bootargs::get().rate_per_second, static_cast<uint32_t>(kMaxCalls) };
+}
+
 mcp::ServerConfig base_server_config() {
     mcp::ServerConfig config;
     config.version = kVersion;

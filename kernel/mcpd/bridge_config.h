@@ -11,6 +11,8 @@ namespace mcpd {
 void bridge_config_init();
 
 const mcp::KeyStore& api_keys();
+// Each principal's call limits on a bridge: the `rate=` bucket and the contracts' in-flight cap.
+mcp::LimitConfig limit_config();
 // The server configuration every bridge starts from; the bridge sets transport, start_call and
 // cancel_call.
 mcp::ServerConfig base_server_config();

@@ -33,6 +33,9 @@ constexpr uint64_t kIdleTimeoutNs = 60 * kSecond;
 constexpr uint64_t kStreamKeepAliveNs = 15 * kSecond; // SSE comment on a quiet stream
 constexpr uint64_t kTickNs = kSecond;                   // timeout checks while connections are open
 constexpr size_t kMaxReply = 192 * 1024;
+// Tool tasks at once for all HTTP callers together (each principal still has its in-flight cap
+// of 10): enough for the 32 concurrent clients the benchmark drives.
+constexpr size_t kMaxHttpCalls = 32;
 
 // A growable byte buffer on the kernel heap, charged to this task.
 struct Buffer {
@@ -351,7 +354,7 @@ bool any_open() {
 int64_t http_task_main(void* arg) {
     g_caps = *static_cast<const HttpCaps*>(arg);
     g_exec.configure({ g_caps.factory, g_caps.introspection, g_caps.store }, uint64_t(bootargs::get().tool_time_ms) * 1000000,
-                     bootargs::get().tool_output_bytes, g_caps.signal);
+                     bootargs::get().tool_output_bytes, g_caps.signal, kMaxHttpCalls);
     if (!audit_trail_attach(g_caps.audit_region))
         KLOG_ERROR("mcp: http: no audit region; decisions are counted as dropped");
     build_hosts();
@@ -365,7 +368,7 @@ int64_t http_task_main(void* arg) {
     config.transport = "http";
     config.start_call = start_call;
     config.cancel_call = cancel_call;
-    static mcp::CallLimiter limiter(mcp::LimitConfig { 50, 20, 10 });
+    static mcp::CallLimiter limiter(limit_config());
     static mcp::Server server(config, limiter);
     set_resource_context({ g_caps.introspection, g_caps.audit, fallback, config.allowlist.size() });
     static mcp::HttpConfig http_config;

@@ -81,7 +81,7 @@ int64_t serial_task_main(void* arg) {
     config.transport = "serial";
     config.start_call = start_call;
     config.cancel_call = cancel_call;
-    static mcp::CallLimiter limiter(mcp::LimitConfig { 50, 20, 10 });
+    static mcp::CallLimiter limiter(limit_config());
     static mcp::Server server(config, limiter);
     set_resource_context({ caps.introspection, caps.audit, session.principal, config.allowlist.size() });
 

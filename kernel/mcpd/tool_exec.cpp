@@ -99,7 +99,7 @@ int64_t tool_task_main(void* arg) {
 
 } // namespace
 
-void Executor::configure(const ExecCaps& caps, uint64_t wall_limit_ns, size_t output_limit, void (*wake)()) {
+void Executor::configure(const ExecCaps& caps, uint64_t wall_limit_ns, size_t output_limit, void (*wake)(), size_t slots) {
     m_caps = caps;
     m_wake = wake;
     // Overrides only tighten.
@@ -107,13 +107,14 @@ void Executor::configure(const ExecCaps& caps, uint64_t wall_limit_ns, size_t ou
     m_output_limit = output_limit != 0 && output_limit < kMaxOutput ? output_limit : kMaxOutput;
     if (m_jobs)
         return;
-    auto mem = kheap::alloc(sizeof(Job) * kMaxCalls, static_cast<uint16_t>(sys::self()));
+    auto mem = kheap::alloc(sizeof(Job) * slots, static_cast<uint16_t>(sys::self()));
     if (!mem) {
         KLOG_ERROR("mcp: no memory for the tool task table; every call will be refused");
         return;
     }
     m_jobs = static_cast<Job*>(*mem);
-    for (size_t i = 0; i < kMaxCalls; ++i)
+    m_slots = slots;
+    for (size_t i = 0; i < slots; ++i)
         new (&m_jobs[i]) Job;
 }
 
@@ -133,7 +134,7 @@ void ToolContext::progress(uint64_t done, uint64_t total, const char* message) c
 }
 
 bool Executor::in_flight() const {
-    for (size_t i = 0; m_jobs && i < kMaxCalls; ++i)
+    for (size_t i = 0; i < m_slots; ++i)
         if (m_jobs[i].state != Job::State::Free)
             return true;
     return false;
@@ -141,7 +142,7 @@ bool Executor::in_flight() const {
 
 int Executor::log_floor() const {
     int floor = -1;
-    for (const auto& j : std::span<const Job>(m_jobs, m_jobs ? kMaxCalls : 0))
+    for (const auto& j : std::span<const Job>(m_jobs, m_slots))
         if (j.state != Job::State::Free && j.call.log_level >= 0 && (floor < 0 || j.call.log_level < floor))
             floor = j.call.log_level;
     return floor;
@@ -217,7 +218,7 @@ bool Executor::start(const mcp::Tool& tool, const json::Value& arguments, const 
                      mcp::ToolError& err) {
     const ToolImpl* impl = impl_of(tool.name);
     Job* job = nullptr;
-    for (size_t i = 0; m_jobs && i < kMaxCalls; ++i)
+    for (size_t i = 0; i < m_slots; ++i)
         if (!job && m_jobs[i].state == Job::State::Free)
             job = &m_jobs[i];
     if (!impl || !job) {
@@ -292,6 +293,7 @@ bool Executor::start(const mcp::Tool& tool, const json::Value& arguments, const 
         drop_source();
         release_buffers(*job);
         job->state = Job::State::Free;
+        KLOG_WARN("mcp: no tool task for '%s': %s", tool.name, ktl::error_name(static_cast<ktl::Error>(-task)));
         err = { mcp::ErrorCode::InternalError, "no tool task could be started" };
         return false;
     }
@@ -305,7 +307,7 @@ bool Executor::start(const mcp::Tool& tool, const json::Value& arguments, const 
 }
 
 void Executor::cancel(std::string_view raw_id, bool id_is_string, uint32_t origin) {
-    for (auto& j : std::span<Job>(m_jobs, m_jobs ? kMaxCalls : 0))
+    for (auto& j : std::span<Job>(m_jobs, m_slots))
         if (j.state == Job::State::Running && j.call.matches(raw_id, id_is_string, origin)) {
             j.cancel = true;
             if (j.kill_at_ns == 0)
@@ -331,7 +333,7 @@ void Executor::poll(mcp::Server& server, std::span<char> out, Send send_to, void
         if (n > 0 || final)
             send_to(ctx, j.call, n, final);
     };
-    for (auto& j : std::span<Job>(m_jobs, m_jobs ? kMaxCalls : 0)) {
+    for (auto& j : std::span<Job>(m_jobs, m_slots)) {
         if (j.state == Job::State::Free)
             continue;
         if (j.state == Job::State::Done) {

@@ -16,6 +16,9 @@
 
 namespace mcpd {
 
+constexpr uint64_t kDefaultWallLimitNs = 10'000'000'000ull;
+constexpr size_t kMaxCalls = 10; // tool tasks at once: the contracts' default in-flight cap per principal
+
 // The bridge's capabilities for starting tool tasks.
 struct ExecCaps {
     uint32_t factory = ~0u;       // task_create
@@ -39,13 +42,14 @@ struct ToolContext {
 
 using ToolBody = bool (*)(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx);
 
-// The tool tasks of one bridge (the serial line's, the HTTP server's): up to kMaxCalls calls at
-// once, each in its own task. Used only from the bridge's task.
+// The tool tasks of one bridge (the serial line's, the HTTP server's): up to `slots` calls at
+// once (all callers of the bridge together), each in its own task. Used only from the bridge's task.
 class Executor {
 public:
     // wake: returns the bridge from its wait when a call ends or reports progress.
     // Limits of 0 keep the defaults; others may only tighten them.
-    void configure(const ExecCaps& caps, uint64_t wall_limit_ns, size_t output_limit, void (*wake)());
+    void configure(const ExecCaps& caps, uint64_t wall_limit_ns, size_t output_limit, void (*wake)(),
+                   size_t slots = kMaxCalls);
 
     // ServerConfig::start_call / cancel_call for the kernel's tools.
     bool start(const mcp::Tool& tool, const json::Value& arguments, const mcp::PendingCall& call, mcp::ToolError& err);
@@ -65,7 +69,8 @@ private:
     void (*m_wake)() = nullptr;
     uint64_t m_wall_limit_ns = 0;
     size_t m_output_limit = 0;
-    Job* m_jobs = nullptr; // kMaxCalls of them, from the kernel heap at configure()
+    Job* m_jobs = nullptr; // m_slots of them, from the kernel heap at configure()
+    size_t m_slots = 0;
 };
 
 // The capability a call's token grants (fail-closed: a call whose object cannot be named gets none).
@@ -87,7 +92,5 @@ struct ToolImpl {
 std::span<const mcp::Tool> all_tools();
 const ToolImpl* impl_of(std::string_view tool_name);
 
-constexpr uint64_t kDefaultWallLimitNs = 10'000'000'000ull;
-constexpr size_t kMaxCalls = 10; // tool tasks at once: the contracts' default in-flight cap per principal
 
 } // namespace mcpd

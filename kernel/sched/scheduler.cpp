@@ -386,6 +386,11 @@ ktl::Result<bool> join(uint32_t task_id, int64_t& code, uint64_t deadline_ns) {
 
 void release(Task* t) {
     kcap::detach_task(t); // its capabilities, and everything derived from them, go too
+    // The Task object that named it dies too: capabilities to it fail from now on, and the
+    // object registry gets its slot back (a long-running appliance creates a task per call).
+    if (t->cap_object)
+        (void)kcap::destroy_object(t->cap_object);
+    t->cap_object = 0;
     t->state = TaskState::Free;
 }
 

@@ -39,6 +39,7 @@ struct Task {
     WaitQueue* waiting_on = nullptr;
     WaitQueue* joiners = nullptr;
     void* cap_table = nullptr; // the task's capability table (kernel core)
+    uint64_t cap_object = 0;   // the Task object task_create registered for it (destroyed with the task)
     // What a blocked IPC call is waiting to transfer (message queues copy directly between
     // the sender's and the receiver's buffers; all tasks share the kernel address space).
     void* wait_buf = nullptr;

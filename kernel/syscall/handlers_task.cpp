@@ -135,7 +135,8 @@ int64_t task_create(arch::TrapFrame& f, const kcap::Resolved&) {
                               sched::CreateOptions { static_cast<uint8_t>(priority), false });
     if (!task)
         return err(task.error());
-    auto slot = kcap::create_and_grant(self, kcap::ObjectType::Task, *task, kcap::kRead | kcap::kWrite | kcap::kGrant);
+    auto slot = kcap::create_and_grant(self, kcap::ObjectType::Task, *task, kcap::kRead | kcap::kWrite | kcap::kGrant, 0,
+                                       &(*task)->cap_object);
     if (!slot)
         return err(slot.error()); // the task runs anyway; it just cannot be joined
     return *slot;

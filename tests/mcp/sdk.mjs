@@ -63,24 +63,29 @@ export async function freePort() {
 }
 
 // Boots the kernel with a NIC whose port 8080 is forwarded to a free host port, and resolves once
-// the HTTP bridge says it serves. Returns { url, port, log(), stop() }.
+// the HTTP bridge answers. Returns { url, port, log(), stop() }.
 export async function bootHttp(runArgs = [], { kernel = defaultKernel, timeoutMs = 30000 } = {}) {
   const { spawn } = await import("node:child_process");
   const port = await freePort();
   const child = spawn(path.join(root, "qemu/run.sh"), ["--kernel", kernel, "--hostfwd", `127.0.0.1:${port}:8080`, ...runArgs],
                       { stdio: ["pipe", "pipe", "inherit"] });
   let text = "";
-  const ready = new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no HTTP bridge after ${timeoutMs} ms:\n${text}`)), timeoutMs);
-    child.stdout.on("data", (d) => {
-      text += d;
-      if (/mcp: http: serving/.test(text) && /net: (dhcp lease|static address)/.test(text)) {
-        clearTimeout(timer);
-        resolve();
+  child.stdout.on("data", (d) => (text += d));
+  // Ready when the appliance answers HTTP at all (it has its address and the bridge runs).
+  const ready = (async () => {
+    const end = Date.now() + timeoutMs;
+    while (Date.now() < end) {
+      if (child.exitCode !== null)
+        throw new Error(`QEMU exited (${child.exitCode}) before serving:\n${text}`);
+      try {
+        await fetch(`http://127.0.0.1:${port}/mcp`, { signal: AbortSignal.timeout(1000) });
+        return;
+      } catch {
+        await new Promise((r) => setTimeout(r, 200));
       }
-    });
-    child.once("exit", (code) => reject(new Error(`QEMU exited (${code}) before serving:\n${text}`)));
-  });
+    }
+    throw new Error(`no HTTP answer after ${timeoutMs} ms:\n${text}`);
+  })();
   const stop = () => new Promise((resolve) => {
     if (child.exitCode !== null)
       return resolve();
@@ -95,5 +100,5 @@ export async function bootHttp(runArgs = [], { kernel = defaultKernel, timeoutMs
   }
   // shell(): a command for the console shell (when the console is not the MCP line).
   const shell = (cmd) => child.stdin.write(cmd + "\r");
-  return { url: `http://127.0.0.1:${port}/mcp`, port, log: () => text, stop, shell };
+  return { url: `http://127.0.0.1:${port}/mcp`, port, pid: child.pid, log: () => text, stop, shell };
 }
