@@ -1,5 +1,6 @@
 #include "server.h"
 
+#include "dispatch.h"
 #include "envelope.h"
 
 #include <optional>
@@ -12,46 +13,22 @@ namespace mcp {
 namespace {
 
 constexpr const char* kVersions[] = { "2025-11-25", "2025-06-18", "2025-03-26" };
-constexpr int kParseError = -32700, kInvalidRequest = -32600, kMethodNotFound = -32601, kInvalidParams = -32602;
-// Server-defined codes: -32002 is "resource not found" in the MCP spec ("Resources", error
-// handling), so limits use -32003.
-constexpr int kAuthError = -32001, kResourceNotFound = -32002, kLimitError = -32003;
 // 2026-07-28 "Protocol Version Negotiation": a revision the server does not serve.
 constexpr int kUnsupportedVersion = -32022;
-constexpr size_t kMaxToolOutput = 65536;
 
 // 2026-07-28 per-request metadata keys.
 constexpr const char* kProtocolVersionMeta = "io.modelcontextprotocol/protocolVersion";
 constexpr const char* kClientCapabilitiesMeta = "io.modelcontextprotocol/clientCapabilities";
 constexpr const char* kLogLevelMeta = "io.modelcontextprotocol/logLevel";
 constexpr const char* kServerInfoMeta = "io.modelcontextprotocol/serverInfo";
-// Cache hints (2026-07-28 "Caching"). The tool and resource lists are fixed at boot; resource
-// contents are live snapshots, and scope-gated, so nothing may be reused across callers.
-constexpr uint32_t kStaticTtlMs = 300'000, kLiveTtlMs = 0;
-
 } // namespace
-
-struct Server::Request {
-    json::Writer& w;
-    json::Value id;
-    json::Value params;
-    char request_id[80];
-    char timestamp[32];
-    const Principal* principal = nullptr; // after authentication
-    AuditKind kind = AuditKind::Tool;
-    std::string_view name;
-    uint64_t args_hash = 0;
-    uint64_t start_ns = 0;
-    bool deferred = false; // handed to start_call: the answer comes later
-    bool modern = false;   // 2026-07-28 request (per-request _meta)
-    int8_t log_level = -1; // its logLevel opt-in
-};
 
 const char* audit_kind_name(AuditKind kind) {
     switch (kind) {
     case AuditKind::Tool: return "tool";
     case AuditKind::Resource: return "resource";
     case AuditKind::Auth: return "auth";
+    case AuditKind::Prompt: return "prompt";
     }
     return "?";
 }
@@ -80,17 +57,26 @@ static std::optional<LogLevel> parse_log_level(const json::Value& name) {
     return std::nullopt;
 }
 
-// Only what is implemented is declared (the same set in both eras).
-static void write_capabilities(json::Writer& w, bool resources) {
+// Only what is implemented is declared (the same set in both eras); subscriptions only where
+// the host delivers their notifications (and the handshake era, which has them).
+static void write_capabilities(json::Writer& w, const ServerConfig& c, bool modern) {
+    bool resources = !c.resources.empty() || !c.resource_templates.empty();
+    bool prompts = !c.prompts.empty() && !c.prompt_allowlist.empty();
     w.key("capabilities").begin_object();
     w.key("tools").begin_object().key("listChanged").boolean(false).end_object();
-    if (resources)
-        w.key("resources").begin_object().key("subscribe").boolean(false).key("listChanged").boolean(false).end_object();
+    if (resources) {
+        w.key("resources").begin_object().key("subscribe").boolean(c.subscriptions && !modern);
+        w.key("listChanged").boolean(false).end_object();
+    }
+    if (prompts)
+        w.key("prompts").begin_object().key("listChanged").boolean(false).end_object();
+    if (prompts || !c.resource_templates.empty())
+        w.key("completions").begin_object().end_object();
     w.key("logging").begin_object().end_object();
     w.end_object();
 }
 
-static void begin_reply(json::Writer& w, const json::Value& id) {
+void begin_reply(json::Writer& w, const json::Value& id) {
     w.begin_object().key("jsonrpc").string("2.0").key("id");
     if (!id.valid())
         w.null();
@@ -101,9 +87,9 @@ static void begin_reply(json::Writer& w, const json::Value& id) {
 }
 
 // {"jsonrpc":"2.0","id":..,"error":{"code":..,"message":..,"data":<envelope>}}
-static void error_reply(json::Writer& w, const json::Value& id, int rpc_code, const char* rpc_message, ErrorCode code,
-                        std::string_view detail_message, std::string_view request_id, std::string_view timestamp,
-                        std::initializer_list<Detail> details = {}) {
+void error_reply(json::Writer& w, const json::Value& id, int rpc_code, const char* rpc_message, ErrorCode code,
+                 std::string_view detail_message, std::string_view request_id, std::string_view timestamp,
+                 std::initializer_list<Detail> details) {
     begin_reply(w, id);
     w.key("error").begin_object().key("code").number(int64_t(rpc_code)).key("message").string(rpc_message);
     w.key("data");
@@ -196,11 +182,19 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
         resources_list(r);
     else if (method.string_equals("resources/read"))
         resources_read(r, session);
-    else if (method.string_equals("resources/templates/list")) {
-        begin_result(r);
-        cache_hint(r, kStaticTtlMs, "public");
-        w.key("resourceTemplates").begin_array().end_array().end_object().end_object();
-    } else if (!modern && method.string_equals("logging/setLevel"))
+    else if (method.string_equals("resources/templates/list"))
+        templates_list(r);
+    else if (!modern && m_config.subscriptions && method.string_equals("resources/subscribe"))
+        subscribe(r, session, true);
+    else if (!modern && m_config.subscriptions && method.string_equals("resources/unsubscribe"))
+        subscribe(r, session, false);
+    else if (!m_config.prompts.empty() && method.string_equals("prompts/list"))
+        prompts_list(r);
+    else if (!m_config.prompts.empty() && method.string_equals("prompts/get"))
+        prompts_get(r, session);
+    else if (method.string_equals("completion/complete"))
+        complete(r, session);
+    else if (!modern && method.string_equals("logging/setLevel"))
         set_log_level(r, session);
     else
         handled = false;
@@ -246,7 +240,7 @@ bool Server::authenticate(Request& r, Session& s) {
 }
 
 bool Server::authorise(Request& r, uint32_t scopes) {
-    uint32_t held = r.principal ? r.principal->scopes : 0;
+    uint32_t held = (r.principal ? r.principal->scopes : 0) | m_config.anonymous_scopes;
     if ((held & scopes) == scopes)
         return true;
     char required[96];
@@ -329,7 +323,7 @@ void Server::discover(Request& r) {
     json::Writer& w = r.w;
     begin_result(r);
     w.key("supportedVersions").begin_array().string(kModernVersion).end_array();
-    write_capabilities(w, !m_config.resources.empty());
+    write_capabilities(w, m_config, true);
     if (m_config.instructions)
         w.key("instructions").string(m_config.instructions);
     cache_hint(r, kStaticTtlMs, "public");
@@ -355,7 +349,7 @@ void Server::initialize(Request& r, Session& s) {
     begin_reply(w, r.id);
     w.key("result").begin_object();
     w.key("protocolVersion").string(chosen);
-    write_capabilities(w, !m_config.resources.empty());
+    write_capabilities(w, m_config, false);
     w.key("serverInfo").begin_object().key("name").string(m_config.name).key("version").string(m_config.version).end_object();
     if (m_config.instructions)
         w.key("instructions").string(m_config.instructions);
@@ -376,23 +370,42 @@ const Tool* Server::find_tool(std::string_view name) const {
     return nullptr;
 }
 
+// A list cursor is the decimal offset of the page's first item.
+bool Server::parse_cursor(Request& r, uint32_t& offset) {
+    offset = 0;
+    json::Value cursor = r.params.find("cursor");
+    if (!cursor.valid())
+        return true;
+    auto text = cursor.plain_string();
+    bool ok = text && !text->empty() && text->size() <= 6;
+    for (size_t i = 0; ok && i < text->size(); ++i) {
+        char c = (*text)[i];
+        ok = c >= '0' && c <= '9';
+        offset = offset * 10 + uint32_t(c - '0');
+    }
+    if (!ok)
+        error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed, "invalid cursor",
+                    r.request_id, r.timestamp, { { "reason", "invalid_cursor" } });
+    return ok;
+}
+
+void write_next_cursor(json::Writer& w, uint32_t next) {
+    char digits[12];
+    char text[12];
+    uint32_t n = 0;
+    do {
+        digits[n++] = char('0' + next % 10);
+        next /= 10;
+    } while (next && n < sizeof digits);
+    for (uint32_t k = 0; k < n; ++k)
+        text[k] = digits[n - 1 - k];
+    w.key("nextCursor").string(std::string_view(text, n));
+}
+
 void Server::tools_list(Request& r) {
     uint32_t offset = 0;
-    json::Value cursor = r.params.find("cursor");
-    if (cursor.valid()) {
-        auto text = cursor.plain_string();
-        bool ok = text && !text->empty() && text->size() <= 6;
-        for (size_t i = 0; ok && i < text->size(); ++i) {
-            char c = (*text)[i];
-            ok = c >= '0' && c <= '9';
-            offset = offset * 10 + uint32_t(c - '0');
-        }
-        if (!ok) {
-            error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed, "invalid cursor",
-                        r.request_id, r.timestamp, { { "reason", "invalid_cursor" } });
-            return;
-        }
-    }
+    if (!parse_cursor(r, offset))
+        return;
     // Only allowlisted tools are listed: deny by default applies to discovery too.
     json::Writer& w = r.w;
     begin_result(r);
@@ -417,30 +430,25 @@ void Server::tools_list(Request& r) {
         w.end_object();
     }
     w.end_array();
-    if (more) {
-        char next[12];
-        uint32_t v = offset + written, n = 0;
-        char digits[12];
-        do {
-            digits[n++] = char('0' + v % 10);
-            v /= 10;
-        } while (v && n < sizeof digits);
-        for (uint32_t k = 0; k < n; ++k)
-            next[k] = digits[n - 1 - k];
-        w.key("nextCursor").string(std::string_view(next, n));
-    }
+    if (more)
+        write_next_cursor(w, offset + written);
     w.end_object().end_object();
 }
 
 // {"jsonrpc","id","result":{content, structuredContent, isError}}; failures carry the envelope.
+// A Content tool's output is the content array itself.
 template <typename Begin>
-static void write_tool_result(json::Writer& w, Begin&& begin, bool modern, bool ok, std::string_view structured,
-                              const ToolError& err, std::string_view request_id, std::string_view timestamp) {
+static void write_tool_result(json::Writer& w, Begin&& begin, bool modern, ToolResult kind, bool ok,
+                              std::string_view structured, const ToolError& err, std::string_view request_id,
+                              std::string_view timestamp) {
     begin(w);
     w.key("result").begin_object();
     if (modern)
         w.key("resultType").string("complete");
-    if (ok) {
+    if (ok && kind == ToolResult::Content) {
+        w.key("content").raw(structured);
+        w.key("isError").boolean(false);
+    } else if (ok) {
         w.key("content").begin_array().begin_object().key("type").string("text").key("text").string(structured);
         w.end_object().end_array();
         w.key("structuredContent").raw(structured);
@@ -460,6 +468,11 @@ static void write_tool_result(json::Writer& w, Begin&& begin, bool modern, bool 
     w.end_object().end_object();
 }
 
+// A structured result is an object, a Content result an array (the writer made either well formed).
+static bool well_shaped(ToolResult kind, std::string_view out) {
+    return !out.empty() && out[0] == (kind == ToolResult::Content ? '[' : '{');
+}
+
 template <size_t N>
 static uint8_t copy_text(char (&dst)[N], std::string_view src) {
     size_t n = src.size() < N - 1 ? src.size() : N - 1;
@@ -469,7 +482,7 @@ static uint8_t copy_text(char (&dst)[N], std::string_view src) {
     return static_cast<uint8_t>(n);
 }
 
-void Server::start_pending(Request& r, const Tool& tool, const json::Value& arguments) {
+void Server::start_pending(Request& r, const Session& s, const Tool& tool, const json::Value& arguments) {
     PendingCall call;
     std::string_view id = r.id.raw();
     uint16_t who = r.principal ? r.principal->id : 0;
@@ -496,11 +509,13 @@ void Server::start_pending(Request& r, const Tool& tool, const json::Value& argu
     call.start_ns = r.start_ns;
     call.modern = r.modern;
     call.log_level = r.log_level;
+    call.notify_level = r.modern ? r.log_level : s.logging ? static_cast<int8_t>(s.log_level) : int8_t(-1);
+    call.result = tool.result;
     ToolError err;
     if (!m_config.start_call(tool, arguments, call, err)) {
         m_limiter.release(who);
-        write_tool_result(r.w, [&](json::Writer& w) { begin_reply(w, r.id); }, r.modern, false, {}, err, r.request_id,
-                          r.timestamp);
+        write_tool_result(r.w, [&](json::Writer& w) { begin_reply(w, r.id); }, r.modern, tool.result, false, {}, err,
+                          r.request_id, r.timestamp);
         audit(r, AuditOutcome::Error, error_code_name(err.code));
         return;
     }
@@ -527,7 +542,7 @@ size_t Server::finish_call(const PendingCall& call, bool ok, std::string_view st
         return 0;
     }
     ToolError e = err;
-    if (ok && !json::valid_utf8(structured)) {
+    if (ok && (!json::valid_utf8(structured) || !well_shaped(call.result, structured))) {
         ok = false;
         e = { ErrorCode::InternalError, "malformed tool output" };
     }
@@ -542,12 +557,12 @@ size_t Server::finish_call(const PendingCall& call, bool ok, std::string_view st
         else
             wr.raw({ call.id, call.id_len });
     };
-    write_tool_result(w, begin, call.modern, ok, structured, e, call.request_id, now);
+    write_tool_result(w, begin, call.modern, call.result, ok, structured, e, call.request_id, now);
     audit_call(call, ok ? AuditOutcome::Allow : AuditOutcome::Error, ok ? "" : error_code_name(e.code));
     if (!w.complete()) {
         json::Writer fallback(out);
         ToolError big { ErrorCode::LimitOutputExceeded, "reply too large for the line" };
-        write_tool_result(fallback, begin, call.modern, false, {}, big, call.request_id, now);
+        write_tool_result(fallback, begin, call.modern, call.result, false, {}, big, call.request_id, now);
         return fallback.complete() ? fallback.size() : 0;
     }
     return w.size();
@@ -570,6 +585,16 @@ size_t Server::progress(const PendingCall& call, uint64_t done, uint64_t total, 
     if (!message.empty())
         w.key("message").string(message);
     w.end_object().end_object();
+    return w.complete() ? w.size() : 0;
+}
+
+size_t Server::call_log(const PendingCall& call, LogLevel level, std::string_view text, std::span<char> out) {
+    if (call.notify_level < 0 || static_cast<int>(level) < call.notify_level)
+        return 0;
+    json::Writer w(out);
+    w.begin_object().key("jsonrpc").string("2.0").key("method").string("notifications/message");
+    w.key("params").begin_object().key("level").string(log_level_name(level)).key("logger").string(call.tool);
+    w.key("data").string(text).end_object().end_object();
     return w.complete() ? w.size() : 0;
 }
 
@@ -635,7 +660,7 @@ void Server::tools_call(Request& r, Session& s) {
         return;
     }
     if (m_config.start_call) {
-        start_pending(r, *tool, arguments);
+        start_pending(r, s, *tool, arguments);
         return;
     }
     if (!tool->run) {
@@ -650,13 +675,13 @@ void Server::tools_call(Request& r, Session& s) {
     ToolError err;
     bool ok = tool->run(arguments, sw, err);
     m_limiter.release(who);
-    if (ok && !sw.complete()) {
+    if (ok && (!sw.complete() || !well_shaped(tool->result, sw.view()))) {
         ok = false;
         err = sw.error() == ktl::Error::Full ? ToolError { ErrorCode::LimitOutputExceeded, "output over 65,536 bytes" }
                                              : ToolError { ErrorCode::InternalError, "malformed tool output" };
     }
-    write_tool_result(r.w, [&](json::Writer& w) { begin_reply(w, r.id); }, r.modern, ok, sw.view(), err, r.request_id,
-                      r.timestamp);
+    write_tool_result(r.w, [&](json::Writer& w) { begin_reply(w, r.id); }, r.modern, tool->result, ok, sw.view(), err,
+                      r.request_id, r.timestamp);
     audit(r, ok ? AuditOutcome::Allow : AuditOutcome::Error, ok ? "" : error_code_name(err.code));
 }
 
@@ -676,7 +701,8 @@ void Server::resources_list(Request& r) {
         if (!resource_allowed(res.uri))
             continue;
         w.begin_object().key("uri").string(res.uri).key("name").string(res.name).key("title").string(res.title);
-        w.key("description").string(res.description).key("mimeType").string("application/json").end_object();
+        w.key("description").string(res.description);
+        w.key("mimeType").string(res.mime_type ? res.mime_type : "application/json").end_object();
     }
     w.end_array().end_object().end_object();
 }
@@ -687,6 +713,8 @@ void Server::resources_read(Request& r, Session& s) {
     r.name = uri.value_or("");
     if (!authenticate(r, s))
         return;
+    if (uri && read_contents(r, *uri))
+        return; // a resource that writes its own contents, or a template's
     const Resource* res = nullptr;
     if (uri && resource_allowed(*uri))
         for (const auto& candidate : m_config.resources)
