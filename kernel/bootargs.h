@@ -16,6 +16,8 @@ struct Config {
     std::string_view tools;        // `tools=a,b,c`: MCP tool allowlist (default: every kernel tool)
     std::string_view serial_role;  // `serial_role=admin|operator|reader|anonymous` (default admin)
     std::string_view resources;    // `resources=uri,uri`: MCP resource allowlist (default: every kernel resource)
+    std::string_view prompts;      // `prompts=a,b`: MCP prompt allowlist (default: every prompt served)
+    std::string_view profile;      // `profile=conformance`: serve the MCP conformance suite's fixtures (tests only)
     uint32_t tool_time_ms = 0;     // `tool_time_ms=N` (1..10000): tighter MCP tool wall-time limit (default 10 s)
     uint32_t tool_output_bytes = 0; // `tool_output_bytes=N` (256..65536): tighter MCP tool output limit (default 64 KiB)
     bool netcheck = false;         // `netcheck`: ARP request for 10.0.2.2 through the raw driver at boot, answer logged

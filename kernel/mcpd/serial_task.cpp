@@ -6,11 +6,13 @@
 #include "../syscall/sys.h"
 #include "../version.h"
 #include "audit_trail.h"
+#include "fixture_tools.h"
 #include "kernel_resources.h"
 #include "kernel_tools.h"
 #include "tool_exec.h"
 
 #include <ktl/log_ring.h>
+#include <mcp/fixtures/conformance.h>
 #include <mcp/policy/key_store.h>
 #include <mcp/policy/roles.h>
 #include <mcp/schema/validator.h>
@@ -25,11 +27,13 @@ constexpr size_t kMaxReply = 192 * 1024;
 constexpr size_t kMaxAllow = 32;
 constexpr uint64_t kLogPollNs = 100'000'000; // how soon a log record reaches a client that asked for it
 constexpr uint64_t kCallPollNs = 10'000'000; // progress and completion checks while tools run
+constexpr uint64_t kUpdatePollNs = 250'000'000; // how soon a subscriber hears that a resource changed
 
 char g_line[kMaxLine];
 char g_reply[kMaxReply + 1];
 std::string_view g_allow[kMaxAllow];
 std::string_view g_resource_allow[kMaxAllow];
+std::string_view g_prompt_allow[kMaxAllow];
 mcp::KeyStore g_keys;
 uint32_t g_log_slot = ~0u;    // the bridge's introspection capability (log forwarding)
 uint32_t g_serial_slot = ~0u; // the line
@@ -73,10 +77,12 @@ size_t allowlist(std::string_view configured, const Items& items, NameOf name_of
     return n;
 }
 
-// `tools=a,b` or, by default, every tool (kernel and vector); either way only tools with bounded
-// schemas. Scopes still decide who may call what (reader: no vector writes, only admin creates).
+// `tools=a,b` or, by default, every tool (kernel and vector; in the conformance profile the
+// suite's fixtures instead); either way only tools with bounded schemas. Scopes still decide who
+// may call what (reader: no vector writes, only admin creates).
 size_t build_allowlist() {
-    size_t n = allowlist(bootargs::get().tools, all_tools(), [](const mcp::Tool& t) { return t.name; }, g_allow);
+    auto defaults = conformance_profile() ? mcp::fixtures::tools() : all_tools();
+    size_t n = allowlist(bootargs::get().tools, defaults, [](const mcp::Tool& t) { return t.name; }, g_allow);
     size_t kept = 0;
     for (size_t i = 0; i < n; ++i) {
         bool ok = true;
@@ -89,10 +95,17 @@ size_t build_allowlist() {
     return kept;
 }
 
-// `resources=uri,uri` or, by default, every kernel resource.
+// `resources=uri,uri` or, by default, every kernel resource (in the conformance profile: the
+// fixtures' resources and template).
 size_t build_resource_allowlist() {
-    return allowlist(bootargs::get().resources, kernel_resources(), [](const mcp::Resource& r) { return r.uri; },
-                     g_resource_allow);
+    auto uri = [](const mcp::Resource& r) { return r.uri; };
+    if (!conformance_profile())
+        return allowlist(bootargs::get().resources, kernel_resources(), uri, g_resource_allow);
+    size_t n = allowlist(bootargs::get().resources, mcp::fixtures::resources(), uri, g_resource_allow);
+    if (bootargs::get().resources.empty())
+        n += allowlist({}, mcp::fixtures::resource_templates(), [](const mcp::ResourceTemplate& t) { return t.uri_template; },
+                       g_resource_allow + n);
+    return n;
 }
 
 void add_key(std::string_view spec, void*) {
@@ -170,6 +183,20 @@ int64_t serial_task_main(void* arg) {
     config.allowlist = std::span<const std::string_view>(g_allow, build_allowlist());
     config.resources = kernel_resources();
     config.resource_allowlist = std::span<const std::string_view>(g_resource_allow, build_resource_allowlist());
+    if (conformance_profile()) {
+        // The suite's fixtures, reachable by every caller (it sends no credentials); the kernel's
+        // resources are not served, and one list page holds every fixture.
+        config.resources = mcp::fixtures::resources();
+        config.resource_templates = mcp::fixtures::resource_templates();
+        config.prompts = mcp::fixtures::prompts();
+        config.prompt_allowlist = std::span<const std::string_view>(
+            g_prompt_allow, allowlist(bootargs::get().prompts, config.prompts, [](const mcp::Prompt& p) { return p.name; },
+                                      g_prompt_allow));
+        config.anonymous_scopes = mcp::kConformanceFixtures;
+        config.page_size = 32;
+        KLOG_WARN("mcp: profile=conformance: test fixtures served to every caller");
+    }
+    config.subscriptions = true; // delivered below
     config.keys = &g_keys;
     config.transport = "serial";
     config.audit = audit_hook;
@@ -201,7 +228,7 @@ int64_t serial_task_main(void* arg) {
             logs.log_level = logs.logging && logs.log_level < level ? logs.log_level : level;
             logs.logging = true;
         }
-        uint64_t timeout = busy ? kCallPollNs : logs.logging ? kLogPollNs : 0;
+        uint64_t timeout = busy ? kCallPollNs : logs.logging ? kLogPollNs : session.subscription_count ? kUpdatePollNs : 0;
         bool timed = timeout != 0;
         int64_t got = sys::call(sys::Number::serial_read, caps.serial, reinterpret_cast<uint64_t>(buf), sizeof buf, timeout,
                                 timed ? 0 : 1);
@@ -212,6 +239,12 @@ int64_t serial_task_main(void* arg) {
             log_next = klog::next_seq();
         if (busy)
             poll_calls(server, { g_reply, kMaxReply }, [](size_t n) { send(g_serial_slot, n); });
+        for (size_t i = 0; i < mcp::Session::kMaxSubscriptions; ++i) { // subscribed resources that changed
+            size_t n = server.next_resource_update(session, { g_reply, kMaxReply });
+            if (n == 0)
+                break;
+            send(caps.serial, n);
+        }
         if (got < 0 && got != -static_cast<int64_t>(ktl::Error::TimedOut)) {
             KLOG_ERROR("mcp: serial read failed: %s", ktl::error_name(static_cast<ktl::Error>(-got)));
             sys::sleep_ns(10'000'000); // never spin on a failing line

@@ -50,6 +50,14 @@ struct Job {
     volatile uint64_t done = 0, total = 0, progress_seq = 0;
     uint64_t progress_sent = 0;
     char message[64] = "";
+    // ToolContext::log records: the tool task fills slot log_head % kLogSlots, the bridge sends
+    // and frees them in order (log_tail).
+    static constexpr uint32_t kLogSlots = 8;
+    struct LogSlot {
+        mcp::LogLevel level;
+        char text[120];
+    } logs[kLogSlots];
+    uint32_t log_head = 0, log_tail = 0;
 };
 
 namespace {
@@ -123,6 +131,26 @@ void ToolContext::progress(uint64_t done, uint64_t total, const char* message) c
         g_wake();
 }
 
+bool ToolContext::log(mcp::LogLevel level, const char* text) const {
+    while (job->log_head - __atomic_load_n(&job->log_tail, __ATOMIC_ACQUIRE) == Job::kLogSlots) {
+        if (should_stop())
+            return false;
+        sys::sleep_ns(1'000'000);
+    }
+    Job::LogSlot& slot = job->logs[job->log_head % Job::kLogSlots];
+    size_t n = 0;
+    for (; text && text[n] && n + 1 < sizeof slot.text; ++n)
+        slot.text[n] = text[n];
+    while (n > 0 && text[n] && (static_cast<unsigned char>(text[n]) & 0xc0) == 0x80)
+        --n; // cut before a continuation byte: the record stays valid UTF-8
+    slot.text[n] = '\0';
+    slot.level = level;
+    __atomic_store_n(&job->log_head, job->log_head + 1, __ATOMIC_RELEASE);
+    if (g_wake)
+        g_wake();
+    return true;
+}
+
 bool calls_in_flight() {
     for (const auto& j : g_jobs)
         if (j.state != Job::State::Free)
@@ -179,6 +207,18 @@ bool take_buffers(Job& job, std::string_view text) {
     return true;
 }
 
+// The object of Grant::Nothing tokens: one event the bridge creates once and never signals.
+ktl::Result<uint32_t> inert_event() {
+    static uint32_t slot = ~0u;
+    if (slot == ~0u) {
+        int64_t created = sys::call(sys::Number::event_create, g_caps.factory, 0);
+        if (created < 0)
+            return static_cast<ktl::Error>(-created);
+        slot = static_cast<uint32_t>(created);
+    }
+    return slot;
+}
+
 // The capability (in the bridge's table) that this call's token is issued for. For a
 // collection tool that is a fresh capability to the named collection only, which the bridge
 // deletes again once the token exists (*transient). NotFound when the collection is absent.
@@ -187,6 +227,7 @@ ktl::Result<uint32_t> token_source(const ToolImpl& impl, const json::Value& argu
     switch (impl.grant) {
     case Grant::Introspection: return g_caps.introspection;
     case Grant::Store: return g_caps.store;
+    case Grant::Nothing: return inert_event();
     case Grant::Collection: break;
     }
     // The schema already required a plain name; the store checks it once more.
@@ -250,6 +291,7 @@ bool start_call(const mcp::Tool& tool, const json::Value& arguments, const mcp::
     job->progress_seq = 0;
     job->progress_sent = 0;
     job->message[0] = '\0';
+    job->log_head = job->log_tail = 0;
     job->deadline_ns = clock::monotonic_ns() + g_wall_limit_ns;
     job->kill_at_ns = 0;
 
@@ -306,6 +348,17 @@ void reap(Job& job, uint64_t join_timeout_ns) {
     release_buffers(job);
 }
 
+// Sends the call's queued log records (dropped once it is answered or cancelled).
+void flush_logs(mcp::Server& server, Job& job, std::span<char> out, void (*send)(size_t len)) {
+    for (uint32_t head = __atomic_load_n(&job.log_head, __ATOMIC_ACQUIRE); job.log_tail != head;) {
+        const Job::LogSlot& slot = job.logs[job.log_tail % Job::kLogSlots];
+        size_t n = job.answered || job.cancel ? 0 : server.call_log(job.call, slot.level, slot.text, out);
+        if (n > 0)
+            send(n);
+        __atomic_store_n(&job.log_tail, job.log_tail + 1, __ATOMIC_RELEASE);
+    }
+}
+
 } // namespace
 
 void poll_calls(mcp::Server& server, std::span<char> out, void (*send)(size_t len)) {
@@ -313,6 +366,7 @@ void poll_calls(mcp::Server& server, std::span<char> out, void (*send)(size_t le
     for (auto& j : g_jobs) {
         if (j.state == Job::State::Free)
             continue;
+        flush_logs(server, j, out, send); // what a call logged goes out before its progress and result
         if (j.state == Job::State::Done) {
             reap(j, 1'000'000'000);
             if (!j.answered && !j.cancel && j.progress_seq != j.progress_sent) {
