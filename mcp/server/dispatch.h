@@ -44,4 +44,28 @@ void error_reply(json::Writer& w, const json::Value& id, int rpc_code, const cha
 // "nextCursor": the offset of the next page's first item.
 void write_next_cursor(json::Writer& w, uint32_t next);
 
+// One page of a list result (tools/list, prompts/list): the array `key` of the `listed` items
+// from `offset` on, at most `page` of them, each written by `write`, then "nextCursor" when more
+// follow.
+template <typename Items, typename Listed, typename Write>
+void write_page(json::Writer& w, const char* key, const Items& items, uint32_t offset, uint32_t page, Listed listed,
+                Write write) {
+    w.key(key).begin_array();
+    uint32_t index = 0, written = 0;
+    bool more = false;
+    for (const auto& item : items) {
+        if (!listed(item) || index++ < offset)
+            continue;
+        if (written == page) {
+            more = true;
+            break;
+        }
+        ++written;
+        write(item);
+    }
+    w.end_array();
+    if (more)
+        write_next_cursor(w, offset + written);
+}
+
 } // namespace mcp

@@ -4,8 +4,6 @@
 // audited with kind prompt (completions of a template variable: kind resource).
 #include "dispatch.h"
 
-#include <crypto/sha256.h>
-
 namespace mcp {
 namespace {
 
@@ -16,16 +14,6 @@ const Argument* find_argument(std::span<const Argument> list, const json::Value&
         if (name.string_equals(a.name))
             return &a;
     return nullptr;
-}
-
-uint64_t args_hash(const json::Value& arguments) {
-    if (!arguments.valid())
-        return 0;
-    auto d = crypto::Sha256::hash(arguments.raw());
-    uint64_t h = 0;
-    for (int i = 0; i < 8; ++i)
-        h = (h << 8) | d[i];
-    return h;
 }
 
 // Why a prompt's arguments are refused (nullptr: they are fine); `which` names the declared
@@ -72,53 +60,32 @@ const Prompt* Server::find_prompt(std::string_view name) const {
 
 void Server::prompts_list(Request& r) {
     uint32_t offset = 0;
-    if (!parse_cursor(r, offset))
+    if (!begin_list(r, offset))
         return;
     json::Writer& w = r.w;
-    begin_result(r);
-    cache_hint(r, kStaticTtlMs, "public");
-    w.key("prompts").begin_array();
-    uint32_t index = 0, written = 0;
-    bool more = false;
-    for (const auto& p : m_config.prompts) {
-        if (!find_prompt(p.name) || index++ < offset)
-            continue;
-        if (written == m_config.page_size) {
-            more = true;
-            break;
-        }
-        ++written;
+    auto listed = [this](const Prompt& p) { return find_prompt(p.name) != nullptr; };
+    write_page(w, "prompts", m_config.prompts, offset, m_config.page_size, listed, [&w](const Prompt& p) {
         w.begin_object().key("name").string(p.name).key("title").string(p.title).key("description").string(p.description);
         w.key("arguments").begin_array();
-        for (const auto& a : p.arguments)
-            w.begin_object().key("name").string(a.name).key("description").string(a.description).key("required").boolean(a.required).end_object();
+        for (const auto& a : p.arguments) {
+            w.begin_object().key("name").string(a.name).key("description").string(a.description);
+            w.key("required").boolean(a.required).end_object();
+        }
         w.end_array().end_object();
-    }
-    w.end_array();
-    if (more)
-        write_next_cursor(w, offset + written);
+    });
     w.end_object().end_object();
 }
 
 void Server::prompts_get(Request& r, Session& s) {
-    auto name = r.params.find("name").plain_string();
-    json::Value args = r.params.find("arguments");
-    if (!name || (args.valid() && !args.is_object())) {
-        error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed,
-                    "prompts/get needs a name and an arguments object", r.request_id, r.timestamp,
-                    { { "reason", "invalid_call" } });
+    json::Value args;
+    if (!named_request(r, AuditKind::Prompt, "prompts/get needs a name and an arguments object", args))
         return;
-    }
-    r.kind = AuditKind::Prompt;
-    r.name = *name;
-    r.args_hash = args_hash(args);
+    std::string_view name = r.name;
     if (!authenticate(r, s))
         return;
-    const Prompt* p = find_prompt(*name);
+    const Prompt* p = find_prompt(name);
     if (!p) {
-        error_reply(r.w, r.id, kInvalidParams, "Unknown prompt", ErrorCode::ValidationUnknownTool,
-                    "no such prompt, or it is not on the allowlist", r.request_id, r.timestamp, { { "prompt", *name } });
-        audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::ValidationUnknownTool));
+        refuse_unknown(r, kInvalidParams, "Unknown prompt", "no such prompt, or it is not on the allowlist", { "prompt", name });
         return;
     }
     if (!authorise(r, p->scopes))
@@ -135,16 +102,12 @@ void Server::prompts_get(Request& r, Session& s) {
     json::Writer mw(messages);
     ToolError err;
     bool ok = p->get(args, mw, err);
-    if (ok && (!mw.complete() || mw.view()[0] != '[')) {
+    if (ok && mw.complete() && mw.view()[0] != '[') {
         ok = false;
-        err = mw.error() == ktl::Error::Full ? ToolError { ErrorCode::LimitOutputExceeded, "prompt over 65,536 bytes" }
-                                             : ToolError { ErrorCode::InternalError, "malformed prompt" };
+        err = { ErrorCode::InternalError, "malformed prompt" };
     }
-    if (!ok) {
-        error_reply(r.w, r.id, kInvalidRequest, "Prompt unavailable", err.code, err.message, r.request_id, r.timestamp);
-        audit(r, AuditOutcome::Error, error_code_name(err.code));
+    if (!output_ready(r, ok, mw, err, "Prompt unavailable"))
         return;
-    }
     json::Writer& w = r.w;
     begin_result(r);
     cache_hint(r, kLiveTtlMs, "private");
@@ -191,10 +154,9 @@ void Server::complete(Request& r, Session& s) {
                 arguments = t.variables, scopes = t.scopes, found = true;
     }
     if (!found) {
-        error_reply(r.w, r.id, kInvalidParams, is_prompt ? "Unknown prompt" : "Unknown resource template",
-                    ErrorCode::ValidationUnknownTool, "no such prompt or resource template, or it is not on the allowlist",
-                    r.request_id, r.timestamp);
-        audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::ValidationUnknownTool));
+        refuse_unknown(r, kInvalidParams, is_prompt ? "Unknown prompt" : "Unknown resource template",
+                       "no such prompt or resource template, or it is not on the allowlist",
+                       { is_prompt ? "prompt" : "uri", *target });
         return;
     }
     if (!authorise(r, scopes))

@@ -97,16 +97,8 @@ bool Server::read_contents(Request& r, std::string_view uri) {
     ew.key("_meta").begin_object().key("version").string(res ? res->payload_version : tpl->payload_version);
     ew.key("generated_at").string(r.timestamp).key("source_commit").string(m_config.source_commit).end_object();
     ew.end_object();
-    if (ok && !ew.complete()) {
-        ok = false;
-        err = ew.error() == ktl::Error::Full ? ToolError { ErrorCode::LimitOutputExceeded, "contents over 65,536 bytes" }
-                                             : ToolError { ErrorCode::InternalError, "malformed contents" };
-    }
-    if (!ok) {
-        error_reply(r.w, r.id, kInvalidRequest, "Resource unavailable", err.code, err.message, r.request_id, r.timestamp);
-        audit(r, AuditOutcome::Error, error_code_name(err.code));
+    if (!output_ready(r, ok, ew, err, "Resource unavailable"))
         return true;
-    }
     json::Writer& w = r.w;
     begin_result(r);
     cache_hint(r, kLiveTtlMs, "private");
@@ -125,9 +117,8 @@ void Server::subscribe(Request& r, Session& s, bool on) {
         return;
     const Resource* res = uri ? find_resource(*uri) : nullptr;
     if (!res) {
-        error_reply(r.w, r.id, kResourceNotFound, "Resource not found", ErrorCode::ValidationUnknownTool,
-                    "no such resource, or it is not on the allowlist", r.request_id, r.timestamp, { { "uri", uri.value_or("") } });
-        audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::ValidationUnknownTool));
+        refuse_unknown(r, kResourceNotFound, "Resource not found", "no such resource, or it is not on the allowlist",
+                       { "uri", uri.value_or("") });
         return;
     }
     if (!authorise(r, res->scopes))

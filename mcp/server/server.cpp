@@ -370,23 +370,26 @@ const Tool* Server::find_tool(std::string_view name) const {
     return nullptr;
 }
 
-// A list cursor is the decimal offset of the page's first item.
-bool Server::parse_cursor(Request& r, uint32_t& offset) {
+// A paginated list (tools, prompts): the cursor is the decimal offset of the page's first item.
+// False when answered with invalid_cursor; otherwise the result is begun, with the lists' cache hint.
+bool Server::begin_list(Request& r, uint32_t& offset) {
     offset = 0;
     json::Value cursor = r.params.find("cursor");
-    if (!cursor.valid())
-        return true;
     auto text = cursor.plain_string();
-    bool ok = text && !text->empty() && text->size() <= 6;
-    for (size_t i = 0; ok && i < text->size(); ++i) {
+    bool ok = !cursor.valid() || (text && !text->empty() && text->size() <= 6);
+    for (size_t i = 0; ok && text && i < text->size(); ++i) {
         char c = (*text)[i];
         ok = c >= '0' && c <= '9';
         offset = offset * 10 + uint32_t(c - '0');
     }
-    if (!ok)
+    if (!ok) {
         error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed, "invalid cursor",
                     r.request_id, r.timestamp, { { "reason", "invalid_cursor" } });
-    return ok;
+        return false;
+    }
+    begin_result(r);
+    cache_hint(r, kStaticTtlMs, "public");
+    return true;
 }
 
 void write_next_cursor(json::Writer& w, uint32_t next) {
@@ -404,34 +407,18 @@ void write_next_cursor(json::Writer& w, uint32_t next) {
 
 void Server::tools_list(Request& r) {
     uint32_t offset = 0;
-    if (!parse_cursor(r, offset))
+    if (!begin_list(r, offset))
         return;
     // Only allowlisted tools are listed: deny by default applies to discovery too.
     json::Writer& w = r.w;
-    begin_result(r);
-    cache_hint(r, kStaticTtlMs, "public");
-    w.key("tools").begin_array();
-    uint32_t index = 0, written = 0;
-    bool more = false;
-    for (const auto& t : m_config.tools) {
-        if (!allowed(t.name))
-            continue;
-        if (index++ < offset)
-            continue;
-        if (written == m_config.page_size) {
-            more = true;
-            break;
-        }
-        ++written;
+    auto listed = [this](const Tool& t) { return allowed(t.name); };
+    write_page(w, "tools", m_config.tools, offset, m_config.page_size, listed, [&w](const Tool& t) {
         w.begin_object().key("name").string(t.name).key("title").string(t.title).key("description").string(t.description);
         w.key("inputSchema").raw(t.input_schema);
         if (t.output_schema)
             w.key("outputSchema").raw(t.output_schema);
         w.end_object();
-    }
-    w.end_array();
-    if (more)
-        write_next_cursor(w, offset + written);
+    });
     w.end_object().end_object();
 }
 
@@ -588,40 +575,52 @@ size_t Server::progress(const PendingCall& call, uint64_t done, uint64_t total, 
     return w.complete() ? w.size() : 0;
 }
 
-size_t Server::call_log(const PendingCall& call, LogLevel level, std::string_view text, std::span<char> out) {
-    if (call.notify_level < 0 || static_cast<int>(level) < call.notify_level)
-        return 0;
+// notifications/message (MCP "Logging").
+static size_t log_note(LogLevel level, std::string_view logger, std::string_view text, std::span<char> out) {
     json::Writer w(out);
     w.begin_object().key("jsonrpc").string("2.0").key("method").string("notifications/message");
-    w.key("params").begin_object().key("level").string(log_level_name(level)).key("logger").string(call.tool);
+    w.key("params").begin_object().key("level").string(log_level_name(level)).key("logger").string(logger);
     w.key("data").string(text).end_object().end_object();
     return w.complete() ? w.size() : 0;
 }
 
-void Server::tools_call(Request& r, Session& s) {
-    json::Value name = r.params.find("name");
-    json::Value arguments = r.params.find("arguments");
-    auto tool_name = name.plain_string();
-    if (!tool_name || (arguments.valid() && !arguments.is_object())) {
-        error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed,
-                    "tools/call needs a name and an arguments object", r.request_id, r.timestamp,
-                    { { "reason", "invalid_call" } });
-        return;
+size_t Server::call_log(const PendingCall& call, LogLevel level, std::string_view text, std::span<char> out) {
+    if (call.notify_level < 0 || static_cast<int>(level) < call.notify_level)
+        return 0;
+    return log_note(level, call.tool, text, out);
+}
+
+// The start of tools/call and prompts/get: params.name (a plain string) and params.arguments (an
+// object, or absent) into r.name, r.kind and r.args_hash (the first 8 bytes of the arguments'
+// SHA-256: the audit's hash). False when answered with the error.
+bool Server::named_request(Request& r, AuditKind kind, const char* refusal, json::Value& arguments) {
+    auto name = r.params.find("name").plain_string();
+    arguments = r.params.find("arguments");
+    if (!name || (arguments.valid() && !arguments.is_object())) {
+        error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed, refusal, r.request_id,
+                    r.timestamp, { { "reason", "invalid_call" } });
+        return false;
     }
-    r.kind = AuditKind::Tool;
-    r.name = *tool_name;
+    r.kind = kind;
+    r.name = *name;
     if (arguments.valid()) {
         auto d = crypto::Sha256::hash(arguments.raw());
         for (int i = 0; i < 8; ++i)
             r.args_hash = (r.args_hash << 8) | d[i];
     }
+    return true;
+}
+
+void Server::tools_call(Request& r, Session& s) {
+    json::Value arguments;
+    if (!named_request(r, AuditKind::Tool, "tools/call needs a name and an arguments object", arguments))
+        return;
+    std::string_view tool_name = r.name;
     if (!authenticate(r, s))
         return;
-    const Tool* tool = allowed(*tool_name) ? find_tool(*tool_name) : nullptr;
+    const Tool* tool = allowed(tool_name) ? find_tool(tool_name) : nullptr;
     if (!tool) {
-        error_reply(r.w, r.id, kInvalidParams, "Unknown tool", ErrorCode::ValidationUnknownTool,
-                    "no such tool, or it is not on the allowlist", r.request_id, r.timestamp, { { "tool", *tool_name } });
-        audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::ValidationUnknownTool));
+        refuse_unknown(r, kInvalidParams, "Unknown tool", "no such tool, or it is not on the allowlist", { "tool", tool_name });
         return;
     }
     if (!authorise(r, tool->scopes))
@@ -723,10 +722,8 @@ void Server::resources_read(Request& r, Session& s) {
     if (!res) {
         // Unknown resource: -32002 in the 2025 revisions ("Resources", error handling), -32602 in
         // 2026-07-28, which retired -32002. The envelope names the contract code either way.
-        error_reply(r.w, r.id, r.modern ? kInvalidParams : kResourceNotFound, "Resource not found", ErrorCode::ValidationUnknownTool,
-                    "no such resource, or it is not on the allowlist", r.request_id, r.timestamp,
-                    { { "uri", uri.value_or("") } });
-        audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::ValidationUnknownTool));
+        refuse_unknown(r, r.modern ? kInvalidParams : kResourceNotFound, "Resource not found",
+                       "no such resource, or it is not on the allowlist", { "uri", uri.value_or("") });
         return;
     }
     if (!authorise(r, res->scopes))
@@ -739,16 +736,8 @@ void Server::resources_read(Request& r, Session& s) {
     ToolError err;
     bool ok = res->read(sw, err);
     sw.end_object();
-    if (ok && !sw.complete()) {
-        ok = false;
-        err = sw.error() == ktl::Error::Full ? ToolError { ErrorCode::LimitOutputExceeded, "snapshot over 65,536 bytes" }
-                                             : ToolError { ErrorCode::InternalError, "malformed snapshot" };
-    }
-    if (!ok) {
-        error_reply(r.w, r.id, kInvalidRequest, "Resource unavailable", err.code, err.message, r.request_id, r.timestamp);
-        audit(r, AuditOutcome::Error, error_code_name(err.code));
+    if (!output_ready(r, ok, sw, err, "Resource unavailable"))
         return;
-    }
     json::Writer& w = r.w;
     begin_result(r);
     cache_hint(r, kLiveTtlMs, "private");
@@ -756,6 +745,30 @@ void Server::resources_read(Request& r, Session& s) {
     w.key("uri").string(res->uri).key("mimeType").string("application/json").key("text").string(sw.view());
     w.end_object().end_array().end_object().end_object();
     audit(r, AuditOutcome::Allow, "");
+}
+
+// Route (deny by default): an unknown or unlisted tool, resource or prompt never reaches a
+// handler; the envelope says validation_unknown_tool (envelope.h has the JSON-RPC codes).
+void Server::refuse_unknown(Request& r, int rpc_code, const char* rpc_message, std::string_view message, Detail detail) {
+    error_reply(r.w, r.id, rpc_code, rpc_message, ErrorCode::ValidationUnknownTool, message, r.request_id, r.timestamp,
+                { detail });
+    audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::ValidationUnknownTool));
+}
+
+// The end of a handler that wrote into a bounded buffer of its own: an incomplete writer is the
+// failure (over the 64 KiB limit, or malformed); a failure is answered with `refusal` and
+// audited. True when `out` is good to send.
+bool Server::output_ready(Request& r, bool ok, const json::Writer& out, ToolError& err, const char* refusal) {
+    if (ok && !out.complete()) {
+        ok = false;
+        err = out.error() == ktl::Error::Full ? ToolError { ErrorCode::LimitOutputExceeded, "output over 65,536 bytes" }
+                                              : ToolError { ErrorCode::InternalError, "malformed output" };
+    }
+    if (!ok) {
+        error_reply(r.w, r.id, kInvalidRequest, refusal, err.code, err.message, r.request_id, r.timestamp);
+        audit(r, AuditOutcome::Error, error_code_name(err.code));
+    }
+    return ok;
 }
 
 void Server::set_log_level(Request& r, Session& s) {
@@ -774,11 +787,7 @@ size_t Server::log_message(const Session& session, LogLevel level, std::string_v
                            std::span<char> out) {
     if (!session.logging || level < session.log_level)
         return 0;
-    json::Writer w(out);
-    w.begin_object().key("jsonrpc").string("2.0").key("method").string("notifications/message");
-    w.key("params").begin_object().key("level").string(log_level_name(level)).key("logger").string(logger);
-    w.key("data").string(text).end_object().end_object();
-    return w.complete() ? w.size() : 0;
+    return log_note(level, logger, text, out);
 }
 
 } // namespace mcp

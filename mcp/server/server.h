@@ -34,6 +34,8 @@
 
 namespace mcp {
 
+struct Detail; // envelope.h
+
 struct ToolError {
     ErrorCode code = ErrorCode::InternalError;
     const char* message = "";
@@ -278,7 +280,10 @@ private:
     void prompts_list(Request& r);
     void prompts_get(Request& r, Session& s);
     void complete(Request& r, Session& s);
-    bool parse_cursor(Request& r, uint32_t& offset);
+    bool begin_list(Request& r, uint32_t& offset);
+    void refuse_unknown(Request& r, int rpc_code, const char* rpc_message, std::string_view message, Detail detail);
+    bool named_request(Request& r, AuditKind kind, const char* refusal, json::Value& arguments);
+    bool output_ready(Request& r, bool ok, const json::Writer& out, ToolError& err, const char* refusal);
     const Resource* find_resource(std::string_view uri) const;
     const ResourceTemplate* match_template(std::string_view uri, TemplateVar* vars, size_t max_vars, size_t& nvars) const;
     const Prompt* find_prompt(std::string_view name) const;

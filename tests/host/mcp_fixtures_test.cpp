@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/mcp_reply.h"
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,16 +29,6 @@ bool kernel_like(const json::Value&, json::Writer& w, mcp::ToolError&) {
 const mcp::Tool kKernelTool { "kernel_info", "Kernel", "Needs kernel:read",
                               R"({"type":"object","properties":{},"additionalProperties":false})", R"({"type":"object"})",
                               mcp::kKernelRead, kernel_like };
-
-std::vector<mcp::AuditEvent> g_events;
-std::vector<std::string> g_names;
-void record(const mcp::AuditEvent& e) {
-    g_events.push_back(e);
-    g_names.emplace_back(e.name);
-}
-void fixed_time(char* out, size_t cap) { snprintf(out, cap, "2026-11-22T08:00:00Z"); }
-uint64_t g_now = 1'000'000'000;
-uint64_t now_ns() { return g_now; }
 
 // The server as the kernel builds it with profile=conformance (or, with `profile` false, the
 // default profile: no fixtures, nobody holds their scope).
@@ -71,9 +63,9 @@ struct Fixture {
         config.now_rfc3339 = fixed_time;
         config.now_ns = now_ns;
         config.source_commit = "abc1234";
-        config.audit = record;
+        config.audit = record_event;
         g_events.clear();
-        g_names.clear();
+        g_event_names.clear();
         server = std::make_unique<mcp::Server>(config, limiter);
     }
     std::string call(const std::string& msg) {
@@ -90,29 +82,6 @@ struct Fixture {
     mcp::CallLimiter limiter { mcp::LimitConfig { 100, 100, 10 } };
     mcp::Session session; // anonymous: the suite sends no credentials
     std::unique_ptr<mcp::Server> server;
-};
-
-struct Reply {
-    std::string text;
-    std::vector<json::Node> nodes = std::vector<json::Node>(20000);
-    json::Document doc;
-    json::Value root;
-    explicit Reply(std::string t) : text(std::move(t)) {
-        auto d = json::Document::parse(text, nodes);
-        EXPECT_TRUE(d.ok()) << text;
-        if (d.ok()) {
-            doc = *d;
-            root = doc.root();
-        }
-    }
-    json::Value result() const { return root.find("result"); }
-    std::string error_code() const {
-        return std::string(root.find("error").find("data").find("error").find("code").plain_string().value_or(""));
-    }
-    std::string reason() const {
-        return std::string(
-            root.find("error").find("data").find("error").find("details").find("reason").plain_string().value_or(""));
-    }
 };
 
 std::string str(const json::Value& v) {
@@ -304,7 +273,7 @@ TEST(McpFixtures, ResourcesWithTextAndBlobContents) {
     EXPECT_FALSE(entry.find("text").valid());
     ASSERT_FALSE(g_events.empty());
     EXPECT_EQ(g_events.back().kind, mcp::AuditKind::Resource);
-    EXPECT_EQ(g_names.back(), "test://static-binary");
+    EXPECT_EQ(g_event_names.back(), "test://static-binary");
 }
 
 TEST(McpFixtures, ResourceTemplatesSubstituteTheirVariable) {
@@ -422,7 +391,7 @@ TEST(McpFixtures, PromptsAreListedInPagesAndGotWithTheirArguments) {
               "Prompt with arguments: arg1='hello', arg2='w\"orld'");
     EXPECT_EQ(g_events.back().kind, mcp::AuditKind::Prompt);
     EXPECT_NE(g_events.back().args_hash, 0u);
-    EXPECT_EQ(g_names.back(), "test_prompt_with_arguments");
+    EXPECT_EQ(g_event_names.back(), "test_prompt_with_arguments");
 
     Reply embedded(f.request("prompts/get", R"({"name":"test_prompt_with_embedded_resource","arguments":{"resourceUri":"test://example-resource"}})"));
     json::Value messages = embedded.result().find("messages");
