@@ -39,6 +39,8 @@ void parse(std::string_view args) {
     g_config.tools = dtb::bootarg_value(args, "tools").value_or("");
     g_config.serial_role = dtb::bootarg_value(args, "serial_role").value_or("admin");
     g_config.resources = dtb::bootarg_value(args, "resources").value_or("");
+    g_config.prompts = dtb::bootarg_value(args, "prompts").value_or("");
+    g_config.profile = dtb::bootarg_value(args, "profile").value_or("");
     g_config.tool_time_ms = parse_u32(dtb::bootarg_value(args, "tool_time_ms").value_or(""), 0, 1, 10000);
     if (auto rate = dtb::bootarg_value(args, "rate")) {
         size_t slash = rate->find('/');

@@ -16,6 +16,10 @@
 #                        in this machine's process list while QEMU runs
 #   --role ROLE          the serial line's own role: admin (default), operator, reader, anonymous
 #   --tools a,b          MCP tool allowlist (default: every tool)
+#   --profile conformance
+#                        serve the MCP conformance suite's fixture tools, resources, template and
+#                        prompts to every caller (tests only; the kernel's own tools and resources
+#                        are then off unless named with --tools)
 #   --net                a virtio-net NIC on QEMU's user network (guest 10.0.2.15, gateway and
 #                        DHCP 10.0.2.2), with host 127.0.0.1:8080 forwarded to guest port 8080
 #   --port N             MCP over HTTP on host 127.0.0.1:N (forwarded to the appliance's port
@@ -59,6 +63,10 @@ while [ $# -gt 0 ]; do
         *) echo "run.sh: --role must be admin, operator, reader or anonymous" >&2; exit 2 ;; esac
       shift 2 ;;
     --tools) append="$append tools=$2"; shift 2 ;;
+    --profile)
+      case "$2" in conformance) append="$append profile=$2" ;;
+        *) echo "run.sh: --profile must be conformance" >&2; exit 2 ;; esac
+      shift 2 ;;
     --net) net=1; shift ;;
     --port)
       case "$2" in ''|*[!0-9]*) echo "run.sh: --port takes a TCP port number" >&2; exit 2 ;; esac

@@ -5,9 +5,11 @@
 #include "../log.h"
 #include "../version.h"
 #include "audit_trail.h"
+#include "fixture_tools.h"
 #include "kernel_resources.h"
 #include "tool_exec.h"
 
+#include <mcp/fixtures/conformance.h>
 #include <mcp/policy/roles.h>
 #include <mcp/schema/validator.h>
 
@@ -18,8 +20,10 @@ constexpr size_t kMaxAllow = 32;
 
 std::string_view g_allow[kMaxAllow];
 std::string_view g_resource_allow[kMaxAllow];
+std::string_view g_prompt_allow[kMaxAllow];
 size_t g_allow_count = 0;
 size_t g_resource_allow_count = 0;
+size_t g_prompt_allow_count = 0;
 mcp::KeyStore g_keys;
 
 void now_rfc3339(char* out, size_t cap) { clock::rfc3339_now(out, cap); }
@@ -61,10 +65,12 @@ size_t allowlist(std::string_view configured, const Items& items, NameOf name_of
     return n;
 }
 
-// `tools=a,b` or, by default, every tool (kernel and vector); either way only tools with bounded
-// schemas. Scopes still decide who may call what (reader: no vector writes, only admin creates).
+// `tools=a,b` or, by default, every tool (kernel and vector; in the conformance profile the
+// suite's fixtures instead); either way only tools with bounded schemas. Scopes still decide who
+// may call what (reader: no vector writes, only admin creates).
 size_t build_allowlist() {
-    size_t n = allowlist(bootargs::get().tools, all_tools(), [](const mcp::Tool& t) { return t.name; }, g_allow);
+    auto defaults = conformance_profile() ? mcp::fixtures::tools() : all_tools();
+    size_t n = allowlist(bootargs::get().tools, defaults, [](const mcp::Tool& t) { return t.name; }, g_allow);
     size_t kept = 0;
     for (size_t i = 0; i < n; ++i) {
         bool ok = true;
@@ -77,10 +83,17 @@ size_t build_allowlist() {
     return kept;
 }
 
-// `resources=uri,uri` or, by default, every kernel resource.
+// `resources=uri,uri` or, by default, every kernel resource (in the conformance profile: the
+// fixtures' resources and template).
 size_t build_resource_allowlist() {
-    return allowlist(bootargs::get().resources, kernel_resources(), [](const mcp::Resource& r) { return r.uri; },
-                     g_resource_allow);
+    auto uri = [](const mcp::Resource& r) { return r.uri; };
+    if (!conformance_profile())
+        return allowlist(bootargs::get().resources, kernel_resources(), uri, g_resource_allow);
+    size_t n = allowlist(bootargs::get().resources, mcp::fixtures::resources(), uri, g_resource_allow);
+    if (bootargs::get().resources.empty())
+        n += allowlist({}, mcp::fixtures::resource_templates(), [](const mcp::ResourceTemplate& t) { return t.uri_template; },
+                       g_resource_allow + n);
+    return n;
 }
 
 void add_key(std::string_view spec, void*) {
@@ -112,6 +125,11 @@ void bridge_config_init() {
     bootargs::for_each_key(add_key, nullptr);
     g_allow_count = build_allowlist();
     g_resource_allow_count = build_resource_allowlist();
+    if (conformance_profile()) {
+        g_prompt_allow_count = allowlist(bootargs::get().prompts, mcp::fixtures::prompts(),
+                                         [](const mcp::Prompt& p) { return p.name; }, g_prompt_allow);
+        KLOG_WARN("mcp: profile=conformance: test fixtures served to every caller");
+    }
 }
 
 const mcp::KeyStore& api_keys() { return g_keys; }
@@ -128,6 +146,16 @@ mcp::ServerConfig base_server_config() {
     config.allowlist = std::span<const std::string_view>(g_allow, g_allow_count);
     config.resources = kernel_resources();
     config.resource_allowlist = std::span<const std::string_view>(g_resource_allow, g_resource_allow_count);
+    if (conformance_profile()) {
+        // The suite's fixtures, reachable by every caller (it sends no credentials); the kernel's
+        // resources are not served, and one list page holds every fixture.
+        config.resources = mcp::fixtures::resources();
+        config.resource_templates = mcp::fixtures::resource_templates();
+        config.prompts = mcp::fixtures::prompts();
+        config.prompt_allowlist = std::span<const std::string_view>(g_prompt_allow, g_prompt_allow_count);
+        config.anonymous_scopes = mcp::kConformanceFixtures;
+        config.page_size = 32;
+    }
     config.keys = &g_keys;
     config.audit = audit_hook;
     config.now_rfc3339 = now_rfc3339;

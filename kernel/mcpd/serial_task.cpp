@@ -7,11 +7,13 @@
 #include "../version.h"
 #include "audit_trail.h"
 #include "bridge_config.h"
+#include "fixture_tools.h"
 #include "kernel_resources.h"
 #include "kernel_tools.h"
 #include "tool_exec.h"
 
 #include <ktl/log_ring.h>
+#include <mcp/fixtures/conformance.h>
 #include <mcp/policy/key_store.h>
 #include <mcp/policy/roles.h>
 #include <mcp/schema/validator.h>
@@ -25,6 +27,7 @@ constexpr size_t kMaxLine = 1u << 20; // the issue's default maximum message
 constexpr size_t kMaxReply = 192 * 1024;
 constexpr uint64_t kLogPollNs = 100'000'000; // how soon a log record reaches a client that asked for it
 constexpr uint64_t kCallPollNs = 10'000'000; // progress and completion checks while tools run
+constexpr uint64_t kUpdatePollNs = 250'000'000; // how soon a subscriber hears that a resource changed
 
 char g_line[kMaxLine];
 char g_reply[kMaxReply + 1];
@@ -79,6 +82,7 @@ int64_t serial_task_main(void* arg) {
 
     static mcp::ServerConfig config = base_server_config();
     config.transport = "serial";
+    config.subscriptions = true; // delivered below
     config.start_call = start_call;
     config.cancel_call = cancel_call;
     static mcp::CallLimiter limiter(limit_config());
@@ -103,7 +107,7 @@ int64_t serial_task_main(void* arg) {
             logs.log_level = logs.logging && logs.log_level < level ? logs.log_level : level;
             logs.logging = true;
         }
-        uint64_t timeout = busy ? kCallPollNs : logs.logging ? kLogPollNs : 0;
+        uint64_t timeout = busy ? kCallPollNs : logs.logging ? kLogPollNs : session.subscription_count ? kUpdatePollNs : 0;
         bool timed = timeout != 0;
         int64_t got = sys::call(sys::Number::serial_read, caps.serial, reinterpret_cast<uint64_t>(buf), sizeof buf, timeout,
                                 timed ? 0 : 1);
@@ -117,6 +121,12 @@ int64_t serial_task_main(void* arg) {
                 if (n > 0)
                     send(g_serial_slot, n);
             }, nullptr);
+        for (size_t i = 0; i < mcp::Session::kMaxSubscriptions; ++i) { // subscribed resources that changed
+            size_t n = server.next_resource_update(session, { g_reply, kMaxReply });
+            if (n == 0)
+                break;
+            send(caps.serial, n);
+        }
         if (got < 0 && got != -static_cast<int64_t>(ktl::Error::TimedOut)) {
             KLOG_ERROR("mcp: serial read failed: %s", ktl::error_name(static_cast<ktl::Error>(-got)));
             sys::sleep_ns(10'000'000); // never spin on a failing line

@@ -55,6 +55,14 @@ struct Job {
     char message[64] = "";
     void (*wake)() = nullptr; // the bridge's
     size_t output_limit = kMaxOutput;
+    // ToolContext::log records: the tool task fills slot log_head % kLogSlots, the bridge sends
+    // and frees them in order (log_tail).
+    static constexpr uint32_t kLogSlots = 8;
+    struct LogSlot {
+        mcp::LogLevel level;
+        char text[120];
+    } logs[kLogSlots];
+    uint32_t log_head = 0, log_tail = 0;
 };
 
 namespace {
@@ -133,6 +141,26 @@ void ToolContext::progress(uint64_t done, uint64_t total, const char* message) c
         job->wake();
 }
 
+bool ToolContext::log(mcp::LogLevel level, const char* text) const {
+    while (job->log_head - __atomic_load_n(&job->log_tail, __ATOMIC_ACQUIRE) == Job::kLogSlots) {
+        if (should_stop())
+            return false;
+        sys::sleep_ns(1'000'000);
+    }
+    Job::LogSlot& slot = job->logs[job->log_head % Job::kLogSlots];
+    size_t n = 0;
+    for (; text && text[n] && n + 1 < sizeof slot.text; ++n)
+        slot.text[n] = text[n];
+    while (n > 0 && text[n] && (static_cast<unsigned char>(text[n]) & 0xc0) == 0x80)
+        --n; // cut before a continuation byte: the record stays valid UTF-8
+    slot.text[n] = '\0';
+    slot.level = level;
+    __atomic_store_n(&job->log_head, job->log_head + 1, __ATOMIC_RELEASE);
+    if (job->wake)
+        job->wake();
+    return true;
+}
+
 bool Executor::in_flight() const {
     for (size_t i = 0; i < m_slots; ++i)
         if (m_jobs[i].state != Job::State::Free)
@@ -189,15 +217,27 @@ bool take_buffers(Job& job, std::string_view text) {
     return true;
 }
 
+// The object of Grant::Nothing tokens: one event per bridge, created once and never signalled.
+ktl::Result<uint32_t> inert_event(ExecCaps& caps) {
+    if (caps.inert == ~0u) {
+        int64_t created = sys::call(sys::Number::event_create, caps.factory, 0);
+        if (created < 0)
+            return static_cast<ktl::Error>(-created);
+        caps.inert = static_cast<uint32_t>(created);
+    }
+    return caps.inert;
+}
+
 // The capability (in the bridge's table) that this call's token is issued for. For a
 // collection tool that is a fresh capability to the named collection only, which the bridge
 // deletes again once the token exists (*transient). NotFound when the collection is absent.
-ktl::Result<uint32_t> token_source(const ExecCaps& caps, const ToolImpl& impl, const json::Value& arguments,
+ktl::Result<uint32_t> token_source(ExecCaps& caps, const ToolImpl& impl, const json::Value& arguments,
                                    bool* transient) {
     *transient = false;
     switch (impl.grant) {
     case Grant::Introspection: return caps.introspection;
     case Grant::Store: return caps.store;
+    case Grant::Nothing: return inert_event(caps);
     case Grant::Collection: break;
     }
     // The schema already required a plain name; the store checks it once more.
@@ -262,6 +302,7 @@ bool Executor::start(const mcp::Tool& tool, const json::Value& arguments, const 
     job->progress_seq = 0;
     job->progress_sent = 0;
     job->message[0] = '\0';
+    job->log_head = job->log_tail = 0;
     job->deadline_ns = clock::monotonic_ns() + m_wall_limit_ns;
     job->kill_at_ns = 0;
     job->wake = m_wake;
@@ -325,6 +366,18 @@ void reap(Job& job, uint64_t join_timeout_ns) {
     release_buffers(job);
 }
 
+// Sends the call's queued log records (dropped once it is answered or cancelled).
+template <typename Send>
+void flush_logs(mcp::Server& server, Job& job, std::span<char> out, Send&& send) {
+    for (uint32_t head = __atomic_load_n(&job.log_head, __ATOMIC_ACQUIRE); job.log_tail != head;) {
+        const Job::LogSlot& slot = job.logs[job.log_tail % Job::kLogSlots];
+        size_t n = job.answered || job.cancel ? 0 : server.call_log(job.call, slot.level, slot.text, out);
+        if (n > 0)
+            send(job, n, false);
+        __atomic_store_n(&job.log_tail, job.log_tail + 1, __ATOMIC_RELEASE);
+    }
+}
+
 } // namespace
 
 void Executor::poll(mcp::Server& server, std::span<char> out, Send send_to, void* ctx) {
@@ -336,6 +389,7 @@ void Executor::poll(mcp::Server& server, std::span<char> out, Send send_to, void
     for (auto& j : std::span<Job>(m_jobs, m_slots)) {
         if (j.state == Job::State::Free)
             continue;
+        flush_logs(server, j, out, send); // what a call logged goes out before its progress and result
         if (j.state == Job::State::Done) {
             reap(j, 1'000'000'000);
             if (!j.answered && !j.cancel && j.progress_seq != j.progress_sent) {

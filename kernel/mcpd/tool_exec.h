@@ -24,12 +24,14 @@ struct ExecCaps {
     uint32_t factory = ~0u;       // task_create
     uint32_t introspection = ~0u; // tokens for the kernel tools (needs Grant)
     uint32_t store = ~0u;         // the vector store: tokens for it, store_open for collections
+    uint32_t inert = ~0u;         // created on first use: the object of Grant::Nothing tokens
 };
 
 struct Job;
 
 // What a tool body sees: the capability slot its token granted, its deadline, cancellation,
-// and a way to report progress.
+// and ways to report progress and to log (notifications/message tied to this call, sent before
+// its result at the level the client asked for; nothing goes to the kernel log).
 struct ToolContext {
     uint32_t cap; // the one capability in the task's table
 
@@ -38,6 +40,9 @@ struct ToolContext {
     bool cancelled() const; // the client sent notifications/cancelled
     bool should_stop() const { return expired() || cancelled(); }
     void progress(uint64_t done, uint64_t total, const char* message) const;
+    // Queues one record for the bridge (text cut at 119 bytes on a UTF-8 boundary); waits while
+    // the call's queue is full. False when the call was told to stop first.
+    bool log(mcp::LogLevel level, const char* text) const;
 };
 
 using ToolBody = bool (*)(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx);
@@ -78,6 +83,7 @@ enum class Grant : uint8_t {
     Introspection, // the kernel's introspection object
     Store,         // the named vector store itself
     Collection,    // the collection named by the call's "collection" argument
+    Nothing,       // no authority: a wait right on an event nobody signals (the test fixtures)
 };
 
 struct ToolImpl {

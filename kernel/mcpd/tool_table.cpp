@@ -1,13 +1,17 @@
 // The kernel's tool table: descriptors for the dispatcher (tools/list order: kernel tools, then
-// vector tools) and the implementation (body and capability grant) behind each name.
+// vector tools, then, in the conformance profile only, the suite's fixtures) and the
+// implementation (body and capability grant) behind each name.
+#include "fixture_tools.h"
 #include "kernel_tools.h"
 #include "tool_exec.h"
 #include "vector_tools.h"
 
+#include <mcp/fixtures/conformance.h>
+
 namespace mcpd {
 namespace {
 
-constexpr size_t kMaxTools = 32;
+constexpr size_t kMaxTools = 48;
 
 struct Table {
     mcp::Tool tools[kMaxTools];
@@ -17,10 +21,14 @@ struct Table {
 Table g_table;
 bool g_built = false;
 
-// Built on first use by the MCP task (the only caller), from two constant lists.
+// Built on first use by the MCP task (the only caller), from constant lists.
 const Table& table() {
     if (!g_built) {
-        for (auto list : { kernel_tools, vector_tools })
+        auto none = [] { return std::span<const mcp::Tool>(); };
+        std::span<const mcp::Tool> (*fixtures)() = none;
+        if (conformance_profile())
+            fixtures = mcp::fixtures::tools;
+        for (auto list : { kernel_tools, vector_tools, fixtures })
             for (const auto& tool : list())
                 if (g_table.count < kMaxTools)
                     g_table.tools[g_table.count++] = tool;
@@ -34,7 +42,7 @@ const Table& table() {
 std::span<const mcp::Tool> all_tools() { return { table().tools, table().count }; }
 
 const ToolImpl* impl_of(std::string_view tool_name) {
-    for (auto list : { kernel_tool_impls, vector_tool_impls })
+    for (auto list : { kernel_tool_impls, vector_tool_impls, fixture_tool_impls })
         for (const auto& impl : list())
             if (tool_name == impl.name)
                 return &impl;

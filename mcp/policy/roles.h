@@ -16,7 +16,10 @@ enum Scope : uint32_t {
     kVectorRead = 1u << 3,
     kVectorWrite = 1u << 4,
     kVectorAdmin = 1u << 5,
-    kAllScopes = (1u << 6) - 1,
+    // The conformance test profile's fixtures (boot argument profile=conformance): held by every
+    // caller in that profile (ServerConfig::anonymous_scopes), by nobody but admin otherwise.
+    kConformanceFixtures = 1u << 6,
+    kAllScopes = (1u << 7) - 1,
 };
 
 constexpr uint32_t scopes_of(Role role) {

@@ -108,7 +108,7 @@ uint32_t instance_types(const json::Value& v) {
 // ---------------------------------------------------------------------------------------------
 // The schema pass: keywords and their values' shapes; bounds for check_bounded.
 
-enum class Shape : uint8_t { Any, Type, Enum, Names, Schemas, BoolOrSchema, Schema, Count, Number, Format };
+enum class Shape : uint8_t { Any, Type, Enum, Names, Schemas, BoolOrSchema, Schema, Count, Number, Format, Ref };
 
 struct Keyword {
     const char* name;
@@ -136,7 +136,29 @@ constexpr Keyword kKeywords[] = {
     { "default", Shape::Any },
     { "examples", Shape::Any },
     { "$schema", Shape::Any },
+    { "$defs", Shape::Schemas },
+    { "$ref", Shape::Ref },
 };
+
+constexpr std::string_view kRefPrefix = "#/$defs/";
+
+// The definition a "$ref" names: only "#/$defs/NAME" of the root schema (no remote or
+// JSON-pointer-escaped references). Invalid when it does not resolve.
+json::Value resolve_ref(const json::Value& root, const json::Value& ref) {
+    auto text = ref.plain_string();
+    if (!text || text->substr(0, kRefPrefix.size()) != kRefPrefix)
+        return {};
+    return root.find("$defs").find(text->substr(kRefPrefix.size()));
+}
+
+// Beside "$ref" only annotations and definitions: what the reference names is the whole schema.
+bool ref_alone(const json::Value& schema) {
+    for (json::Value m = schema.first(); m.valid(); m = m.next_sibling())
+        if (!m.key_equals("$ref") && !m.key_equals("title") && !m.key_equals("description") && !m.key_equals("$defs") &&
+            !m.key_equals("$schema"))
+            return false;
+    return true;
+}
 
 bool fits_name(const json::Value& v, bool key) {
     char buf[kMaxPropertyName];
@@ -152,6 +174,7 @@ bool shape_ok(Shape shape, const json::Value& v) {
     case Shape::Count: return v.as_uint64().has_value();
     case Shape::Number: return bound_number(v);
     case Shape::Format: return v.string_equals("name") || v.string_equals("path");
+    case Shape::Ref: return v.is_string() && v.plain_string().value_or("").substr(0, kRefPrefix.size()) == kRefPrefix;
     case Shape::Enum:
         if (!v.is_array())
             return false;
@@ -227,15 +250,28 @@ bool shape_ok(Shape shape, const json::Value& v) {
 
 class SchemaWalker {
 public:
-    SchemaWalker(Failure& f, Pointer& at, int max_depth, bool bounded)
-        : m_f(f), m_at(at), m_max_depth(max_depth), m_bounded(bounded) {}
+    SchemaWalker(const json::Value& root, Failure& f, Pointer& at, int max_depth, bool bounded)
+        : m_root(root), m_f(f), m_at(at), m_max_depth(max_depth), m_bounded(bounded) {}
 
     bool walk(const json::Value& s, int depth) {
         if (depth > m_max_depth)
             return fail(m_f, Reason::SchemaUnsupported, "", "schema nested too deeply");
         if (!s.is_object())
             return fail(m_f, Reason::SchemaUnsupported, "", "schema is not an object");
-        if (!keywords_ok(s, m_f, m_at) || (m_bounded && !bounds_ok(s, m_f)))
+        if (!keywords_ok(s, m_f, m_at))
+            return false;
+        // A reference is as bounded as its definition, which is walked under $defs (once: a
+        // definition that refers to itself does not make the walk recurse).
+        if (json::Value ref = s.find("$ref"); ref.valid()) {
+            if (!ref_alone(s))
+                return fail(m_f, Reason::SchemaUnsupported, "$ref", "keywords beside $ref");
+            if (!resolve_ref(m_root, ref).is_object())
+                return fail(m_f, Reason::SchemaUnsupported, "$ref", "$ref names no definition in the root's $defs");
+            return walk_defs(s, depth);
+        }
+        if (m_bounded && !bounds_ok(s, m_f))
+            return false;
+        if (!walk_defs(s, depth))
             return false;
         json::Value props = s.find("properties");
         for (json::Value p = props.first(); p.valid(); p = p.next_sibling())
@@ -249,6 +285,14 @@ public:
     }
 
 private:
+    bool walk_defs(const json::Value& s, int depth) {
+        json::Value defs = s.find("$defs");
+        for (json::Value d = defs.first(); d.valid(); d = d.next_sibling())
+            if (!below(d, "$defs", &d, depth))
+                return false;
+        return true;
+    }
+
     bool below(const json::Value& sub, const char* keyword, const json::Value* member, int depth) {
         Pointer::Mark mark = m_at.mark();
         m_at.push_token(keyword);
@@ -260,6 +304,7 @@ private:
         return true;
     }
 
+    json::Value m_root;
     Failure& m_f;
     Pointer& m_at;
     int m_max_depth;
@@ -341,9 +386,13 @@ bool check_number(const json::Value& s, const json::Value& v, Failure& f) {
 
 class InstanceWalker {
 public:
-    InstanceWalker(Failure& f, Pointer& at) : m_f(f), m_at(at) {}
+    InstanceWalker(const json::Value& root, Failure& f, Pointer& at) : m_root(root), m_f(f), m_at(at) {}
 
-    bool check(const json::Value& s, const json::Value& v, int depth) {
+    bool check(const json::Value& schema, const json::Value& v, int depth) {
+        // A reference stands for its definition (the schema pass resolved it); following one
+        // costs a level, so a definition that refers to itself ends at kMaxSchemaDepth.
+        json::Value ref = schema.find("$ref");
+        json::Value s = ref.valid() ? resolve_ref(m_root, ref) : schema;
         if (depth > kMaxSchemaDepth || !s.is_object()) // the schema pass has refused these already
             return fail(m_f, Reason::SchemaUnsupported, "", "schema nested too deeply or not an object");
         if (!v.valid())
@@ -410,6 +459,7 @@ private:
         return true;
     }
 
+    json::Value m_root;
     Failure& m_f;
     Pointer& m_at;
 };
@@ -439,16 +489,16 @@ const char* reason_name(Reason reason) {
 bool validate(const json::Value& schema, const json::Value& instance, Failure& out) {
     out = Failure {};
     Pointer at(out.path);
-    if (!SchemaWalker(out, at, kMaxSchemaDepth, false).walk(schema, 1))
+    if (!SchemaWalker(schema, out, at, kMaxSchemaDepth, false).walk(schema, 1))
         return false;
     at.reset({ 0, false });
-    return InstanceWalker(out, at).check(schema, instance, 1);
+    return InstanceWalker(schema, out, at).check(schema, instance, 1);
 }
 
 bool check_bounded(const json::Value& schema, Failure& out) {
     out = Failure {};
     Pointer at(out.path);
-    return SchemaWalker(out, at, kMaxBoundedDepth, true).walk(schema, 1);
+    return SchemaWalker(schema, out, at, kMaxBoundedDepth, true).walk(schema, 1);
 }
 
 } // namespace mcp::schema

@@ -17,6 +17,9 @@
 //   format               ours: "name" = one or more of [A-Za-z0-9._:-], not starting with '.', no
 //                        ".."; "path" = names joined by '/': no leading or trailing '/', no empty
 //                        segment, no segment starting with '.', no ".." anywhere
+//   $defs, $ref          local definitions: "$ref" names "#/$defs/NAME" of the ROOT schema only, with
+//                        nothing beside it but title/description/$defs/$schema; a reference is checked as its
+//                        definition (each one costs a nesting level, so self-reference is bounded)
 //   title, description, default, examples, $schema: annotations, ignored.
 // Anything else (another keyword, a keyword with a value of another shape, a boolean schema)
 // fails closed with SchemaUnsupported: a schema we cannot fully enforce must not pass input it was

@@ -1,5 +1,6 @@
 #include "server.h"
 
+#include "dispatch.h"
 #include "envelope.h"
 
 #include <optional>
@@ -12,47 +13,21 @@ namespace mcp {
 namespace {
 
 constexpr const char* kVersions[] = { "2025-11-25", "2025-06-18", "2025-03-26" };
-constexpr int kParseError = -32700, kInvalidRequest = -32600, kMethodNotFound = -32601, kInvalidParams = -32602;
-// Server-defined codes: -32002 is "resource not found" in the MCP spec ("Resources", error
-// handling), so limits use -32003.
-constexpr int kAuthError = -32001, kResourceNotFound = -32002, kLimitError = -32003;
 // 2026-07-28 "Protocol Version Negotiation": a revision the server does not serve.
 constexpr int kUnsupportedVersion = -32022;
-constexpr size_t kMaxToolOutput = 65536;
 
 // 2026-07-28 per-request metadata keys.
 constexpr const char* kClientCapabilitiesMeta = "io.modelcontextprotocol/clientCapabilities";
 constexpr const char* kLogLevelMeta = "io.modelcontextprotocol/logLevel";
 constexpr const char* kServerInfoMeta = "io.modelcontextprotocol/serverInfo";
-// Cache hints (2026-07-28 "Caching"). The tool and resource lists are fixed at boot; resource
-// contents are live snapshots, and scope-gated, so nothing may be reused across callers.
-constexpr uint32_t kStaticTtlMs = 300'000, kLiveTtlMs = 0;
-
 } // namespace
-
-struct Server::Request {
-    json::Writer& w;
-    json::Value id;
-    json::Value params;
-    char request_id[80];
-    char timestamp[32];
-    const Principal* principal = nullptr; // after authentication
-    AuditKind kind = AuditKind::Tool;
-    std::string_view name;
-    uint64_t args_hash = 0;
-    uint64_t start_ns = 0;
-    bool deferred = false; // handed to start_call: the answer comes later
-    bool modern = false;   // 2026-07-28 request (per-request _meta)
-    int8_t log_level = -1; // its logLevel opt-in
-    uint32_t origin = 0;   // the session's (PendingCall::origin / reply_to)
-    uint32_t reply_to = 0;
-};
 
 const char* audit_kind_name(AuditKind kind) {
     switch (kind) {
     case AuditKind::Tool: return "tool";
     case AuditKind::Resource: return "resource";
     case AuditKind::Auth: return "auth";
+    case AuditKind::Prompt: return "prompt";
     }
     return "?";
 }
@@ -81,17 +56,26 @@ static std::optional<LogLevel> parse_log_level(const json::Value& name) {
     return std::nullopt;
 }
 
-// Only what is implemented is declared (the same set in both eras).
-static void write_capabilities(json::Writer& w, bool resources) {
+// Only what is implemented is declared (the same set in both eras); subscriptions only where
+// the host delivers their notifications (and the handshake era, which has them).
+static void write_capabilities(json::Writer& w, const ServerConfig& c, bool modern) {
+    bool resources = !c.resources.empty() || !c.resource_templates.empty();
+    bool prompts = !c.prompts.empty() && !c.prompt_allowlist.empty();
     w.key("capabilities").begin_object();
     w.key("tools").begin_object().key("listChanged").boolean(false).end_object();
-    if (resources)
-        w.key("resources").begin_object().key("subscribe").boolean(false).key("listChanged").boolean(false).end_object();
+    if (resources) {
+        w.key("resources").begin_object().key("subscribe").boolean(c.subscriptions && !modern);
+        w.key("listChanged").boolean(false).end_object();
+    }
+    if (prompts)
+        w.key("prompts").begin_object().key("listChanged").boolean(false).end_object();
+    if (prompts || !c.resource_templates.empty())
+        w.key("completions").begin_object().end_object();
     w.key("logging").begin_object().end_object();
     w.end_object();
 }
 
-static void begin_reply(json::Writer& w, const json::Value& id) {
+void begin_reply(json::Writer& w, const json::Value& id) {
     w.begin_object().key("jsonrpc").string("2.0").key("id");
     if (!id.valid())
         w.null();
@@ -102,9 +86,9 @@ static void begin_reply(json::Writer& w, const json::Value& id) {
 }
 
 // {"jsonrpc":"2.0","id":..,"error":{"code":..,"message":..,"data":<envelope>}}
-static void error_reply(json::Writer& w, const json::Value& id, int rpc_code, const char* rpc_message, ErrorCode code,
-                        std::string_view detail_message, std::string_view request_id, std::string_view timestamp,
-                        std::initializer_list<Detail> details = {}) {
+void error_reply(json::Writer& w, const json::Value& id, int rpc_code, const char* rpc_message, ErrorCode code,
+                 std::string_view detail_message, std::string_view request_id, std::string_view timestamp,
+                 std::initializer_list<Detail> details) {
     begin_reply(w, id);
     w.key("error").begin_object().key("code").number(int64_t(rpc_code)).key("message").string(rpc_message);
     w.key("data");
@@ -206,11 +190,19 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
         resources_list(r);
     else if (method.string_equals("resources/read"))
         resources_read(r, session);
-    else if (method.string_equals("resources/templates/list")) {
-        begin_result(r);
-        cache_hint(r, kStaticTtlMs, "public");
-        w.key("resourceTemplates").begin_array().end_array().end_object().end_object();
-    } else if (!modern && method.string_equals("logging/setLevel"))
+    else if (method.string_equals("resources/templates/list"))
+        templates_list(r);
+    else if (!modern && m_config.subscriptions && method.string_equals("resources/subscribe"))
+        subscribe(r, session, true);
+    else if (!modern && m_config.subscriptions && method.string_equals("resources/unsubscribe"))
+        subscribe(r, session, false);
+    else if (!m_config.prompts.empty() && method.string_equals("prompts/list"))
+        prompts_list(r);
+    else if (!m_config.prompts.empty() && method.string_equals("prompts/get"))
+        prompts_get(r, session);
+    else if (method.string_equals("completion/complete"))
+        complete(r, session);
+    else if (!modern && method.string_equals("logging/setLevel"))
         set_log_level(r, session);
     else
         handled = false;
@@ -256,7 +248,7 @@ bool Server::authenticate(Request& r, Session& s) {
 }
 
 bool Server::authorise(Request& r, uint32_t scopes) {
-    uint32_t held = r.principal ? r.principal->scopes : 0;
+    uint32_t held = (r.principal ? r.principal->scopes : 0) | m_config.anonymous_scopes;
     if ((held & scopes) == scopes)
         return true;
     char required[96];
@@ -339,7 +331,7 @@ void Server::discover(Request& r) {
     json::Writer& w = r.w;
     begin_result(r);
     w.key("supportedVersions").begin_array().string(kModernVersion).end_array();
-    write_capabilities(w, !m_config.resources.empty());
+    write_capabilities(w, m_config, true);
     if (m_config.instructions)
         w.key("instructions").string(m_config.instructions);
     cache_hint(r, kStaticTtlMs, "public");
@@ -365,7 +357,7 @@ void Server::initialize(Request& r, Session& s) {
     begin_reply(w, r.id);
     w.key("result").begin_object();
     w.key("protocolVersion").string(chosen);
-    write_capabilities(w, !m_config.resources.empty());
+    write_capabilities(w, m_config, false);
     w.key("serverInfo").begin_object().key("name").string(m_config.name).key("version").string(m_config.version).end_object();
     if (m_config.instructions)
         w.key("instructions").string(m_config.instructions);
@@ -386,71 +378,72 @@ const Tool* Server::find_tool(std::string_view name) const {
     return nullptr;
 }
 
-void Server::tools_list(Request& r) {
-    uint32_t offset = 0;
+// A paginated list (tools, prompts): the cursor is the decimal offset of the page's first item.
+// False when answered with invalid_cursor; otherwise the result is begun, with the lists' cache hint.
+bool Server::begin_list(Request& r, uint32_t& offset) {
+    offset = 0;
     json::Value cursor = r.params.find("cursor");
-    if (cursor.valid()) {
-        auto text = cursor.plain_string();
-        bool ok = text && !text->empty() && text->size() <= 6;
-        for (size_t i = 0; ok && i < text->size(); ++i) {
-            char c = (*text)[i];
-            ok = c >= '0' && c <= '9';
-            offset = offset * 10 + uint32_t(c - '0');
-        }
-        if (!ok) {
-            error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed, "invalid cursor",
-                        r.request_id, r.timestamp, { { "reason", "invalid_cursor" } });
-            return;
-        }
+    auto text = cursor.plain_string();
+    bool ok = !cursor.valid() || (text && !text->empty() && text->size() <= 6);
+    for (size_t i = 0; ok && text && i < text->size(); ++i) {
+        char c = (*text)[i];
+        ok = c >= '0' && c <= '9';
+        offset = offset * 10 + uint32_t(c - '0');
     }
-    // Only allowlisted tools are listed: deny by default applies to discovery too.
-    json::Writer& w = r.w;
+    if (!ok) {
+        error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed, "invalid cursor",
+                    r.request_id, r.timestamp, { { "reason", "invalid_cursor" } });
+        return false;
+    }
     begin_result(r);
     cache_hint(r, kStaticTtlMs, "public");
-    w.key("tools").begin_array();
-    uint32_t index = 0, written = 0;
-    bool more = false;
-    for (const auto& t : m_config.tools) {
-        if (!allowed(t.name))
-            continue;
-        if (index++ < offset)
-            continue;
-        if (written == m_config.page_size) {
-            more = true;
-            break;
-        }
-        ++written;
+    return true;
+}
+
+void write_next_cursor(json::Writer& w, uint32_t next) {
+    char digits[12];
+    char text[12];
+    uint32_t n = 0;
+    do {
+        digits[n++] = char('0' + next % 10);
+        next /= 10;
+    } while (next && n < sizeof digits);
+    for (uint32_t k = 0; k < n; ++k)
+        text[k] = digits[n - 1 - k];
+    w.key("nextCursor").string(std::string_view(text, n));
+}
+
+void Server::tools_list(Request& r) {
+    uint32_t offset = 0;
+    if (!begin_list(r, offset))
+        return;
+    // Only allowlisted tools are listed: deny by default applies to discovery too.
+    json::Writer& w = r.w;
+    auto listed = [this](const Tool& t) { return allowed(t.name); };
+    write_page(w, "tools", m_config.tools, offset, m_config.page_size, listed, [&w](const Tool& t) {
         w.begin_object().key("name").string(t.name).key("title").string(t.title).key("description").string(t.description);
         w.key("inputSchema").raw(t.input_schema);
         if (t.output_schema)
             w.key("outputSchema").raw(t.output_schema);
         w.end_object();
-    }
-    w.end_array();
-    if (more) {
-        char next[12];
-        uint32_t v = offset + written, n = 0;
-        char digits[12];
-        do {
-            digits[n++] = char('0' + v % 10);
-            v /= 10;
-        } while (v && n < sizeof digits);
-        for (uint32_t k = 0; k < n; ++k)
-            next[k] = digits[n - 1 - k];
-        w.key("nextCursor").string(std::string_view(next, n));
-    }
+    });
     w.end_object().end_object();
 }
 
 // {"jsonrpc","id","result":{content, structuredContent, isError}}; failures carry the envelope.
+// A Content tool's output is the content array itself.
 template <typename Begin>
-static void write_tool_result(json::Writer& w, Begin&& begin, bool modern, bool ok, std::string_view structured,
-                              const ToolError& err, std::string_view request_id, std::string_view timestamp) {
+static void write_tool_result(json::Writer& w, Begin&& begin, bool modern, ToolResult kind, bool ok,
+                              std::string_view structured, const ToolError& err, std::string_view request_id,
+                              std::string_view timestamp) {
     begin(w);
     w.key("result").begin_object();
     if (modern)
         w.key("resultType").string("complete");
-    if (ok) {
+    if (ok && kind == ToolResult::Content) {
+        w.key("content").raw(structured);
+        w.key("isError").boolean(false);
+    } else if (ok) {
         w.key("content").begin_array().begin_object().key("type").string("text").key("text").string(structured);
         w.end_object().end_array();
         w.key("structuredContent").raw(structured);
@@ -470,6 +463,11 @@ static void write_tool_result(json::Writer& w, Begin&& begin, bool modern, bool 
     w.end_object().end_object();
 }
 
+// A structured result is an object, a Content result an array (the writer made either well formed).
+static bool well_shaped(ToolResult kind, std::string_view out) {
+    return !out.empty() && out[0] == (kind == ToolResult::Content ? '[' : '{');
+}
+
 template <size_t N>
 static uint8_t copy_text(char (&dst)[N], std::string_view src) {
     size_t n = src.size() < N - 1 ? src.size() : N - 1;
@@ -479,7 +477,7 @@ static uint8_t copy_text(char (&dst)[N], std::string_view src) {
     return static_cast<uint8_t>(n);
 }
 
-void Server::start_pending(Request& r, const Tool& tool, const json::Value& arguments) {
+void Server::start_pending(Request& r, const Session& s, const Tool& tool, const json::Value& arguments) {
     PendingCall call;
     std::string_view id = r.id.raw();
     uint16_t who = r.principal ? r.principal->id : 0;
@@ -508,11 +506,13 @@ void Server::start_pending(Request& r, const Tool& tool, const json::Value& argu
     call.log_level = r.log_level;
     call.origin = r.origin;
     call.reply_to = r.reply_to;
+    call.notify_level = r.modern ? r.log_level : s.logging ? static_cast<int8_t>(s.log_level) : int8_t(-1);
+    call.result = tool.result;
     ToolError err;
     if (!m_config.start_call(tool, arguments, call, err)) {
         m_limiter.release(who);
-        write_tool_result(r.w, [&](json::Writer& w) { begin_reply(w, r.id); }, r.modern, false, {}, err, r.request_id,
-                          r.timestamp);
+        write_tool_result(r.w, [&](json::Writer& w) { begin_reply(w, r.id); }, r.modern, tool.result, false, {}, err,
+                          r.request_id, r.timestamp);
         audit(r, AuditOutcome::Error, error_code_name(err.code));
         return;
     }
@@ -539,7 +539,7 @@ size_t Server::finish_call(const PendingCall& call, bool ok, std::string_view st
         return 0;
     }
     ToolError e = err;
-    if (ok && !json::valid_utf8(structured)) {
+    if (ok && (!json::valid_utf8(structured) || !well_shaped(call.result, structured))) {
         ok = false;
         e = { ErrorCode::InternalError, "malformed tool output" };
     }
@@ -554,12 +554,12 @@ size_t Server::finish_call(const PendingCall& call, bool ok, std::string_view st
         else
             wr.raw({ call.id, call.id_len });
     };
-    write_tool_result(w, begin, call.modern, ok, structured, e, call.request_id, now);
+    write_tool_result(w, begin, call.modern, call.result, ok, structured, e, call.request_id, now);
     audit_call(call, ok ? AuditOutcome::Allow : AuditOutcome::Error, ok ? "" : error_code_name(e.code));
     if (!w.complete()) {
         json::Writer fallback(out);
         ToolError big { ErrorCode::LimitOutputExceeded, "reply too large for the line" };
-        write_tool_result(fallback, begin, call.modern, false, {}, big, call.request_id, now);
+        write_tool_result(fallback, begin, call.modern, call.result, false, {}, big, call.request_id, now);
         return fallback.complete() ? fallback.size() : 0;
     }
     return w.size();
@@ -585,30 +585,52 @@ size_t Server::progress(const PendingCall& call, uint64_t done, uint64_t total, 
     return w.complete() ? w.size() : 0;
 }
 
-void Server::tools_call(Request& r, Session& s) {
-    json::Value name = r.params.find("name");
-    json::Value arguments = r.params.find("arguments");
-    auto tool_name = name.plain_string();
-    if (!tool_name || (arguments.valid() && !arguments.is_object())) {
-        error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed,
-                    "tools/call needs a name and an arguments object", r.request_id, r.timestamp,
-                    { { "reason", "invalid_call" } });
-        return;
+// notifications/message (MCP "Logging").
+static size_t log_note(LogLevel level, std::string_view logger, std::string_view text, std::span<char> out) {
+    json::Writer w(out);
+    w.begin_object().key("jsonrpc").string("2.0").key("method").string("notifications/message");
+    w.key("params").begin_object().key("level").string(log_level_name(level)).key("logger").string(logger);
+    w.key("data").string(text).end_object().end_object();
+    return w.complete() ? w.size() : 0;
+}
+
+size_t Server::call_log(const PendingCall& call, LogLevel level, std::string_view text, std::span<char> out) {
+    if (call.notify_level < 0 || static_cast<int>(level) < call.notify_level)
+        return 0;
+    return log_note(level, call.tool, text, out);
+}
+
+// The start of tools/call and prompts/get: params.name (a plain string) and params.arguments (an
+// object, or absent) into r.name, r.kind and r.args_hash (the first 8 bytes of the arguments'
+// SHA-256: the audit's hash). False when answered with the error.
+bool Server::named_request(Request& r, AuditKind kind, const char* refusal, json::Value& arguments) {
+    auto name = r.params.find("name").plain_string();
+    arguments = r.params.find("arguments");
+    if (!name || (arguments.valid() && !arguments.is_object())) {
+        error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed, refusal, r.request_id,
+                    r.timestamp, { { "reason", "invalid_call" } });
+        return false;
     }
-    r.kind = AuditKind::Tool;
-    r.name = *tool_name;
+    r.kind = kind;
+    r.name = *name;
     if (arguments.valid()) {
         auto d = crypto::Sha256::hash(arguments.raw());
         for (int i = 0; i < 8; ++i)
             r.args_hash = (r.args_hash << 8) | d[i];
     }
+    return true;
+}
+
+void Server::tools_call(Request& r, Session& s) {
+    json::Value arguments;
+    if (!named_request(r, AuditKind::Tool, "tools/call needs a name and an arguments object", arguments))
+        return;
+    std::string_view tool_name = r.name;
     if (!authenticate(r, s))
         return;
-    const Tool* tool = allowed(*tool_name) ? find_tool(*tool_name) : nullptr;
+    const Tool* tool = allowed(tool_name) ? find_tool(tool_name) : nullptr;
     if (!tool) {
-        error_reply(r.w, r.id, kInvalidParams, "Unknown tool", ErrorCode::ValidationUnknownTool,
-                    "no such tool, or it is not on the allowlist", r.request_id, r.timestamp, { { "tool", *tool_name } });
-        audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::ValidationUnknownTool));
+        refuse_unknown(r, kInvalidParams, "Unknown tool", "no such tool, or it is not on the allowlist", { "tool", tool_name });
         return;
     }
     if (!authorise(r, tool->scopes))
@@ -647,7 +669,7 @@ void Server::tools_call(Request& r, Session& s) {
         return;
     }
     if (m_config.start_call) {
-        start_pending(r, *tool, arguments);
+        start_pending(r, s, *tool, arguments);
         return;
     }
     if (!tool->run) {
@@ -662,13 +684,13 @@ void Server::tools_call(Request& r, Session& s) {
     ToolError err;
     bool ok = tool->run(arguments, sw, err);
     m_limiter.release(who);
-    if (ok && !sw.complete()) {
+    if (ok && (!sw.complete() || !well_shaped(tool->result, sw.view()))) {
         ok = false;
         err = sw.error() == ktl::Error::Full ? ToolError { ErrorCode::LimitOutputExceeded, "output over 65,536 bytes" }
                                              : ToolError { ErrorCode::InternalError, "malformed tool output" };
     }
-    write_tool_result(r.w, [&](json::Writer& w) { begin_reply(w, r.id); }, r.modern, ok, sw.view(), err, r.request_id,
-                      r.timestamp);
+    write_tool_result(r.w, [&](json::Writer& w) { begin_reply(w, r.id); }, r.modern, tool->result, ok, sw.view(), err,
+                      r.request_id, r.timestamp);
     audit(r, ok ? AuditOutcome::Allow : AuditOutcome::Error, ok ? "" : error_code_name(err.code));
 }
 
@@ -688,7 +710,8 @@ void Server::resources_list(Request& r) {
         if (!resource_allowed(res.uri))
             continue;
         w.begin_object().key("uri").string(res.uri).key("name").string(res.name).key("title").string(res.title);
-        w.key("description").string(res.description).key("mimeType").string("application/json").end_object();
+        w.key("description").string(res.description);
+        w.key("mimeType").string(res.mime_type ? res.mime_type : "application/json").end_object();
     }
     w.end_array().end_object().end_object();
 }
@@ -699,6 +722,8 @@ void Server::resources_read(Request& r, Session& s) {
     r.name = uri.value_or("");
     if (!authenticate(r, s))
         return;
+    if (uri && read_contents(r, *uri))
+        return; // a resource that writes its own contents, or a template's
     const Resource* res = nullptr;
     if (uri && resource_allowed(*uri))
         for (const auto& candidate : m_config.resources)
@@ -707,10 +732,8 @@ void Server::resources_read(Request& r, Session& s) {
     if (!res) {
         // Unknown resource: -32002 in the 2025 revisions ("Resources", error handling), -32602 in
         // 2026-07-28, which retired -32002. The envelope names the contract code either way.
-        error_reply(r.w, r.id, r.modern ? kInvalidParams : kResourceNotFound, "Resource not found", ErrorCode::ValidationUnknownTool,
-                    "no such resource, or it is not on the allowlist", r.request_id, r.timestamp,
-                    { { "uri", uri.value_or("") } });
-        audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::ValidationUnknownTool));
+        refuse_unknown(r, r.modern ? kInvalidParams : kResourceNotFound, "Resource not found",
+                       "no such resource, or it is not on the allowlist", { "uri", uri.value_or("") });
         return;
     }
     if (!authorise(r, res->scopes))
@@ -723,16 +746,8 @@ void Server::resources_read(Request& r, Session& s) {
     ToolError err;
     bool ok = res->read(sw, err);
     sw.end_object();
-    if (ok && !sw.complete()) {
-        ok = false;
-        err = sw.error() == ktl::Error::Full ? ToolError { ErrorCode::LimitOutputExceeded, "snapshot over 65,536 bytes" }
-                                             : ToolError { ErrorCode::InternalError, "malformed snapshot" };
-    }
-    if (!ok) {
-        error_reply(r.w, r.id, kInvalidRequest, "Resource unavailable", err.code, err.message, r.request_id, r.timestamp);
-        audit(r, AuditOutcome::Error, error_code_name(err.code));
+    if (!output_ready(r, ok, sw, err, "Resource unavailable"))
         return;
-    }
     json::Writer& w = r.w;
     begin_result(r);
     cache_hint(r, kLiveTtlMs, "private");
@@ -740,6 +755,30 @@ void Server::resources_read(Request& r, Session& s) {
     w.key("uri").string(res->uri).key("mimeType").string("application/json").key("text").string(sw.view());
     w.end_object().end_array().end_object().end_object();
     audit(r, AuditOutcome::Allow, "");
+}
+
+// Route (deny by default): an unknown or unlisted tool, resource or prompt never reaches a
+// handler; the envelope says validation_unknown_tool (envelope.h has the JSON-RPC codes).
+void Server::refuse_unknown(Request& r, int rpc_code, const char* rpc_message, std::string_view message, Detail detail) {
+    error_reply(r.w, r.id, rpc_code, rpc_message, ErrorCode::ValidationUnknownTool, message, r.request_id, r.timestamp,
+                { detail });
+    audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::ValidationUnknownTool));
+}
+
+// The end of a handler that wrote into a bounded buffer of its own: an incomplete writer is the
+// failure (over the 64 KiB limit, or malformed); a failure is answered with `refusal` and
+// audited. True when `out` is good to send.
+bool Server::output_ready(Request& r, bool ok, const json::Writer& out, ToolError& err, const char* refusal) {
+    if (ok && !out.complete()) {
+        ok = false;
+        err = out.error() == ktl::Error::Full ? ToolError { ErrorCode::LimitOutputExceeded, "output over 65,536 bytes" }
+                                              : ToolError { ErrorCode::InternalError, "malformed output" };
+    }
+    if (!ok) {
+        error_reply(r.w, r.id, kInvalidRequest, refusal, err.code, err.message, r.request_id, r.timestamp);
+        audit(r, AuditOutcome::Error, error_code_name(err.code));
+    }
+    return ok;
 }
 
 void Server::set_log_level(Request& r, Session& s) {
@@ -758,11 +797,7 @@ size_t Server::log_message(const Session& session, LogLevel level, std::string_v
                            std::span<char> out) {
     if (!session.logging || level < session.log_level)
         return 0;
-    json::Writer w(out);
-    w.begin_object().key("jsonrpc").string("2.0").key("method").string("notifications/message");
-    w.key("params").begin_object().key("level").string(log_level_name(level)).key("logger").string(logger);
-    w.key("data").string(text).end_object().end_object();
-    return w.complete() ? w.size() : 0;
+    return log_note(level, logger, text, out);
 }
 
 } // namespace mcp

@@ -5,11 +5,14 @@
 //    (MCP spec 2025-11-25 "Lifecycle": the server answers with the client's version when it
 //    supports it, otherwise with its latest). Served: initialize, notifications/initialized,
 //    ping, tools/list (cursor pagination), tools/call, resources/list, resources/read,
-//    resources/templates/list, logging/setLevel.
+//    resources/templates/list, logging/setLevel; and, when configured, prompts/list, prompts/get,
+//    completion/complete (prompts.cpp), resources/subscribe and resources/unsubscribe
+//    (resource_extras.cpp).
 //  - 2026-07-28 (stateless): a request that names its revision in
 //    params._meta["io.modelcontextprotocol/protocolVersion"] needs no initialize; it must also
 //    carry ["io.modelcontextprotocol/clientCapabilities"]. Served: server/discover, tools/list,
-//    tools/call, resources/list, resources/read, resources/templates/list. Every result carries
+//    tools/call, resources/list, resources/read, resources/templates/list, prompts/list,
+//    prompts/get, completion/complete. Every result carries
 //    resultType; list and read results carry ttlMs and cacheScope; logging is opted into per
 //    request (["io.modelcontextprotocol/logLevel"]); ping, logging/setLevel and initialize are
 //    not methods of that revision.
@@ -31,25 +34,51 @@
 
 namespace mcp {
 
+struct Detail; // envelope.h
+
 struct ToolError {
     ErrorCode code = ErrorCode::InternalError;
     const char* message = "";
     const char* reason = nullptr; // details.reason of the envelope (e.g. validation_failed), if any
 };
 
+// What a tool's body writes. Structured: one JSON object, conforming to the output schema; the
+// server sends it as structuredContent and as its text. Content: the result's `content` array
+// itself (text, image, audio, resource items: MCP "Tool Result"), no output schema and no
+// structuredContent. Failures are the same for both: the envelope, with isError true.
+enum class ToolResult : uint8_t { Structured, Content };
+
 struct Tool {
     const char* name;
     const char* title;
     const char* description;
     const char* input_schema;  // JSON text
-    const char* output_schema; // JSON text (structuredContent conforms to it)
+    const char* output_schema; // JSON text (structuredContent conforms to it); nullptr for Content
     uint32_t scopes;           // all of them are required
-    // Writes the structured result as one JSON object into w; false + err on failure.
+    // Writes the structured result as one JSON object (or, for Content, the content array) into
+    // w; false + err on failure.
     bool (*run)(const json::Value& arguments, json::Writer& w, ToolError& err);
+    ToolResult result = ToolResult::Structured;
+};
+
+// What a resource's contents() is asked for: the URI as requested (for a template, the expanded
+// one), the template's variables in template order, and the time (for resources that change).
+struct TemplateVar {
+    std::string_view name;
+    std::string_view value;
+};
+struct ResourceRead {
+    std::string_view uri;
+    std::span<const TemplateVar> vars;
+    uint64_t now_ns;
 };
 
 // A read-only snapshot resource. read() writes the snapshot's own members into an object the
 // server opens with version, generated_at and source_commit (contracts "Resources").
+// A resource may instead write its contents entry itself (contents != nullptr): the text or
+// blob member (base64) of an entry the server opens with uri and mimeType and closes with
+// `_meta` {version, generated_at, source_commit}. revision (optional) says when it changes, for
+// resources/subscribe: a subscriber is told (notifications/resources/updated) when it moves.
 struct Resource {
     const char* uri;
     const char* name;
@@ -58,11 +87,49 @@ struct Resource {
     uint32_t scopes;
     const char* payload_version; // schema version of the payload
     bool (*read)(json::Writer& w, ToolError& err);
+    const char* mime_type = nullptr; // nullptr: application/json (the snapshot)
+    bool (*contents)(const ResourceRead& in, json::Writer& w, ToolError& err) = nullptr;
+    uint64_t (*revision)(uint64_t now_ns) = nullptr;
+};
+
+// A named argument of a prompt or a variable of a resource template, with the values
+// completion/complete offers for it (prefix matches, in this order).
+struct Argument {
+    const char* name;
+    const char* description;
+    bool required;
+    std::span<const char* const> completions = {};
+};
+
+// RFC 6570 level 1 (simple {var} expansion) templates: a variable matches 1..kMaxVarLength
+// characters of [A-Za-z0-9._~-] (no '/', no '%': nothing to decode, nothing to traverse).
+struct ResourceTemplate {
+    const char* uri_template;
+    const char* name;
+    const char* title;
+    const char* description;
+    const char* mime_type;
+    uint32_t scopes;
+    const char* payload_version;
+    std::span<const Argument> variables; // in the order they appear in uri_template
+    bool (*contents)(const ResourceRead& in, json::Writer& w, ToolError& err);
+};
+
+// A prompt (MCP "Prompts"). get() writes the `messages` array; its arguments have been checked
+// against `arguments` (declared names only, required ones present, strings of at most
+// kMaxPromptArgument bytes) and are passed as the request's object.
+struct Prompt {
+    const char* name;
+    const char* title;
+    const char* description;
+    std::span<const Argument> arguments;
+    uint32_t scopes;
+    bool (*get)(const json::Value& arguments, json::Writer& w, ToolError& err);
 };
 
 // One decision of the pipeline (contracts "Audit record"). Argument values and keys never
 // appear: arguments only as a hash.
-enum class AuditKind : uint8_t { Tool, Resource, Auth };
+enum class AuditKind : uint8_t { Tool, Resource, Auth, Prompt };
 enum class AuditOutcome : uint8_t { Allow, Deny, Error };
 struct AuditEvent {
     std::string_view request_id;
@@ -106,6 +173,10 @@ struct PendingCall {
     int8_t log_level = -1; // 2026-07-28 per-request logging opt-in (a LogLevel), -1: none
     uint32_t origin = 0;   // Session::origin of the request: ids are unique only within it
     uint32_t reply_to = 0; // Session::reply_to: where the transport delivers the answer
+    // Notifications/message the call itself emits (call_log) go out at or above this level: the
+    // request's logLevel (2026-07-28) or the session's logging/setLevel when the call began; -1: none.
+    int8_t notify_level = -1;
+    ToolResult result = ToolResult::Structured; // the tool's kind of output
     bool matches(std::string_view raw_id, bool is_string, uint32_t from) const {
         return from == origin && is_string == id_is_string && raw_id == std::string_view(id, id_len);
     }
@@ -119,7 +190,15 @@ struct ServerConfig {
     std::span<const Tool> tools;
     std::span<const std::string_view> allowlist; // tool names that may run
     std::span<const Resource> resources;
-    std::span<const std::string_view> resource_allowlist; // resource URIs that may be read
+    std::span<const std::string_view> resource_allowlist; // resource URIs (and URI templates) that may be read
+    std::span<const ResourceTemplate> resource_templates;
+    std::span<const Prompt> prompts;
+    std::span<const std::string_view> prompt_allowlist; // prompt names that may be listed and got
+    // Scopes every caller holds, authenticated or not (0 but in a test profile: see roles.h).
+    uint32_t anonymous_scopes = 0;
+    // The host delivers notifications/resources/updated (it calls next_resource_update): only then
+    // are resources/subscribe and unsubscribe served and `subscribe` declared.
+    bool subscriptions = false;
     const KeyStore* keys = nullptr;                       // nullptr: no key is ever accepted
     const char* transport = "serial";
     void (*audit)(const AuditEvent& event) = nullptr;
@@ -129,10 +208,17 @@ struct ServerConfig {
     // notifications/cancelled for a request id (raw text as in PendingCall::matches) of the
     // session `origin`.
     void (*cancel_call)(std::string_view raw_id, bool id_is_string, uint32_t origin) = nullptr;
-    uint32_t page_size = 4;                       // tools per tools/list page
+    uint32_t page_size = 4;                       // tools (and prompts) per list page
     // RFC 3339 UTC time for envelopes (the kernel reads its RTC-anchored clock).
     void (*now_rfc3339)(char* out, size_t cap) = nullptr;
     uint64_t (*now_ns)() = nullptr;
+};
+
+// A resources/subscribe of the session: the resource (index in ServerConfig::resources) and the
+// revision its subscriber last heard of.
+struct Subscription {
+    uint16_t resource = 0;
+    uint64_t revision = 0;
 };
 
 struct Session {
@@ -148,6 +234,9 @@ struct Session {
     // An API key the transport received out of band (HTTP Authorization / X-MCP-API-Key) for
     // the message being handled; a key in params._meta takes precedence. Valid during handle().
     std::string_view api_key;
+    static constexpr size_t kMaxSubscriptions = 8;
+    Subscription subscriptions[kMaxSubscriptions];
+    uint8_t subscription_count = 0;
 };
 
 class Server {
@@ -168,6 +257,13 @@ public:
                        std::span<char> out);
     // notifications/progress for a call that asked for it (MCP "Progress"); 0 when it did not.
     size_t progress(const PendingCall& call, uint64_t done, uint64_t total, std::string_view message, std::span<char> out);
+    // notifications/message that a running call emits itself (logger: the tool), if the call's
+    // notify_level lets it through; 0 otherwise. Sent before the call's result (MCP "Logging").
+    size_t call_log(const PendingCall& call, LogLevel level, std::string_view text, std::span<char> out);
+    // The next notifications/resources/updated the session is owed (a subscribed resource whose
+    // revision moved since its subscriber last heard); 0 when none. Call until 0 (at most
+    // Session::kMaxSubscriptions).
+    size_t next_resource_update(Session& session, std::span<char> out);
 
     static constexpr const char* kApiKeyMeta = "io.basalt/api-key";
     static constexpr const char* kProtocolVersionMeta = "io.modelcontextprotocol/protocolVersion";
@@ -176,6 +272,8 @@ public:
 
     static constexpr const char* kLatestVersion = "2025-11-25"; // newest handshake-era revision
     static constexpr const char* kModernVersion = "2026-07-28";
+    static constexpr size_t kMaxPromptArgument = 256; // bytes of one prompt argument or completion value
+    static constexpr size_t kMaxCompletions = 100;    // values in one completion (MCP's maximum)
 
 private:
     struct Request;
@@ -189,11 +287,24 @@ private:
     void resources_list(Request& r);
     void resources_read(Request& r, Session& s);
     void set_log_level(Request& r, Session& s);
+    void templates_list(Request& r);
+    bool read_contents(Request& r, std::string_view uri); // resource_extras.cpp: contents() resources and templates
+    void subscribe(Request& r, Session& s, bool on);
+    void prompts_list(Request& r);
+    void prompts_get(Request& r, Session& s);
+    void complete(Request& r, Session& s);
+    bool begin_list(Request& r, uint32_t& offset);
+    void refuse_unknown(Request& r, int rpc_code, const char* rpc_message, std::string_view message, Detail detail);
+    bool named_request(Request& r, AuditKind kind, const char* refusal, json::Value& arguments);
+    bool output_ready(Request& r, bool ok, const json::Writer& out, ToolError& err, const char* refusal);
+    const Resource* find_resource(std::string_view uri) const;
+    const ResourceTemplate* match_template(std::string_view uri, TemplateVar* vars, size_t max_vars, size_t& nvars) const;
+    const Prompt* find_prompt(std::string_view name) const;
     bool authenticate(Request& r, Session& s);
     bool authorise(Request& r, uint32_t scopes);
     void audit(const Request& r, AuditOutcome outcome, const char* code);
     bool resource_allowed(std::string_view uri) const;
-    void start_pending(Request& r, const Tool& tool, const json::Value& arguments);
+    void start_pending(Request& r, const Session& s, const Tool& tool, const json::Value& arguments);
     void audit_call(const PendingCall& call, AuditOutcome outcome, const char* code);
     bool allowed(std::string_view tool) const;
     const Tool* find_tool(std::string_view name) const;

@@ -13,10 +13,14 @@
 //     one Session (starting anonymous, so initialize with an API key, then tools/call or
 //     resources/read are reachable), with an overlong-line report and a log notification per
 //     line, every reply checked as above.
-// Throughout, the audit hook checks the policy: no tool or resource runs unless allowlisted and
-// the caller holds its scopes, and every tool that ran was audited as allowed or errored.
+// Throughout, the audit hook checks the policy: no tool, resource or prompt runs unless
+// allowlisted and the caller holds its scopes, and every tool that ran was audited as allowed or
+// errored. Prompts, the resource template and completion come from the conformance fixtures
+// (their scope held by admin only), with subscriptions on.
 #include <json/json.h>
 #include <json/writer.h>
+#include <mcp/fixtures/conformance.h>
+#include <mcp/policy/roles.h>
 #include <mcp/server/server.h>
 #include <mcp/transport/line_framer.h>
 
@@ -104,7 +108,18 @@ const char* kStoreSchema =
 const char* kAnySchema = R"({"type":"object"})";
 const char* kOut = R"({"type":"object"})";
 
+// Writes a content array, or (n odd) an object where the array belongs.
+bool content_tool(const json::Value& args, json::Writer& w, mcp::ToolError&) {
+    ++g_tool_runs;
+    if (args.find("n").as_int64().value_or(0) % 2)
+        w.begin_object().end_object();
+    else
+        w.begin_array().begin_object().key("type").string("text").key("text").string("hi").end_object().end_array();
+    return true;
+}
+
 const mcp::Tool kTools[] = {
+    { "content", "Content", "Writes its content array", kFillSchema, nullptr, 0, content_tool, mcp::ToolResult::Content },
     { "echo", "Echo", "Echoes text", kEchoSchema, kOut, mcp::kKernelRead, echo_tool },
     { "add", "Add", "Adds two integers", kAddSchema, kOut, 0, add_tool },
     { "admin_only", "Admin", "Needs kernel:admin", kEchoSchema, kOut, mcp::kKernelAdmin, echo_tool },
@@ -114,7 +129,7 @@ const mcp::Tool kTools[] = {
     { "store", "Store", "Validated arguments", kStoreSchema, kOut, mcp::kVectorWrite, store_tool },
     { "hidden", "Hidden", "Not allowlisted", kAnySchema, kOut, 0, echo_tool },
 };
-const std::string_view kAllow[] = { "echo", "add", "admin_only", "missing", "fill", "broken", "store" };
+const std::string_view kAllow[] = { "content", "echo", "add", "admin_only", "missing", "fill", "broken", "store" };
 
 int g_resource_reads = 0;
 bool status_resource(json::Writer& w, mcp::ToolError&) {
@@ -127,12 +142,23 @@ bool audit_resource(json::Writer& w, mcp::ToolError&) {
     w.key("entries").begin_array().end_array();
     return true;
 }
+bool text_contents(const mcp::ResourceRead& in, json::Writer& w, mcp::ToolError&) {
+    ++g_resource_reads;
+    w.key("text").string(in.uri);
+    return true;
+}
+uint64_t every_second(uint64_t now_ns) { return now_ns / 1000000000; }
 const mcp::Resource kResources[] = {
     { "test://status", "status", "Status", "A status snapshot", mcp::kKernelRead, "3", status_resource },
     { "test://audit", "audit", "Audit", "Needs audit:read", mcp::kAuditRead, "1", audit_resource },
     { "test://hidden", "hidden", "Hidden", "Not allowlisted", 0, "1", status_resource },
+    { "test://text", "text", "Text", "Text contents, changes every second", 0, "1", nullptr, "text/plain", text_contents,
+      every_second },
 };
-const std::string_view kResourceAllow[] = { "test://status", "test://audit" };
+// The fixtures' template (test://template/{id}/data) is listed too.
+const std::string_view kResourceAllow[] = { "test://status", "test://audit", "test://text", "test://template/{id}/data" };
+const std::string_view kPromptAllow[] = { "test_simple_prompt", "test_prompt_with_arguments",
+                                          "test_prompt_with_embedded_resource" };
 
 // --- policy checks through the audit hook --------------------------------------------------
 
@@ -166,7 +192,7 @@ void on_audit(const mcp::AuditEvent& e) {
     for (char c : e.name)
         sum += uint8_t(c);
     CHECK(e.code != nullptr && e.transport != nullptr && sum != SIZE_MAX);
-    CHECK(uint8_t(e.kind) <= uint8_t(mcp::AuditKind::Auth) && uint8_t(e.outcome) <= uint8_t(mcp::AuditOutcome::Error));
+    CHECK(uint8_t(e.kind) <= uint8_t(mcp::AuditKind::Prompt) && uint8_t(e.outcome) <= uint8_t(mcp::AuditOutcome::Error));
     CHECK((e.outcome == mcp::AuditOutcome::Allow) == (e.code[0] == '\0'));
     CHECK(!e.principal || (g_keys && g_keys->by_id(e.principal->id) == e.principal));
     if (e.outcome == mcp::AuditOutcome::Deny)
@@ -178,9 +204,17 @@ void on_audit(const mcp::AuditEvent& e) {
         CHECK(tool && listed(kAllow, e.name) && (held & tool->scopes) == tool->scopes);
         ++g_allowed_runs;
     } else if (e.kind == mcp::AuditKind::Resource) {
+        // A resource, or the template (read through, or named by a completion).
         const mcp::Resource* res = find_named(kResources, e.name, &mcp::Resource::uri);
-        CHECK(res && listed(kResourceAllow, e.name) && (held & res->scopes) == res->scopes);
+        bool templated = e.name.substr(0, 16) == "test://template/";
+        CHECK((res && listed(kResourceAllow, e.name) && (held & res->scopes) == res->scopes) ||
+              (templated && (held & mcp::kConformanceFixtures)));
         ++g_allowed_reads;
+    } else if (e.kind == mcp::AuditKind::Prompt) {
+        bool known = false;
+        for (const auto& p : mcp::fixtures::prompts())
+            known = known || (e.name == p.name && (held & p.scopes) == p.scopes);
+        CHECK(known && listed(kPromptAllow, e.name));
     } else {
         fuzz_check_failed("dispatcher_fuzz", "an authentication event that is not a denial", __LINE__);
     }
@@ -205,6 +239,10 @@ struct World {
         config.source_commit = "abc1234";
         config.audit = on_audit;
         config.instructions = "fuzzing";
+        config.resource_templates = mcp::fixtures::resource_templates();
+        config.prompts = mcp::fixtures::prompts();
+        config.prompt_allowlist = kPromptAllow;
+        config.subscriptions = true;
         if (!keys.add("op", mcp::Role::Operator, "operator-secret-key-1").ok() ||
             !keys.add("root", mcp::Role::Admin, "admin-secret-key-000001").ok() ||
             !keys.add("ro", mcp::Role::Reader, "reader-secret-key-0001").ok())
@@ -333,8 +371,9 @@ size_t handle_checked(std::string_view message, mcp::Session& session, std::span
         fprintf(stderr, "> %.*s\n< [%zu/%zu] %.*s\n", int(message.size()), message.data(), n, out.size(),
                 int(n <= out.size() ? n : 0), out.data());
     CHECK(n <= out.size());
-    // Every run was admitted and audited, and nothing else ran.
-    CHECK(g_tool_runs == g_allowed_runs && g_resource_reads == g_allowed_reads);
+    // Every run was admitted and audited, and nothing else ran (a subscription or a completion is
+    // admitted without a read).
+    CHECK(g_tool_runs == g_allowed_runs && g_resource_reads <= g_allowed_reads);
     if (n > 0)
         check_reply({ out.data(), n }, nullptr);
     return n;
@@ -367,6 +406,13 @@ void one_message(std::string_view message) {
         check_reply({ small.data(), m }, want.reply ? &want : nullptr);
 }
 
+void check_notification(std::string_view text, const char* method) {
+    std::vector<json::Node> nodes(text.size() + 1);
+    auto doc = json::Document::parse(text, nodes);
+    CHECK(doc.ok() && doc->root().find("method").string_equals(method));
+    CHECK(!doc->root().find("id").valid());
+}
+
 void line_sequence(std::string_view input) {
     World& w = world();
     Buffers& b = buffers();
@@ -393,14 +439,18 @@ void line_sequence(std::string_view input) {
             check_reply({ b.big.data(), n }, &want);
         // A log record with the line as its text, at a level taken from the line.
         auto level = static_cast<mcp::LogLevel>(uint8_t(e.line[0]) % 8);
+        // And whatever the session's subscriptions are owed now.
+        for (size_t i = 0; i <= mcp::Session::kMaxSubscriptions; ++i) {
+            size_t u = w.server.next_resource_update(session, b.small[2]);
+            CHECK(u <= b.small[2].size() && (u == 0 || i < mcp::Session::kMaxSubscriptions));
+            if (u == 0)
+                break;
+            check_notification({ b.small[2].data(), u }, "notifications/resources/updated");
+        }
         size_t k = w.server.log_message(session, level, "fuzz", e.line, b.small[3]);
         CHECK(k <= b.small[3].size());
-        if (k > 0) {
-            std::vector<json::Node> nodes(k + 1);
-            auto doc = json::Document::parse({ b.small[3].data(), k }, nodes);
-            CHECK(doc.ok() && doc->root().find("method").string_equals("notifications/message"));
-            CHECK(!doc->root().find("id").valid());
-        }
+        if (k > 0)
+            check_notification({ b.small[3].data(), k }, "notifications/message");
     };
     framer.feed({ reinterpret_cast<const uint8_t*>(input.data()), input.size() }, on_event);
     framer.feed({ reinterpret_cast<const uint8_t*>("\n"), 1 }, on_event); // the last line, unterminated

@@ -389,7 +389,7 @@ TEST(Schema, UnsupportedKeywordsFailClosed) {
     // Keywords we do not enforce, wherever they are: the pointer names the keyword in the schema.
     EXPECT_UNSUPPORTED(R"({"type":"string","pattern":"^a"})", R"("a")", "", "/pattern");
     EXPECT_UNSUPPORTED(R"({"oneOf":[{"type":"string"}]})", R"("a")", "", "/oneOf");
-    EXPECT_UNSUPPORTED(R"({"$ref":"#/x"})", R"("a")", "", "/$ref");
+    EXPECT_UNSUPPORTED(R"({"$id":"x"})", R"("a")", "", "/$id");
     EXPECT_UNSUPPORTED(R"({"const":1})", "1", "", "/const");
     EXPECT_UNSUPPORTED(R"({"type":"object","properties":{"x":{"type":"string","pattern":"a"}}})", R"({"x":"a"})",
                        "", "/properties/x/pattern");
@@ -413,6 +413,9 @@ TEST(Schema, UnsupportedKeywordsFailClosed) {
     EXPECT_UNSUPPORTED(R"({"minimum":0,"exclusiveMinimum":true})", "1", "exclusiveMinimum", "") << "draft 4";
     EXPECT_UNSUPPORTED(R"({"items":[{"type":"string"}]})", "[]", "items", "") << "tuple form";
     EXPECT_UNSUPPORTED(R"({"items":true})", "[]", "items", "");
+    EXPECT_UNSUPPORTED(R"({"$ref":"#/x"})", R"("a")", "$ref", "") << "only #/$defs/NAME";
+    EXPECT_UNSUPPORTED(R"({"$ref":"https://example.com/s"})", R"("a")", "$ref", "") << "no remote references";
+    EXPECT_UNSUPPORTED(R"({"$defs":[]})", R"("a")", "$defs", "");
     EXPECT_UNSUPPORTED(R"({"enum":"a"})", R"("a")", "enum", "");
     EXPECT_UNSUPPORTED(R"({"enum":[{"a":1}]})", R"("a")", "enum", "");
     EXPECT_UNSUPPORTED(R"({"enum":[[1]]})", "1", "enum", "");
@@ -598,4 +601,40 @@ TEST(Schema, CheckBoundedLimitsDepth) {
     EXPECT_EQ(std::string(o.failure.path), at.substr(0, mcp::schema::kMaxPointer - 4) + "...");
     // validate() itself goes deeper.
     EXPECT_VALID(nested_arrays(limit + 1), nested_instance(limit + 1));
+}
+
+// JSON Schema 2020-12 local definitions (the conformance suite's SEP-1613 tool uses them).
+TEST(Schema, LocalDefinitionsAndReferences) {
+    const char* schema = R"({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",)"
+                         R"("$defs":{"address":{"type":"object","properties":{"city":{"type":"string","maxLength":4}},)"
+                         R"("required":["city"],"additionalProperties":false}},)"
+                         R"("properties":{"name":{"type":"string","maxLength":8},"address":{"$ref":"#/$defs/address"}},)"
+                         R"("additionalProperties":false})";
+    EXPECT_TRUE(bounded(schema).ok);
+    EXPECT_VALID(schema, R"({"name":"ada","address":{"city":"Rome"}})");
+    EXPECT_INVALID(schema, R"({"address":{"city":"Paris"}})", "too_long", "maxLength", "/address/city");
+    EXPECT_INVALID(schema, R"({"address":{}})", "required", "required", "/address/city");
+    EXPECT_INVALID(schema, R"({"address":{"city":"Rome","zip":1}})", "additional_property", "additionalProperties",
+                   "/address/zip");
+    // Unresolved, or with keywords beside it: refused whatever the instance.
+    EXPECT_UNSUPPORTED(R"({"type":"object","properties":{"a":{"$ref":"#/$defs/none"}}})", "{}", "$ref", "/properties/a");
+    EXPECT_UNSUPPORTED(R"({"$defs":{"d":{"type":"string"}},"properties":{"a":{"$ref":"#/$defs/d","maxLength":1}}})",
+                       "{}", "$ref", "/properties/a");
+    // A definition is held to the bounds where it is defined.
+    Outcome o = bounded(R"({"type":"object","$defs":{"d":{"type":"string"}},"properties":{"a":{"$ref":"#/$defs/d"}},)"
+                        R"("additionalProperties":false})");
+    EXPECT_FALSE(o.ok);
+    EXPECT_STREQ(o.failure.keyword, "maxLength");
+    EXPECT_STREQ(o.failure.path, "/$defs/d");
+    // A definition that refers to itself: the schema is fine, an instance deeper than
+    // kMaxSchemaDepth is refused rather than followed.
+    const char* tree = R"({"$defs":{"n":{"type":"object","properties":{"c":{"$ref":"#/$defs/n"}},"additionalProperties":false}},)"
+                       R"("$ref":"#/$defs/n"})";
+    EXPECT_TRUE(bounded(tree).ok);
+    EXPECT_VALID(tree, R"({"c":{"c":{}}})");
+    std::string deep;
+    for (int i = 0; i < mcp::schema::kMaxSchemaDepth + 1; ++i)
+        deep += R"({"c":)";
+    deep += "{}" + std::string(mcp::schema::kMaxSchemaDepth + 1, '}');
+    EXPECT_FALSE(check(tree, deep).ok);
 }

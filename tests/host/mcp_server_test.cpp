@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/mcp_reply.h"
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,16 +63,6 @@ const mcp::Resource kResources[] = {
 };
 const std::string_view kResourceAllow[] = { "test://status", "test://audit" };
 
-std::vector<mcp::AuditEvent> g_events;
-std::vector<std::string> g_event_names;
-void record_event(const mcp::AuditEvent& e) {
-    g_events.push_back(e);
-    g_event_names.emplace_back(e.name);
-}
-
-void fixed_time(char* out, size_t cap) { snprintf(out, cap, "2026-11-22T08:00:00Z"); }
-uint64_t g_now = 1000000000;
-uint64_t now_ns() { return g_now; }
 
 struct Fixture {
     Fixture() {
@@ -101,21 +93,6 @@ struct Fixture {
     mcp::KeyStore keys;
     mcp::Session session;
     std::unique_ptr<mcp::Server> server;
-};
-
-struct Reply {
-    std::string text;
-    std::vector<json::Node> nodes = std::vector<json::Node>(20000);
-    json::Value root;
-    explicit Reply(std::string t) : text(std::move(t)) {
-        auto d = json::Document::parse(text, nodes);
-        EXPECT_TRUE(d.ok()) << text;
-        if (d.ok()) {
-            doc = *d;
-            root = doc.root();
-        }
-    }
-    json::Document doc;
 };
 
 } // namespace

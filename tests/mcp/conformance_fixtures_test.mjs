@@ -1,0 +1,161 @@
+// End to end: the MCP conformance suite's fixtures (boot profile=conformance) through the official
+// SDK client over the serial line, as the suite's anonymous client reaches them: every fixture tool
+// with its exact content, logging and progress in order before the result, prompts, completion,
+// resources (text, blob, template) and a subscription's notifications/resources/updated.
+// Usage: node conformance_fixtures_test.mjs KERNEL_ELF
+import assert from "node:assert/strict";
+
+import { boot, types } from "./sdk.mjs";
+
+const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR42mP4z8AAAAMBAQD3A0FDAAAAAElFTkSuQmCC";
+const kernel = process.argv[2];
+const { client, transport, fail, done } = boot("basalt-conformance", ["--profile", "conformance", "--role", "anonymous"],
+                                               { kernel, timeoutMs: 110000 });
+
+const text = (t) => [{ type: "text", text: t }];
+
+// A request the server must refuse with JSON-RPC `code` and the envelope's `envelope` code.
+async function refused(promise, code, envelope) {
+  try {
+    await promise;
+  } catch (e) {
+    assert.equal(e.code, code, String(e));
+    assert.equal(e.data?.error?.code, envelope, JSON.stringify(e.data));
+    return;
+  }
+  assert.fail(`accepted; expected ${code} ${envelope}`);
+}
+
+try {
+  await client.connect(transport);
+  const caps = client.getServerCapabilities();
+  assert.ok(caps.tools && caps.prompts && caps.completions && caps.logging, JSON.stringify(caps));
+  assert.equal(caps.resources.subscribe, true);
+
+  // Exactly the fixtures, on one page (the suite's client reads one), none of the kernel's tools.
+  const listed = await client.listTools();
+  assert.equal(listed.nextCursor, undefined);
+  assert.deepEqual(listed.tools.map((t) => t.name).sort(), [
+    "json_schema_2020_12_tool", "test_audio_content", "test_embedded_resource", "test_error_handling",
+    "test_image_content", "test_multiple_content_types", "test_reconnection", "test_simple_text",
+    "test_tool_with_logging", "test_tool_with_progress",
+  ]);
+  for (const t of listed.tools) {
+    assert.ok(t.description, t.name);
+    assert.equal(t.outputSchema, undefined, t.name);
+  }
+  const schema = listed.tools.find((t) => t.name === "json_schema_2020_12_tool").inputSchema;
+  assert.equal(schema.$schema, "https://json-schema.org/draft/2020-12/schema");
+  assert.ok(schema.$defs.address);
+  assert.equal(schema.additionalProperties, false);
+  await refused(client.callTool({ name: "kernel_info", arguments: {} }), -32602, "validation_unknown_tool");
+  await refused(client.callTool({ name: "json_schema_2020_12_tool", arguments: { address: { zip: "1" } } }), -32602,
+                "validation_failed");
+  const schemaCall = await client.callTool({ name: "json_schema_2020_12_tool", arguments: { name: "a", address: { city: "Rome" } } });
+  assert.deepEqual(schemaCall.content, text("JSON Schema 2020-12 tool executed (with an address)"));
+
+  // Content written by the tools themselves, each run in a tool task of its own.
+  const call = (name) => client.callTool({ name, arguments: {} });
+  let r = await call("test_simple_text");
+  assert.deepEqual(r.content, text("This is a simple text response for testing."));
+  assert.equal(r.isError, false);
+  assert.equal(r.structuredContent, undefined);
+  r = await call("test_image_content");
+  assert.deepEqual(r.content, [{ type: "image", data: PNG, mimeType: "image/png" }]);
+  r = await call("test_audio_content");
+  assert.equal(r.content[0].type, "audio");
+  assert.equal(r.content[0].mimeType, "audio/wav");
+  assert.equal(Buffer.from(r.content[0].data, "base64").subarray(0, 4).toString(), "RIFF");
+  r = await call("test_embedded_resource");
+  assert.deepEqual(r.content, [{ type: "resource", resource: { uri: "test://embedded-resource", mimeType: "text/plain",
+                                                               text: "This is an embedded resource content." } }]);
+  r = await call("test_multiple_content_types");
+  assert.deepEqual(r.content.map((c) => c.type), ["text", "image", "resource"]);
+  assert.equal(r.content[2].resource.text, '{"test":"data","value":123}');
+  r = await call("test_error_handling");
+  assert.equal(r.isError, true);
+  assert.match(r.content[0].text, /This tool intentionally returns an error for testing/);
+  assert.equal(r.structuredContent.error.code, "internal_error");
+  r = await call("test_reconnection");
+  assert.deepEqual(r.content, text("Reconnection test completed"));
+
+  // tools-call-with-logging: three records tied to the call, in order, before its result.
+  const logs = [];
+  client.setNotificationHandler(types.LoggingMessageNotificationSchema, (n) => logs.push(n.params));
+  await client.setLoggingLevel("info");
+  r = await call("test_tool_with_logging");
+  const own = logs.filter((l) => l.logger === "test_tool_with_logging");
+  assert.deepEqual(own.map((l) => [l.level, l.data]), [["info", "Tool execution started"], ["info", "Tool processing data"],
+                                                       ["info", "Tool execution completed"]]);
+  assert.deepEqual(r.content, text("Tool with logging executed successfully"));
+  await client.setLoggingLevel("error");
+  logs.length = 0;
+  await call("test_tool_with_logging");
+  assert.equal(logs.filter((l) => l.logger === "test_tool_with_logging").length, 0, "below the level asked for");
+
+  // tools-call-with-progress: 0, 50, 100 of 100 before the result.
+  const progress = [];
+  r = await client.callTool({ name: "test_tool_with_progress", arguments: {} }, undefined,
+                            { onprogress: (p) => progress.push(p) });
+  assert.deepEqual(progress.map((p) => [p.progress, p.total]), [[0, 100], [50, 100], [100, 100]]);
+  assert.deepEqual(r.content, text("Tool with progress executed successfully"));
+
+  // Prompts.
+  const prompts = await client.listPrompts();
+  assert.deepEqual(prompts.prompts.map((p) => p.name), ["test_simple_prompt", "test_prompt_with_arguments",
+                                                        "test_prompt_with_embedded_resource", "test_prompt_with_image"]);
+  assert.deepEqual(prompts.prompts[1].arguments.map((a) => [a.name, a.required]), [["arg1", true], ["arg2", true]]);
+  let p = await client.getPrompt({ name: "test_simple_prompt" });
+  assert.deepEqual(p.messages, [{ role: "user", content: { type: "text", text: "This is a simple prompt for testing." } }]);
+  p = await client.getPrompt({ name: "test_prompt_with_arguments", arguments: { arg1: "testValue1", arg2: "testValue2" } });
+  assert.equal(p.messages[0].content.text, "Prompt with arguments: arg1='testValue1', arg2='testValue2'");
+  p = await client.getPrompt({ name: "test_prompt_with_embedded_resource", arguments: { resourceUri: "test://example-resource" } });
+  assert.deepEqual(p.messages[0].content, { type: "resource", resource: { uri: "test://example-resource", mimeType: "text/plain",
+                                                                          text: "Embedded resource content for testing." } });
+  assert.equal(p.messages[1].content.text, "Please process the embedded resource above.");
+  p = await client.getPrompt({ name: "test_prompt_with_image" });
+  assert.deepEqual(p.messages[0].content, { type: "image", data: PNG, mimeType: "image/png" });
+  await refused(client.getPrompt({ name: "no_such_prompt" }), -32602, "validation_unknown_tool");
+  await refused(client.getPrompt({ name: "test_prompt_with_arguments", arguments: { arg1: "x" } }), -32602, "validation_failed");
+
+  // Completion of a prompt argument and of the template's variable.
+  let c = await client.complete({ ref: { type: "ref/prompt", name: "test_prompt_with_arguments" }, argument: { name: "arg1", value: "par" } });
+  assert.deepEqual(c.completion, { values: ["paris", "park", "party"], total: 3, hasMore: false });
+  c = await client.complete({ ref: { type: "ref/resource", uri: "test://template/{id}/data" }, argument: { name: "id", value: "7" } });
+  assert.deepEqual(c.completion.values, ["789"]);
+  await refused(client.complete({ ref: { type: "ref/prompt", name: "nope" }, argument: { name: "a", value: "" } }), -32602,
+                "validation_unknown_tool");
+
+  // Resources: text, blob, the template.
+  const resources = await client.listResources();
+  assert.deepEqual(resources.resources.map((x) => [x.uri, x.mimeType]), [["test://static-text", "text/plain"],
+                   ["test://static-binary", "image/png"], ["test://watched-resource", "text/plain"]]);
+  let read = await client.readResource({ uri: "test://static-text" });
+  assert.equal(read.contents[0].text, "This is the content of the static text resource.");
+  assert.equal(read.contents[0].mimeType, "text/plain");
+  read = await client.readResource({ uri: "test://static-binary" });
+  assert.equal(read.contents[0].blob, PNG);
+  const templates = await client.listResourceTemplates();
+  assert.deepEqual(templates.resourceTemplates.map((t) => t.uriTemplate), ["test://template/{id}/data"]);
+  read = await client.readResource({ uri: "test://template/123/data" });
+  assert.deepEqual(JSON.parse(read.contents[0].text), { id: "123", templateTest: true, data: "Data for ID: 123" });
+  await refused(client.readResource({ uri: "test://template/a/b/data" }), -32002, "validation_unknown_tool");
+
+  // A subscription hears when the watched resource changes (every 3 s), and stops on unsubscribe.
+  const updates = [];
+  client.setNotificationHandler(types.ResourceUpdatedNotificationSchema, (n) => updates.push(n.params.uri));
+  assert.deepEqual(await client.subscribeResource({ uri: "test://watched-resource" }), {});
+  for (let i = 0; i < 80 && updates.length === 0; ++i)
+    await new Promise((res) => setTimeout(res, 100));
+  assert.deepEqual(updates, ["test://watched-resource"]);
+  await client.unsubscribeResource({ uri: "test://watched-resource" });
+  updates.length = 0;
+  await new Promise((res) => setTimeout(res, 3500));
+  assert.deepEqual(updates, [], "no notification after unsubscribe");
+  await refused(client.subscribeResource({ uri: "kernel://status" }), -32002, "validation_unknown_tool");
+
+  console.log("conformance fixtures over the serial line: tools, logging, progress, prompts, completion, resources, subscription ok");
+  await done();
+} catch (e) {
+  await fail(e);
+}
