@@ -13,6 +13,7 @@
 #include "kernel_resources.h"
 #include "tool_exec.h"
 
+#include <ktl/log_ring.h>
 #include <http/fields.h>
 #include <http/request.h>
 #include <mcp/policy/roles.h>
@@ -32,6 +33,7 @@ constexpr uint64_t kBodyTimeoutNs = 30 * kSecond;
 constexpr uint64_t kIdleTimeoutNs = 60 * kSecond;
 constexpr uint64_t kStreamKeepAliveNs = 15 * kSecond; // SSE comment on a quiet stream
 constexpr uint64_t kTickNs = kSecond;                   // timeout checks while connections are open
+constexpr uint64_t kStreamPollNs = 250'000'000;         // how soon a resource update or log record goes out
 constexpr size_t kMaxReply = 192 * 1024;
 // Tool tasks at once for all HTTP callers together (each principal still has its in-flight cap
 // of 10): enough for the 32 concurrent clients the benchmark drives.
@@ -73,9 +75,12 @@ struct Buffer {
 };
 
 struct Conn {
-    enum class State : uint8_t { Free, Reading, Waiting, Streaming, Closing };
+    // Waiting / Streaming: a deferred call's answer (Streaming once its SSE stream started);
+    // Notify: the session's standalone GET stream.
+    enum class State : uint8_t { Free, Reading, Waiting, Streaming, Notify, Closing };
     State state = State::Free;
     uint32_t handle = 0;      // the endpoint's: also the reply_to of its deferred calls
+    uint32_t session = 0;     // Notify: the session's origin
     Buffer in, out;
     size_t sent = 0;          // bytes of `out` already taken by the endpoint
     bool keep_alive = true;
@@ -87,6 +92,8 @@ struct Conn {
 
 HttpCaps g_caps;
 Executor g_exec;
+mcp::HttpTransport* g_transport = nullptr;
+mcp::Server* g_server = nullptr;
 Conn g_conns[kMaxConns];
 char g_reply[kMaxReply];
 http::Limits g_limits;
@@ -142,6 +149,8 @@ Conn* conn_of(uint32_t handle) {
 }
 
 void drop(Conn& c, bool abort) {
+    if (c.state == Conn::State::Notify && g_transport)
+        g_transport->stream_closed(c.session);
     sys::call(sys::Number::net_close, g_caps.endpoint, c.handle, abort ? 1 : 0);
     c.in.release();
     c.out.release();
@@ -234,6 +243,12 @@ void process(mcp::HttpTransport& transport, Conn& c) {
         c.request_start_ns = c.in.len ? clock::monotonic_ns() : 0;
         if (outcome.kind == mcp::HttpOutcome::Deferred) {
             c.state = Conn::State::Waiting;
+            return;
+        }
+        if (outcome.kind == mcp::HttpOutcome::Stream) {
+            append(c, { g_reply, outcome.len });
+            c.state = Conn::State::Notify;
+            c.session = outcome.session;
             return;
         }
         append(c, { g_reply, outcome.len });
@@ -332,7 +347,7 @@ void check_timeouts(mcp::HttpTransport& transport, uint64_t now) {
             }
         } else if (c.state == Conn::State::Reading && c.out.len == 0 && now - c.last_ns > kIdleTimeoutNs) {
             drop(c, false);
-        } else if (c.state == Conn::State::Streaming && now - c.last_ns > kStreamKeepAliveNs) {
+        } else if ((c.state == Conn::State::Streaming || c.state == Conn::State::Notify) && now - c.last_ns > kStreamKeepAliveNs) {
             append_framed(c, 64, [](std::span<char> o) { return mcp::HttpTransport::sse_comment(o); });
             c.last_ns = now;
             flush(c);
@@ -340,6 +355,64 @@ void check_timeouts(mcp::HttpTransport& transport, uint64_t now) {
             drop(c, true); // a peer that never reads its answer
         }
     }
+}
+
+// The standalone streams: resource updates of each session, and kernel log records for sessions
+// that asked for them (logging/setLevel).
+void pump_streams(mcp::HttpTransport& transport, uint64_t& log_next) {
+    static ktl::LogRecord rec;
+    bool any_logging = false;
+    for (auto& c : g_conns) {
+        if (c.state != Conn::State::Notify)
+            continue;
+        for (int i = 0; i < 8; ++i) {
+            bool gone = false;
+            size_t n = transport.next_notification(c.session, { g_reply, kMaxReply }, &gone);
+            if (gone) {
+                append_framed(c, 8, [](std::span<char> o) { return mcp::HttpTransport::sse_end(o); });
+                transport.stream_closed(c.session);
+                c.state = Conn::State::Closing;
+                break;
+            }
+            if (n == 0)
+                break;
+            append(c, { g_reply, n });
+            c.last_ns = clock::monotonic_ns();
+        }
+        if (c.state == Conn::State::Notify)
+            if (auto* s = transport.session(c.session); s && s->logging)
+                any_logging = true;
+        flush(c);
+    }
+    if (!any_logging) {
+        log_next = klog::next_seq(); // only what happens while someone listens is forwarded
+        return;
+    }
+    for (int guard = 0; guard < 64; ++guard) {
+        int64_t after = sys::call(sys::Number::log_read, g_caps.introspection, log_next, reinterpret_cast<uint64_t>(&rec));
+        if (after < 0)
+            break;
+        log_next = static_cast<uint64_t>(after);
+        // The kernel's levels are the first six of RFC 5424's, in the same order as MCP's.
+        auto level = static_cast<mcp::LogLevel>(rec.level);
+        for (auto& c : g_conns) {
+            auto* s = c.state == Conn::State::Notify ? transport.session(c.session) : nullptr;
+            if (!s)
+                continue;
+            static char msg[2048];
+            size_t n = g_server->log_message(*s, level, "kernel", { rec.text, rec.length }, { msg, sizeof msg });
+            if (n > 0)
+                append_framed(c, n + 64, [&](std::span<char> o) { return mcp::HttpTransport::sse_event(o, { msg, n }); });
+            flush(c);
+        }
+    }
+}
+
+bool any_streams() {
+    for (const auto& c : g_conns)
+        if (c.state == Conn::State::Notify)
+            return true;
+    return false;
 }
 
 bool any_open() {
@@ -368,6 +441,7 @@ int64_t http_task_main(void* arg) {
     config.transport = "http";
     config.start_call = start_call;
     config.cancel_call = cancel_call;
+    config.subscriptions = true; // delivered on the session's standalone stream (pump_streams)
     static mcp::CallLimiter limiter(limit_config());
     static mcp::Server server(config, limiter);
     set_resource_context({ g_caps.introspection, g_caps.audit, fallback, config.allowlist.size() });
@@ -379,14 +453,18 @@ int64_t http_task_main(void* arg) {
     http_config.now_rfc3339 = config.now_rfc3339;
     http_config.audit = config.audit;
     static mcp::HttpTransport transport(server, http_config);
+    g_transport = &transport;
+    g_server = &server;
     KLOG_INFO("mcp: http: serving /mcp on port %u as '%s' for callers without a key", net::http_endpoint().port(),
               mcp::role_name(guest.role));
 
     static net::StreamEvent events[64];
     uint64_t last_tick = clock::monotonic_ns();
+    uint64_t log_next = klog::next_seq();
     for (;;) {
         bool busy = g_exec.in_flight();
-        uint64_t timeout = busy ? 10'000'000 : any_open() ? kTickNs : 0;
+        bool streams = any_streams();
+        uint64_t timeout = busy ? 10'000'000 : streams ? kStreamPollNs : any_open() ? kTickNs : 0;
         sys::call(sys::Number::event_wait, g_caps.wake, timeout);
         refresh_own_address();
         for (int round = 0; round < 8; ++round) {
@@ -405,6 +483,8 @@ int64_t http_task_main(void* arg) {
                     settle(c);
                 }
         }
+        if (streams || any_streams())
+            pump_streams(transport, log_next);
         uint64_t now = clock::monotonic_ns();
         if (now - last_tick >= kTickNs) {
             last_tick = now;

@@ -176,14 +176,7 @@ HttpOutcome HttpTransport::handle(const http::Head& head, std::string_view body,
 
     switch (head.method) {
     case http::Method::Post: return respond(post(r, head, body, conn, outcome));
-    case http::Method::Get: {
-        auto accept = head.header("accept");
-        if (!accept || !http::accepts(*accept, "text/event-stream"))
-            return respond(refuse(r, 406, ErrorCode::ValidationFailed, "GET needs Accept: text/event-stream", "not_acceptable"));
-        // No standalone stream: every message this server sends answers a request.
-        return respond(refuse(r, 405, ErrorCode::ValidationFailed, "this server opens no standalone SSE stream",
-                              "method_not_allowed"));
-    }
+    case http::Method::Get: return respond(open_stream(r, head, outcome));
     case http::Method::Delete: {
         auto id = head.header("mcp-session-id");
         if (!id)
@@ -201,6 +194,54 @@ HttpOutcome HttpTransport::handle(const http::Head& head, std::string_view body,
     default:
         return respond(refuse(r, 405, ErrorCode::ValidationFailed, "use POST, GET or DELETE on /mcp", "method_not_allowed"));
     }
+}
+
+size_t HttpTransport::open_stream(Reply& r, const http::Head& head, HttpOutcome& outcome) {
+    auto accept = head.header("accept");
+    if (!accept || !http::accepts(*accept, "text/event-stream"))
+        return refuse(r, 406, ErrorCode::ValidationFailed, "GET needs Accept: text/event-stream", "not_acceptable");
+    auto id = head.header("mcp-session-id");
+    if (!id) // 2026-07-28 clients are stateless: nothing belongs to them outside their requests
+        return refuse(r, 405, ErrorCode::ValidationFailed, "a standalone stream needs a session (Mcp-Session-Id)",
+                      "method_not_allowed");
+    Slot* s = find_session(*id);
+    if (!s)
+        return refuse(r, 404, ErrorCode::NotFound, "no such session (expired or ended); initialize again", "unknown_session");
+    if (s->streaming)
+        return refuse(r, 409, ErrorCode::ValidationFailed, "this session's stream is already open", "stream_open");
+    s->streaming = true;
+    s->last_used_ns = now();
+    outcome.kind = HttpOutcome::Stream;
+    outcome.session = s->session.origin;
+    return sse_head(r.out, true);
+}
+
+HttpTransport::Slot* HttpTransport::by_origin(uint32_t origin) {
+    uint32_t index = (origin & 0xff) - 1;
+    if (origin & 0x80000000u || index >= kMaxSessions)
+        return nullptr;
+    Slot& s = m_slots[index];
+    return s.used && s.session.origin == origin ? &s : nullptr;
+}
+
+Session* HttpTransport::session(uint32_t origin) {
+    Slot* s = by_origin(origin);
+    return s ? &s->session : nullptr;
+}
+
+void HttpTransport::stream_closed(uint32_t origin) {
+    if (Slot* s = by_origin(origin))
+        s->streaming = false;
+}
+
+size_t HttpTransport::next_notification(uint32_t origin, std::span<char> out, bool* gone) {
+    Slot* s = by_origin(origin);
+    *gone = s == nullptr;
+    if (!s)
+        return 0;
+    s->last_used_ns = now(); // a session listening on its stream is not idle
+    size_t n = m_server.next_resource_update(s->session, { m_scratch, sizeof m_scratch });
+    return n ? sse_event(out, { m_scratch, n }) : 0;
 }
 
 size_t HttpTransport::post(Reply& r, const http::Head& head, std::string_view body, uint32_t conn, HttpOutcome& outcome) {

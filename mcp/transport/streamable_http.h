@@ -8,8 +8,11 @@
 //  2. DNS-rebinding guard: the Host name and, when sent, the Origin must be on the allowlist
 //     (403). A browser page on another site can reach 127.0.0.1 but cannot forge these.
 //  3. POST: Content-Type application/json (415), Accept covering application/json and
-//     text/event-stream (406), a body (400). GET: Accept text/event-stream (406), then 405:
-//     this server opens no standalone stream (the spec lets it say so). DELETE ends a session.
+//     text/event-stream (406), a body (400). GET: Accept text/event-stream (406) and a session
+//     (400 / 404; 405 for stateless 2026-07-28 clients, which have none): the session's standalone
+//     SSE stream, one at a time (409), carrying what belongs to no request: notifications/
+//     resources/updated for its subscriptions and, after logging/setLevel, kernel log records.
+//     DELETE ends a session (and its stream).
 //  4. MCP-Protocol-Version, when sent, must be a revision we serve (400).
 //  5. Sessions (2025 revisions): initialize creates one and names it in Mcp-Session-Id; every
 //     later request must carry it (400 without, 404 for an unknown or expired id). 2026-07-28
@@ -47,9 +50,11 @@ struct HttpOutcome {
     enum Kind : uint8_t {
         Respond,  // out[0..len) is the whole response
         Deferred, // a tools/call runs: its output arrives for this connection (reply_to) later
+        Stream,   // out[0..len) opens the session's standalone SSE stream; next_notification() feeds it
     } kind = Respond;
     size_t len = 0;
-    bool close = false; // close the connection after the response
+    bool close = false;  // close the connection after the response
+    uint32_t session = 0; // Stream: the session's origin
 };
 
 class HttpTransport {
@@ -74,6 +79,14 @@ public:
     // A response for a request that could not be read (the HTTP parser's status), envelope body.
     size_t error_response(std::span<char> out, uint16_t status, const char* reason);
 
+    // The next message for the standalone stream of session `origin`, framed as an SSE chunk
+    // (0: nothing now). *gone: the session ended; send sse_end and close.
+    size_t next_notification(uint32_t origin, std::span<char> out, bool* gone);
+    // The stream's connection closed: the session may open another.
+    void stream_closed(uint32_t origin);
+    // The session behind an origin (nullptr once it ended), e.g. to forward log records.
+    Session* session(uint32_t origin);
+
     size_t sessions_open() const;
     void expire_idle(); // drops sessions idle for longer than the configured time
 
@@ -82,11 +95,14 @@ private:
         bool used = false;
         char id[kSessionIdLength + 1] = "";
         uint8_t generation = 0;
+        bool streaming = false; // its standalone GET stream is open
         uint64_t last_used_ns = 0;
         Session session;
     };
     struct Reply;
     Slot* find_session(std::string_view id);
+    Slot* by_origin(uint32_t origin);
+    size_t open_stream(Reply& r, const http::Head& head, HttpOutcome& outcome);
     Slot* new_session();
     void new_session_id(char* out);
     uint64_t now() const { return m_config.now_ns ? m_config.now_ns() : 0; }

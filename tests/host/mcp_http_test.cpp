@@ -237,6 +237,29 @@ TEST(McpHttp, MethodsMediaTypesAndVersionsAreChecked) {
     EXPECT_EQ(f.send("DELETE /mcp HTTP/1.1\r\nHost: localhost\r\n\r\n").status, 400);
 }
 
+TEST(McpHttp, EachSessionHasOneStandaloneStream) {
+    Fixture f;
+    std::string sid = f.initialize();
+    auto get = [&](const std::string& id) {
+        return f.send("GET /mcp HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\nMcp-Session-Id: " + id + "\r\n\r\n");
+    };
+    auto stream = get(sid);
+    EXPECT_EQ(stream.outcome.kind, mcp::HttpOutcome::Stream);
+    EXPECT_EQ(stream.status, 200);
+    EXPECT_EQ(stream.header("Content-Type"), "text/event-stream");
+    EXPECT_EQ(get(sid).status, 409) << "one stream per session";
+    EXPECT_EQ(get("0123456789abcdef0123456789abcdef").status, 404);
+    bool gone = true;
+    std::vector<char> out(4096);
+    EXPECT_EQ(f.transport->next_notification(stream.outcome.session, out, &gone), 0u) << "nothing subscribed";
+    EXPECT_FALSE(gone);
+    f.transport->stream_closed(stream.outcome.session);
+    EXPECT_EQ(get(sid).status, 200) << "the session may listen again once its stream closed";
+    f.send("DELETE /mcp HTTP/1.1\r\nHost: localhost\r\nMcp-Session-Id: " + sid + "\r\n\r\n");
+    f.transport->next_notification(stream.outcome.session, out, &gone);
+    EXPECT_TRUE(gone) << "an ended session ends its stream";
+}
+
 TEST(McpHttp, ModernRequestsAreStateless) {
     Fixture f;
     auto r = f.send(f.post(R"({"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}})"));
