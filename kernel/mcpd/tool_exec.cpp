@@ -130,6 +130,10 @@ bool ToolContext::expired() const { return clock::monotonic_ns() >= job->deadlin
 bool ToolContext::cancelled() const { return job->cancel; }
 
 void ToolContext::progress(uint64_t done, uint64_t total, const char* message) const {
+    // One report in flight: wait (bounded) until the bridge has sent the previous one, so a
+    // client sees every step in order instead of the latest only.
+    for (int i = 0; i < 200 && __atomic_load_n(&job->progress_sent, __ATOMIC_ACQUIRE) != job->progress_seq && !should_stop(); ++i)
+        sys::sleep_ns(1'000'000);
     size_t i = 0;
     for (; message && message[i] && i + 1 < sizeof job->message; ++i)
         job->message[i] = message[i];
@@ -393,7 +397,7 @@ void Executor::poll(mcp::Server& server, std::span<char> out, Send send_to, void
         if (j.state == Job::State::Done) {
             reap(j, 1'000'000'000);
             if (!j.answered && !j.cancel && j.progress_seq != j.progress_sent) {
-                j.progress_sent = j.progress_seq;
+                __atomic_store_n(&j.progress_sent, j.progress_seq, __ATOMIC_RELEASE);
                 send(j, server.progress(j.call, j.done, j.total, j.message, out), false);
             }
             if (!j.answered) {
@@ -433,7 +437,7 @@ void Executor::poll(mcp::Server& server, std::span<char> out, Send send_to, void
         }
         uint64_t seq = j.progress_seq;
         if (!j.answered && !j.cancel && seq != j.progress_sent) {
-            j.progress_sent = seq;
+            __atomic_store_n(&j.progress_sent, seq, __ATOMIC_RELEASE);
             send(j, server.progress(j.call, j.done, j.total, j.message, out), false);
         }
     }

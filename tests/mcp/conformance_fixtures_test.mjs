@@ -28,6 +28,12 @@ async function refused(promise, code, envelope) {
 
 try {
   await client.connect(transport);
+  // Every message as it comes off the wire: the SDK runs notification handlers a microtask after
+  // the line is read but resolves a response at once, so a progress notification that arrives
+  // in the same read as its result never reaches onprogress. The order on the wire is checked here.
+  const wire = [];
+  const deliver = transport.onmessage;
+  transport.onmessage = (m) => { wire.push(m); deliver(m); };
   const caps = client.getServerCapabilities();
   assert.ok(caps.tools && caps.prompts && caps.completions && caps.logging, JSON.stringify(caps));
   assert.equal(caps.resources.subscribe, true);
@@ -95,9 +101,13 @@ try {
 
   // tools-call-with-progress: 0, 50, 100 of 100 before the result.
   const progress = [];
+  wire.length = 0;
   r = await client.callTool({ name: "test_tool_with_progress", arguments: {} }, undefined,
                             { onprogress: (p) => progress.push(p) });
-  assert.deepEqual(progress.map((p) => [p.progress, p.total]), [[0, 100], [50, 100], [100, 100]]);
+  const sent = wire.filter((m) => m.method === "notifications/progress").map((m) => [m.params.progress, m.params.total]);
+  assert.deepEqual(sent, [[0, 100], [50, 100], [100, 100]]);
+  assert.ok(wire.findIndex((m) => m.result) > wire.findLastIndex((m) => m.method === "notifications/progress"), "progress before the result");
+  assert.deepEqual(progress.map((p) => [p.progress, p.total]), sent.slice(0, progress.length));
   assert.deepEqual(r.content, text("Tool with progress executed successfully"));
 
   // Prompts.

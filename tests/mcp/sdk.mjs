@@ -62,6 +62,17 @@ export async function freePort() {
   });
 }
 
+function probe(port) {
+  return new Promise((resolve, reject) => {
+    import("node:http").then(({ default: http }) => {
+      const req = http.get({ host: "127.0.0.1", port, path: "/mcp", agent: false, timeout: 1000, headers: { Connection: "close" } },
+                           (res) => { res.resume(); res.on("end", resolve); });
+      req.on("timeout", () => req.destroy(new Error("timeout")));
+      req.on("error", reject);
+    }, reject);
+  });
+}
+
 // Boots the kernel with a NIC whose port 8080 is forwarded to a free host port, and resolves once
 // the HTTP bridge answers. Returns { url, port, log(), stop() }.
 export async function bootHttp(runArgs = [], { kernel = defaultKernel, timeoutMs = 30000 } = {}) {
@@ -78,7 +89,7 @@ export async function bootHttp(runArgs = [], { kernel = defaultKernel, timeoutMs
       if (child.exitCode !== null)
         throw new Error(`QEMU exited (${child.exitCode}) before serving:\n${text}`);
       try {
-        await fetch(`http://127.0.0.1:${port}/mcp`, { signal: AbortSignal.timeout(1000) });
+        await probe(port); // a connection of its own, closed after the answer: nothing lingers
         return;
       } catch {
         await new Promise((r) => setTimeout(r, 200));
