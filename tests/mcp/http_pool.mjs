@@ -37,9 +37,10 @@ export class HttpPool {
 
   post(body, headers) { return this.request("POST", body, headers); }
 
-  // Opens every connection of the pool (concurrent cheap requests), leaving them idle for reuse.
+  // Opens every connection of the pool (concurrent cheap requests: OPTIONS, which an MCP
+  // endpoint refuses at once), leaving them idle for reuse.
   async warm() {
-    await Promise.all(Array.from({ length: this.size }, () => this.request("GET", undefined, { Accept: "text/event-stream" })));
+    await Promise.all(Array.from({ length: this.size }, () => this.request("OPTIONS")));
     return Object.values(this.agent.freeSockets).flat().length;
   }
 
