@@ -132,8 +132,11 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
     json::Value root = doc->root();
     json::Value id = root.find("id");
     json::Value method = root.find("method");
-    if (root.is_object() && root.find("jsonrpc").string_equals("2.0") && !method.valid()) {
-        client_response(root, session); // a response is never answered (JSON-RPC 2.0 section 5)
+    if (root.is_object() && root.find("jsonrpc").string_equals("2.0") && !method.valid() &&
+        (root.find("result").valid() || root.find("error").valid())) {
+        // A response (JSON-RPC 2.0 section 5; its id may be null) is never answered: an error
+        // reply to a malformed one could start two peers answering each other for ever.
+        client_response(root, session);
         return 0;
     }
     bool id_ok = !id.valid() || id.is_string() || id.as_int64().has_value();
@@ -142,6 +145,8 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
                     "not a JSON-RPC 2.0 request", "", r.timestamp, { { "reason", "invalid_request" } });
         return w.complete() ? w.size() : 0;
     }
+    if (!method.valid())
+        return 0; // neither a request nor a response, but with a usable id: nothing to answer
     r.id = id;
     r.params = root.find("params");
     if (id.valid()) {

@@ -16,6 +16,9 @@
 //    resultType; list and read results carry ttlMs and cacheScope; logging is opted into per
 //    request (["io.modelcontextprotocol/logLevel"]); ping, logging/setLevel and initialize are
 //    not methods of that revision.
+// A message without a method is a response to a request a running call sent the client
+// (client_request, client_request.h): it is handed to the host (ServerConfig::client_response)
+// and never answered.
 // The request pipeline (shared/contracts.md) before anything runs: authenticate (the line's
 // principal, or an API key presented in params._meta["io.basalt/api-key"]), route (deny by
 // default: allowlists for tools and resources), authorise (scopes), validate (the tool's input
