@@ -1,6 +1,7 @@
 // Bodies of the conformance fixtures. The content ones are the portable run() of mcp/fixtures;
-// the ones that log, report progress or wait use the ToolContext (tools-call-with-logging,
-// tools-call-with-progress: notifications in order, about 50 ms apart, before the result).
+// the ones that log, report progress, wait or ask the client use the ToolContext
+// (tools-call-with-logging, tools-call-with-progress: notifications in order, about 50 ms apart,
+// before the result; sampling and elicitation: a request to the client, then the result).
 #include "fixture_tools.h"
 #include "tool_exec.h"
 
@@ -62,6 +63,25 @@ bool reconnection(const json::Value&, json::Writer& w, mcp::ToolError& err, cons
     return true;
 }
 
+// tools-call-sampling, tools-call-elicitation, elicitation-sep1034-defaults,
+// elicitation-sep1330-enums: one request to the client (refused here when the client did not
+// declare the capability), the content made of its answer.
+bool ask_client(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
+    const fx::ClientAsk* ask = fx::client_ask(ctx.tool());
+    if (!ask) {
+        err = { mcp::ErrorCode::InternalError, "no request for this tool" };
+        return false;
+    }
+    ClientAnswer answer;
+    if (!ctx.request(ask->method, [&](json::Writer& p) { ask->params(args, p); }, answer, err))
+        return false;
+    if (answer.is_error) {
+        err = { mcp::ErrorCode::InternalError, "the client refused the request" };
+        return false;
+    }
+    return ask->answer(answer.value, w, err);
+}
+
 const ToolImpl kImpls[] = {
     { "test_simple_text", content<fx::simple_text>, Grant::Nothing, kcap::kRead },
     { "test_image_content", content<fx::image_content>, Grant::Nothing, kcap::kRead },
@@ -73,6 +93,10 @@ const ToolImpl kImpls[] = {
     { "test_error_handling", content<fx::error_handling>, Grant::Nothing, kcap::kRead },
     { "test_reconnection", reconnection, Grant::Nothing, kcap::kRead },
     { "json_schema_2020_12_tool", content<fx::json_schema_2020_12>, Grant::Nothing, kcap::kRead },
+    { "test_sampling", ask_client, Grant::Nothing, kcap::kRead },
+    { "test_elicitation", ask_client, Grant::Nothing, kcap::kRead },
+    { "test_elicitation_sep1034_defaults", ask_client, Grant::Nothing, kcap::kRead },
+    { "test_elicitation_sep1330_enums", ask_client, Grant::Nothing, kcap::kRead },
 };
 
 } // namespace

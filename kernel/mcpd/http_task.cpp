@@ -103,11 +103,6 @@ char g_own_address[16] = "";
 std::string_view g_hosts[40];
 size_t g_host_count = 0;
 
-bool start_call(const mcp::Tool& tool, const json::Value& args, const mcp::PendingCall& call, mcp::ToolError& err) {
-    return g_exec.start(tool, args, call, err);
-}
-void cancel_call(std::string_view raw_id, bool is_string, uint32_t origin) { g_exec.cancel(raw_id, is_string, origin); }
-
 uint64_t entropy() {
     // Counter jitter between calls (the caller interleaves SHA-256 rounds): no RNG device here.
     return clock::monotonic_ns() ^ (uint64_t(sys::self()) << 56) ^ reinterpret_cast<uint64_t>(&g_caps);
@@ -439,8 +434,7 @@ int64_t http_task_main(void* arg) {
                                                     mcp::CallLimiter::kMaxPrincipals - 2);
     static mcp::ServerConfig config = base_server_config();
     config.transport = "http";
-    config.start_call = start_call;
-    config.cancel_call = cancel_call;
+    attach<g_exec>(config);
     config.subscriptions = true; // delivered on the session's standalone stream (pump_streams)
     static mcp::CallLimiter limiter(limit_config());
     static mcp::Server server(config, limiter);

@@ -35,11 +35,6 @@ uint32_t g_log_slot = ~0u;    // the bridge's introspection capability (log forw
 uint32_t g_serial_slot = ~0u; // the line
 Executor g_exec;
 
-bool start_call(const mcp::Tool& tool, const json::Value& args, const mcp::PendingCall& call, mcp::ToolError& err) {
-    return g_exec.start(tool, args, call, err);
-}
-void cancel_call(std::string_view raw_id, bool is_string, uint32_t origin) { g_exec.cancel(raw_id, is_string, origin); }
-
 void send(uint32_t serial, size_t len) {
     g_reply[len] = '\n';
     sys::call(sys::Number::serial_write, serial, reinterpret_cast<uint64_t>(g_reply), len + 1);
@@ -83,8 +78,7 @@ int64_t serial_task_main(void* arg) {
     static mcp::ServerConfig config = base_server_config();
     config.transport = "serial";
     config.subscriptions = true; // delivered below
-    config.start_call = start_call;
-    config.cancel_call = cancel_call;
+    attach<g_exec>(config);
     static mcp::CallLimiter limiter(limit_config());
     static mcp::Server server(config, limiter);
     set_resource_context({ caps.introspection, caps.audit, session.principal, config.allowlist.size() });

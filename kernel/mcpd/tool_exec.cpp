@@ -63,6 +63,9 @@ struct Job {
         char text[120];
     } logs[kLogSlots];
     uint32_t log_head = 0, log_tail = 0;
+    // ToolContext::request: allocated by the tool task on its first request (charged to it),
+    // freed by the bridge when the call is reaped.
+    mcp::ClientExchange* exchange = nullptr;
 };
 
 namespace {
@@ -128,6 +131,7 @@ void Executor::configure(const ExecCaps& caps, uint64_t wall_limit_ns, size_t ou
 
 bool ToolContext::expired() const { return clock::monotonic_ns() >= job->deadline_ns; }
 bool ToolContext::cancelled() const { return job->cancel; }
+const char* ToolContext::tool() const { return job->call.tool; }
 
 void ToolContext::progress(uint64_t done, uint64_t total, const char* message) const {
     // One report in flight: wait (bounded) until the bridge has sent the previous one, so a
@@ -165,6 +169,73 @@ bool ToolContext::log(mcp::LogLevel level, const char* text) const {
     return true;
 }
 
+mcp::ClientExchange* ToolContext::exchange(std::string_view method, mcp::ToolError& err) const {
+    uint8_t need = mcp::capability_for(method);
+    if (need == 0 || (job->call.client_caps & need) != need) {
+        err = { mcp::ErrorCode::ValidationFailed,
+                need == 0 ? "not a request this server sends to clients"
+                          : "the client did not declare the capability this needs (sampling or elicitation)",
+                "client_capability_missing" };
+        return nullptr;
+    }
+    mcp::ClientExchange* ex = __atomic_load_n(&job->exchange, __ATOMIC_ACQUIRE);
+    if (!ex) {
+        auto mem = kheap::alloc(sizeof(mcp::ClientExchange), static_cast<uint16_t>(sys::self()));
+        if (!mem) {
+            err = { mcp::ErrorCode::InternalError, "no memory for a request to the client" };
+            return nullptr;
+        }
+        ex = new (*mem) mcp::ClientExchange;
+        __atomic_store_n(&job->exchange, ex, __ATOMIC_RELEASE); // the bridge frees it with the call
+    }
+    return ex;
+}
+
+bool ToolContext::await(mcp::ClientExchange& ex, std::string_view method, const json::Writer& params,
+                        ClientAnswer& answer, mcp::ToolError& err, uint64_t timeout_ns) const {
+    if (!params.complete()) {
+        err = { mcp::ErrorCode::ValidationFailed, "request to the client over 8 KiB", "request_too_large" };
+        return false;
+    }
+    if (!ex.queue(method, params.size())) {
+        err = { mcp::ErrorCode::InternalError, "a request to the client is already outstanding" };
+        return false;
+    }
+    if (job->wake)
+        job->wake();
+    uint64_t until = timeout_ns ? clock::monotonic_ns() + timeout_ns : ~0ull;
+    // Bounded by the call's deadline (should_stop() holds past it). Once the bridge has begun
+    // copying an answer it cannot be withdrawn: wait the few microseconds until it is in.
+    while (ex.state() != mcp::ClientExchange::State::Answered) {
+        bool stop = should_stop() || clock::monotonic_ns() >= until;
+        if (stop && ex.withdraw()) {
+            err = cancelled() ? mcp::ToolError { mcp::ErrorCode::InternalError, "cancelled by the client" }
+                              : mcp::ToolError { mcp::ErrorCode::LimitTimeExceeded, "no answer from the client in time" };
+            return false;
+        }
+        sys::sleep_ns(stop ? 100'000 : 2'000'000);
+    }
+    switch (ex.outcome()) {
+    case mcp::ClientExchange::Outcome::TooLarge:
+        err = { mcp::ErrorCode::ValidationFailed, "the client's answer is over 16 KiB", "response_too_large" };
+        return false;
+    case mcp::ClientExchange::Outcome::Unsent:
+        err = { mcp::ErrorCode::InternalError, "the request to the client could not be sent" };
+        return false;
+    case mcp::ClientExchange::Outcome::Result:
+    case mcp::ClientExchange::Outcome::Error: break;
+    }
+    auto doc = json::Document::parse(ex.response(), ex.nodes());
+    if (!doc) {
+        err = { mcp::ErrorCode::ValidationFailed, "the client's answer has too many values", "response_too_complex" };
+        return false;
+    }
+    answer.doc = *doc;
+    answer.value = answer.doc.root();
+    answer.is_error = ex.outcome() == mcp::ClientExchange::Outcome::Error;
+    return true;
+}
+
 bool Executor::in_flight() const {
     for (size_t i = 0; i < m_slots; ++i)
         if (m_jobs[i].state != Job::State::Free)
@@ -187,8 +258,11 @@ void release_buffers(Job& job) {
         kheap::free(job.args);
     if (job.nodes && job.nodes != job.inline_nodes)
         kheap::free(job.nodes);
+    if (job.exchange)
+        kheap::free(job.exchange);
     job.args = nullptr;
     job.nodes = nullptr;
+    job.exchange = nullptr;
 }
 
 // Buffers for the tool task's copy of the arguments (the bridge's line buffer moves on) and for
@@ -307,6 +381,7 @@ bool Executor::start(const mcp::Tool& tool, const json::Value& arguments, const 
     job->progress_sent = 0;
     job->message[0] = '\0';
     job->log_head = job->log_tail = 0;
+    job->exchange = nullptr;
     job->deadline_ns = clock::monotonic_ns() + m_wall_limit_ns;
     job->kill_at_ns = 0;
     job->wake = m_wake;
@@ -360,6 +435,16 @@ void Executor::cancel(std::string_view raw_id, bool id_is_string, uint32_t origi
         }
 }
 
+void Executor::respond(std::string_view raw_id, bool id_is_string, std::string_view body, bool is_error,
+                       uint32_t origin) {
+    for (auto& j : std::span<Job>(m_jobs, m_slots)) {
+        mcp::ClientExchange* ex = __atomic_load_n(&j.exchange, __ATOMIC_ACQUIRE);
+        if (j.state == Job::State::Running && ex && ex->accept(raw_id, id_is_string, origin, body, is_error))
+            return;
+    }
+    KLOG_DEBUG("mcp: a response from a client matches no request of ours; dropped");
+}
+
 namespace {
 
 // Collects an ended tool task (its join completes at once) and drops the bridge's handle and
@@ -368,6 +453,23 @@ void reap(Job& job, uint64_t join_timeout_ns) {
     sys::call(sys::Number::task_join, job.task, join_timeout_ns);
     sys::call(sys::Number::cap_delete, job.task);
     release_buffers(job);
+}
+
+// "srv-<n>": the ids of the bridge's requests to clients (strings, so never a client's own
+// numeric ids; unique per bridge for the boot).
+size_t request_id(uint64_t n, char (&out)[mcp::ClientExchange::kMaxId]) {
+    char digits[20];
+    size_t d = 0;
+    do
+        digits[d++] = char('0' + n % 10);
+    while ((n /= 10) != 0 && d < sizeof digits);
+    constexpr std::string_view kPrefix = "srv-";
+    size_t len = 0;
+    for (char c : kPrefix)
+        out[len++] = c;
+    while (d > 0)
+        out[len++] = digits[--d];
+    return len;
 }
 
 // Sends the call's queued log records (dropped once it is answered or cancelled).
@@ -439,6 +541,19 @@ void Executor::poll(mcp::Server& server, std::span<char> out, Send send_to, void
         if (!j.answered && !j.cancel && seq != j.progress_sent) {
             __atomic_store_n(&j.progress_sent, seq, __ATOMIC_RELEASE);
             send(j, server.progress(j.call, j.done, j.total, j.message, out), false);
+        }
+        // A request the tool queued (it withdraws it itself once told to stop).
+        mcp::ClientExchange* ex = __atomic_load_n(&j.exchange, __ATOMIC_ACQUIRE);
+        if (ex && !j.answered && !j.cancel && ex->state() == mcp::ClientExchange::State::Queued) {
+            char id[mcp::ClientExchange::kMaxId];
+            std::string_view sid(id, request_id(++m_requests, id));
+            size_t n = mcp::Server::client_request(sid, ex->method(), ex->params(), out);
+            if (n == 0) {
+                ex->unsent();
+                continue;
+            }
+            ex->sent(sid, j.call.origin);
+            send(j, n, false);
         }
     }
 }

@@ -12,6 +12,7 @@
 
 #include <json/json.h>
 #include <json/writer.h>
+#include <mcp/server/client_request.h>
 #include <mcp/server/server.h>
 
 namespace mcpd {
@@ -29,9 +30,18 @@ struct ExecCaps {
 
 struct Job;
 
+// The client's answer to ToolContext::request: its result object, or (is_error) its JSON-RPC
+// error object, parsed. Valid until the call's next request.
+struct ClientAnswer {
+    json::Document doc;
+    json::Value value;
+    bool is_error = false;
+};
+
 // What a tool body sees: the capability slot its token granted, its deadline, cancellation,
-// and ways to report progress and to log (notifications/message tied to this call, sent before
-// its result at the level the client asked for; nothing goes to the kernel log).
+// ways to report progress and to log (notifications/message tied to this call, sent before
+// its result at the level the client asked for; nothing goes to the kernel log), and requests
+// to the client (sampling, elicitation).
 struct ToolContext {
     uint32_t cap; // the one capability in the task's table
 
@@ -39,10 +49,35 @@ struct ToolContext {
     bool expired() const;   // past the wall-time limit
     bool cancelled() const; // the client sent notifications/cancelled
     bool should_stop() const { return expired() || cancelled(); }
+    const char* tool() const; // the tool's name
     void progress(uint64_t done, uint64_t total, const char* message) const;
     // Queues one record for the bridge (text cut at 119 bytes on a UTF-8 boundary); waits while
     // the call's queue is full. False when the call was told to stop first.
     bool log(mcp::LogLevel level, const char* text) const;
+    // A request to the client while the call runs (MCP "Sampling", "Elicitation"): `method`
+    // with the params write(json::Writer&) puts down (one object, at most 8 KiB). The bridge
+    // sends it on this call's own stream (HTTP: its SSE response; the serial line: a line) under
+    // an id of its own, and routes the client's response back by id and session. One at a time;
+    // waits until the answer is in, the call is cancelled or past its wall-time limit, or
+    // timeout_ns (0: none) has passed. False + err: the client did not declare the capability
+    // the method needs, the request did not fit, the answer was over 16 KiB or too complex to
+    // parse, or the wait ended without one. A JSON-RPC error from the client is an answer
+    // (is_error): the tool decides what it means.
+    template <typename Write>
+    bool request(std::string_view method, Write&& write, ClientAnswer& answer, mcp::ToolError& err,
+                 uint64_t timeout_ns = 0) const {
+        mcp::ClientExchange* ex = exchange(method, err);
+        if (!ex)
+            return false;
+        json::Writer w(ex->params_buffer());
+        write(w);
+        return await(*ex, method, w, answer, err, timeout_ns);
+    }
+
+private:
+    mcp::ClientExchange* exchange(std::string_view method, mcp::ToolError& err) const;
+    bool await(mcp::ClientExchange& ex, std::string_view method, const json::Writer& params, ClientAnswer& answer,
+               mcp::ToolError& err, uint64_t timeout_ns) const;
 };
 
 using ToolBody = bool (*)(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx);
@@ -59,11 +94,14 @@ public:
     // ServerConfig::start_call / cancel_call for the kernel's tools.
     bool start(const mcp::Tool& tool, const json::Value& arguments, const mcp::PendingCall& call, mcp::ToolError& err);
     void cancel(std::string_view raw_id, bool id_is_string, uint32_t origin);
+    // ServerConfig::client_response: hands a response to the call whose request it answers (same
+    // id, same session); one that answers nothing of ours is dropped (logged at debug).
+    void respond(std::string_view raw_id, bool id_is_string, std::string_view body, bool is_error, uint32_t origin);
     // Output for a call: a progress notification (final false) or its answer (final true; len 0
     // when a cancelled call gets none). The message is out[0..len).
     using Send = void (*)(void* ctx, const mcp::PendingCall& call, size_t len, bool final);
-    // Called by the bridge whenever it wakes: answers finished calls, times out late ones and
-    // forwards progress.
+    // Called by the bridge whenever it wakes: answers finished calls, times out late ones,
+    // forwards progress and sends the calls' requests to the client.
     void poll(mcp::Server& server, std::span<char> out, Send send, void* ctx);
     bool in_flight() const;
     // The lowest log level a running call opted into (2026-07-28 per-request logging), -1: none.
@@ -76,7 +114,20 @@ private:
     size_t m_output_limit = 0;
     Job* m_jobs = nullptr; // m_slots of them, from the kernel heap at configure()
     size_t m_slots = 0;
+    uint64_t m_requests = 0; // requests sent to clients: their ids are "srv-<n>"
+
 };
+
+// The dispatcher's hooks (start_call, cancel_call, client_response) for the bridge whose
+// executor is E.
+template <Executor& E>
+void attach(mcp::ServerConfig& config) {
+    config.start_call = [](const mcp::Tool& tool, const json::Value& args, const mcp::PendingCall& call,
+                           mcp::ToolError& err) { return E.start(tool, args, call, err); };
+    config.cancel_call = [](std::string_view raw_id, bool is_string, uint32_t origin) { E.cancel(raw_id, is_string, origin); };
+    config.client_response = [](std::string_view raw_id, bool is_string, std::string_view body, bool is_error,
+                                uint32_t origin) { E.respond(raw_id, is_string, body, is_error, origin); };
+}
 
 // The capability a call's token grants (fail-closed: a call whose object cannot be named gets none).
 enum class Grant : uint8_t {

@@ -2,6 +2,7 @@
 
 #include "dispatch.h"
 #include "envelope.h"
+#include "client_request.h"
 
 #include <optional>
 
@@ -131,6 +132,13 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
     json::Value root = doc->root();
     json::Value id = root.find("id");
     json::Value method = root.find("method");
+    if (root.is_object() && root.find("jsonrpc").string_equals("2.0") && !method.valid() &&
+        (root.find("result").valid() || root.find("error").valid())) {
+        // A response (JSON-RPC 2.0 section 5; its id may be null) is never answered: an error
+        // reply to a malformed one could start two peers answering each other for ever.
+        client_response(root, session);
+        return 0;
+    }
     bool id_ok = !id.valid() || id.is_string() || id.as_int64().has_value();
     if (!root.is_object() || !root.find("jsonrpc").string_equals("2.0") || !id_ok || (method.valid() && !method.is_string())) {
         error_reply(w, id_ok ? id : json::Value(), kInvalidRequest, "Invalid Request", ErrorCode::ValidationFailed,
@@ -138,7 +146,7 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
         return w.complete() ? w.size() : 0;
     }
     if (!method.valid())
-        return 0; // a response to a request of ours: nothing to answer
+        return 0; // neither a request nor a response, but with a usable id: nothing to answer
     r.id = id;
     r.params = root.find("params");
     if (id.valid()) {
@@ -220,6 +228,19 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
         return fallback.complete() ? fallback.size() : 0;
     }
     return w.size();
+}
+
+// A response to a request of ours (a running call's client_request): exactly one of result and
+// error, and an id of the kind we issue; anything else is dropped. The host routes it by id and
+// by the session it came from.
+void Server::client_response(const json::Value& root, const Session& s) {
+    json::Value id = root.find("id");
+    json::Value result = root.find("result");
+    json::Value error = root.find("error");
+    if (!m_config.client_response || result.valid() == error.valid() || !(id.is_string() || id.as_int64()))
+        return;
+    bool is_error = error.valid();
+    m_config.client_response(id.raw(), id.is_string(), (is_error ? error : result).raw(), is_error, s.origin);
 }
 
 // The line's principal, unless the request presents a key in params._meta (MCP "_meta" keys may
@@ -353,6 +374,7 @@ void Server::initialize(Request& r, Session& s) {
     for (; chosen[i] && i + 1 < sizeof s.protocol_version; ++i)
         s.protocol_version[i] = chosen[i];
     s.protocol_version[i] = '\0';
+    s.client_caps = client_capabilities(r.params.find("capabilities"));
     json::Writer& w = r.w;
     begin_reply(w, r.id);
     w.key("result").begin_object();
@@ -508,6 +530,10 @@ void Server::start_pending(Request& r, const Session& s, const Tool& tool, const
     call.reply_to = r.reply_to;
     call.notify_level = r.modern ? r.log_level : s.logging ? static_cast<int8_t>(s.log_level) : int8_t(-1);
     call.result = tool.result;
+    // What the call may ask the client: per request in 2026-07-28, else what the session declared.
+    call.client_caps = r.modern ? client_capabilities(r.params.find("_meta").find(kClientCapabilitiesMeta)) : s.client_caps;
+    if (!s.client_replies)
+        call.client_caps = 0;
     ToolError err;
     if (!m_config.start_call(tool, arguments, call, err)) {
         m_limiter.release(who);
@@ -563,6 +589,16 @@ size_t Server::finish_call(const PendingCall& call, bool ok, std::string_view st
         return fallback.complete() ? fallback.size() : 0;
     }
     return w.size();
+}
+
+size_t Server::client_request(std::string_view id, std::string_view method, std::string_view params,
+                              std::span<char> out) {
+    if (params.empty() || params[0] != '{' || !json::valid_utf8(params))
+        return 0;
+    json::Writer w(out);
+    w.begin_object().key("jsonrpc").string("2.0").key("id").string(id).key("method").string(method);
+    w.key("params").raw(params).end_object();
+    return w.complete() ? w.size() : 0;
 }
 
 size_t Server::progress(const PendingCall& call, uint64_t done, uint64_t total, std::string_view message,

@@ -16,6 +16,9 @@
 //    resultType; list and read results carry ttlMs and cacheScope; logging is opted into per
 //    request (["io.modelcontextprotocol/logLevel"]); ping, logging/setLevel and initialize are
 //    not methods of that revision.
+// A message without a method is a response to a request a running call sent the client
+// (client_request, client_request.h): it is handed to the host (ServerConfig::client_response)
+// and never answered.
 // The request pipeline (shared/contracts.md) before anything runs: authenticate (the line's
 // principal, or an API key presented in params._meta["io.basalt/api-key"]), route (deny by
 // default: allowlists for tools and resources), authorise (scopes), validate (the tool's input
@@ -177,6 +180,10 @@ struct PendingCall {
     // request's logLevel (2026-07-28) or the session's logging/setLevel when the call began; -1: none.
     int8_t notify_level = -1;
     ToolResult result = ToolResult::Structured; // the tool's kind of output
+    // What the client can be asked while the call runs (ClientCapability bits, client_request.h):
+    // the session's declared capabilities, or the 2026-07-28 request's own; 0 when the transport
+    // could not bring a response back.
+    uint8_t client_caps = 0;
     bool matches(std::string_view raw_id, bool is_string, uint32_t from) const {
         return from == origin && is_string == id_is_string && raw_id == std::string_view(id, id_len);
     }
@@ -208,6 +215,11 @@ struct ServerConfig {
     // notifications/cancelled for a request id (raw text as in PendingCall::matches) of the
     // session `origin`.
     void (*cancel_call)(std::string_view raw_id, bool id_is_string, uint32_t origin) = nullptr;
+    // A JSON-RPC response from the client (to a request a running call sent it: client_request):
+    // the id as written, the result's or the error's JSON text, and the session it came from.
+    // The host matches it by id AND origin; one that matches nothing is the host's to drop.
+    void (*client_response)(std::string_view raw_id, bool id_is_string, std::string_view body, bool is_error,
+                            uint32_t origin) = nullptr;
     uint32_t page_size = 4;                       // tools (and prompts) per list page
     // RFC 3339 UTC time for envelopes (the kernel reads its RTC-anchored clock).
     void (*now_rfc3339)(char* out, size_t cap) = nullptr;
@@ -231,6 +243,10 @@ struct Session {
     // where answers to its deferred calls go (HTTP: the connection waiting for them).
     uint32_t origin = 0;
     uint32_t reply_to = 0;
+    // What the client declared at initialize (ClientCapability bits), and whether the transport
+    // can bring its responses back to this session (HTTP: not without a session to post them to).
+    uint8_t client_caps = 0;
+    bool client_replies = true;
     // An API key the transport received out of band (HTTP Authorization / X-MCP-API-Key) for
     // the message being handled; a key in params._meta takes precedence. Valid during handle().
     std::string_view api_key;
@@ -255,6 +271,12 @@ public:
     // "Cancellation"); the decision is still audited. Returns the reply length (0: none).
     size_t finish_call(const PendingCall& call, bool ok, std::string_view structured, const ToolError& err, bool cancelled,
                        std::span<char> out);
+    // A request to the client on behalf of a running call (sampling/createMessage,
+    // elicitation/create): `id` a plain string the host issued, `params` one JSON object. Returns
+    // the message length (0: it did not fit, or params is not an object). The host checks first
+    // that the call's client_caps carry capability_for(method).
+    static size_t client_request(std::string_view id, std::string_view method, std::string_view params,
+                                 std::span<char> out);
     // notifications/progress for a call that asked for it (MCP "Progress"); 0 when it did not.
     size_t progress(const PendingCall& call, uint64_t done, uint64_t total, std::string_view message, std::span<char> out);
     // notifications/message that a running call emits itself (logger: the tool), if the call's
@@ -278,6 +300,7 @@ public:
 private:
     struct Request;
     void initialize(Request& r, Session& s);
+    void client_response(const json::Value& root, const Session& s);
     bool modern_envelope(Request& r, const json::Value& meta);
     void discover(Request& r);
     void begin_result(Request& r);

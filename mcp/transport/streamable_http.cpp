@@ -286,6 +286,9 @@ size_t HttpTransport::post(Reply& r, const http::Head& head, std::string_view bo
     if (session == &stateless) {
         stateless.principal = m_config.default_principal;
         stateless.origin = 0x80000000u | conn; // ids of a stateless request are its connection's
+        // A response from the client would come in a POST of its own, with no session to route it
+        // by: calls of a stateless request cannot ask the client anything.
+        stateless.client_replies = false;
     }
     session->reply_to = conn;
 

@@ -21,9 +21,12 @@
 //     dispatcher, which authenticates, authorises, validates and limits as on the serial line.
 //     Its auth and limit refusals become 401 (with WWW-Authenticate), 403 and 429 (with
 //     Retry-After), the envelope as body; everything else is a 200 JSON-RPC answer.
-//  7. Notifications and responses: 202, no body. A tools/call the dispatcher deferred (it runs in
-//     a tool task) is answered later on the same connection: application/json when the answer
-//     is all there is, or an SSE stream (chunked) once a progress or log notification comes first.
+//  7. Notifications and responses: 202, no body (a response goes to the dispatcher, which hands it
+//     to the call that asked: ServerConfig::client_response, routed by id and session). A
+//     tools/call the dispatcher deferred (it runs in a tool task) is answered later on the same
+//     connection: application/json when the answer is all there is, or an SSE stream (chunked)
+//     once a progress or log notification, or a request to the client (sampling, elicitation),
+//     comes first.
 #include <cstddef>
 #include <cstdint>
 #include <span>

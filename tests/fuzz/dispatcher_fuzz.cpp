@@ -220,6 +220,18 @@ void on_audit(const mcp::AuditEvent& e) {
     }
 }
 
+// A client's response handed to the host: the id as written (a string's body or an integer),
+// and the result or error member's own JSON text.
+json::Node g_response_nodes[4096];
+void on_client_response(std::string_view raw_id, bool id_is_string, std::string_view body, bool is_error, uint32_t) {
+    CHECK(!raw_id.empty() || id_is_string);
+    if (!id_is_string)
+        for (char c : raw_id)
+            CHECK((c >= '0' && c <= '9') || c == '-');
+    auto doc = json::Document::parse(body, g_response_nodes);
+    CHECK(doc.ok() && (!is_error || doc->root().valid()));
+}
+
 uint64_t g_now = 0;
 uint64_t now_ns() { return g_now; }
 void fixed_time(char* out, size_t cap) { snprintf(out, cap, "2026-11-22T08:00:00Z"); }
@@ -243,6 +255,7 @@ struct World {
         config.prompts = mcp::fixtures::prompts();
         config.prompt_allowlist = kPromptAllow;
         config.subscriptions = true;
+        config.client_response = on_client_response;
         if (!keys.add("op", mcp::Role::Operator, "operator-secret-key-1").ok() ||
             !keys.add("root", mcp::Role::Admin, "admin-secret-key-000001").ok() ||
             !keys.add("ro", mcp::Role::Reader, "reader-secret-key-0001").ok())
@@ -309,8 +322,11 @@ Expectation expect(std::string_view message) {
     }
     bool valid = root.is_object() && root.find("jsonrpc").string_equals("2.0") && id_ok &&
                  (!method.valid() || method.is_string());
-    // Invalid requests are answered; valid ones only when they carry both a method and an id.
-    e.reply = !valid || (method.valid() && id.valid());
+    // Responses (section 5: result or error, any id, null included) are never answered; invalid
+    // requests are; valid ones only when they carry both a method and an id.
+    bool response = root.is_object() && root.find("jsonrpc").string_equals("2.0") && !method.valid() &&
+                    (root.find("result").valid() || root.find("error").valid());
+    e.reply = !response && (!valid || (method.valid() && id.valid()));
     return e;
 }
 

@@ -1,7 +1,9 @@
 // End to end: the MCP conformance suite's fixtures (boot profile=conformance) through the official
 // SDK client over the serial line, as the suite's anonymous client reaches them: every fixture tool
 // with its exact content, logging and progress in order before the result, prompts, completion,
-// resources (text, blob, template) and a subscription's notifications/resources/updated.
+// resources (text, blob, template), a subscription's notifications/resources/updated, and the tools
+// that ask the client while they run (sampling/createMessage, elicitation/create: answered, refused,
+// cancelled while waiting, unanswered past the wall-time limit).
 // Usage: node conformance_fixtures_test.mjs KERNEL_ELF
 import assert from "node:assert/strict";
 
@@ -10,7 +12,7 @@ import { boot, types } from "./sdk.mjs";
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR42mP4z8AAAAMBAQD3A0FDAAAAAElFTkSuQmCC";
 const kernel = process.argv[2];
 const { client, transport, fail, done } = boot("basalt-conformance", ["--profile", "conformance", "--role", "anonymous"],
-                                               { kernel, timeoutMs: 110000 });
+                                               { kernel, timeoutMs: 130000, capabilities: { sampling: {}, elicitation: {} } });
 
 const text = (t) => [{ type: "text", text: t }];
 
@@ -28,12 +30,13 @@ async function refused(promise, code, envelope) {
 
 try {
   await client.connect(transport);
-  // Every message as it comes off the wire: the SDK runs notification handlers a microtask after
-  // the line is read but resolves a response at once, so a progress notification that arrives
-  // in the same read as its result never reaches onprogress. The order on the wire is checked here.
+  // Every message from the kernel, in the order it arrived (the SDK client hides some ordering).
   const wire = [];
   const deliver = transport.onmessage;
-  transport.onmessage = (m) => { wire.push(m); deliver(m); };
+  transport.onmessage = (message, ...rest) => {
+    wire.push(message);
+    deliver(message, ...rest);
+  };
   const caps = client.getServerCapabilities();
   assert.ok(caps.tools && caps.prompts && caps.completions && caps.logging, JSON.stringify(caps));
   assert.equal(caps.resources.subscribe, true);
@@ -42,9 +45,10 @@ try {
   const listed = await client.listTools();
   assert.equal(listed.nextCursor, undefined);
   assert.deepEqual(listed.tools.map((t) => t.name).sort(), [
-    "json_schema_2020_12_tool", "test_audio_content", "test_embedded_resource", "test_error_handling",
-    "test_image_content", "test_multiple_content_types", "test_reconnection", "test_simple_text",
-    "test_tool_with_logging", "test_tool_with_progress",
+    "json_schema_2020_12_tool", "test_audio_content", "test_elicitation", "test_elicitation_sep1034_defaults",
+    "test_elicitation_sep1330_enums", "test_embedded_resource", "test_error_handling", "test_image_content",
+    "test_multiple_content_types", "test_reconnection", "test_sampling", "test_simple_text", "test_tool_with_logging",
+    "test_tool_with_progress",
   ]);
   for (const t of listed.tools) {
     assert.ok(t.description, t.name);
@@ -99,16 +103,100 @@ try {
   await call("test_tool_with_logging");
   assert.equal(logs.filter((l) => l.logger === "test_tool_with_logging").length, 0, "below the level asked for");
 
-  // tools-call-with-progress: 0, 50, 100 of 100 before the result.
+  // tools-call-with-progress: 0, 50, 100 of 100 before the result, as sent on the line. The SDK
+  // client (1.32) runs notification handlers a tick later but responses at once, so a last
+  // progress that arrives in the same read as the result never reaches onprogress: what the
+  // client saw is a prefix of what was sent.
   const progress = [];
   wire.length = 0;
   r = await client.callTool({ name: "test_tool_with_progress", arguments: {} }, undefined,
                             { onprogress: (p) => progress.push(p) });
-  const sent = wire.filter((m) => m.method === "notifications/progress").map((m) => [m.params.progress, m.params.total]);
-  assert.deepEqual(sent, [[0, 100], [50, 100], [100, 100]]);
-  assert.ok(wire.findIndex((m) => m.result) > wire.findLastIndex((m) => m.method === "notifications/progress"), "progress before the result");
-  assert.deepEqual(progress.map((p) => [p.progress, p.total]), sent.slice(0, progress.length));
+  const sent = wire.filter((m) => m.method === "notifications/progress");
+  assert.deepEqual(sent.map((m) => [m.params.progress, m.params.total]), [[0, 100], [50, 100], [100, 100]]);
+  assert.ok(wire.indexOf(sent[2]) < wire.findIndex((m) => m.result), "progress before the result");
+  assert.ok(progress.length >= 2);
+  assert.deepEqual(progress, sent.slice(0, progress.length).map((m) => ({ progress: m.params.progress, total: m.params.total })));
   assert.deepEqual(r.content, text("Tool with progress executed successfully"));
+
+  // Tools that ask the client while they run: the request arrives, its answer becomes the result.
+  const asked = [];
+  const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
+  client.setRequestHandler(types.CreateMessageRequestSchema, async (req) => {
+    asked.push(req);
+    return { role: "assistant", content: { type: "text", text: "This is a test response from the client" },
+             model: "test-model", stopReason: "endTurn" };
+  });
+  let elicit = async () => ({ action: "accept", content: { username: "testuser", email: "test@example.com" } });
+  client.setRequestHandler(types.ElicitRequestSchema, async (req) => {
+    asked.push(req);
+    return elicit(req);
+  });
+  r = await client.callTool({ name: "test_sampling", arguments: { prompt: "Test prompt for sampling" } });
+  assert.deepEqual(r.content, text("LLM response: This is a test response from the client"));
+  assert.equal(asked.length, 1);
+  assert.equal(asked[0].method, "sampling/createMessage");
+  assert.deepEqual(asked[0].params.messages, [{ role: "user", content: { type: "text", text: "Test prompt for sampling" } }]);
+  assert.equal(asked[0].params.maxTokens, 100);
+
+  r = await client.callTool({ name: "test_elicitation", arguments: { message: "Please provide your information" } });
+  assert.deepEqual(r.content,
+                   text('User response: action=accept, content={"username":"testuser","email":"test@example.com"}'));
+  assert.equal(asked[1].params.message, "Please provide your information");
+  assert.deepEqual(asked[1].params.requestedSchema.required, ["username", "email"]);
+
+  elicit = async () => ({ action: "accept", content: { name: "Jane Smith", age: 25, score: 88, status: "inactive", verified: false } });
+  r = await call("test_elicitation_sep1034_defaults");
+  assert.match(r.content[0].text, /^Elicitation completed: action=accept, content=\{"name":"Jane Smith"/);
+  const defaults = asked[2].params.requestedSchema.properties;
+  assert.deepEqual([defaults.name.default, defaults.age.default, defaults.score.default, defaults.status.default,
+                    defaults.verified.default], ["John Doe", 30, 95.5, "active", true]);
+
+  elicit = async () => ({ action: "accept", content: { untitledSingle: "option1", titledSingle: "value1", legacyEnum: "opt1",
+                                                       untitledMulti: ["option1", "option2"], titledMulti: ["value1", "value2"] } });
+  r = await call("test_elicitation_sep1330_enums");
+  assert.match(r.content[0].text, /^Elicitation completed: action=accept, content=\{"untitledSingle":"option1"/);
+  const enums = asked[3].params.requestedSchema.properties;
+  assert.deepEqual(enums.titledSingle.oneOf[0], { const: "value1", title: "First Option" });
+  assert.equal(enums.legacyEnum.enumNames.length, 3);
+  assert.deepEqual(enums.titledMulti.items.anyOf.map((o) => o.const), ["value1", "value2", "value3"]);
+
+  elicit = async () => ({ action: "decline" });
+  r = await client.callTool({ name: "test_elicitation", arguments: { message: "no thanks" } });
+  assert.deepEqual(r.content, text("User response: action=decline, content={}"));
+
+  // The client answers with an error: an isError result, and the call task is gone.
+  elicit = async () => { throw new Error("the user closed the dialog"); };
+  r = await client.callTool({ name: "test_elicitation", arguments: { message: "refuse me" } });
+  assert.equal(r.isError, true, JSON.stringify(r));
+  assert.match(r.content[0].text, /the client refused the request/);
+
+  // Cancelled while it waits for the client: no answer, and the tool task ends.
+  let release;
+  elicit = () => new Promise((res) => { release = () => res({ action: "cancel" }); });
+  const abort = new AbortController();
+  const cancelled = client.callTool({ name: "test_elicitation", arguments: { message: "wait" } }, undefined,
+                                    { signal: abort.signal });
+  for (let i = 0; i < 50 && !release; ++i)
+    await sleep(20);
+  assert.ok(release, "the request reached the client");
+  abort.abort("changed my mind");
+  await assert.rejects(cancelled);
+  release(); // a late answer to a withdrawn request: dropped by the kernel
+  await sleep(300);
+  r = await call("test_simple_text");
+  assert.deepEqual(r.content, text("This is a simple text response for testing."), "the line still works");
+
+  // Never answered: the call ends at its wall-time limit (10 s), like any other.
+  release = undefined;
+  elicit = () => new Promise((res) => { release = () => res({ action: "cancel" }); });
+  const started = Date.now();
+  r = await client.callTool({ name: "test_elicitation", arguments: { message: "nobody home" } });
+  assert.equal(r.isError, true);
+  assert.equal(r.structuredContent.error.code, "limit_time_exceeded", JSON.stringify(r));
+  assert.ok(Date.now() - started >= 9000, "waited for the limit");
+  release();
+  r = await client.callTool({ name: "test_sampling", arguments: { prompt: "still there?" } });
+  assert.deepEqual(r.content, text("LLM response: This is a test response from the client"));
 
   // Prompts.
   const prompts = await client.listPrompts();
@@ -164,7 +252,7 @@ try {
   assert.deepEqual(updates, [], "no notification after unsubscribe");
   await refused(client.subscribeResource({ uri: "kernel://status" }), -32002, "validation_unknown_tool");
 
-  console.log("conformance fixtures over the serial line: tools, logging, progress, prompts, completion, resources, subscription ok");
+  console.log("conformance fixtures over the serial line: tools, logging, progress, sampling, elicitation, prompts, completion, resources, subscription ok");
   await done();
 } catch (e) {
   await fail(e);

@@ -14,13 +14,14 @@ export const defaultKernel = path.join(root, "build/kernel/basalt.elf");
 
 // A client and its transport for a kernel booted with extra run.sh arguments. On failure or
 // timeout, fail() closes the transport (QEMU holds the test's stdout open while it runs).
-export function boot(name, runArgs, { kernel = defaultKernel, stderr = "inherit", timeoutMs = 60000 } = {}) {
+// capabilities: what the client declares at initialize (e.g. { sampling: {}, elicitation: {} }).
+export function boot(name, runArgs, { kernel = defaultKernel, stderr = "inherit", timeoutMs = 60000, capabilities } = {}) {
   const transport = new StdioClientTransport({
     command: path.join(root, "qemu/run.sh"),
     args: ["--kernel", kernel, "--stdio", ...runArgs],
     stderr,
   });
-  const client = new Client({ name, version: "1.0.0" });
+  const client = new Client({ name, version: "1.0.0" }, capabilities ? { capabilities } : undefined);
   const fail = async (e) => {
     console.error("FAIL:", e);
     await transport.close().catch(() => {});
