@@ -27,10 +27,13 @@ const keys = Array.from({ length: 32 }, (_, i) => `bench-key-${String(i).padStar
 const authOf = (i) => ({ Authorization: `Bearer ${keys[i % keys.length]}` });
 
 const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))];
-const rssMiB = (pid) => {
-  const m = fs.readFileSync(`/proc/${pid}/status`, "utf8").match(/VmRSS:\s+(\d+) kB/);
+const rssMiB = (pid, field = "VmRSS") => {
+  const m = fs.readFileSync(`/proc/${pid}/status`, "utf8").match(new RegExp(`${field}:\\s+(\\d+) kB`));
   return m ? Number(m[1]) / 1024 : NaN;
 };
+// Resident size, and the part that is the process's own (RssAnon: guest RAM touched, TCG
+// buffers, heap; the rest is the QEMU binary and libraries, shared between instances).
+const rss = (pid) => `RSS ${rssMiB(pid).toFixed(1)} MiB (${rssMiB(pid, "RssAnon").toFixed(1)} MiB private)`;
 
 const initialize = { jsonrpc: "2.0", id: 0, method: "initialize",
                      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "bench", version: "1" } } };
@@ -83,7 +86,7 @@ const usage = async () => {
   pool.close();
   const m = r.json.result.structuredContent;
   return `kernel ${(((m.total_pages - m.free_pages) * 4096) / 2 ** 20).toFixed(1)} MiB in use (heap ${m.heap.live_allocations} allocations), ` +
-         `QEMU RSS ${rssMiB(node.pid).toFixed(1)} MiB`;
+         `QEMU ${rss(node.pid)}`;
 };
 const basalt = {};
 try {
@@ -118,7 +121,7 @@ try {
   console.log(`Official TypeScript SDK server (stateless, native on the host):`);
   for (const c of levels) {
     const r = await run(`http://127.0.0.1:${port}/mcp`, c, () => ({}));
-    console.log(`  ${String(c).padStart(2)} client(s): ${fmt(r)}  RSS ${rssMiB(peer.pid).toFixed(1)} MiB` +
+    console.log(`  ${String(c).padStart(2)} client(s): ${fmt(r)}  ${rss(peer.pid)}` +
                 `  -> Basalt/SDK ${(basalt[c].rps / r.rps).toFixed(2)}x req/s`);
   }
 } finally {
