@@ -130,8 +130,16 @@ constexpr uint32_t kVectorWorkers = 2;
                                     : ktl::Result<uint64_t>(audit_region.error());
     if (!audit_trail)
         KLOG_ERROR("mcp: no audit region (%s); decisions will be counted as dropped", ktl::error_name(audit_trail.error()));
-    auto grant_audit_trail = [&](sched::Task* t) {
-        return audit_trail ? kcap::grant_existing(t, *audit_trail, kcap::kRead | kcap::kWrite).value_or(~0u) : ~0u;
+    auto grant_bridge = [&](sched::Task* t) {
+        mcpd::BridgeCaps caps;
+        // Grant: the bridge hands tool tasks single-use tokens for it, never the capability itself.
+        caps.introspection = kcap::grant_existing(t, *introspection, kcap::kRead | kcap::kGrant).value_or(~0u);
+        caps.factory = kcap::grant_existing(t, *factory, kcap::kWrite).value_or(~0u);
+        caps.audit = kcap::grant_existing(t, *audit_log, kcap::kRead).value_or(~0u);
+        caps.audit_region = audit_trail ? kcap::grant_existing(t, *audit_trail, kcap::kRead | kcap::kWrite).value_or(~0u) : ~0u;
+        // Grant: vector tools get a token for one collection (store_open) or for the store itself.
+        caps.store = kcap::grant_existing(t, *vector_store, kcap::kAll).value_or(~0u);
+        return caps;
     };
     if (bootargs::get().mcp_serial) {
         static mcpd::SerialCaps mcp_caps;
@@ -139,13 +147,7 @@ constexpr uint32_t kVectorWorkers = 2;
         if (!t)
             panic("sched: cannot create the MCP task: %s", ktl::error_name(t.error()));
         mcp_caps.serial = kcap::grant_existing(*t, *serial_object, kcap::kRead | kcap::kWrite).value_or(~0u);
-        // Grant: the bridge hands tool tasks single-use tokens for it, never the capability itself.
-        mcp_caps.introspection = kcap::grant_existing(*t, *introspection, kcap::kRead | kcap::kGrant).value_or(~0u);
-        mcp_caps.factory = kcap::grant_existing(*t, *factory, kcap::kWrite).value_or(~0u);
-        mcp_caps.audit = kcap::grant_existing(*t, *audit_log, kcap::kRead).value_or(~0u);
-        mcp_caps.audit_region = grant_audit_trail(*t);
-        // Grant: vector tools get a token for one collection (store_open) or for the store itself.
-        mcp_caps.store = kcap::grant_existing(*t, *vector_store, kcap::kAll).value_or(~0u);
+        mcp_caps.bridge = grant_bridge(*t);
         mcp_caps.wake = [] { serial.interrupt_reader(); };
     } else {
         start_shell(*factory, *introspection, *audit_log, *serial_object);
@@ -164,11 +166,7 @@ constexpr uint32_t kVectorWorkers = 2;
             panic("mcp: cannot start the HTTP bridge");
         http_caps.endpoint = kcap::grant_existing(*t, *endpoint_object, kcap::kRead | kcap::kWrite).value_or(~0u);
         http_caps.wake = kcap::grant_existing(*t, *wake_object, kcap::kRead).value_or(~0u);
-        http_caps.introspection = kcap::grant_existing(*t, *introspection, kcap::kRead | kcap::kGrant).value_or(~0u);
-        http_caps.factory = kcap::grant_existing(*t, *factory, kcap::kWrite).value_or(~0u);
-        http_caps.audit = kcap::grant_existing(*t, *audit_log, kcap::kRead).value_or(~0u);
-        http_caps.audit_region = grant_audit_trail(*t);
-        http_caps.store = kcap::grant_existing(*t, *vector_store, kcap::kAll).value_or(~0u);
+        http_caps.bridge = grant_bridge(*t);
         http_caps.signal = [] { http_wake.signal(); };
     }
     if (!bootargs::get().ktest.empty()) {

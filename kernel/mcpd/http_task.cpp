@@ -384,7 +384,7 @@ void pump_streams(mcp::HttpTransport& transport, uint64_t& log_next) {
         return;
     }
     for (int guard = 0; guard < 64; ++guard) {
-        int64_t after = sys::call(sys::Number::log_read, g_caps.introspection, log_next, reinterpret_cast<uint64_t>(&rec));
+        int64_t after = sys::call(sys::Number::log_read, g_caps.bridge.introspection, log_next, reinterpret_cast<uint64_t>(&rec));
         if (after < 0)
             break;
         log_next = static_cast<uint64_t>(after);
@@ -421,9 +421,9 @@ bool any_open() {
 
 int64_t http_task_main(void* arg) {
     g_caps = *static_cast<const HttpCaps*>(arg);
-    g_exec.configure({ g_caps.factory, g_caps.introspection, g_caps.store }, uint64_t(bootargs::get().tool_time_ms) * 1000000,
+    g_exec.configure({ g_caps.bridge.factory, g_caps.bridge.introspection, g_caps.bridge.store }, uint64_t(bootargs::get().tool_time_ms) * 1000000,
                      bootargs::get().tool_output_bytes, g_caps.signal, kMaxHttpCalls);
-    if (!audit_trail_attach(g_caps.audit_region))
+    if (!audit_trail_attach(g_caps.bridge.audit_region))
         KLOG_ERROR("mcp: http: no audit region; decisions are counted as dropped");
     build_hosts();
 
@@ -438,7 +438,7 @@ int64_t http_task_main(void* arg) {
     config.subscriptions = true; // delivered on the session's standalone stream (pump_streams)
     static mcp::CallLimiter limiter(limit_config());
     static mcp::Server server(config, limiter);
-    set_resource_context({ g_caps.introspection, g_caps.audit, fallback, config.allowlist.size() });
+    set_resource_context({ g_caps.bridge.introspection, g_caps.bridge.audit, fallback, config.allowlist.size() });
     static mcp::HttpConfig http_config;
     http_config.allowed_hosts = std::span<const std::string_view>(g_hosts, g_host_count);
     http_config.default_principal = fallback;

@@ -5,17 +5,15 @@
 // same dispatcher pipeline as the serial line. Its tool calls run in tool tasks of its own.
 #include <cstdint>
 
+#include "bridge_config.h"
+
 namespace mcpd {
 
 struct HttpCaps {
-    uint32_t endpoint = ~0u;      // the NetEndpoint (read: poll/recv, write: send/close)
-    uint32_t wake = ~0u;          // Event: connections changed or a tool call has output
-    uint32_t introspection = ~0u; // as the serial bridge: tokens for kernel tools, resources
-    uint32_t factory = ~0u;       // creates tool tasks
-    uint32_t audit = ~0u;         // the kernel's capability audit records
-    uint32_t audit_region = ~0u;  // the MCP audit trail
-    uint32_t store = ~0u;         // the named vector store
-    void (*signal)() = nullptr;   // signals `wake` (tool tasks call it)
+    uint32_t endpoint = ~0u;    // the NetEndpoint (read: poll/recv, write: send/close)
+    uint32_t wake = ~0u;        // Event: connections changed or a tool call has output
+    BridgeCaps bridge;
+    void (*signal)() = nullptr; // signals `wake` (tool tasks call it)
 };
 
 int64_t http_task_main(void* caps);

@@ -61,9 +61,9 @@ uint64_t forward_log(mcp::Server& server, const mcp::Session& session, uint32_t 
 
 int64_t serial_task_main(void* arg) {
     const auto& caps = *static_cast<const SerialCaps*>(arg);
-    g_log_slot = caps.introspection;
+    g_log_slot = caps.bridge.introspection;
     g_serial_slot = caps.serial;
-    g_exec.configure({ caps.factory, caps.introspection, caps.store }, uint64_t(bootargs::get().tool_time_ms) * 1000000,
+    g_exec.configure({ caps.bridge.factory, caps.bridge.introspection, caps.bridge.store }, uint64_t(bootargs::get().tool_time_ms) * 1000000,
                      bootargs::get().tool_output_bytes, caps.wake);
 
     // The serial line's principal comes from the boot configuration. Default admin: whoever
@@ -72,7 +72,7 @@ int64_t serial_task_main(void* arg) {
     static mcp::Session session;
     session.principal = line_principal(console, "console", bootargs::get().serial_role, mcp::Role::Admin,
                                        mcp::CallLimiter::kMaxPrincipals - 1);
-    if (!audit_trail_attach(caps.audit_region))
+    if (!audit_trail_attach(caps.bridge.audit_region))
         KLOG_ERROR("mcp: no audit region; decisions are counted as dropped");
 
     static mcp::ServerConfig config = base_server_config();
@@ -81,7 +81,7 @@ int64_t serial_task_main(void* arg) {
     attach<g_exec>(config);
     static mcp::CallLimiter limiter(limit_config());
     static mcp::Server server(config, limiter);
-    set_resource_context({ caps.introspection, caps.audit, session.principal, config.allowlist.size() });
+    set_resource_context({ caps.bridge.introspection, caps.bridge.audit, session.principal, config.allowlist.size() });
 
     mcp::LineFramer framer({ g_line, kMaxLine });
     KLOG_INFO("mcp: serving on the serial line as '%s' (%s), %zu tools and %zu resources allowed, %zu keys", console.name,

@@ -133,6 +133,11 @@ size_t HttpTransport::refuse(Reply& r, uint16_t status, ErrorCode code, const ch
     char body[512];
     json::Writer jw({ body, sizeof body });
     write_envelope(jw, code, message, request_id, now_text, { { "reason", reason } });
+    return envelope_response(r, status, jw.view());
+}
+
+// A refusal: its status, the headers that status calls for, the canonical envelope as body.
+size_t HttpTransport::envelope_response(Reply& r, uint16_t status, std::string_view envelope) {
     http::ResponseWriter w(r.out);
     w.status(status);
     common_headers(w, r.keep_alive);
@@ -140,7 +145,9 @@ size_t HttpTransport::refuse(Reply& r, uint16_t status, ErrorCode code, const ch
         w.header("WWW-Authenticate", "Bearer realm=\"basalt\"");
     if (status == 405)
         w.header("Allow", "GET, POST, DELETE");
-    w.header("Content-Type", "application/json").header("Content-Length", uint64_t(jw.size())).end_head().body(jw.view());
+    if (status == 429)
+        w.header("Retry-After", kRetryAfterSeconds);
+    w.header("Content-Type", "application/json").header("Content-Length", uint64_t(envelope.size())).end_head().body(envelope);
     return finish(w);
 }
 
@@ -326,17 +333,7 @@ size_t HttpTransport::post(Reply& r, const http::Head& head, std::string_view bo
     if (name && parse_error_code(*name, code) && http_status(code) != 200) {
         if (initialize)
             slot->used = false;
-        uint16_t status = http_status(code);
-        http::ResponseWriter w(r.out);
-        w.status(status);
-        common_headers(w, r.keep_alive);
-        if (status == 401)
-            w.header("WWW-Authenticate", "Bearer realm=\"basalt\"");
-        if (status == 429)
-            w.header("Retry-After", kRetryAfterSeconds);
-        w.header("Content-Type", "application/json").header("Content-Length", uint64_t(envelope.raw().size()));
-        w.end_head().body(envelope.raw());
-        return finish(w);
+        return envelope_response(r, http_status(code), envelope.raw());
     }
     if (initialize && !answer->root().find("result").valid())
         slot->used = false; // a failed initialize leaves no session behind

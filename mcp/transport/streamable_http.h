@@ -110,6 +110,7 @@ private:
     void new_session_id(char* out);
     uint64_t now() const { return m_config.now_ns ? m_config.now_ns() : 0; }
     size_t refuse(Reply& r, uint16_t status, ErrorCode code, const char* message, const char* reason);
+    size_t envelope_response(Reply& r, uint16_t status, std::string_view envelope);
     size_t post(Reply& r, const http::Head& head, std::string_view body, uint32_t conn, HttpOutcome& outcome);
 
     Server& m_server;

@@ -10,18 +10,14 @@ import { execFile } from "node:child_process";
 import path from "node:path";
 import { promisify } from "node:util";
 
-import { Client, StreamableHTTPClientTransport, bootHttp, root, types } from "./sdk.mjs";
+import { Client, StreamableHTTPClientTransport, bootHttp, root, types, watch } from "./sdk.mjs";
 
 const kernel = process.argv[2];
 // Scenarios that need what the kernel does not do yet; each one listed here is reported, and the
 // test fails if one of them starts passing (so the list cannot go stale).
 const expectedFailures = new Set([]);
 const node = await bootHttp(["--profile", "conformance"], { kernel });
-const watchdog = setTimeout(async () => {
-  console.error("FAIL: timed out\n" + node.log().slice(-3000));
-  await node.stop();
-  process.exit(1);
-}, 280000);
+const verdict = watch(node, "http_conformance_test", 280000);
 
 try {
   const bin = path.join(root, ".deps/npm/node_modules/.bin");
@@ -60,12 +56,7 @@ try {
   assert.ok(logs.some((l) => l.level === "notice" && /no_such_fixture/.test(l.data)), JSON.stringify(logs.slice(-3)));
   await client.close();
 
-  console.log("PASS http_conformance_test");
-  clearTimeout(watchdog);
-  await node.stop();
-  process.exit(0);
+  await verdict.pass();
 } catch (e) {
-  console.error("FAIL:", e, "\n--- console ---\n" + node.log().slice(-3000));
-  await node.stop();
-  process.exit(1);
+  await verdict.fail(e);
 }

@@ -6,18 +6,14 @@
 import assert from "node:assert/strict";
 
 import { HttpPool } from "./http_pool.mjs";
-import { bootHttp } from "./sdk.mjs";
+import { bootHttp, watch } from "./sdk.mjs";
 
 const kernel = process.argv[2];
 const READER = "reader-key-0123456789";
 const ADMIN = "admin-key-0123456789abcdef";
 const node = await bootHttp(["--key", `reader:ada:${READER}`, "--key", `admin:root:${ADMIN}`,
                              "--append", "tool_time_ms=300 tool_output_bytes=4096"], { kernel });
-const watchdog = setTimeout(async () => {
-  console.error("FAIL: timed out\n" + node.log().slice(-3000));
-  await node.stop();
-  process.exit(1);
-}, 150000);
+const verdict = watch(node, "http_contract_test", 150000);
 
 let nextId = 1;
 // 16 keep-alive connections, opened up front: the concurrency row needs 14 requests to arrive
@@ -143,13 +139,8 @@ try {
   assert.equal(allowed.principal, "ada");
 
   console.log(`contract rows proven over HTTP: ${rows.length}\n  ${rows.join("\n  ")}`);
-  console.log("PASS http_contract_test");
-  clearTimeout(watchdog);
   pool.close();
-  await node.stop();
-  process.exit(0);
+  await verdict.pass();
 } catch (e) {
-  console.error("FAIL:", e, "\n--- console ---\n" + node.log().slice(-3000));
-  await node.stop();
-  process.exit(1);
+  await verdict.fail(e);
 }

@@ -7,16 +7,12 @@ import assert from "node:assert/strict";
 import net from "node:net";
 
 import { HttpPool } from "./http_pool.mjs";
-import { bootHttp } from "./sdk.mjs";
+import { bootHttp, watch } from "./sdk.mjs";
 
 const kernel = process.argv[2];
 const ADMIN = "admin-key-0123456789abcdef";
 const node = await bootHttp(["--key", `admin:root:${ADMIN}`], { kernel });
-const watchdog = setTimeout(async () => {
-  console.error("FAIL: timed out\n" + node.log().slice(-3000));
-  await node.stop();
-  process.exit(1);
-}, 170000);
+const verdict = watch(node, "http_hostile_test", 170000);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // The well-behaved client: one keep-alive connection, a 2026-07-28 request (no session needed).
@@ -141,13 +137,8 @@ try {
   assert.deepEqual(after, base, "net task and HTTP bridge heaps are back to their baseline");
   console.log(`hostile: ${held} connections held, slow-loris cut after ${(lorisMs / 1000).toFixed(1)} s, heaps back to ` +
               `baseline (net ${base.net} B, mcp-http ${base.http} B)`);
-  console.log("PASS http_hostile_test");
-  clearTimeout(watchdog);
   good.close();
-  await node.stop();
-  process.exit(0);
+  await verdict.pass();
 } catch (e) {
-  console.error("FAIL:", e, "\n--- console ---\n" + node.log().slice(-3000));
-  await node.stop();
-  process.exit(1);
+  await verdict.fail(e);
 }

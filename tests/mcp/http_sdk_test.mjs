@@ -9,17 +9,13 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 
-import { Client, StreamableHTTPClientTransport, bootHttp, root, taskGone } from "./sdk.mjs";
+import { Client, StreamableHTTPClientTransport, bootHttp, root, taskGone, watch } from "./sdk.mjs";
 
 const kernel = process.argv[2];
 const ADMIN = "admin-key-0123456789abcdef";
 const started = Date.now();
 const node = await bootHttp(["--key", `admin:root:${ADMIN}`], { kernel });
-const watchdog = setTimeout(async () => {
-  console.error("FAIL: timed out\n" + node.log());
-  await node.stop();
-  process.exit(1);
-}, 120000);
+const verdict = watch(node, "http_sdk_test", 120000);
 
 const connect = async (headers = { Authorization: `Bearer ${ADMIN}` }) => {
   const transport = new StreamableHTTPClientTransport(new URL(node.url), { requestInit: { headers } });
@@ -128,12 +124,7 @@ try {
   assert.ok(listed.includes("kernel_info"), `inspector listed: ${listed}`);
 
   console.log(`HTTP: served ${connectedMs} ms after launch; kernel_info round trip ${callUs.toFixed(0)} us`);
-  console.log("PASS http_sdk_test");
-  clearTimeout(watchdog);
-  await node.stop();
-  process.exit(0);
+  await verdict.pass();
 } catch (e) {
-  console.error("FAIL:", e, "\n--- console ---\n" + node.log().slice(-4000));
-  await node.stop();
-  process.exit(1);
+  await verdict.fail(e);
 }

@@ -114,3 +114,19 @@ export async function bootHttp(runArgs = [], { kernel = defaultKernel, timeoutMs
   const shell = (cmd) => child.stdin.write(cmd + "\r");
   return { url: `http://127.0.0.1:${port}/mcp`, port, pid: child.pid, log: () => text, stop, shell };
 }
+
+// The ending of a test against a booted node: a watchdog, and pass()/fail(e) that stop QEMU,
+// print the verdict (with the end of the console on failure) and exit.
+export function watch(node, name, timeoutMs) {
+  const finish = async (code, ...message) => {
+    clearTimeout(timer);
+    (code ? console.error : console.log)(...message);
+    await node.stop();
+    process.exit(code);
+  };
+  const timer = setTimeout(() => finish(1, "FAIL: timed out\n--- console ---\n" + node.log().slice(-3000)), timeoutMs);
+  return {
+    pass: () => finish(0, `PASS ${name}`),
+    fail: (e) => finish(1, "FAIL:", e, "\n--- console ---\n" + node.log().slice(-3000)),
+  };
+}
