@@ -39,7 +39,12 @@ constexpr size_t kMaxReply = 192 * 1024;
 // of 10): enough for the 32 concurrent clients the benchmark drives.
 constexpr size_t kMaxHttpCalls = 32;
 
-// A growable byte buffer on the kernel heap, charged to this task.
+// Request and response bytes held for all connections together: a crowd of clients sending
+// 1 MiB bodies at once gets 503s, not the kernel's memory.
+constexpr size_t kBufferBudget = 16u << 20;
+size_t g_buffered = 0;
+
+// A growable byte buffer on the kernel heap, charged to this task and to the budget above.
 struct Buffer {
     char* data = nullptr;
     size_t len = 0;
@@ -50,6 +55,8 @@ struct Buffer {
         size_t n = cap ? cap : kFirstBuffer;
         while (n < need)
             n *= 2;
+        if (g_buffered - cap + n > kBufferBudget)
+            return false;
         auto mem = kheap::alloc(n, static_cast<uint16_t>(sys::self()));
         if (!mem)
             return false;
@@ -58,6 +65,7 @@ struct Buffer {
             fresh[i] = data[i];
         if (data)
             kheap::free(data);
+        g_buffered = g_buffered - cap + n;
         data = fresh;
         cap = n;
         return true;
@@ -70,6 +78,7 @@ struct Buffer {
     void release() {
         if (data)
             kheap::free(data);
+        g_buffered -= cap;
         *this = Buffer {};
     }
 };
@@ -473,7 +482,7 @@ int64_t http_task_main(void* arg) {
             for (auto& c : g_conns)
                 if (c.state != Conn::State::Free) {
                     if (c.state == Conn::State::Reading)
-                        process(transport, c); // pipelined requests behind an answered call
+                        receive(transport, c); // requests that waited behind an answered call
                     settle(c);
                 }
         }

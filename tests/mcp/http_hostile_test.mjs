@@ -117,6 +117,21 @@ try {
   }
   assert.equal((await call("kernel_info")).status, 200, "still serving after the disconnects");
 
+  // Pipelining: a tool call (answered later, by its tool task) and a list in one write; both are
+  // answered, in order, on the one connection.
+  {
+    const s = await open();
+    const req = (id, method, params) => {
+      const body = JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: meta } });
+      return `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n` +
+             `Authorization: Bearer ${ADMIN}\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    };
+    s.write(req(1, "tools/call", { name: "kernel_info", arguments: {} }) + req(2, "tools/list", {}));
+    await until(() => (s.received.match(/HTTP\/1\.1 200/g) || []).length === 2 && s.received.includes('"id":2'), 10000, "two pipelined answers");
+    assert.ok(s.received.indexOf('"id":1') < s.received.indexOf('"id":2'), "answers in request order");
+    s.destroy();
+  }
+
   // Slow-loris heads are cut off: 408 about 10 s after their first byte.
   await until(() => loris.every((s) => s.gone), 30000, "slow-loris connections closed");
   const lorisMs = Date.now() - t0;
