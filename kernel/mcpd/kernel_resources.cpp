@@ -52,8 +52,10 @@ bool read_status(json::Writer& w, mcp::ToolError& err) {
     w.end_array();
     w.key("mcp").begin_object();
     const mcp::Principal* p = ctx().line_principal;
-    w.key("serial_principal").string(p ? std::string_view(p->name) : "anonymous");
-    w.key("serial_role").string(mcp::role_name(p ? p->role : mcp::Role::Anonymous));
+    // The line this snapshot was read on, and who its callers are without a key.
+    w.key("transport").string(ctx().transport);
+    w.key("line_principal").string(p ? std::string_view(p->name) : "anonymous");
+    w.key("line_role").string(mcp::role_name(p ? p->role : mcp::Role::Anonymous));
     w.key("tools_allowed").number(uint64_t(ctx().tools_allowed));
     w.key("audit_records").number(audit_trail_count()).key("audit_dropped").number(audit_trail_dropped());
     w.end_object();

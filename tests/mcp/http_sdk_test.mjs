@@ -75,6 +75,9 @@ try {
     assert.equal(snap.source_commit, info.structuredContent.source_commit);
     assert.match(snap.generated_at, /Z$/);
   }
+  const status = JSON.parse((await client.readResource({ uri: "kernel://status" })).contents[0].text);
+  assert.equal(status.mcp.transport, "http");
+  assert.equal(status.mcp.line_role, "anonymous", "callers without a key");
   // The audit trail is shared by the bridges and names the transport.
   const audit = JSON.parse((await client.readResource({ uri: "audit://log" })).contents[0].text);
   assert.ok(audit.decisions.some((r) => r.transport === "http" && r.name === "kernel_info" && r.principal === "root"),

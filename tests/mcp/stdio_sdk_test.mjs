@@ -99,7 +99,8 @@ try {
     assert.equal(snap.source_commit, result.structuredContent.source_commit);
   }
   const status = JSON.parse((await client.readResource({ uri: "kernel://status" })).contents[0].text);
-  assert.equal(status.mcp.serial_role, "admin");
+  assert.equal(status.mcp.transport, "serial");
+  assert.equal(status.mcp.line_role, "admin");
   assert.deepEqual((await client.listResourceTemplates()).resourceTemplates, []);
 
   // Logging: after logging/setLevel, kernel log records arrive as notifications/message.
