@@ -14,20 +14,6 @@ constexpr uint32_t kMaxK = 100;
 constexpr uint32_t kMaxFilter = 1024;
 constexpr uint32_t kDefaultK = 10, kDefaultEf = 64;
 
-// Rows of a JSON array into floats; false unless exactly `dim` finite numbers.
-bool read_row(const json::Value& row, float* out, uint32_t dim) {
-    if (!row.is_array() || row.size() != dim)
-        return false;
-    uint32_t i = 0;
-    for (json::Value v = row.first(); v.valid() && i < dim; v = v.next_sibling()) {
-        auto f = v.as_float();
-        if (!f)
-            return false;
-        out[i++] = *f;
-    }
-    return i == dim;
-}
-
 // Ascending, duplicates removed (the kernel requires strictly ascending filter ids). Insertion
 // sort: at most 1,024 ids.
 size_t sort_unique(uint64_t* ids, size_t n) {

@@ -37,6 +37,20 @@ Scratch::~Scratch() {
         kheap::free(m_ptr);
 }
 
+// A row of a JSON array into floats; false unless exactly `dim` finite numbers.
+bool read_row(const json::Value& row, float* out, uint32_t dim) {
+    if (!row.is_array() || row.size() != dim)
+        return false;
+    uint32_t i = 0;
+    for (json::Value v = row.first(); v.valid() && i < dim; v = v.next_sibling()) {
+        auto f = v.as_float();
+        if (!f)
+            return false;
+        out[i++] = *f;
+    }
+    return i == dim;
+}
+
 bool read_ids(const json::Value& array, uint64_t* out, size_t max, size_t& n) {
     n = 0;
     for (json::Value v = array.first(); v.valid(); v = v.next_sibling()) {

@@ -36,6 +36,8 @@ private:
     void* m_ptr = nullptr;
 };
 
+// A JSON array of exactly `dim` finite numbers into floats; false otherwise.
+bool read_row(const json::Value& row, float* out, uint32_t dim);
 // The integers of a schema-checked id array into out[0..n); false if one is not an exact
 // integer in 0..kMaxId (the schema said so already; the body does not rely on it).
 bool read_ids(const json::Value& array, uint64_t* out, size_t max, size_t& n);

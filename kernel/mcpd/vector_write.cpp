@@ -39,16 +39,7 @@ private:
     bool json_row(float* out) {
         json::Value row = m_row;
         m_row = m_row.valid() ? m_row.next_sibling() : m_row;
-        if (!row.is_array() || row.size() != m_dim)
-            return false;
-        uint32_t i = 0;
-        for (json::Value v = row.first(); v.valid() && i < m_dim; v = v.next_sibling()) {
-            auto f = v.as_float();
-            if (!f)
-                return false;
-            out[i++] = *f;
-        }
-        return i == m_dim;
+        return read_row(row, out, m_dim);
     }
 
     // Little-endian float32 (AArch64 and the x86 host alike). A row never straddles strings:
