@@ -229,8 +229,8 @@ void Pl011::handle_irq() {
     if (mis & (INT_RX | INT_RT)) {
         ++m_rx_irqs;
         update_rx_throttle();
-        if (m_rx_notify && !m_rx.empty())
-            m_rx_notify(m_rx_context);
+        if (!m_rx.empty())
+            notify_rx();
     }
     if (mis & INT_TX) {
         ++m_tx_irqs;

@@ -23,11 +23,6 @@ public:
     void handle_irq();
     static void irq_entry(void* self) { static_cast<Pl011*>(self)->handle_irq(); }
 
-    // Called from the receive interrupt after bytes were queued (wakes the reader).
-    void set_rx_notify(void (*fn)(void*), void* context) {
-        m_rx_notify = fn;
-        m_rx_context = context;
-    }
     uintptr_t base() const { return m_base; }
     uint64_t rx_irqs() const { return m_rx_irqs; }
     uint64_t tx_irqs() const { return m_tx_irqs; }
@@ -55,6 +50,4 @@ private:
     uint64_t m_rx_throttles = 0;
     bool m_rx_throttled = false;
     uint64_t m_rx_bytes = 0;
-    void (*m_rx_notify)(void*) = nullptr;
-    void* m_rx_context = nullptr;
 };

@@ -1,6 +1,7 @@
 #pragma once
-// A byte-stream console device. The kernel console and (later) the MCP serial transport talk
-// to a SerialPort; board files decide which UART backs it.
+// A byte-stream line. The kernel console and the MCP serial transport talk to a SerialPort: the
+// PL011 (every board) or, under QEMU, a virtio console port (far cheaper per byte: one exit per
+// buffer instead of one per character).
 #include <cstddef>
 #include <cstdint>
 
@@ -19,6 +20,20 @@ public:
     virtual size_t read(uint8_t* out, size_t len) = 0;
     virtual const char* name() const = 0;
 
+    // Called from the receive interrupt once bytes are ready to read() (wakes the reader).
+    void set_rx_notify(void (*fn)(void*), void* context) {
+        m_rx_notify = fn;
+        m_rx_context = context;
+    }
+
 protected:
     ~SerialPort() = default;
+    void notify_rx() {
+        if (m_rx_notify)
+            m_rx_notify(m_rx_context);
+    }
+
+private:
+    void (*m_rx_notify)(void*) = nullptr;
+    void* m_rx_context = nullptr;
 };

@@ -109,7 +109,7 @@ constexpr uint32_t kVectorWorkers = 2;
 // Kernel singletons reached through capabilities, and the first tasks.
 [[noreturn]] void start_tasks() {
     kcap::init();
-    static dev::SerialDevice serial(platform::console_uart());
+    static dev::SerialDevice serial(platform::line_port());
     static int factory_object, introspection_object, audit_object;
     auto factory = kcap::register_object(kcap::ObjectType::Factory, &factory_object);
     auto introspection = kcap::register_object(kcap::ObjectType::Introspection, &introspection_object);
@@ -119,8 +119,8 @@ constexpr uint32_t kVectorWorkers = 2;
     auto vector_store = kcap::register_object(kcap::ObjectType::VectorStore, &vector_store_object);
     if (!factory || !introspection || !audit_log || !serial_object || !vector_store)
         panic("cap: cannot register the kernel singletons");
-    if (auto* uart = platform::console_uart())
-        uart->set_rx_notify([](void* d) { static_cast<dev::SerialDevice*>(d)->on_rx(); }, &serial);
+    if (auto* line = platform::line_port())
+        line->set_rx_notify([](void* d) { static_cast<dev::SerialDevice*>(d)->on_rx(); }, &serial);
 
     // The MCP bridges' shared configuration and audit trail (one append-only region, created
     // here so every bridge appends to the same one).

@@ -10,6 +10,7 @@ namespace dtb {
 class Blob;
 }
 class Pl011;
+class SerialPort;
 namespace virtio {
 class VirtioNet;
 }
@@ -39,6 +40,9 @@ const Info& info();
 Pl011* console_uart();
 // The first virtio network device, driven by the net task (nullptr when there is none).
 virtio::VirtioNet* net_device();
+// The serial line (the Device object the shell or the MCP serial bridge owns): the first virtio
+// console when QEMU provides one, else the console UART. Kernel console output stays on the UART.
+SerialPort* line_port();
 
 // Phase 1 (early MMU on): console UART from /chosen/stdout-path, polled.
 ktl::Result<void> probe_console(const dtb::Blob& blob);
@@ -46,7 +50,8 @@ ktl::Result<void> probe_console(const dtb::Blob& blob);
 ktl::Result<void> map_memory(const dtb::Blob& blob, uintptr_t dtb_addr);
 // Phase 3: interrupt controller, timer, RTC, PSCI; console switched to interrupts.
 ktl::Result<void> probe_devices(const dtb::Blob& blob);
-// Part of phase 3: virtio-mmio slots (`virtio,mmio` nodes); binds the first network device.
+// Part of phase 3: virtio-mmio slots (`virtio,mmio` nodes); binds the first network device and
+// the first console.
 struct VirtioSummary {
     size_t devices = 0;     // populated slots
     uint32_t net_intid = 0; // 0 when no network device was bound

@@ -1,13 +1,16 @@
 // virtio-mmio discovery: QEMU virt lists 32 `virtio,mmio` slots in the device tree, most of
 // them empty (device ID 0). Each populated slot is identified through its own registers; the
-// first network device is bound to the virtio-net driver and its interrupt routed from the
-// slot's `interrupts` property.
+// first network device is bound to the virtio-net driver, the first console to the virtio-console
+// driver (it then carries the serial line), each with its interrupt routed from the slot's
+// `interrupts` property.
 #include "platform.h"
 
 #include "irq.h"
 #include "log.h"
 #include "mm/pmm.h"
 
+#include <drivers/pl011.h>
+#include <drivers/virtio/virtio_console.h>
 #include <drivers/virtio/virtio_mmio.h>
 #include <drivers/virtio/virtio_net.h>
 #include <dtb/dtb.h>
@@ -20,6 +23,7 @@ namespace {
 constexpr size_t kMaxSlots = 64; // bound on the walk; QEMU virt has 32
 
 virtio::VirtioNet* g_net = nullptr;
+virtio::VirtioConsole* g_console = nullptr;
 
 // Device memory for rings and buffers: whole pages from the page allocator, owned by the kernel
 // (owner 0) for the life of the system. The kernel maps RAM 1:1, so the address is physical.
@@ -59,9 +63,39 @@ uint32_t bind_net(const dtb::Blob& blob, dtb::Node node, const virtio::VirtioMmi
     return irq_spec->intid();
 }
 
+void bind_console(const dtb::Blob& blob, dtb::Node node, const virtio::VirtioMmio& dev) {
+    auto irq_spec = blob.interrupt(node, 0);
+    if (!irq_spec) {
+        KLOG_WARN("virtio-console @ 0x%lx: no interrupt in the device tree; not used", static_cast<unsigned long>(dev.base()));
+        return;
+    }
+    auto con = virtio::VirtioConsole::create(dev, dma_alloc);
+    if (!con) {
+        KLOG_WARN("virtio-console @ 0x%lx: %s", static_cast<unsigned long>(dev.base()), ktl::error_name(con.error()));
+        return;
+    }
+    if (auto r = irq::attach(irq_spec->intid(), virtio::VirtioConsole::irq_entry, *con, false); !r) {
+        KLOG_WARN("virtio-console: intid %u: %s", irq_spec->intid(), ktl::error_name(r.error()));
+        return;
+    }
+    g_console = *con;
+    KLOG_INFO("virtio-console: %s transport @ 0x%lx intid %u, %s port %u%s%s%s",
+              dev.legacy() ? "legacy" : "modern", static_cast<unsigned long>(dev.base()), irq_spec->intid(),
+              g_console->multiport() ? "multiport," : "single", g_console->port(),
+              g_console->port_name()[0] ? " \"" : "", g_console->port_name(), g_console->port_name()[0] ? "\"" : "");
+    if (!g_console->port_ready())
+        KLOG_WARN("virtio-console: the device has not announced port %u (yet)", g_console->port());
+}
+
 } // namespace
 
 virtio::VirtioNet* net_device() { return g_net; }
+
+SerialPort* line_port() {
+    if (g_console)
+        return g_console;
+    return console_uart();
+}
 
 VirtioSummary probe_virtio(const dtb::Blob& blob) {
     VirtioSummary summary;
@@ -81,6 +115,8 @@ VirtioSummary probe_virtio(const dtb::Blob& blob) {
         ++summary.devices;
         if (dev->device_type() == virtio::DeviceType::Net && !g_net)
             summary.net_intid = bind_net(blob, *node, *dev);
+        else if (dev->device_type() == virtio::DeviceType::Console && !g_console)
+            bind_console(blob, *node, *dev);
     }
     return summary;
 }

@@ -11,6 +11,9 @@
 #   --stdio              MCP on the serial line: stdin/stdout carry newline-delimited JSON-RPC
 #                        and nothing else (register this command as a stdio MCP server); ends
 #                        one second after stdin closes, or at once on SIGTERM/SIGINT
+#   --line virtio|uart   with --stdio, what carries the line: a virtio console port (default;
+#                        one VM exit per buffer, the fast path) or the PL011 UART (as on a Pi;
+#                        ~5 us per byte under QEMU)
 #   --key ROLE:SECRET    an MCP API key (repeatable; also ROLE:PRINCIPAL:SECRET; secret 16..256
 #                        bytes, no spaces). Stored hashed by the kernel; note that it is visible
 #                        in this machine's process list while QEMU runs
@@ -38,7 +41,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 kernel="$root/build/kernel/basalt.elf"
 cpu=cortex-a72 gic=3 el2=0 memory=512M append="" semihosting=0 print=0 stdio=0
-net=0 hostfwd="" modern=0 dgram="" mcp_port="" client_key=""
+net=0 hostfwd="" modern=0 dgram="" mcp_port="" client_key="" line=virtio
 while [ $# -gt 0 ]; do
   case "$1" in
     --kernel) kernel=$2; shift 2 ;;
@@ -49,6 +52,9 @@ while [ $# -gt 0 ]; do
     --append) append="$append $2"; shift 2 ;;
     --semihosting) semihosting=1; shift ;;
     --stdio) stdio=1; shift ;;
+    --line)
+      case "$2" in virtio|uart) line=$2 ;; *) echo "run.sh: --line must be virtio or uart" >&2; exit 2 ;; esac
+      shift 2 ;;
     --key)
       case "$2" in
         *[[:space:]]*|"") echo "run.sh: --key takes ROLE:SECRET without spaces" >&2; exit 2 ;;
@@ -111,7 +117,13 @@ fi
 [ $modern = 1 ] && args+=(-global virtio-mmio.force-legacy=false)
 # On a terminal, mon:stdio gives Ctrl-A X (quit) and passes Ctrl-C to the guest. In --stdio
 # mode the line must carry the protocol only: no monitor multiplexing.
-if [ -t 0 ] && [ $stdio = 0 ]; then args+=(-serial mon:stdio); else args+=(-serial stdio); fi
+if [ $stdio = 1 ] && [ $line = virtio ]; then
+  # The line is port 1 of a virtio-serial device, a `virtserialport` (QEMU throttles it when the
+  # client reads slowly; a `virtconsole` would drop output instead). The kernel finds it by its
+  # device ID; the PL011 carries nothing (the kernel keeps it silent in MCP mode anyway).
+  args+=(-chardev stdio,id=line,signal=off -device virtio-serial-device,max_ports=2
+         -device virtserialport,chardev=line,nr=1,name=org.basalt.line -serial null)
+elif [ -t 0 ] && [ $stdio = 0 ]; then args+=(-serial mon:stdio); else args+=(-serial stdio); fi
 [ $stdio = 1 ] && append="$append mcp=serial"
 if [ $semihosting = 1 ]; then
   args+=(-semihosting-config enable=on,target=native)
@@ -140,14 +152,15 @@ if [ $stdio = 0 ]; then exec "${args[@]}"; fi
 # guest running): feed QEMU through a pipe, and stop it at end of input or when we are stopped.
 dir=$(mktemp -d)
 mkfifo "$dir/in" "$dir/ctl.in" "$dir/ctl.out"
-# A private QMP channel, used once: see uart_ready below.
-args+=(-chardev "pipe,id=ctl,path=$dir/ctl" -mon chardev=ctl,mode=control)
+# A private QMP channel, used once: see uart_ready below (the virtio line needs no such wait:
+# the device holds input back until the kernel opens the port).
+[ $line = uart ] && args+=(-chardev "pipe,id=ctl,path=$dir/ctl" -mon chardev=ctl,mode=control)
 exec 9<>"$dir/in" # held open read-write: QEMU can open its end before any input is let through
 "${args[@]}" <"$dir/in" 9>&- &
 qemu_pid=$!
 stop() { kill "$qemu_pid" 2>/dev/null || true; wait "$qemu_pid" 2>/dev/null || true; rm -rf "$dir"; }
 trap 'stop; exit 143' TERM INT HUP
-exec 7<>"$dir/ctl.out" 8<>"$dir/ctl.in"
+[ $line = uart ] && exec 7<>"$dir/ctl.out" 8<>"$dir/ctl.in"
 
 # The client may write at once, but the kernel switches the UART's receive FIFO on during boot,
 # and (in QEMU as on the hardware) the switch flushes whatever the receiver holds. Hold the
@@ -170,7 +183,7 @@ uart_ready() {
   done
   return 1
 }
-uart_ready || true
+[ $line = uart ] && { uart_ready || true; }
 # In the background: bash runs a trap only once the foreground command ends, and cat ends only
 # at end of input; `wait` returns at once on a signal.
 cat <&0 >&9 & # explicit <&0: a background command would otherwise read /dev/null

@@ -27,6 +27,9 @@ constexpr uint64_t kAnyLayout = 1ull << 27;
 constexpr uint64_t kVersion1 = 1ull << 32;
 } // namespace feature
 
+// Identity-mapped, zeroed, page-aligned RAM that the device may read and write.
+using DmaAllocator = ktl::Result<uintptr_t> (*)(size_t bytes);
+
 // Where a queue's three parts live (physical addresses; the kernel maps RAM 1:1).
 struct QueueLayout {
     uint16_t size;

@@ -13,9 +13,6 @@
 
 namespace virtio {
 
-// Identity-mapped, zeroed, page-aligned RAM that the device may read and write.
-using DmaAllocator = ktl::Result<uintptr_t> (*)(size_t bytes);
-
 class VirtioNet {
 public:
     static constexpr uint16_t kRxQueue = 0;

@@ -37,6 +37,11 @@ public:
     };
     // Next completed buffer, validated; false when none (or the queue is broken).
     bool pop(Completion& out);
+    // Whether the device has published completions not yet popped (they may still be rejected).
+    bool has_completions() const { return !m_broken && m_used_hdr[1] != m_last_used; }
+    // 2.6.7: asks the device not to interrupt when it uses this queue's buffers (the driver
+    // reclaims them when it next needs one).
+    void suppress_interrupts() { m_avail[0] = 1; }
     bool broken() const { return m_broken; }
     uint64_t rejected() const { return m_rejected; }
 

@@ -120,8 +120,10 @@ def main(test_fn):
     p.add_argument("--cpu", default="cortex-a72")
     p.add_argument("--gic", type=int, default=3)
     p.add_argument("--el2", action="store_true")
+    p.add_argument("--line", choices=["uart", "virtio"], default="uart",
+                   help="for MCP line tests: the PL011 or the virtio console port (run.sh --stdio)")
     args = p.parse_args()
-    label = f"{os.path.basename(sys.argv[0])} cpu={args.cpu} gic=v{args.gic} el={'2' if args.el2 else '1'}"
+    label = f"{os.path.basename(sys.argv[0])} cpu={args.cpu} gic=v{args.gic} el={'2' if args.el2 else '1'} line={args.line}"
     try:
         test_fn(args)
     except TestFailure as e:

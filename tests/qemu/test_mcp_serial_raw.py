@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """MCP on the serial line, raw: malformed lines get JSON-RPC errors carrying the envelope, an
-overlong line is discarded up to its newline and answered, and the line keeps working."""
+overlong line is discarded up to its newline and answered, and the line keeps working. Runs on
+the PL011 (--line uart, as on a Pi) and on the virtio console port (--line virtio, run.sh
+--stdio as a client would start it)."""
 import json
 import time
 
@@ -8,7 +10,10 @@ from harness import Qemu, check, main
 
 
 def test(args):
-    q = Qemu(args.kernel, cpu=args.cpu, gic=args.gic, el2=args.el2, semihosting=False, append="mcp=serial")
+    if args.line == "virtio":
+        q = Qemu(args.kernel, cpu=args.cpu, gic=args.gic, el2=args.el2, semihosting=False, run_args=["--stdio"])
+    else:
+        q = Qemu(args.kernel, cpu=args.cpu, gic=args.gic, el2=args.el2, semihosting=False, append="mcp=serial")
     try:
         def rpc(line):
             q.send(line + "\n")
