@@ -58,6 +58,24 @@ def test(args):
         q.proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
         r = rpc('{"jsonrpc":"2.0","id":9,"method":"ping"}')
         check(r.get("id") == 9, "a notification must not be answered")
+
+        # Backpressure: a client that stops reading while ~250 KB of answers are due (more than the
+        # host pipe and the line's buffers hold) gets every byte once it reads again.
+        n = 120
+        q.proc.stdin.write(b"".join(b'{"jsonrpc":"2.0","id":%d,"method":"tools/list"}\n' % (100 + i) for i in range(n)))
+        q.proc.stdin.flush()
+        time.sleep(3)
+        t0 = time.monotonic()
+        total = 0
+        for i in range(n):
+            m = q.expect(r"(\{.*\})\n", timeout=60)
+            total += len(m.group(1)) + 1
+            r = json.loads(m.group(1))
+            check(r.get("id") == 100 + i and len(r["result"]["tools"]) > 0, f"answer {i} after the stall: {str(r)[:200]}")
+        print(f"{n} answers ({total} bytes) held back by a stalled reader arrived whole, "
+              f"drained in {time.monotonic() - t0:.2f} s")
+        r = rpc('{"jsonrpc":"2.0","id":"after-stall","method":"ping"}')
+        check(r.get("id") == "after-stall", f"line dead after the stall: {r}")
     finally:
         q.kill()
 
