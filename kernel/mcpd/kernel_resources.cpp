@@ -10,6 +10,7 @@
 #include "../syscall/handlers.h"
 #include "../syscall/sys.h"
 #include "../version.h"
+#include <drivers/serial_port.h>
 #include "audit_trail.h"
 
 #include <ktl/log_ring.h>
@@ -54,6 +55,9 @@ bool read_status(json::Writer& w, mcp::ToolError& err) {
     const mcp::Principal* p = ctx().line_principal;
     // The line this snapshot was read on, and who its callers are without a key.
     w.key("transport").string(ctx().transport);
+    // What carries the serial line: "virtio-console" (QEMU, run.sh --stdio) or "pl011".
+    SerialPort* line = platform::line_port();
+    w.key("serial_device").string(line ? line->name() : "none");
     w.key("line_principal").string(p ? std::string_view(p->name) : "anonymous");
     w.key("line_role").string(mcp::role_name(p ? p->role : mcp::Role::Anonymous));
     w.key("tools_allowed").number(uint64_t(ctx().tools_allowed));

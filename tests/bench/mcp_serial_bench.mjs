@@ -3,7 +3,9 @@
 //   - time from spawning QEMU to the first MCP response (initialize), median of several launches
 //   - tools/call round trip (kernel_info) over N calls: median, p99, min, max
 //   - the smallest guest RAM (-m) the appliance still boots and serves with
-// Usage: node tests/bench/mcp_serial_bench.mjs [--calls N] [--launches N] [--kernel ELF]
+// The line is the virtio console port run.sh --stdio uses by default; --line uart measures the
+// PL011 instead (what a Raspberry Pi has).
+// Usage: node tests/bench/mcp_serial_bench.mjs [--calls N] [--launches N] [--kernel ELF] [--line virtio|uart]
 import path from "node:path";
 
 import { Client, StdioClientTransport, root } from "../mcp/sdk.mjs";
@@ -15,11 +17,13 @@ const opt = (name, fallback) => {
 const kernel = opt("--kernel", path.join(root, "build/kernel/basalt.elf"));
 const calls = Number(opt("--calls", 1000));
 const launches = Number(opt("--launches", 5));
+const line = opt("--line", "virtio");
+console.log(`serial line: ${line === "uart" ? "PL011 UART" : "virtio console port"}`);
 
 async function connect(memory) {
   const transport = new StdioClientTransport({
     command: path.join(root, "qemu/run.sh"),
-    args: ["--kernel", kernel, "--stdio", "--memory", memory],
+    args: ["--kernel", kernel, "--stdio", "--line", line, "--memory", memory],
     stderr: "ignore",
   });
   const client = new Client({ name: "basalt-bench", version: "1.0.0" });

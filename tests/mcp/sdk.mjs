@@ -12,13 +12,16 @@ export const { StdioClientTransport } = await load("client/stdio.js");
 export const types = await load("types.js");
 export const defaultKernel = path.join(root, "build/kernel/basalt.elf");
 
+// BASALT_LINE=uart|virtio: which device carries the line (run.sh --line; default virtio).
+const lineArgs = process.env.BASALT_LINE ? ["--line", process.env.BASALT_LINE] : [];
+
 // A client and its transport for a kernel booted with extra run.sh arguments. On failure or
 // timeout, fail() closes the transport (QEMU holds the test's stdout open while it runs).
 // capabilities: what the client declares at initialize (e.g. { sampling: {}, elicitation: {} }).
 export function boot(name, runArgs, { kernel = defaultKernel, stderr = "inherit", timeoutMs = 60000, capabilities } = {}) {
   const transport = new StdioClientTransport({
     command: path.join(root, "qemu/run.sh"),
-    args: ["--kernel", kernel, "--stdio", ...runArgs],
+    args: ["--kernel", kernel, "--stdio", ...lineArgs, ...runArgs],
     stderr,
   });
   const client = new Client({ name, version: "1.0.0" }, capabilities ? { capabilities } : undefined);

@@ -100,6 +100,7 @@ try {
   }
   const status = JSON.parse((await client.readResource({ uri: "kernel://status" })).contents[0].text);
   assert.equal(status.mcp.transport, "serial");
+  assert.equal(status.mcp.serial_device, process.env.BASALT_LINE === "uart" ? "pl011" : "virtio-console");
   assert.equal(status.mcp.line_role, "admin");
   assert.deepEqual((await client.listResourceTemplates()).resourceTemplates, []);
 
