@@ -87,6 +87,10 @@ void for_each_key(void (*fn)(std::string_view spec, void* ctx), void* ctx) {
     dtb::bootarg_values(g_raw, "key", fn, ctx);
 }
 
+void for_each_limit(void (*fn)(std::string_view spec, void* ctx), void* ctx) {
+    dtb::bootarg_values(g_raw, "limit", fn, ctx);
+}
+
 const Config& get() { return g_config; }
 std::string_view raw() { return g_raw; }
 

@@ -109,7 +109,8 @@ constexpr uint32_t kVectorWorkers = 2;
 // Kernel singletons reached through capabilities, and the first tasks.
 [[noreturn]] void start_tasks() {
     kcap::init();
-    static dev::SerialDevice serial(platform::line_port());
+    static SerialPort* const line = platform::line_port();
+    static dev::SerialDevice serial(line);
     static int factory_object, introspection_object, audit_object;
     auto factory = kcap::register_object(kcap::ObjectType::Factory, &factory_object);
     auto introspection = kcap::register_object(kcap::ObjectType::Introspection, &introspection_object);
@@ -119,7 +120,7 @@ constexpr uint32_t kVectorWorkers = 2;
     auto vector_store = kcap::register_object(kcap::ObjectType::VectorStore, &vector_store_object);
     if (!factory || !introspection || !audit_log || !serial_object || !vector_store)
         panic("cap: cannot register the kernel singletons");
-    if (auto* line = platform::line_port())
+    if (line)
         line->set_rx_notify([](void* d) { static_cast<dev::SerialDevice*>(d)->on_rx(); }, &serial);
 
     // The MCP bridges' shared configuration and audit trail (one append-only region, created

@@ -40,8 +40,8 @@ const Info& info();
 Pl011* console_uart();
 // The first virtio network device, driven by the net task (nullptr when there is none).
 virtio::VirtioNet* net_device();
-// The serial line (the Device object the shell or the MCP serial bridge owns): the first virtio
-// console when QEMU provides one, else the console UART. Kernel console output stays on the UART.
+// The serial line (the Device object): with `mcp=serial`, the first virtio console when QEMU
+// provides one, else the console UART. The shell and kernel console output stay on the UART.
 SerialPort* line_port();
 
 // Phase 1 (early MMU on): console UART from /chosen/stdout-path, polled.

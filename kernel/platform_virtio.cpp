@@ -5,6 +5,7 @@
 // `interrupts` property.
 #include "platform.h"
 
+#include "bootargs.h"
 #include "irq.h"
 #include "log.h"
 #include "mm/pmm.h"
@@ -92,7 +93,7 @@ void bind_console(const dtb::Blob& blob, dtb::Node node, const virtio::VirtioMmi
 virtio::VirtioNet* net_device() { return g_net; }
 
 SerialPort* line_port() {
-    if (g_console)
+    if (g_console && bootargs::get().mcp_serial)
         return g_console;
     return console_uart();
 }

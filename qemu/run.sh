@@ -17,6 +17,9 @@
 #   --key ROLE:SECRET    an MCP API key (repeatable; also ROLE:PRINCIPAL:SECRET; secret 16..256
 #                        bytes, no spaces). Stored hashed by the kernel; note that it is visible
 #                        in this machine's process list while QEMU runs
+#   --limit PRINCIPAL:time_ms=N,output_bytes=N,rate=BURST/PER_SECOND,concurrency=N
+#                        tighter limits for one principal (a key's, or the lines' own `console`
+#                        and `http`); any subset; values looser than the appliance's are ignored
 #   --role ROLE          the serial line's own role: admin (default), operator, reader, anonymous
 #   --tools a,b          MCP tool allowlist (default: every tool)
 #   --profile conformance
@@ -69,6 +72,10 @@ while [ $# -gt 0 ]; do
         *) echo "run.sh: --role must be admin, operator, reader or anonymous" >&2; exit 2 ;; esac
       shift 2 ;;
     --tools) append="$append tools=$2"; shift 2 ;;
+    --limit)
+      case "$2" in *:*=*) ;; *) echo "run.sh: --limit takes PRINCIPAL:KEY=VALUE[,KEY=VALUE...]" >&2; exit 2 ;; esac
+      case "$2" in *[[:space:]]*) echo "run.sh: --limit takes no spaces" >&2; exit 2 ;; esac
+      append="$append limit=$2"; shift 2 ;;
     --profile)
       case "$2" in conformance) append="$append profile=$2" ;;
         *) echo "run.sh: --profile must be conformance" >&2; exit 2 ;; esac

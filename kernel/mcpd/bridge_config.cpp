@@ -13,6 +13,8 @@
 #include <mcp/policy/roles.h>
 #include <mcp/schema/validator.h>
 
+#include <iterator>
+
 namespace mcpd {
 namespace {
 
@@ -25,6 +27,15 @@ size_t g_allow_count = 0;
 size_t g_resource_allow_count = 0;
 size_t g_prompt_allow_count = 0;
 mcp::KeyStore g_keys;
+
+// `limit=` overrides for the principals of the lines themselves (no key names them).
+struct LineLimits {
+    std::string_view name;
+    mcp::PrincipalLimits limits;
+};
+constexpr std::string_view kLineNames[] = { "console", "http" };
+LineLimits g_line_limits[std::size(kLineNames)];
+size_t g_line_limit_count = 0;
 
 void now_rfc3339(char* out, size_t cap) { clock::rfc3339_now(out, cap); }
 uint64_t now_ns() { return clock::monotonic_ns(); }
@@ -106,6 +117,41 @@ void add_key(std::string_view spec, void*) {
         KLOG_INFO("mcp: API key for principal '%s' (%s) installed", p->name, mcp::role_name(p->role));
 }
 
+// `limit=PRINCIPAL:LIST`: a keyed principal's or a line's own overrides. Values looser than the
+// appliance's limits are kept but have no effect (only the smaller value ever applies).
+void add_limit(std::string_view spec, void*) {
+    std::string_view name;
+    mcp::PrincipalLimits limits;
+    if (!mcp::parse_limit_spec(spec, name, limits)) {
+        KLOG_WARN("mcp: limit=%.*s refused; expected PRINCIPAL:time_ms=N,output_bytes=N,rate=BURST/PER_SECOND,concurrency=N",
+                  static_cast<int>(spec.size() < 96 ? spec.size() : 96), spec.data());
+        return;
+    }
+    bool line = false;
+    for (auto n : kLineNames)
+        line = line || n == name;
+    if (line) {
+        size_t i = 0;
+        while (i < g_line_limit_count && g_line_limits[i].name != name)
+            ++i;
+        if (i == g_line_limit_count)
+            ++g_line_limit_count;
+        g_line_limits[i] = { name, limits };
+    } else if (!g_keys.set_limits(name, limits)) {
+        KLOG_WARN("mcp: limit= names '%.*s', which no key= defines; ignored", static_cast<int>(name.size() < 32 ? name.size() : 32),
+                  name.data());
+        return;
+    }
+    uint64_t wall = bootargs::get().tool_time_ms ? uint64_t(bootargs::get().tool_time_ms) * 1000000 : kDefaultWallLimitNs;
+    size_t output = bootargs::get().tool_output_bytes ? bootargs::get().tool_output_bytes : 65536;
+    if (mcp::loosens(limits, limit_config(), wall, output))
+        KLOG_WARN("mcp: limit= for '%.*s' asks for more than the appliance allows; those values have no effect",
+                  static_cast<int>(name.size()), name.data());
+    KLOG_INFO("mcp: limits for '%.*s': time %u ms, output %u bytes, rate %u/%u, concurrency %u (0: default)",
+              static_cast<int>(name.size()), name.data(), limits.time_ms, limits.output_bytes, limits.burst, limits.per_second,
+              limits.concurrency);
+}
+
 // Refusals also go to the kernel log (and so to a client that asked for log messages). The name
 // comes from the request: cut at a UTF-8 boundary so the record stays valid text.
 void audit_hook(const mcp::AuditEvent& e) {
@@ -123,6 +169,7 @@ void audit_hook(const mcp::AuditEvent& e) {
 
 void bridge_config_init() {
     bootargs::for_each_key(add_key, nullptr);
+    bootargs::for_each_limit(add_limit, nullptr); // after the keys: it names their principals
     g_allow_count = build_allowlist();
     g_resource_allow_count = build_resource_allowlist();
     if (conformance_profile()) {
@@ -172,6 +219,10 @@ const mcp::Principal* line_principal(mcp::Principal& p, const char* name, std::s
     p.id = id;
     p.role = mcp::parse_role(role).value_or(fallback);
     p.scopes = mcp::scopes_of(p.role);
+    p.limits = {};
+    for (size_t k = 0; k < g_line_limit_count; ++k)
+        if (g_line_limits[k].name == std::string_view(p.name))
+            p.limits = g_line_limits[k].limits;
     return p.role == mcp::Role::Anonymous ? nullptr : &p;
 }
 

@@ -101,7 +101,7 @@ int64_t tool_task_main(void* arg) {
     job.ok = job.body(doc->root(), w, job.err, ctx);
     if (job.ok && !w.complete()) {
         job.ok = false;
-        job.err = w.error() == ktl::Error::Full ? mcp::ToolError { mcp::ErrorCode::LimitOutputExceeded, "output over the per-call limit (64 KiB, or tool_output_bytes)" }
+        job.err = w.error() == ktl::Error::Full ? mcp::ToolError { mcp::ErrorCode::LimitOutputExceeded, "output over the per-call limit (64 KiB, or tool_output_bytes, or the caller's own)" }
                                                 : mcp::ToolError { mcp::ErrorCode::InternalError, "malformed tool output" };
     }
     job.out_len = w.size();
@@ -382,10 +382,14 @@ bool Executor::start(const mcp::Tool& tool, const json::Value& arguments, const 
     job->message[0] = '\0';
     job->log_head = job->log_tail = 0;
     job->exchange = nullptr;
-    job->deadline_ns = clock::monotonic_ns() + m_wall_limit_ns;
+    // The caller's own overrides may tighten the bridge's limits, never loosen them.
+    const mcp::PrincipalLimits none;
+    const mcp::PrincipalLimits& own = call.principal ? call.principal->limits : none;
+    const uint64_t wall_ns = mcp::tightened_wall_ns(m_wall_limit_ns, own);
+    job->deadline_ns = clock::monotonic_ns() + wall_ns;
     job->kill_at_ns = 0;
     job->wake = m_wake;
-    job->output_limit = m_output_limit;
+    job->output_limit = mcp::tightened_output(m_output_limit, own);
 
     // The token is bound to this call: tool, arguments and a per-boot call number.
     crypto::Sha256 h;
@@ -420,7 +424,7 @@ bool Executor::start(const mcp::Tool& tool, const json::Value& arguments, const 
     job->task = static_cast<uint32_t>(task);
     sys::call(sys::Number::task_limit, job->task, kToolHeapBytes);
     // Exactly the rights this tool needs, never the Grant the bridge holds.
-    int64_t token = sys::call(sys::Number::token_issue, *source, task, impl->rights, job->binding, m_wall_limit_ns);
+    int64_t token = sys::call(sys::Number::token_issue, *source, task, impl->rights, job->binding, wall_ns);
     job->token = token >= 0 ? static_cast<uint32_t>(token) : ~0u; // the task fails closed without it
     drop_source(); // the token is a root of its own: the bridge keeps no standing capability
     return true;

@@ -1,9 +1,10 @@
 #include "call_limiter.h"
+#include "principal_limits.h"
 
 namespace mcp {
 
-void CallLimiter::refill(State& s, uint64_t now_ns) const {
-    uint64_t cap = uint64_t(m_config.burst) * 1000;
+void CallLimiter::refill(State& s, const LimitConfig& config, uint64_t now_ns) {
+    uint64_t cap = uint64_t(config.burst) * 1000;
     if (!s.started) {
         s.started = true;
         s.milli_tokens = cap;
@@ -13,22 +14,25 @@ void CallLimiter::refill(State& s, uint64_t now_ns) const {
     if (now_ns <= s.last_ns)
         return; // time never runs backwards here
     uint64_t elapsed_us = (now_ns - s.last_ns) / 1000;
-    uint64_t add = elapsed_us * m_config.per_second / 1000; // milli-tokens
+    uint64_t add = elapsed_us * config.per_second / 1000; // milli-tokens
     if (add == 0)
         return;
     s.milli_tokens = s.milli_tokens + add > cap ? cap : s.milli_tokens + add;
     s.last_ns = now_ns;
 }
 
-LimitDecision CallLimiter::acquire(uint16_t principal, uint64_t now_ns) {
+LimitDecision CallLimiter::acquire(uint16_t principal, uint64_t now_ns, const PrincipalLimits* own) {
     LimitDecision d;
     if (principal >= kMaxPrincipals) {
         d.code = ErrorCode::InternalError;
         return d;
     }
+    const LimitConfig config = own ? tightened(m_config, *own) : m_config;
     State& s = m_states[principal];
-    refill(s, now_ns);
-    if (s.in_flight >= m_config.max_in_flight) {
+    refill(s, config, now_ns);
+    if (s.milli_tokens > uint64_t(config.burst) * 1000)
+        s.milli_tokens = uint64_t(config.burst) * 1000; // a tighter bucket than the one it started full
+    if (s.in_flight >= config.max_in_flight) {
         d.code = ErrorCode::LimitConcurrencyExceeded;
         d.retry_after_ms = 1000;
         return d;
@@ -36,7 +40,7 @@ LimitDecision CallLimiter::acquire(uint16_t principal, uint64_t now_ns) {
     if (s.milli_tokens < 1000) {
         d.code = ErrorCode::LimitRateExceeded;
         uint64_t missing = 1000 - s.milli_tokens;
-        uint64_t ms = m_config.per_second ? (missing + m_config.per_second - 1) / m_config.per_second : 60000;
+        uint64_t ms = config.per_second ? (missing + config.per_second - 1) / config.per_second : 60000;
         d.retry_after_ms = static_cast<uint32_t>(ms ? ms : 1);
         return d;
     }

@@ -8,6 +8,10 @@
 #include "error_code.h"
 
 namespace mcp {
+struct PrincipalLimits;
+}
+
+namespace mcp {
 
 struct LimitConfig {
     uint32_t burst = 20;             // bucket capacity (calls)
@@ -26,8 +30,9 @@ public:
     static constexpr size_t kMaxPrincipals = 64; // index 0 = anonymous
 
     explicit CallLimiter(LimitConfig config = {}) : m_config(config) {}
-    // Takes one token and one in-flight slot, or neither.
-    LimitDecision acquire(uint16_t principal, uint64_t now_ns);
+    // Takes one token and one in-flight slot, or neither. `own`: the principal's overrides (the
+    // smaller of each value and the configured one applies).
+    LimitDecision acquire(uint16_t principal, uint64_t now_ns, const PrincipalLimits* own = nullptr);
     void release(uint16_t principal);
     uint32_t in_flight(uint16_t principal) const;
     const LimitConfig& config() const { return m_config; }
@@ -39,7 +44,7 @@ private:
         uint32_t in_flight = 0;
         bool started = false;
     };
-    void refill(State& s, uint64_t now_ns) const;
+    static void refill(State& s, const LimitConfig& config, uint64_t now_ns);
 
     LimitConfig m_config;
     State m_states[kMaxPrincipals];

@@ -73,6 +73,16 @@ ktl::Result<const Principal*> KeyStore::authenticate(std::string_view presented)
     return match;
 }
 
+ktl::Result<void> KeyStore::set_limits(std::string_view principal, const PrincipalLimits& limits) {
+    for (size_t i = 0; i < m_count; ++i) {
+        if (principal == m_entries[i].principal.name) {
+            m_entries[i].principal.limits = limits;
+            return {};
+        }
+    }
+    return ktl::Error::NotFound;
+}
+
 const Principal* KeyStore::by_id(uint16_t id) const {
     return id >= 1 && id <= m_count ? &m_entries[id - 1].principal : nullptr;
 }

@@ -9,6 +9,7 @@
 #include <crypto/sha256.h>
 #include <ktl/result.h>
 
+#include "principal_limits.h"
 #include "roles.h"
 
 namespace mcp {
@@ -19,6 +20,7 @@ struct Principal {
     char name[kNameMax + 1] = "anonymous";
     Role role = Role::Anonymous;
     uint32_t scopes = 0;    // scopes_of(role), possibly tightened
+    PrincipalLimits limits; // per-principal overrides (only ever tighten the bridge's defaults)
 };
 
 class KeyStore {
@@ -40,6 +42,8 @@ public:
     // NotFound when no key matches (auth_invalid_api_key); InvalidArgs for an empty key.
     ktl::Result<const Principal*> authenticate(std::string_view presented) const;
     const Principal* by_id(uint16_t id) const;
+    // Installs limit overrides for the principal of that name (NotFound when no key names it).
+    ktl::Result<void> set_limits(std::string_view principal, const PrincipalLimits& limits);
     size_t size() const { return m_count; }
 
 private:

@@ -697,7 +697,7 @@ void Server::tools_call(Request& r, Session& s) {
         }
     }
     uint16_t who = r.principal ? r.principal->id : 0;
-    auto decision = m_limiter.acquire(who, m_config.now_ns ? m_config.now_ns() : 0);
+    auto decision = m_limiter.acquire(who, m_config.now_ns ? m_config.now_ns() : 0, r.principal ? &r.principal->limits : nullptr);
     if (!decision.allowed) {
         error_reply(r.w, r.id, kLimitError, "Too many requests", decision.code, "per-caller limit reached", r.request_id,
                     r.timestamp);

@@ -3,6 +3,7 @@
 #include <mcp/policy/call_limiter.h>
 #include <mcp/policy/error_code.h>
 #include <mcp/policy/key_store.h>
+#include <mcp/policy/principal_limits.h>
 #include <mcp/policy/roles.h>
 
 #include <gtest/gtest.h>
@@ -112,6 +113,105 @@ TEST(McpCallLimiter, ConcurrencyCap) {
     EXPECT_TRUE(lim.acquire(3, 1).allowed);
     EXPECT_EQ(lim.in_flight(3), 10u);
     EXPECT_EQ(lim.acquire(CallLimiter::kMaxPrincipals, 1).code, ErrorCode::InternalError);
+}
+
+TEST(McpPrincipalLimits, ParsesSpecs) {
+    std::string_view who;
+    PrincipalLimits l;
+    ASSERT_TRUE(parse_limit_spec("ada:time_ms=250,output_bytes=1024,rate=5/2,concurrency=3", who, l));
+    EXPECT_EQ(who, "ada");
+    EXPECT_EQ(l.time_ms, 250u);
+    EXPECT_EQ(l.output_bytes, 1024u);
+    EXPECT_EQ(l.burst, 5u);
+    EXPECT_EQ(l.per_second, 2u);
+    EXPECT_EQ(l.concurrency, 3u);
+    PrincipalLimits only;
+    ASSERT_TRUE(parse_limits("concurrency=1", only));
+    EXPECT_EQ(only.concurrency, 1u);
+    EXPECT_EQ(only.time_ms, 0u) << "what is not named keeps the default";
+
+    // Every malformed spec is refused whole, and leaves the output untouched.
+    for (const char* bad : { "", "ada", ":time_ms=5", "ada:", "ada:time_ms", "ada:time_ms=", "ada:time_ms=0",
+                             "ada:time_ms=-1", "ada:time_ms=1e3", "ada:time_ms=1234567890", "ada:memory=5",
+                             "ada:rate=5", "ada:rate=5/", "ada:rate=/5", "ada:rate=0/1", "ada:time_ms=5,",
+                             "ada:time_ms=5,,concurrency=1", "ada:TIME_MS=5" }) {
+        PrincipalLimits untouched;
+        untouched.time_ms = 77;
+        EXPECT_FALSE(parse_limit_spec(bad, who, untouched)) << bad;
+        EXPECT_EQ(untouched.time_ms, 77u) << bad;
+    }
+}
+
+TEST(McpPrincipalLimits, OnlyEverTighten) {
+    const LimitConfig base { 50, 20, 10 };
+    PrincipalLimits own;
+    own.burst = 5;
+    own.per_second = 100; // looser: ignored
+    own.concurrency = 20; // looser: ignored
+    LimitConfig eff = tightened(base, own);
+    EXPECT_EQ(eff.burst, 5u);
+    EXPECT_EQ(eff.per_second, 20u);
+    EXPECT_EQ(eff.max_in_flight, 10u);
+    EXPECT_TRUE(loosens(own, base, 10'000'000'000ull, 65536));
+
+    own = {};
+    own.time_ms = 300;
+    own.output_bytes = 4096;
+    EXPECT_EQ(tightened_wall_ns(10'000'000'000ull, own), 300'000'000ull);
+    EXPECT_EQ(tightened_wall_ns(100'000'000ull, own), 100'000'000ull) << "the appliance's tighter limit wins";
+    EXPECT_EQ(tightened_output(65536, own), 4096u);
+    EXPECT_EQ(tightened_output(1024, own), 1024u);
+    EXPECT_FALSE(loosens(own, base, 10'000'000'000ull, 65536));
+    EXPECT_TRUE(loosens(own, base, 100'000'000ull, 65536));
+    EXPECT_EQ(tightened_wall_ns(7, PrincipalLimits {}), 7u);
+    EXPECT_EQ(tightened_output(9, PrincipalLimits {}), 9u);
+}
+
+TEST(McpCallLimiter, PrincipalOverridesTighten) {
+    CallLimiter lim(LimitConfig { 50, 20, 10 });
+    PrincipalLimits own;
+    own.burst = 3;
+    own.per_second = 1;
+    own.concurrency = 2;
+    uint64_t t = 1000000000;
+    ASSERT_TRUE(lim.acquire(4, t, &own).allowed);
+    ASSERT_TRUE(lim.acquire(4, t, &own).allowed);
+    auto d = lim.acquire(4, t, &own);
+    EXPECT_FALSE(d.allowed);
+    EXPECT_EQ(d.code, ErrorCode::LimitConcurrencyExceeded) << "two in flight at most";
+    lim.release(4);
+    lim.release(4);
+    ASSERT_TRUE(lim.acquire(4, t, &own).allowed);
+    lim.release(4);
+    d = lim.acquire(4, t, &own);
+    EXPECT_FALSE(d.allowed);
+    EXPECT_EQ(d.code, ErrorCode::LimitRateExceeded) << "a bucket of three";
+    EXPECT_EQ(d.retry_after_ms, 1000u) << "refilled at one per second";
+    EXPECT_TRUE(lim.acquire(4, t + 1000000000, &own).allowed);
+    // The same principal without overrides would have had the default bucket of 50.
+    for (int i = 0; i < 50; ++i) {
+        ASSERT_TRUE(lim.acquire(5, t).allowed) << i;
+        lim.release(5);
+    }
+    // Overrides looser than the configuration change nothing.
+    PrincipalLimits loose;
+    loose.burst = 1000;
+    loose.concurrency = 1000;
+    for (int i = 0; i < 10; ++i)
+        ASSERT_TRUE(lim.acquire(6, t, &loose).allowed);
+    EXPECT_EQ(lim.acquire(6, t, &loose).code, ErrorCode::LimitConcurrencyExceeded);
+}
+
+TEST(McpKeyStore, CarriesLimitOverrides) {
+    KeyStore keys;
+    ASSERT_TRUE(keys.add_spec("reader:ada:0123456789abcdef"));
+    PrincipalLimits l;
+    l.time_ms = 100;
+    EXPECT_TRUE(keys.set_limits("ada", l));
+    EXPECT_FALSE(keys.set_limits("bob", l));
+    auto p = keys.authenticate("0123456789abcdef");
+    ASSERT_TRUE(p);
+    EXPECT_EQ((*p)->limits.time_ms, 100u);
 }
 
 TEST(McpErrorCodes, NamesAndStatuses) {

@@ -10,9 +10,14 @@ const { CallToolResultSchema, ReadResourceResultSchema } = types;
 const kernel = process.argv[2];
 const READER = "reader:ada:reader-key-0123456789";
 const ADMIN = "admin:root:admin-key-0123456789abcdef";
+// A reader with its own, tighter limits; and a looser override for ada that must change nothing.
+const SLOW = "reader:slow:slow-key-0123456789abcdef";
+const SLOW_LIMITS = "slow:time_ms=150,output_bytes=1024,rate=12/1,concurrency=2";
 const secret = (spec) => spec.split(":").slice(2).join(":");
 const { client, transport, fail, done } = boot("basalt-contract-test",
-  ["--role", "anonymous", "--key", READER, "--key", ADMIN, "--append", "tool_time_ms=300 tool_output_bytes=4096",
+  ["--role", "anonymous", "--key", READER, "--key", ADMIN, "--key", SLOW, "--limit", SLOW_LIMITS,
+   "--limit", "ada:time_ms=60000,output_bytes=65536,rate=1000/1000,concurrency=100",
+   "--append", "tool_time_ms=300 tool_output_bytes=4096",
    "--tools", "kernel_info,kernel_tasks,kernel_caps,kernel_mem,kernel_log,kernel_perf,kernel_diagnose"],
   { kernel, timeoutMs: 90000 });
 
@@ -144,6 +149,43 @@ try {
     assert.equal(big.structuredContent.error.code, "limit_output_exceeded");
     const small = await call("kernel_log", { limit: 2 }, secret(READER));
     assert.equal(small.isError, false);
+  });
+
+  // Per-principal overrides tighten each limit for that principal only (ada, on the appliance's
+  // limits, passes every call below; her looser override changed nothing, as the rows above show).
+  await row("per-principal limits -> tighter for that principal only", async () => {
+    const pair = () => Promise.allSettled([call("kernel_diagnose", { steps: 2, step_ms: 100 }, secret(SLOW)),
+                                           call("kernel_diagnose", { steps: 2, step_ms: 100 }, secret(READER))]);
+    const [slowRun, adaRun] = await pair();
+    assert.equal(adaRun.value.isError, false, "200 ms fits ada's 300 ms");
+    assert.equal(slowRun.value.structuredContent.error.code, "limit_time_exceeded", "not slow's 150 ms");
+
+    // A page of log records that ada (4 KiB) gets whole and that is well over slow's 1 KiB.
+    let limit = 4, page;
+    for (; limit <= 40; limit += 2) {
+      page = await call("kernel_log", { limit }, secret(READER));
+      assert.equal(page.isError, false, `kernel_log limit ${limit} within ada's 4 KiB`);
+      if (JSON.stringify(page.structuredContent).length > 1400)
+        break;
+    }
+    const slowLog = await call("kernel_log", { limit }, secret(SLOW));
+    assert.equal(slowLog.structuredContent.error.code, "limit_output_exceeded", "over slow's 1 KiB");
+
+    const three = await Promise.allSettled(
+      Array.from({ length: 3 }, () => call("kernel_diagnose", { steps: 1, step_ms: 50 }, secret(SLOW))));
+    const refused = three.filter((r) => r.status === "rejected");
+    assert.equal(refused.length, 1, "two in flight for slow");
+    assert.equal(refused[0].reason.data.error.code, "limit_concurrency_exceeded");
+
+    // slow's bucket holds 12 (4 taken above, refilled at 1/s); ada's would serve all 15.
+    let served = 0, limited = 0;
+    for (let i = 0; i < 15; ++i) {
+      await call("kernel_mem", {}, secret(SLOW)).then(() => ++served, (e) => {
+        assert.equal(e.data.error.code, "limit_rate_exceeded");
+        ++limited;
+      });
+    }
+    assert.ok(limited > 0 && served < 12, `slow: ${served} served, ${limited} limited`);
   });
 
   const snapshot = await auditSnapshot();
