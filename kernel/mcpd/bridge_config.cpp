@@ -1,5 +1,6 @@
 #include "bridge_config.h"
 
+#include "../arch/aarch64/cpu.h"
 #include "../bootargs.h"
 #include "../clock.h"
 #include "../log.h"
@@ -183,6 +184,23 @@ const mcp::KeyStore& api_keys() { return g_keys; }
 
 mcp::LimitConfig limit_config() {
     return { bootargs::get().rate_burst, bootargs::get().rate_per_second, static_cast<uint32_t>(kMaxCalls) };
+}
+
+namespace {
+uint64_t g_limiter_daif = 0;
+} // namespace
+
+mcp::CallLimiter& call_limiter() {
+    // The bridges are tasks on one core: masking interrupts keeps the other one out. The saved
+    // state lives in one place because the section never nests.
+    static mcp::CallLimiter limiter(limit_config(),
+                                    { [] {
+                                         uint64_t daif = READ_SYSREG(daif);
+                                         arch::irq_disable();
+                                         g_limiter_daif = daif;
+                                     },
+                                      [] { WRITE_SYSREG(daif, g_limiter_daif); } });
+    return limiter;
 }
 
 mcp::ServerConfig base_server_config() {

@@ -20,8 +20,11 @@ struct BridgeCaps {
 void bridge_config_init();
 
 const mcp::KeyStore& api_keys();
-// Each principal's call limits on a bridge: the `rate=` bucket and the contracts' in-flight cap.
+// Each principal's call limits: the `rate=` bucket and the contracts' in-flight cap.
 mcp::LimitConfig limit_config();
+// The one limiter every bridge admits calls through: a principal has one bucket and one
+// in-flight count whichever line it calls on.
+mcp::CallLimiter& call_limiter();
 // The server configuration every bridge starts from; the bridge sets transport, start_call and
 // cancel_call.
 mcp::ServerConfig base_server_config();

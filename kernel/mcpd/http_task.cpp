@@ -445,8 +445,7 @@ int64_t http_task_main(void* arg) {
     config.transport = "http";
     attach<g_exec>(config);
     config.subscriptions = true; // delivered on the session's standalone stream (pump_streams)
-    static mcp::CallLimiter limiter(limit_config());
-    static mcp::Server server(config, limiter);
+    static mcp::Server server(config, call_limiter());
     set_resource_context({ g_caps.bridge.introspection, g_caps.bridge.audit, fallback, config.allowlist.size(), "http" });
     static mcp::HttpConfig http_config;
     http_config.allowed_hosts = std::span<const std::string_view>(g_hosts, g_host_count);

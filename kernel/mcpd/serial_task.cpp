@@ -79,8 +79,7 @@ int64_t serial_task_main(void* arg) {
     config.transport = "serial";
     config.subscriptions = true; // delivered below
     attach<g_exec>(config);
-    static mcp::CallLimiter limiter(limit_config());
-    static mcp::Server server(config, limiter);
+    static mcp::Server server(config, call_limiter());
     set_resource_context({ caps.bridge.introspection, caps.bridge.audit, session.principal, config.allowlist.size() });
 
     mcp::LineFramer framer({ g_line, kMaxLine });

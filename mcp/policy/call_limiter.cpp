@@ -3,6 +3,23 @@
 
 namespace mcp {
 
+class CallLimiter::Locked {
+public:
+    explicit Locked(const LimiterLock& lock) : m_lock(lock) {
+        if (m_lock.enter)
+            m_lock.enter();
+    }
+    ~Locked() {
+        if (m_lock.leave)
+            m_lock.leave();
+    }
+    Locked(const Locked&) = delete;
+    Locked& operator=(const Locked&) = delete;
+
+private:
+    const LimiterLock& m_lock;
+};
+
 void CallLimiter::refill(State& s, const LimitConfig& config, uint64_t now_ns) {
     uint64_t cap = uint64_t(config.burst) * 1000;
     if (!s.started) {
@@ -28,6 +45,7 @@ LimitDecision CallLimiter::acquire(uint16_t principal, uint64_t now_ns, const Pr
         return d;
     }
     const LimitConfig config = own ? tightened(m_config, *own) : m_config;
+    Locked locked(m_lock);
     State& s = m_states[principal];
     refill(s, config, now_ns);
     if (s.milli_tokens > uint64_t(config.burst) * 1000)
@@ -51,11 +69,13 @@ LimitDecision CallLimiter::acquire(uint16_t principal, uint64_t now_ns, const Pr
 }
 
 void CallLimiter::release(uint16_t principal) {
+    Locked locked(m_lock);
     if (principal < kMaxPrincipals && m_states[principal].in_flight > 0)
         --m_states[principal].in_flight;
 }
 
 uint32_t CallLimiter::in_flight(uint16_t principal) const {
+    Locked locked(m_lock);
     return principal < kMaxPrincipals ? m_states[principal].in_flight : 0;
 }
 

@@ -1,7 +1,9 @@
 #pragma once
 // Per-principal call limits checked before any tool runs (shared/contracts.md step 7): a token
 // bucket for rate and an in-flight counter for concurrency (default 10). Time is passed in, so
-// the kernel feeds its monotonic clock and the tests a simulated one.
+// the kernel feeds its monotonic clock and the tests a simulated one. One limiter serves every
+// line (serial, HTTP), so a caller's bucket and in-flight count are the same wherever it calls
+// from; the host supplies the lock that makes that safe (LimiterLock).
 #include <cstddef>
 #include <cstdint>
 
@@ -19,6 +21,13 @@ struct LimitConfig {
     uint32_t max_in_flight = 10;
 };
 
+// Brackets every access to the limiter's state (the kernel masks interrupts: the bridges run
+// on one core). Unset: no locking (one user, as in the host tests).
+struct LimiterLock {
+    void (*enter)() = nullptr;
+    void (*leave)() = nullptr;
+};
+
 struct LimitDecision {
     bool allowed = false;
     ErrorCode code = ErrorCode::LimitRateExceeded; // when refused
@@ -29,7 +38,7 @@ class CallLimiter {
 public:
     static constexpr size_t kMaxPrincipals = 64; // index 0 = anonymous
 
-    explicit CallLimiter(LimitConfig config = {}) : m_config(config) {}
+    explicit CallLimiter(LimitConfig config = {}, LimiterLock lock = {}) : m_config(config), m_lock(lock) {}
     // Takes one token and one in-flight slot, or neither. `own`: the principal's overrides (the
     // smaller of each value and the configured one applies).
     LimitDecision acquire(uint16_t principal, uint64_t now_ns, const PrincipalLimits* own = nullptr);
@@ -45,8 +54,10 @@ private:
         bool started = false;
     };
     static void refill(State& s, const LimitConfig& config, uint64_t now_ns);
+    class Locked;
 
     LimitConfig m_config;
+    LimiterLock m_lock;
     State m_states[kMaxPrincipals];
 };
 

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -200,6 +201,23 @@ TEST(McpCallLimiter, PrincipalOverridesTighten) {
     for (int i = 0; i < 10; ++i)
         ASSERT_TRUE(lim.acquire(6, t, &loose).allowed);
     EXPECT_EQ(lim.acquire(6, t, &loose).code, ErrorCode::LimitConcurrencyExceeded);
+}
+
+namespace {
+int g_depth = 0, g_entries = 0, g_max_depth = 0;
+}
+
+TEST(McpCallLimiter, EveryAccessIsInsideTheLock) {
+    LimiterLock lock { [] { ++g_entries; g_max_depth = std::max(g_max_depth, ++g_depth); }, [] { --g_depth; } };
+    CallLimiter lim(LimitConfig { 2, 1, 1 }, lock);
+    EXPECT_TRUE(lim.acquire(1, 1).allowed);
+    EXPECT_FALSE(lim.acquire(1, 1).allowed);
+    EXPECT_EQ(lim.in_flight(1), 1u);
+    lim.release(1);
+    EXPECT_EQ(lim.acquire(CallLimiter::kMaxPrincipals, 1).code, ErrorCode::InternalError);
+    EXPECT_EQ(g_depth, 0) << "balanced";
+    EXPECT_EQ(g_max_depth, 1) << "never nested";
+    EXPECT_EQ(g_entries, 4) << "acquire x2, in_flight, release (a refused id touches no state)";
 }
 
 TEST(McpKeyStore, CarriesLimitOverrides) {

@@ -66,7 +66,8 @@ export async function freePort() {
   });
 }
 
-function probe(port) {
+// Resolves when anything answers HTTP on the port (a connection of its own, closed after).
+export function probe(port) {
   return new Promise((resolve, reject) => {
     import("node:http").then(({ default: http }) => {
       const req = http.get({ host: "127.0.0.1", port, path: "/mcp", agent: false, timeout: 1000, headers: { Connection: "close" } },
