@@ -1,6 +1,7 @@
 #include "bootargs.h"
 
 #include <dtb/bootargs.h>
+#include <ktl/decimal.h>
 
 namespace bootargs {
 namespace {
@@ -8,14 +9,9 @@ Config g_config;
 std::string_view g_raw;
 
 uint32_t parse_u32(std::string_view s, uint32_t fallback, uint32_t lo, uint32_t hi) {
-    if (s.empty() || s.size() > 9)
+    uint32_t v;
+    if (!ktl::parse_decimal(s, v))
         return fallback;
-    uint32_t v = 0;
-    for (char c : s) {
-        if (c < '0' || c > '9')
-            return fallback;
-        v = v * 10 + static_cast<uint32_t>(c - '0');
-    }
     return v < lo || v > hi ? fallback : v;
 }
 } // namespace

@@ -52,14 +52,14 @@ ktl::Result<VirtioConsole*> VirtioConsole::create(const VirtioMmio& transport, D
     con->m_tx_index = console::tx_queue(con->m_control.port());
 
     auto setup = [&]() -> ktl::Result<void> {
-        TRY_VOID(con->setup_queue(con->m_rx, con->m_rx_index, kBuffers, dma));
+        TRY_VOID(con->m_dev.queue_setup(con->m_rx, con->m_rx_index, kBuffers, dma));
         con->m_rx_buffers = TRY(dma(page_round(size_t(con->m_rx.size()) * kBufferBytes)));
-        TRY_VOID(con->setup_queue(con->m_tx, con->m_tx_index, kBuffers, dma));
+        TRY_VOID(con->m_dev.queue_setup(con->m_tx, con->m_tx_index, kBuffers, dma));
         con->m_tx_buffers = TRY(dma(page_round(size_t(con->m_tx.size()) * kBufferBytes)));
         if (multiport) {
-            TRY_VOID(con->setup_queue(con->m_crx, console::kControlRxQueue, kControlBuffers, dma));
+            TRY_VOID(con->m_dev.queue_setup(con->m_crx, console::kControlRxQueue, kControlBuffers, dma));
             con->m_crx_buffers = TRY(dma(page_round(size_t(con->m_crx.size()) * kControlBytes)));
-            TRY_VOID(con->setup_queue(con->m_ctx, console::kControlTxQueue, kControlBuffers, dma));
+            TRY_VOID(con->m_dev.queue_setup(con->m_ctx, console::kControlTxQueue, kControlBuffers, dma));
             con->m_ctx_buffers = TRY(dma(page_round(size_t(con->m_ctx.size()) * kControlBytes)));
         }
         return {};
@@ -89,18 +89,6 @@ ktl::Result<VirtioConsole*> VirtioConsole::create(const VirtioMmio& transport, D
             con->service_control();
     }
     return con;
-}
-
-ktl::Result<void> VirtioConsole::setup_queue(Virtqueue& q, uint16_t index, uint16_t buffers, DmaAllocator dma) {
-    uint16_t max = m_dev.queue_max(index);
-    if (max == 0)
-        return ktl::Error::NotFound;
-    uint16_t size = 1;
-    while (size * 2u <= max && size * 2u <= buffers)
-        size = static_cast<uint16_t>(size * 2);
-    uintptr_t ring = TRY(dma(Virtqueue::ring_bytes(size)));
-    TRY_VOID(q.init(size, ring));
-    return m_dev.queue_attach(index, q.layout());
 }
 
 void VirtioConsole::send_control(const console::Control& msg) {

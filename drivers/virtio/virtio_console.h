@@ -62,7 +62,6 @@ public:
 
 private:
     explicit VirtioConsole(uint32_t port) : m_control(port) {}
-    ktl::Result<void> setup_queue(Virtqueue& q, uint16_t index, uint16_t buffers, DmaAllocator dma);
     void handle_irq();
     void service_control();
     void send_control(const console::Control& msg);

@@ -1,6 +1,7 @@
 #include "virtio_mmio.h"
 
 #include "../mmio.h"
+#include "virtqueue.h"
 
 namespace virtio {
 namespace {
@@ -110,6 +111,18 @@ uint16_t VirtioMmio::queue_max(uint16_t index) {
     if ((legacy() ? read(QueuePfn) : read(QueueReady)) != 0)
         return 0;
     return max > 0x8000 ? 0x8000 : static_cast<uint16_t>(max);
+}
+
+ktl::Result<void> VirtioMmio::queue_setup(Virtqueue& q, uint16_t index, uint16_t wanted, DmaAllocator dma) {
+    uint16_t max = queue_max(index);
+    if (max == 0)
+        return ktl::Error::NotFound;
+    uint16_t size = 1;
+    while (size * 2u <= max && size * 2u <= wanted && size * 2u <= Virtqueue::kMaxSize)
+        size = static_cast<uint16_t>(size * 2);
+    uintptr_t ring = TRY(dma(Virtqueue::ring_bytes(size)));
+    TRY_VOID(q.init(size, ring));
+    return queue_attach(index, q.layout());
 }
 
 ktl::Result<void> VirtioMmio::queue_attach(uint16_t index, const QueueLayout& q) {

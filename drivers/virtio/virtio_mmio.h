@@ -9,6 +9,8 @@
 
 namespace virtio {
 
+class Virtqueue;
+
 // 5: device types this kernel knows.
 enum class DeviceType : uint32_t { None = 0, Net = 1, Block = 2, Console = 3 };
 
@@ -62,6 +64,9 @@ public:
     // Hands the rings of queue `index` to the device. Legacy devices need the contiguous layout
     // of 2.6.2 (used ring at a kLegacyPageSize boundary), passed as one page frame number.
     ktl::Result<void> queue_attach(uint16_t index, const QueueLayout& layout);
+    // The common case of both: queue `index` sized to the largest power of two the device allows
+    // and `wanted` does not exceed, its rings from `dma`, handed to the device.
+    ktl::Result<void> queue_setup(Virtqueue& q, uint16_t index, uint16_t wanted, DmaAllocator dma);
     void driver_ok();
     void fail();
     void reset();

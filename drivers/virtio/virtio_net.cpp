@@ -67,17 +67,9 @@ ktl::Result<VirtioNet*> VirtioNet::create(const VirtioMmio& transport, DmaAlloca
 
 ktl::Result<void> VirtioNet::setup_queue(Virtqueue& q, uint16_t index, uint16_t wanted, uintptr_t& buffers,
                                          DmaAllocator dma) {
-    uint16_t max = m_dev.queue_max(index);
-    if (max == 0)
-        return ktl::Error::NotFound;
-    // A power of two no larger than what the device allows or what we have buffers for.
-    uint16_t size = 1;
-    while (size * 2u <= max && size * 2u <= wanted)
-        size = static_cast<uint16_t>(size * 2);
-    uintptr_t ring = TRY(dma(Virtqueue::ring_bytes(size)));
-    TRY_VOID(q.init(size, ring));
-    buffers = TRY(dma(page_round(size_t(size) * kBufferBytes)));
-    return m_dev.queue_attach(index, q.layout());
+    TRY_VOID(m_dev.queue_setup(q, index, wanted, dma));
+    buffers = TRY(dma(page_round(size_t(q.size()) * kBufferBytes)));
+    return {};
 }
 
 size_t VirtioNet::receive(RxFn fn, void* ctx, size_t budget) {

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include <ktl/decimal.h>
+
 namespace http::detail {
 
 inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -80,20 +82,6 @@ inline std::string_view trim_ows(std::string_view s) {
 }
 
 // Decimal digits only (no sign, no spaces) into a uint64_t; false on anything else or overflow.
-inline bool parse_decimal(std::string_view s, uint64_t& out) {
-    if (s.empty())
-        return false;
-    uint64_t v = 0;
-    for (char c : s) {
-        if (!is_digit(c))
-            return false;
-        auto d = static_cast<uint64_t>(c - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return false;
-        v = v * 10 + d;
-    }
-    out = v;
-    return true;
-}
+inline bool parse_decimal(std::string_view s, uint64_t& out) { return ktl::parse_decimal(s, out); }
 
 } // namespace http::detail

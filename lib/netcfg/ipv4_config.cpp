@@ -1,5 +1,7 @@
 #include "ipv4_config.h"
 
+#include <ktl/decimal.h>
+
 #include <cstdio>
 
 namespace netcfg {
@@ -47,11 +49,8 @@ ktl::Result<Ipv4Config> parse_ip_arg(std::string_view value) {
     if (prefix_text.empty() || prefix_text.size() > 2)
         return ktl::Error::InvalidArgs;
     uint32_t prefix = 0;
-    for (char c : prefix_text) {
-        if (c < '0' || c > '9')
-            return ktl::Error::InvalidArgs;
-        prefix = prefix * 10 + static_cast<uint32_t>(c - '0');
-    }
+    if (!ktl::parse_decimal(prefix_text, prefix))
+        return ktl::Error::InvalidArgs;
     // /31 and /32 leave no room for a host beside a gateway on an Ethernet segment.
     if (prefix < 1 || prefix > 30)
         return ktl::Error::InvalidArgs;

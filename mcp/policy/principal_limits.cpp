@@ -1,20 +1,15 @@
 #include "principal_limits.h"
 
+#include <ktl/decimal.h>
+
 namespace mcp {
 namespace {
 
-constexpr size_t kMaxDigits = 9; // < 10^9: no overflow in uint32_t, and far past any sane limit
+constexpr size_t kMaxDigits = 9; // < 10^9: far past any sane limit, and time_ms * 10^6 fits
 
 bool parse_positive(std::string_view text, uint32_t& out) {
-    if (text.empty() || text.size() > kMaxDigits)
-        return false;
-    uint32_t v = 0;
-    for (char c : text) {
-        if (c < '0' || c > '9')
-            return false;
-        v = v * 10 + static_cast<uint32_t>(c - '0');
-    }
-    if (v == 0)
+    uint32_t v;
+    if (text.size() > kMaxDigits || !ktl::parse_decimal(text, v) || v == 0)
         return false;
     out = v;
     return true;
