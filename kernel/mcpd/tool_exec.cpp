@@ -23,7 +23,7 @@ constexpr size_t kMaxArgs = 1u << 20;
 constexpr size_t kMaxNodes = 8192; // the dispatcher parses a whole message into 4,096 nodes
 // Per-call memory (contracts "Per-call limits"): the tool task's own kernel heap (scratch of
 // the vector tools included; the arguments' buffers belong to the bridge).
-constexpr uint64_t kToolHeapBytes = 8u << 20;
+constexpr uint64_t kToolHeapBytes = kToolHeapLimit;
 // A tool told to stop (cancelled, or past its wall-time limit) that has not ended this much
 // later is killed: tools are meant to check should_stop(), but nothing relies on it.
 constexpr uint64_t kStopGraceNs = 250'000'000;
@@ -422,7 +422,7 @@ bool Executor::start(const mcp::Tool& tool, const json::Value& arguments, const 
         return false;
     }
     job->task = static_cast<uint32_t>(task);
-    sys::call(sys::Number::task_limit, job->task, kToolHeapBytes);
+    sys::call(sys::Number::task_limit, job->task, mcp::tightened_memory(kToolHeapBytes, own));
     // Exactly the rights this tool needs, never the Grant the bridge holds.
     int64_t token = sys::call(sys::Number::token_issue, *source, task, impl->rights, job->binding, wall_ns);
     job->token = token >= 0 ? static_cast<uint32_t>(token) : ~0u; // the task fails closed without it

@@ -18,6 +18,7 @@
 namespace mcpd {
 
 constexpr uint64_t kDefaultWallLimitNs = 10'000'000'000ull;
+constexpr uint64_t kToolHeapLimit = 8u << 20; // each tool task's kernel heap (task_limit)
 constexpr size_t kMaxCalls = 10; // tool tasks at once: the contracts' default in-flight cap per principal
 
 // The bridge's capabilities for starting tool tasks.

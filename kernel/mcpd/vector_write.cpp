@@ -129,7 +129,7 @@ bool upsert(const json::Value& args, json::Writer& w, mcp::ToolError& err, const
     const size_t id_bytes = kMaxBatch * sizeof(uint64_t);
     Scratch mem(id_bytes + size_t(per_chunk) * *dim * sizeof(float));
     if (!mem.ok()) {
-        err = { mcp::ErrorCode::InternalError, "no memory for the batch" };
+        err = { mcp::ErrorCode::InternalError, "no memory for the batch", "no_memory" };
         return false;
     }
     auto* ids = mem.as<uint64_t>();

@@ -1,7 +1,7 @@
 #pragma once
 // Per-principal limit overrides (issue "MCP on the serial line": "per-principal overrides may only
-// tighten the defaults"). A principal carries its own wall time, output bytes, rate bucket and
-// in-flight cap; 0 means "the bridge's default". Every effective value is the smaller of the two,
+// tighten the defaults"). A principal carries its own wall time, output bytes, tool heap, rate
+// bucket and in-flight cap; 0 means "the bridge's default". Every effective value is the smaller of the two,
 // so an override can never loosen what the appliance's configuration allows.
 #include <cstddef>
 #include <cstdint>
@@ -16,14 +16,15 @@ namespace mcp {
 struct PrincipalLimits {
     uint32_t time_ms = 0;      // tool wall-time limit
     uint32_t output_bytes = 0; // tool output limit
+    uint32_t memory_bytes = 0; // the tool task's kernel heap
     uint32_t burst = 0;        // rate bucket capacity (with per_second: `rate=B/S`)
     uint32_t per_second = 0;   // rate bucket refill
     uint32_t concurrency = 0;  // calls in flight
 
-    bool any() const { return time_ms || output_bytes || burst || per_second || concurrency; }
+    bool any() const { return time_ms || output_bytes || memory_bytes || burst || per_second || concurrency; }
 };
 
-// Parses "time_ms=N,output_bytes=N,rate=B/S,concurrency=N" (any subset, any order; each value a
+// Parses "time_ms=N,output_bytes=N,memory_bytes=N,rate=B/S,concurrency=N" (any subset, any order; each value a
 // positive decimal of at most 9 digits). InvalidArgs names nothing: the caller reports the spec.
 ktl::Result<void> parse_limits(std::string_view list, PrincipalLimits& out);
 
@@ -34,9 +35,10 @@ ktl::Result<void> parse_limit_spec(std::string_view spec, std::string_view& prin
 LimitConfig tightened(const LimitConfig& base, const PrincipalLimits& own);
 uint64_t tightened_wall_ns(uint64_t base_ns, const PrincipalLimits& own);
 size_t tightened_output(size_t base, const PrincipalLimits& own);
+uint64_t tightened_memory(uint64_t base, const PrincipalLimits& own);
 
 // Whether some value of `own` asks for more than `base` allows (and so is ignored): reported at
 // boot so a mistaken override is visible.
-bool loosens(const PrincipalLimits& own, const LimitConfig& base, uint64_t wall_ns, size_t output);
+bool loosens(const PrincipalLimits& own, const LimitConfig& base, uint64_t wall_ns, size_t output, uint64_t memory);
 
 } // namespace mcp

@@ -22,6 +22,8 @@ const [kernel, cli] = process.argv.slice(2);
 const N = 3000, Q = 40, DIM = 100, K = 10, EF = 64, BATCH = 500;
 const READER = "reader:ada:reader-key-0123456789";
 const OPERATOR = "operator:olga:operator-key-0123456789";
+// An operator whose tool tasks get 16 KiB of kernel heap (per-principal memory limit).
+const TIGHT = "operator:tim:tight-operator-key-0123456789";
 const secret = (spec) => spec.split(":").slice(2).join(":");
 
 const data = loadGlove(N + Q + 1500, DIM);
@@ -39,7 +41,8 @@ const b64 = (f32, perString = 100 * DIM) => {
 };
 const idOf = (i) => 1000 + i; // ids are not row numbers: the mapping must survive the round trip
 
-const { client, transport, fail, done } = boot("basalt-vector-test", ["--key", READER, "--key", OPERATOR],
+const { client, transport, fail, done } = boot("basalt-vector-test", ["--key", READER, "--key", OPERATOR, "--key", TIGHT,
+                                                                   "--limit", "tim:memory_bytes=16384"],
                                                { kernel, timeoutMs: 300000 });
 const meta = (spec) => (spec ? { _meta: { "io.basalt/api-key": secret(spec) } } : {});
 const call = (name, args, key, options) =>
@@ -143,6 +146,12 @@ try {
   await ok("vector_upsert", { collection: "other", ids: Array.from({ length: 10 }, (_, i) => i + 1),
                               vectors_f32: b64(rows(0, 10)) });
   const otherBefore = await ok("collection_stats", { collection: "other" });
+  // The same upsert from tim, whose tool tasks may hold 16 KiB of heap: refused, nothing stored.
+  const tight = await call("vector_upsert", { collection: "other", ids: [11], vectors_f32: b64(rows(10, 11)) }, TIGHT);
+  assert.equal(tight.isError, true);
+  assert.equal(tight.structuredContent.error.code, "internal_error");
+  assert.equal(tight.structuredContent.error.details.reason, "no_memory");
+  assert.equal((await ok("collection_stats", { collection: "other" })).count, otherBefore.count);
 
   // Upsert in batches (base64 float32), the first with progress notifications, the last rows as
   // JSON arrays: both encodings must store the same floats.
