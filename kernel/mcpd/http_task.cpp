@@ -185,8 +185,11 @@ void flush(Conn& c) {
         int64_t n = sys::call(sys::Number::net_send, g_caps.endpoint, c.handle, reinterpret_cast<uint64_t>(c.out.data + c.sent),
                               c.out.len - c.sent);
         if (n <= 0) {
-            if (n < 0)
-                c.state = Conn::State::Closing, c.keep_alive = false, c.peer_closed = true;
+            if (n < 0) { // the connection is gone: nothing more can be sent or read on it
+                c.state = Conn::State::Closing;
+                c.keep_alive = false;
+                c.peer_closed = true;
+            }
             break;
         }
         c.sent += static_cast<size_t>(n);
