@@ -75,6 +75,13 @@ void bind_console(const dtb::Blob& blob, dtb::Node node, const virtio::VirtioMmi
         KLOG_WARN("virtio-console @ 0x%lx: %s", static_cast<unsigned long>(dev.base()), ktl::error_name(con.error()));
         return;
     }
+    // The device answers the handshake inside create(): a port it has not announced by now is not
+    // configured (e.g. only a `virtconsole` on port 0), and a dead line is worse than the UART.
+    if (!(*con)->port_ready()) {
+        KLOG_WARN("virtio-console @ 0x%lx: no port %u (run.sh adds `virtserialport,nr=1`); the serial line stays on the UART",
+                  static_cast<unsigned long>(dev.base()), (*con)->port());
+        return;
+    }
     if (auto r = irq::attach(irq_spec->intid(), virtio::VirtioConsole::irq_entry, *con, false); !r) {
         KLOG_WARN("virtio-console: intid %u: %s", irq_spec->intid(), ktl::error_name(r.error()));
         return;
@@ -84,8 +91,6 @@ void bind_console(const dtb::Blob& blob, dtb::Node node, const virtio::VirtioMmi
               dev.legacy() ? "legacy" : "modern", static_cast<unsigned long>(dev.base()), irq_spec->intid(),
               g_console->multiport() ? "multiport," : "single", g_console->port(),
               g_console->port_name()[0] ? " \"" : "", g_console->port_name(), g_console->port_name()[0] ? "\"" : "");
-    if (!g_console->port_ready())
-        KLOG_WARN("virtio-console: the device has not announced port %u (yet)", g_console->port());
 }
 
 } // namespace
