@@ -1,4 +1,7 @@
 #pragma once
-// Build identity, filled in by CMake (resources carry source_commit).
+// Build identity: the version from CMake, the commit from the header generated at each build
+// (resources carry source_commit).
+#include <source_commit.h>
+
 constexpr const char* kVersion = BASALT_VERSION;
 constexpr const char* kSourceCommit = BASALT_SOURCE_COMMIT;

@@ -2,8 +2,9 @@
 // `qemu/run.sh --stdio` as a stdio MCP server and talks to the booted kernel over the serial line.
 // Usage: node stdio_sdk_test.mjs KERNEL_ELF
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 
-import { boot, taskGone, types } from "./sdk.mjs";
+import { boot, root, taskGone, types } from "./sdk.mjs";
 
 const kernel = process.argv[2];
 const started = Date.now();
@@ -41,6 +42,11 @@ try {
   assert.match(result.structuredContent.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
   assert.ok(result.structuredContent.uptime_ms > 0);
   assert.equal(JSON.parse(result.content[0].text).source_commit, result.structuredContent.source_commit);
+  // The commit the image was built from (read at build time, "-dirty" for uncommitted changes):
+  // the tree's HEAD, since ./basalt test builds before it tests.
+  const head = execFileSync("git", ["rev-parse", "--short=12", "HEAD"], { cwd: root }).toString().trim();
+  assert.match(result.structuredContent.source_commit, new RegExp(`^${head}(-dirty)?$`),
+               "kernel_info.source_commit is the tree's HEAD (rebuild the kernel if it is not)");
 
   const tasks = await client.callTool({ name: "kernel_tasks", arguments: {} });
   const taskNames = tasks.structuredContent.tasks.map((t) => t.name);
