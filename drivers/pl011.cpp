@@ -177,6 +177,7 @@ void Pl011::write_impl(const char* data, size_t len, bool crlf) {
         return;
     }
     arch::IrqGuard guard;
+    m_tx_bytes += len;
     for (size_t i = 0; i < len; ++i) {
         bool expand = crlf && data[i] == '\n';
         uint8_t bytes[2] = { '\r', static_cast<uint8_t>(data[i]) };
@@ -185,6 +186,7 @@ void Pl011::write_impl(const char* data, size_t len, bool crlf) {
         for (size_t k = 0; k < n; ++k) {
             while (!m_tx.push(p[k])) {
                 // Ring full: move bytes to the FIFO by polling rather than drop them.
+                ++m_tx_waits;
                 uint8_t c;
                 if (m_tx.pop(c))
                     put_polled(c);

@@ -17,6 +17,7 @@ public:
     void flush() override;
     size_t read(uint8_t* out, size_t len) override;
     const char* name() const override { return "pl011"; }
+    Counters counters() const override { return { m_rx_bytes, m_tx_bytes, m_rx_dropped, m_tx_waits }; }
 
     // Switches from polled to interrupt-driven operation; the caller has routed the IRQ here.
     void enable_interrupts();
@@ -50,4 +51,6 @@ private:
     uint64_t m_rx_throttles = 0;
     bool m_rx_throttled = false;
     uint64_t m_rx_bytes = 0;
+    uint64_t m_tx_bytes = 0;
+    uint64_t m_tx_waits = 0;
 };

@@ -20,6 +20,13 @@ public:
     virtual size_t read(uint8_t* out, size_t len) = 0;
     virtual const char* name() const = 0;
 
+    // What the line has moved, for status output: bytes each way, bytes lost on receive (a
+    // hardware overrun), and how often a writer had to wait for the other end.
+    struct Counters {
+        uint64_t rx_bytes = 0, tx_bytes = 0, rx_dropped = 0, tx_waits = 0;
+    };
+    virtual Counters counters() const = 0;
+
     // Called from the receive interrupt once bytes are ready to read() (wakes the reader).
     void set_rx_notify(void (*fn)(void*), void* context) {
         m_rx_notify = fn;

@@ -116,7 +116,6 @@ void VirtioConsole::service_control() {
     Virtqueue::Completion c;
     bool reposted = false;
     for (uint16_t n = 0; n < m_crx.size() && m_crx.pop(c); ++n) {
-        ++m_control_messages;
         uintptr_t buf = m_crx_buffers + c.id * kControlBytes;
         console::Control replies[console::PortControl::kMaxReplies];
         size_t count = m_control.on_message(reinterpret_cast<const uint8_t*>(buf), c.len, replies);
@@ -133,7 +132,6 @@ void VirtioConsole::service_control() {
 
 void VirtioConsole::handle_irq() {
     m_dev.take_interrupt();
-    m_irqs = m_irqs + 1;
     service_control();
     if (m_rx_id >= 0 || m_rx.has_completions())
         notify_rx();
@@ -235,17 +233,6 @@ void VirtioConsole::flush() {
         if (!busy || m_tx.broken())
             return;
     }
-}
-
-VirtioConsole::Stats VirtioConsole::stats() const {
-    return { m_irqs,
-             m_rx_bytes,
-             m_tx_bytes,
-             m_tx_waits,
-             m_control_messages,
-             m_control.ignored(),
-             m_rx.rejected() + m_tx.rejected() + m_crx.rejected() + m_ctx.rejected(),
-             m_rx.broken() || m_tx.broken() || m_crx.broken() || m_ctx.broken() };
 }
 
 } // namespace virtio

@@ -42,6 +42,7 @@ public:
     void flush() override;
     size_t read(uint8_t* out, size_t len) override;
     const char* name() const override { return "virtio-console"; }
+    Counters counters() const override { return { m_rx_bytes, m_tx_bytes, 0, m_tx_waits }; }
 
     static void irq_entry(void* self) { static_cast<VirtioConsole*>(self)->handle_irq(); }
 
@@ -54,11 +55,6 @@ public:
     bool host_open() const { return !m_multiport || m_control.host_open(); }
     const char* port_name() const { return m_control.name(); }
 
-    struct Stats {
-        uint64_t irqs, rx_bytes, tx_bytes, tx_waits, control_messages, control_ignored, rejected;
-        bool broken;
-    };
-    Stats stats() const;
 
 private:
     explicit VirtioConsole(uint32_t port) : m_control(port) {}
@@ -78,8 +74,7 @@ private:
     // The receive buffer being read: id, bytes in it, bytes already taken (m_rx_id < 0: none).
     int32_t m_rx_id = -1;
     uint32_t m_rx_len = 0, m_rx_off = 0;
-    volatile uint64_t m_irqs = 0;
-    uint64_t m_rx_bytes = 0, m_tx_bytes = 0, m_tx_waits = 0, m_control_messages = 0;
+    uint64_t m_rx_bytes = 0, m_tx_bytes = 0, m_tx_waits = 0;
 };
 
 } // namespace virtio

@@ -58,6 +58,11 @@ bool read_status(json::Writer& w, mcp::ToolError& err) {
     // What carries the serial line: "virtio-console" (QEMU, run.sh --stdio) or "pl011".
     SerialPort* line = platform::line_port();
     w.key("serial_device").string(line ? line->name() : "none");
+    if (line) {
+        auto c = line->counters();
+        w.key("serial_counters").begin_object().key("rx_bytes").number(c.rx_bytes).key("tx_bytes").number(c.tx_bytes);
+        w.key("rx_dropped").number(c.rx_dropped).key("tx_waits").number(c.tx_waits).end_object();
+    }
     w.key("line_principal").string(p ? std::string_view(p->name) : "anonymous");
     w.key("line_role").string(mcp::role_name(p ? p->role : mcp::Role::Anonymous));
     w.key("tools_allowed").number(uint64_t(ctx().tools_allowed));

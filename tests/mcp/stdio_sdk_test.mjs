@@ -107,6 +107,10 @@ try {
   const status = JSON.parse((await client.readResource({ uri: "kernel://status" })).contents[0].text);
   assert.equal(status.mcp.transport, "serial");
   assert.equal(status.mcp.serial_device, process.env.BASALT_LINE === "uart" ? "pl011" : "virtio-console");
+  // Everything this session sent and received so far went over that device.
+  assert.ok(status.mcp.serial_counters.rx_bytes > 500 && status.mcp.serial_counters.tx_bytes > 2000,
+            JSON.stringify(status.mcp.serial_counters));
+  assert.equal(status.mcp.serial_counters.rx_dropped, 0);
   assert.equal(status.mcp.line_role, "admin");
   assert.deepEqual((await client.listResourceTemplates()).resourceTemplates, []);
 
