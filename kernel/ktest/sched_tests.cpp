@@ -89,6 +89,34 @@ int64_t kill_waiter(void*) {
 
 // task_kill: a spinning (ready) and a sleeping task end at once with exit code -1; a blocked one
 // ends when its wait does, without running another instruction of its own.
+// A task with a budget of five system calls: the sixth on is refused, the task sees that its
+// budget is spent, and it can still end (exit is outside the budget).
+struct BudgetRun {
+    int64_t results[8];
+    bool spent_before, spent_after;
+} g_budget;
+
+int64_t budget_user(void*) {
+    g_budget.spent_before = sys::budget_spent();
+    for (auto& r : g_budget.results)
+        r = sys::sleep_ns(0);
+    g_budget.spent_after = sys::budget_spent();
+    return 7;
+}
+
+bool syscall_budget(const Caps& caps) {
+    int64_t task = spawn(caps, "budget", budget_user, nullptr, 10); // below us: it starts once we wait
+    KT_CHECK(task >= 0, "spawn");
+    KT_CHECK(sys::call(sys::Number::task_limit, task, 0, 5) == 0, "task_limit");
+    KT_CHECK(join(static_cast<uint32_t>(task), 100 * kMs) == 7, "the task ended with its own code");
+    for (int i = 0; i < 8; ++i)
+        KT_CHECK(g_budget.results[i] == (i < 5 ? 0 : -int64_t(ktl::Error::Exhausted)), "call %d -> %lld", i,
+                 static_cast<long long>(g_budget.results[i]));
+    KT_CHECK(!g_budget.spent_before && g_budget.spent_after, "budget_spent() before and after");
+    console::printf("ktest:   a task's sixth system call past a budget of five is refused; it still ends\n");
+    return true;
+}
+
 bool task_kill(const Caps& caps) {
     int64_t spin = spawn(caps, "kill-spin", kill_spinner, nullptr, 10);
     int64_t sleeper = spawn(caps, "kill-sleep", kill_sleeper, nullptr, 10);

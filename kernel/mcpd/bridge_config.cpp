@@ -124,7 +124,7 @@ void add_limit(std::string_view spec, void*) {
     std::string_view name;
     mcp::PrincipalLimits limits;
     if (!mcp::parse_limit_spec(spec, name, limits)) {
-        KLOG_WARN("mcp: limit=%.*s refused; expected PRINCIPAL:time_ms=N,output_bytes=N,memory_bytes=N,rate=BURST/PER_SECOND,concurrency=N",
+        KLOG_WARN("mcp: limit=%.*s refused; expected PRINCIPAL:time_ms=N,output_bytes=N,memory_bytes=N,syscalls=N,rate=BURST/PER_SECOND,concurrency=N",
                   static_cast<int>(spec.size() < 96 ? spec.size() : 96), spec.data());
         return;
     }
@@ -145,12 +145,13 @@ void add_limit(std::string_view spec, void*) {
     }
     uint64_t wall = bootargs::get().tool_time_ms ? uint64_t(bootargs::get().tool_time_ms) * 1000000 : kDefaultWallLimitNs;
     size_t output = bootargs::get().tool_output_bytes ? bootargs::get().tool_output_bytes : 65536;
-    if (mcp::loosens(limits, limit_config(), wall, output, kToolHeapLimit))
+    if (mcp::loosens(limits, limit_config(), { wall, output, kToolHeapLimit, kToolSyscallLimit }))
         KLOG_WARN("mcp: limit= for '%.*s' asks for more than the appliance allows; those values have no effect",
                   static_cast<int>(name.size()), name.data());
-    KLOG_INFO("mcp: limits for '%.*s': time %u ms, output %u bytes, memory %u bytes, rate %u/%u, concurrency %u (0: default)",
-              static_cast<int>(name.size()), name.data(), limits.time_ms, limits.output_bytes, limits.memory_bytes, limits.burst,
-              limits.per_second, limits.concurrency);
+    KLOG_INFO("mcp: limits for '%.*s': time %u ms, output %u bytes, memory %u bytes, %u syscalls, rate %u/%u, "
+              "concurrency %u (0: default)",
+              static_cast<int>(name.size()), name.data(), limits.time_ms, limits.output_bytes, limits.memory_bytes,
+              limits.syscalls, limits.burst, limits.per_second, limits.concurrency);
 }
 
 // Refusals also go to the kernel log (and so to a client that asked for log messages). The name

@@ -105,6 +105,12 @@ int64_t tool_task_main(void* arg) {
                                                 : mcp::ToolError { mcp::ErrorCode::InternalError, "malformed tool output" };
     }
     job.out_len = w.size();
+    // Past its system-call budget the tool saw its calls refused and failed in its own terms;
+    // the caller is told the real reason.
+    if (sys::budget_spent()) {
+        job.ok = false;
+        job.err = { mcp::ErrorCode::LimitSyscallsExceeded, "the tool used up its system-call budget (100,000, or the caller's own)" };
+    }
     return finish(0);
 }
 
@@ -422,7 +428,8 @@ bool Executor::start(const mcp::Tool& tool, const json::Value& arguments, const 
         return false;
     }
     job->task = static_cast<uint32_t>(task);
-    sys::call(sys::Number::task_limit, job->task, mcp::tightened_memory(kToolHeapBytes, own));
+    sys::call(sys::Number::task_limit, job->task, mcp::tightened_memory(kToolHeapBytes, own),
+              mcp::tightened_syscalls(kToolSyscallLimit, own));
     // Exactly the rights this tool needs, never the Grant the bridge holds.
     int64_t token = sys::call(sys::Number::token_issue, *source, task, impl->rights, job->binding, wall_ns);
     job->token = token >= 0 ? static_cast<uint32_t>(token) : ~0u; // the task fails closed without it

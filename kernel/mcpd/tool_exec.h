@@ -18,7 +18,8 @@
 namespace mcpd {
 
 constexpr uint64_t kDefaultWallLimitNs = 10'000'000'000ull;
-constexpr uint64_t kToolHeapLimit = 8u << 20; // each tool task's kernel heap (task_limit)
+constexpr uint64_t kToolHeapLimit = 8u << 20;    // each tool task's kernel heap (task_limit)
+constexpr uint64_t kToolSyscallLimit = 100000;   // each tool task's system calls (task_limit)
 constexpr size_t kMaxCalls = 10; // tool tasks at once: the contracts' default in-flight cap per principal
 
 // The bridge's capabilities for starting tool tasks.

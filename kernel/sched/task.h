@@ -48,6 +48,11 @@ struct Task {
     // using its buffers until then).
     bool kill_pending = false;
     const char* kill_reason = "";
+    // System-call budget (task_limit): 0 = none. Past it, calls with effects fail with
+    // -Exhausted and `budget_spent` stays set for the task's own code to see.
+    uint64_t syscall_budget = 0;
+    uint64_t syscalls = 0;
+    bool budget_spent = false;
 };
 
 // FIFO of blocked tasks (intrusive through Task::next_wait).

@@ -6,6 +6,7 @@
 #include "../console.h"
 #include "../sched/scheduler.h"
 #include "handlers.h"
+#include "sys.h"
 
 namespace syscall {
 namespace {
@@ -58,6 +59,27 @@ uint64_t g_counts[kCount] = {};
 
 int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
 
+// Calls without effects outside the task, allowed past a spent budget: a task must still be able
+// to learn who it is, give up the CPU and end.
+constexpr bool outside_budget(uint64_t nr) {
+    using sys::Number;
+    return nr == uint64_t(Number::yield) || nr == uint64_t(Number::exit) || nr == uint64_t(Number::clock) ||
+           nr == uint64_t(Number::task_self);
+}
+
+// Counts the call against the caller's budget; false once it is used up.
+bool within_budget(uint64_t nr) {
+    sched::Task* self = sched::current();
+    if (!self || self->syscall_budget == 0 || outside_budget(nr))
+        return true;
+    if (self->syscalls >= self->syscall_budget) {
+        self->budget_spent = true;
+        return false;
+    }
+    ++self->syscalls;
+    return true;
+}
+
 } // namespace
 
 void dispatch(arch::TrapFrame& frame) {
@@ -68,6 +90,10 @@ void dispatch(arch::TrapFrame& frame) {
     }
     const Entry& e = kTable[nr];
     ++g_counts[nr];
+    if (!within_budget(nr)) {
+        frame.x[0] = static_cast<uint64_t>(err(ktl::Error::Exhausted));
+        return;
+    }
     kcap::Resolved object {};
     bool takes_cap = e.type != kcap::ObjectType::None || e.any_type;
     if (takes_cap) {
@@ -105,3 +131,12 @@ void print_table() {
 }
 
 } // namespace syscall
+
+namespace sys {
+
+bool budget_spent() {
+    sched::Task* self = sched::current();
+    return self && self->budget_spent;
+}
+
+} // namespace sys

@@ -158,6 +158,7 @@ int64_t task_limit(arch::TrapFrame& f, const kcap::Resolved& object) {
     if (task->state == sched::TaskState::Dead)
         return err(ktl::Error::BadHandle);
     kheap::set_limit(static_cast<uint16_t>(task->id), f.x[1]);
+    task->syscall_budget = f.x[2];
     return 0;
 }
 

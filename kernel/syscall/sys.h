@@ -33,5 +33,8 @@ inline void yield() { call(Number::yield); }
 inline int64_t sleep_ns(uint64_t ns) { return call(Number::sleep, ns); }
 inline uint64_t clock_ns() { return static_cast<uint64_t>(call(Number::clock)); }
 inline int64_t self() { return call(Number::task_self); }
+// Whether the calling task has used up its system-call budget (task_limit). Reads the task's own
+// state without a system call, so it answers after the budget is gone.
+bool budget_spent();
 
 } // namespace sys

@@ -22,6 +22,7 @@ enum class Error : uint16_t {
     Exists,
     Full,
     WrongType, // a capability names an object of another type
+    Exhausted, // a budget (the task's system calls) is used up
 };
 
 constexpr const char* error_name(Error e) {
@@ -41,6 +42,7 @@ constexpr const char* error_name(Error e) {
     case Error::Exists: return "exists";
     case Error::Full: return "full";
     case Error::WrongType: return "wrong_type";
+    case Error::Exhausted: return "exhausted";
     }
     return "unknown";
 }

@@ -13,6 +13,7 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::LimitConcurrencyExceeded: return "limit_concurrency_exceeded";
     case ErrorCode::LimitTimeExceeded: return "limit_time_exceeded";
     case ErrorCode::LimitOutputExceeded: return "limit_output_exceeded";
+    case ErrorCode::LimitSyscallsExceeded: return "limit_syscalls_exceeded";
     case ErrorCode::NotFound: return "not_found";
     case ErrorCode::InternalError: return "internal_error";
     }

@@ -16,6 +16,7 @@ enum class ErrorCode : uint8_t {
     LimitConcurrencyExceeded,
     LimitTimeExceeded,
     LimitOutputExceeded,
+    LimitSyscallsExceeded, // the call's tool task used up its system-call budget (contracts: per-call limits)
     NotFound,
     InternalError,
 };

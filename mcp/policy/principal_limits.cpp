@@ -44,6 +44,8 @@ ktl::Result<void> parse_limits(std::string_view list, PrincipalLimits& out) {
             ok = parse_positive(value, parsed.output_bytes);
         } else if (key == "memory_bytes") {
             ok = parse_positive(value, parsed.memory_bytes);
+        } else if (key == "syscalls") {
+            ok = parse_positive(value, parsed.syscalls);
         } else if (key == "concurrency") {
             ok = parse_positive(value, parsed.concurrency);
         } else if (key == "rate") {
@@ -83,9 +85,11 @@ size_t tightened_output(size_t base, const PrincipalLimits& own) { return smalle
 
 uint64_t tightened_memory(uint64_t base, const PrincipalLimits& own) { return smaller(base, own.memory_bytes); }
 
-bool loosens(const PrincipalLimits& own, const LimitConfig& base, uint64_t wall_ns, size_t output, uint64_t memory) {
-    return (own.time_ms && uint64_t(own.time_ms) * 1000000 > wall_ns) || (own.output_bytes && own.output_bytes > output) ||
-           (own.memory_bytes && own.memory_bytes > memory) ||
+uint64_t tightened_syscalls(uint64_t base, const PrincipalLimits& own) { return smaller(base, own.syscalls); }
+
+bool loosens(const PrincipalLimits& own, const LimitConfig& base, const CallLimits& call) {
+    return (own.time_ms && uint64_t(own.time_ms) * 1000000 > call.wall_ns) || (own.output_bytes && own.output_bytes > call.output) ||
+           (own.memory_bytes && own.memory_bytes > call.memory) || (own.syscalls && own.syscalls > call.syscalls) ||
            (own.burst && own.burst > base.burst) || (own.per_second && own.per_second > base.per_second) ||
            (own.concurrency && own.concurrency > base.max_in_flight);
 }

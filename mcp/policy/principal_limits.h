@@ -17,14 +17,15 @@ struct PrincipalLimits {
     uint32_t time_ms = 0;      // tool wall-time limit
     uint32_t output_bytes = 0; // tool output limit
     uint32_t memory_bytes = 0; // the tool task's kernel heap
+    uint32_t syscalls = 0;     // the tool task's system calls
     uint32_t burst = 0;        // rate bucket capacity (with per_second: `rate=B/S`)
     uint32_t per_second = 0;   // rate bucket refill
     uint32_t concurrency = 0;  // calls in flight
 
-    bool any() const { return time_ms || output_bytes || memory_bytes || burst || per_second || concurrency; }
+    bool any() const { return time_ms || output_bytes || memory_bytes || syscalls || burst || per_second || concurrency; }
 };
 
-// Parses "time_ms=N,output_bytes=N,memory_bytes=N,rate=B/S,concurrency=N" (any subset, any order; each value a
+// Parses "time_ms=N,output_bytes=N,memory_bytes=N,syscalls=N,rate=B/S,concurrency=N" (any subset, any order; each value a
 // positive decimal of at most 9 digits). InvalidArgs names nothing: the caller reports the spec.
 ktl::Result<void> parse_limits(std::string_view list, PrincipalLimits& out);
 
@@ -36,9 +37,16 @@ LimitConfig tightened(const LimitConfig& base, const PrincipalLimits& own);
 uint64_t tightened_wall_ns(uint64_t base_ns, const PrincipalLimits& own);
 size_t tightened_output(size_t base, const PrincipalLimits& own);
 uint64_t tightened_memory(uint64_t base, const PrincipalLimits& own);
+uint64_t tightened_syscalls(uint64_t base, const PrincipalLimits& own);
 
 // Whether some value of `own` asks for more than `base` allows (and so is ignored): reported at
 // boot so a mistaken override is visible.
-bool loosens(const PrincipalLimits& own, const LimitConfig& base, uint64_t wall_ns, size_t output, uint64_t memory);
+struct CallLimits {
+    uint64_t wall_ns;
+    size_t output;
+    uint64_t memory;
+    uint64_t syscalls;
+};
+bool loosens(const PrincipalLimits& own, const LimitConfig& base, const CallLimits& call);
 
 } // namespace mcp

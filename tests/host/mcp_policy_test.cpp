@@ -119,8 +119,9 @@ TEST(McpCallLimiter, ConcurrencyCap) {
 TEST(McpPrincipalLimits, ParsesSpecs) {
     std::string_view who;
     PrincipalLimits l;
-    ASSERT_TRUE(parse_limit_spec("ada:time_ms=250,output_bytes=1024,rate=5/2,concurrency=3,memory_bytes=65536", who, l));
+    ASSERT_TRUE(parse_limit_spec("ada:time_ms=250,output_bytes=1024,rate=5/2,concurrency=3,memory_bytes=65536,syscalls=40", who, l));
     EXPECT_EQ(l.memory_bytes, 65536u);
+    EXPECT_EQ(l.syscalls, 40u);
     EXPECT_EQ(who, "ada");
     EXPECT_EQ(l.time_ms, 250u);
     EXPECT_EQ(l.output_bytes, 1024u);
@@ -154,14 +155,19 @@ TEST(McpPrincipalLimits, OnlyEverTighten) {
     EXPECT_EQ(eff.burst, 5u);
     EXPECT_EQ(eff.per_second, 20u);
     EXPECT_EQ(eff.max_in_flight, 10u);
-    EXPECT_TRUE(loosens(own, base, 10'000'000'000ull, 65536, 8u << 20));
+    const CallLimits call { 10'000'000'000ull, 65536, 8u << 20, 100000 };
+    EXPECT_TRUE(loosens(own, base, call));
 
     own = {};
     own.memory_bytes = 1u << 20;
+    own.syscalls = 50;
     EXPECT_EQ(tightened_memory(8u << 20, own), 1u << 20);
     EXPECT_EQ(tightened_memory(4096, own), 4096u);
-    EXPECT_FALSE(loosens(own, base, 10'000'000'000ull, 65536, 8u << 20));
-    EXPECT_TRUE(loosens(own, base, 10'000'000'000ull, 65536, 4096));
+    EXPECT_EQ(tightened_syscalls(100000, own), 50u);
+    EXPECT_EQ(tightened_syscalls(10, own), 10u);
+    EXPECT_FALSE(loosens(own, base, call));
+    EXPECT_TRUE(loosens(own, base, { 10'000'000'000ull, 65536, 4096, 100000 }));
+    EXPECT_TRUE(loosens(own, base, { 10'000'000'000ull, 65536, 8u << 20, 10 }));
 
     own = {};
     own.time_ms = 300;
@@ -170,8 +176,8 @@ TEST(McpPrincipalLimits, OnlyEverTighten) {
     EXPECT_EQ(tightened_wall_ns(100'000'000ull, own), 100'000'000ull) << "the appliance's tighter limit wins";
     EXPECT_EQ(tightened_output(65536, own), 4096u);
     EXPECT_EQ(tightened_output(1024, own), 1024u);
-    EXPECT_FALSE(loosens(own, base, 10'000'000'000ull, 65536, 8u << 20));
-    EXPECT_TRUE(loosens(own, base, 100'000'000ull, 65536, 8u << 20));
+    EXPECT_FALSE(loosens(own, base, call));
+    EXPECT_TRUE(loosens(own, base, { 100'000'000ull, 65536, 8u << 20, 100000 }));
     EXPECT_EQ(tightened_wall_ns(7, PrincipalLimits {}), 7u);
     EXPECT_EQ(tightened_output(9, PrincipalLimits {}), 9u);
 }

@@ -13,9 +13,12 @@ const ADMIN = "admin:root:admin-key-0123456789abcdef";
 // A reader with its own, tighter limits; and a looser override for ada that must change nothing.
 const SLOW = "reader:slow:slow-key-0123456789abcdef";
 const SLOW_LIMITS = "slow:time_ms=150,output_bytes=1024,rate=12/1,concurrency=2";
+// A reader whose tool tasks may make three system calls.
+const TINY = "reader:tiny:tiny-key-0123456789abcdef";
 const secret = (spec) => spec.split(":").slice(2).join(":");
 const { client, transport, fail, done } = boot("basalt-contract-test",
   ["--role", "anonymous", "--key", READER, "--key", ADMIN, "--key", SLOW, "--limit", SLOW_LIMITS,
+   "--key", TINY, "--limit", "tiny:syscalls=3",
    "--limit", "ada:time_ms=60000,output_bytes=65536,rate=1000/1000,concurrency=100",
    "--append", "tool_time_ms=300 tool_output_bytes=4096",
    "--tools", "kernel_info,kernel_tasks,kernel_caps,kernel_mem,kernel_log,kernel_perf,kernel_diagnose"],
@@ -186,6 +189,17 @@ try {
       });
     }
     assert.ok(limited > 0 && served < 12, `slow: ${served} served, ${limited} limited`);
+  });
+
+  // Over the system-call budget: a ten-step diagnostic sleeps once a step, past tiny's three
+  // calls; the same for ada fits the default budget.
+  await row("over system calls -> limit_syscalls_exceeded", async () => {
+    const tiny = await call("kernel_diagnose", { steps: 10, step_ms: 10 }, secret(TINY));
+    assert.equal(tiny.isError, true);
+    assert.equal(tiny.structuredContent.error.code, "limit_syscalls_exceeded", JSON.stringify(tiny.structuredContent));
+    const ada = await call("kernel_diagnose", { steps: 10, step_ms: 10 }, secret(READER));
+    assert.equal(ada.isError, false, JSON.stringify(ada.structuredContent));
+    assert.equal(ada.structuredContent.steps_done, 10);
   });
 
   const snapshot = await auditSnapshot();
