@@ -107,7 +107,7 @@ void VirtioConsole::send_control(const console::Control& msg) {
         return;
     }
     // All control buffers with the device: it is not consuming them; the message is lost and the
-    // port stays closed (visible in stats as a handshake that never completes).
+    // port stays closed (at boot: the line then stays on the UART, with a warning).
 }
 
 void VirtioConsole::service_control() {
