@@ -14,7 +14,10 @@
 #include <mcp/policy/roles.h>
 #include <mcp/schema/validator.h>
 
+#include <cstdarg>
 #include <iterator>
+
+#include <ktl/format.h>
 
 namespace mcpd {
 namespace {
@@ -37,6 +40,28 @@ struct LineLimits {
 constexpr std::string_view kLineNames[] = { "console", "http" };
 LineLimits g_line_limits[std::size(kLineNames)];
 size_t g_line_limit_count = 0;
+
+// Boot-configuration warnings (refused keys and limits, overrides with no effect): logged, and
+// kept for kernel://status so a client sees them too (contracts: an override that cannot be
+// parsed is ignored "with a warning in the response").
+constexpr size_t kMaxWarnings = 8;
+constexpr size_t kWarningBytes = 160;
+char g_warnings[kMaxWarnings][kWarningBytes];
+size_t g_warning_count = 0;
+
+__attribute__((format(printf, 1, 2))) void config_warning(const char* fmt, ...) {
+    char text[kWarningBytes];
+    ktl::Formatter f(text, sizeof text);
+    va_list ap;
+    va_start(ap, fmt);
+    f.vappend(fmt, ap);
+    va_end(ap);
+    KLOG_WARN("mcp: %s", text);
+    if (g_warning_count < kMaxWarnings) {
+        ktl::Formatter keep(g_warnings[g_warning_count++], kWarningBytes);
+        keep.append("%s", text);
+    }
+}
 
 void now_rfc3339(char* out, size_t cap) { clock::rfc3339_now(out, cap); }
 uint64_t now_ns() { return clock::monotonic_ns(); }
@@ -112,7 +137,7 @@ void add_key(std::string_view spec, void*) {
     // The secret is never logged: only the outcome and, on success, who it stands for.
     auto id = g_keys.add_spec(spec);
     if (!id)
-        KLOG_WARN("mcp: a key= boot argument was refused (%s); expected ROLE:SECRET or ROLE:PRINCIPAL:SECRET, secret 16..256 bytes",
+        config_warning("a key= boot argument was refused (%s); expected ROLE:SECRET or ROLE:PRINCIPAL:SECRET, secret 16..256 bytes",
                   ktl::error_name(id.error()));
     else if (const auto* p = g_keys.by_id(*id))
         KLOG_INFO("mcp: API key for principal '%s' (%s) installed", p->name, mcp::role_name(p->role));
@@ -124,8 +149,8 @@ void add_limit(std::string_view spec, void*) {
     std::string_view name;
     mcp::PrincipalLimits limits;
     if (!mcp::parse_limit_spec(spec, name, limits)) {
-        KLOG_WARN("mcp: limit=%.*s refused; expected PRINCIPAL:time_ms=N,output_bytes=N,memory_bytes=N,syscalls=N,rate=BURST/PER_SECOND,concurrency=N",
-                  static_cast<int>(spec.size() < 96 ? spec.size() : 96), spec.data());
+        config_warning("limit=%.*s refused; keys: time_ms, output_bytes, memory_bytes, syscalls, rate=B/S, concurrency",
+                       static_cast<int>(spec.size() < 48 ? spec.size() : 48), spec.data());
         return;
     }
     bool line = false;
@@ -139,14 +164,14 @@ void add_limit(std::string_view spec, void*) {
             ++g_line_limit_count;
         g_line_limits[i] = { name, limits };
     } else if (!g_keys.set_limits(name, limits)) {
-        KLOG_WARN("mcp: limit= names '%.*s', which no key= defines; ignored", static_cast<int>(name.size() < 32 ? name.size() : 32),
+        config_warning("limit= names '%.*s', which no key= defines; ignored", static_cast<int>(name.size() < 32 ? name.size() : 32),
                   name.data());
         return;
     }
     uint64_t wall = bootargs::get().tool_time_ms ? uint64_t(bootargs::get().tool_time_ms) * 1000000 : kDefaultWallLimitNs;
     size_t output = bootargs::get().tool_output_bytes ? bootargs::get().tool_output_bytes : 65536;
     if (mcp::loosens(limits, limit_config(), { wall, output, kToolHeapLimit, kToolSyscallLimit }))
-        KLOG_WARN("mcp: limit= for '%.*s' asks for more than the appliance allows; those values have no effect",
+        config_warning("limit= for '%.*s' asks for more than the appliance allows; those values have no effect",
                   static_cast<int>(name.size()), name.data());
     KLOG_INFO("mcp: limits for '%.*s': time %u ms, output %u bytes, memory %u bytes, %u syscalls, rate %u/%u, "
               "concurrency %u (0: default)",
@@ -182,6 +207,11 @@ void bridge_config_init() {
 }
 
 const mcp::KeyStore& api_keys() { return g_keys; }
+
+std::span<const char[160]> config_warnings() {
+    static_assert(kWarningBytes == 160);
+    return { g_warnings, g_warning_count };
+}
 
 mcp::LimitConfig limit_config() {
     return { bootargs::get().rate_burst, bootargs::get().rate_per_second, static_cast<uint32_t>(kMaxCalls) };

@@ -5,6 +5,8 @@
 #include <mcp/policy/key_store.h>
 #include <mcp/server/server.h>
 
+#include <span>
+
 namespace mcpd {
 
 // What every bridge task is granted at boot besides its line.
@@ -20,6 +22,9 @@ struct BridgeCaps {
 void bridge_config_init();
 
 const mcp::KeyStore& api_keys();
+// What the boot configuration got wrong (refused key= or limit= values, overrides with no
+// effect), at most 8, for kernel://status.
+std::span<const char[160]> config_warnings();
 // Each principal's call limits: the `rate=` bucket and the contracts' in-flight cap.
 mcp::LimitConfig limit_config();
 // The one limiter every bridge admits calls through: a principal has one bucket and one

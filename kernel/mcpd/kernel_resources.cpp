@@ -12,6 +12,7 @@
 #include "../version.h"
 #include <drivers/serial_port.h>
 #include "audit_trail.h"
+#include "bridge_config.h"
 
 #include <ktl/log_ring.h>
 #include <mcp/policy/roles.h>
@@ -67,6 +68,10 @@ bool read_status(json::Writer& w, mcp::ToolError& err) {
     w.key("line_role").string(mcp::role_name(p ? p->role : mcp::Role::Anonymous));
     w.key("tools_allowed").number(uint64_t(ctx().tools_allowed));
     w.key("audit_records").number(audit_trail_count()).key("audit_dropped").number(audit_trail_dropped());
+    w.key("config_warnings").begin_array();
+    for (const auto& text : config_warnings())
+        w.string(text);
+    w.end_array();
     w.end_object();
     return true;
 }

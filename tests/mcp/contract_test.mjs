@@ -18,7 +18,7 @@ const TINY = "reader:tiny:tiny-key-0123456789abcdef";
 const secret = (spec) => spec.split(":").slice(2).join(":");
 const { client, transport, fail, done } = boot("basalt-contract-test",
   ["--role", "anonymous", "--key", READER, "--key", ADMIN, "--key", SLOW, "--limit", SLOW_LIMITS,
-   "--key", TINY, "--limit", "tiny:syscalls=3",
+   "--key", TINY, "--limit", "tiny:syscalls=3", "--limit", "ada:bogus=1", "--limit", "nobody:concurrency=1",
    "--limit", "ada:time_ms=60000,output_bytes=65536,rate=1000/1000,concurrency=100",
    "--append", "tool_time_ms=300 tool_output_bytes=4096",
    "--tools", "kernel_info,kernel_tasks,kernel_caps,kernel_mem,kernel_log,kernel_perf,kernel_diagnose"],
@@ -200,6 +200,17 @@ try {
     const ada = await call("kernel_diagnose", { steps: 10, step_ms: 10 }, secret(READER));
     assert.equal(ada.isError, false, JSON.stringify(ada.structuredContent));
     assert.equal(ada.structuredContent.steps_done, 10);
+  });
+
+  // Overrides that cannot be parsed, name nobody or would loosen a limit are ignored, and say
+  // so where a client looks (kernel://status), not only in the kernel log.
+  await row("ignored overrides -> warnings in kernel://status", async () => {
+    const status = JSON.parse((await read("kernel://status", secret(READER))).contents[0].text);
+    const warnings = status.mcp.config_warnings;
+    assert.equal(warnings.length, 3, JSON.stringify(warnings));
+    assert.ok(warnings.some((w) => /^limit= for 'ada' asks for more than the appliance allows/.test(w)), JSON.stringify(warnings));
+    assert.ok(warnings.some((w) => /^limit=ada:bogus=1 refused/.test(w)), JSON.stringify(warnings));
+    assert.ok(warnings.some((w) => /^limit= names 'nobody', which no key= defines/.test(w)), JSON.stringify(warnings));
   });
 
   const snapshot = await auditSnapshot();

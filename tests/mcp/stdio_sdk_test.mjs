@@ -111,6 +111,7 @@ try {
   assert.ok(status.mcp.serial_counters.rx_bytes > 500 && status.mcp.serial_counters.tx_bytes > 2000,
             JSON.stringify(status.mcp.serial_counters));
   assert.equal(status.mcp.serial_counters.rx_dropped, 0);
+  assert.deepEqual(status.mcp.config_warnings, [], "a default boot has nothing to warn about");
   assert.equal(status.mcp.line_role, "admin");
   assert.deepEqual((await client.listResourceTemplates()).resourceTemplates, []);
 
