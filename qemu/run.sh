@@ -17,9 +17,10 @@
 #   --key ROLE:SECRET    an MCP API key (repeatable; also ROLE:PRINCIPAL:SECRET; secret 16..256
 #                        bytes, no spaces). Stored hashed by the kernel; note that it is visible
 #                        in this machine's process list while QEMU runs
-#   --limit PRINCIPAL:time_ms=N,output_bytes=N,memory_bytes=N,syscalls=N,rate=BURST/PER_SECOND,concurrency=N
-#                        tighter limits for one principal (a key's, or the lines' own `console`
-#                        and `http`); any subset; values looser than the appliance's are ignored
+#   --limit PRINCIPAL:time_ms=N,output_bytes=N,memory_bytes=N,syscalls=N,rate=BURST/PER_SECOND,concurrency=N,scopes=a+b
+#                        tighter limits and fewer scopes for one principal (a key's, or the lines'
+#                        own `console` and `http`); any subset; values looser than the
+#                        appliance's, and scopes beyond the role's, are ignored
 #   --role ROLE          the serial line's own role: admin (default), operator, reader, anonymous
 #   --tools a,b          MCP tool allowlist (default: every tool)
 #   --profile conformance

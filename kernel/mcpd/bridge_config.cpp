@@ -168,6 +168,12 @@ void add_limit(std::string_view spec, void*) {
                   name.data());
         return;
     }
+    for (uint16_t id = 1; limits.has_scopes && id <= g_keys.size(); ++id) {
+        const mcp::Principal* p = g_keys.by_id(id);
+        if (p && name == p->name && (limits.scopes & ~mcp::scopes_of(p->role)) != 0)
+            config_warning("limit= for '%s' names scopes its role (%s) does not have; they are not granted", p->name,
+                           mcp::role_name(p->role));
+    }
     uint64_t wall = bootargs::get().tool_time_ms ? uint64_t(bootargs::get().tool_time_ms) * 1000000 : kDefaultWallLimitNs;
     size_t output = bootargs::get().tool_output_bytes ? bootargs::get().tool_output_bytes : 65536;
     if (mcp::loosens(limits, limit_config(), { wall, output, kToolHeapLimit, kToolSyscallLimit }))
@@ -272,6 +278,8 @@ const mcp::Principal* line_principal(mcp::Principal& p, const char* name, std::s
     for (size_t k = 0; k < g_line_limit_count; ++k)
         if (g_line_limits[k].name == std::string_view(p.name))
             p.limits = g_line_limits[k].limits;
+    if (p.limits.has_scopes) // only ever fewer than the role grants
+        p.scopes &= p.limits.scopes;
     return p.role == mcp::Role::Anonymous ? nullptr : &p;
 }
 

@@ -397,8 +397,10 @@ bool Executor::start(const mcp::Tool& tool, const json::Value& arguments, const 
     job->wake = m_wake;
     job->output_limit = mcp::tightened_output(m_output_limit, own);
 
-    // The token is bound to this call: tool, arguments and a per-boot call number.
+    // The token is bound to this call: principal, tool, arguments and a per-boot call number.
     crypto::Sha256 h;
+    const uint16_t principal_id = call.principal ? call.principal->id : 0;
+    h.update(std::string_view(reinterpret_cast<const char*>(&principal_id), sizeof principal_id));
     h.update(std::string_view(tool.name));
     h.update(std::string_view("\0", 1));
     h.update(text);

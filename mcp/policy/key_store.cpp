@@ -77,6 +77,8 @@ ktl::Result<void> KeyStore::set_limits(std::string_view principal, const Princip
     for (size_t i = 0; i < m_count; ++i) {
         if (principal == m_entries[i].principal.name) {
             m_entries[i].principal.limits = limits;
+            if (limits.has_scopes) // only ever fewer than the role grants
+                m_entries[i].principal.scopes &= limits.scopes;
             return {};
         }
     }

@@ -1,5 +1,7 @@
 #include "principal_limits.h"
 
+#include "roles.h"
+
 #include <ktl/decimal.h>
 
 namespace mcp {
@@ -18,6 +20,26 @@ bool parse_positive(std::string_view text, uint32_t& out) {
 template <typename T>
 T smaller(T base, uint32_t own) {
     return own != 0 && own < base ? static_cast<T>(own) : base;
+}
+
+// "a+b+c" scope names, or "none".
+bool parse_scopes(std::string_view text, uint32_t& out) {
+    if (text == "none") {
+        out = 0;
+        return true;
+    }
+    uint32_t mask = 0;
+    for (bool more = true; more;) {
+        size_t plus = text.find('+');
+        auto scope = parse_scope(text.substr(0, plus));
+        if (!scope)
+            return false;
+        mask |= *scope;
+        more = plus != std::string_view::npos;
+        text = more ? text.substr(plus + 1) : std::string_view();
+    }
+    out = mask;
+    return true;
 }
 
 } // namespace
@@ -46,6 +68,9 @@ ktl::Result<void> parse_limits(std::string_view list, PrincipalLimits& out) {
             ok = parse_positive(value, parsed.memory_bytes);
         } else if (key == "syscalls") {
             ok = parse_positive(value, parsed.syscalls);
+        } else if (key == "scopes") {
+            ok = parse_scopes(value, parsed.scopes);
+            parsed.has_scopes = true;
         } else if (key == "concurrency") {
             ok = parse_positive(value, parsed.concurrency);
         } else if (key == "rate") {

@@ -21,11 +21,18 @@ struct PrincipalLimits {
     uint32_t burst = 0;        // rate bucket capacity (with per_second: `rate=B/S`)
     uint32_t per_second = 0;   // rate bucket refill
     uint32_t concurrency = 0;  // calls in flight
+    // Scopes (contracts: "may only be tightened per principal"): the principal keeps only those
+    // of its role's scopes named here. has_scopes false: the role's set unchanged.
+    bool has_scopes = false;
+    uint32_t scopes = 0;
 
-    bool any() const { return time_ms || output_bytes || memory_bytes || syscalls || burst || per_second || concurrency; }
+    bool any() const {
+        return time_ms || output_bytes || memory_bytes || syscalls || burst || per_second || concurrency || has_scopes;
+    }
 };
 
-// Parses "time_ms=N,output_bytes=N,memory_bytes=N,syscalls=N,rate=B/S,concurrency=N" (any subset, any order; each value a
+// Parses "time_ms=N,output_bytes=N,memory_bytes=N,syscalls=N,rate=B/S,concurrency=N,
+// scopes=kernel:read+vector:read" (scopes=none for no scope at all) (any subset, any order; each value a
 // positive decimal of at most 9 digits). InvalidArgs names nothing: the caller reports the spec.
 ktl::Result<void> parse_limits(std::string_view list, PrincipalLimits& out);
 

@@ -234,6 +234,31 @@ TEST(McpCallLimiter, EveryAccessIsInsideTheLock) {
     EXPECT_EQ(g_entries, 4) << "acquire x2, in_flight, release (a refused id touches no state)";
 }
 
+TEST(McpPrincipalLimits, ScopesOnlyNarrow) {
+    PrincipalLimits l;
+    ASSERT_TRUE(parse_limits("scopes=kernel:read+audit:read", l));
+    EXPECT_TRUE(l.has_scopes);
+    EXPECT_EQ(l.scopes, uint32_t(kKernelRead | kAuditRead));
+    PrincipalLimits none;
+    ASSERT_TRUE(parse_limits("scopes=none,concurrency=2", none));
+    EXPECT_TRUE(none.has_scopes);
+    EXPECT_EQ(none.scopes, 0u);
+    for (const char* bad : { "scopes=", "scopes=kernel:read+", "scopes=+kernel:read", "scopes=root", "scopes=kernel:read,vector:read" }) {
+        PrincipalLimits x;
+        EXPECT_FALSE(parse_limits(bad, x)) << bad;
+    }
+
+    KeyStore keys;
+    ASSERT_TRUE(keys.add_spec("admin:root:0123456789abcdef-admin"));
+    ASSERT_TRUE(keys.add_spec("reader:ada:0123456789abcdef-reader"));
+    ASSERT_TRUE(keys.set_limits("root", l)); // an admin narrowed to two scopes
+    ASSERT_TRUE(keys.set_limits("ada", l));  // audit:read is beyond a reader: not granted
+    EXPECT_EQ((*keys.authenticate("0123456789abcdef-admin"))->scopes, uint32_t(kKernelRead | kAuditRead));
+    EXPECT_EQ((*keys.authenticate("0123456789abcdef-reader"))->scopes, uint32_t(kKernelRead));
+    ASSERT_TRUE(keys.set_limits("ada", none));
+    EXPECT_EQ((*keys.authenticate("0123456789abcdef-reader"))->scopes, 0u);
+}
+
 TEST(McpKeyStore, CarriesLimitOverrides) {
     KeyStore keys;
     ASSERT_TRUE(keys.add_spec("reader:ada:0123456789abcdef"));

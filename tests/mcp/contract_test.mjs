@@ -15,10 +15,12 @@ const SLOW = "reader:slow:slow-key-0123456789abcdef";
 const SLOW_LIMITS = "slow:time_ms=150,output_bytes=1024,rate=12/1,concurrency=2";
 // A reader whose tool tasks may make three system calls.
 const TINY = "reader:tiny:tiny-key-0123456789abcdef";
+// An admin narrowed to kernel:read.
+const NARROW = "admin:narrow:narrow-key-0123456789abcdef";
 const secret = (spec) => spec.split(":").slice(2).join(":");
 const { client, transport, fail, done } = boot("basalt-contract-test",
   ["--role", "anonymous", "--key", READER, "--key", ADMIN, "--key", SLOW, "--limit", SLOW_LIMITS,
-   "--key", TINY, "--limit", "tiny:syscalls=3", "--limit", "ada:bogus=1", "--limit", "nobody:concurrency=1",
+   "--key", TINY, "--limit", "tiny:syscalls=3", "--key", NARROW, "--limit", "narrow:scopes=kernel:read", "--limit", "ada:bogus=1", "--limit", "nobody:concurrency=1",
    "--limit", "ada:time_ms=60000,output_bytes=65536,rate=1000/1000,concurrency=100",
    "--append", "tool_time_ms=300 tool_output_bytes=4096",
    "--tools", "kernel_info,kernel_tasks,kernel_caps,kernel_mem,kernel_log,kernel_perf,kernel_diagnose"],
@@ -200,6 +202,15 @@ try {
     const ada = await call("kernel_diagnose", { steps: 10, step_ms: 10 }, secret(READER));
     assert.equal(ada.isError, false, JSON.stringify(ada.structuredContent));
     assert.equal(ada.structuredContent.steps_done, 10);
+  });
+
+  // Scopes narrowed per principal: an admin key limited to kernel:read reads no audit trail.
+  await row("narrowed scopes -> auth_insufficient_role", async () => {
+    await expectEnvelope(read("audit://log", secret(NARROW)), -32001, "auth_insufficient_role", (env) => {
+      assert.equal(env.error.details.role, "admin");
+      assert.equal(env.error.details.required, "audit:read");
+    });
+    assert.equal((await call("kernel_info", {}, secret(NARROW))).isError, false, "kernel:read is kept");
   });
 
   // Overrides that cannot be parsed, name nobody or would loosen a limit are ignored, and say
