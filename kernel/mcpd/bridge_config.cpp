@@ -50,17 +50,14 @@ char g_warnings[kMaxWarnings][kWarningBytes];
 size_t g_warning_count = 0;
 
 __attribute__((format(printf, 1, 2))) void config_warning(const char* fmt, ...) {
-    char text[kWarningBytes];
-    ktl::Formatter f(text, sizeof text);
+    char overflow[kWarningBytes]; // past kMaxWarnings: logged only
+    char* text = g_warning_count < kMaxWarnings ? g_warnings[g_warning_count++] : overflow;
+    ktl::Formatter f(text, kWarningBytes);
     va_list ap;
     va_start(ap, fmt);
     f.vappend(fmt, ap);
     va_end(ap);
     KLOG_WARN("mcp: %s", text);
-    if (g_warning_count < kMaxWarnings) {
-        ktl::Formatter keep(g_warnings[g_warning_count++], kWarningBytes);
-        keep.append("%s", text);
-    }
 }
 
 void now_rfc3339(char* out, size_t cap) { clock::rfc3339_now(out, cap); }
@@ -163,22 +160,19 @@ void add_limit(std::string_view spec, void*) {
         if (i == g_line_limit_count)
             ++g_line_limit_count;
         g_line_limits[i] = { name, limits };
-    } else if (!g_keys.set_limits(name, limits)) {
+    } else if (auto p = g_keys.set_limits(name, limits); !p) {
         config_warning("limit= names '%.*s', which no key= defines; ignored", static_cast<int>(name.size() < 32 ? name.size() : 32),
-                  name.data());
+                       name.data());
         return;
-    }
-    for (uint16_t id = 1; limits.has_scopes && id <= g_keys.size(); ++id) {
-        const mcp::Principal* p = g_keys.by_id(id);
-        if (p && name == p->name && (limits.scopes & ~mcp::scopes_of(p->role)) != 0)
-            config_warning("limit= for '%s' names scopes its role (%s) does not have; they are not granted", p->name,
-                           mcp::role_name(p->role));
+    } else if (limits.has_scopes && (limits.scopes & ~mcp::scopes_of((*p)->role)) != 0) {
+        config_warning("limit= for '%s' names scopes its role (%s) does not have; they are not granted", (*p)->name,
+                       mcp::role_name((*p)->role));
     }
     uint64_t wall = bootargs::get().tool_time_ms ? uint64_t(bootargs::get().tool_time_ms) * 1000000 : kDefaultWallLimitNs;
-    size_t output = bootargs::get().tool_output_bytes ? bootargs::get().tool_output_bytes : 65536;
+    size_t output = bootargs::get().tool_output_bytes ? bootargs::get().tool_output_bytes : kToolOutputLimit;
     if (mcp::loosens(limits, limit_config(), { wall, output, kToolHeapLimit, kToolSyscallLimit }))
         config_warning("limit= for '%.*s' asks for more than the appliance allows; those values have no effect",
-                  static_cast<int>(name.size()), name.data());
+                       static_cast<int>(name.size()), name.data());
     KLOG_INFO("mcp: limits for '%.*s': time %u ms, output %u bytes, memory %u bytes, %u syscalls, rate %u/%u, "
               "concurrency %u (0: default)",
               static_cast<int>(name.size()), name.data(), limits.time_ms, limits.output_bytes, limits.memory_bytes,

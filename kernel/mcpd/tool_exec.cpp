@@ -14,16 +14,12 @@
 
 namespace mcpd {
 
-constexpr size_t kMaxOutput = 65536; // contracts: output limit per call
 // Arguments up to kInlineArgs use the job's own buffers; larger ones (vector batches) get
 // buffers from the kernel heap for the call's lifetime, up to the line's 1 MiB.
 constexpr size_t kInlineArgs = 16384;
 constexpr size_t kInlineNodes = 512;
 constexpr size_t kMaxArgs = 1u << 20;
 constexpr size_t kMaxNodes = 8192; // the dispatcher parses a whole message into 4,096 nodes
-// Per-call memory (contracts "Per-call limits"): the tool task's own kernel heap (scratch of
-// the vector tools included; the arguments' buffers belong to the bridge).
-constexpr uint64_t kToolHeapBytes = kToolHeapLimit;
 // A tool told to stop (cancelled, or past its wall-time limit) that has not ended this much
 // later is killed: tools are meant to check should_stop(), but nothing relies on it.
 constexpr uint64_t kStopGraceNs = 250'000'000;
@@ -48,13 +44,13 @@ struct Job {
     bool answered = false; // the time limit already answered the client
     bool ok = false;
     mcp::ToolError err;
-    char out[kMaxOutput];
+    char out[kToolOutputLimit];
     size_t out_len = 0;
     volatile uint64_t done = 0, total = 0, progress_seq = 0;
     uint64_t progress_sent = 0;
     char message[64] = "";
     void (*wake)() = nullptr; // the bridge's
-    size_t output_limit = kMaxOutput;
+    size_t output_limit = kToolOutputLimit;
     // ToolContext::log records: the tool task fills slot log_head % kLogSlots, the bridge sends
     // and frees them in order (log_tail).
     static constexpr uint32_t kLogSlots = 8;
@@ -121,7 +117,7 @@ void Executor::configure(const ExecCaps& caps, uint64_t wall_limit_ns, size_t ou
     m_wake = wake;
     // Overrides only tighten.
     m_wall_limit_ns = wall_limit_ns != 0 && wall_limit_ns < kDefaultWallLimitNs ? wall_limit_ns : kDefaultWallLimitNs;
-    m_output_limit = output_limit != 0 && output_limit < kMaxOutput ? output_limit : kMaxOutput;
+    m_output_limit = output_limit != 0 && output_limit < kToolOutputLimit ? output_limit : kToolOutputLimit;
     if (m_jobs)
         return;
     auto mem = kheap::alloc(sizeof(Job) * slots, static_cast<uint16_t>(sys::self()));
@@ -430,7 +426,7 @@ bool Executor::start(const mcp::Tool& tool, const json::Value& arguments, const 
         return false;
     }
     job->task = static_cast<uint32_t>(task);
-    sys::call(sys::Number::task_limit, job->task, mcp::tightened_memory(kToolHeapBytes, own),
+    sys::call(sys::Number::task_limit, job->task, mcp::tightened_memory(kToolHeapLimit, own),
               mcp::tightened_syscalls(kToolSyscallLimit, own));
     // Exactly the rights this tool needs, never the Grant the bridge holds.
     int64_t token = sys::call(sys::Number::token_issue, *source, task, impl->rights, job->binding, wall_ns);

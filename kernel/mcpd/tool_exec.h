@@ -18,6 +18,9 @@
 namespace mcpd {
 
 constexpr uint64_t kDefaultWallLimitNs = 10'000'000'000ull;
+constexpr size_t kToolOutputLimit = 65536;       // contracts: output limit per call
+// Per-call memory (contracts "Per-call limits"): the tool task's own kernel heap, scratch of the
+// vector tools included (the arguments' buffers belong to the bridge).
 constexpr uint64_t kToolHeapLimit = 8u << 20;    // each tool task's kernel heap (task_limit)
 constexpr uint64_t kToolSyscallLimit = 100000;   // each tool task's system calls (task_limit)
 constexpr size_t kMaxCalls = 10; // tool tasks at once: the contracts' default in-flight cap per principal

@@ -73,13 +73,13 @@ ktl::Result<const Principal*> KeyStore::authenticate(std::string_view presented)
     return match;
 }
 
-ktl::Result<void> KeyStore::set_limits(std::string_view principal, const PrincipalLimits& limits) {
+ktl::Result<const Principal*> KeyStore::set_limits(std::string_view principal, const PrincipalLimits& limits) {
     for (size_t i = 0; i < m_count; ++i) {
         if (principal == m_entries[i].principal.name) {
             m_entries[i].principal.limits = limits;
             if (limits.has_scopes) // only ever fewer than the role grants
                 m_entries[i].principal.scopes &= limits.scopes;
-            return {};
+            return &m_entries[i].principal;
         }
     }
     return ktl::Error::NotFound;

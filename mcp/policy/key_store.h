@@ -42,8 +42,9 @@ public:
     // NotFound when no key matches (auth_invalid_api_key); InvalidArgs for an empty key.
     ktl::Result<const Principal*> authenticate(std::string_view presented) const;
     const Principal* by_id(uint16_t id) const;
-    // Installs limit overrides for the principal of that name (NotFound when no key names it).
-    ktl::Result<void> set_limits(std::string_view principal, const PrincipalLimits& limits);
+    // Installs limit overrides for the principal of that name and returns it (NotFound when no key
+    // names it).
+    ktl::Result<const Principal*> set_limits(std::string_view principal, const PrincipalLimits& limits);
     size_t size() const { return m_count; }
 
 private:
