@@ -154,19 +154,34 @@ if [ -n "$mcp_port" ] && [ $stdio = 0 ]; then
     echo "Inspector: npx @modelcontextprotocol/inspector --cli $url --transport http --method tools/list"
   } >&2
 fi
-if [ $stdio = 0 ]; then exec "${args[@]}"; fi
+# QEMU's life is tied to the process that launched this script, whatever ends that process
+# (a signal, SIGKILL included, or a client that closes the line): the kernel sends QEMU SIGKILL
+# when its parent dies (prctl PR_SET_PDEATHSIG, through util-linux's setpriv). Without it a killed
+# launcher leaves a guest running for good.
+tie=(setpriv --pdeathsig KILL)
+if [ $stdio = 0 ]; then exec "${tie[@]}" "${args[@]}"; fi
 
 # A stdio MCP server must end when its client closes stdin, and QEMU does not (it keeps the
 # guest running): feed QEMU through a pipe, and stop it at end of input or when we are stopped.
+# Clients end a stdio server in any order: close stdin, then SIGTERM as soon as 0.3 s later, or
+# SIGKILL. From here on nothing may end this script before QEMU is stopped, so no `set -e`: a
+# failed `kill` of a helper that already exited must not skip the stop.
+set +e
 dir=$(mktemp -d)
 mkfifo "$dir/in" "$dir/ctl.in" "$dir/ctl.out"
 # A private QMP channel, used once: see uart_ready below (the virtio line needs no such wait:
 # the device holds input back until the kernel opens the port).
 [ $line = uart ] && args+=(-chardev "pipe,id=ctl,path=$dir/ctl" -mon chardev=ctl,mode=control)
 exec 9<>"$dir/in" # held open read-write: QEMU can open its end before any input is let through
-"${args[@]}" <"$dir/in" 9>&- &
+"${tie[@]}" "${args[@]}" <"$dir/in" 9>&- &
 qemu_pid=$!
-stop() { kill "$qemu_pid" 2>/dev/null || true; wait "$qemu_pid" 2>/dev/null || true; rm -rf "$dir"; }
+feeder=""
+stop() {
+  [ -n "$feeder" ] && kill "$feeder" 2>/dev/null
+  kill "$qemu_pid" 2>/dev/null
+  wait "$qemu_pid" 2>/dev/null
+  rm -rf "$dir"
+}
 trap 'stop; exit 143' TERM INT HUP
 [ $line = uart ] && exec 7<>"$dir/ctl.out" 8<>"$dir/ctl.in"
 
@@ -191,13 +206,14 @@ uart_ready() {
   done
   return 1
 }
-[ $line = uart ] && { uart_ready || true; }
+[ $line = uart ] && uart_ready
 # In the background: bash runs a trap only once the foreground command ends, and cat ends only
-# at end of input; `wait` returns at once on a signal.
-cat <&0 >&9 & # explicit <&0: a background command would otherwise read /dev/null
+# at end of input; `wait` returns at once on a signal. Tied like QEMU: a killed launcher leaves
+# no reader of its input behind either.
+"${tie[@]}" cat <&0 >&9 & # explicit <&0: a background command would otherwise read /dev/null
 feeder=$!
-trap 'kill "$feeder" 2>/dev/null; stop; exit 143' TERM INT HUP
-wait "$feeder" || true
+wait "$feeder"
+feeder=""
 # End of input: answer what was already sent (boot takes ~0.1 s), then stop.
 for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$qemu_pid" 2>/dev/null || break; sleep 0.1; done
 stop

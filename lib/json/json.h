@@ -83,6 +83,9 @@ public:
     // The literal text of a number or literal, the raw (still escaped) text of a string, or the
     // whole source text of an array or object (brackets included).
     std::string_view raw() const;
+    // The value's own JSON text as it stands in the source, strings with their quotes: what
+    // re-parses to this value (raw() does not for strings).
+    std::string_view json_text() const;
     // Unescaped string (or key) into out; returns the byte count, or Truncated / Corrupt.
     ktl::Result<size_t> string_into(std::span<char> out) const;
     // Zero-copy view when the string has no escapes; nullopt if it has (use string_into).

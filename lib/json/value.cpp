@@ -22,6 +22,13 @@ std::string_view Value::raw() const {
     return m_doc->text().substr(node().start, node().length);
 }
 
+std::string_view Value::json_text() const {
+    if (!is_string())
+        return raw();
+    // A string node starts after its opening quote and its closing quote follows the body.
+    return m_doc->text().substr(node().start - 1, node().length + 2);
+}
+
 std::optional<int64_t> Value::as_int64() const {
     if (!is_number())
         return std::nullopt;

@@ -240,7 +240,7 @@ void Server::client_response(const json::Value& root, const Session& s) {
     if (!m_config.client_response || result.valid() == error.valid() || !(id.is_string() || id.as_int64()))
         return;
     bool is_error = error.valid();
-    m_config.client_response(id.raw(), id.is_string(), (is_error ? error : result).raw(), is_error, s.origin);
+    m_config.client_response(id.raw(), id.is_string(), (is_error ? error : result).json_text(), is_error, s.origin);
 }
 
 // The line's principal, unless the request presents a key in params._meta (MCP "_meta" keys may

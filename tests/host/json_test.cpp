@@ -326,6 +326,31 @@ TEST(JsonValue, RawOfAContainerIsItsSourceText) {
     EXPECT_EQ(root.find("f").raw(), "[]");
 }
 
+// Found by tests/fuzz/dispatcher_fuzz: a client response whose result was a string reached the
+// host as the string's body without its quotes, text that does not parse back.
+TEST(JsonValue, JsonTextOfEveryKindReparsesToTheSameValue) {
+    auto p = parse(R"({"s": "a\"b", "e": "", "n": -1.5e3, "t": true, "z": null, "a": [1, "x"], "o": {"k": "v"}})");
+    ASSERT_TRUE(p->doc.ok());
+    json::Value root = p->doc->root();
+    EXPECT_EQ(root.find("s").json_text(), R"("a\"b")");
+    EXPECT_EQ(root.find("s").raw(), R"(a\"b)");
+    EXPECT_EQ(root.find("e").json_text(), R"("")");
+    EXPECT_EQ(root.find("n").json_text(), "-1.5e3");
+    EXPECT_EQ(root.find("t").json_text(), "true");
+    EXPECT_EQ(root.find("z").json_text(), "null");
+    EXPECT_EQ(root.find("a").json_text(), R"([1, "x"])");
+    EXPECT_EQ(root.find("a").at(1).json_text(), R"("x")");
+    EXPECT_EQ(root.find("o").json_text(), R"({"k": "v"})");
+    EXPECT_EQ(root.json_text(), root.raw());
+    for (const char* key : { "s", "e", "n", "t", "z", "a", "o" }) {
+        std::string text(root.find(key).json_text());
+        auto again = parse(text);
+        ASSERT_TRUE(again->doc.ok()) << key << ": " << text;
+        EXPECT_EQ(again->doc->root().type(), root.find(key).type()) << key;
+    }
+    EXPECT_EQ(json::Value().json_text(), "");
+}
+
 // Found by tests/fuzz/json_fuzz: with max_number raised past 79, the reader accepted longer
 // literals that as_double() (an 80-byte conversion buffer) then refused, valid as they were.
 TEST(JsonParse, NumberLiteralsHaveAHardCeilingWhateverMaxNumberSays) {

@@ -123,6 +123,16 @@ TEST(McpClientRequest, ResponsesGoToTheHostWithTheirIdKindAndSession) {
     EXPECT_EQ(g_responses[1].body, R"({"code":-1,"message":"User rejected"})");
     EXPECT_TRUE(g_responses[1].is_error);
 
+    // A result or error that is not an object reaches the host as JSON text that re-parses, a
+    // string with its quotes (found by dispatcher_fuzz: it was the string's body alone).
+    EXPECT_EQ(f.call(R"({"jsonrpc":"2.0","id":13,"result":"completion/complete"})"), "");
+    EXPECT_EQ(f.call(R"({"jsonrpc":"2.0","id":14,"error":"no"})"), "");
+    ASSERT_EQ(g_responses.size(), 4u);
+    EXPECT_EQ(g_responses[2].body, R"("completion/complete")");
+    EXPECT_EQ(g_responses[3].body, R"("no")");
+    EXPECT_TRUE(g_responses[3].is_error);
+    g_responses.resize(2);
+
     // Not responses of a kind we issue: dropped without a word.
     for (const char* odd : { R"({"jsonrpc":"2.0","id":"a","result":{},"error":{"code":1,"message":"x"}})",
                              R"({"jsonrpc":"2.0","id":"a"})", R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}})",

@@ -8,7 +8,7 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
-import { root, taskGone } from "./sdk.mjs";
+import { root, taskGone, unmetered } from "./sdk.mjs";
 
 const kernel = process.argv[2];
 const clientDir = path.join(root, ".deps/npm/node_modules/@modelcontextprotocol/client/dist");
@@ -17,7 +17,7 @@ const { StdioClientTransport } = await import(pathToFileURL(path.join(clientDir,
 
 const transport = new StdioClientTransport({
   command: path.join(root, "qemu/run.sh"),
-  args: ["--kernel", kernel, "--stdio"],
+  args: ["--kernel", kernel, "--stdio", ...unmetered],
   stderr: "inherit",
 });
 const client = new Client({ name: "basalt-modern-test", version: "1.0.0" },
@@ -31,7 +31,7 @@ const timer = setTimeout(() => fail("timed out"), 90000);
 
 // The raw part: one request per line, straight to a second kernel, to see the wire itself.
 async function rawSession(lines) {
-  const child = spawn(path.join(root, "qemu/run.sh"), ["--kernel", kernel, "--stdio"], { stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(path.join(root, "qemu/run.sh"), ["--kernel", kernel, "--stdio", ...unmetered], { stdio: ["pipe", "pipe", "inherit"] });
   const replies = [];
   let buffer = "";
   const want = lines.filter((l) => l.id !== undefined).length;

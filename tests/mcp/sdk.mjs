@@ -15,13 +15,21 @@ export const defaultKernel = path.join(root, "build/kernel/basalt.elf");
 // BASALT_LINE=uart|virtio: which device carries the line (run.sh --line; default virtio).
 const lineArgs = process.env.BASALT_LINE ? ["--line", process.env.BASALT_LINE] : [];
 
+// The call bucket a test boots with. A test must not pass only because the machine is slow enough
+// to stay under the appliance's default bucket (burst 50, 20/s), so every test that is not about
+// the limiter raises it out of reach; the tests of the limiter itself (contract_test,
+// http_contract_test, lines_test) pass `metered: true` and keep the appliance's own limits.
+export const unmetered = ["--append", "rate=1000000/1000000"];
+const meterArgs = (metered) => (metered ? [] : unmetered);
+
 // A client and its transport for a kernel booted with extra run.sh arguments. On failure or
 // timeout, fail() closes the transport (QEMU holds the test's stdout open while it runs).
 // capabilities: what the client declares at initialize (e.g. { sampling: {}, elicitation: {} }).
-export function boot(name, runArgs, { kernel = defaultKernel, stderr = "inherit", timeoutMs = 60000, capabilities } = {}) {
+export function boot(name, runArgs, { kernel = defaultKernel, stderr = "inherit", timeoutMs = 60000, capabilities,
+                                     metered = false } = {}) {
   const transport = new StdioClientTransport({
     command: path.join(root, "qemu/run.sh"),
-    args: ["--kernel", kernel, "--stdio", ...lineArgs, ...runArgs],
+    args: ["--kernel", kernel, "--stdio", ...lineArgs, ...meterArgs(metered), ...runArgs],
     stderr,
   });
   const client = new Client({ name, version: "1.0.0" }, capabilities ? { capabilities } : undefined);
@@ -80,10 +88,11 @@ export function probe(port) {
 
 // Boots the kernel with a NIC whose port 8080 is forwarded to a free host port, and resolves once
 // the HTTP bridge answers. Returns { url, port, log(), stop() }.
-export async function bootHttp(runArgs = [], { kernel = defaultKernel, timeoutMs = 30000 } = {}) {
+export async function bootHttp(runArgs = [], { kernel = defaultKernel, timeoutMs = 30000, metered = false } = {}) {
   const { spawn } = await import("node:child_process");
   const port = await freePort();
-  const child = spawn(path.join(root, "qemu/run.sh"), ["--kernel", kernel, "--hostfwd", `127.0.0.1:${port}:8080`, ...runArgs],
+  const child = spawn(path.join(root, "qemu/run.sh"), ["--kernel", kernel, "--hostfwd", `127.0.0.1:${port}:8080`,
+                                                      ...meterArgs(metered), ...runArgs],
                       { stdio: ["pipe", "pipe", "inherit"] });
   let text = "";
   child.stdout.on("data", (d) => (text += d));

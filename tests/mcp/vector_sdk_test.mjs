@@ -183,7 +183,7 @@ try {
   const queries = Array.from({ length: Q }, (_, q) => row(N + q));
   const filter = Array.from({ length: 400 }, (_, i) => idOf(i * 7));
   const kernelAnswers = [];
-  // Each principal has its own rate budget (burst 50, 20/s): the two rounds use two principals.
+  // Two rounds, each with its own principal (reader, then operator): both roles may search.
   const searchAll = async (key) => {
     t0 = Date.now();
     for (let q = 0; q < Q; ++q) {

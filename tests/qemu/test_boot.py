@@ -12,7 +12,8 @@ def test(args):
     q = Qemu(args.kernel, cpu=args.cpu, gic=args.gic, el2=args.el2)
     try:
         t0 = time.monotonic()
-        m = q.expect(r"Basalt (\S+) \((\w+)\) on (.+) \[qemu-virt\]", timeout=20)
+        # The commit, with "-dirty" when the tree has uncommitted changes.
+        m = q.expect(r"Basalt (\S+) \(([0-9a-f]+(?:-dirty)?)\) on (.+) \[qemu-virt\]", timeout=20)
         banner_ms = (time.monotonic() - t0) * 1000
         m = q.expect(r"cpu: (\S+), MPIDR 0x[0-9a-f]+, entered at EL(\d), running at EL(\d)")
         check(m.group(1) == args.cpu, f"banner names cpu {m.group(1)}, expected {args.cpu}")

@@ -12,7 +12,7 @@ def test(args):
         q.expect(r"basalt> ")
         q.send("reboot\n")
         q.expect(r"rebooting")
-        q.expect(r"Basalt \S+ \(\w+\) on", timeout=20)  # the second boot
+        q.expect(r"Basalt \S+ \([0-9a-f]+(?:-dirty)?\) on", timeout=20)  # the second boot
         q.expect(r"basalt> ", timeout=20)
         q.send("uptime\n")
         m = q.expect(r"uptime (\d+)\.(\d+) s")
