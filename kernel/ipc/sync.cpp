@@ -1,5 +1,6 @@
 #include "sync.h"
 
+#include "../arch/aarch64/cpu.h"
 #include "../sched/scheduler.h"
 
 namespace ipc {
@@ -54,6 +55,9 @@ Outcome Event::wait(uint64_t deadline_ns) {
 }
 
 void Event::signal() {
+    // Callable from anywhere: an interrupt, a system call, or a task with IRQs on (a tool task
+    // waking its bridge). The scheduler's lists are only ever touched with IRQs masked.
+    arch::IrqGuard guard;
     if (m_auto_reset) {
         if (!sched::wake_one(m_waiters, 0))
             m_signaled = true;

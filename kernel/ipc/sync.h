@@ -1,6 +1,7 @@
 #pragma once
 // Blocking synchronisation objects for tasks. Every operation runs in exception context
-// (a system call) with IRQs masked; "blocks" means the caller is queued and switched out, and
+// (a system call) with IRQs masked (the scheduler panics otherwise), except Event::signal,
+// which masks them itself and may be called from any context; "blocks" means the caller is queued and switched out, and
 // the system call's result is delivered when it is woken (or times out: -TimedOut).
 #include <cstdint>
 
@@ -48,7 +49,7 @@ class Event {
 public:
     explicit Event(bool auto_reset) : m_auto_reset(auto_reset) {}
     Outcome wait(uint64_t deadline_ns);
-    void signal(); // safe from interrupt handlers
+    void signal(); // safe from any context: masks IRQs itself
     void reset() { m_signaled = false; }
     void shutdown() { sched::wake_all(m_waiters, -static_cast<int64_t>(ktl::Error::BadHandle)); }
 

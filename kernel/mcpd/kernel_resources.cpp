@@ -38,7 +38,7 @@ const ResourceContext& ctx() {
 
 bool read_status(json::Writer& w, mcp::ToolError& err) {
     sysinfo::MemInfo mem {};
-    static sysinfo::TaskInfo tasks[64];
+    sysinfo::TaskInfo tasks[64]; // this read's own: both bridges read at once
     int64_t n = sys::call(sys::Number::task_list, ctx().introspection, reinterpret_cast<uint64_t>(tasks), 64);
     if (n < 0 || sys::call(sys::Number::mem_stats, ctx().introspection, reinterpret_cast<uint64_t>(&mem)) < 0) {
         err = { mcp::ErrorCode::InternalError, "kernel statistics unavailable" };
@@ -48,6 +48,11 @@ bool read_status(json::Writer& w, mcp::ToolError& err) {
     w.key("board").string(board::kName).key("model").string(platform::info().model).end_object();
     w.key("uptime_ms").number(clock::monotonic_ns() / 1000000);
     w.key("memory").begin_object().key("total_pages").number(mem.total_pages).key("free_pages").number(mem.free_pages).end_object();
+    sysinfo::SchedInfo sched {};
+    if (sys::call(sys::Number::sched_stats, ctx().introspection, reinterpret_cast<uint64_t>(&sched)) == 0) {
+        w.key("scheduler").begin_object().key("ticks").number(sched.ticks).key("switches").number(sched.switches);
+        w.key("consistency_checks").number(sched.consistency_checks).end_object();
+    }
     w.key("tasks").begin_array();
     for (int64_t i = 0; i < n; ++i)
         w.string(tasks[i].name);
@@ -78,7 +83,7 @@ bool read_status(json::Writer& w, mcp::ToolError& err) {
 
 bool read_log(json::Writer& w, mcp::ToolError&) {
     constexpr uint64_t kNewest = 100;
-    static ktl::LogRecord rec;
+    ktl::LogRecord rec;
     // The ring knows where it ends; log_read resumes at the oldest record still held.
     uint64_t end = klog::next_seq();
     uint64_t seq = end > kNewest ? end - kNewest : 0;
@@ -102,7 +107,7 @@ bool read_audit(json::Writer& w, mcp::ToolError&) {
     w.key("decisions_total").number(audit_trail_count()).key("decisions_dropped").number(audit_trail_dropped());
     // Capability refusals and token redemptions recorded by the kernel's system-call layer.
     w.key("capability_events").begin_array();
-    static audit::Record rec;
+    audit::Record rec;
     uint64_t seq = 0;
     for (int guard = 0; guard < 256; ++guard) {
         int64_t next = sys::call(sys::Number::audit_read, ctx().audit, seq, reinterpret_cast<uint64_t>(&rec));

@@ -115,7 +115,7 @@ const char* kCapsOut = R"({"type":"object","properties":{"task":{"type":"string"
 
 // The capability table of the task running this very call: what a tool can reach.
 bool kernel_caps(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
-    static kcap::CapInfo caps[64];
+    kcap::CapInfo caps[64]; // this call's own: tool tasks run side by side
     int64_t n = sys::call(sys::Number::cap_list, ctx.cap, reinterpret_cast<uint64_t>(caps), 64);
     if (n < 0) {
         err = { mcp::ErrorCode::InternalError, "capability table unavailable" };
@@ -155,7 +155,7 @@ bool kernel_log(const json::Value& args, json::Writer& w, mcp::ToolError& err, c
     for (int l = 0; l <= static_cast<int>(ktl::LogLevel::Critical); ++l)
         if (lv.string_equals(ktl::log_level_name(static_cast<ktl::LogLevel>(l))))
             min_level = l;
-    static ktl::LogRecord rec;
+    ktl::LogRecord rec;
     w.begin_object().key("records").begin_array();
     uint64_t seq = since, missed = 0, count = 0;
     // Bounded: at most the ring's size of records is examined per call.
@@ -189,7 +189,9 @@ const char* kPerfOut = R"({"type":"object","properties":{"syscall_ns":{"type":"o
 bool kernel_perf(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     uint64_t iterations = args.find("iterations").as_uint64().value_or(1000);
     constexpr size_t kSamples = 1024;
-    static uint64_t samples[kSamples];
+    // This call's own (tool tasks run side by side), on its stack: 4 KiB of counter deltas (one
+    // system call takes far fewer than 2^32 counter ticks).
+    uint32_t samples[kSamples];
     size_t kept = 0;
     uint64_t total = 0, best = ~0ull;
     for (uint64_t i = 0; i < iterations; ++i) {
@@ -203,12 +205,12 @@ bool kernel_perf(const json::Value& args, json::Writer& w, mcp::ToolError& err, 
         total += d;
         best = d < best ? d : best;
         if (kept < kSamples)
-            samples[kept++] = d;
+            samples[kept++] = d > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(d);
     }
     // Insertion sort of at most 1,024 samples: bounded and allocation-free.
     for (size_t i = 1; i < kept; ++i)
         for (size_t j = i; j > 0 && samples[j - 1] > samples[j]; --j) {
-            uint64_t t = samples[j];
+            uint32_t t = samples[j];
             samples[j] = samples[j - 1];
             samples[j - 1] = t;
         }

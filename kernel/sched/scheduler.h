@@ -54,6 +54,7 @@ struct Stats {
     uint32_t tasks;
     uint64_t switches;
     uint64_t ticks;
+    uint64_t consistency_checks; // ready-list checks passed (one per tick)
 };
 Stats stats();
 

@@ -54,4 +54,11 @@ struct MemInfo {
     uint64_t stacks_total;
 };
 
+struct SchedInfo {
+    uint64_t ticks;
+    uint64_t switches;
+    uint64_t tasks;
+    uint64_t consistency_checks; // ready-list checks passed, one per tick (a failed one panics)
+};
+
 } // namespace sysinfo

@@ -58,6 +58,14 @@ int64_t mem_stats(arch::TrapFrame& f, const kcap::Resolved&) {
     return 0;
 }
 
+int64_t sched_stats(arch::TrapFrame& f, const kcap::Resolved&) {
+    if (!buffers::writable(f.x[1], sizeof(sysinfo::SchedInfo)))
+        return err(ktl::Error::InvalidArgs);
+    auto s = sched::stats();
+    *reinterpret_cast<sysinfo::SchedInfo*>(f.x[1]) = { s.ticks, s.switches, s.tasks, s.consistency_checks };
+    return 0;
+}
+
 int64_t cap_list(arch::TrapFrame& f, const kcap::Resolved&) {
     uint64_t max = f.x[2];
     if (max > 1024 || (max && !buffers::writable(f.x[1], max * sizeof(kcap::CapInfo))))

@@ -14,7 +14,6 @@ constexpr int kParseError = -32700, kInvalidRequest = -32600, kMethodNotFound = 
 // Server-defined codes: -32002 is "resource not found" in the MCP spec ("Resources", error
 // handling), so limits use -32003.
 constexpr int kAuthError = -32001, kResourceNotFound = -32002, kLimitError = -32003;
-constexpr size_t kMaxToolOutput = 65536;
 // Cache hints (2026-07-28 "Caching"). The tool, prompt and resource lists are fixed at boot;
 // resource contents are live snapshots, and scope-gated, so nothing may be reused across callers.
 constexpr uint32_t kStaticTtlMs = 300'000, kLiveTtlMs = 0;

@@ -98,8 +98,7 @@ void Server::prompts_get(Request& r, Session& s) {
         audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::ValidationFailed));
         return;
     }
-    static char messages[kMaxToolOutput];
-    json::Writer mw(messages);
+    json::Writer mw(m_scratch);
     ToolError err;
     bool ok = p->get(args, mw, err);
     if (ok && mw.complete() && mw.view()[0] != '[') {

@@ -87,8 +87,7 @@ bool Server::read_contents(Request& r, std::string_view uri) {
         return false;
     if (!authorise(r, res ? res->scopes : tpl->scopes))
         return true;
-    static char entry[kMaxToolOutput];
-    json::Writer ew(entry);
+    json::Writer ew(m_scratch);
     ew.begin_object().key("uri").string(uri).key("mimeType").string(res ? res->mime_type : tpl->mime_type);
     ToolError err;
     ResourceRead in { uri, { vars, nvars }, m_config.now_ns ? m_config.now_ns() : 0 };

@@ -715,8 +715,7 @@ void Server::tools_call(Request& r, Session& s) {
         return;
     }
     // The tool writes its structured result into a separate, bounded buffer (output limit).
-    static char structured[kMaxToolOutput];
-    json::Writer sw(structured);
+    json::Writer sw(m_scratch);
     ToolError err;
     bool ok = tool->run(arguments, sw, err);
     m_limiter.release(who);
@@ -774,8 +773,7 @@ void Server::resources_read(Request& r, Session& s) {
     }
     if (!authorise(r, res->scopes))
         return;
-    static char snapshot[kMaxToolOutput];
-    json::Writer sw(snapshot);
+    json::Writer sw(m_scratch);
     sw.begin_object();
     sw.key("uri").string(res->uri).key("version").string(res->payload_version);
     sw.key("generated_at").string(r.timestamp).key("source_commit").string(m_config.source_commit);

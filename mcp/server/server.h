@@ -39,6 +39,9 @@ namespace mcp {
 
 struct Detail; // envelope.h
 
+// The most a tool result, resource snapshot or prompt may write (the per-call output limit).
+constexpr size_t kMaxToolOutput = 65536;
+
 struct ToolError {
     ErrorCode code = ErrorCode::InternalError;
     const char* message = "";
@@ -336,6 +339,10 @@ private:
     CallLimiter& m_limiter;
     json::Node m_nodes[4096];
     json::Node m_schema_nodes[512];
+    // Where one request's tool result, resource snapshot or prompt messages are written before
+    // they go into its reply. A Server handles one message at a time, so one buffer serves every
+    // kind; it belongs to this Server (one per line), never to a function shared by all of them.
+    char m_scratch[kMaxToolOutput];
 };
 
 } // namespace mcp
