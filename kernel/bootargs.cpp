@@ -43,6 +43,7 @@ void parse(std::string_view args) {
         if (slash != std::string_view::npos) {
             g_config.rate_burst = parse_u32(rate->substr(0, slash), 50, 1, 1000000);
             g_config.rate_per_second = parse_u32(rate->substr(slash + 1), 20, 1, 1000000);
+            g_config.rate_set = true;
         }
     }
     g_config.tool_output_bytes = parse_u32(dtb::bootarg_value(args, "tool_output_bytes").value_or(""), 0, 256, 65536);

@@ -19,8 +19,9 @@ struct Config {
     std::string_view prompts;      // `prompts=a,b`: MCP prompt allowlist (default: every prompt served)
     std::string_view profile;      // `profile=conformance`: serve the MCP conformance suite's fixtures (tests only)
     uint32_t tool_time_ms = 0;     // `tool_time_ms=N` (1..10000): tighter MCP tool wall-time limit (default 10 s)
-    uint32_t rate_burst = 50;      // `rate=BURST/PER_SECOND`: each principal's MCP call bucket (default 50, refilled 20/s)
+    uint32_t rate_burst = 50;      // `rate=BURST/PER_SECOND`: every principal's MCP call bucket, whatever its role
     uint32_t rate_per_second = 20;
+    bool rate_set = false;         // without `rate=`, each role's own bucket (mcp::kRoleRates)
     uint32_t tool_output_bytes = 0; // `tool_output_bytes=N` (256..65536): tighter MCP tool output limit (default 64 KiB)
     bool netcheck = false;         // `netcheck`: ARP request for 10.0.2.2 through the raw driver at boot, answer logged
     std::string_view ip;           // `ip=dhcp|A.B.C.D/N[,gw=A.B.C.D]`: IPv4 configuration of the NIC (default dhcp)

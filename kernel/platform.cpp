@@ -8,6 +8,7 @@
 #include "mm/kheap.h"
 #include "mm/pmm.h"
 #include "mm/stack_arena.h"
+#include "sched/task.h"
 
 #include <drivers/generic_timer.h>
 #include <drivers/gic_v2.h>
@@ -33,7 +34,9 @@ constexpr uint64_t kNullGuard = 2ull << 20; // nothing is mapped below 2 MiB
 constexpr size_t kMaxRegions = 192;
 constexpr size_t kMaxDepth = 32;
 constexpr uint64_t kArenaAlign = 2ull << 20;
-constexpr uint64_t kArenaSize = 4ull << 20; // 128 task stacks
+// One stack per task slot: a task holds at most one, and a dead one gives its back at once.
+constexpr uint64_t kArenaSize = sched::kMaxTasks * stack_arena::kSlotSize;
+static_assert(kArenaSize % kArenaAlign == 0, "the stack arena is mapped in whole 2 MiB blocks");
 
 // Pre-order walk over every node, bounded in depth and count.
 template <typename Fn>

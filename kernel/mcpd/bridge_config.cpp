@@ -4,6 +4,8 @@
 #include "../bootargs.h"
 #include "../clock.h"
 #include "../log.h"
+#include "../mm/kheap.h"
+#include "../syscall/sys.h"
 #include "../version.h"
 #include "audit_trail.h"
 #include "fixture_tools.h"
@@ -153,6 +155,9 @@ void add_limit(std::string_view spec, void*) {
     bool line = false;
     for (auto n : kLineNames)
         line = line || n == name;
+    // Whose limits these tighten: the role's own bucket, not the largest.
+    mcp::Role role = name == kLineNames[0] ? mcp::parse_role(bootargs::get().serial_role).value_or(mcp::Role::Admin)
+                                           : mcp::parse_role(bootargs::get().http_role).value_or(mcp::Role::Anonymous);
     if (line) {
         size_t i = 0;
         while (i < g_line_limit_count && g_line_limits[i].name != name)
@@ -164,13 +169,15 @@ void add_limit(std::string_view spec, void*) {
         config_warning("limit= names '%.*s', which no key= defines; ignored", static_cast<int>(name.size() < 32 ? name.size() : 32),
                        name.data());
         return;
-    } else if (limits.has_scopes && (limits.scopes & ~mcp::scopes_of((*p)->role)) != 0) {
-        config_warning("limit= for '%s' names scopes its role (%s) does not have; they are not granted", (*p)->name,
-                       mcp::role_name((*p)->role));
+    } else {
+        role = (*p)->role;
+        if (limits.has_scopes && (limits.scopes & ~mcp::scopes_of(role)) != 0)
+            config_warning("limit= for '%s' names scopes its role (%s) does not have; they are not granted", (*p)->name,
+                           mcp::role_name(role));
     }
     uint64_t wall = bootargs::get().tool_time_ms ? uint64_t(bootargs::get().tool_time_ms) * 1000000 : kDefaultWallLimitNs;
     size_t output = bootargs::get().tool_output_bytes ? bootargs::get().tool_output_bytes : kToolOutputLimit;
-    if (mcp::loosens(limits, limit_config(), { wall, output, kToolHeapLimit, kToolSyscallLimit }))
+    if (mcp::loosens(limits, mcp::for_role(limit_config(), role), { wall, output, kToolHeapLimit, kToolSyscallLimit }))
         config_warning("limit= for '%.*s' asks for more than the appliance allows; those values have no effect",
                        static_cast<int>(name.size()), name.data());
     KLOG_INFO("mcp: limits for '%.*s': time %u ms, output %u bytes, memory %u bytes, %u syscalls, rate %u/%u, "
@@ -214,7 +221,11 @@ std::span<const char[160]> config_warnings() {
 }
 
 mcp::LimitConfig limit_config() {
-    return { bootargs::get().rate_burst, bootargs::get().rate_per_second, static_cast<uint32_t>(kMaxCalls) };
+    const auto& args = bootargs::get();
+    if (args.rate_set) // one bucket size for every role
+        return { args.rate_burst, args.rate_per_second, static_cast<uint32_t>(kMaxCalls), false };
+    mcp::RoleRate top = mcp::role_rate(mcp::Role::Admin); // the largest; each role takes its own
+    return { top.burst, top.per_second, static_cast<uint32_t>(kMaxCalls), true };
 }
 
 namespace {
@@ -253,6 +264,12 @@ mcp::ServerConfig base_server_config() {
         config.page_size = 32;
     }
     config.keys = &g_keys;
+    // Charged to the bridge parsing the message, given back when it is answered.
+    config.alloc_nodes = [](size_t count) -> json::Node* {
+        auto mem = kheap::alloc(count * sizeof(json::Node), static_cast<uint16_t>(sys::self()));
+        return mem ? static_cast<json::Node*>(*mem) : nullptr;
+    };
+    config.free_nodes = [](json::Node* nodes) { kheap::free(nodes); };
     config.audit = audit_hook;
     config.now_rfc3339 = now_rfc3339;
     config.now_ns = now_ns;

@@ -121,16 +121,15 @@ bool kernel_caps(const json::Value&, json::Writer& w, mcp::ToolError& err, const
         err = { mcp::ErrorCode::InternalError, "capability table unavailable" };
         return false;
     }
-    static const char* const rights[] = { "read", "write", "grant", "revoke" };
     w.begin_object().key("task").string("tool:kernel_caps").key("capabilities").begin_array();
     for (int64_t i = 0; i < n; ++i) {
         const auto& c = caps[i];
         w.begin_object().key("slot").number(c.slot);
         w.key("type").string(kcap::type_name(static_cast<kcap::ObjectType>(c.type)));
         w.key("rights").begin_array();
-        for (uint32_t b = 0; b < 4; ++b)
+        for (uint32_t b = 0; b < cap::kRightCount; ++b)
             if (c.rights & (1u << b))
-                w.string(rights[b]);
+                w.string(cap::kRightNames[b]);
         w.end_array();
         w.key("object_id").number(c.object_id).key("badge").number(c.badge).end_object();
     }

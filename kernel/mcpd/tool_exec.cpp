@@ -19,7 +19,7 @@ namespace mcpd {
 constexpr size_t kInlineArgs = 16384;
 constexpr size_t kInlineNodes = 512;
 constexpr size_t kMaxArgs = 1u << 20;
-constexpr size_t kMaxNodes = 8192; // the dispatcher parses a whole message into 4,096 nodes
+constexpr size_t kMaxNodes = mcp::Server::kMaxMessageValues; // the most a whole message can hold
 // A tool told to stop (cancelled, or past its wall-time limit) that has not ended this much
 // later is killed: tools are meant to check should_stop(), but nothing relies on it.
 constexpr uint64_t kStopGraceNs = 250'000'000;
@@ -268,9 +268,9 @@ void release_buffers(Job& job) {
 }
 
 // Buffers for the tool task's copy of the arguments (the bridge's line buffer moves on) and for
-// parsing it: a JSON text of n bytes holds at most n/2 + 1 values.
+// parsing it: as many nodes as the text can hold values.
 bool take_buffers(Job& job, std::string_view text) {
-    size_t nodes = text.size() / 2 + 2;
+    size_t nodes = json::value_bound(text);
     nodes = nodes < kMaxNodes ? nodes : kMaxNodes;
     auto owner = static_cast<uint16_t>(sys::self());
     job.args = job.inline_args;

@@ -21,6 +21,10 @@ constexpr Rights operator~(Rights a) { return Rights(~uint32_t(a)); }
 constexpr Rights& operator|=(Rights& a, Rights b) { return a = a | b; }
 constexpr Rights& operator&=(Rights& a, Rights b) { return a = a & b; }
 
+// The name of each defined right, by bit number (what introspection prints).
+constexpr const char* kRightNames[] = { "read", "write", "execute", "grant", "revoke" };
+constexpr uint32_t kRightCount = sizeof kRightNames / sizeof kRightNames[0];
+
 // True when every bit of `needed` is present in `held`.
 constexpr bool has_rights(Rights held, Rights needed) { return (held & needed) == needed; }
 

@@ -130,6 +130,10 @@ private:
     uint32_t m_count = 0;
 };
 
+// At least as many nodes as any parse of text can use (every value but the root follows a '[', a
+// ',' or a ':'), far fewer than text.size() / 2 for the usual arrays of numbers. Cheap: one scan.
+size_t value_bound(std::string_view text);
+
 // Decodes a raw (escaped) JSON string body into UTF-8. Truncated if out is too small,
 // Corrupt for a bad escape or a lone surrogate.
 ktl::Result<size_t> unescape(std::string_view raw, std::span<char> out);

@@ -22,6 +22,13 @@ std::string_view Value::raw() const {
     return m_doc->text().substr(node().start, node().length);
 }
 
+size_t value_bound(std::string_view text) {
+    size_t n = 1;
+    for (char c : text)
+        n += c == '[' || c == ',' || c == ':';
+    return n;
+}
+
 std::string_view Value::json_text() const {
     if (!is_string())
         return raw();

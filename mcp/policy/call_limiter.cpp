@@ -38,13 +38,24 @@ void CallLimiter::refill(State& s, const LimitConfig& config, uint64_t now_ns) {
     s.last_ns = now_ns;
 }
 
-LimitDecision CallLimiter::acquire(uint16_t principal, uint64_t now_ns, const PrincipalLimits* own) {
+LimitConfig for_role(const LimitConfig& config, Role role) {
+    LimitConfig c = config;
+    if (c.by_role) {
+        RoleRate r = role_rate(role);
+        c.burst = r.burst < c.burst ? r.burst : c.burst;
+        c.per_second = r.per_second < c.per_second ? r.per_second : c.per_second;
+    }
+    return c;
+}
+
+LimitDecision CallLimiter::acquire(uint16_t principal, uint64_t now_ns, const PrincipalLimits* own, Role role) {
     LimitDecision d;
     if (principal >= kMaxPrincipals) {
         d.code = ErrorCode::InternalError;
         return d;
     }
-    const LimitConfig config = own ? tightened(m_config, *own) : m_config;
+    const LimitConfig base = for_role(m_config, role);
+    const LimitConfig config = own ? tightened(base, *own) : base;
     Locked locked(m_lock);
     State& s = m_states[principal];
     refill(s, config, now_ns);

@@ -124,6 +124,23 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
 
     json::ParseError perr;
     auto doc = json::Document::parse(message, m_nodes, {}, &perr);
+    // A message with more values than the Server's own arena (a batch of vectors as JSON
+    // arrays): parsed again in an arena of the size it can need, held until it is answered.
+    struct LargeArena {
+        const ServerConfig& config;
+        json::Node* nodes = nullptr;
+        ~LargeArena() {
+            if (nodes && config.free_nodes)
+                config.free_nodes(nodes);
+        }
+    } large { m_config };
+    if (!doc && perr.reason == json::Reason::ArenaFull && m_config.alloc_nodes) {
+        size_t need = json::value_bound(message);
+        need = need < kMaxMessageValues ? need : kMaxMessageValues;
+        large.nodes = m_config.alloc_nodes(need);
+        if (large.nodes)
+            doc = json::Document::parse(message, { large.nodes, need }, {}, &perr);
+    }
     if (!doc) {
         error_reply(w, {}, kParseError, "Parse error", ErrorCode::ValidationFailed, "the message is not valid JSON", "",
                     r.timestamp, { { "reason", json::reason_name(perr.reason) } });
@@ -697,7 +714,8 @@ void Server::tools_call(Request& r, Session& s) {
         }
     }
     uint16_t who = r.principal ? r.principal->id : 0;
-    auto decision = m_limiter.acquire(who, m_config.now_ns ? m_config.now_ns() : 0, r.principal ? &r.principal->limits : nullptr);
+    auto decision = m_limiter.acquire(who, m_config.now_ns ? m_config.now_ns() : 0, r.principal ? &r.principal->limits : nullptr,
+                                      r.principal ? r.principal->role : Role::Anonymous);
     if (!decision.allowed) {
         error_reply(r.w, r.id, kLimitError, "Too many requests", decision.code, "per-caller limit reached", r.request_id,
                     r.timestamp);

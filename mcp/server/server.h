@@ -223,6 +223,12 @@ struct ServerConfig {
     // The host matches it by id AND origin; one that matches nothing is the host's to drop.
     void (*client_response)(std::string_view raw_id, bool id_is_string, std::string_view body, bool is_error,
                             uint32_t origin) = nullptr;
+    // Node arenas for messages with more values than the Server's own arena (kOwnNodes): up to
+    // kMaxMessageValues, taken for one message and given back when it is answered (a 500-row
+    // JSON vector upsert needs ~50,000). Unset, or when it returns nullptr: such a message is
+    // refused (parse error, arena_full).
+    json::Node* (*alloc_nodes)(size_t count) = nullptr;
+    void (*free_nodes)(json::Node* nodes) = nullptr;
     uint32_t page_size = 4;                       // tools (and prompts) per list page
     // RFC 3339 UTC time for envelopes (the kernel reads its RTC-anchored clock).
     void (*now_rfc3339)(char* out, size_t cap) = nullptr;
@@ -299,6 +305,8 @@ public:
     static constexpr const char* kModernVersion = "2026-07-28";
     static constexpr size_t kMaxPromptArgument = 256; // bytes of one prompt argument or completion value
     static constexpr size_t kMaxCompletions = 100;    // values in one completion (MCP's maximum)
+    static constexpr size_t kOwnNodes = 4096;           // values of a message parsed in place
+    static constexpr size_t kMaxMessageValues = 65536; // values of one message at most (alloc_nodes)
 
 private:
     struct Request;
@@ -337,7 +345,7 @@ private:
 
     const ServerConfig& m_config;
     CallLimiter& m_limiter;
-    json::Node m_nodes[4096];
+    json::Node m_nodes[kOwnNodes];
     json::Node m_schema_nodes[512];
     // Where one request's tool result, resource snapshot or prompt messages are written before
     // they go into its reply. A Server handles one message at a time, so one buffer serves every

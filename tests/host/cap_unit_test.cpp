@@ -66,6 +66,22 @@ TEST(CapRights, DefaultsAndHelpers) {
     EXPECT_STREQ(ktl::error_name(Error::WrongType), "wrong_type");
 }
 
+// kernel_caps printed bit 2 as "grant" and bit 3 as "revoke", and never named bit 4: names
+// are looked up by bit, so each must sit at its right's bit.
+TEST(CapRights, EveryRightIsNamedAtItsOwnBit) {
+    const std::pair<cap::Rights, const char*> expected[] = { { cap::Rights::Read, "read" }, { cap::Rights::Write, "write" },
+                                                             { cap::Rights::Execute, "execute" }, { cap::Rights::Grant, "grant" },
+                                                             { cap::Rights::Revoke, "revoke" } };
+    ASSERT_EQ(cap::kRightCount, std::size(expected));
+    uint32_t all = 0;
+    for (const auto& [right, name] : expected) {
+        uint32_t bit = static_cast<uint32_t>(__builtin_ctz(static_cast<uint32_t>(right)));
+        EXPECT_STREQ(cap::kRightNames[bit], name);
+        all |= static_cast<uint32_t>(right);
+    }
+    EXPECT_EQ(all, static_cast<uint32_t>(cap::rights::kAllDefined)) << "a defined right without a name";
+}
+
 TEST(CapRegistry, CreateDestroyReuseWithNewGeneration) {
     std::array<cap::ObjectEntry, 2> storage;
     cap::ObjectRegistry reg(storage);

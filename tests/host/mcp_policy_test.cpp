@@ -102,6 +102,43 @@ TEST(McpCallLimiter, BurstThenRefill) {
     EXPECT_TRUE(lim.acquire(1, t + 100000000).allowed) << "refilled after 100 ms";
 }
 
+// Counts the calls a principal gets at one instant (no refill) before the bucket refuses.
+uint32_t burst_of(CallLimiter& lim, uint16_t who, Role role, const PrincipalLimits* own = nullptr) {
+    uint32_t n = 0;
+    for (; n < 5000; ++n) {
+        auto d = lim.acquire(who, 1000000000, own, role);
+        if (!d.allowed) {
+            EXPECT_EQ(d.code, ErrorCode::LimitRateExceeded);
+            break;
+        }
+        lim.release(who);
+    }
+    return n;
+}
+
+// Without `rate=`, each role has its own bucket: admins (the console) far above anonymous
+// callers, all finite; a principal's own limit still only tightens its role's.
+TEST(McpCallLimiter, EachRoleHasItsOwnBucket) {
+    RoleRate top = role_rate(Role::Admin);
+    CallLimiter lim(LimitConfig { top.burst, top.per_second, 10, true });
+    EXPECT_EQ(burst_of(lim, 1, Role::Anonymous), 50u);
+    EXPECT_EQ(burst_of(lim, 2, Role::Reader), 200u);
+    EXPECT_EQ(burst_of(lim, 3, Role::Operator), 500u);
+    EXPECT_EQ(burst_of(lim, 4, Role::Admin), 1000u);
+    EXPECT_GE(role_rate(Role::Admin).burst, 300u) << "a few hundred back-to-back admin calls pass";
+    PrincipalLimits own;
+    own.burst = 30;
+    EXPECT_EQ(burst_of(lim, 5, Role::Admin, &own), 30u) << "tightened below the role";
+    own.burst = 5000;
+    EXPECT_EQ(burst_of(lim, 6, Role::Reader, &own), 200u) << "never above the role";
+    auto refill = for_role(lim.config(), Role::Reader);
+    EXPECT_EQ(refill.per_second, 100u);
+    // `rate=` (by_role off): one bucket for every role, whatever it is.
+    CallLimiter flat(LimitConfig { 7, 1, 10, false });
+    EXPECT_EQ(burst_of(flat, 1, Role::Admin), 7u);
+    EXPECT_EQ(burst_of(flat, 2, Role::Anonymous), 7u);
+}
+
 TEST(McpCallLimiter, ConcurrencyCap) {
     CallLimiter lim(LimitConfig { 100, 100, 10 });
     for (int i = 0; i < 10; ++i)

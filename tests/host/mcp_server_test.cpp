@@ -482,3 +482,50 @@ TEST(McpServer, AsynchronousCallsAnswerLaterWithProgressAndCancellation) {
     EXPECT_TRUE(busy.root.find("result").find("structuredContent").find("error").find("code").string_equals(
         "limit_concurrency_exceeded"));
 }
+
+// A message with more values than the Server's own arena (4,096) is parsed again in one the host
+// lends for it, as large as it can need and no larger than kMaxMessageValues, given back once the
+// message is answered; without the host's arenas it is refused as before.
+namespace {
+size_t g_arenas_taken = 0, g_arenas_given_back = 0, g_arena_nodes = 0;
+json::Node* take_arena(size_t count) {
+    ++g_arenas_taken;
+    g_arena_nodes = count;
+    return new json::Node[count];
+}
+void give_back_arena(json::Node* nodes) {
+    ++g_arenas_given_back;
+    delete[] nodes;
+}
+std::string ping_carrying(size_t values) {
+    std::string msg = R"({"jsonrpc":"2.0","id":7,"method":"ping","params":{"_meta":{"x":[)";
+    for (size_t i = 0; i < values; ++i)
+        msg += i ? ",0.5" : "0.5";
+    return msg + "]}}}";
+}
+} // namespace
+
+TEST(McpServer, LargeMessagesParseInAnArenaLentForThem) {
+    Fixture f;
+    std::string big = ping_carrying(50000); // a 500-row x 100-d vector batch's worth
+    Reply refused(f.call(big));
+    EXPECT_EQ(refused.root.find("error").find("code").as_int64(), -32700);
+    EXPECT_TRUE(refused.root.find("error").find("data").find("error").find("details").find("reason").string_equals("arena_full"));
+
+    f.config.alloc_nodes = take_arena;
+    f.config.free_nodes = give_back_arena;
+    g_arenas_taken = g_arenas_given_back = 0;
+    Reply served(f.call(big));
+    EXPECT_TRUE(served.root.find("result").is_object()) << served.text;
+    EXPECT_EQ(g_arenas_taken, 1u);
+    EXPECT_EQ(g_arenas_given_back, 1u) << "given back once answered";
+    EXPECT_GE(g_arena_nodes, 50004u);
+    EXPECT_LE(g_arena_nodes, 50010u) << "sized by the values the text can hold, not by its bytes";
+    EXPECT_NE(f.call(ping_carrying(100)).find("\"result\""), std::string::npos) << "small messages take no arena";
+    EXPECT_EQ(g_arenas_taken, 1u);
+
+    Reply too_many(f.call(ping_carrying(mcp::Server::kMaxMessageValues)));
+    EXPECT_TRUE(too_many.root.find("error").find("data").find("error").find("details").find("reason").string_equals("arena_full"));
+    EXPECT_EQ(g_arena_nodes, mcp::Server::kMaxMessageValues) << "never past the ceiling";
+    EXPECT_EQ(g_arenas_given_back, g_arenas_taken);
+}
