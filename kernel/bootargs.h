@@ -17,7 +17,7 @@ struct Config {
     std::string_view serial_role;  // `serial_role=admin|operator|reader|anonymous` (default admin)
     std::string_view resources;    // `resources=uri,uri`: MCP resource allowlist (default: every kernel resource)
     std::string_view prompts;      // `prompts=a,b`: MCP prompt allowlist (default: every prompt served)
-    std::string_view profile;      // `profile=conformance`: serve the MCP conformance suite's fixtures (tests only)
+    std::string_view profile;      // `profile=conformance`: the MCP conformance suite's fixtures; `profile=faults`: test_fault (tests only)
     uint32_t tool_time_ms = 0;     // `tool_time_ms=N` (1..10000): tighter MCP tool wall-time limit (default 10 s)
     uint32_t rate_burst = 50;      // `rate=BURST/PER_SECOND`: every principal's MCP call bucket, whatever its role
     uint32_t rate_per_second = 20;

@@ -7,4 +7,3 @@ const char* g_name = "boot";
 const char* current_task_name() { return g_name; }
 void set_current_task_name(const char* name) { g_name = name; }
 
-uint16_t current_task_owner() { return 0; }

@@ -4,5 +4,3 @@
 // one flow of control, named at each boot phase.
 const char* current_task_name();
 void set_current_task_name(const char* name);
-// Heap accounting owner of the running task (0 = the kernel itself).
-uint16_t current_task_owner();

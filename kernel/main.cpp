@@ -109,6 +109,7 @@ constexpr uint32_t kVectorWorkers = 2;
 // Kernel singletons reached through capabilities, and the first tasks.
 [[noreturn]] void start_tasks() {
     kcap::init();
+    sched::set_reclaimer([](sched::Task* t) { (void)handlers::reclaim_task(t); });
     static SerialPort* const line = platform::line_port();
     static dev::SerialDevice serial(line);
     static int factory_object, introspection_object, audit_object;
@@ -126,7 +127,7 @@ constexpr uint32_t kVectorWorkers = 2;
     // The MCP bridges' shared configuration and audit trail (one append-only region, created
     // here so every bridge appends to the same one).
     mcpd::bridge_config_init();
-    auto audit_region = handlers::make_region(mcpd::audit_trail_bytes(), 1 /* append-only */, 0, 0);
+    auto audit_region = handlers::make_region(mcpd::audit_trail_bytes(), 1 /* append-only */, 0, true);
     auto audit_trail = audit_region ? kcap::register_object(kcap::ObjectType::Region, *audit_region)
                                     : ktl::Result<uint64_t>(audit_region.error());
     if (!audit_trail)

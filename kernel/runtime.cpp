@@ -22,7 +22,7 @@ void _exit(int status) { panic("_exit(%d) called", status); }
 static void* heap_alloc(size_t size) {
     if (!kheap::ready())
         panic("operator new before the kernel heap is initialised");
-    auto r = kheap::alloc(size ? size : 1, current_task_owner());
+    auto r = kheap::alloc(size ? size : 1);
     return r ? *r : nullptr;
 }
 

@@ -27,6 +27,8 @@
 #                        serve the MCP conformance suite's fixture tools, resources, template and
 #                        prompts to every caller (tests only; the kernel's own tools and resources
 #                        are then off unless named with --tools)
+#   --profile faults     also serve test_fault, a tool that takes heap and then faults or hangs
+#                        (tests of the kernel's clean-up; never for real use)
 #   --net                a virtio-net NIC on QEMU's user network (guest 10.0.2.15, gateway and
 #                        DHCP 10.0.2.2), with host 127.0.0.1:8080 forwarded to guest port 8080
 #   --port N             MCP over HTTP on host 127.0.0.1:N (forwarded to the appliance's port
@@ -78,8 +80,8 @@ while [ $# -gt 0 ]; do
       case "$2" in *[[:space:]]*) echo "run.sh: --limit takes no spaces" >&2; exit 2 ;; esac
       append="$append limit=$2"; shift 2 ;;
     --profile)
-      case "$2" in conformance) append="$append profile=$2" ;;
-        *) echo "run.sh: --profile must be conformance" >&2; exit 2 ;; esac
+      case "$2" in conformance|faults) append="$append profile=$2" ;;
+        *) echo "run.sh: --profile must be conformance or faults" >&2; exit 2 ;; esac
       shift 2 ;;
     --net) net=1; shift ;;
     --port)

@@ -42,13 +42,15 @@ ktl::Result<uint64_t> register_object(ObjectType type, void* object) {
     return id.raw();
 }
 
-ktl::Result<uint32_t> create_and_grant(sched::Task* task, ObjectType type, void* object, uint32_t rights,
-                                       uint64_t badge, uint64_t* object_id) {
+namespace {
+
+ktl::Result<uint32_t> create_grant(sched::Task* task, ObjectType type, void* object, uint32_t rights, uint64_t badge,
+                                   uint64_t* object_id, uint16_t owner) {
     arch::IrqGuard guard;
     auto* table = table_of(task);
     if (!table)
         return ktl::Error::BadHandle;
-    auto id = TRY(g_space->create_object(type, object));
+    auto id = TRY(g_space->create_object(type, object, owner));
     auto slot = g_space->grant_root(*table, id, cap::Rights(rights) & cap::default_rights(type), badge);
     if (!slot) {
         (void)g_space->destroy_object(id);
@@ -57,6 +59,41 @@ ktl::Result<uint32_t> create_and_grant(sched::Task* task, ObjectType type, void*
     if (object_id)
         *object_id = id.raw();
     return *slot;
+}
+
+} // namespace
+
+ktl::Result<uint32_t> create_and_grant(sched::Task* task, ObjectType type, void* object, uint32_t rights,
+                                       uint64_t badge, uint64_t* object_id) {
+    return create_grant(task, type, object, rights, badge, object_id, 0);
+}
+
+ktl::Result<uint32_t> create_owned_and_grant(sched::Task* task, ObjectType type, void* object, uint32_t rights) {
+    return create_grant(task, type, object, rights, 0, nullptr, static_cast<uint16_t>(task->id));
+}
+
+size_t destroy_owned(uint32_t owner, void (*destroy)(ObjectType type, void* object)) {
+    if (owner == 0)
+        return 0;
+    arch::IrqGuard guard;
+    size_t n = 0;
+    cap::ObjectRegistry::Live o;
+    for (uint32_t cursor = 0; g_space->registry().next_live(&cursor, &o);) {
+        if (o.owner != owner)
+            continue;
+        (void)g_space->destroy_object(o.id); // every capability to it is dead from here
+        destroy(o.type, o.ptr);
+        ++n;
+    }
+    return n;
+}
+
+void for_each_object(ObjectType type, void (*fn)(void* object, void* arg), void* arg) {
+    arch::IrqGuard guard;
+    cap::ObjectRegistry::Live o;
+    for (uint32_t cursor = 0; g_space->registry().next_live(&cursor, &o);)
+        if (o.type == type)
+            fn(o.ptr, arg);
 }
 
 ktl::Result<uint32_t> grant_existing(sched::Task* task, uint64_t object_id, uint32_t rights, uint64_t badge) {

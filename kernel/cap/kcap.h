@@ -29,6 +29,14 @@ void detach_task(sched::Task* task);
 // Registers a new kernel object and gives `task` the original capability to it.
 ktl::Result<uint32_t> create_and_grant(sched::Task* task, ObjectType type, void* object, uint32_t rights,
                                        uint64_t badge = 0, uint64_t* object_id = nullptr);
+// The same for an object that lives only as long as `task`: when the task ends, the kernel
+// destroys it (destroy_owned), so a killed task leaves no IPC object or region behind.
+ktl::Result<uint32_t> create_owned_and_grant(sched::Task* task, ObjectType type, void* object, uint32_t rights);
+// Destroys every object owned by task `owner` (their capabilities die first), handing each to
+// `destroy` to be freed; returns how many. Kernel only, IRQs masked by the caller or here.
+size_t destroy_owned(uint32_t owner, void (*destroy)(ObjectType type, void* object));
+// Calls fn(object, arg) for every live object of `type` (bounded by the registry's capacity).
+void for_each_object(ObjectType type, void (*fn)(void* object, void* arg), void* arg);
 // Gives `task` a capability to an existing object (kernel-only; e.g. boot-time grants).
 ktl::Result<uint32_t> grant_existing(sched::Task* task, uint64_t object_id, uint32_t rights, uint64_t badge = 0);
 

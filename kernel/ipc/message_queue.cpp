@@ -8,11 +8,11 @@
 
 namespace ipc {
 
-ktl::Result<MessageQueue*> MessageQueue::create(uint32_t slot_size, uint32_t capacity, uint16_t owner) {
+ktl::Result<MessageQueue*> MessageQueue::create(uint32_t slot_size, uint32_t capacity) {
     if (slot_size == 0 || slot_size > kMaxSlotSize || capacity == 0 || capacity > kMaxCapacity)
         return ktl::Error::InvalidArgs;
-    void* mem = TRY(kheap::alloc(sizeof(MessageQueue), owner));
-    auto storage = kheap::alloc(static_cast<size_t>(capacity) * (slot_size + 4), owner);
+    void* mem = TRY(kheap::alloc(sizeof(MessageQueue)));
+    auto storage = kheap::alloc(static_cast<size_t>(capacity) * (slot_size + 4));
     if (!storage) {
         kheap::free(mem);
         return storage.error();

@@ -16,7 +16,7 @@ public:
     static constexpr uint32_t kMaxSlotSize = 4096;
     static constexpr uint32_t kMaxCapacity = 4096;
 
-    static ktl::Result<MessageQueue*> create(uint32_t slot_size, uint32_t capacity, uint16_t owner);
+    static ktl::Result<MessageQueue*> create(uint32_t slot_size, uint32_t capacity);
     void destroy();
 
     Outcome send(const void* msg, uint32_t len, uint64_t deadline_ns);

@@ -44,6 +44,15 @@ ktl::Result<void> Mutex::unlock() {
     return {};
 }
 
+bool Mutex::owner_ended(const sched::Task* task) {
+    if (m_owner != task || !task)
+        return false;
+    m_owner = m_waiters.head;
+    if (m_owner)
+        sched::wake_one(m_waiters, kOwnerEnded);
+    return true;
+}
+
 Outcome Event::wait(uint64_t deadline_ns) {
     if (m_signaled) {
         if (m_auto_reset)

@@ -39,6 +39,10 @@ public:
     ktl::Result<void> unlock();
     const sched::Task* owner() const { return m_owner; }
     void shutdown() { sched::wake_all(m_waiters, -static_cast<int64_t>(ktl::Error::BadHandle)); }
+    // The holder ended without unlocking: the longest waiter gets the mutex with the result
+    // kOwnerEnded (its data may be half-updated), or the mutex is free. True if it was held.
+    bool owner_ended(const sched::Task* task);
+    static constexpr int64_t kOwnerEnded = 1;
 
 private:
     sched::Task* m_owner = nullptr;

@@ -13,6 +13,7 @@ using Case = bool (*)(const Caps& caps);
 bool sched_fairness(const Caps& caps);
 bool task_kill(const Caps& caps);
 bool syscall_budget(const Caps& caps);
+bool task_reclaim(const Caps& caps);
 bool sync_objects(const Caps& caps);
 bool queue_100k(const Caps& caps);
 bool stack_overflow(const Caps& caps);

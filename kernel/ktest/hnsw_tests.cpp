@@ -17,7 +17,7 @@ namespace {
 // Heap memory owned by one test step; released on scope exit.
 struct Buffer {
     explicit Buffer(size_t n) : size(n) {
-        auto r = kheap::alloc(n, static_cast<uint16_t>(sched::current()->id));
+        auto r = kheap::alloc(n);
         data = r ? static_cast<std::byte*>(*r) : nullptr;
     }
     ~Buffer() { kheap::free(data); }

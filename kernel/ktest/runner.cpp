@@ -16,7 +16,7 @@ const Named kCases[] = {
     { "caps", caps_refused },    { "token", exec_token },    { "fp", fp_state },
     { "regions", regions },      { "timer", timers },        { "hnsw", vector_index },
     { "vectors", vector_store }, { "vecgrant", vector_grants }, { "kill", task_kill }, { "budget", syscall_budget },
-    { "bench", bench },
+    { "reclaim", task_reclaim }, { "bench", bench },
 };
 
 } // namespace

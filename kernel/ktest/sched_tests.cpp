@@ -90,17 +90,19 @@ int64_t kill_waiter(void*) {
 // task_kill: a spinning (ready) and a sleeping task end at once with exit code -1; a blocked one
 // ends when its wait does, without running another instruction of its own.
 // A task with a budget of five system calls: the sixth on is refused, the task sees that its
-// budget is spent, and it can still end (exit is outside the budget).
+// budget is spent, and it can still sleep (a loop waiting to be stopped must not spin) and end.
 struct BudgetRun {
     int64_t results[8];
     bool spent_before, spent_after;
+    int64_t slept;
 } g_budget;
 
 int64_t budget_user(void*) {
     g_budget.spent_before = sys::budget_spent();
     for (auto& r : g_budget.results)
-        r = sys::sleep_ns(0);
+        r = sys::call(sys::Number::event_signal, 0xfffe); // no such slot: refused, but counted
     g_budget.spent_after = sys::budget_spent();
+    g_budget.slept = sys::sleep_ns(kMs);
     return 7;
 }
 
@@ -110,10 +112,11 @@ bool syscall_budget(const Caps& caps) {
     KT_CHECK(sys::call(sys::Number::task_limit, task, 0, 5) == 0, "task_limit");
     KT_CHECK(join(static_cast<uint32_t>(task), 100 * kMs) == 7, "the task ended with its own code");
     for (int i = 0; i < 8; ++i)
-        KT_CHECK(g_budget.results[i] == (i < 5 ? 0 : -int64_t(ktl::Error::Exhausted)), "call %d -> %lld", i,
-                 static_cast<long long>(g_budget.results[i]));
+        KT_CHECK(g_budget.results[i] == (i < 5 ? -int64_t(ktl::Error::BadHandle) : -int64_t(ktl::Error::Exhausted)),
+                 "call %d -> %lld", i, static_cast<long long>(g_budget.results[i]));
     KT_CHECK(!g_budget.spent_before && g_budget.spent_after, "budget_spent() before and after");
-    console::printf("ktest:   a task's sixth system call past a budget of five is refused; it still ends\n");
+    KT_CHECK(g_budget.slept == 0, "sleep past the budget -> %lld", static_cast<long long>(g_budget.slept));
+    console::printf("ktest:   a task's sixth system call past a budget of five is refused; it still sleeps and ends\n");
     return true;
 }
 

@@ -170,7 +170,7 @@ bool vector_store(const Caps& caps) {
     // Snapshot export and import: the copy answers identically; damaged snapshots are refused.
     int64_t need = sys::call(N::vec_export, coll, 0, 0);
     KT_CHECK(need > 0, "export size %lld", (long long)need);
-    auto mem = kheap::alloc(static_cast<size_t>(need), static_cast<uint16_t>(sys::self()));
+    auto mem = kheap::alloc(static_cast<size_t>(need));
     KT_CHECK(mem.ok(), "snapshot buffer");
     auto* snap = static_cast<uint8_t*>(*mem);
     KT_CHECK(sys::call(N::vec_export, coll, reinterpret_cast<uint64_t>(snap), need) == need, "export");

@@ -266,7 +266,7 @@ mcp::ServerConfig base_server_config() {
     config.keys = &g_keys;
     // Charged to the bridge parsing the message, given back when it is answered.
     config.alloc_nodes = [](size_t count) -> json::Node* {
-        auto mem = kheap::alloc(count * sizeof(json::Node), static_cast<uint16_t>(sys::self()));
+        auto mem = kheap::alloc(count * sizeof(json::Node));
         return mem ? static_cast<json::Node*>(*mem) : nullptr;
     };
     config.free_nodes = [](json::Node* nodes) { kheap::free(nodes); };

@@ -57,7 +57,7 @@ struct Buffer {
             n *= 2;
         if (g_buffered - cap + n > kBufferBudget)
             return false;
-        auto mem = kheap::alloc(n, static_cast<uint16_t>(sys::self()));
+        auto mem = kheap::alloc(n);
         if (!mem)
             return false;
         char* fresh = static_cast<char*>(*mem);

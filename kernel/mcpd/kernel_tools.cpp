@@ -89,7 +89,7 @@ bool kernel_tasks(const json::Value&, json::Writer& w, mcp::ToolError& err, cons
 
 const char* kMemOut = R"({"type":"object","properties":{"page_bytes":{"type":"integer"},"total_pages":{"type":"integer"},)"
                       R"("free_pages":{"type":"integer"},"used_pages":{"type":"integer"},"largest_free_block_pages":{"type":"integer"},)"
-                      R"("heap":{"type":"object"},"stacks":{"type":"object"}},"required":["total_pages","free_pages"]})";
+                      R"("heap":{"type":"object"},"stacks":{"type":"object"},"reclaimed":{"type":"object"}},"required":["total_pages","free_pages"]})";
 
 bool kernel_mem(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     sysinfo::MemInfo mem {};
@@ -105,6 +105,10 @@ bool kernel_mem(const json::Value&, json::Writer& w, mcp::ToolError& err, const 
     w.key("bytes_requested").number(mem.heap_bytes_requested).key("slab_pages").number(mem.heap_slab_pages);
     w.key("large_pages").number(mem.heap_large_pages).end_object();
     w.key("stacks").begin_object().key("used").number(mem.stacks_used).key("total").number(mem.stacks_total).end_object();
+    // What tasks that ended (faulted, killed) still held and the kernel took back.
+    w.key("reclaimed").begin_object().key("heap_allocations").number(mem.reclaimed_heap_allocations);
+    w.key("heap_bytes").number(mem.reclaimed_heap_bytes).key("objects").number(mem.reclaimed_objects);
+    w.key("mutexes").number(mem.reclaimed_mutexes).end_object();
     w.end_object();
     return true;
 }
@@ -318,7 +322,7 @@ const mcp::Tool kTools[] = {
       mcp::kKernelRead, nullptr },
     { "kernel_caps", "Capabilities of a tool task", "The capability table of the task running this call: what one tool call can reach.",
       kNoArgs, kCapsOut, mcp::kKernelRead, nullptr },
-    { "kernel_mem", "Kernel memory", "Physical pages, kernel heap and task stacks.", kNoArgs, kMemOut, mcp::kKernelRead,
+    { "kernel_mem", "Kernel memory", "Physical pages, kernel heap, task stacks and what ended tasks left behind.", kNoArgs, kMemOut, mcp::kKernelRead,
       nullptr },
     { "kernel_log", "Kernel log", "Records of the kernel log ring from a sequence number, optionally above a level.",
       kLogIn, kLogOut, mcp::kKernelRead, nullptr },

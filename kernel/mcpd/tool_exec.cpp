@@ -59,9 +59,11 @@ struct Job {
         char text[120];
     } logs[kLogSlots];
     uint32_t log_head = 0, log_tail = 0;
-    // ToolContext::request: allocated by the tool task on its first request (charged to it),
-    // freed by the bridge when the call is reaped.
+    // ToolContext::request: asked for by the tool task on its first request, allocated by the
+    // bridge (charged to it, so it outlives a tool task that dies), freed when the call is reaped.
     mcp::ClientExchange* exchange = nullptr;
+    volatile bool exchange_wanted = false;
+    volatile bool exchange_refused = false; // no memory for it
 };
 
 namespace {
@@ -120,7 +122,7 @@ void Executor::configure(const ExecCaps& caps, uint64_t wall_limit_ns, size_t ou
     m_output_limit = output_limit != 0 && output_limit < kToolOutputLimit ? output_limit : kToolOutputLimit;
     if (m_jobs)
         return;
-    auto mem = kheap::alloc(sizeof(Job) * slots, static_cast<uint16_t>(sys::self()));
+    auto mem = kheap::alloc(sizeof(Job) * slots);
     if (!mem) {
         KLOG_ERROR("mcp: no memory for the tool task table; every call will be refused");
         return;
@@ -180,16 +182,20 @@ mcp::ClientExchange* ToolContext::exchange(std::string_view method, mcp::ToolErr
                 "client_capability_missing" };
         return nullptr;
     }
+    // The bridge allocates it (Executor::poll), so it never belongs to this task, whose memory
+    // the kernel takes back if it dies: wait for it, bounded by the call's own stop.
     mcp::ClientExchange* ex = __atomic_load_n(&job->exchange, __ATOMIC_ACQUIRE);
     if (!ex) {
-        auto mem = kheap::alloc(sizeof(mcp::ClientExchange), static_cast<uint16_t>(sys::self()));
-        if (!mem) {
-            err = { mcp::ErrorCode::InternalError, "no memory for a request to the client" };
-            return nullptr;
-        }
-        ex = new (*mem) mcp::ClientExchange;
-        __atomic_store_n(&job->exchange, ex, __ATOMIC_RELEASE); // the bridge frees it with the call
+        job->exchange_wanted = true;
+        if (job->wake)
+            job->wake();
+        while (!(ex = __atomic_load_n(&job->exchange, __ATOMIC_ACQUIRE)) && !job->exchange_refused && !should_stop())
+            sys::sleep_ns(1'000'000);
     }
+    if (!ex)
+        err = job->exchange_refused ? mcp::ToolError { mcp::ErrorCode::InternalError, "no memory for a request to the client" }
+              : cancelled()         ? mcp::ToolError { mcp::ErrorCode::InternalError, "cancelled by the client" }
+                                    : mcp::ToolError { mcp::ErrorCode::LimitTimeExceeded, "stopped at the wall-time limit" };
     return ex;
 }
 
@@ -272,18 +278,17 @@ void release_buffers(Job& job) {
 bool take_buffers(Job& job, std::string_view text) {
     size_t nodes = json::value_bound(text);
     nodes = nodes < kMaxNodes ? nodes : kMaxNodes;
-    auto owner = static_cast<uint16_t>(sys::self());
     job.args = job.inline_args;
     job.nodes = job.inline_nodes;
     job.node_count = kInlineNodes;
     if (text.size() > kInlineArgs) {
-        auto mem = kheap::alloc(text.size(), owner);
+        auto mem = kheap::alloc(text.size());
         if (!mem)
             return false;
         job.args = static_cast<char*>(*mem);
     }
     if (nodes > kInlineNodes) {
-        auto mem = kheap::alloc(nodes * sizeof(json::Node), owner);
+        auto mem = kheap::alloc(nodes * sizeof(json::Node));
         if (!mem) {
             release_buffers(job);
             return false;
@@ -384,6 +389,8 @@ bool Executor::start(const mcp::Tool& tool, const json::Value& arguments, const 
     job->message[0] = '\0';
     job->log_head = job->log_tail = 0;
     job->exchange = nullptr;
+    job->exchange_wanted = false;
+    job->exchange_refused = false;
     // The caller's own overrides may tighten the bridge's limits, never loosen them.
     const mcp::PrincipalLimits none;
     const mcp::PrincipalLimits& own = call.principal ? call.principal->limits : none;
@@ -457,11 +464,25 @@ void Executor::respond(std::string_view raw_id, bool id_is_string, std::string_v
 namespace {
 
 // Collects an ended tool task (its join completes at once) and drops the bridge's handle and
-// the call's buffers.
+// the call's buffers. One killed while blocked may not have ended yet: it is detached, so the
+// kernel releases it when it does (no zombie), and its memory was never the call's buffers.
 void reap(Job& job, uint64_t join_timeout_ns) {
-    sys::call(sys::Number::task_join, job.task, join_timeout_ns);
+    if (sys::call(sys::Number::task_join, job.task, join_timeout_ns) == -static_cast<int64_t>(ktl::Error::TimedOut))
+        sys::call(sys::Number::task_detach, job.task);
     sys::call(sys::Number::cap_delete, job.task);
     release_buffers(job);
+}
+
+// Gives the tool task the request slot it asked for (ToolContext::exchange).
+void lend_exchange(Job& job) {
+    if (!job.exchange_wanted || __atomic_load_n(&job.exchange, __ATOMIC_ACQUIRE) || job.exchange_refused)
+        return;
+    auto mem = kheap::alloc(sizeof(mcp::ClientExchange));
+    if (!mem) {
+        job.exchange_refused = true;
+        return;
+    }
+    __atomic_store_n(&job.exchange, new (*mem) mcp::ClientExchange, __ATOMIC_RELEASE);
 }
 
 // "srv-<n>": the ids of the bridge's requests to clients (strings, so never a client's own
@@ -505,6 +526,23 @@ void Executor::poll(mcp::Server& server, std::span<char> out, Send send_to, void
         if (j.state == Job::State::Free)
             continue;
         flush_logs(server, j, out, send); // what a call logged goes out before its progress and result
+        // Asked before the state is read: a task that finished sets Done before it ends.
+        bool ended = sys::call(sys::Number::task_status, j.task) == 1;
+        if (j.state != Job::State::Done && ended) {
+            // It ended without finishing: a fault (or a kill from elsewhere). Answered now, not at
+            // the wall-time limit; the kernel has already taken back what the task held.
+            KLOG_WARN("mcp: tool task for '%s' ended without finishing (a fault)", j.call.tool);
+            reap(j, 1'000'000);
+            if (!j.answered)
+                send(j,
+                     server.finish_call(j.call, false, {},
+                                        { mcp::ErrorCode::InternalError, "the tool task faulted and was ended", "tool_fault" },
+                                        j.cancel, out),
+                     true);
+            j.state = Job::State::Free;
+            continue;
+        }
+        lend_exchange(j);
         if (j.state == Job::State::Done) {
             reap(j, 1'000'000'000);
             if (!j.answered && !j.cancel && j.progress_seq != j.progress_sent) {

@@ -28,7 +28,7 @@ const char* metric_name(uint32_t metric) {
 }
 
 Scratch::Scratch(size_t bytes) {
-    auto mem = kheap::alloc(bytes, static_cast<uint16_t>(sys::self()));
+    auto mem = kheap::alloc(bytes);
     m_ptr = mem ? *mem : nullptr;
 }
 

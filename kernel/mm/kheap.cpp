@@ -2,6 +2,7 @@
 
 #include "../arch/aarch64/cpu.h"
 #include "../panic.h"
+#include "../sched/scheduler.h"
 #include "pmm.h"
 
 #include <new>
@@ -24,11 +25,26 @@ mm::Heap* g_heap = nullptr;
 void init() { g_heap = new (g_heap_storage) mm::Heap(g_pages); }
 bool ready() { return g_heap != nullptr; }
 
-ktl::Result<void*> alloc(size_t size, uint16_t owner) {
+ktl::Result<void*> alloc_for(Owner owner, size_t size) {
     if (!g_heap)
         return ktl::Error::NoMemory;
     arch::IrqGuard guard;
-    return g_heap->alloc(size, owner);
+    return g_heap->alloc(size, static_cast<uint16_t>(owner));
+}
+
+ktl::Result<void*> alloc(size_t size) {
+    if (!g_heap)
+        return ktl::Error::NoMemory;
+    arch::IrqGuard guard;
+    const sched::Task* self = sched::started() ? sched::current() : nullptr;
+    return g_heap->alloc(size, self ? static_cast<uint16_t>(self->id) : static_cast<uint16_t>(Owner::Kernel));
+}
+
+mm::Heap::Released release_task(uint32_t task_id) {
+    if (!g_heap || task_id == 0 || task_id >= static_cast<uint32_t>(Owner::Store))
+        return {};
+    arch::IrqGuard guard;
+    return g_heap->release_owner(static_cast<uint16_t>(task_id));
 }
 
 void free(void* ptr) {

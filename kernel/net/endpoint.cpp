@@ -100,7 +100,7 @@ err_t Endpoint::on_accept(void* arg, tcp_pcb* pcb, err_t err) {
             slot = i;
             break;
         }
-    auto mem = slot < ep.m_max ? kheap::alloc(sizeof(Stream) + kRxRing + kTxRing, static_cast<uint16_t>(sys::self()))
+    auto mem = slot < ep.m_max ? kheap::alloc(sizeof(Stream) + kRxRing + kTxRing)
                                : ktl::Result<void*>(ktl::Error::Full);
     if (!mem) {
         // Full table or no memory: refuse this one, keep serving the others.

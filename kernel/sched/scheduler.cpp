@@ -29,6 +29,7 @@ bool g_need_resched = false;
 bool g_started = false;
 uint64_t g_switches = 0;
 uint64_t g_ticks = 0;
+void (*g_reclaim)(Task*) = nullptr;
 
 // SP_EL1 once tasks run: every exception builds its frame at the top of this stack.
 alignas(16) uint8_t g_exception_stack[16384];
@@ -148,7 +149,9 @@ void mark_dead(Task* t, int64_t code, const char* reason) {
     t->wake_at_ns = 0;
     t->kill_pending = false;
     stack_arena::free(t->stack_top);
-    if (wake_all(*t->joiners, code) > 0)
+    if (g_reclaim)
+        g_reclaim(t); // before any joiner runs: whoever sees it dead sees it empty
+    if (wake_all(*t->joiners, code) > 0 || t->reap_on_end)
         t->detached = true;
 }
 
@@ -448,6 +451,22 @@ ktl::Result<bool> join(uint32_t task_id, int64_t& code, uint64_t deadline_ns) {
     }
     block_current(*t->joiners, deadline_ns);
     return false;
+}
+
+void set_reclaimer(void (*reclaim)(Task* t)) { g_reclaim = reclaim; }
+
+bool ended(const Task* t) { return !t || t->state == TaskState::Dead || t->state == TaskState::Free; }
+
+void detach(Task* t) {
+    SCHED_REQUIRE_MASKED();
+    if (!t || t->state == TaskState::Free)
+        return;
+    if (t->state == TaskState::Dead) {
+        if (t != g_current)
+            release(t);
+        return;
+    }
+    t->reap_on_end = true;
 }
 
 void release(Task* t) {

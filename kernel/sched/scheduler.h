@@ -49,6 +49,14 @@ ktl::Result<bool> kill(Task* t, const char* reason);
 // Join: returns true and fills code if target is already dead; otherwise blocks the caller.
 ktl::Result<bool> join(uint32_t task_id, int64_t& code, uint64_t deadline_ns);
 void release(Task* t); // frees a dead, joined task's slot
+// The task is released as soon as it ends (at once if it has): nobody will join it. A task killed
+// while blocked that outlives its joiner's patience would otherwise stay a zombie.
+void detach(Task* t);
+// Called for every task as it ends, before anyone can reuse its id, with IRQs masked: gives back
+// what it still holds (objects, mutexes, heap; syscall/reclaim.cpp). Set once at boot.
+void set_reclaimer(void (*reclaim)(Task* t));
+// True once the task has ended (exit, kill or fault), whether or not it was joined.
+bool ended(const Task* t);
 
 struct Stats {
     uint32_t tasks;

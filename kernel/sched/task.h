@@ -25,6 +25,7 @@ struct Task {
     TaskState state = TaskState::Free;
     uint8_t priority = kDefaultPriority;
     bool detached = false;
+    bool reap_on_end = false;  // detach(): released when it ends, nobody joins it
     arch::TrapFrame frame;     // saved context while not running
     uint64_t stack_top = 0;
     uint64_t stack_bottom = 0;

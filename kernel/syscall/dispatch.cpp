@@ -67,14 +67,16 @@ constexpr bool outside_budget(uint64_t nr) {
            nr == uint64_t(Number::task_self);
 }
 
-// Counts the call against the caller's budget; false once it is used up.
+// Counts the call against the caller's budget; false once it is used up. Sleep counts (and marks
+// the budget spent) but is still carried out past it: a loop that sleeps until it is told to stop
+// must wait, not spin on a sleep that fails at once.
 bool within_budget(uint64_t nr) {
     sched::Task* self = sched::current();
     if (!self || self->syscall_budget == 0 || outside_budget(nr))
         return true;
     if (self->syscalls >= self->syscall_budget) {
         self->budget_spent = true;
-        return false;
+        return nr == uint64_t(sys::Number::sleep);
     }
     ++self->syscalls;
     return true;

@@ -16,13 +16,29 @@ constexpr int64_t kBlocked = INT64_MIN;
 #include "syscalls.def"
 #undef SYSCALL
 
-// A region object as region_create makes it (policy 0 immutable, 1 append-only, 2 slab), for
-// kernel singletons that several tasks share (the MCP audit trail); register it as a Region.
-ktl::Result<void*> make_region(uint64_t size, uint64_t policy, uint64_t object_size, uint16_t owner);
+// A region object as region_create makes it (policy 0 immutable, 1 append-only, 2 slab), also for
+// kernel singletons that several tasks share (the MCP audit trail; register it as a Region).
+// Its pages and object are charged to the calling task, or to the kernel when kernel_owned.
+ktl::Result<void*> make_region(uint64_t size, uint64_t policy, uint64_t object_size, bool kernel_owned);
 // Frees a region object created by region_create (its pages and bookkeeping).
 void destroy_region(void* object);
 // Frees a vector collection (its index pages and bookkeeping); nothing may be queued on it.
 void destroy_collection(void* object);
+// Frees an object whose capabilities are already dead (object_destroy, or its owner's end).
+void destroy_by_type(kcap::ObjectType type, void* object);
+
+struct Reclaimed {
+    uint64_t objects = 0;          // IPC objects and regions the task created
+    uint64_t mutexes = 0;          // mutexes it held, handed on
+    uint64_t heap_allocations = 0; // what was still charged to it
+    uint64_t heap_bytes = 0;
+    uint64_t pages = 0;            // physical pages still charged to it afterwards (a leak: logged)
+};
+// Everything an ended task still held: its objects, its mutexes, its heap. Called by the
+// scheduler as the task dies (IRQs masked).
+Reclaimed reclaim_task(sched::Task* task);
+// Totals since boot (kernel://status, tests).
+Reclaimed reclaimed_total();
 
 } // namespace handlers
 
@@ -52,6 +68,11 @@ struct MemInfo {
     uint64_t heap_large_pages;
     uint64_t stacks_used;
     uint64_t stacks_total;
+    // Taken back from tasks that ended holding them (since boot).
+    uint64_t reclaimed_heap_allocations;
+    uint64_t reclaimed_heap_bytes;
+    uint64_t reclaimed_objects;
+    uint64_t reclaimed_mutexes;
 };
 
 struct SchedInfo {

@@ -54,6 +54,11 @@ int64_t mem_stats(arch::TrapFrame& f, const kcap::Resolved&) {
     m.heap_large_pages = h.large_pages;
     m.stacks_used = stack_arena::slots_used();
     m.stacks_total = stack_arena::slots_total();
+    auto r = reclaimed_total();
+    m.reclaimed_heap_allocations = r.heap_allocations;
+    m.reclaimed_heap_bytes = r.heap_bytes;
+    m.reclaimed_objects = r.objects;
+    m.reclaimed_mutexes = r.mutexes;
     *reinterpret_cast<sysinfo::MemInfo*>(f.x[1]) = m;
     return 0;
 }

@@ -1,5 +1,6 @@
 // Synchronisation and message-queue system calls. Objects live on the kernel heap, charged to
-// the creating task, and are reached only through capabilities.
+// the creating task, are reached only through capabilities, and end with that task at the latest
+// (reclaim.cpp).
 #include "../clock.h"
 #include "../ipc/message_queue.h"
 #include "../ipc/sync.h"
@@ -31,11 +32,11 @@ void destroy_object_of(void* object) {
 template <typename T, typename... Args>
 int64_t create_object(kcap::ObjectType type, Args... args) {
     sched::Task* self = sched::current();
-    auto mem = kheap::alloc(sizeof(T), static_cast<uint16_t>(self->id));
+    auto mem = kheap::alloc(sizeof(T));
     if (!mem)
         return err(mem.error());
     T* obj = new (*mem) T(args...);
-    auto slot = kcap::create_and_grant(self, type, obj, kcap::kRead | kcap::kWrite | kcap::kGrant | kcap::kRevoke);
+    auto slot = kcap::create_owned_and_grant(self, type, obj, kcap::kRead | kcap::kWrite | kcap::kGrant | kcap::kRevoke);
     if (!slot) {
         obj->~T();
         kheap::free(obj);
@@ -88,12 +89,11 @@ int64_t event_signal(arch::TrapFrame&, const kcap::Resolved& o) {
 
 int64_t queue_create(arch::TrapFrame& f, const kcap::Resolved&) {
     sched::Task* self = sched::current();
-    auto q = ipc::MessageQueue::create(static_cast<uint32_t>(f.x[1]), static_cast<uint32_t>(f.x[2]),
-                                       static_cast<uint16_t>(self->id));
+    auto q = ipc::MessageQueue::create(static_cast<uint32_t>(f.x[1]), static_cast<uint32_t>(f.x[2]));
     if (!q)
         return err(q.error());
-    auto slot = kcap::create_and_grant(self, kcap::ObjectType::Queue, *q,
-                                       kcap::kRead | kcap::kWrite | kcap::kGrant | kcap::kRevoke);
+    auto slot = kcap::create_owned_and_grant(self, kcap::ObjectType::Queue, *q,
+                                             kcap::kRead | kcap::kWrite | kcap::kGrant | kcap::kRevoke);
     if (!slot) {
         (*q)->destroy();
         return err(slot.error());
@@ -157,17 +157,21 @@ int64_t object_destroy(arch::TrapFrame&, const kcap::Resolved& o) {
     // First make every capability dead, so nothing can reach the object while it goes away.
     if (auto r = kcap::destroy_object(o.object_id); !r)
         return -static_cast<int64_t>(r.error());
-    switch (o.type) {
-    case kcap::ObjectType::Semaphore: destroy_object_of<ipc::Semaphore>(o.object); break;
-    case kcap::ObjectType::Mutex: destroy_object_of<ipc::Mutex>(o.object); break;
-    case kcap::ObjectType::Event: destroy_object_of<ipc::Event>(o.object); break;
-    case kcap::ObjectType::Timer: destroy_object_of<ipc::Timer>(o.object); break;
-    case kcap::ObjectType::Queue: static_cast<ipc::MessageQueue*>(o.object)->destroy(); break;
-    case kcap::ObjectType::Region: destroy_region(o.object); break;
-    case kcap::ObjectType::VectorCollection: destroy_collection(o.object); break;
+    destroy_by_type(o.type, o.object);
+    return 0;
+}
+
+void destroy_by_type(kcap::ObjectType type, void* object) {
+    switch (type) {
+    case kcap::ObjectType::Semaphore: destroy_object_of<ipc::Semaphore>(object); break;
+    case kcap::ObjectType::Mutex: destroy_object_of<ipc::Mutex>(object); break;
+    case kcap::ObjectType::Event: destroy_object_of<ipc::Event>(object); break;
+    case kcap::ObjectType::Timer: destroy_object_of<ipc::Timer>(object); break;
+    case kcap::ObjectType::Queue: static_cast<ipc::MessageQueue*>(object)->destroy(); break;
+    case kcap::ObjectType::Region: destroy_region(object); break;
+    case kcap::ObjectType::VectorCollection: destroy_collection(object); break;
     default: break;
     }
-    return 0;
 }
 
 } // namespace handlers

@@ -26,19 +26,21 @@ mm::Region& region_of(const kcap::Resolved& o) { return static_cast<KernelRegion
 
 } // namespace
 
-ktl::Result<void*> make_region(uint64_t size, uint64_t policy, uint64_t object_size, uint16_t owner) {
+ktl::Result<void*> make_region(uint64_t size, uint64_t policy, uint64_t object_size, bool kernel_owned) {
     if (size == 0 || size > kMaxRegion || policy > 2 || object_size > size)
         return ktl::Error::InvalidArgs;
     unsigned order = 0;
     while ((4096ull << order) < size)
         ++order;
+    const sched::Task* self = sched::started() ? sched::current() : nullptr;
+    auto owner = static_cast<uint16_t>(kernel_owned || !self ? 0 : self->id);
     auto pages = pmm::alloc_pages(order, owner);
     if (!pages)
         return pages.error();
     std::span<std::byte> memory(reinterpret_cast<std::byte*>(*pages), 4096ull << order);
     auto region = mm::Region::create(memory.first(size), static_cast<mm::RegionPolicy>(policy),
                                      static_cast<uint32_t>(object_size));
-    auto mem = kheap::alloc(sizeof(KernelRegion), owner);
+    auto mem = kernel_owned ? kheap::alloc_for(kheap::Owner::Kernel, sizeof(KernelRegion)) : kheap::alloc(sizeof(KernelRegion));
     if (!region || !mem) {
         pmm::free_pages(*pages, order);
         if (mem)
@@ -50,11 +52,11 @@ ktl::Result<void*> make_region(uint64_t size, uint64_t policy, uint64_t object_s
 
 int64_t region_create(arch::TrapFrame& f, const kcap::Resolved&) {
     sched::Task* self = sched::current();
-    auto kr = make_region(f.x[1], f.x[2], f.x[3], static_cast<uint16_t>(self->id));
+    auto kr = make_region(f.x[1], f.x[2], f.x[3], false);
     if (!kr)
         return err(kr.error());
-    auto slot = kcap::create_and_grant(self, kcap::ObjectType::Region, *kr,
-                                       kcap::kRead | kcap::kWrite | kcap::kGrant | kcap::kRevoke);
+    auto slot = kcap::create_owned_and_grant(self, kcap::ObjectType::Region, *kr,
+                                             kcap::kRead | kcap::kWrite | kcap::kGrant | kcap::kRevoke);
     if (!slot) {
         destroy_region(*kr);
         return err(slot.error());

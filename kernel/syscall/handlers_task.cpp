@@ -162,4 +162,16 @@ int64_t task_limit(arch::TrapFrame& f, const kcap::Resolved& object) {
     return 0;
 }
 
+int64_t task_status(arch::TrapFrame&, const kcap::Resolved& object) {
+    return sched::ended(static_cast<const sched::Task*>(object.object)) ? 1 : 0;
+}
+
+int64_t task_detach(arch::TrapFrame&, const kcap::Resolved& object) {
+    auto* task = static_cast<sched::Task*>(object.object);
+    if (task == sched::current() || task->detached)
+        return err(ktl::Error::InvalidArgs);
+    sched::detach(task);
+    return 0;
+}
+
 } // namespace handlers

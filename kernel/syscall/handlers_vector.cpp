@@ -19,19 +19,20 @@ vector::Collection& collection(const kcap::Resolved& o) { return *static_cast<ve
 
 } // namespace
 
-// Pages for an index arena of `bytes`, within the per-collection budget, charged to the caller.
+// Pages for an index arena of `bytes`, within the per-collection budget, charged to the store
+// (a collection outlives the call that made it).
 ktl::Result<IndexPages> alloc_index_pages(size_t bytes) {
     if (bytes > vector::kMaxCollectionBytes)
         return ktl::Error::NoMemory;
     unsigned order = 0;
     while ((4096ull << order) < bytes)
         ++order;
-    auto pages = TRY(pmm::alloc_pages(order, static_cast<uint16_t>(sched::current()->id)));
+    auto pages = TRY(pmm::alloc_pages(order, static_cast<uint16_t>(kheap::Owner::Store)));
     return IndexPages { pages, order };
 }
 
 ktl::Result<vector::Collection*> make_collection(ktl::Result<hnsw::Index>&& index, IndexPages pages) {
-    auto mem = index ? kheap::alloc(sizeof(vector::Collection), static_cast<uint16_t>(sched::current()->id))
+    auto mem = index ? kheap::alloc_for(kheap::Owner::Store, sizeof(vector::Collection))
                      : ktl::Result<void*>(index.error());
     if (!mem) {
         pmm::free_pages(pages.addr, pages.order);

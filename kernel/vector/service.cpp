@@ -100,7 +100,7 @@ Request* find_running(uint64_t token) {
 ipc::Outcome submit(Op op, Collection* collection, const uint64_t (&args)[5]) {
     if (g_stats.queued + g_stats.running >= kMaxRequests)
         return { false, -static_cast<int64_t>(ktl::Error::WouldBlock) };
-    auto mem = kheap::alloc(sizeof(Request), 0);
+    auto mem = kheap::alloc_for(kheap::Owner::Kernel, sizeof(Request));
     if (!mem)
         return { false, -static_cast<int64_t>(mem.error()) };
     auto* r = new (*mem) Request {};

@@ -32,8 +32,7 @@ bool in_list(uint64_t id, void* ctx) {
 
 int64_t search(Collection& c, const Job& job) {
     const hnsw::Params& p = c.index.params();
-    auto owner = static_cast<uint16_t>(sched::current()->id);
-    auto mem = kheap::alloc(hnsw::Index::scratch_bytes(p), owner);
+    auto mem = kheap::alloc(hnsw::Index::scratch_bytes(p));
     if (!mem)
         return err(mem.error());
     int64_t result;

@@ -110,7 +110,9 @@ public:
 
     // --- Objects (kernel only) ---
     // O(1). InvalidArgs (type None, null ptr), Full.
-    ktl::Result<ObjectId> create_object(ObjectType type, void* ptr) { return m_registry.create(type, ptr); }
+    ktl::Result<ObjectId> create_object(ObjectType type, void* ptr, uint16_t owner = 0) {
+        return m_registry.create(type, ptr, owner);
+    }
     // O(1): every capability naming `id` is dead from now on. BadHandle.
     ktl::Result<void> destroy_object(ObjectId id) { return m_registry.destroy(id); }
     void* object_ptr(ObjectId id) const { return m_registry.ptr(id); }

@@ -17,7 +17,7 @@ void ObjectRegistry::reset(std::span<ObjectEntry> storage) {
     }
 }
 
-ktl::Result<ObjectId> ObjectRegistry::create(ObjectType type, void* ptr) {
+ktl::Result<ObjectId> ObjectRegistry::create(ObjectType type, void* ptr, uint16_t owner) {
     if (!is_valid_type(type) || ptr == nullptr)
         return ktl::Error::InvalidArgs;
     if (m_free_head == kNil)
@@ -28,6 +28,7 @@ ktl::Result<ObjectId> ObjectRegistry::create(ObjectType type, void* ptr) {
     e.next_free = kNil;
     e.type = type;
     e.ptr = ptr;
+    e.owner = owner;
     ++m_live;
     return ObjectId{index, e.generation};
 }
@@ -38,6 +39,7 @@ ktl::Result<void> ObjectRegistry::destroy(ObjectId id) {
     ObjectEntry& e = m_entries[id.index];
     e.type = ObjectType::None;
     e.ptr = nullptr;
+    e.owner = 0;
     --m_live;
     if (e.generation == std::numeric_limits<uint32_t>::max()) {
         // Reusing the slot would wrap the generation back to an id some stale capability may
@@ -49,6 +51,19 @@ ktl::Result<void> ObjectRegistry::destroy(ObjectId id) {
     e.next_free = m_free_head;
     m_free_head = id.index;
     return {};
+}
+
+bool ObjectRegistry::next_live(uint32_t* cursor, Live* out) const {
+    for (uint32_t i = *cursor; i < m_entries.size(); ++i) {
+        const ObjectEntry& e = m_entries[i];
+        if (e.type == ObjectType::None)
+            continue;
+        *out = { ObjectId { i, e.generation }, e.type, e.ptr, e.owner };
+        *cursor = i + 1;
+        return true;
+    }
+    *cursor = static_cast<uint32_t>(m_entries.size());
+    return false;
 }
 
 const ObjectEntry* ObjectRegistry::find(ObjectId id) const {

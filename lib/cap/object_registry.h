@@ -29,6 +29,7 @@ struct ObjectEntry {
     uint32_t next_free = 0;
     ObjectType type = ObjectType::None; // None while the slot is free
     bool retired = false;               // generation exhausted: never reused
+    uint16_t owner = 0;                 // task whose end destroys the object (0: none)
 };
 
 class ObjectRegistry {
@@ -41,7 +42,8 @@ public:
     void reset(std::span<ObjectEntry> storage);
 
     // O(1). InvalidArgs for type None (or out of range) or a null pointer; Full when no slot is free.
-    ktl::Result<ObjectId> create(ObjectType type, void* ptr);
+    // `owner` (a task id, 0 for none) is whose end destroys the object (see next_live).
+    ktl::Result<ObjectId> create(ObjectType type, void* ptr, uint16_t owner = 0);
     // O(1). BadHandle if `id` does not name a live object.
     ktl::Result<void> destroy(ObjectId id);
 
@@ -49,6 +51,16 @@ public:
     // nullptr / None when `id` is dead.
     void* ptr(ObjectId id) const;
     ObjectType type(ObjectId id) const;
+
+    struct Live {
+        ObjectId id;
+        ObjectType type;
+        void* ptr;
+        uint16_t owner;
+    };
+    // The first live object at index >= *cursor, cursor moved past it; false when none is left.
+    // Walks the registry (destroying the object found is allowed between calls).
+    bool next_live(uint32_t* cursor, Live* out) const;
 
     size_t capacity() const { return m_entries.size(); }
     size_t live_count() const { return m_live; }

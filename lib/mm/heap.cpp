@@ -10,6 +10,7 @@ constexpr uint32_t kFreeMagic = 0xf7eef7ee;
 constexpr uint32_t kSlabMagic = 0x51ab51ab;
 constexpr uint8_t kLarge = 0xff;
 constexpr size_t kSlabHeader = 64;
+constexpr size_t kLargeHeader = 48; // Heap::Large, before the block's AllocHeader
 
 // Precedes every allocation; 16 bytes keep user pointers 16-byte aligned.
 struct AllocHeader {
@@ -40,8 +41,43 @@ struct Heap::Slab {
     uint32_t free_head; // offset of the first free slot within the page, 0 = none
     Slab* next;         // partial list links
     Slab* prev;
+    Slab* all_next;     // every slab (Heap::m_slabs)
+    Slab* all_prev;
     bool on_partial;
 };
+static_assert(sizeof(Heap::Slab) <= kSlabHeader);
+
+// Starts a large block; the allocation's header follows it.
+struct Heap::Large {
+    Large* next;
+    Large* prev;
+    uint64_t reserved[4];
+};
+static_assert(sizeof(Heap::Large) == kLargeHeader);
+
+namespace {
+
+template <typename T>
+void link_front(T*& head, T* node, T* T::*next, T* T::*prev) {
+    node->*next = head;
+    node->*prev = nullptr;
+    if (head)
+        head->*prev = node;
+    head = node;
+}
+
+template <typename T>
+void unlink(T*& head, T* node, T* T::*next, T* T::*prev) {
+    if (node->*prev)
+        (node->*prev)->*next = node->*next;
+    else
+        head = node->*next;
+    if (node->*next)
+        (node->*next)->*prev = node->*prev;
+    node->*next = node->*prev = nullptr;
+}
+
+} // namespace
 
 
 int Heap::class_for(size_t gross) {
@@ -107,6 +143,7 @@ ktl::Result<void*> Heap::alloc_small(int cls, uint16_t owner) {
         slab->prev = nullptr;
         slab->on_partial = true;
         m_partial[cls] = slab;
+        link_front(m_slabs, slab, &Slab::all_next, &Slab::all_prev);
         ++m_stats.slab_pages;
     }
     uint32_t off = slab->free_head;
@@ -128,7 +165,7 @@ ktl::Result<void*> Heap::alloc_small(int cls, uint16_t owner) {
 }
 
 ktl::Result<void*> Heap::alloc_large(size_t gross, uint16_t owner) {
-    unsigned order = order_for(gross);
+    unsigned order = order_for(gross + kLargeHeader);
     uint64_t bytes = kPageSize << order;
     if (!charge(owner, bytes))
         return ktl::Error::NoMemory;
@@ -137,7 +174,9 @@ ktl::Result<void*> Heap::alloc_large(size_t gross, uint16_t owner) {
         m_used[owner] -= bytes;
         return ktl::Error::NoMemory;
     }
-    auto* h = reinterpret_cast<AllocHeader*>(*block);
+    auto* large = reinterpret_cast<Large*>(*block);
+    link_front(m_large, large, &Large::next, &Large::prev);
+    auto* h = reinterpret_cast<AllocHeader*>(*block + kLargeHeader);
     h->magic = kAllocMagic;
     h->owner = owner;
     h->cls = kLarge;
@@ -160,7 +199,9 @@ ktl::Result<void> Heap::free(void* ptr) {
         h->magic = kFreeMagic;
         m_used[owner] -= kPageSize << order;
         m_stats.large_pages -= 1ull << order;
-        m_pages.free_pages(reinterpret_cast<uint64_t>(h), order);
+        auto* large = reinterpret_cast<Large*>(reinterpret_cast<uint8_t*>(h) - kLargeHeader);
+        unlink(m_large, large, &Large::next, &Large::prev);
+        m_pages.free_pages(reinterpret_cast<uint64_t>(large), order);
         return {};
     }
     if (h->cls >= kNumClasses)
@@ -177,28 +218,53 @@ ktl::Result<void> Heap::free(void* ptr) {
     int cls = h->cls;
     if (slab->in_use == 0) {
         // Empty: give the page back (unlink first if it is on the partial list).
-        if (slab->on_partial) {
-            if (slab->prev)
-                slab->prev->next = slab->next;
-            else
-                m_partial[cls] = slab->next;
-            if (slab->next)
-                slab->next->prev = slab->prev;
-        }
+        if (slab->on_partial)
+            unlink(m_partial[cls], slab, &Slab::next, &Slab::prev);
+        unlink(m_slabs, slab, &Slab::all_next, &Slab::all_prev);
         slab->magic = 0;
         --m_stats.slab_pages;
         m_pages.free_pages(reinterpret_cast<uint64_t>(slab), 0);
         return {};
     }
     if (!slab->on_partial) {
-        slab->next = m_partial[cls];
-        slab->prev = nullptr;
-        if (slab->next)
-            slab->next->prev = slab;
-        m_partial[cls] = slab;
+        link_front(m_partial[cls], slab, &Slab::next, &Slab::prev);
         slab->on_partial = true;
     }
     return {};
+}
+
+Heap::Released Heap::release_owner(uint16_t owner) {
+    Released released;
+    if (owner >= kMaxOwners)
+        return released;
+    auto take = [&](AllocHeader* h, uint64_t gross) {
+        released.bytes += gross;
+        ++released.allocations;
+        (void)free(reinterpret_cast<uint8_t*>(h) + kHeaderSize); // ours by construction
+    };
+    for (Large* b = m_large; b && m_used[owner] != 0;) {
+        Large* next = b->next;
+        auto* h = reinterpret_cast<AllocHeader*>(reinterpret_cast<uint8_t*>(b) + kLargeHeader);
+        if (h->owner == owner)
+            take(h, kPageSize << h->order);
+        b = next;
+    }
+    for (Slab* slab = m_slabs; slab && m_used[owner] != 0;) {
+        Slab* next = slab->all_next;
+        size_t slot = kClassSizes[slab->cls];
+        for (size_t i = 0, n = slab->capacity; i < n; ++i) {
+            auto* h = reinterpret_cast<AllocHeader*>(reinterpret_cast<uint8_t*>(slab) + kSlabHeader + i * slot);
+            if (h->magic != kAllocMagic || h->owner != owner)
+                continue;
+            bool last = slab->in_use == 1; // freeing it returns the page: stop reading it
+            take(h, slot);
+            if (last)
+                break;
+        }
+        slab = next;
+    }
+    m_limit[owner] = 0;
+    return released;
 }
 
 } // namespace mm

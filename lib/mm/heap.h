@@ -3,6 +3,8 @@
 // blocks, every allocation charged to an owner (a task id) so a task's memory use is known and
 // can be capped. Hardware-free: pages come from a PageSource (the buddy allocator in the
 // kernel, aligned host memory in tests). Failure is an error to the caller, never a panic.
+// Every slab page and every large block is on a list, so everything an owner holds can be found
+// and freed when it dies (release_owner): a killed task leaks nothing and its id starts clean.
 #include <cstddef>
 #include <cstdint>
 
@@ -52,7 +54,15 @@ public:
     }
     HeapStats stats() const { return m_stats; }
 
-    struct Slab; // page header of a slab (heap.cpp)
+    struct Released {
+        uint64_t allocations = 0;
+        uint64_t bytes = 0; // gross, as used_by() counted them
+    };
+    // Frees everything charged to `owner` and clears its limit. O(slab pages + large blocks).
+    Released release_owner(uint16_t owner);
+
+    struct Slab;  // page header of a slab (heap.cpp)
+    struct Large; // block header of a large allocation (heap.cpp)
 
 private:
     static int class_for(size_t gross);
@@ -60,8 +70,12 @@ private:
     ktl::Result<void*> alloc_large(size_t gross, uint16_t owner);
     bool charge(uint16_t owner, uint64_t bytes);
 
+    void unlink_partial(Slab* slab);
+
     PageSource& m_pages;
     Slab* m_partial[kNumClasses] = {};
+    Slab* m_slabs = nullptr;  // every slab page, full or not (release_owner walks them)
+    Large* m_large = nullptr; // every large block
     uint64_t m_used[kMaxOwners] = {};
     uint64_t m_limit[kMaxOwners] = {};
     HeapStats m_stats;

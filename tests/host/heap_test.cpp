@@ -133,3 +133,60 @@ TEST(Heap, RandomWorkloadKeepsContentsIntact) {
     EXPECT_EQ(heap.stats().live_allocations, 0u);
     EXPECT_EQ(pages.buddy().stats().free_pages, 4096u) << "leak: pages not returned";
 }
+
+// A dead owner's memory comes back whole: every slab slot and large block it held is freed,
+// its charge is zero (a reused id starts clean), and every other owner's memory is untouched.
+TEST(Heap, ReleaseOwnerFreesEverythingItHeldAndNothingElse) {
+    BuddyPages pages(4096);
+    mm::Heap heap(pages);
+    std::mt19937 rng(11);
+    struct Live {
+        size_t size;
+        uint8_t fill;
+        uint16_t owner;
+    };
+    std::map<uint8_t*, Live> live;
+    for (int i = 0; i < 3000; ++i) {
+        size_t size = rng() % 8 == 0 ? 1 + rng() % 30000 : 1 + rng() % 1000;
+        auto owner = static_cast<uint16_t>(rng() % 3); // 0 and 1 live on, 2 dies
+        auto p = heap.alloc(size, owner);
+        ASSERT_TRUE(p.ok());
+        auto fill = static_cast<uint8_t>(rng());
+        memset(*p, fill, size);
+        live[static_cast<uint8_t*>(*p)] = { size, fill, owner };
+        if (rng() % 3 == 0) { // churn, so slabs hold both owners and some are partial
+            auto it = live.begin();
+            std::advance(it, rng() % live.size());
+            ASSERT_TRUE(heap.free(it->first).ok());
+            live.erase(it);
+        }
+    }
+    heap.set_limit(2, 1 << 30);
+    uint64_t charged = heap.used_by(2);
+    uint64_t held = 0;
+    for (auto& [p, l] : live)
+        held += l.owner == 2;
+    ASSERT_GT(held, 100u);
+    auto released = heap.release_owner(2);
+    EXPECT_EQ(released.allocations, held);
+    EXPECT_EQ(released.bytes, charged);
+    EXPECT_EQ(heap.used_by(2), 0u);
+    EXPECT_EQ(heap.stats().live_allocations, live.size() - held);
+    EXPECT_EQ(heap.release_owner(2).allocations, 0u) << "nothing left the second time";
+    for (auto it = live.begin(); it != live.end();) {
+        if (it->second.owner == 2) {
+            it = live.erase(it);
+            continue;
+        }
+        for (size_t i = 0; i < it->second.size; ++i)
+            ASSERT_EQ(it->first[i], it->second.fill) << "another owner's memory was touched";
+        ++it;
+    }
+    // Limit cleared with the owner; its slots are reusable.
+    EXPECT_TRUE(heap.alloc(100, 2).ok());
+    for (auto& [p, l] : live)
+        ASSERT_TRUE(heap.free(p).ok());
+    heap.release_owner(2);
+    EXPECT_EQ(heap.stats().live_allocations, 0u);
+    EXPECT_EQ(pages.buddy().stats().free_pages, 4096u) << "leak: pages not returned";
+}

@@ -6,13 +6,14 @@ audited, single-use execution tokens, FP/SIMD state across switches, memory-regi
 the vector index built bit-identically to the host (NEON and scalar), the vector store
 service (collections behind capabilities, parallel searches), the named store and the
 one-collection grants vector tools run under, task_kill on running, sleeping and blocked tasks,
-the system-call budget of a task,
+the system-call budget of a task (sleep still works past it), everything a faulting task held
+reclaimed (heap, objects, a held mutex) and no zombie left by a killed blocked task,
 and the cost figures."""
 import re
 
 from harness import Qemu, check, main
 
-CASES = ["sched", "sync", "queue", "stack", "caps", "token", "fp", "regions", "timer", "hnsw", "vectors", "vecgrant", "kill", "budget", "bench"]
+CASES = ["sched", "sync", "queue", "stack", "caps", "token", "fp", "regions", "timer", "hnsw", "vectors", "vecgrant", "kill", "budget", "reclaim", "bench"]
 
 
 def test(args):

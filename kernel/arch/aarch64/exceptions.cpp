@@ -52,11 +52,20 @@ static void dump_frame(const TrapFrame& f, ExceptionKind kind) {
 
 // A fault in a task (taken from EL1t: the SP0 vectors) kills that task; the kernel and the
 // other tasks keep running. A fault in exception context itself (SPx vectors) is a kernel bug.
+// The first faults are dumped in full; later ones get their one line: a tool faulting on every call
+// must not hold the CPU (IRQs masked) for a polled register dump each time.
+static constexpr uint32_t kFullDumps = 16;
+static uint32_t g_task_faults = 0;
+
 static arch::TrapFrame* task_fault(arch::TrapFrame* frame, arch::ExceptionKind kind) {
     if (auto* port = console::port())
         port->flush();
-    arch::dump_frame(*frame, kind);
-    kpanic::print_backtrace(frame->x[29], frame->elr);
+    if (++g_task_faults <= kFullDumps) {
+        arch::dump_frame(*frame, kind);
+        kpanic::print_backtrace(frame->x[29], frame->elr);
+        if (g_task_faults == kFullDumps)
+            console::printf_polled("(later task faults: one line each, no register dump)\n");
+    }
     const char* reason = "unhandled exception";
     aarch64::EsrInfo info = aarch64::decode_esr(frame->esr);
     if (info.is_abort && stack_arena::is_guard(frame->far))

@@ -1,0 +1,18 @@
+#pragma once
+// A tool that misbehaves on purpose (boot argument profile=faults, tests only): it takes kernel
+// heap and then faults, hangs past its stop, or spends its system-call budget, so tests can show
+// from outside that the kernel answers at once and takes everything back.
+#include <span>
+
+#include <mcp/server/server.h>
+
+namespace mcpd {
+
+struct ToolImpl;
+
+bool faults_profile();
+// Empty outside the profile.
+std::span<const mcp::Tool> fault_tools();
+std::span<const ToolImpl> fault_tool_impls();
+
+} // namespace mcpd
