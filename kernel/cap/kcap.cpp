@@ -1,6 +1,7 @@
 #include "kcap.h"
 
 #include "../arch/aarch64/cpu.h"
+#include "../clock.h"
 #include "../sched/scheduler.h"
 
 #include <new>
@@ -115,7 +116,7 @@ ktl::Result<Resolved> lookup(sched::Task* task, uint32_t slot, ObjectType type, 
         auto info = TRY(g_space->slot_info(*table, slot));
         type = info.type;
     }
-    auto r = TRY(g_space->lookup(*table, slot, type, cap::Rights(rights)));
+    auto r = TRY(g_space->lookup(*table, slot, type, cap::Rights(rights), clock::monotonic_ns()));
     return to_resolved(r);
 }
 
@@ -165,12 +166,24 @@ ktl::Result<uint32_t> mint_token(sched::Task* task, uint64_t object_id, uint32_t
                                binding);
 }
 
-ktl::Result<Resolved> redeem(sched::Task* task, uint32_t slot, uint64_t now_ns, uint64_t binding) {
+ktl::Result<uint32_t> issue_token(sched::Task* issuer, uint32_t slot, sched::Task* holder, uint32_t rights,
+                                  uint64_t expires_ns, uint64_t binding) {
+    arch::IrqGuard guard;
+    auto* src = table_of(issuer);
+    auto* dst = table_of(holder);
+    if (!src || !dst)
+        return ktl::Error::BadHandle;
+    return g_space->issue_token(*src, slot, *dst, cap::Rights(rights), expires_ns, binding, clock::monotonic_ns());
+}
+
+ktl::Result<Resolved> redeem(sched::Task* task, uint32_t slot, uint64_t now_ns, uint64_t binding, bool* kept) {
     arch::IrqGuard guard;
     auto* table = table_of(task);
     if (!table)
         return ktl::Error::BadHandle;
     auto r = TRY(g_space->redeem(*table, slot, now_ns, binding));
+    if (kept)
+        *kept = r.kept;
     return to_resolved(r);
 }
 

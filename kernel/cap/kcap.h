@@ -20,7 +20,10 @@ constexpr uint32_t kWrite = uint32_t(cap::Rights::Write);
 constexpr uint32_t kExecute = uint32_t(cap::Rights::Execute);
 constexpr uint32_t kGrant = uint32_t(cap::Rights::Grant);
 constexpr uint32_t kRevoke = uint32_t(cap::Rights::Revoke);
-constexpr uint32_t kAll = kRead | kWrite | kExecute | kGrant | kRevoke;
+constexpr uint32_t kCreate = uint32_t(cap::Rights::Create); // the vector store's rights
+constexpr uint32_t kImport = uint32_t(cap::Rights::Import);
+constexpr uint32_t kDrop = uint32_t(cap::Rights::Drop);
+constexpr uint32_t kAll = kRead | kWrite | kExecute | kGrant | kRevoke | kCreate | kImport | kDrop;
 
 void init();
 ktl::Result<void> attach_task(sched::Task* task);
@@ -57,7 +60,12 @@ ktl::Result<void> revoke(sched::Task* task, uint32_t slot);
 ktl::Result<void> remove(sched::Task* task, uint32_t slot);
 ktl::Result<uint32_t> mint_token(sched::Task* task, uint64_t object_id, uint32_t rights, uint64_t badge,
                                  uint64_t expires_ns, uint64_t binding);
-ktl::Result<Resolved> redeem(sched::Task* task, uint32_t slot, uint64_t now_ns, uint64_t binding);
+// A token derived from the issuer's capability in `slot` into the holder's table (see
+// cap::CapabilitySpace::issue_token): revoking the issuer's capability reaches it.
+ktl::Result<uint32_t> issue_token(sched::Task* issuer, uint32_t slot, sched::Task* holder, uint32_t rights,
+                                  uint64_t expires_ns, uint64_t binding);
+// kept: the token became an ordinary capability in its own slot (issued tokens).
+ktl::Result<Resolved> redeem(sched::Task* task, uint32_t slot, uint64_t now_ns, uint64_t binding, bool* kept = nullptr);
 ktl::Result<void> destroy_object(uint64_t object_id);
 
 struct CapInfo {

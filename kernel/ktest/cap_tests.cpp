@@ -86,6 +86,26 @@ bool caps_refused(const Caps& caps) {
 
 int64_t token_holder(void*) { return 0; }
 
+// What a tool task does with an issued token: redeem it, use it, try it again, then wait until
+// the issuer has revoked its capability and use it once more.
+struct Redeemer {
+    uint32_t token = 0;
+    uint64_t binding = 0;
+    int64_t first = -1, post = -1, second = 0, after_revoke = 0;
+    volatile bool revoked = false;
+} g_redeemer;
+
+int64_t redeemer(void*) {
+    Redeemer& r = g_redeemer;
+    r.first = sys::call(sys::Number::token_redeem, r.token, r.binding);
+    r.post = sys::call(sys::Number::sem_post, r.first);
+    r.second = sys::call(sys::Number::token_redeem, r.token, r.binding);
+    for (int i = 0; i < 200 && !r.revoked; ++i)
+        sys::sleep_ns(1000000);
+    r.after_revoke = sys::call(sys::Number::sem_post, r.first);
+    return 0;
+}
+
 bool exec_token(const Caps& caps) {
     sched::Task* self = sched::current();
     int64_t sem = sys::call(sys::Number::sem_create, caps.factory, 0, 8);
@@ -100,16 +120,41 @@ bool exec_token(const Caps& caps) {
     uint64_t now = sys::clock_ns();
     constexpr uint64_t kBinding = 0x5eedf00dull;
 
-    // The policy (kernel) issues a token bound to one call; the first redeem works.
+    // Issued (token_issue) from a capability of mine into a task: the first redeem turns the token,
+    // in its own slot, into a capability that works; the second finds no token there (consumed,
+    // not merely refused); revoking my capability reaches what the token became.
+    int64_t issuer = sys::call(sys::Number::cap_mint, sem, kcap::kWrite | kcap::kGrant | kcap::kRevoke, 0);
+    KT_CHECK(issuer >= 0, "cap_mint issuer");
+    int64_t holder = sys::call(sys::Number::task_create, caps.factory, reinterpret_cast<uint64_t>(&redeemer), 0, 1,
+                               reinterpret_cast<uint64_t>("redeemer"));
+    KT_CHECK(holder >= 0, "task_create");
+    g_redeemer = Redeemer {};
+    g_redeemer.binding = kBinding;
+    int64_t issued = sys::call(sys::Number::token_issue, issuer, holder, kcap::kWrite, kBinding, 1000 * kMs);
+    KT_CHECK(issued >= 0, "token_issue -> %lld", (long long)issued);
+    g_redeemer.token = static_cast<uint32_t>(issued);
+    for (int i = 0; i < 200 && g_redeemer.second == 0; ++i)
+        sys::sleep_ns(kMs);
+    KT_CHECK(g_redeemer.first == issued, "the token became a capability in its own slot (%lld, token %lld)",
+             (long long)g_redeemer.first, (long long)issued);
+    KT_CHECK(g_redeemer.post == 0, "the redeemed capability works");
+    KT_CHECK(g_redeemer.second == -int64_t(ktl::Error::InvalidArgs), "second redeem -> %lld: the token must be consumed",
+             (long long)g_redeemer.second);
+    KT_CHECK(sys::call(sys::Number::cap_revoke, issuer) == 0, "revoke the issuer's capability");
+    g_redeemer.revoked = true;
+    KT_CHECK(join(static_cast<uint32_t>(holder), 1000 * kMs) == 0, "redeemer ended");
+    KT_CHECK(g_redeemer.after_revoke == -int64_t(ktl::Error::BadHandle), "after the issuer's revoke -> %lld",
+             (long long)g_redeemer.after_revoke);
+    sys::call(sys::Number::cap_delete, issuer);
+
+    // Kernel-minted root tokens: the first redeem works and grants the token's rights only.
     auto tok = kcap::mint_token(self, object, kcap::kWrite, 42, now + 1000 * kMs, kBinding);
     KT_CHECK(tok.ok(), "mint_token");
     int64_t granted = sys::call(sys::Number::token_redeem, *tok, kBinding);
     KT_CHECK(granted >= 0, "first redeem -> %lld", (long long)granted);
     KT_CHECK(sys::call(sys::Number::sem_post, granted) == 0, "the redeemed capability works");
     KT_CHECK(sys::call(sys::Number::cap_mint, granted, kcap::kWrite, 0) < 0, "and only the token's rights (no grant)");
-    int64_t again = sys::call(sys::Number::token_redeem, *tok, kBinding);
-    // The token's slot may now hold the granted capability itself: either way, no second use.
-    KT_CHECK(again < 0, "second redeem -> %lld", (long long)again);
+    sys::call(sys::Number::cap_delete, granted);
 
     // Wrong binding: refused, and the token is gone (fail-closed).
     auto stolen = kcap::mint_token(self, object, kcap::kWrite, 43, now + 1000 * kMs, kBinding);
@@ -141,8 +186,8 @@ bool exec_token(const Caps& caps) {
     KT_CHECK(sys::call(sys::Number::token_issue, limited, task, kcap::kWrite, kBinding, 1000 * kMs) >= 0, "token_issue");
     KT_CHECK(sys::call(sys::Number::token_issue, sem, limited, kcap::kWrite, kBinding, 1000 * kMs) < 0,
              "the target must be a task");
-    console::printf("ktest:   token: once ok, second use refused, wrong binding refused and consumed, expiry "
-                    "refused\n");
+    console::printf("ktest:   token: once ok, consumed by the first redeem, revoked with its issuer, wrong binding "
+                    "refused and consumed, expiry refused\n");
     return true;
 }
 

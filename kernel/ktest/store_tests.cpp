@@ -65,7 +65,7 @@ int64_t tool_like_task(void*) {
     // Every other slot: no collection (stats), no store (list) answers.
     vector::Stats st {};
     vector::StoreEntry rows[2];
-    for (uint32_t slot = 0; slot < 256; ++slot) {
+    for (uint32_t slot = 0; slot < cap::kCapSlots; ++slot) { // every slot a table has
         if (slot == static_cast<uint32_t>(p.granted))
             continue;
         if (sys::call(N::vec_stats, slot, reinterpret_cast<uint64_t>(&st)) >= 0 ||
@@ -121,8 +121,25 @@ bool vector_grants(const Caps& caps) {
     KT_CHECK(sys::call(N::vec_stats, mine, reinterpret_cast<uint64_t>(&st)) < 0, "a dropped collection still answers");
     KT_CHECK(sys::call(N::store_drop, caps.store, reinterpret_cast<uint64_t>("theirs"), 6) == 0, "drop theirs");
     KT_CHECK(sys::call(N::store_list, caps.store, reinterpret_cast<uint64_t>(rows), vector::kMaxNamed) == 0, "list 0");
-    console::printf("ktest:   vecgrant: a read token for one collection reaches it alone (0 of 255 other slots), "
-                    "no writes, no store\n");
+    // The store's rights are split: a capability for creating collections cannot drop one, and a
+    // collection is opened with no more than the store is held.
+    int64_t creator = sys::call(N::cap_mint, caps.store, kcap::kCreate, 0);
+    int64_t reader = sys::call(N::cap_mint, caps.store, kcap::kRead | kcap::kGrant, 0);
+    KT_CHECK(creator >= 0 && reader >= 0, "cap_mint");
+    KT_CHECK(create(static_cast<uint32_t>(creator), "third", 5) == 0, "store_create with Create");
+    KT_CHECK(sys::call(N::store_drop, creator, reinterpret_cast<uint64_t>("third"), 5) == -int64_t(ktl::Error::AccessDenied),
+             "store_drop with Create only");
+    KT_CHECK(open(static_cast<uint32_t>(reader), "third", kcap::kRead | kcap::kWrite) == -int64_t(ktl::Error::AccessDenied),
+             "store_open for more than the store is held");
+    int64_t third = open(static_cast<uint32_t>(reader), "third", kcap::kRead);
+    KT_CHECK(third >= 0, "store_open within what is held");
+    sys::call(N::cap_delete, third);
+    sys::call(N::cap_delete, creator);
+    sys::call(N::cap_delete, reader);
+    KT_CHECK(sys::call(N::store_drop, caps.store, reinterpret_cast<uint64_t>("third"), 5) == 0, "drop third");
+    console::printf("ktest:   vecgrant: a read token for one collection reaches it alone (0 of the table's %u other "
+                    "slots), no writes, no store; Create cannot drop; open within what is held\n",
+                    cap::kCapSlots - 1);
     return true;
 }
 

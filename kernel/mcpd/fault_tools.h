@@ -14,5 +14,8 @@ bool faults_profile();
 // Empty outside the profile.
 std::span<const mcp::Tool> fault_tools();
 std::span<const ToolImpl> fault_tool_impls();
+// profile=faults, test_fault with mode "tamper": changes the argument text after its token was
+// issued, as a bug or an attacker in the bridge would; the tool task must refuse to run.
+void tamper_if_asked(const char* tool, char* args, size_t len);
 
 } // namespace mcpd

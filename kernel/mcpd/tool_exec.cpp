@@ -7,6 +7,7 @@
 #include "../mm/kheap.h"
 #include "../syscall/sys.h"
 #include "../vector/store.h"
+#include "fault_tools.h"
 
 #include <crypto/sha256.h>
 
@@ -35,8 +36,10 @@ struct Job {
     json::Node* nodes = nullptr; // inline_nodes or a heap block
     size_t args_len = 0;
     size_t node_count = 0;
-    uint64_t binding = 0;
+    uint16_t principal_id = 0; // with the tool, the arguments and the call number: the token's binding
     uint32_t token = ~0u;
+    uint32_t source = ~0u;  // the bridge's capability the token was issued from, if made for this call
+    bool source_transient = false;
     uint32_t task = ~0u;   // the bridge's Task capability
     uint64_t deadline_ns = 0;
     uint64_t kill_at_ns = 0; // told to stop: killed if still running then (0: not told)
@@ -72,6 +75,23 @@ constexpr uint64_t kToolPriority = 15; // below the bridge: a tool starts once t
 
 uint64_t g_calls = 0; // per boot, across bridges (incremented with IRQs masked: see start())
 
+// What a token is bound to: who calls, which tool, with which argument text, as which call. The
+// bridge computes it to issue the token; the tool task computes it again from the text it is
+// about to parse, so a token redeems only for exactly what runs.
+uint64_t call_binding(uint16_t principal_id, const char* tool, std::string_view args, uint64_t call_number) {
+    crypto::Sha256 h;
+    h.update(std::string_view(reinterpret_cast<const char*>(&principal_id), sizeof principal_id));
+    h.update(std::string_view(tool));
+    h.update(std::string_view("\0", 1));
+    h.update(args);
+    h.update(std::string_view(reinterpret_cast<const char*>(&call_number), sizeof call_number));
+    auto digest = h.finish();
+    uint64_t binding = 0;
+    for (int i = 0; i < 8; ++i)
+        binding = (binding << 8) | digest[i];
+    return binding;
+}
+
 int64_t tool_task_main(void* arg) {
     Job& job = *static_cast<Job*>(arg);
     auto finish = [&job](int64_t code) {
@@ -80,14 +100,17 @@ int64_t tool_task_main(void* arg) {
             job.wake();
         return code;
     };
-    // Fail-closed: no token, a stale one or one bound to another call -> the tool never runs.
-    int64_t slot = sys::call(sys::Number::token_redeem, job.token, job.binding);
+    // Fail-closed: no token, a stale one or one bound to another call -> the tool never runs. The
+    // binding is recomputed here, over the very text parsed below.
+    const std::string_view args(job.args, job.args_len);
+    uint64_t binding = call_binding(job.principal_id, job.call.tool, args, job.call.token_id);
+    int64_t slot = sys::call(sys::Number::token_redeem, job.token, binding);
     if (slot < 0) {
         job.ok = false;
-        job.err = { mcp::ErrorCode::InternalError, "the execution token was refused; the tool did not run" };
+        job.err = { mcp::ErrorCode::InternalError, "the execution token was refused; the tool did not run", "token_refused" };
         return finish(1);
     }
-    auto doc = json::Document::parse({ job.args, job.args_len }, { job.nodes, job.node_count });
+    auto doc = json::Document::parse(args, { job.nodes, job.node_count });
     if (!doc) {
         job.ok = false;
         job.err = { mcp::ErrorCode::InternalError, "arguments unreadable in the tool task" };
@@ -401,23 +424,14 @@ bool Executor::start(const mcp::Tool& tool, const json::Value& arguments, const 
     job->output_limit = mcp::tightened_output(m_output_limit, own);
 
     // The token is bound to this call: principal, tool, arguments and a per-boot call number.
-    crypto::Sha256 h;
-    const uint16_t principal_id = call.principal ? call.principal->id : 0;
-    h.update(std::string_view(reinterpret_cast<const char*>(&principal_id), sizeof principal_id));
-    h.update(std::string_view(tool.name));
-    h.update(std::string_view("\0", 1));
-    h.update(text);
+    job->principal_id = call.principal ? call.principal->id : 0;
     uint64_t n;
     {
         arch::IrqGuard guard; // two bridges number their calls from one counter
         n = ++g_calls;
     }
-    h.update(std::string_view(reinterpret_cast<const char*>(&n), sizeof n));
-    auto digest = h.finish();
-    job->binding = 0;
-    for (int i = 0; i < 8; ++i)
-        job->binding = (job->binding << 8) | digest[i];
     job->call.token_id = n; // the audit trail names the token by its call number
+    const uint64_t binding = call_binding(job->principal_id, tool.name, text, n);
 
     char name[24] = "tool:";
     for (size_t i = 5, k = 0; i + 1 < sizeof name && tool.name[k]; ++i, ++k)
@@ -435,10 +449,18 @@ bool Executor::start(const mcp::Tool& tool, const json::Value& arguments, const 
     job->task = static_cast<uint32_t>(task);
     sys::call(sys::Number::task_limit, job->task, mcp::tightened_memory(kToolHeapLimit, own),
               mcp::tightened_syscalls(kToolSyscallLimit, own));
-    // Exactly the rights this tool needs, never the Grant the bridge holds.
-    int64_t token = sys::call(sys::Number::token_issue, *source, task, impl->rights, job->binding, wall_ns);
+    // Exactly the rights this tool needs, never the Grant the bridge holds; derived from the
+    // bridge's capability (revoking it reaches the token) and dead at the wall-time limit.
+    int64_t token = sys::call(sys::Number::token_issue, *source, task, impl->rights, binding, wall_ns);
     job->token = token >= 0 ? static_cast<uint32_t>(token) : ~0u; // the task fails closed without it
-    drop_source(); // the token is a root of its own: the bridge keeps no standing capability
+    // A capability made for this call lives as long as the call (the token hangs from it).
+    job->source = *source;
+    job->source_transient = transient;
+    if (token < 0) {
+        drop_source();
+        job->source_transient = false;
+    }
+    tamper_if_asked(tool.name, job->args, job->args_len); // profile=faults only: proves the binding is checked
     return true;
 }
 
@@ -470,6 +492,11 @@ void reap(Job& job, uint64_t join_timeout_ns) {
     if (sys::call(sys::Number::task_join, job.task, join_timeout_ns) == -static_cast<int64_t>(ktl::Error::TimedOut))
         sys::call(sys::Number::task_detach, job.task);
     sys::call(sys::Number::cap_delete, job.task);
+    // The capability made for this call (a collection's) goes now, with whatever was derived from
+    // it: the token or the capability it became.
+    if (job.source_transient)
+        sys::call(sys::Number::cap_delete, job.source);
+    job.source_transient = false;
     release_buffers(job);
 }
 

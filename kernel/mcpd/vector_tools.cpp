@@ -205,8 +205,8 @@ bool collection_stats(const json::Value& args, json::Writer& w, mcp::ToolError& 
 }
 
 constexpr ToolImpl kImpls[] = {
-    { "collection_create", collection_create, Grant::Store, kcap::kWrite },
-    { "collection_drop", collection_drop, Grant::Store, kcap::kWrite },
+    { "collection_create", collection_create, Grant::Store, kcap::kCreate },
+    { "collection_drop", collection_drop, Grant::Store, kcap::kDrop },
     { "collection_list", collection_list, Grant::Store, kcap::kRead },
     { "collection_stats", collection_stats, Grant::Collection, kcap::kRead },
     // Read too: the body needs the collection's dimension and reports its count afterwards.
@@ -215,7 +215,7 @@ constexpr ToolImpl kImpls[] = {
     { "vector_get", vec::get, Grant::Collection, kcap::kRead },
     { "vector_delete", vec::remove, Grant::Collection, kcap::kWrite },
     { "collection_export", vec::export_snapshot, Grant::Collection, kcap::kRead },
-    { "collection_import", vec::import_snapshot, Grant::Store, kcap::kWrite },
+    { "collection_import", vec::import_snapshot, Grant::Store, kcap::kImport },
 };
 
 const mcp::Tool kTools[] = {

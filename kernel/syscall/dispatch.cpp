@@ -29,8 +29,11 @@ constexpr cap::ObjectType Any = cap::ObjectType::None;
 } // namespace types
 constexpr bool is_any(const char* s) { return s[0] == 'A' && s[1] == 'n' && s[2] == 'y' && s[3] == 0; }
 
+using kcap::kCreate;
+using kcap::kDrop;
 using kcap::kExecute;
 using kcap::kGrant;
+using kcap::kImport;
 using kcap::kRead;
 using kcap::kRevoke;
 using kcap::kWrite;

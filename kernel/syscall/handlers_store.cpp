@@ -76,7 +76,7 @@ int64_t store_import(arch::TrapFrame& f, const kcap::Resolved&) {
     return keep(*name, load_collection(f.x[3], f.x[4]));
 }
 
-int64_t store_open(arch::TrapFrame& f, const kcap::Resolved&) {
+int64_t store_open(arch::TrapFrame& f, const kcap::Resolved& store) {
     auto name = name_arg(f.x[1], f.x[2]);
     if (!name)
         return err(name.error());
@@ -84,6 +84,8 @@ int64_t store_open(arch::TrapFrame& f, const kcap::Resolved&) {
     constexpr uint32_t kOpenable = kcap::kRead | kcap::kWrite | kcap::kGrant;
     if (rights == 0 || (rights & ~kOpenable) != 0)
         return err(ktl::Error::InvalidArgs); // never Revoke: only the store destroys collections
+    if ((rights & store.rights) != rights)
+        return err(ktl::Error::AccessDenied); // a collection is opened with no more than the store is held
     arch::IrqGuard guard; // the store's table is shared by every caller
     vector::Named* entry = vector::find(*name);
     if (!entry)

@@ -80,13 +80,18 @@ int64_t cap_delete(arch::TrapFrame& f, const kcap::Resolved&) {
 
 int64_t token_redeem(arch::TrapFrame& f, const kcap::Resolved&) {
     auto slot = static_cast<uint32_t>(f.x[0]);
-    auto r = kcap::redeem(sched::current(), slot, clock::monotonic_ns(), f.x[1]);
+    bool kept = false;
+    auto r = kcap::redeem(sched::current(), slot, clock::monotonic_ns(), f.x[1], &kept);
     audit::record(uint32_t(sys::Number::token_redeem), slot, uint32_t(kcap::ObjectType::ExecToken), kcap::kExecute,
                   r ? audit::Outcome::Allow : audit::Outcome::Deny, r ? 0 : static_cast<int32_t>(r.error()));
     if (!r)
         return err(r.error());
-    // The token becomes an ordinary capability to its object, with the token's rights and
-    // badge, in the redeemer's table: what the tool may touch for this one call.
+    // An issued token became, in its own slot, the capability the tool may use for this one
+    // call: the issuer's child (revocable through it), the token's rights, dead at its deadline.
+    if (kept)
+        return slot;
+    // A root token (kernel-minted) becomes an ordinary capability to its object, with the
+    // token's rights and badge, in the redeemer's table.
     auto granted = kcap::grant_existing(sched::current(), r->object_id, r->rights, r->badge);
     return granted ? static_cast<int64_t>(*granted) : err(granted.error());
 }
@@ -108,8 +113,10 @@ int64_t token_issue(arch::TrapFrame& f, const kcap::Resolved& object) {
     uint32_t rights = static_cast<uint32_t>(f.x[2]);
     if ((rights & object.rights) != rights || rights == 0)
         return err(ktl::Error::AccessDenied); // never more than the issuer holds
-    auto tok = kcap::mint_token(static_cast<sched::Task*>(target->object), object.object_id, rights, object.badge,
-                                clock::monotonic_ns() + valid_ns, f.x[3]);
+    // Derived from the issuer's capability: revoking (or deleting) it reaches the token and
+    // what the token becomes when redeemed.
+    auto tok = kcap::issue_token(self, static_cast<uint32_t>(f.x[0]), static_cast<sched::Task*>(target->object), rights,
+                                 clock::monotonic_ns() + valid_ns, f.x[3]);
     return tok ? static_cast<int64_t>(*tok) : err(tok.error());
 }
 

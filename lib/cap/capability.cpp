@@ -220,6 +220,7 @@ ktl::Result<Slot> CapabilitySpace::mint(CapTable& src, Slot src_slot, CapTable& 
     c.type = source.type;
     c.rights = source.rights & mask; // never more than the source holds
     c.badge = source.badge != 0 ? source.badge : new_badge;
+    c.expires_at_ns = source.expires_at_ns; // a capability with a deadline passes it on
     link_child(parent, index);
     return slot;
 }
@@ -265,7 +266,7 @@ ktl::Result<Slot> CapabilitySpace::transfer(CapTable& src, Slot src_slot, CapTab
 }
 
 ktl::Result<LookupResult> CapabilitySpace::lookup(const CapTable& table, Slot slot, ObjectType expected,
-                                                  Rights needed) const {
+                                                  Rights needed, uint64_t now_ns) const {
     uint32_t index = node_at(table, slot);
     if (index == kNil)
         return Error::BadHandle;
@@ -275,6 +276,8 @@ ktl::Result<LookupResult> CapabilitySpace::lookup(const CapTable& table, Slot sl
         return Error::BadHandle; // object destroyed (generation moved on)
     if (n.flags & CapNode::kToken)
         return Error::AccessDenied; // tokens are only usable through redeem
+    if (n.expires_at_ns != 0 && now_ns >= n.expires_at_ns)
+        return Error::TimedOut; // a redeemed token's capability, past the call's deadline
     if (n.type != expected)
         return Error::WrongType;
     if (!has_rights(n.rights, needed))

@@ -16,8 +16,11 @@
 //    table). Children are never re-parented, so "every capability's authority traces back to a
 //    live root" holds at all times and dropping a capability also withdraws what was delegated
 //    from it. Use transfer() to hand a capability over without withdrawing it.
-//  - Single-use tokens (mint_token/redeem) are roots without Grant/Revoke, cannot be looked up,
-//    minted or transferred, and are consumed by the first redeem whatever its outcome.
+//  - Single-use tokens cannot be looked up, minted or transferred, carry no Grant/Revoke, and
+//    are consumed by the first redeem whatever its outcome. mint_token makes one a root;
+//    issue_token derives one from the issuer's capability, so revoking or removing that reaches
+//    the token, and the capability a successful redeem turns it into (in place, in the same
+//    slot), which also dies at the token's deadline: lookups after it fail with TimedOut.
 //  - Every operation validates all arguments first ("decode"), then mutates ("invoke"), so a
 //    failed call changes nothing (except redeem, which consumes the token on purpose).
 //  - Slots are allocated lowest-free-first. All loops are bounded by pool sizes; the subtree
@@ -45,7 +48,7 @@ struct CapNode {
 
     ObjectId object;
     uint64_t badge = 0; // 0 = unbadged
-    uint64_t expires_at_ns = 0; // tokens: redeemable while now_ns < expires_at_ns
+    uint64_t expires_at_ns = 0; // tokens: redeemable while now_ns < it; redeemed ones: usable while now_ns < it (0: no deadline)
     uint64_t binding = 0;       // tokens: must equal redeem's expected_binding
     Rights rights = Rights::None;
     uint32_t parent = 0;        // node indices, kNil when absent
@@ -78,6 +81,7 @@ struct LookupResult {
     ObjectType type = ObjectType::None;
     Rights rights = Rights::None;
     uint64_t badge = 0;
+    bool kept = false; // redeem: the token became this capability in its own slot (issue_token's)
 };
 
 // Introspection record for one occupied slot.
@@ -89,7 +93,7 @@ struct SlotInfo {
     ObjectId object;
     bool object_live = false;
     bool token = false;
-    uint64_t expires_at_ns = 0;     // tokens only
+    uint64_t expires_at_ns = 0;     // tokens and redeemed tokens (0: none)
     uint16_t parent_table = kNoTable; // kNoTable / kNoSlot for a root
     Slot parent_slot = kNoSlot;
     uint32_t children = 0;          // direct derivations
@@ -148,14 +152,24 @@ public:
     // The single check every system call makes. O(1).
     // BadHandle (table, empty/out-of-range slot, dead object), AccessDenied (token: use redeem),
     // WrongType, AccessDenied (missing rights).
-    ktl::Result<LookupResult> lookup(const CapTable& table, Slot slot, ObjectType expected, Rights needed) const;
+    // A capability with a deadline (a redeemed issue_token) fails with TimedOut from now_ns >= it.
+    ktl::Result<LookupResult> lookup(const CapTable& table, Slot slot, ObjectType expected, Rights needed,
+                                     uint64_t now_ns = 0) const;
 
     // --- Single-use execution tokens ---
     // Kernel-only: a root capability (of the object's type) flagged as a token. rights must be
     // within default_rights(type) and exclude Grant and Revoke. Errors as grant_root.
     ktl::Result<Slot> mint_token(CapTable& table, ObjectId object, Rights rights, uint64_t badge,
                                  uint64_t expires_at_ns, uint64_t binding);
-    // Consumes the token in `slot` and, if it is still valid, returns what it names.
+    // Derives a token from the capability in src_slot into dst: a child of it (needs Grant on it;
+    // a token or expired source is refused), rights within the source's and without Grant and
+    // Revoke, the source's badge. AccessDenied (no Grant, token source, rights beyond the
+    // source's), InvalidArgs (Grant/Revoke asked), otherwise errors as mint.
+    ktl::Result<Slot> issue_token(CapTable& src, Slot src_slot, CapTable& dst, Rights rights, uint64_t expires_at_ns,
+                                  uint64_t binding, uint64_t now_ns);
+    // Consumes the token in `slot` and, if it is still valid, returns what it names. A token
+    // from issue_token becomes, in its slot, an ordinary capability (still the issuer's child)
+    // that expires with the token (result.kept); a root token (mint_token) leaves the slot empty.
     // BadHandle (table, empty slot: nothing consumed), InvalidArgs (not a token: nothing
     // consumed); the token is consumed before any of: BadHandle (object destroyed), TimedOut
     // (now_ns >= expires_at_ns), AccessDenied (binding mismatch). O(1).

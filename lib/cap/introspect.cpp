@@ -15,7 +15,7 @@ SlotInfo CapabilitySpace::info_of(uint32_t index) const {
     info.object = n.object;
     info.object_live = m_registry.is_live(n.object);
     info.token = (n.flags & CapNode::kToken) != 0;
-    info.expires_at_ns = info.token ? n.expires_at_ns : 0;
+    info.expires_at_ns = n.expires_at_ns;
     if (n.parent != kNil) {
         info.parent_table = m_nodes[n.parent].table;
         info.parent_slot = m_nodes[n.parent].slot;
@@ -76,7 +76,7 @@ ktl::Result<void> CapabilitySpace::verify() const {
         if (m_registry.is_live(n.object) && m_registry.type(n.object) != n.type)
             return Error::Corrupt;
         const bool token = (n.flags & CapNode::kToken) != 0;
-        if (token && (n.parent != kNil || n.first_child != kNil))
+        if (token && n.first_child != kNil) // a token has no children (it cannot be minted from)
             return Error::Corrupt;
         if (n.parent != kNil) {
             ++with_parent;

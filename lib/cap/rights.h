@@ -5,7 +5,7 @@
 
 namespace cap {
 
-// A rights bitmask. Bits 5..31 are free for type-specific rights added later.
+// A rights bitmask. Bits 5..7 are the vector store's; 8..31 are free.
 enum class Rights : uint32_t {
     None = 0,
     Read = 1u << 0,
@@ -13,6 +13,11 @@ enum class Rights : uint32_t {
     Execute = 1u << 2,
     Grant = 1u << 3,  // may mint (derive) and transfer this capability
     Revoke = 1u << 4, // may remove every capability derived from this one
+    // The vector store's own rights, so a token for one store operation grants no other: a
+    // collection_create call cannot drop a collection.
+    Create = 1u << 5, // make a named collection
+    Import = 1u << 6, // make one from a snapshot
+    Drop = 1u << 7,   // destroy one
 };
 
 constexpr Rights operator|(Rights a, Rights b) { return Rights(uint32_t(a) | uint32_t(b)); }
@@ -22,7 +27,7 @@ constexpr Rights& operator|=(Rights& a, Rights b) { return a = a | b; }
 constexpr Rights& operator&=(Rights& a, Rights b) { return a = a & b; }
 
 // The name of each defined right, by bit number (what introspection prints).
-constexpr const char* kRightNames[] = { "read", "write", "execute", "grant", "revoke" };
+constexpr const char* kRightNames[] = { "read", "write", "execute", "grant", "revoke", "create", "import", "drop" };
 constexpr uint32_t kRightCount = sizeof kRightNames / sizeof kRightNames[0];
 
 // True when every bit of `needed` is present in `held`.
@@ -31,7 +36,8 @@ constexpr bool has_rights(Rights held, Rights needed) { return (held & needed) =
 namespace rights {
 constexpr Rights kRW = Rights::Read | Rights::Write;
 constexpr Rights kManage = Rights::Grant | Rights::Revoke;
-constexpr Rights kAllDefined = kRW | Rights::Execute | kManage;
+constexpr Rights kAllDefined = kRW | Rights::Execute | kManage; // the rights every type may use
+constexpr Rights kStoreOps = Rights::Create | Rights::Import | Rights::Drop;
 } // namespace rights
 
 // X(name, default rights). Append new types at the end: the numeric values are ABI (syscalls,
@@ -55,7 +61,7 @@ constexpr Rights kAllDefined = kRW | Rights::Execute | kManage;
     X(Event, rights::kRW | rights::kManage)                                     \
     X(Factory, Rights::Write | rights::kManage)                                 \
     X(VectorService, Rights::Write | rights::kManage)                           \
-    X(VectorStore, rights::kRW | rights::kManage)
+    X(VectorStore, rights::kRW | rights::kStoreOps | rights::kManage)
 
 enum class ObjectType : uint8_t {
 #define BASALT_CAP_ENUM(name, rights) name,

@@ -13,27 +13,65 @@ ktl::Result<Slot> CapabilitySpace::mint_token(CapTable& table, ObjectId object, 
     return make_root(table, object, rights, badge, true, expires_at_ns, binding);
 }
 
+ktl::Result<Slot> CapabilitySpace::issue_token(CapTable& src, Slot src_slot, CapTable& dst, Rights rights,
+                                               uint64_t expires_at_ns, uint64_t binding, uint64_t now_ns) {
+    if (!table_ok(src) || !table_ok(dst))
+        return Error::BadHandle;
+    uint32_t parent = node_at(src, src_slot);
+    if (parent == kNil || !m_registry.is_live(m_nodes[parent].object))
+        return Error::BadHandle;
+    const CapNode& p = m_nodes[parent];
+    if ((p.flags & CapNode::kToken) || !has_rights(p.rights, Rights::Grant))
+        return Error::AccessDenied;
+    if (p.expires_at_ns != 0 && now_ns >= p.expires_at_ns)
+        return Error::TimedOut;
+    if ((rights & rights::kManage) != Rights::None || rights == Rights::None)
+        return Error::InvalidArgs;
+    if (!has_rights(p.rights, rights))
+        return Error::AccessDenied; // never more than the issuer holds
+    Slot slot = free_slot(dst);
+    if (slot == kNoSlot)
+        return Error::Full;
+    if (m_free_head == kNil)
+        return Error::NoMemory;
+    uint32_t index = alloc_node(dst, slot);
+    CapNode& t = m_nodes[index];
+    const CapNode& source = m_nodes[parent];
+    t.object = source.object;
+    t.type = source.type;
+    t.rights = rights;
+    t.badge = source.badge;
+    t.flags |= CapNode::kToken;
+    // Never outlives the issuer's own deadline.
+    t.expires_at_ns = source.expires_at_ns != 0 && source.expires_at_ns < expires_at_ns ? source.expires_at_ns
+                                                                                          : expires_at_ns;
+    t.binding = binding;
+    link_child(parent, index);
+    return slot;
+}
+
 ktl::Result<LookupResult> CapabilitySpace::redeem(CapTable& table, Slot slot, uint64_t now_ns,
                                                   uint64_t expected_binding) {
     uint32_t index = node_at(table, slot);
     if (index == kNil)
         return Error::BadHandle;
-    const CapNode& n = m_nodes[index];
+    CapNode& n = m_nodes[index];
     if (!(n.flags & CapNode::kToken))
         return Error::InvalidArgs; // an ordinary capability is not consumed by mistake
 
-    // Copy what we need, then consume: from here on every outcome leaves the slot empty.
+    // Consumed whatever the outcome: a refused token is gone; a good one stops being a token.
     LookupResult result{m_registry.ptr(n.object), n.object, n.type, n.rights, n.badge};
-    uint64_t expires_at_ns = n.expires_at_ns;
-    uint64_t binding = n.binding;
-    free_leaf(index); // tokens are roots without children (no Grant), so this is the whole subtree
-
-    if (result.ptr == nullptr)
-        return Error::BadHandle;
-    if (now_ns >= expires_at_ns)
-        return Error::TimedOut;
-    if (binding != expected_binding)
-        return Error::AccessDenied;
+    bool ok = result.ptr != nullptr && now_ns < n.expires_at_ns && n.binding == expected_binding;
+    if (ok && n.parent != kNil) {
+        n.flags = static_cast<uint8_t>(n.flags & ~CapNode::kToken);
+        n.binding = 0; // keeps its place under the issuer and its deadline
+        result.kept = true;
+        return result;
+    }
+    Error why = result.ptr == nullptr ? Error::BadHandle : now_ns >= n.expires_at_ns ? Error::TimedOut : Error::AccessDenied;
+    free_leaf(index); // tokens have no children (no Grant), so this is the whole subtree
+    if (!ok)
+        return why;
     return result;
 }
 

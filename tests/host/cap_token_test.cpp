@@ -114,3 +114,53 @@ TEST_F(CapTokenFixture, DestroyTableBurnsOutstandingTokens) {
     EXPECT_EQ(cs.destroy_table(*t).value(), 2u);
     EXPECT_EQ(cs.free_nodes(), cs.node_capacity());
 }
+
+// Tokens issued from a capability (issue_token): children of the issuer's capability, so
+// revoking or removing it reaches the token and what the token became; a redeemed token is an
+// ordinary capability in the same slot (so a second redeem finds no token: consumed), with the
+// token's rights only, and it dies at the token's deadline.
+TEST(CapIssuedToken, DerivedFromTheIssuerRevocableAndExpiring) {
+    cap::CapabilitySystem<4, 32, 3> cs;
+    cap::CapTable* bridge = cs.create_table().value();
+    cap::CapTable* tool = cs.create_table().value();
+    int store;
+    ObjectId obj = cs.create_object(ObjectType::Region, &store).value();
+    Slot src = cs.grant_root(*bridge, obj, Rights::Read | Rights::Write | Rights::Grant | Rights::Revoke, 0).value();
+
+    EXPECT_EQ(cs.issue_token(*bridge, src, *tool, Rights::Read | Rights::Grant, 100, kBinding, 0).error(), Error::InvalidArgs);
+    EXPECT_EQ(cs.issue_token(*bridge, src, *tool, Rights::Execute, 100, kBinding, 0).error(), Error::AccessDenied)
+        << "never more than the issuer holds";
+    Slot ro = cs.mint(*bridge, src, *bridge, Rights::Read, 0).value();
+    EXPECT_EQ(cs.issue_token(*bridge, ro, *tool, Rights::Read, 100, kBinding, 0).error(), Error::AccessDenied)
+        << "issuing needs Grant";
+
+    Slot tok = cs.issue_token(*bridge, src, *tool, Rights::Read, 100, kBinding, 0).value();
+    EXPECT_EQ(cs.slot_info(*tool, tok).value().parent_slot, src);
+    EXPECT_EQ(cs.lookup(*tool, tok, ObjectType::Region, Rights::Read, 1).error(), Error::AccessDenied) << "a token is no capability";
+    auto r = cs.redeem(*tool, tok, 50, kBinding);
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(r->kept);
+    EXPECT_EQ(r->rights, Rights::Read);
+    EXPECT_FALSE(cs.slot_info(*tool, tok).value().token) << "consumed: the slot holds an ordinary capability now";
+    EXPECT_EQ(cs.redeem(*tool, tok, 50, kBinding).error(), Error::InvalidArgs) << "no second redeem";
+    EXPECT_TRUE(cs.lookup(*tool, tok, ObjectType::Region, Rights::Read, 99).ok());
+    EXPECT_EQ(cs.lookup(*tool, tok, ObjectType::Region, Rights::Write, 99).error(), Error::AccessDenied);
+    EXPECT_EQ(cs.lookup(*tool, tok, ObjectType::Region, Rights::Read, 100).error(), Error::TimedOut) << "dies at the deadline";
+    EXPECT_EQ(cs.mint(*tool, tok, *tool, Rights::Read, 0).error(), Error::AccessDenied) << "no Grant: cannot pass it on";
+
+    // Revoking the issuer reaches the redeemed capability; so does removing the issuer's.
+    Slot tok2 = cs.issue_token(*bridge, src, *tool, Rights::Write, 100, kBinding, 0).value();
+    ASSERT_TRUE(cs.redeem(*tool, tok2, 1, kBinding).ok());
+    Slot tok3 = cs.issue_token(*bridge, src, *tool, Rights::Read, 100, kBinding, 0).value();
+    EXPECT_GE(cs.revoke(*bridge, src).value(), 3u);
+    EXPECT_EQ(cs.lookup(*tool, tok2, ObjectType::Region, Rights::Write, 1).error(), Error::BadHandle);
+    EXPECT_EQ(cs.redeem(*tool, tok3, 1, kBinding).error(), Error::BadHandle) << "an unredeemed token goes too";
+
+    // A refused redeem burns a derived token as it does a root one.
+    Slot bad = cs.issue_token(*bridge, src, *tool, Rights::Read, 100, kBinding, 0).value();
+    EXPECT_EQ(cs.redeem(*tool, bad, 1, kBinding ^ 1).error(), Error::AccessDenied);
+    EXPECT_EQ(cs.slot_info(*tool, bad).error(), Error::BadHandle);
+    Slot late = cs.issue_token(*bridge, src, *tool, Rights::Read, 100, kBinding, 0).value();
+    EXPECT_EQ(cs.redeem(*tool, late, 100, kBinding).error(), Error::TimedOut);
+    EXPECT_TRUE(cs.verify().ok());
+}

@@ -71,7 +71,8 @@ TEST(CapRights, DefaultsAndHelpers) {
 TEST(CapRights, EveryRightIsNamedAtItsOwnBit) {
     const std::pair<cap::Rights, const char*> expected[] = { { cap::Rights::Read, "read" }, { cap::Rights::Write, "write" },
                                                              { cap::Rights::Execute, "execute" }, { cap::Rights::Grant, "grant" },
-                                                             { cap::Rights::Revoke, "revoke" } };
+                                                             { cap::Rights::Revoke, "revoke" }, { cap::Rights::Create, "create" },
+                                                             { cap::Rights::Import, "import" }, { cap::Rights::Drop, "drop" } };
     ASSERT_EQ(cap::kRightCount, std::size(expected));
     uint32_t all = 0;
     for (const auto& [right, name] : expected) {
@@ -79,7 +80,7 @@ TEST(CapRights, EveryRightIsNamedAtItsOwnBit) {
         EXPECT_STREQ(cap::kRightNames[bit], name);
         all |= static_cast<uint32_t>(right);
     }
-    EXPECT_EQ(all, static_cast<uint32_t>(cap::rights::kAllDefined)) << "a defined right without a name";
+    EXPECT_EQ(all, static_cast<uint32_t>(cap::rights::kAllDefined | cap::rights::kStoreOps)) << "a defined right without a name";
 }
 
 TEST(CapRegistry, CreateDestroyReuseWithNewGeneration) {

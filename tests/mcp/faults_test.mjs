@@ -1,3 +1,6 @@
+// A token binds what runs: test_fault's "tamper" mode has the bridge change the argument text
+// after the token was issued; the tool task recomputes the binding from the text it would run,
+// the redeem is refused (the tool never runs: token_refused) and both audit trails show it.
 // Death reclaims everything (profile=faults: the test_fault tool takes 16 small heap blocks and
 // one of 64 KiB, then faults in one of five ways, or hangs past its stop and is killed). Checked
 // from outside: every faulting call is answered at once as internal_error with details.reason
@@ -10,7 +13,7 @@ import assert from "node:assert/strict";
 
 import { boot, taskGone, types } from "./sdk.mjs";
 
-const { CallToolResultSchema } = types;
+const { CallToolResultSchema, ReadResourceResultSchema } = types;
 const kernel = process.argv[2];
 const CALLS = Number(process.argv[3] ?? 10000);
 const HANGS = 20;
@@ -56,6 +59,20 @@ try {
   for (const mode of MODES)
     await call("test_fault", { mode });
   assert.ok(await taskGone((p) => call(p.name, p.arguments), "tool:test_fault"), "warm-up tool tasks gone");
+
+  const tampered = await call("test_fault", { mode: "tamper" });
+  assert.equal(tampered.isError, true);
+  assert.equal(tampered.structuredContent.error.code, "internal_error");
+  assert.equal(tampered.structuredContent.error.details.reason, "token_refused", JSON.stringify(tampered.structuredContent));
+  const audit = JSON.parse((await client.request({ method: "resources/read", params: { uri: "audit://log" } },
+                                                 ReadResourceResultSchema)).contents[0].text);
+  const refusal = audit.capability_events.filter((e) => e.task === "tool:test_fault" && e.syscall === 21 && e.outcome === "deny");
+  assert.equal(refusal.length, 1, `one refused redeem: ${JSON.stringify(audit.capability_events)}`);
+  assert.equal(refusal[0].error, "access_denied", "refused for its binding");
+  const decision = audit.decisions.filter((d) => d.name === "test_fault" && d.code === "internal_error");
+  assert.equal(decision.length, MODES.length + 1, "the warm-up faults and the refused call are decisions of the MCP trail");
+  assert.ok(await taskGone((p) => call(p.name, p.arguments), "tool:test_fault"), "tampered tool task gone");
+
   const before = await memory();
   const tasksBefore = (await call("kernel_tasks", {})).structuredContent.tasks.length;
 
@@ -88,7 +105,7 @@ try {
   const taken = (CALLS + HANGS) * BLOCKS_PER_CALL;
   assert.equal(after.reclaimed.heap_allocations - before.reclaimed.heap_allocations, taken,
                "the kernel took back exactly what the tool took");
-  console.log(`faults_test: ${CALLS} faulting calls in ${faultSeconds.toFixed(1)} s (slowest answer ${slowestFault.toFixed(0)} ms), ` +
+  console.log(`faults_test: a tampered binding refused and audited; ${CALLS} faulting calls in ${faultSeconds.toFixed(1)} s (slowest answer ${slowestFault.toFixed(0)} ms), ` +
               `${HANGS} hanging calls killed (slowest ${slowestHang.toFixed(0)} ms); ${taken} heap blocks ` +
               `(${after.reclaimed.heap_bytes - before.reclaimed.heap_bytes} bytes) reclaimed; heap at its baseline ` +
               `(${after.heap.live_allocations} allocations, ${after.free_pages} free pages)`);
