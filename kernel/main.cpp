@@ -12,6 +12,7 @@
 #include "log.h"
 #include "panic.h"
 #include "platform.h"
+#include "rng.h"
 #include "shell.h"
 #include "version.h"
 #include "cap/kcap.h"
@@ -236,6 +237,7 @@ void kernel_main(uintptr_t dtb_from_firmware) {
 
     if (auto r = platform::probe_devices(blob); !r)
         panic("platform: device probe failed: %s", ktl::error_name(r.error()));
+    rng::init(); // the devices are known: seed from every entropy source there is
     GenericTimer::start_periodic(1000000000ull / bootargs::get().tick_hz, sched::on_tick);
     arch::irq_enable();
 

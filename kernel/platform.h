@@ -13,6 +13,7 @@ class Pl011;
 class SerialPort;
 namespace virtio {
 class VirtioNet;
+class VirtioRng;
 }
 
 namespace platform {
@@ -40,6 +41,8 @@ const Info& info();
 Pl011* console_uart();
 // The first virtio network device, driven by the net task (nullptr when there is none).
 virtio::VirtioNet* net_device();
+// The first virtio entropy device, or nullptr (kernel/random.cpp reads it).
+virtio::VirtioRng* entropy_device();
 // The serial line (the Device object): with `mcp=serial`, the first virtio console when QEMU
 // provides one, else the console UART. The shell and kernel console output stay on the UART.
 SerialPort* line_port();

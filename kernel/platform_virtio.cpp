@@ -2,7 +2,7 @@
 // them empty (device ID 0). Each populated slot is identified through its own registers; the
 // first network device is bound to the virtio-net driver, the first console to the virtio-console
 // driver (it then carries the serial line), each with its interrupt routed from the slot's
-// `interrupts` property.
+// `interrupts` property; the first entropy device to the (polled) virtio-rng driver.
 #include "platform.h"
 
 #include "bootargs.h"
@@ -14,6 +14,7 @@
 #include <drivers/virtio/virtio_console.h>
 #include <drivers/virtio/virtio_mmio.h>
 #include <drivers/virtio/virtio_net.h>
+#include <drivers/virtio/virtio_rng.h>
 #include <dtb/dtb.h>
 
 #include <cstring>
@@ -25,6 +26,7 @@ constexpr size_t kMaxSlots = 64; // bound on the walk; QEMU virt has 32
 
 virtio::VirtioNet* g_net = nullptr;
 virtio::VirtioConsole* g_console = nullptr;
+virtio::VirtioRng* g_rng = nullptr;
 
 // Device memory for rings and buffers: whole pages from the page allocator, owned by the kernel
 // (owner 0) for the life of the system. The kernel maps RAM 1:1, so the address is physical.
@@ -93,9 +95,20 @@ void bind_console(const dtb::Blob& blob, dtb::Node node, const virtio::VirtioMmi
               g_console->port_name()[0] ? " \"" : "", g_console->port_name(), g_console->port_name()[0] ? "\"" : "");
 }
 
+void bind_entropy(const virtio::VirtioMmio& dev) {
+    auto rng = virtio::VirtioRng::create(dev, dma_alloc);
+    if (!rng) {
+        KLOG_WARN("virtio-rng @ 0x%lx: %s", static_cast<unsigned long>(dev.base()), ktl::error_name(rng.error()));
+        return;
+    }
+    g_rng = *rng;
+    KLOG_INFO("virtio-rng: %s transport @ 0x%lx", dev.legacy() ? "legacy" : "modern", static_cast<unsigned long>(dev.base()));
+}
+
 } // namespace
 
 virtio::VirtioNet* net_device() { return g_net; }
+virtio::VirtioRng* entropy_device() { return g_rng; }
 
 SerialPort* line_port() {
     if (g_console && bootargs::get().mcp_serial)
@@ -123,6 +136,8 @@ VirtioSummary probe_virtio(const dtb::Blob& blob) {
             summary.net_intid = bind_net(blob, *node, *dev);
         else if (dev->device_type() == virtio::DeviceType::Console && !g_console)
             bind_console(blob, *node, *dev);
+        else if (dev->device_type() == virtio::DeviceType::Entropy && !g_rng)
+            bind_entropy(*dev);
     }
     return summary;
 }

@@ -41,13 +41,15 @@
 #                        QEMU binds QEMU_SOCK and sends each Ethernet frame as one datagram to
 #                        PEER_SOCK (tests play the other host)
 #   --virtio-modern      virtio-mmio version 2 (default: QEMU's legacy version 1 transport)
+#   --no-rng             no virtio entropy device (the kernel then warns that its random numbers
+#                        are predictable, unless the CPU has RNDR: --cpu max)
 #   --print-command      print the QEMU command line instead of running it
 # Quit QEMU with Ctrl-A X, or type 'poweroff' at the basalt> prompt.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 kernel="$root/build/kernel/basalt.elf"
 cpu=cortex-a72 gic=3 el2=0 memory=512M append="" semihosting=0 print=0 stdio=0
-net=0 hostfwd="" modern=0 dgram="" mcp_port="" client_key="" line=virtio
+net=0 hostfwd="" modern=0 dgram="" mcp_port="" client_key="" line=virtio rng=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --kernel) kernel=$2; shift 2 ;;
@@ -100,6 +102,7 @@ while [ $# -gt 0 ]; do
       case "$2" in *:*) dgram=$2 ;; *) echo "run.sh: --net-dgram takes QEMU_SOCK:PEER_SOCK" >&2; exit 2 ;; esac
       shift 2 ;;
     --virtio-modern) modern=1; shift ;;
+    --no-rng) rng=0; shift ;;
     --print-command) print=1; shift ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
@@ -124,6 +127,8 @@ if [ -n "$dgram" ]; then
   args+=(-netdev "dgram,id=n0,local.type=unix,local.path=${dgram%%:*},remote.type=unix,remote.path=${dgram#*:}"
          -device virtio-net-device,netdev=n0)
 fi
+# Hardware entropy for the kernel's random generator (session ids): the host's /dev/urandom.
+[ $rng = 1 ] && args+=(-device virtio-rng-device)
 [ $modern = 1 ] && args+=(-global virtio-mmio.force-legacy=false)
 # On a terminal, mon:stdio gives Ctrl-A X (quit) and passes Ctrl-C to the guest. In --stdio
 # mode the line must carry the protocol only: no monitor multiplexing.

@@ -12,7 +12,7 @@ namespace virtio {
 class Virtqueue;
 
 // 5: device types this kernel knows.
-enum class DeviceType : uint32_t { None = 0, Net = 1, Block = 2, Console = 3 };
+enum class DeviceType : uint32_t { None = 0, Net = 1, Block = 2, Console = 3, Entropy = 4 };
 
 // 2.1: device status bits.
 namespace status {

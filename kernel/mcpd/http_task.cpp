@@ -7,6 +7,7 @@
 #include "../mm/kheap.h"
 #include "../net/endpoint.h"
 #include "../net/net_status.h"
+#include "../panic.h"
 #include "../syscall/sys.h"
 #include "audit_trail.h"
 #include "bridge_config.h"
@@ -112,9 +113,15 @@ char g_own_address[16] = "";
 std::string_view g_hosts[40];
 size_t g_host_count = 0;
 
-uint64_t entropy() {
-    // Counter jitter between calls (the caller interleaves SHA-256 rounds): no RNG device here.
-    return clock::monotonic_ns() ^ (uint64_t(sys::self()) << 56) ^ reinterpret_cast<uint64_t>(&g_caps);
+// Session ids come from the kernel's generator (one system call; rng.h).
+void random_bytes(uint8_t* out, size_t len) {
+    while (len > 0) {
+        size_t n = len < 256 ? len : 256;
+        if (sys::call(sys::Number::random_bytes, reinterpret_cast<uint64_t>(out), n) != static_cast<int64_t>(n))
+            panic("mcp: the kernel's random generator refused %zu bytes", n); // never: the buffer is ours
+        out += n;
+        len -= n;
+    }
 }
 
 void build_hosts() {
@@ -454,7 +461,7 @@ int64_t http_task_main(void* arg) {
     http_config.allowed_hosts = std::span<const std::string_view>(g_hosts, g_host_count);
     http_config.default_principal = fallback;
     http_config.now_ns = clock::monotonic_ns;
-    http_config.entropy = entropy;
+    http_config.random = random_bytes;
     http_config.now_rfc3339 = config.now_rfc3339;
     http_config.audit = config.audit;
     static mcp::HttpTransport transport(server, http_config);

@@ -7,6 +7,7 @@
 #include "../clock.h"
 #include "../log.h"
 #include "../platform.h"
+#include "../rng.h"
 #include "../syscall/handlers.h"
 #include "../syscall/sys.h"
 #include "../version.h"
@@ -53,6 +54,9 @@ bool read_status(json::Writer& w, mcp::ToolError& err) {
         w.key("scheduler").begin_object().key("ticks").number(sched.ticks).key("switches").number(sched.switches);
         w.key("consistency_checks").number(sched.consistency_checks).end_object();
     }
+    // Where secrets (session ids) come from; secure false means predictable (no hardware entropy).
+    w.key("random").begin_object().key("generator").string("chacha20").key("sources").string(rng::sources());
+    w.key("secure").boolean(rng::secure()).key("reseeds").number(rng::reseeds()).end_object();
     w.key("tasks").begin_array();
     for (int64_t i = 0; i < n; ++i)
         w.string(tasks[i].name);

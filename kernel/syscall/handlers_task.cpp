@@ -3,6 +3,7 @@
 #include "../mm/kheap.h"
 #include "../sched/scheduler.h"
 #include "../audit.h"
+#include "../rng.h"
 #include "buffers.h"
 #include "handlers.h"
 #include "sys.h"
@@ -167,6 +168,14 @@ int64_t task_limit(arch::TrapFrame& f, const kcap::Resolved& object) {
     kheap::set_limit(static_cast<uint16_t>(task->id), f.x[1]);
     task->syscall_budget = f.x[2];
     return 0;
+}
+
+int64_t random_bytes(arch::TrapFrame& f, const kcap::Resolved&) {
+    constexpr uint64_t kMaxRequest = 256;
+    if (f.x[1] == 0 || f.x[1] > kMaxRequest || !buffers::writable(f.x[0], f.x[1]))
+        return err(ktl::Error::InvalidArgs);
+    rng::fill(reinterpret_cast<void*>(f.x[0]), f.x[1]);
+    return static_cast<int64_t>(f.x[1]);
 }
 
 int64_t task_status(arch::TrapFrame&, const kcap::Resolved& object) {

@@ -261,7 +261,8 @@ void Server::client_response(const json::Value& root, const Session& s) {
 }
 
 // The line's principal, unless the request presents a key in params._meta (MCP "_meta" keys may
-// carry a reverse-DNS prefix). A key presented with initialize becomes the session's principal.
+// carry a reverse-DNS prefix). On a line, a key presented with initialize becomes the session's
+// principal; over HTTP (key_per_request) every request carries its own.
 bool Server::authenticate(Request& r, Session& s) {
     r.principal = s.principal;
     json::Value key = r.params.find("_meta").find(kApiKeyMeta);
@@ -378,10 +379,18 @@ void Server::discover(Request& r) {
     w.end_object().end_object();
 }
 
+const Principal* Server::principal_for(std::string_view key) const {
+    if (!m_config.keys || key.empty())
+        return nullptr;
+    auto p = m_config.keys->authenticate(key);
+    return p ? *p : nullptr;
+}
+
 void Server::initialize(Request& r, Session& s) {
     if (!authenticate(r, s))
         return;
-    s.principal = r.principal;
+    if (!s.key_per_request)
+        s.principal = r.principal; // a line: its key holds for the session
     const char* chosen = kLatestVersion;
     json::Value requested = r.params.find("protocolVersion");
     for (const char* v : kVersions)

@@ -259,6 +259,9 @@ struct Session {
     // An API key the transport received out of band (HTTP Authorization / X-MCP-API-Key) for
     // the message being handled; a key in params._meta takes precedence. Valid during handle().
     std::string_view api_key;
+    // HTTP: every request authenticates with its own key; a key presented at initialize does not
+    // become the session's principal (MCP security guidance: sessions are not authentication).
+    bool key_per_request = false;
     static constexpr size_t kMaxSubscriptions = 8;
     Subscription subscriptions[kMaxSubscriptions];
     uint8_t subscription_count = 0;
@@ -270,6 +273,8 @@ public:
 
     // Handles one message. Returns the reply length written into out (0: nothing to send).
     size_t handle(std::string_view message, Session& session, std::span<char> out);
+    // Who a key names (nullptr: nobody), for a transport that must decide before dispatch.
+    const Principal* principal_for(std::string_view key) const;
     // A line too long for the transport: a JSON-RPC error without an id.
     size_t oversized(uint64_t discarded, std::span<char> out);
     // A notifications/message for a log record, if the session asked for that level.

@@ -29,28 +29,16 @@ size_t finish(http::ResponseWriter& w) { return w.overflow() ? 0 : w.size(); }
 
 } // namespace
 
-HttpTransport::HttpTransport(Server& server, const HttpConfig& config) : m_server(server), m_config(config) {
-    // Session ids: SHA-256 over a boot secret and a counter, so ids are neither guessable from
-    // one another nor repeated. The secret comes from the host's entropy source.
-    crypto::Sha256 h;
-    for (int i = 0; i < 8; ++i) {
-        uint64_t e = m_config.entropy ? m_config.entropy() : 0;
-        h.update({ reinterpret_cast<const uint8_t*>(&e), sizeof e });
-    }
-    auto digest = h.finish();
-    for (size_t i = 0; i < sizeof m_secret; ++i)
-        m_secret[i] = digest[i];
-}
+HttpTransport::HttpTransport(Server& server, const HttpConfig& config) : m_server(server), m_config(config) {}
 
+// MCP security guidance: session ids must be secure and non-deterministic. Each is 128 bits
+// straight from the host's cryptographic generator, never derived from time or a counter.
 void HttpTransport::new_session_id(char* out) {
-    crypto::Sha256 h;
-    h.update({ m_secret, sizeof m_secret });
-    uint64_t n = ++m_id_counter;
-    h.update({ reinterpret_cast<const uint8_t*>(&n), sizeof n });
-    auto digest = h.finish();
-    for (size_t i = 0; i < kSessionIdLength / 2; ++i) {
-        out[2 * i] = "0123456789abcdef"[digest[i] >> 4];
-        out[2 * i + 1] = "0123456789abcdef"[digest[i] & 0xf];
+    uint8_t bits[kSessionIdLength / 2];
+    m_config.random(bits, sizeof bits);
+    for (size_t i = 0; i < sizeof bits; ++i) {
+        out[2 * i] = "0123456789abcdef"[bits[i] >> 4];
+        out[2 * i + 1] = "0123456789abcdef"[bits[i] & 0xf];
     }
     out[kSessionIdLength] = '\0';
 }
@@ -71,7 +59,9 @@ HttpTransport::Slot* HttpTransport::find_session(std::string_view id) {
     return nullptr;
 }
 
-HttpTransport::Slot* HttpTransport::new_session() {
+HttpTransport::Slot* HttpTransport::new_session(const Principal* opener) {
+    if (!m_config.random)
+        return nullptr; // no generator, no unguessable ids: no sessions
     expire_idle();
     Slot* slot = nullptr;
     for (auto& s : m_slots)
@@ -79,19 +69,30 @@ HttpTransport::Slot* HttpTransport::new_session() {
             slot = &s;
             break;
         }
-    if (!slot) { // full: the least recently used session makes room
-        slot = &m_slots[0];
+    // Full: an authenticated caller makes room from its own sessions, else from anonymous ones.
+    // Nobody displaces another principal's session, and an anonymous caller displaces nothing.
+    auto oldest = [this](const Principal* of) {
+        Slot* found = nullptr;
         for (auto& s : m_slots)
-            if (s.last_used_ns < slot->last_used_ns)
-                slot = &s;
-    }
+            if (s.used && s.opener == of && (!found || s.last_used_ns < found->last_used_ns))
+                found = &s;
+        return found;
+    };
+    if (!slot && opener)
+        slot = oldest(opener);
+    if (!slot && opener)
+        slot = oldest(nullptr);
+    if (!slot)
+        return nullptr;
     uint8_t generation = static_cast<uint8_t>(slot->generation + 1);
     *slot = Slot {};
     slot->used = true;
     slot->generation = generation;
     slot->last_used_ns = now();
     new_session_id(slot->id);
+    slot->opener = opener;
     slot->session.principal = m_config.default_principal;
+    slot->session.key_per_request = true;
     // Request ids are scoped to the session: origin names slot and generation.
     slot->session.origin = static_cast<uint32_t>((slot - m_slots) + 1) | uint32_t(generation) << 8;
     return slot;
@@ -102,6 +103,22 @@ void HttpTransport::expire_idle() {
     for (auto& s : m_slots)
         if (s.used && t - s.last_used_ns > m_config.session_idle_ns)
             s.used = false;
+}
+
+std::string_view HttpTransport::header_key(const http::Head& head) {
+    if (auto auth = head.header("authorization"))
+        return http::bearer_token(*auth).value_or(*auth); // malformed: compared as it came
+    return head.header("x-mcp-api-key").value_or(std::string_view());
+}
+
+bool HttpTransport::key_allowed(const Slot& slot, std::string_view key) {
+    if (!slot.key_bound || key.empty())
+        return true; // without a key the request simply has no role beyond the guest's
+    auto digest = crypto::Sha256::hash(key);
+    uint8_t diff = 0;
+    for (size_t i = 0; i < sizeof slot.key_hash; ++i)
+        diff |= static_cast<uint8_t>(slot.key_hash[i] ^ digest[i]);
+    return diff == 0;
 }
 
 size_t HttpTransport::sessions_open() const {
@@ -191,6 +208,9 @@ HttpOutcome HttpTransport::handle(const http::Head& head, std::string_view body,
         Slot* s = find_session(*id);
         if (!s)
             return respond(refuse(r, 404, ErrorCode::NotFound, "no such session", "unknown_session"));
+        if (!key_allowed(*s, header_key(head)))
+            return respond(refuse(r, 403, ErrorCode::AuthInvalidApiKey, "this session was opened with another key",
+                                  "session_key_mismatch"));
         s->used = false;
         http::ResponseWriter w(out);
         w.status(204);
@@ -214,6 +234,8 @@ size_t HttpTransport::open_stream(Reply& r, const http::Head& head, HttpOutcome&
     Slot* s = find_session(*id);
     if (!s)
         return refuse(r, 404, ErrorCode::NotFound, "no such session (expired or ended); initialize again", "unknown_session");
+    if (!key_allowed(*s, header_key(head)))
+        return refuse(r, 403, ErrorCode::AuthInvalidApiKey, "this session was opened with another key", "session_key_mismatch");
     if (s->streaming)
         return refuse(r, 409, ErrorCode::ValidationFailed, "this session's stream is already open", "stream_open");
     s->streaming = true;
@@ -272,12 +294,37 @@ size_t HttpTransport::post(Reply& r, const http::Head& head, std::string_view bo
     bool modern = method.string_equals("server/discover") ||
                   root.find("params").find("_meta").find(Server::kProtocolVersionMeta).valid();
 
+    // The key this request presents, wherever it travels: every request that needs a role carries
+    // one (a session never stands in for it).
+    std::string_view header_key;
+    if (auto auth = head.header("authorization")) {
+        auto token = http::bearer_token(*auth);
+        if (!token)
+            return refuse(r, 401, ErrorCode::AuthInvalidApiKey, "Authorization must be 'Bearer <key>'", "bad_authorization");
+        header_key = *token;
+    } else if (auto key = head.header("x-mcp-api-key")) {
+        header_key = *key;
+    }
+    std::string_view meta_key = root.find("params").find("_meta").find(Server::kApiKeyMeta).plain_string().value_or("");
+    std::string_view presented = !meta_key.empty() ? meta_key : header_key;
+
     Slot* slot = nullptr;
     Session stateless;
     Session* session = &stateless;
     auto session_id = head.header("mcp-session-id");
     if (initialize) {
-        slot = new_session();
+        const Principal* opener = m_server.principal_for(presented);
+        slot = new_session(opener);
+        if (!slot)
+            return refuse(r, 503, ErrorCode::LimitConcurrencyExceeded,
+                          opener ? "every session slot is held by other callers" : "every session slot is taken; an anonymous caller cannot displace one",
+                          "sessions_full");
+        if (opener) {
+            auto digest = crypto::Sha256::hash(presented);
+            for (size_t i = 0; i < sizeof slot->key_hash; ++i)
+                slot->key_hash[i] = digest[i];
+            slot->key_bound = true;
+        }
         session = &slot->session;
         r.session_id = slot->id;
     } else if (session_id) {
@@ -285,6 +332,9 @@ size_t HttpTransport::post(Reply& r, const http::Head& head, std::string_view bo
         if (!slot)
             return refuse(r, 404, ErrorCode::NotFound, "no such session (expired or ended); initialize again",
                           "unknown_session");
+        if (!key_allowed(*slot, presented))
+            return refuse(r, 403, ErrorCode::AuthInvalidApiKey, "this session was opened with another key",
+                          "session_key_mismatch");
         slot->last_used_ns = now();
         session = &slot->session;
     } else if (!modern && doc) {
@@ -300,15 +350,7 @@ size_t HttpTransport::post(Reply& r, const http::Head& head, std::string_view bo
     session->reply_to = conn;
 
     // The key travels in a header; the dispatcher authenticates it like a key in _meta.
-    session->api_key = {};
-    if (auto auth = head.header("authorization")) {
-        auto token = http::bearer_token(*auth);
-        if (!token)
-            return refuse(r, 401, ErrorCode::AuthInvalidApiKey, "Authorization must be 'Bearer <key>'", "bad_authorization");
-        session->api_key = *token;
-    } else if (auto key = head.header("x-mcp-api-key")) {
-        session->api_key = *key;
-    }
+    session->api_key = header_key;
 
     size_t n = m_server.handle(body, *session, { m_scratch, sizeof m_scratch });
     session->api_key = {};

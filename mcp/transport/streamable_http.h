@@ -43,7 +43,9 @@ struct HttpConfig {
     uint64_t session_idle_ns = 30ull * 60 * 1000000000; // idle sessions expire
     uint64_t (*now_ns)() = nullptr;
     void (*now_rfc3339)(char* out, size_t cap) = nullptr; // envelope timestamps
-    uint64_t (*entropy)() = nullptr; // seeds session ids (mixed through SHA-256)
+    // Session ids: 128 bits from the host's cryptographic generator (the kernel's ChaCha20,
+    // seeded from hardware entropy). Without it there are no sessions (initialize is refused).
+    void (*random)(uint8_t* out, size_t len) = nullptr;
     // Transport-level security refusals (Host/Origin, malformed Authorization) are audited like
     // the dispatcher's own decisions.
     void (*audit)(const AuditEvent& event) = nullptr;
@@ -100,13 +102,26 @@ private:
         uint8_t generation = 0;
         bool streaming = false; // its standalone GET stream is open
         uint64_t last_used_ns = 0;
+        // Who opened it (nullptr: anonymous) and, if a key was presented then, that key's SHA-256:
+        // only to refuse another key on this session, never to stand in for one.
+        const Principal* opener = nullptr;
+        bool key_bound = false;
+        uint8_t key_hash[32] = {};
         Session session;
     };
     struct Reply;
     Slot* find_session(std::string_view id);
     Slot* by_origin(uint32_t origin);
     size_t open_stream(Reply& r, const http::Head& head, HttpOutcome& outcome);
-    Slot* new_session();
+    // A slot for a new session opened by `opener` (nullptr: anonymous). When every slot is taken,
+    // an authenticated caller displaces its own least recently used session, or, having none, the
+    // oldest anonymous one; an anonymous caller displaces nobody (nullptr: refused).
+    Slot* new_session(const Principal* opener);
+    // Whether a request presenting `key` (empty: none) may use the session: any request without a
+    // key may (it acts as the guest), one with a key only if it is the key that opened the session.
+    static bool key_allowed(const Slot& slot, std::string_view key);
+    // The key in Authorization (Bearer) or X-MCP-API-Key; empty if none.
+    static std::string_view header_key(const http::Head& head);
     void new_session_id(char* out);
     uint64_t now() const { return m_config.now_ns ? m_config.now_ns() : 0; }
     size_t refuse(Reply& r, uint16_t status, ErrorCode code, const char* message, const char* reason);
@@ -116,9 +131,7 @@ private:
     Server& m_server;
     HttpConfig m_config;
     Slot m_slots[kMaxSessions];
-    uint64_t m_id_counter = 0;
     uint64_t m_refusals = 0; // numbers request_id of transport-level refusals ("http-N")
-    uint8_t m_secret[32] = {};
     json::Node m_nodes[4096]; // peeking at a message's method and _meta before dispatch
     char m_scratch[192 * 1024];
 };

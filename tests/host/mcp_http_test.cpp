@@ -56,7 +56,10 @@ struct Fixture {
         http.allowed_hosts = kHosts;
         http.now_ns = config.now_ns;
         http.now_rfc3339 = config.now_rfc3339;
-        http.entropy = [] { return ++g_entropy; };
+        http.random = [](uint8_t* out, size_t len) { // a stand-in generator: distinct, not secure
+            for (size_t i = 0; i < len; ++i)
+                out[i] = static_cast<uint8_t>((++g_entropy * 0x9e3779b97f4a7c15ull) >> 56);
+        };
         http.audit = config.audit;
         transport = std::make_unique<mcp::HttpTransport>(*server, http);
         g_started.clear();
@@ -161,16 +164,58 @@ TEST(McpHttp, SessionsExpireWhenIdle) {
     EXPECT_EQ(r.status, 404);
 }
 
-TEST(McpHttp, TheSessionTableIsBoundedAndTheOldestGoesFirst) {
+// The table is bounded, and nobody displaces another caller's session: a full table refuses an
+// anonymous initialize (503, sessions_full); an authenticated caller makes room from its own
+// sessions, and only when it has none from the oldest anonymous one.
+TEST(McpHttp, TheSessionTableIsBoundedAndOnlyItsOwnOrAnonymousSessionsGiveWay) {
     Fixture f;
+    const std::string auth = std::string("Authorization: Bearer ") + kKey + "\r\n";
     std::string first = f.initialize();
-    for (size_t i = 0; i < mcp::HttpTransport::kMaxSessions; ++i) {
+    g_now += 1000;
+    std::string second = f.initialize();
+    for (size_t i = 2; i < mcp::HttpTransport::kMaxSessions; ++i) {
         g_now += 1000;
         f.initialize();
     }
     EXPECT_EQ(f.transport->sessions_open(), mcp::HttpTransport::kMaxSessions);
-    auto r = f.send(f.post(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})", "Mcp-Session-Id: " + first + "\r\n"));
-    EXPECT_EQ(r.status, 404) << "the least recently used session made room";
+    auto refused = f.send(f.post(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})"));
+    EXPECT_EQ(refused.status, 503) << refused.text;
+    EXPECT_NE(refused.body().find("\"sessions_full\""), std::string::npos);
+    auto list = [&](const std::string& sid) {
+        return f.send(f.post(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})", "Mcp-Session-Id: " + sid + "\r\n")).status;
+    };
+    g_now += 1000;
+    std::string mine = f.initialize(auth);
+    EXPECT_EQ(list(first), 404) << "with none of its own, the operator's initialize took the oldest anonymous session's place";
+    EXPECT_EQ(list(second), 200) << "only that one";
+    g_now += 1000;
+    std::string again = f.initialize(auth);
+    EXPECT_EQ(list(mine), 404) << "then its own oldest session makes room, not another caller's";
+    EXPECT_EQ(list(again), 200);
+    EXPECT_EQ(list(second), 200) << "the anonymous sessions stay";
+    EXPECT_EQ(f.send(f.post(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})")).status,
+              503) << "an anonymous caller still displaces nobody";
+}
+
+// Sessions are not authentication: a key presented at initialize does not carry over to later
+// requests (each must present its own), and a session opened with a key refuses any other key.
+TEST(McpHttp, EveryRequestCarriesItsKeyAndASessionRefusesAnotherKey) {
+    Fixture f;
+    EXPECT_TRUE(f.keys.add("op2", mcp::Role::Operator, "second-operator-key-22").ok());
+    const std::string auth = std::string("Authorization: Bearer ") + kKey + "\r\n";
+    std::string sid = "Mcp-Session-Id: " + f.initialize(auth) + "\r\n";
+    auto without = f.send(f.post(kCallEcho, sid));
+    EXPECT_EQ(without.status, 401) << "the initialize's key does not stand in for this request's: " << without.text;
+    EXPECT_NE(without.body().find("\"auth_missing_api_key\""), std::string::npos);
+    auto with = f.send(f.post(kCallEcho, sid + auth));
+    EXPECT_EQ(with.status, 200) << with.text;
+    auto other = f.send(f.post(kCallEcho, sid + "Authorization: Bearer second-operator-key-22\r\n"));
+    EXPECT_EQ(other.status, 403) << other.text;
+    EXPECT_NE(other.body().find("\"session_key_mismatch\""), std::string::npos);
+    auto meta = f.send(f.post(R"({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.basalt/api-key":"second-operator-key-22"}}})", sid));
+    EXPECT_EQ(meta.status, 403) << "a key in _meta is held to the same rule";
+    auto end = f.send("DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n" + sid + "Authorization: Bearer second-operator-key-22\r\n\r\n");
+    EXPECT_EQ(end.status, 403) << "another key cannot end the session";
 }
 
 TEST(McpHttp, KeysInHeadersAuthenticateAndRefusalsMapToStatuses) {

@@ -141,5 +141,6 @@ export function watch(node, name, timeoutMs) {
   return {
     pass: () => finish(0, `PASS ${name}`),
     fail: (e) => finish(1, "FAIL:", e, "\n--- console ---\n" + node.log().slice(-3000)),
+    cancel: () => clearTimeout(timer), // the node is stopped by hand and another watched
   };
 }

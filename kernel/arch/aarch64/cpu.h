@@ -39,6 +39,16 @@ inline uint32_t current_el() { return static_cast<uint32_t>((READ_SYSREG(Current
 inline uint64_t mpidr() { return READ_SYSREG(mpidr_el1); }
 inline uint64_t midr() { return READ_SYSREG(midr_el1); }
 
+// FEAT_RNG (ID_AA64ISAR0_EL1.RNDR, bits 63:60): the RNDR register returns 64 random bits from
+// the CPU's own source (QEMU `-cpu max` has it; Cortex-A72/A76 do not).
+inline bool has_rndr() { return (READ_SYSREG(id_aa64isar0_el1) >> 60) != 0; }
+// One read; false when the source could not produce bits in time (PSTATE.Z set), as allowed.
+inline bool rndr(uint64_t& out) {
+    uint64_t ok;
+    asm volatile("mrs %0, s3_3_c2_c4_0\n cset %1, ne" : "=r"(out), "=r"(ok) : : "cc");
+    return ok != 0;
+}
+
 // MIDR_EL1 part numbers (ARM DDI 0487 D17.2.100) for the banner.
 inline const char* cpu_part_name(uint64_t midr_value) {
     uint32_t implementer = (midr_value >> 24) & 0xff;
