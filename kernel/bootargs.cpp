@@ -46,6 +46,7 @@ void parse(std::string_view args) {
             g_config.rate_set = true;
         }
     }
+    g_config.audit_kib = parse_u32(dtb::bootarg_value(args, "audit_kib").value_or(""), 0, 16, 1024);
     g_config.tool_output_bytes = parse_u32(dtb::bootarg_value(args, "tool_output_bytes").value_or(""), 0, 256, 65536);
 }
 

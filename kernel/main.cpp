@@ -128,7 +128,7 @@ constexpr uint32_t kVectorWorkers = 2;
     // The MCP bridges' shared configuration and audit trail (one append-only region, created
     // here so every bridge appends to the same one).
     mcpd::bridge_config_init();
-    auto audit_region = handlers::make_region(mcpd::audit_trail_bytes(), 1 /* append-only */, 0, true);
+    auto audit_region = handlers::make_region(mcpd::audit_trail_bytes(), 3 /* ring */, mcpd::audit_trail_record_bytes(), true);
     auto audit_trail = audit_region ? kcap::register_object(kcap::ObjectType::Region, *audit_region)
                                     : ktl::Result<uint64_t>(audit_region.error());
     if (!audit_trail)

@@ -1,6 +1,7 @@
 #include "audit_trail.h"
 
 #include "../arch/aarch64/cpu.h"
+#include "../bootargs.h"
 #include "../clock.h"
 #include "../syscall/sys.h"
 
@@ -9,7 +10,9 @@
 namespace mcpd {
 namespace {
 
-constexpr uint64_t kRegionBytes = 1u << 20;
+constexpr uint64_t kDefaultRegionBytes = 1u << 20;
+// Identical refusals closer together than this are counted into one record.
+constexpr uint64_t kRepeatWindowNs = 1'000'000'000;
 
 struct Record {
     uint64_t seq;
@@ -17,6 +20,7 @@ struct Record {
     uint64_t token_id;
     uint64_t args_hash;
     uint64_t duration_us;
+    uint64_t dropped_before; // records that had given way when this one was written
     char timestamp[24];
     char request_id[48];
     char principal[32];
@@ -26,9 +30,11 @@ struct Record {
     uint8_t role;
     uint8_t kind;
     uint8_t outcome;
-    uint8_t reserved[5];
+    uint8_t reserved;
+    uint32_t repeats; // identical refusals this record stands for (1: just itself)
+    uint8_t pad[12];
 };
-static_assert(sizeof(Record) == 240);
+static_assert(sizeof(Record) == 256);
 
 // The bridges share one region; each reaches it through a slot of its own capability table.
 struct Holder {
@@ -36,8 +42,17 @@ struct Holder {
     uint32_t slot = ~0u;
 };
 Holder g_holders[4];
-uint64_t g_count = 0;
-uint64_t g_dropped = 0;
+uint64_t g_count = 0;     // records written
+uint64_t g_failed = 0;    // records that could not be written at all
+uint64_t g_decisions = 0; // decisions, repeats included
+// The last refusal written, and identical ones since that are not written yet.
+Record g_last_deny {};
+bool g_have_last_deny = false;
+uint32_t g_pending_repeats = 0;
+Record g_pending {};
+
+uint64_t capacity_records() { return audit_trail_bytes() / sizeof(Record); }
+uint64_t given_way() { return g_count > capacity_records() ? g_count - capacity_records() : 0; }
 
 // Truncates at a UTF-8 character boundary: a record must stay valid text for the JSON writer.
 void copy(char* dst, size_t cap, std::string_view src) {
@@ -66,7 +81,11 @@ uint32_t region_slot() {
 
 } // namespace
 
-uint64_t audit_trail_bytes() { return kRegionBytes; }
+uint64_t audit_trail_bytes() {
+    uint64_t kib = bootargs::get().audit_kib;
+    return kib ? kib * 1024 : kDefaultRegionBytes;
+}
+uint32_t audit_trail_record_bytes() { return sizeof(Record); }
 
 bool audit_trail_attach(uint32_t region) {
     arch::IrqGuard guard;
@@ -78,12 +97,55 @@ bool audit_trail_attach(uint32_t region) {
     return false;
 }
 
-void audit_trail_record(const mcp::AuditEvent& e) {
+namespace {
+
+// Same decision as the last refusal written, but for its request id and times.
+bool same_refusal(const Record& a, const Record& b) {
+    auto eq = [](const char* x, const char* y, size_t n) {
+        for (size_t i = 0; i < n; ++i) {
+            if (x[i] != y[i])
+                return false;
+            if (!x[i])
+                return true;
+        }
+        return true;
+    };
+    return a.kind == b.kind && a.outcome == b.outcome && a.role == b.role && eq(a.principal, b.principal, sizeof a.principal) &&
+           eq(a.name, b.name, sizeof a.name) && eq(a.code, b.code, sizeof a.code) &&
+           eq(a.transport, b.transport, sizeof a.transport);
+}
+
+// Appends one record (IRQs masked by the caller: sequence numbers and the ring stay in step).
+void append(Record& r) {
+    uint32_t region = region_slot();
+    r.seq = g_count;
+    r.dropped_before = given_way() + g_failed;
+    if (region == ~0u || sys::call(sys::Number::region_append, region, reinterpret_cast<uint64_t>(&r), sizeof r) < 0) {
+        ++g_failed;
+        return;
+    }
+    ++g_count;
+}
+
+// The refusals counted since the last one written become one record of their own.
+void flush_pending() {
+    if (g_pending_repeats == 0)
+        return;
+    g_pending.repeats = g_pending_repeats;
+    g_pending_repeats = 0;
+    append(g_pending);
+    g_last_deny = g_pending;
+}
+
+} // namespace
+
+bool audit_trail_record(const mcp::AuditEvent& e) {
     Record r {};
     r.mono_ns = clock::monotonic_ns();
     r.token_id = e.token_id;
     r.args_hash = e.args_hash;
     r.duration_us = e.duration_us;
+    r.repeats = 1;
     copy(r.timestamp, sizeof r.timestamp, e.timestamp);
     copy(r.request_id, sizeof r.request_id, e.request_id);
     copy(r.principal, sizeof r.principal, e.principal ? std::string_view(e.principal->name) : "anonymous");
@@ -93,20 +155,34 @@ void audit_trail_record(const mcp::AuditEvent& e) {
     r.role = static_cast<uint8_t>(e.principal ? e.principal->role : mcp::Role::Anonymous);
     r.kind = static_cast<uint8_t>(e.kind);
     r.outcome = static_cast<uint8_t>(e.outcome);
-    // Sequence number and append as one step: two bridges record concurrently.
-    uint32_t region = region_slot();
-    arch::IrqGuard guard;
-    r.seq = g_count;
-    if (region == ~0u || sys::call(sys::Number::region_append, region, reinterpret_cast<uint64_t>(&r), sizeof r) < 0) {
-        ++g_dropped;
-        return;
+    arch::IrqGuard guard; // two bridges record concurrently
+    ++g_decisions;
+    bool refusal = e.outcome == mcp::AuditOutcome::Deny;
+    if (refusal && g_have_last_deny && same_refusal(r, g_last_deny) && r.mono_ns - g_last_deny.mono_ns < kRepeatWindowNs) {
+        // A burst of the same refusal: counted, written once the burst ends or the window passes.
+        g_pending = r;
+        g_pending.mono_ns = g_last_deny.mono_ns; // the window runs from the record written
+        ++g_pending_repeats;
+        return false;
     }
-    ++g_count;
+    flush_pending();
+    append(r);
+    if (refusal) {
+        g_last_deny = r;
+        g_have_last_deny = true;
+    }
+    return true;
 }
 
 void audit_trail_write(json::Writer& w, uint32_t max) {
+    {
+        arch::IrqGuard guard;
+        flush_pending(); // a reader sees every decision so far
+    }
     w.begin_array();
     uint64_t first = g_count > max ? g_count - max : 0;
+    if (first < given_way())
+        first = given_way();
     for (uint64_t i = first; i < g_count; ++i) {
         Record r;
         if (sys::call(sys::Number::region_read, region_slot(), i * sizeof(Record), reinterpret_cast<uint64_t>(&r), sizeof r) !=
@@ -129,12 +205,14 @@ void audit_trail_write(json::Writer& w, uint32_t max) {
         w.key("token_id").number(r.token_id);
         w.key("args_hash").string(r.args_hash ? std::string_view(hash, 16) : std::string_view());
         w.key("duration_us").number(r.duration_us);
+        w.key("repeats").number(uint64_t(r.repeats)).key("dropped_before").number(r.dropped_before);
         w.end_object();
     }
     w.end_array();
 }
 
 uint64_t audit_trail_count() { return g_count; }
-uint64_t audit_trail_dropped() { return g_dropped; }
+uint64_t audit_trail_dropped() { return given_way() + g_failed; }
+uint64_t audit_trail_decisions() { return g_decisions; }
 
 } // namespace mcpd

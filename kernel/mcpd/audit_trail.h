@@ -1,8 +1,11 @@
 #pragma once
 // The MCP audit trail: one fixed-size record per pipeline decision (contracts "Audit record"),
-// appended to an append-only memory region the kernel creates at boot and grants to the bridges. The region's policy
-// is enforced by the kernel: once written, a record can be neither changed nor removed, not even
-// by the task that wrote it. When the region is full, later decisions are counted as dropped.
+// appended to a ring region the kernel creates at boot and grants to the bridges. The region's
+// policy is enforced by the kernel: once written, a record can be neither changed nor removed by
+// anyone; when the ring is full the oldest records give way, and every record says how many had
+// given way before it (durable storage will keep them later). Identical refusals in a burst (a
+// client hammering a bad key) become one record with a repeat count, so they cannot push the
+// other decisions out.
 #include <cstdint>
 
 #include <json/writer.h>
@@ -10,14 +13,18 @@
 
 namespace mcpd {
 
-// The region (append-only, audit_trail_bytes() long) is created at boot and granted to every
-// bridge; each bridge task attaches its slot for it before recording.
+// The region (a ring of audit_trail_record_bytes() records, audit_trail_bytes() long: boot
+// argument audit_kib=, default 1 MiB) is created at boot and granted to every bridge; each bridge
+// task attaches its slot for it before recording.
 uint64_t audit_trail_bytes();
+uint32_t audit_trail_record_bytes();
 bool audit_trail_attach(uint32_t region_slot);
-void audit_trail_record(const mcp::AuditEvent& event);
-// Writes the newest `max` records, oldest first, as a JSON array.
+// False when the event was counted into a pending record of identical refusals (not written yet).
+bool audit_trail_record(const mcp::AuditEvent& event);
+// Writes the newest `max` records still held, oldest first, as a JSON array.
 void audit_trail_write(json::Writer& w, uint32_t max);
-uint64_t audit_trail_count();
-uint64_t audit_trail_dropped();
+uint64_t audit_trail_count();   // records written
+uint64_t audit_trail_dropped(); // records that gave way (or could not be written)
+uint64_t audit_trail_decisions(); // decisions recorded, repeats included
 
 } // namespace mcpd

@@ -189,8 +189,8 @@ void add_limit(std::string_view spec, void*) {
 // Refusals also go to the kernel log (and so to a client that asked for log messages). The name
 // comes from the request: cut at a UTF-8 boundary so the record stays valid text.
 void audit_hook(const mcp::AuditEvent& e) {
-    audit_trail_record(e);
-    if (e.outcome == mcp::AuditOutcome::Allow)
+    // A refusal repeated in a burst is counted into the trail, not logged again each time.
+    if (!audit_trail_record(e) || e.outcome == mcp::AuditOutcome::Allow)
         return;
     size_t n = e.name.size() < 48 ? e.name.size() : 48;
     while (n > 0 && n < e.name.size() && (static_cast<unsigned char>(e.name[n]) & 0xc0) == 0x80)

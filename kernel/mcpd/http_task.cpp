@@ -98,6 +98,7 @@ struct Conn {
     bool continued = false;   // "100 Continue" sent for the current request
     uint64_t request_start_ns = 0; // first byte of the request being read (0: none)
     uint64_t last_ns = 0;          // last activity
+    uint32_t peer_ip = 0;          // the authentication gate's source
 };
 
 HttpCaps g_caps;
@@ -250,7 +251,7 @@ void process(mcp::HttpTransport& transport, Conn& c) {
             return;
         }
         auto outcome = transport.handle(head, { c.in.data + head.head_bytes, static_cast<size_t>(head.content_length) },
-                                        c.handle, { g_reply, kMaxReply });
+                                        c.handle, { g_reply, kMaxReply }, c.peer_ip);
         c.keep_alive = head.keep_alive;
         c.continued = false;
         c.in.consume(total);
@@ -306,6 +307,7 @@ void on_event(mcp::HttpTransport& transport, const net::StreamEvent& e) {
         c.state = Conn::State::Reading;
         c.handle = e.handle;
         c.last_ns = clock::monotonic_ns();
+        c.peer_ip = e.peer_ip;
     }
     if (c.state == Conn::State::Free || c.handle != e.handle)
         return;
@@ -452,6 +454,8 @@ int64_t http_task_main(void* arg) {
     const mcp::Principal* fallback = line_principal(guest, "http", bootargs::get().http_role, mcp::Role::Anonymous,
                                                     mcp::CallLimiter::kMaxPrincipals - 2);
     static mcp::ServerConfig config = base_server_config();
+    static mcp::AuthGate gate; // this bridge's own: sources are HTTP peer addresses
+    config.gate = &gate;
     config.transport = "http";
     attach<g_exec>(config);
     config.subscriptions = true; // delivered on the session's standalone stream (pump_streams)

@@ -108,7 +108,10 @@ bool read_log(json::Writer& w, mcp::ToolError&) {
 bool read_audit(json::Writer& w, mcp::ToolError&) {
     w.key("decisions");
     audit_trail_write(w, 100);
-    w.key("decisions_total").number(audit_trail_count()).key("decisions_dropped").number(audit_trail_dropped());
+    // records_total records written, decisions_total decisions they stand for (repeated refusals
+    // are counted into one record), decisions_dropped records that gave way to newer ones.
+    w.key("records_total").number(audit_trail_count()).key("decisions_total").number(audit_trail_decisions());
+    w.key("decisions_dropped").number(audit_trail_dropped());
     // Capability refusals and token redemptions recorded by the kernel's system-call layer.
     w.key("capability_events").begin_array();
     audit::Record rec;

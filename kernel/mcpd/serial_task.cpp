@@ -70,12 +70,15 @@ int64_t serial_task_main(void* arg) {
     // holds the console (the QEMU process's stdio, or the board's UART pins) owns the appliance.
     static mcp::Principal console;
     static mcp::Session session;
+    session.source = 1; // the serial line: one source for the authentication gate
     session.principal = line_principal(console, "console", bootargs::get().serial_role, mcp::Role::Admin,
                                        mcp::CallLimiter::kMaxPrincipals - 1);
     if (!audit_trail_attach(caps.bridge.audit_region))
         KLOG_ERROR("mcp: no audit region; decisions are counted as dropped");
 
     static mcp::ServerConfig config = base_server_config();
+    static mcp::AuthGate gate; // this bridge's own: one source, the line
+    config.gate = &gate;
     config.transport = "serial";
     config.subscriptions = true; // delivered below
     attach<g_exec>(config);

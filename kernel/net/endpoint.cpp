@@ -57,6 +57,8 @@ struct Endpoint::Stream {
     bool app_abort = false;
     bool marked = false;      // a change waits for the task's next poll
     bool tx_was_full = false; // the task was refused room: report when there is some
+    uint32_t peer_ip = 0;     // who connected (reported with every event)
+    uint16_t peer_port = 0;
     // The ring bytes follow the struct in the same heap block: rx, then tx.
     uint8_t* storage() { return reinterpret_cast<uint8_t*>(this + 1); }
 };
@@ -112,6 +114,8 @@ err_t Endpoint::on_accept(void* arg, tcp_pcb* pcb, err_t err) {
     s->owner = &ep;
     s->slot = slot;
     s->pcb = pcb;
+    s->peer_ip = ip4_addr_get_u32(ip_2_ip4(&pcb->remote_ip));
+    s->peer_port = pcb->remote_port;
     s->rx = { s->storage(), kRxRing };
     s->tx = { s->storage() + kRxRing, kTxRing };
     tcp_arg(pcb, s);
@@ -310,7 +314,7 @@ uint32_t Endpoint::poll(StreamEvent* out, uint32_t max) {
         if (s->reset)
             flags |= stream_flags::kReset;
         s->fresh = false;
-        out[n++] = { i | uint32_t(m_gen[i]) << 16, flags, s->rx.used(), s->tx.room() };
+        out[n++] = { i | uint32_t(m_gen[i]) << 16, flags, s->rx.used(), s->tx.room(), s->peer_ip, s->peer_port, 0 };
     }
     return n;
 }

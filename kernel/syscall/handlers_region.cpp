@@ -27,7 +27,7 @@ mm::Region& region_of(const kcap::Resolved& o) { return static_cast<KernelRegion
 } // namespace
 
 ktl::Result<void*> make_region(uint64_t size, uint64_t policy, uint64_t object_size, bool kernel_owned) {
-    if (size == 0 || size > kMaxRegion || policy > 2 || object_size > size)
+    if (size == 0 || size > kMaxRegion || policy > 3 || object_size > size)
         return ktl::Error::InvalidArgs;
     unsigned order = 0;
     while ((4096ull << order) < size)

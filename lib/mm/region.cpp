@@ -5,7 +5,7 @@
 namespace mm {
 
 ktl::Result<Region> Region::create(std::span<std::byte> memory, RegionPolicy policy, uint32_t object_size) {
-    if (memory.empty() || static_cast<uint8_t>(policy) > 2)
+    if (memory.empty() || static_cast<uint8_t>(policy) > 3)
         return ktl::Error::InvalidArgs;
     Region r;
     r.m_base = memory.data();
@@ -25,6 +25,13 @@ ktl::Result<Region> Region::create(std::span<std::byte> memory, RegionPolicy pol
         r.m_capacity = n * object_size;
         r.m_bitmap = reinterpret_cast<uint8_t*>(memory.data() + r.m_capacity);
         memset(r.m_bitmap, 0, (n + 7) / 8);
+    } else if (policy == RegionPolicy::Ring) {
+        if (object_size == 0 || object_size > memory.size())
+            return ktl::Error::InvalidArgs;
+        r.m_object_size = object_size;
+        r.m_objects = static_cast<uint32_t>(memory.size() / object_size < kMaxRingRecords ? memory.size() / object_size
+                                                                                          : kMaxRingRecords);
+        r.m_capacity = uint64_t(r.m_objects) * object_size;
     } else if (object_size != 0) {
         return ktl::Error::InvalidArgs;
     }
@@ -35,13 +42,25 @@ bool Region::object_live(uint32_t index) const {
     return index < m_objects && (m_bitmap[index / 8] >> (index % 8)) & 1;
 }
 
+uint64_t Region::first_held() const {
+    uint64_t n = appended();
+    return n > m_objects ? n - m_objects : 0;
+}
+
 bool Region::readable(uint64_t offset, uint64_t len) const {
+    if (m_policy == RegionPolicy::Ring) { // one whole record, still held
+        if (len != m_object_size || offset % m_object_size != 0)
+            return false;
+        uint64_t record = offset / m_object_size;
+        return record >= first_held() && record < appended();
+    }
     if (offset > m_capacity || len > m_capacity - offset)
         return false;
     switch (m_policy) {
     case RegionPolicy::Immutable:
     case RegionPolicy::AppendOnly:
         return offset + len <= m_fill;
+    case RegionPolicy::Ring: return false; // handled above
     case RegionPolicy::Slab: {
         if (len == 0)
             return object_live(static_cast<uint32_t>(offset / m_object_size));
@@ -55,7 +74,7 @@ bool Region::readable(uint64_t offset, uint64_t len) const {
 ktl::Result<void> Region::write(uint64_t offset, std::span<const std::byte> data) {
     if (offset > m_capacity || data.size() > m_capacity - offset)
         return ktl::Error::OutOfRange;
-    if (m_policy == RegionPolicy::AppendOnly)
+    if (m_policy == RegionPolicy::AppendOnly || m_policy == RegionPolicy::Ring)
         return ktl::Error::AccessDenied; // only append() may add bytes
     if (m_policy == RegionPolicy::Immutable && m_sealed)
         return ktl::Error::AccessDenied;
@@ -69,6 +88,16 @@ ktl::Result<void> Region::write(uint64_t offset, std::span<const std::byte> data
 }
 
 ktl::Result<uint64_t> Region::append(std::span<const std::byte> data) {
+    if (m_policy == RegionPolicy::Ring) {
+        if (m_sealed)
+            return ktl::Error::AccessDenied;
+        if (data.size() != m_object_size)
+            return ktl::Error::InvalidArgs; // whole records only
+        uint64_t at = m_fill; // logical offset of the new record
+        memcpy(m_base + (at / m_object_size % m_objects) * m_object_size, data.data(), data.size());
+        m_fill += data.size();
+        return at;
+    }
     if (m_policy != RegionPolicy::AppendOnly)
         return ktl::Error::AccessDenied;
     if (m_sealed)
@@ -94,6 +123,8 @@ ktl::Result<void> Region::seal() {
 ktl::Result<size_t> Region::read(uint64_t offset, std::span<std::byte> out) const {
     if (!readable(offset, out.size()))
         return ktl::Error::OutOfRange;
+    if (m_policy == RegionPolicy::Ring)
+        offset = (offset / m_object_size % m_objects) * m_object_size;
     if (!out.empty())
         memcpy(out.data(), m_base + offset, out.size());
     return out.size();
@@ -124,6 +155,8 @@ ktl::Result<void> Region::free_object(uint32_t index) {
 }
 
 uint64_t Region::used() const {
+    if (m_policy == RegionPolicy::Ring)
+        return (appended() - first_held()) * m_object_size;
     return m_policy == RegionPolicy::Slab ? uint64_t(m_live) * m_object_size : m_fill;
 }
 

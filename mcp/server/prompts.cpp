@@ -81,7 +81,7 @@ void Server::prompts_get(Request& r, Session& s) {
     if (!named_request(r, AuditKind::Prompt, "prompts/get needs a name and an arguments object", args))
         return;
     std::string_view name = r.name;
-    if (!authenticate(r, s))
+    if (!authenticate(r, s) || !admit_inline(r))
         return;
     const Prompt* p = find_prompt(name);
     if (!p) {

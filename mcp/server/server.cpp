@@ -269,10 +269,28 @@ bool Server::authenticate(Request& r, Session& s) {
     if (!key.valid() && s.api_key.empty())
         return true;
     auto text = key.valid() ? key.plain_string() : std::optional<std::string_view>(s.api_key);
+    const uint64_t now = m_config.now_ns ? m_config.now_ns() : 0;
+    const uint64_t fp = AuthGate::fingerprint(text.value_or(key.raw()));
+    // Before any key is checked: a source that keeps presenting bad keys is slowed down.
+    if (m_config.gate && !m_config.gate->admit(s.source, fp, now)) {
+        r.kind = AuditKind::Auth;
+        r.name = "api-key";
+        error_reply(r.w, r.id, kLimitError, "Too many requests", ErrorCode::LimitRateExceeded,
+                    "too many failed authentications from this source; slow down", r.request_id, r.timestamp,
+                    { { "reason", "auth_throttled" } });
+        audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::LimitRateExceeded));
+        return false;
+    }
     const Principal* who = nullptr;
     if (text && m_config.keys) {
         if (auto p = m_config.keys->authenticate(*text))
             who = *p;
+    }
+    if (m_config.gate) {
+        if (who)
+            m_config.gate->succeeded(s.source, fp, now);
+        else
+            m_config.gate->failed(s.source, now);
     }
     if (!who) {
         r.kind = AuditKind::Auth;
@@ -756,6 +774,20 @@ void Server::tools_call(Request& r, Session& s) {
     audit(r, ok ? AuditOutcome::Allow : AuditOutcome::Error, ok ? "" : error_code_name(err.code));
 }
 
+bool Server::admit_inline(Request& r) {
+    uint16_t who = r.principal ? r.principal->id : 0;
+    auto decision = m_limiter.acquire(who, m_config.now_ns ? m_config.now_ns() : 0, r.principal ? &r.principal->limits : nullptr,
+                                      r.principal ? r.principal->role : Role::Anonymous);
+    if (!decision.allowed) {
+        error_reply(r.w, r.id, kLimitError, "Too many requests", decision.code, "per-caller limit reached", r.request_id,
+                    r.timestamp);
+        audit(r, AuditOutcome::Deny, error_code_name(decision.code));
+        return false;
+    }
+    m_limiter.release(who); // done within this request, before the next one is read
+    return true;
+}
+
 bool Server::resource_allowed(std::string_view uri) const {
     for (auto u : m_config.resource_allowlist)
         if (u == uri)
@@ -782,7 +814,7 @@ void Server::resources_read(Request& r, Session& s) {
     auto uri = r.params.find("uri").plain_string();
     r.kind = AuditKind::Resource;
     r.name = uri.value_or("");
-    if (!authenticate(r, s))
+    if (!authenticate(r, s) || !admit_inline(r))
         return;
     if (uri && read_contents(r, *uri))
         return; // a resource that writes its own contents, or a template's

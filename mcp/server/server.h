@@ -31,6 +31,7 @@
 
 #include <json/json.h>
 #include <json/writer.h>
+#include <mcp/policy/auth_gate.h>
 #include <mcp/policy/call_limiter.h>
 #include <mcp/policy/error_code.h>
 #include <mcp/policy/key_store.h>
@@ -233,6 +234,8 @@ struct ServerConfig {
     // RFC 3339 UTC time for envelopes (the kernel reads its RTC-anchored clock).
     void (*now_rfc3339)(char* out, size_t cap) = nullptr;
     uint64_t (*now_ns)() = nullptr;
+    // Slows repeated authentication failures per source before any key is checked (nullptr: no gate).
+    AuthGate* gate = nullptr;
 };
 
 // A resources/subscribe of the session: the resource (index in ServerConfig::resources) and the
@@ -262,6 +265,9 @@ struct Session {
     // HTTP: every request authenticates with its own key; a key presented at initialize does not
     // become the session's principal (MCP security guidance: sessions are not authentication).
     bool key_per_request = false;
+    // Where requests come from, for the authentication gate (HTTP: the peer's address; a serial
+    // line: an id of its own). Set by the transport.
+    uint64_t source = 0;
     static constexpr size_t kMaxSubscriptions = 8;
     Subscription subscriptions[kMaxSubscriptions];
     uint8_t subscription_count = 0;
@@ -340,6 +346,9 @@ private:
     const ResourceTemplate* match_template(std::string_view uri, TemplateVar* vars, size_t max_vars, size_t& nvars) const;
     const Prompt* find_prompt(std::string_view name) const;
     bool authenticate(Request& r, Session& s);
+    // The caller's rate and concurrency admission for work done in the bridge itself (resource
+    // reads, prompts): the same buckets as tool calls. False: refused and answered.
+    bool admit_inline(Request& r);
     bool authorise(Request& r, uint32_t scopes);
     void audit(const Request& r, AuditOutcome outcome, const char* code);
     bool resource_allowed(std::string_view uri) const;

@@ -17,6 +17,7 @@ namespace {
 
 constexpr std::string_view kPath = "/mcp";
 constexpr const char* kRetryAfterSeconds = "1"; // the rate bucket refills 20 calls a second
+constexpr uint64_t kHttpSource = 1ull << 40;    // gate sources: HTTP peers apart from lines
 
 // Headers every response carries.
 void common_headers(http::ResponseWriter& w, bool keep_alive) {
@@ -174,7 +175,8 @@ size_t HttpTransport::error_response(std::span<char> out, uint16_t status, const
     return refuse(r, status, code, "the HTTP request could not be read", reason);
 }
 
-HttpOutcome HttpTransport::handle(const http::Head& head, std::string_view body, uint32_t conn, std::span<char> out) {
+HttpOutcome HttpTransport::handle(const http::Head& head, std::string_view body, uint32_t conn, std::span<char> out,
+                                  uint64_t peer) {
     HttpOutcome outcome;
     Reply r { out, nullptr, head.keep_alive };
     outcome.close = !head.keep_alive;
@@ -199,7 +201,7 @@ HttpOutcome HttpTransport::handle(const http::Head& head, std::string_view body,
                               "unsupported_protocol_version"));
 
     switch (head.method) {
-    case http::Method::Post: return respond(post(r, head, body, conn, outcome));
+    case http::Method::Post: return respond(post(r, head, body, conn, outcome, peer));
     case http::Method::Get: return respond(open_stream(r, head, outcome));
     case http::Method::Delete: {
         auto id = head.header("mcp-session-id");
@@ -273,7 +275,8 @@ size_t HttpTransport::next_notification(uint32_t origin, std::span<char> out, bo
     return n ? sse_event(out, { m_scratch, n }) : 0;
 }
 
-size_t HttpTransport::post(Reply& r, const http::Head& head, std::string_view body, uint32_t conn, HttpOutcome& outcome) {
+size_t HttpTransport::post(Reply& r, const http::Head& head, std::string_view body, uint32_t conn, HttpOutcome& outcome,
+                           uint64_t peer) {
     auto type = head.header("content-type");
     if (!type || !http::media_type_is(*type, "application/json"))
         return refuse(r, 415, ErrorCode::ValidationFailed, "Content-Type must be application/json", "unsupported_media_type");
@@ -348,6 +351,7 @@ size_t HttpTransport::post(Reply& r, const http::Head& head, std::string_view bo
         stateless.client_replies = false;
     }
     session->reply_to = conn;
+    session->source = kHttpSource | peer; // the gate counts failures per peer address
 
     // The key travels in a header; the dispatcher authenticates it like a key in _meta.
     session->api_key = header_key;

@@ -70,8 +70,10 @@ public:
     HttpTransport(Server& server, const HttpConfig& config);
 
     // One complete request on connection `conn` (any value the host uses to route deferred
-    // output; it becomes PendingCall::reply_to).
-    HttpOutcome handle(const http::Head& head, std::string_view body, uint32_t conn, std::span<char> out);
+    // output; it becomes PendingCall::reply_to) from `peer` (the peer's address: the source the
+    // authentication gate counts failures by).
+    HttpOutcome handle(const http::Head& head, std::string_view body, uint32_t conn, std::span<char> out,
+                       uint64_t peer = 0);
 
     // Deferred output, framed for the connection. A notification before the answer starts an
     // SSE response (sse_head once, then sse_event per message, sse_end after the last); an
@@ -126,7 +128,7 @@ private:
     uint64_t now() const { return m_config.now_ns ? m_config.now_ns() : 0; }
     size_t refuse(Reply& r, uint16_t status, ErrorCode code, const char* message, const char* reason);
     size_t envelope_response(Reply& r, uint16_t status, std::string_view envelope);
-    size_t post(Reply& r, const http::Head& head, std::string_view body, uint32_t conn, HttpOutcome& outcome);
+    size_t post(Reply& r, const http::Head& head, std::string_view body, uint32_t conn, HttpOutcome& outcome, uint64_t peer);
 
     Server& m_server;
     HttpConfig m_config;

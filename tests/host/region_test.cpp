@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -108,4 +109,39 @@ TEST(Region, AppendOnlyPropertyEarlierBytesNeverChange) {
         ASSERT_TRUE(r->read(0, all).ok());
         ASSERT_EQ(all, model);
     }
+}
+
+// A ring of whole records: appends never fail for want of room, the oldest give way, every record
+// still held reads back exactly as appended (by its logical offset), and overwritten ones are
+// refused rather than read back as something else.
+TEST(Region, RingKeepsTheNewestRecordsWhole) {
+    std::vector<std::byte> mem(100); // 6 records of 16 bytes (4 bytes unused)
+    auto r = mm::Region::create(mem, mm::RegionPolicy::Ring, 16);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->append(bytes("short")).error(), ktl::Error::InvalidArgs) << "whole records only";
+    EXPECT_EQ(r->write(0, bytes("0123456789abcdef")).error(), ktl::Error::AccessDenied);
+    char rec[17];
+    for (int i = 0; i < 20; ++i) {
+        snprintf(rec, sizeof rec, "record-%09d", i);
+        auto at = r->append(bytes(rec));
+        ASSERT_TRUE(at.ok());
+        EXPECT_EQ(*at, uint64_t(i) * 16);
+        EXPECT_EQ(r->appended(), uint64_t(i) + 1);
+        EXPECT_EQ(r->first_held(), i + 1 > 6 ? uint64_t(i + 1 - 6) : 0u);
+    }
+    EXPECT_EQ(r->used(), 96u);
+    std::byte out[16];
+    for (uint64_t i = 0; i < 20; ++i) {
+        auto got = r->read(i * 16, out);
+        if (i < 14) {
+            EXPECT_EQ(got.error(), ktl::Error::OutOfRange) << "record " << i << " was overwritten";
+            continue;
+        }
+        ASSERT_TRUE(got.ok()) << i;
+        snprintf(rec, sizeof rec, "record-%09d", static_cast<int>(i));
+        EXPECT_EQ(memcmp(out, rec, 16), 0) << i;
+    }
+    EXPECT_EQ(r->read(20 * 16, out).error(), ktl::Error::OutOfRange) << "not yet written";
+    EXPECT_EQ(r->read(14 * 16 + 1, out).error(), ktl::Error::OutOfRange) << "not a record boundary";
+    EXPECT_FALSE(mm::Region::create(mem, mm::RegionPolicy::Ring, 0).ok());
 }

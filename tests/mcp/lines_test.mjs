@@ -79,7 +79,9 @@ try {
   // One audit trail: bob's decisions from both lines, each naming its line.
   const audit = await client.request({ method: "resources/read", params: { uri: "audit://log" } }, ReadResourceResultSchema);
   const decisions = JSON.parse(audit.contents[0].text).decisions.filter((d) => d.principal === "bob");
-  const by = (transport, outcome) => decisions.filter((d) => d.transport === transport && d.outcome === outcome).length;
+  // Repeated identical refusals are one record with a repeat count: count decisions, not records.
+  const by = (transport, outcome) =>
+    decisions.filter((d) => d.transport === transport && d.outcome === outcome).reduce((n, d) => n + d.repeats, 0);
   assert.equal(by("serial", "allow"), last === "served" ? 7 : 6);
   assert.equal(by("http", "allow"), served);
   assert.equal(by("http", "deny"), limited);
