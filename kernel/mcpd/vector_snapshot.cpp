@@ -1,12 +1,15 @@
 // collection_export and collection_import: a collection's snapshot (lib/hnsw/snapshot.cpp:
 // versioned, CRC-checked sections) for backup, as base64 through tool calls. Export is paged,
-// since a result is capped at 64 KiB: each page carries the whole snapshot's size and CRC-32, so
-// a client can tell that the pages it joined belong to one snapshot (a write in between changes
-// the CRC). Import takes the whole snapshot in one call (the line's 1 MiB bounds it) and the
-// kernel checks it fully before a collection exists.
+// since a result is capped at 64 KiB, and each page is built alone (Index::save_range): any
+// collection the store allows can be exported in pages of the same cost. Each page carries the
+// snapshot's size and the collection's write generation, so a client can tell that the pages it
+// joined belong to one snapshot, and its own CRC-32. Import takes the snapshot in one call or in
+// chunks (the line's 1 MiB bounds a call) staged by the store; the kernel checks it whole before
+// a collection exists.
 #include "vector_support.h"
 
 #include "../syscall/sys.h"
+#include "../vector/collection.h"
 #include "../vector/store.h"
 
 #include <hnsw/crc32.h>
@@ -20,6 +23,11 @@ constexpr uint64_t kMaxPage = 45000; // bytes per export page: 60,000 base64 cha
 } // namespace
 
 bool export_snapshot(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
+    vector::Stats before {}, after {};
+    if (int64_t rc = sys::call(sys::Number::vec_stats, ctx.cap, reinterpret_cast<uint64_t>(&before)); rc < 0) {
+        err = error_of(rc);
+        return false;
+    }
     int64_t size = sys::call(sys::Number::vec_export, ctx.cap, 0, 0);
     if (size <= 0) {
         err = size < 0 ? error_of(size) : mcp::ToolError { mcp::ErrorCode::InternalError, "empty snapshot" };
@@ -33,30 +41,39 @@ bool export_snapshot(const json::Value& args, json::Writer& w, mcp::ToolError& e
     }
     if (length > static_cast<uint64_t>(size) - offset)
         length = static_cast<uint64_t>(size) - offset;
-    Scratch mem(static_cast<size_t>(size) + ktl::base64_size(length));
+    // Only this page is built: memory and time in proportion to the page, whatever the size.
+    Scratch mem(length + ktl::base64_size(length) + 1);
     if (!mem.ok()) {
-        err = { mcp::ErrorCode::InternalError, "no memory for the snapshot", "no_memory" };
+        err = { mcp::ErrorCode::InternalError, "no memory for the page", "no_memory" };
         return false;
     }
     auto* bytes = mem.as<uint8_t>();
-    int64_t written = sys::call(sys::Number::vec_export, ctx.cap, reinterpret_cast<uint64_t>(bytes), static_cast<uint64_t>(size));
-    if (written != size) { // a write between the two calls changed the size: the client retries
-        err = written < 0 ? error_of(written)
-                          : mcp::ToolError { mcp::ErrorCode::InternalError, "the collection changed during the export", "changed" };
+    int64_t written = length ? sys::call(sys::Number::vec_export, ctx.cap, reinterpret_cast<uint64_t>(bytes), length, offset) : 0;
+    if (written < 0) {
+        err = error_of(written);
         return false;
     }
-    auto* text = mem.as<char>(static_cast<size_t>(size));
-    size_t n = ktl::base64_encode(bytes + offset, length, text);
+    if (sys::call(sys::Number::vec_stats, ctx.cap, reinterpret_cast<uint64_t>(&after)) < 0 || after.writes != before.writes ||
+        static_cast<uint64_t>(written) != length) {
+        err = { mcp::ErrorCode::InternalError, "the collection changed during the export", "changed" };
+        return false;
+    }
+    auto* text = mem.as<char>(static_cast<size_t>(length));
+    size_t n = ktl::base64_encode(bytes, length, text);
     w.begin_object().key("collection").string(args.find("collection").plain_string().value_or(""));
-    w.key("size").number(static_cast<uint64_t>(size)).key("crc32").number(hnsw::crc32(0, bytes, static_cast<size_t>(size)));
+    w.key("size").number(static_cast<uint64_t>(size)).key("generation").number(before.writes);
     w.key("offset").number(offset).key("length").number(length).key("next").number(offset + length);
+    w.key("page_crc32").number(uint64_t(hnsw::crc32(0, bytes, length)));
     w.key("data").string({ text, n }).end_object();
     return true;
 }
 
+// One call with the whole snapshot, or several in order (offset 0 first, each at the bytes
+// received so far; the line's 1 MiB bounds one call): staged by the store, loaded when all is in.
 bool import_snapshot(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     auto name = args.find("name").plain_string();
     uint64_t size = args.find("size").as_uint64().value_or(0);
+    uint64_t offset = args.find("offset").as_uint64().value_or(0);
     json::Value parts = args.find("snapshot_b64");
     if (!name || !vector::valid_name(*name)) {
         err = { mcp::ErrorCode::ValidationFailed, "name: letters, digits, _ - . only, not only dots", "invalid_name" };
@@ -71,13 +88,13 @@ bool import_snapshot(const json::Value& args, json::Writer& w, mcp::ToolError& e
         }
         total += ktl::Base64Reader(*text).decoded_size();
     }
-    if (size == 0 || total != size) {
-        err = { mcp::ErrorCode::ValidationFailed, "snapshot_b64 does not decode to size bytes", "size_mismatch" };
+    if (size == 0 || offset + total > size || (offset + total < size && total == 0)) {
+        err = { mcp::ErrorCode::ValidationFailed, "snapshot_b64 does not fit size bytes at offset", "size_mismatch" };
         return false;
     }
-    Scratch mem(size);
+    Scratch mem(total);
     if (!mem.ok()) {
-        err = { mcp::ErrorCode::InternalError, "no memory for the snapshot", "no_memory" };
+        err = { mcp::ErrorCode::InternalError, "no memory for the chunk", "no_memory" };
         return false;
     }
     auto* bytes = mem.as<uint8_t>();
@@ -91,15 +108,39 @@ bool import_snapshot(const json::Value& args, json::Writer& w, mcp::ToolError& e
         }
         at += want;
     }
+    auto stage = [&](uint32_t action, vector::StageChunk& chunk) {
+        chunk.total = size;
+        chunk.offset = offset;
+        chunk.data = reinterpret_cast<uint64_t>(bytes);
+        chunk.len = action == 0 ? total : 0;
+        chunk.action = action;
+        return sys::call(sys::Number::store_stage, ctx.cap, reinterpret_cast<uint64_t>(name->data()), name->size(),
+                         reinterpret_cast<uint64_t>(&chunk));
+    };
+    vector::StageChunk chunk {};
+    int64_t rc = stage(0, chunk);
+    if (rc < 0) {
+        err = rc == -static_cast<int64_t>(ktl::Error::OutOfRange)
+                  ? mcp::ToolError { mcp::ErrorCode::ValidationFailed, "chunks must come in order from offset 0", "out_of_order" }
+              : rc == -static_cast<int64_t>(ktl::Error::NotFound)
+                  ? mcp::ToolError { mcp::ErrorCode::ValidationFailed, "no import of that name in progress: start at offset 0", "no_import" }
+                  : error_of(rc);
+        return false;
+    }
+    if (chunk.received_out < size) {
+        w.begin_object().key("name").string(*name).key("size").number(size).key("received").number(chunk.received_out);
+        w.key("next").number(chunk.received_out).end_object();
+        return true;
+    }
+    vector::StageChunk done {};
     json::Value crc = args.find("crc32");
-    if (crc.valid() && crc.as_uint64().value_or(~0ull) != hnsw::crc32(0, bytes, size)) {
+    if (crc.valid() && crc.as_uint64().value_or(~0ull) != chunk.crc_out) {
+        stage(2, done);
         err = { mcp::ErrorCode::ValidationFailed, "the snapshot's CRC-32 does not match", "crc_mismatch" };
         return false;
     }
-    int64_t rc = sys::call(sys::Number::store_import, ctx.cap, reinterpret_cast<uint64_t>(name->data()), name->size(),
-                           reinterpret_cast<uint64_t>(bytes), size);
-    if (rc < 0) {
-        err = error_of(rc);
+    if (int64_t committed = stage(1, done); committed < 0) {
+        err = error_of(committed);
         return false;
     }
     w.begin_object().key("imported").string(*name).key("size").number(size).end_object();

@@ -72,20 +72,22 @@ const char* kDeleteOut = R"({"type":"object","properties":{"deleted":{"type":"in
                          R"("required":["deleted","missing"]})";
 
 const char* kExportIn = R"({"type":"object","properties":{"collection":)" NAME_SCHEMA R"(,)"
-                        R"("offset":{"type":"integer","minimum":0,"maximum":67108864,"description":"first byte of this page, default 0"},)"
+                        R"("offset":{"type":"integer","minimum":0,"maximum":134217728,"description":"first byte of this page, default 0"},)"
                         R"("length":{"type":"integer","minimum":1,"maximum":45000,"description":"bytes in this page, default 45000"}},)"
                         R"("required":["collection"],"additionalProperties":false})";
 const char* kExportOut = R"({"type":"object","properties":{"collection":{"type":"string"},"size":{"type":"integer"},)"
-                         R"("crc32":{"type":"integer"},"offset":{"type":"integer"},"length":{"type":"integer"},)"
-                         R"("next":{"type":"integer"},"data":{"type":"string"}},"required":["size","crc32","offset","length","next","data"]})";
+                         R"("generation":{"type":"integer"},"offset":{"type":"integer"},"length":{"type":"integer"},)"
+                         R"("next":{"type":"integer"},"page_crc32":{"type":"integer"},"data":{"type":"string"}},)"
+                         R"("required":["size","generation","offset","length","next","page_crc32","data"]})";
 const char* kImportIn = R"({"type":"object","properties":{"name":)" NAME_SCHEMA R"(,)"
                         R"("snapshot_b64":{"type":"array","minItems":1,"maxItems":64,"items":{"type":"string","maxLength":65536},)"
-                        R"("description":"the snapshot as base64 strings, decoded one after the other"},)"
-                        R"("size":{"type":"integer","minimum":1,"maximum":67108864},)"
+                        R"("description":"the snapshot, or the next chunk of it, as base64 strings decoded one after the other"},)"
+                        R"("size":{"type":"integer","minimum":1,"maximum":68157440,"description":"the whole snapshot's size"},)"
+                        R"("offset":{"type":"integer","minimum":0,"maximum":68157440,"description":"where this chunk starts: 0 first, then the next of the previous answer"},)"
                         R"("crc32":{"type":"integer","minimum":0,"maximum":4294967295}},)"
                         R"("required":["name","snapshot_b64","size"],"additionalProperties":false})";
-const char* kImportOut = R"({"type":"object","properties":{"imported":{"type":"string"},"size":{"type":"integer"}},)"
-                         R"("required":["imported","size"]})";
+const char* kImportOut = R"({"type":"object","properties":{"imported":{"type":"string"},"name":{"type":"string"},)"
+                         R"("size":{"type":"integer"},"received":{"type":"integer"},"next":{"type":"integer"}},"required":["size"]})";
 
 uint32_t parse_metric(const json::Value& v) {
     for (uint32_t m = 0; m < 3; ++m)
@@ -241,10 +243,11 @@ const mcp::Tool kTools[] = {
     { "vector_delete", "Delete vectors by id", "Deletes ids; they are never returned by a search afterwards.", kDeleteIn,
       kDeleteOut, mcp::kVectorWrite, nullptr },
     { "collection_export", "Export a collection snapshot",
-      "One page (<= 45,000 bytes, base64) of the collection's CRC-checked snapshot, with the snapshot's size and CRC-32.",
+      "One page (<= 45,000 bytes, base64) of the collection's CRC-checked snapshot, with the snapshot's size, the collection's write generation (the same on every page of one snapshot) and the page's CRC-32.",
       kExportIn, kExportOut, mcp::kVectorRead, nullptr },
     { "collection_import", "Import a collection snapshot",
-      "A new collection from a snapshot (base64 strings, checked whole: CRCs, structure, parameters) under a new name.",
+      "A new collection from a snapshot (base64 strings, checked whole: CRCs, structure, parameters) under a new name; "
+      "a large one in chunks, in order from offset 0, each answered with the next offset until it is imported.",
       kImportIn, kImportOut, mcp::kVectorAdmin, nullptr },
 };
 

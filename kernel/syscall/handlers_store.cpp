@@ -4,11 +4,16 @@
 // a tool task), list reads, drop destroys, import loads a checked snapshot under a new name.
 #include "../arch/aarch64/cpu.h"
 #include "../cap/kcap.h"
+#include "../clock.h"
+#include "../mm/kheap.h"
+#include "../mm/pmm.h"
 #include "../sched/scheduler.h"
 #include "../vector/store.h"
 #include "buffers.h"
 #include "handlers.h"
 #include "vector_alloc.h"
+
+#include <hnsw/crc32.h>
 
 namespace handlers {
 namespace {
@@ -92,6 +97,122 @@ int64_t store_open(arch::TrapFrame& f, const kcap::Resolved& store) {
         return err(ktl::Error::NotFound);
     auto slot = kcap::grant_existing(sched::current(), entry->object_id, rights);
     return slot ? static_cast<int64_t>(*slot) : err(slot.error());
+}
+
+namespace {
+
+// Imports in pieces: a snapshot larger than one message (the line's 1 MiB) is staged chunk by
+// chunk in pages of the store's, then loaded as store_import loads a whole one. Two at a time;
+// one idle for two minutes may be displaced by a new one.
+constexpr uint32_t kStagings = 2;
+constexpr uint64_t kStageIdleNs = 120'000'000'000ull;
+constexpr uint64_t kMaxStaged = vector::kMaxCollectionBytes + (1u << 20); // a snapshot never exceeds its index by more
+
+struct Staging {
+    bool used = false;
+    char name[vector::kMaxNameLength + 1] = "";
+    uint64_t total = 0, received = 0;
+    uint64_t pages = 0;
+    unsigned order = 0;
+    uint32_t crc = 0;
+    uint64_t touched_ns = 0;
+};
+Staging g_stagings[kStagings];
+
+void release(Staging& st) {
+    if (st.used)
+        pmm::free_pages(st.pages, st.order);
+    st = Staging {};
+}
+
+Staging* staging_named(std::string_view name) {
+    for (auto& st : g_stagings)
+        if (st.used && name == st.name)
+            return &st;
+    return nullptr;
+}
+
+ktl::Result<Staging*> start_staging(std::string_view name, uint64_t total) {
+    if (total == 0 || total > kMaxStaged)
+        return ktl::Error::InvalidArgs;
+    if (Staging* old = staging_named(name))
+        release(*old); // offset 0 again: the import starts over
+    Staging* st = nullptr;
+    uint64_t now = clock::monotonic_ns();
+    for (auto& s : g_stagings)
+        if (!s.used || now - s.touched_ns > kStageIdleNs) {
+            st = &s;
+            break;
+        }
+    if (!st)
+        return ktl::Error::WouldBlock; // two imports in progress
+    release(*st);
+    unsigned order = 0;
+    while ((4096ull << order) < total)
+        ++order;
+    st->pages = TRY(pmm::alloc_pages(order, static_cast<uint16_t>(kheap::Owner::Store)));
+    st->order = order;
+    st->used = true;
+    for (size_t i = 0; i < name.size(); ++i)
+        st->name[i] = name[i];
+    st->name[name.size()] = '\0';
+    st->total = total;
+    st->touched_ns = now;
+    return st;
+}
+
+} // namespace
+
+int64_t store_stage(arch::TrapFrame& f, const kcap::Resolved&) {
+    auto name = name_arg(f.x[1], f.x[2]);
+    if (!name)
+        return err(name.error());
+    if (!buffers::writable(f.x[3], sizeof(vector::StageChunk)))
+        return err(ktl::Error::InvalidArgs);
+    auto& chunk = *reinterpret_cast<vector::StageChunk*>(f.x[3]);
+    if (chunk.len > 0 && !buffers::readable(chunk.data, chunk.len, kMaxStaged))
+        return err(ktl::Error::InvalidArgs);
+    if (vector::find(*name))
+        return err(ktl::Error::Exists);
+    Staging* st = nullptr;
+    {
+        arch::IrqGuard guard; // both bridges' tool tasks share the table
+        if (chunk.action == 0 && chunk.offset == 0) {
+            auto started = start_staging(*name, chunk.total);
+            if (!started)
+                return err(started.error());
+            st = *started;
+        } else {
+            st = staging_named(*name);
+        }
+        if (!st)
+            return err(ktl::Error::NotFound);
+        if (chunk.action == 2) {
+            release(*st);
+            return 0;
+        }
+        if (chunk.action == 0 && (chunk.offset != st->received || chunk.len > st->total - st->received))
+            return err(ktl::Error::OutOfRange); // out of order or past the size: start over at 0
+        st->touched_ns = clock::monotonic_ns();
+    }
+    if (chunk.action == 0) {
+        auto* at = reinterpret_cast<uint8_t*>(st->pages) + st->received;
+        const auto* src = reinterpret_cast<const uint8_t*>(chunk.data);
+        for (uint64_t i = 0; i < chunk.len; ++i)
+            at[i] = src[i];
+        st->crc = hnsw::crc32(st->crc, at, chunk.len);
+        st->received += chunk.len;
+        chunk.crc_out = st->crc;
+        chunk.received_out = st->received;
+        return static_cast<int64_t>(st->received);
+    }
+    // Commit: all of it staged; checked whole by load() before anything is kept.
+    if (st->received != st->total)
+        return err(ktl::Error::Truncated);
+    int64_t rc = keep(*name, load_collection(st->pages, st->total));
+    arch::IrqGuard guard;
+    release(*st);
+    return rc;
 }
 
 int64_t store_list(arch::TrapFrame& f, const kcap::Resolved&) {

@@ -154,7 +154,7 @@ int64_t vec_stats(arch::TrapFrame& f, const kcap::Resolved& o) {
 int64_t vec_export(arch::TrapFrame& f, const kcap::Resolved& o) {
     if (f.x[1] != 0 && !buffers::writable(f.x[1], f.x[2], vector::kMaxCollectionBytes))
         return err(ktl::Error::InvalidArgs);
-    return finish(vector::submit(vector::Op::Export, &collection(o), { f.x[1], f.x[2], 0, 0, 0 }));
+    return finish(vector::submit(vector::Op::Export, &collection(o), { f.x[1], f.x[2], f.x[3], 0, 0 }));
 }
 
 // Loaded here, in the system call: the snapshot is checked (CRCs, structure) before anything is

@@ -29,6 +29,7 @@ struct Stats {
     uint64_t distance_computations;
     uint32_t dim;
     uint32_t metric;
+    uint64_t writes; // upsert and delete requests served: a paged export checks it did not move
 };
 
 // Optional id filter of vec_search (a5): only these ids may be returned; ascending, unique.
@@ -46,6 +47,7 @@ struct Collection {
     bool writer = false;        // a writing request is running
     uint32_t queued_writes = 0; // writes waiting: later reads queue behind them (no starvation)
     uint32_t outstanding = 0;   // queued + running requests (drop refuses while > 0)
+    uint64_t writes = 0;        // upserts and deletes served (Stats::writes)
 };
 
 constexpr uint64_t kMaxCollectionBytes = 64ull << 20;

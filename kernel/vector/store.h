@@ -14,6 +14,17 @@ constexpr uint32_t kMaxNamed = 32;     // collections in the store at once
 constexpr uint32_t kMaxNameLength = 64; // bytes; names are [A-Za-z0-9_.-], never "." or ".."
 
 // One row of store_list (layout shared with callers).
+// store_stage's argument block: one chunk of a snapshot being imported in pieces.
+struct StageChunk {
+    uint64_t total;    // the whole snapshot's size (at offset 0: starts, or restarts, the import)
+    uint64_t offset;   // must be the bytes staged so far
+    uint64_t data;     // the chunk
+    uint64_t len;
+    uint32_t action;   // 0 stage the chunk, 1 commit (all staged: load and keep), 2 abandon
+    uint32_t crc_out;  // written back: CRC-32 of everything staged so far
+    uint64_t received_out; // written back: bytes staged so far
+};
+
 struct StoreEntry {
     char name[kMaxNameLength + 1];
     uint8_t metric;

@@ -61,6 +61,7 @@ int64_t execute(const Job& job) {
         auto* ids = reinterpret_cast<const uint64_t*>(job.a[0]);
         auto* vectors = reinterpret_cast<const float*>(job.a[1]);
         uint64_t count = job.a[2];
+        ++c.writes;
         for (uint64_t i = 0; i < count; ++i) {
             auto r = c.index.upsert(ids[i], { vectors + i * dim, dim });
             if (!r)
@@ -74,13 +75,15 @@ int64_t execute(const Job& job) {
         return r ? dim : err(r.error());
     }
     case Op::Delete: {
+        ++c.writes;
         auto r = c.index.remove(job.a[0]);
         return r ? 0 : err(r.error());
     }
     case Op::Export: {
         if (job.a[0] == 0)
             return static_cast<int64_t>(c.index.snapshot_size());
-        auto r = c.index.save({ reinterpret_cast<std::byte*>(job.a[0]), job.a[1] });
+        // Bytes [a2, a2 + a1) of the snapshot: a page costs its own size, not the collection's.
+        auto r = c.index.save_range(job.a[2], { reinterpret_cast<std::byte*>(job.a[0]), job.a[1] });
         return r ? static_cast<int64_t>(*r) : err(r.error());
     }
     case Op::Stats: {
@@ -90,6 +93,7 @@ int64_t execute(const Job& job) {
         out->deleted = s.deleted;
         out->levels = s.levels;
         out->bytes_used = s.bytes_used;
+        out->writes = c.writes;
         out->bytes_budget = s.bytes_budget;
         out->distance_computations = s.distance_computations;
         out->dim = dim;

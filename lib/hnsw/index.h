@@ -109,8 +109,14 @@ public:
     ktl::Result<void> set_isa(Isa isa);
 
     // Snapshot (see snapshot.cpp for the format). save() returns the bytes written.
+    // snapshot_size() is arithmetic (O(nodes)), not a serialisation.
     size_t snapshot_size() const;
     ktl::Result<size_t> save(std::span<std::byte> out) const;
+    // Bytes [offset, offset + out.size()) of the snapshot save() would write (fewer at its end),
+    // without building the rest: records before and after the range are skipped by their sizes,
+    // so a page costs O(nodes + page), plus one pass over a section whose CRC falls in the range.
+    // OutOfRange for an offset past the end; returns the bytes written.
+    ktl::Result<size_t> save_range(uint64_t offset, std::span<std::byte> out) const;
     // Parameters of a snapshot, to size the memory for load().
     static ktl::Result<Params> peek(std::span<const std::byte> snapshot);
     // Truncated / Corrupt / Unsupported for bad input, never a crash.
@@ -189,6 +195,14 @@ private:
     void elect_entry();
     // Serialises into out (or only counts with out == nullptr); returns the size.
     size_t write_snapshot(uint8_t* out, size_t capacity, bool* overflow) const;
+    // The 116-byte header of a snapshot of `total` bytes (snapshot.cpp).
+    void write_header(uint8_t* out, uint64_t total) const;
+    // Payload bytes of each section (snapshot_range.cpp).
+    struct SectionSizes {
+        uint64_t node, tomb, free;
+    };
+    SectionSizes section_sizes() const;
+    uint64_t node_record_bytes(uint32_t slot) const;
 
     Params m_params {};
     Kernels m_kernels {};

@@ -123,15 +123,15 @@ Result<ByteReader> open_section(ByteReader& r, uint32_t expected_tag) {
 
 } // namespace
 
-size_t Index::write_snapshot(uint8_t* out, size_t capacity, bool* overflow) const {
-    ByteWriter w(out, capacity);
+void Index::write_header(uint8_t* out, uint64_t total) const {
+    ByteWriter w(out, kHeaderSize);
     const Stats st = stats();
     w.bytes(kMagic, sizeof(kMagic));
     w.u32(kVersion);
     w.u32(kEndianTag);
     w.u32(kHeaderSize);
     w.u32(kSectionCount);
-    w.u64(0); // total size, patched below
+    w.u64(total);
     w.u32(m_params.dim);
     w.u32(uint32_t(m_params.metric));
     w.u32(m_params.m);
@@ -150,7 +150,14 @@ size_t Index::write_snapshot(uint8_t* out, size_t capacity, bool* overflow) cons
     w.u32(m_max_level);
     w.u32(st.compactions);
     w.u32(0);
-    w.u32(0); // header CRC, patched below
+    w.u32(crc32(0, out, kHeaderSize - 4));
+}
+
+size_t Index::write_snapshot(uint8_t* out, size_t capacity, bool* overflow) const {
+    ByteWriter w(out, capacity);
+    uint8_t header[kHeaderSize];
+    write_header(header, snapshot_size());
+    w.bytes(header, kHeaderSize);
 
     auto section = [&](uint32_t tag, auto&& body) {
         const size_t start = w.pos();
@@ -189,15 +196,17 @@ size_t Index::write_snapshot(uint8_t* out, size_t capacity, bool* overflow) cons
         for (uint32_t s = m_free_head; s != kNone; s = uint32_t(node(s)->id))
             w.u32(s);
     });
-    w.patch64(24, w.pos());
-    if (out && kHeaderSize <= capacity)
-        w.patch32(kHeaderSize - 4, crc32(0, out, kHeaderSize - 4));
     if (overflow)
         *overflow = w.overflow();
     return w.pos();
 }
 
-size_t Index::snapshot_size() const { return m_records ? write_snapshot(nullptr, 0, nullptr) : 0; }
+size_t Index::snapshot_size() const {
+    if (!m_records)
+        return 0;
+    const SectionSizes p = section_sizes();
+    return kHeaderSize + 3 * 16 + p.node + p.tomb + p.free; // each section: tag, size, payload, CRC
+}
 
 Result<size_t> Index::save(std::span<std::byte> out) const {
     if (!m_records)

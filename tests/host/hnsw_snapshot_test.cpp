@@ -292,3 +292,35 @@ TEST(HnswSnapshot, GoldenBuildIsPlatformIndependent) {
     }
     EXPECT_GE(kernel_sets, 1);
 }
+
+// A snapshot read in windows (save_range) is byte for byte the snapshot save() writes, however
+// the windows fall: across the header, records, section boundaries and CRCs, past the end.
+TEST(HnswSnapshot, RangesAreSlicesOfTheWholeSnapshot) {
+    Built b(12, 300, hnsw::Metric::L2, 9);
+    const hnsw::Index& index = b.index.index;
+    const size_t size = index.snapshot_size();
+    std::vector<std::byte> whole(size);
+    ASSERT_EQ(index.save(whole).value(), size);
+    std::mt19937 gen(5);
+    for (int i = 0; i < 2000; ++i) {
+        uint64_t offset = gen() % (size + 1);
+        size_t len = 1 + gen() % (i % 10 == 0 ? size : 300);
+        std::vector<std::byte> part(len, std::byte { 0xee });
+        auto got = index.save_range(offset, part);
+        ASSERT_TRUE(got.ok());
+        ASSERT_EQ(*got, std::min<size_t>(len, size - offset));
+        ASSERT_EQ(std::memcmp(part.data(), whole.data() + offset, *got), 0) << "offset " << offset << " len " << len;
+    }
+    // Paged front to back in odd-sized pages, the pages join into a snapshot that loads.
+    std::vector<std::byte> joined;
+    for (uint64_t at = 0; at < size;) {
+        std::vector<std::byte> page(997);
+        size_t n = index.save_range(at, page).value();
+        joined.insert(joined.end(), page.begin(), page.begin() + n);
+        at += n;
+    }
+    EXPECT_EQ(joined, whole);
+    EXPECT_EQ(index.save_range(size + 1, joined).error(), Error::OutOfRange);
+    std::vector<std::byte> mem(hnsw::Index::memory_needed(hnsw::Index::peek(joined).value()));
+    EXPECT_TRUE(hnsw::Index::load(joined, mem).ok());
+}

@@ -8,6 +8,7 @@
 // snapshot export and import, and the admission rows (roles, schema bounds, wrong shapes).
 // Usage: node vector_sdk_test.mjs KERNEL_ELF HNSW_CLI
 import assert from "node:assert/strict";
+import zlib from "node:zlib";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -310,9 +311,11 @@ try {
       break;
   }
   assert.ok(pages.length >= 2, `${pages.length} export pages`);
-  assert.ok(pages.every((p) => p.size === pages[0].size && p.crc32 === pages[0].crc32), "pages of one snapshot");
+  assert.ok(pages.every((p) => p.size === pages[0].size && p.generation === pages[0].generation), "pages of one snapshot");
+  assert.ok(pages.every((p) => zlib.crc32(Buffer.from(p.data, "base64")) === p.page_crc32), "each page's CRC-32");
   const snapshot = Buffer.concat(pages.map((p) => Buffer.from(p.data, "base64")));
   assert.equal(snapshot.length, pages[0].size);
+  const snapshotCrc = zlib.crc32(snapshot);
   const parts = (buf) => Array.from({ length: Math.ceil(buf.length / 40000) },
                                     (_, i) => buf.subarray(i * 40000, (i + 1) * 40000).toString("base64"));
   await refused(call("collection_import", { name: "copy", snapshot_b64: parts(snapshot), size: snapshot.length }, OPERATOR),
@@ -322,12 +325,19 @@ try {
   await toolError("collection_import", { name: "copy", snapshot_b64: parts(damaged), size: damaged.length },
                   "validation_failed", "corrupt_snapshot");
   await toolError("collection_import", { name: "copy", snapshot_b64: parts(damaged), size: damaged.length,
-                                         crc32: pages[0].crc32 }, "validation_failed", "crc_mismatch");
+                                         crc32: snapshotCrc }, "validation_failed", "crc_mismatch");
   const cut = snapshot.subarray(0, snapshot.length - 1000);
   await toolError("collection_import", { name: "copy", snapshot_b64: parts(cut), size: cut.length },
                   "validation_failed", "truncated_snapshot");
-  assert.deepEqual(await ok("collection_import", { name: "copy", snapshot_b64: parts(snapshot), size: snapshot.length,
-                                                   crc32: pages[0].crc32 }), { imported: "copy", size: snapshot.length });
+  // In chunks: out of order is refused, then three in order import it.
+  const third = Math.ceil(snapshot.length / 3);
+  const chunk = (i) => ({ name: "copy", size: snapshot.length, offset: i * third,
+                          snapshot_b64: parts(snapshot.subarray(i * third, (i + 1) * third)), crc32: snapshotCrc });
+  await toolError("collection_import", chunk(1), "validation_failed", "no_import");
+  assert.deepEqual(await ok("collection_import", chunk(0)), { name: "copy", size: snapshot.length, received: third, next: third });
+  await toolError("collection_import", chunk(2), "validation_failed", "out_of_order");
+  assert.equal((await ok("collection_import", chunk(1))).next, 2 * third);
+  assert.deepEqual(await ok("collection_import", chunk(2)), { imported: "copy", size: snapshot.length });
   const [orig, copy] = [await ok("collection_stats", { collection: "bulk" }), await ok("collection_stats", { collection: "copy" })];
   for (const key of ["count", "deleted", "levels"])
     assert.equal(copy[key], orig[key], `imported ${key}`);
