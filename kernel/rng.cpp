@@ -40,17 +40,23 @@ size_t gather(uint8_t* out, size_t len) {
     return got;
 }
 
-void reseed_locked() {
+// Seeds (first) or reseeds the generator from the hardware sources and the counter; returns the
+// bytes that came from hardware.
+size_t mix_in(bool first) {
     uint8_t seed[kSeedBytes + 8] = {};
     size_t got = gather(seed, kSeedBytes);
     uint64_t t = clock::monotonic_ns();
     for (int i = 0; i < 8; ++i)
         seed[kSeedBytes + i] = static_cast<uint8_t>(t >> (8 * i));
-    g_drbg.reseed(seed, sizeof seed);
+    if (first)
+        g_drbg.seed(seed, sizeof seed);
+    else
+        g_drbg.reseed(seed, sizeof seed);
     for (auto& b : seed)
         *static_cast<volatile uint8_t*>(&b) = 0;
-    if (got > 0)
+    if (got > 0 && !first)
         ++g_reseeds;
+    return got;
 }
 
 } // namespace
@@ -68,14 +74,7 @@ void init() {
         add("virtio-rng");
     if (arch::has_rndr())
         add("rndr");
-    uint8_t seed[kSeedBytes + 8] = {};
-    size_t got = gather(seed, kSeedBytes);
-    uint64_t t = clock::monotonic_ns();
-    for (int i = 0; i < 8; ++i)
-        seed[kSeedBytes + i] = static_cast<uint8_t>(t >> (8 * i));
-    g_drbg.seed(seed, sizeof seed);
-    for (auto& b : seed)
-        *static_cast<volatile uint8_t*>(&b) = 0;
+    size_t got = mix_in(true);
     g_secure = got >= 32;
     if (g_secure) {
         KLOG_INFO("random: ChaCha20 generator seeded with %zu bytes from %s", got, g_sources);
@@ -89,7 +88,7 @@ void init() {
 void fill(void* out, size_t len) {
     arch::IrqGuard guard;
     if (g_drbg.bytes_since_reseed() >= kReseedBytes)
-        reseed_locked();
+        mix_in(false);
     g_drbg.fill(static_cast<uint8_t*>(out), len);
 }
 

@@ -194,8 +194,7 @@ ktl::Result<Slot> CapabilitySpace::grant_root(CapTable& table, ObjectId object, 
     return make_root(table, object, rights, badge, false, 0, 0);
 }
 
-ktl::Result<Slot> CapabilitySpace::mint(CapTable& src, Slot src_slot, CapTable& dst, Rights mask,
-                                        uint64_t new_badge) {
+ktl::Result<uint32_t> CapabilitySpace::derivable(const CapTable& src, Slot src_slot, const CapTable& dst) const {
     if (!table_ok(src) || !table_ok(dst))
         return Error::BadHandle;
     uint32_t parent = node_at(src, src_slot);
@@ -204,25 +203,37 @@ ktl::Result<Slot> CapabilitySpace::mint(CapTable& src, Slot src_slot, CapTable& 
     const CapNode& p = m_nodes[parent];
     if ((p.flags & CapNode::kToken) || !has_rights(p.rights, Rights::Grant))
         return Error::AccessDenied;
-    // A badge, once set, identifies the holder to the server: it can be inherited, never changed.
-    if (p.badge != 0 && new_badge != 0 && new_badge != p.badge)
-        return Error::InvalidArgs;
+    return parent;
+}
+
+ktl::Result<uint32_t> CapabilitySpace::add_child(uint32_t parent, CapTable& dst) {
     Slot slot = free_slot(dst);
     if (slot == kNoSlot)
         return Error::Full;
     if (m_free_head == kNil)
         return Error::NoMemory;
-
     uint32_t index = alloc_node(dst, slot);
     CapNode& c = m_nodes[index];
+    c.object = m_nodes[parent].object;
+    c.type = m_nodes[parent].type;
+    link_child(parent, index);
+    return index;
+}
+
+ktl::Result<Slot> CapabilitySpace::mint(CapTable& src, Slot src_slot, CapTable& dst, Rights mask,
+                                        uint64_t new_badge) {
+    uint32_t parent = TRY(derivable(src, src_slot, dst));
+    const CapNode& p = m_nodes[parent];
+    // A badge, once set, identifies the holder to the server: it can be inherited, never changed.
+    if (p.badge != 0 && new_badge != 0 && new_badge != p.badge)
+        return Error::InvalidArgs;
+    uint32_t index = TRY(add_child(parent, dst));
+    CapNode& c = m_nodes[index];
     const CapNode& source = m_nodes[parent];
-    c.object = source.object;
-    c.type = source.type;
     c.rights = source.rights & mask; // never more than the source holds
     c.badge = source.badge != 0 ? source.badge : new_badge;
     c.expires_at_ns = source.expires_at_ns; // a capability with a deadline passes it on
-    link_child(parent, index);
-    return slot;
+    return Slot(c.slot);
 }
 
 ktl::Result<size_t> CapabilitySpace::revoke(CapTable& table, Slot slot) {

@@ -196,6 +196,10 @@ private:
     // Allocates a node and places it in `slot` of `table`. The caller has checked both.
     uint32_t alloc_node(CapTable& table, Slot slot);
     void link_child(uint32_t parent, uint32_t child);
+    // The node in src_slot if a capability may be derived from it (live, not a token, Grant).
+    ktl::Result<uint32_t> derivable(const CapTable& src, Slot src_slot, const CapTable& dst) const;
+    // A new node in dst's lowest free slot, a child of `parent` naming its object; Full, NoMemory.
+    ktl::Result<uint32_t> add_child(uint32_t parent, CapTable& dst);
     void unlink(uint32_t index);
     // Unlinks a childless node, clears its slot and returns it to the pool.
     void free_leaf(uint32_t index);

@@ -15,30 +15,17 @@ ktl::Result<Slot> CapabilitySpace::mint_token(CapTable& table, ObjectId object, 
 
 ktl::Result<Slot> CapabilitySpace::issue_token(CapTable& src, Slot src_slot, CapTable& dst, Rights rights,
                                                uint64_t expires_at_ns, uint64_t binding, uint64_t now_ns) {
-    if (!table_ok(src) || !table_ok(dst))
-        return Error::BadHandle;
-    uint32_t parent = node_at(src, src_slot);
-    if (parent == kNil || !m_registry.is_live(m_nodes[parent].object))
-        return Error::BadHandle;
+    uint32_t parent = TRY(derivable(src, src_slot, dst));
     const CapNode& p = m_nodes[parent];
-    if ((p.flags & CapNode::kToken) || !has_rights(p.rights, Rights::Grant))
-        return Error::AccessDenied;
     if (p.expires_at_ns != 0 && now_ns >= p.expires_at_ns)
         return Error::TimedOut;
     if ((rights & rights::kManage) != Rights::None || rights == Rights::None)
         return Error::InvalidArgs;
     if (!has_rights(p.rights, rights))
         return Error::AccessDenied; // never more than the issuer holds
-    Slot slot = free_slot(dst);
-    if (slot == kNoSlot)
-        return Error::Full;
-    if (m_free_head == kNil)
-        return Error::NoMemory;
-    uint32_t index = alloc_node(dst, slot);
+    uint32_t index = TRY(add_child(parent, dst));
     CapNode& t = m_nodes[index];
     const CapNode& source = m_nodes[parent];
-    t.object = source.object;
-    t.type = source.type;
     t.rights = rights;
     t.badge = source.badge;
     t.flags |= CapNode::kToken;
@@ -46,8 +33,7 @@ ktl::Result<Slot> CapabilitySpace::issue_token(CapTable& src, Slot src_slot, Cap
     t.expires_at_ns = source.expires_at_ns != 0 && source.expires_at_ns < expires_at_ns ? source.expires_at_ns
                                                                                           : expires_at_ns;
     t.binding = binding;
-    link_child(parent, index);
-    return slot;
+    return Slot(t.slot);
 }
 
 ktl::Result<LookupResult> CapabilitySpace::redeem(CapTable& table, Slot slot, uint64_t now_ns,

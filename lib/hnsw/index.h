@@ -203,6 +203,8 @@ private:
     };
     SectionSizes section_sizes() const;
     uint64_t node_record_bytes(uint32_t slot) const;
+    template <typename Writer>
+    void emit_node(Writer& w, uint32_t slot) const; // snapshot_node.h
 
     Params m_params {};
     Kernels m_kernels {};

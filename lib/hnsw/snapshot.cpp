@@ -22,6 +22,7 @@
 #include <hnsw/byte_io.h>
 #include <hnsw/crc32.h>
 #include <hnsw/index.h>
+#include <hnsw/snapshot_node.h>
 
 #include <cstring>
 
@@ -168,24 +169,8 @@ size_t Index::write_snapshot(uint8_t* out, size_t capacity, bool* overflow) cons
         w.u32(w.crc(start));
     };
     section(kTagNode, [&] {
-        for (uint32_t s = 0; s < m_high_water; ++s) {
-            const NodeHeader* n = node(s);
-            w.u8(n->flags);
-            if (n->flags == 0)
-                continue;
-            w.u8(n->level);
-            w.u16(0);
-            w.u64(n->id);
-            for (uint32_t l = 0; l <= n->level; ++l) {
-                const uint32_t* list = links(s, l);
-                w.u32(list[0]);
-                for (uint32_t i = 1; i <= list[0]; ++i)
-                    w.u32(list[i]);
-            }
-            const float* v = vec(s);
-            for (uint32_t i = 0; i < m_params.dim; ++i)
-                w.f32(v[i]);
-        }
+        for (uint32_t s = 0; s < m_high_water; ++s)
+            emit_node(w, s);
     });
     section(kTagTomb, [&] {
         for (uint32_t s = 0; s < m_high_water; ++s)

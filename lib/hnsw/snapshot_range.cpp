@@ -5,6 +5,7 @@
 // full (the CRC covers the section).
 #include <hnsw/crc32.h>
 #include <hnsw/index.h>
+#include <hnsw/snapshot_node.h>
 
 #include <bit>
 #include <cstring>
@@ -138,26 +139,7 @@ Result<size_t> Index::save_range(uint64_t offset, std::span<std::byte> out) cons
                 w.skip(bytes);
                 continue;
             }
-            const NodeHeader* n = node(s);
-            w.u8(n->flags);
-            if (n->flags == 0)
-                continue;
-            w.u8(n->level);
-            w.u16(0);
-            w.u64(n->id);
-            for (uint32_t l = 0; l <= n->level; ++l) {
-                const uint32_t* list = links(s, l);
-                w.u32(list[0]);
-                for (uint32_t i = 1; i <= list[0]; ++i)
-                    w.u32(list[i]);
-            }
-            const float* v = vec(s);
-            if constexpr (std::endian::native == std::endian::little) {
-                w.bytes(v, 4ull * m_params.dim); // the stored bits are the format's bytes: one copy
-            } else {
-                for (uint32_t i = 0; i < m_params.dim; ++i)
-                    w.f32(v[i]);
-            }
+            emit_node(w, s);
         }
     });
     section(kTagTomb, sizes.tomb, [&](bool) {

@@ -741,14 +741,8 @@ void Server::tools_call(Request& r, Session& s) {
         }
     }
     uint16_t who = r.principal ? r.principal->id : 0;
-    auto decision = m_limiter.acquire(who, m_config.now_ns ? m_config.now_ns() : 0, r.principal ? &r.principal->limits : nullptr,
-                                      r.principal ? r.principal->role : Role::Anonymous);
-    if (!decision.allowed) {
-        error_reply(r.w, r.id, kLimitError, "Too many requests", decision.code, "per-caller limit reached", r.request_id,
-                    r.timestamp);
-        audit(r, AuditOutcome::Deny, error_code_name(decision.code));
+    if (!admit(r))
         return;
-    }
     if (m_config.start_call) {
         start_pending(r, s, *tool, arguments);
         return;
@@ -774,17 +768,22 @@ void Server::tools_call(Request& r, Session& s) {
     audit(r, ok ? AuditOutcome::Allow : AuditOutcome::Error, ok ? "" : error_code_name(err.code));
 }
 
-bool Server::admit_inline(Request& r) {
+bool Server::admit(Request& r) {
     uint16_t who = r.principal ? r.principal->id : 0;
     auto decision = m_limiter.acquire(who, m_config.now_ns ? m_config.now_ns() : 0, r.principal ? &r.principal->limits : nullptr,
                                       r.principal ? r.principal->role : Role::Anonymous);
-    if (!decision.allowed) {
-        error_reply(r.w, r.id, kLimitError, "Too many requests", decision.code, "per-caller limit reached", r.request_id,
-                    r.timestamp);
-        audit(r, AuditOutcome::Deny, error_code_name(decision.code));
+    if (decision.allowed)
+        return true;
+    error_reply(r.w, r.id, kLimitError, "Too many requests", decision.code, "per-caller limit reached", r.request_id,
+                r.timestamp);
+    audit(r, AuditOutcome::Deny, error_code_name(decision.code));
+    return false;
+}
+
+bool Server::admit_inline(Request& r) {
+    if (!admit(r))
         return false;
-    }
-    m_limiter.release(who); // done within this request, before the next one is read
+    m_limiter.release(r.principal ? r.principal->id : 0); // done within this request
     return true;
 }
 

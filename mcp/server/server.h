@@ -346,8 +346,10 @@ private:
     const ResourceTemplate* match_template(std::string_view uri, TemplateVar* vars, size_t max_vars, size_t& nvars) const;
     const Prompt* find_prompt(std::string_view name) const;
     bool authenticate(Request& r, Session& s);
-    // The caller's rate and concurrency admission for work done in the bridge itself (resource
-    // reads, prompts): the same buckets as tool calls. False: refused and answered.
+    // The caller's rate and concurrency admission (a slot held until released). False: refused,
+    // answered and audited. admit_inline: the same for work done in the bridge itself (resource
+    // reads, prompts), the slot given back at once.
+    bool admit(Request& r);
     bool admit_inline(Request& r);
     bool authorise(Request& r, uint32_t scopes);
     void audit(const Request& r, AuditOutcome outcome, const char* code);
