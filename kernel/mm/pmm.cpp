@@ -1,5 +1,7 @@
 #include "pmm.h"
 
+#include "../panic.h"
+
 #include "../arch/aarch64/cpu.h"
 
 namespace pmm {
@@ -74,10 +76,16 @@ void free_pages(uint64_t addr, unsigned order) {
     arch::IrqGuard guard;
     for (size_t i = 0; i < g_zone_count; ++i) {
         if (g_zones[i].owns(addr)) {
-            (void)g_zones[i].free(addr, order);
+            // A refused free is a double free or a wrong order: memory is already inconsistent
+            // (two owners would share pages), so stop here, naming who asked.
+            if (auto r = g_zones[i].free(addr, order); !r)
+                panic("pmm: free of 0x%llx (order %u) refused: double free or wrong order (caller %p)",
+                      static_cast<unsigned long long>(addr), order, __builtin_return_address(0));
             return;
         }
     }
+    panic("pmm: free of 0x%llx (order %u): not a page of any zone (caller %p)", static_cast<unsigned long long>(addr),
+          order, __builtin_return_address(0));
 }
 
 Stats stats() {

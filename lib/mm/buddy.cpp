@@ -108,6 +108,9 @@ ktl::Result<void> BuddyAllocator::free(uint64_t addr, unsigned order) {
     if (f.state != AllocatedHead || f.order != order)
         return ktl::Error::InvalidArgs;
     f.owner = 0;
+    // No longer an allocated head whatever happens next: when it merges with a lower buddy the
+    // merged block's head is that buddy, and a second free of this address must be refused.
+    f.state = Tail;
     m_free_pages += 1ull << order;
     free_block(index, order);
     return {};

@@ -195,6 +195,8 @@ ktl::Result<void> Heap::free(void* ptr) {
     --m_stats.live_allocations;
     m_stats.bytes_requested -= h->size;
     if (h->cls == kLarge) {
+        if (((reinterpret_cast<uintptr_t>(h) - kLargeHeader) & (kPageSize - 1)) != 0)
+            return ktl::Error::InvalidArgs; // a large block's header sits at a fixed place in its first page
         unsigned order = h->order;
         h->magic = kFreeMagic;
         m_used[owner] -= kPageSize << order;
@@ -210,6 +212,9 @@ ktl::Result<void> Heap::free(void* ptr) {
     if (slab->magic != kSlabMagic || slab->cls != h->cls || slab->in_use == 0)
         return ktl::Error::Corrupt;
     size_t slot = kClassSizes[h->cls];
+    const uintptr_t at = reinterpret_cast<uintptr_t>(h) - reinterpret_cast<uintptr_t>(slab);
+    if (at < kSlabHeader || (at - kSlabHeader) % slot != 0)
+        return ktl::Error::InvalidArgs; // not the start of a slot: a forged header inside one
     m_used[owner] -= slot;
     h->magic = kFreeMagic;
     h->size = slab->free_head;

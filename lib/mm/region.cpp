@@ -11,6 +11,8 @@ ktl::Result<Region> Region::create(std::span<std::byte> memory, RegionPolicy pol
     r.m_base = memory.data();
     r.m_policy = policy;
     r.m_capacity = memory.size();
+    // Whatever the pages held before is nobody's business: bytes never written read as zero.
+    memset(memory.data(), 0, memory.size());
     if (policy == RegionPolicy::Slab) {
         if (object_size == 0 || object_size > memory.size())
             return ktl::Error::InvalidArgs;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <vector>
@@ -143,5 +144,40 @@ TEST(Buddy, RandomSequencesMatchReferenceModel) {
         auto expect = g.buddy.stats();
         for (unsigned o = 0; o <= mm::BuddyAllocator::kMaxOrder; ++o)
             EXPECT_EQ(s.free_blocks[o], expect.free_blocks[o]) << "seed " << seed << " order " << o;
+    }
+}
+
+// A second free is refused whatever the first one merged with: with no buddy free, with its
+// upper buddy, with its lower buddy (the head of the merged block is then the buddy, and the
+// freed page must not still look like an allocated head), and up several orders at once; the
+// allocator stays consistent (every page handed out once).
+TEST(Buddy, DoubleFreeRefusedForEveryMergeShape) {
+    for (unsigned order = 0; order <= 3; ++order) {
+        for (int shape = 0; shape < 4; ++shape) {
+            Fixture f(64);
+            f.buddy.add_free_range(0x40000000, 64 * 4096);
+            auto lower = f.buddy.alloc(order);
+            auto upper = f.buddy.alloc(order);
+            ASSERT_TRUE(lower.ok() && upper.ok());
+            ASSERT_EQ(*upper ^ *lower, 4096ull << order) << "buddies";
+            uint64_t victim = 0;
+            switch (shape) {
+            case 0: victim = *lower; break;                                            // upper still held
+            case 1: victim = *upper; break;                                            // lower still held
+            case 2: ASSERT_TRUE(f.buddy.free(*upper, order).ok()); victim = *lower; break; // merges upward
+            case 3: ASSERT_TRUE(f.buddy.free(*lower, order).ok()); victim = *upper; break; // merges with its lower buddy
+            }
+            ASSERT_TRUE(f.buddy.free(victim, order).ok());
+            EXPECT_FALSE(f.buddy.free(victim, order).ok()) << "order " << order << " shape " << shape;
+            // Everything can be taken again exactly once: no page is on two lists.
+            uint64_t held = shape < 2 ? (1ull << order) : 0;
+            EXPECT_EQ(f.buddy.stats().free_pages, 64u - held);
+            std::vector<uint64_t> pages;
+            for (auto p = f.buddy.alloc(0); p.ok(); p = f.buddy.alloc(0))
+                pages.push_back(*p);
+            std::sort(pages.begin(), pages.end());
+            EXPECT_EQ(std::adjacent_find(pages.begin(), pages.end()), pages.end()) << "a page handed out twice";
+            EXPECT_EQ(pages.size(), 64u - held);
+        }
     }
 }

@@ -145,3 +145,16 @@ TEST(Region, RingKeepsTheNewestRecordsWhole) {
     EXPECT_EQ(r->read(14 * 16 + 1, out).error(), ktl::Error::OutOfRange) << "not a record boundary";
     EXPECT_FALSE(mm::Region::create(mem, mm::RegionPolicy::Ring, 0).ok());
 }
+
+// Pages come with whatever they held; a region hands out none of it: bytes never written read
+// back as zero (an Immutable region's high-water mark makes the gap before a write readable).
+TEST(Region, StaleMemoryIsNeverReadable) {
+    std::vector<std::byte> mem(256, std::byte { 0xa5 });
+    auto r = mm::Region::create(mem, mm::RegionPolicy::Immutable);
+    ASSERT_TRUE(r.ok());
+    ASSERT_TRUE(r->write(200, bytes("x")).ok());
+    std::byte out[200];
+    ASSERT_TRUE(r->read(0, out).ok());
+    for (auto b : out)
+        ASSERT_EQ(b, std::byte { 0 });
+}
