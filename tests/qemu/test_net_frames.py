@@ -2,7 +2,8 @@
 """Frame-level scenario: the test is the other host on the guest's Ethernet segment. QEMU
 carries the virtio-net NIC's frames as Unix datagrams to this script, which speaks raw
 Ethernet: it asks for the guest's MAC by ARP, pings it (ICMP echo through lwIP; one ping of 4000
-bytes in three IPv4 fragments, answered in fragments), then throws
+bytes in three IPv4 fragments, answered in fragments), opens 16 TCP handshakes and checks that the
+initial sequence numbers are unpredictable (RFC 6528), then throws
 runt, oversized, truncated and random frames and a burst larger than the receive ring at it,
 and checks that the guest still answers, on the legacy and the modern transport."""
 import os
@@ -166,6 +167,40 @@ def abuse(seg, rng):
         seg.send(ipv4_frame(GUEST_MAC, 17, struct.pack("!HHHH", 1000, 9, 8, 0), ident=i))
 
 
+def tcp_syn(src_port, dst_port, seq):
+    header = struct.pack("!HHIIBBHHH", src_port, dst_port, seq, 0, 5 << 4, 0x02, 65535, 0, 0)
+    pseudo = PEER_IP + GUEST_IP + struct.pack("!BBH", 0, 6, len(header))
+    return header[:16] + struct.pack("!H", checksum(pseudo + header)) + header[18:]
+
+
+def tcp_rst(src_port, dst_port, seq):
+    header = struct.pack("!HHIIBBHHH", src_port, dst_port, seq, 0, 5 << 4, 0x04, 0, 0, 0)
+    pseudo = PEER_IP + GUEST_IP + struct.pack("!BBH", 0, 6, len(header))
+    return header[:16] + struct.pack("!H", checksum(pseudo + header)) + header[18:]
+
+
+def syn_isns(seg, port, count):
+    """Opens `count` handshakes to the guest's TCP port from different source ports and returns
+    the initial sequence numbers of its SYN-ACKs (each half-open connection is reset after)."""
+    isns = []
+    for i in range(count):
+        src = 40000 + i
+        seg.send(ipv4_frame(GUEST_MAC, 6, tcp_syn(src, port, 1000 * i), ident=100 + i))
+        for f in seg.frames(2.0):
+            if len(f) < 54 or f[12:14] != b"\x08\x00" or f[23] != 6:
+                continue
+            ihl = (f[14] & 0xF) * 4
+            tcp = f[14 + ihl:]
+            if struct.unpack("!HH", tcp[0:4]) != (port, src) or tcp[13] & 0x12 != 0x12:
+                continue
+            isn, ack = struct.unpack("!II", tcp[4:12])
+            check(ack == 1000 * i + 1, f"SYN-ACK acknowledges {ack}")
+            isns.append(isn)
+            seg.send(ipv4_frame(GUEST_MAC, 6, tcp_rst(src, port, ack), ident=200 + i))
+            break
+    return isns
+
+
 def boot(args, modern):
     kind = "modern" if modern else "legacy"
     rng = random.Random(0xBA5A17 + modern)
@@ -182,6 +217,13 @@ def boot(args, modern):
                 rtt = ping(seg, 0x4242, seq, rng.randbytes(size))
                 check(rtt is not None, f"{kind}: no echo reply to a {size}-byte ping")
                 times.append(rtt)
+            # Initial sequence numbers (RFC 6528): neighbours differ by unpredictable amounts, not
+            # by the few ticks of lwIP's own counter.
+            isns = syn_isns(seg, 8080, 16)
+            check(len(isns) == 16, f"{kind}: {len(isns)} of 16 SYN-ACKs from the MCP port")
+            deltas = [(b - a) % 2**32 for a, b in zip(isns, isns[1:])]
+            spread = sum(1 for d in deltas if 2**24 <= d <= 2**32 - 2**24)
+            check(spread >= 12, f"{kind}: initial sequence numbers look predictable: deltas {deltas}")
             pieces = fragmented_ping(seg, 0x4242, 5, rng.randbytes(4000))
             check(pieces >= 3, f"{kind}: no reassembled reply to a 4000-byte ping in 3 fragments")
             abuse(seg, rng)

@@ -18,6 +18,8 @@
 #define BASALT_LWIPOPTS_H
 
 #define NO_SYS                      1
+/* RFC 6528 initial sequence numbers from the kernel's random source (lwip_hooks.h). */
+#define LWIP_HOOK_FILENAME          "lwip_hooks.h"
 #define SYS_LIGHTWEIGHT_PROT        0
 #define LWIP_TIMERS                 1
 #define LWIP_SOCKET                 0
