@@ -8,6 +8,7 @@
 #include "mm/kheap.h"
 #include "mm/pmm.h"
 #include "mm/stack_arena.h"
+#include "panic.h"
 #include "sched/task.h"
 
 #include <drivers/generic_timer.h>
@@ -123,6 +124,8 @@ ktl::Result<void> probe_console(const dtb::Blob& blob) {
     return {};
 }
 
+constexpr size_t kMaxReserved = 32; // reserved memory ranges kept out of the page allocator
+
 ktl::Result<void> map_memory(const dtb::Blob& blob, uintptr_t dtb_addr) {
     static mmu::Region regions[kMaxRegions];
     size_t count = 0;
@@ -136,8 +139,11 @@ ktl::Result<void> map_memory(const dtb::Blob& blob, uintptr_t dtb_addr) {
         g_info.ram_bytes += ram[i].size;
     }
     g_info.ram_ranges = ram_count;
-    dtb::Range reserved[16];
+    dtb::Range reserved[kMaxReserved];
     g_info.reserved_ranges = blob.reserved_ranges(reserved);
+    if (g_info.reserved_ranges > kMaxReserved)
+        panic("dtb: %zu reserved memory ranges, more than the %zu this kernel keeps out of its allocator",
+              g_info.reserved_ranges, kMaxReserved);
 
     size_t skipped = 0;
     for_each_node(blob, [&](dtb::Node node, size_t) {
@@ -199,14 +205,14 @@ ktl::Result<void> map_memory(const dtb::Blob& blob, uintptr_t dtb_addr) {
     TRY_VOID(mmu::install(regions, count));
     TRY_VOID(stack_arena::init(arena, kArenaSize));
 
-    pmm::Exclusion excl[24];
+    pmm::Exclusion excl[kMaxReserved + 5];
     size_t nexcl = 0;
     excl[nexcl++] = { start, end - start };
     excl[nexcl++] = { dtb_addr, blob.total_size() };
     excl[nexcl++] = { arena, kArenaSize };
     excl[nexcl++] = { meta, meta_size };
     excl[nexcl++] = { 0, kNullGuard };
-    for (size_t i = 0; i < g_info.reserved_ranges && nexcl < 24; ++i)
+    for (size_t i = 0; i < g_info.reserved_ranges && nexcl < kMaxReserved + 5; ++i)
         excl[nexcl++] = { reserved[i].base, reserved[i].size };
     TRY_VOID(pmm::init(ram_base, ram_size, ram_count, excl, nexcl, meta, meta_size));
     kheap::init();

@@ -36,10 +36,13 @@ struct Irq {
     uint32_t number = 0;
     uint32_t flags = 0;
     uint32_t cells = 3;
+    // kInvalid when the number does not fit an interrupt ID (it would wrap to a small one).
+    static constexpr uint32_t kInvalid = 0xffffffffu;
     uint32_t intid() const {
         if (cells < 3)
             return number;
-        return type == 1 ? number + 16 : number + 32;
+        uint32_t base = type == 1 ? 16 : 32;
+        return number > kInvalid - 1 - base ? kInvalid : number + base;
     }
 };
 
@@ -76,6 +79,8 @@ public:
     ktl::Result<Irq> interrupt(Node node, size_t index) const;
 
     size_t memory_ranges(std::span<Range> out) const;
+    // Memreserve entries and enabled /reserved-memory children: returns how many there are, and
+    // writes the first out.size() of them.
     size_t reserved_ranges(std::span<Range> out) const;
     std::string_view bootargs() const;
     std::optional<Node> stdout_node() const;

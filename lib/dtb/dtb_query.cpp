@@ -152,25 +152,31 @@ size_t Blob::memory_ranges(std::span<Range> out) const {
 }
 
 size_t Blob::reserved_ranges(std::span<Range> out) const {
+    // Every range is counted, those that fit are written: a caller that keeps fewer than there
+    // are must know, since handing out reserved memory is not a recoverable mistake.
     size_t count = 0;
-    for (uint64_t off = m_rsv_off; off + kReserveEntrySize <= m_total && count < out.size();
-         off += kReserveEntrySize) {
+    auto add = [&](Range r) {
+        if (count < out.size())
+            out[count] = r;
+        ++count;
+    };
+    for (uint64_t off = m_rsv_off; off + kReserveEntrySize <= m_total; off += kReserveEntrySize) {
         uint64_t addr = 0, size = 0;
         std::span<const uint8_t> entry(m_data + off, kReserveEntrySize);
         read_cells(entry, 0, 2, addr);
         read_cells(entry, 2, 2, size);
         if (addr == 0 && size == 0)
             break;
-        out[count++] = Range { addr, size };
+        add(Range { addr, size });
     }
     if (auto rm = find("/reserved-memory")) {
-        for (auto n = first_child(*rm); n && count < out.size(); n = next_sibling(*n)) {
+        for (auto n = first_child(*rm); n; n = next_sibling(*n)) {
             if (!enabled(*this, *n))
                 continue;
             size_t regs = reg_count(*n);
-            for (size_t i = 0; i < regs && count < out.size(); ++i) {
+            for (size_t i = 0; i < regs; ++i) {
                 if (auto r = reg(*n, i))
-                    out[count++] = *r;
+                    add(*r);
             }
         }
     }

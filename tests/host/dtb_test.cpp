@@ -654,8 +654,13 @@ TEST(Dtb, MemoryAndReservedRanges) {
     EXPECT_EQ(rsv[1].size, 0x2000u);
     EXPECT_EQ(rsv[2].base, 0x9fe00000u) << "/reserved-memory child; the disabled one is skipped";
     EXPECT_EQ(rsv[2].size, 0x200000u);
-    dtb::Range two[2];
-    EXPECT_EQ(b.reserved_ranges(two), 2u);
+    dtb::Range two[2] = {};
+    EXPECT_EQ(b.reserved_ranges(two), 3u) << "every range counted, so a caller knows when it keeps fewer";
+    EXPECT_EQ(two[1].base, 0x4a000000u) << "the first that fit are written";
+    dtb::Irq huge { 0, 0xfffffff0u, 4, 3 };
+    EXPECT_EQ(huge.intid(), dtb::Irq::kInvalid) << "an SPI number that would wrap";
+    dtb::Irq ppi { 1, 15, 4, 3 };
+    EXPECT_EQ(ppi.intid(), 31u);
 
     auto qemu = load("qemu-virt-gicv2.dtb");
     dtb::Range qemu_rsv[4];
