@@ -1,4 +1,5 @@
 #include "endpoint.h"
+#include "pbuf_chain.h"
 
 #include "../arch/aarch64/cpu.h"
 #include "../ipc/sync.h"
@@ -142,6 +143,9 @@ using Stream = Endpoint::Stream;
 void fill_rx(Stream& s) {
     uint32_t moved = 0;
     for (int guard = 0; guard < 64 && s.pending; ++guard) {
+        s.pending = net::skip_empty(s.pending);
+        if (!s.pending)
+            break;
         uint32_t n;
         {
             arch::IrqGuard irq;

@@ -1,4 +1,5 @@
 #include "tcp_echo.h"
+#include "pbuf_chain.h"
 
 #include "../log.h"
 
@@ -38,6 +39,9 @@ void close(Conn& c) {
 void flush(Conn& c) {
     // Bounded: each round queues at least one byte or stops.
     for (int round = 0; round < 64 && c.pending; ++round) {
+        c.pending = net::skip_empty(c.pending);
+        if (!c.pending)
+            break;
         u16_t room = tcp_sndbuf(c.pcb);
         u16_t chunk = c.pending->len < room ? c.pending->len : room;
         if (chunk == 0 || tcp_write(c.pcb, c.pending->payload, chunk, TCP_WRITE_FLAG_COPY) != ERR_OK)

@@ -3,7 +3,9 @@
 carries the virtio-net NIC's frames as Unix datagrams to this script, which speaks raw
 Ethernet: it asks for the guest's MAC by ARP, pings it (ICMP echo through lwIP; one ping of 4000
 bytes in three IPv4 fragments, answered in fragments), opens 16 TCP handshakes and checks that the
-initial sequence numbers are unpredictable (RFC 6528), then throws
+initial sequence numbers are unpredictable (RFC 6528), sends 40 TCP segments to the echo service
+each fragmented so that its first fragment holds only the TCP header (the data then follows an
+empty buffer in lwIP's chain) and checks every byte comes back, then throws
 runt, oversized, truncated and random frames and a burst larger than the receive ring at it,
 and checks that the guest still answers, on the legacy and the modern transport."""
 import os
@@ -179,6 +181,66 @@ def tcp_rst(src_port, dst_port, seq):
     return header[:16] + struct.pack("!H", checksum(pseudo + header)) + header[18:]
 
 
+def tcp_segment(src_port, dst_port, seq, ack, flags, data=b"", options=b""):
+    offset = (20 + len(options)) // 4
+    header = struct.pack("!HHIIBBHHH", src_port, dst_port, seq, ack, offset << 4, flags, 65535, 0, 0) + options
+    pseudo = PEER_IP + GUEST_IP + struct.pack("!BBH", 0, 6, len(header) + len(data))
+    segment = header + data
+    return segment[:16] + struct.pack("!H", checksum(pseudo + segment)) + segment[18:]
+
+
+def tcp_from_guest(f, port, src):
+    """The TCP segment in frame f from the guest's `port` to our `src`, or None."""
+    if len(f) < 54 or f[12:14] != b"\x08\x00" or f[23] != 6:
+        return None
+    ihl = (f[14] & 0xF) * 4
+    total = struct.unpack("!H", f[16:18])[0]
+    tcp = f[14 + ihl:14 + total]
+    if struct.unpack("!HH", tcp[0:4]) != (port, src):
+        return None
+    return tcp
+
+
+def echo_through_header_only_fragments(seg, port, rounds):
+    """Connects to the guest's TCP echo, then sends `rounds` segments each split so that the first
+    IPv4 fragment carries only the TCP header (24 bytes with 4 bytes of NOP options): after
+    reassembly lwIP hands the data over behind an empty first buffer. Returns the bytes echoed."""
+    src, iss = 45000, 777000
+    seg.send(ipv4_frame(GUEST_MAC, 6, tcp_segment(src, port, iss, 0, 0x02), ident=300))
+    peer_seq = None
+    for f in seg.frames(2.0):
+        tcp = tcp_from_guest(f, port, src)
+        if tcp is not None and tcp[13] & 0x12 == 0x12:
+            peer_seq = struct.unpack("!I", tcp[4:8])[0] + 1
+            break
+    check(peer_seq is not None, "no SYN-ACK from the echo port")
+    seq = iss + 1
+    seg.send(ipv4_frame(GUEST_MAC, 6, tcp_segment(src, port, seq, peer_seq, 0x10), ident=301))
+    echoed = b""
+    sent = b""
+    for i in range(rounds):
+        data = bytes([0x41 + i % 26]) * 48
+        segment = tcp_segment(src, port, seq, peer_seq, 0x18, data, options=b"\x01\x01\x01\x01")
+        for frame in ipv4_fragments(segment, ident=400 + i, proto=6, mtu_payload=24):
+            seg.send(frame)
+        seq += len(data)
+        sent += data
+        for f in seg.frames(2.0):
+            tcp = tcp_from_guest(f, port, src)
+            if tcp is None:
+                continue
+            payload = tcp[(tcp[12] >> 4) * 4:]
+            if payload and struct.unpack("!I", tcp[4:8])[0] == peer_seq:
+                echoed += payload
+                peer_seq += len(payload)
+                seg.send(ipv4_frame(GUEST_MAC, 6, tcp_segment(src, port, seq, peer_seq, 0x10), ident=500 + i))
+            if len(echoed) >= len(sent):
+                break
+        check(echoed == sent, f"round {i}: {len(echoed)} of {len(sent)} bytes echoed: a header-only first fragment stalled the connection")
+    seg.send(ipv4_frame(GUEST_MAC, 6, tcp_segment(src, port, seq, peer_seq, 0x04), ident=399))
+    return len(echoed)
+
+
 def syn_isns(seg, port, count):
     """Opens `count` handshakes to the guest's TCP port from different source ports and returns
     the initial sequence numbers of its SYN-ACKs (each half-open connection is reset after)."""
@@ -207,7 +269,7 @@ def boot(args, modern):
     with tempfile.TemporaryDirectory(prefix="basalt-net-") as d:
         seg = Segment(d)
         run_args = ["--net-dgram", f"{seg.qemu_path}:{seg.peer_path}"] + (["--virtio-modern"] if modern else [])
-        q = Qemu(args.kernel, cpu=args.cpu, gic=args.gic, el2=args.el2, append="ip=192.168.50.2/24",
+        q = Qemu(args.kernel, cpu=args.cpu, gic=args.gic, el2=args.el2, append="ip=192.168.50.2/24 tcp_echo=7",
                  run_args=run_args)
         try:
             q.expect(r"net: static address 192\.168\.50\.2 netmask 255\.255\.255\.0 gw 0\.0\.0\.0\n")
@@ -224,6 +286,7 @@ def boot(args, modern):
             deltas = [(b - a) % 2**32 for a, b in zip(isns, isns[1:])]
             spread = sum(1 for d in deltas if 2**24 <= d <= 2**32 - 2**24)
             check(spread >= 12, f"{kind}: initial sequence numbers look predictable: deltas {deltas}")
+            echoed = echo_through_header_only_fragments(seg, 7, 40)
             pieces = fragmented_ping(seg, 0x4242, 5, rng.randbytes(4000))
             check(pieces >= 3, f"{kind}: no reassembled reply to a 4000-byte ping in 3 fragments")
             abuse(seg, rng)
