@@ -2,6 +2,7 @@
 #include "pbuf_chain.h"
 
 #include "../arch/aarch64/cpu.h"
+#include "../clock.h"
 #include "../ipc/sync.h"
 #include "../log.h"
 #include "../mm/kheap.h"
@@ -60,6 +61,7 @@ struct Endpoint::Stream {
     bool tx_was_full = false; // the task was refused room: report when there is some
     uint32_t peer_ip = 0;     // who connected (reported with every event)
     uint16_t peer_port = 0;
+    uint64_t tx_progress_ns = 0; // last time the peer acknowledged data, or nothing was owed
     // The ring bytes follow the struct in the same heap block: rx, then tx.
     uint8_t* storage() { return reinterpret_cast<uint8_t*>(this + 1); }
 };
@@ -116,6 +118,7 @@ err_t Endpoint::on_accept(void* arg, tcp_pcb* pcb, err_t err) {
     s->slot = slot;
     s->pcb = pcb;
     s->peer_ip = ip4_addr_get_u32(ip_2_ip4(&pcb->remote_ip));
+    s->tx_progress_ns = clock::monotonic_ns();
     s->peer_port = pcb->remote_port;
     s->rx = { s->storage(), kRxRing };
     s->tx = { s->storage() + kRxRing, kTxRing };
@@ -187,6 +190,8 @@ err_t on_recv(void* arg, tcp_pcb*, pbuf* p, err_t err) {
 
 err_t on_sent(void* arg, tcp_pcb*, u16_t) {
     auto* s = static_cast<Stream*>(arg);
+    if (s)
+        s->tx_progress_ns = clock::monotonic_ns(); // the peer is taking what it is sent
     if (s && s->tx_was_full)
         s->owner->mark(*s);
     return ERR_OK;
@@ -273,6 +278,28 @@ void Endpoint::release(Stream& s) {
     kheap::free(&s);
 }
 
+// A peer that keeps a zero window (or stops acknowledging) while it is owed bytes is cut after
+// kSendTimeoutNs: lwIP would otherwise probe it for ever with the data and its memory held.
+void Endpoint::cut_if_stalled(Stream& s) {
+    const uint64_t now = clock::monotonic_ns();
+    bool owed = s.pcb && (s.tx.used() > 0 || s.pcb->unsent || s.pcb->unacked);
+    if (!owed) {
+        s.tx_progress_ns = now;
+        return;
+    }
+    if (now - s.tx_progress_ns <= kSendTimeoutNs)
+        return;
+    KLOG_NOTICE("net: port %u: connection cut: the peer took nothing for %llu s", m_port,
+                static_cast<unsigned long long>(kSendTimeoutNs / 1'000'000'000ull));
+    tcp_pcb* pcb = s.pcb;
+    detach(pcb);
+    tcp_abort(pcb); // sends a reset; lwIP frees the pcb and its queued data
+    s.pcb = nullptr;
+    s.reset = true;
+    ++m_stats.send_timeouts;
+    mark(s);
+}
+
 void Endpoint::pump() {
     for (uint32_t i = 0; i < m_max; ++i) {
         Stream* s = m_streams[i];
@@ -290,6 +317,7 @@ void Endpoint::pump() {
             fill_rx(*s);
         if (left)
             drain_tx(*s);
+        cut_if_stalled(*s);
         // A close waits for the transmit ring to reach TCP (lwIP then sends it before its FIN).
         if (closed && (abort || !s->pcb || s->tx.used() == 0))
             release(*s);

@@ -49,6 +49,9 @@ public:
     static constexpr uint32_t kMaxStreams = 256;
     static constexpr uint32_t kRxRing = 4096;
     static constexpr uint32_t kTxRing = 16384;
+    // A connection owing bytes (in its ring or in TCP) to a peer that takes none of them for this
+    // long is reset: a zero window held for ever would keep its memory and lwIP's.
+    static constexpr uint64_t kSendTimeoutNs = 10'000'000'000ull;
 
     // Configuration before the net task runs: the port and the event signalled on changes.
     void configure(uint16_t port, ipc::Event* notify, uint32_t max_streams);
@@ -60,6 +63,7 @@ public:
     void set_net_wake(void (*wake)()) { m_net_wake = wake; }
     struct Stream;
     void mark(Stream& s); // a change for the task: flag it and signal its event
+    void cut_if_stalled(Stream& s);
 
     // --- system call side (IRQs masked) ---
     uint32_t poll(StreamEvent* out, uint32_t max); // marked connections, marks cleared
@@ -69,6 +73,7 @@ public:
 
     struct Stats {
         uint64_t accepted = 0, refused = 0, open = 0, bytes_in = 0, bytes_out = 0;
+        uint64_t send_timeouts = 0; // connections cut because the peer took nothing for 10 s
     };
     Stats stats() const;
 

@@ -5,7 +5,8 @@ Ethernet: it asks for the guest's MAC by ARP, pings it (ICMP echo through lwIP; 
 bytes in three IPv4 fragments, answered in fragments), opens 16 TCP handshakes and checks that the
 initial sequence numbers are unpredictable (RFC 6528), sends 40 TCP segments to the echo service
 each fragmented so that its first fragment holds only the TCP header (the data then follows an
-empty buffer in lwIP's chain) and checks every byte comes back, then throws
+empty buffer in lwIP's chain) and checks every byte comes back, has a client pipeline 40 MCP
+requests and then keep a zero window (the appliance must cut it while serving others), then throws
 runt, oversized, truncated and random frames and a burst larger than the receive ring at it,
 and checks that the guest still answers, on the legacy and the modern transport."""
 import os
@@ -241,6 +242,98 @@ def echo_through_header_only_fragments(seg, port, rounds):
     return len(echoed)
 
 
+def handshake(seg, port, src, iss, window):
+    seg.send(ipv4_frame(GUEST_MAC, 6, tcp_segment_window(src, port, iss, 0, 0x02, window), ident=src & 0xFFFF))
+    for f in seg.frames(2.0):
+        tcp = tcp_from_guest(f, port, src)
+        if tcp is not None and tcp[13] & 0x12 == 0x12:
+            return struct.unpack("!I", tcp[4:8])[0] + 1
+    check(False, f"no SYN-ACK from port {port}")
+
+
+def tcp_segment_window(src_port, dst_port, seq, ack, flags, window, data=b""):
+    header = struct.pack("!HHIIBBHHH", src_port, dst_port, seq, ack, 5 << 4, flags, window, 0, 0)
+    pseudo = PEER_IP + GUEST_IP + struct.pack("!BBH", 0, 6, len(header) + len(data))
+    segment = header + data
+    return segment[:16] + struct.pack("!H", checksum(pseudo + segment)) + segment[18:]
+
+
+def mcp_request(body):
+    return (f"POST /mcp HTTP/1.1\r\nHost: 192.168.50.2\r\nContent-Type: application/json\r\n"
+            f"Accept: application/json, text/event-stream\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
+
+
+LIST = b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}'
+DISCOVER = b'{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}'
+
+
+def http_exchange(seg, port, src, body):
+    """One MCP request on a connection of its own, read to the end of its answer; returns the
+    answer's status line (or None without a complete answer within 3 s)."""
+    seq = 500000 + src
+    peer = handshake(seg, port, src, seq, 65535)
+    seq += 1
+    request = mcp_request(body)
+    seg.send(ipv4_frame(GUEST_MAC, 6, tcp_segment_window(src, port, seq, peer, 0x18, 65535, request), ident=src & 0xFFFF))
+    seq += len(request)
+    got = b""
+    for f in seg.frames(3.0):
+        tcp = tcp_from_guest(f, port, src)
+        if tcp is None:
+            continue
+        payload = tcp[(tcp[12] >> 4) * 4:]
+        if payload and struct.unpack("!I", tcp[4:8])[0] == peer:
+            got += payload
+            peer += len(payload)
+            seg.send(ipv4_frame(GUEST_MAC, 6, tcp_segment_window(src, port, seq, peer, 0x10, 65535), ident=src & 0xFFFF))
+        head, _, rest = got.partition(b"\r\n\r\n")
+        if _:
+            length = [int(l.split(b":")[1]) for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")]
+            if length and len(rest) >= length[0]:
+                seg.send(ipv4_frame(GUEST_MAC, 6, tcp_segment_window(src, port, seq, peer, 0x04, 0), ident=src & 0xFFFF))
+                return head.split(b"\r\n")[0].decode()
+    return None
+
+
+def stalled_reader_is_cut(seg, port):
+    """A client that pipelines 40 tools/list requests and then advertises a zero window for good,
+    taking none of the answers: the appliance must cut it (its send deadline is 10 s) while
+    another client on the same address is still served. Returns seconds until the reset."""
+    src = 46000
+    seq = 900000
+    peer = handshake(seg, port, src, seq, 1460)
+    seq += 1
+    data = mcp_request(LIST) * 40
+    check(len(data) < 8 * 1460, f"{len(data)} bytes of requests must fit the guest's window")
+    for off in range(0, len(data), 1400):
+        piece = data[off:off + 1400]
+        seg.send(ipv4_frame(GUEST_MAC, 6, tcp_segment_window(src, port, seq, peer, 0x18, 0, piece), ident=off // 1400))
+        seq += len(piece)
+    started = time.monotonic()
+    served = 0
+    reset = None
+    next_good = started + 1.0
+    while time.monotonic() - started < 40 and reset is None:
+        if time.monotonic() >= next_good and served < 3:
+            line = http_exchange(seg, port, 47000 + served, DISCOVER)
+            check(line is not None and line.startswith("HTTP/1.1 200"),
+                  f"another client was not served while a reader stalled: {line}")
+            served += 1
+            next_good = time.monotonic() + 3.0
+        for f in seg.frames(0.5):
+            tcp = tcp_from_guest(f, port, src)
+            if tcp is None:
+                continue
+            if tcp[13] & 0x04:
+                reset = time.monotonic() - started
+                break
+            # Zero-window probes and whatever else: acknowledged, window still 0.
+            seg.send(ipv4_frame(GUEST_MAC, 6, tcp_segment_window(src, port, seq, peer, 0x10, 0), ident=7))
+    check(reset is not None, "a client that takes no answers for 40 s was never cut")
+    check(served >= 3, f"only {served} other clients served meanwhile")
+    return reset
+
+
 def syn_isns(seg, port, count):
     """Opens `count` handshakes to the guest's TCP port from different source ports and returns
     the initial sequence numbers of its SYN-ACKs (each half-open connection is reset after)."""
@@ -287,6 +380,7 @@ def boot(args, modern):
             spread = sum(1 for d in deltas if 2**24 <= d <= 2**32 - 2**24)
             check(spread >= 12, f"{kind}: initial sequence numbers look predictable: deltas {deltas}")
             echoed = echo_through_header_only_fragments(seg, 7, 40)
+            cut_after = stalled_reader_is_cut(seg, 8080)
             pieces = fragmented_ping(seg, 0x4242, 5, rng.randbytes(4000))
             check(pieces >= 3, f"{kind}: no reassembled reply to a 4000-byte ping in 3 fragments")
             abuse(seg, rng)
@@ -309,6 +403,7 @@ def boot(args, modern):
             q.send("poweroff\n")
             check(q.wait_exit(timeout=10) == 0, "poweroff")
             print(f"{kind}: driver counters: {m.group(0).strip()}")
+            print(f"{kind}: a reader stalled behind a zero window was cut after {cut_after:.1f} s while others were served")
             print(f"{kind}: ARP, ICMP echo and a 4000-byte fragmented ping ok before and after {8 + 200 + 300} hostile or bulk frames; "
                   f"ping median {sorted(times)[len(times) // 2]:.2f} ms")
         finally:
