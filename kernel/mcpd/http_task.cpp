@@ -34,10 +34,9 @@ constexpr uint64_t kBodyTimeoutNs = 30 * kSecond;
 constexpr uint64_t kIdleTimeoutNs = 60 * kSecond;
 constexpr uint64_t kStreamKeepAliveNs = 15 * kSecond; // SSE comment on a quiet stream
 // Against clients that send and never read: past this many unsent bytes a connection's further
-// requests wait (nothing more is read from it, so TCP pushes back on the peer), and a connection
-// whose peer has taken none of its answers for this long is cut.
+// requests wait (nothing more is read from it, so TCP pushes back on the peer). A peer that then
+// takes nothing at all is cut by the endpoint (net::Endpoint::kSendTimeoutNs).
 constexpr size_t kMaxUnsent = 64 * 1024;
-constexpr uint64_t kSendTimeoutNs = 10 * kSecond;
 constexpr uint64_t kTickNs = kSecond;                   // timeout checks while connections are open
 constexpr uint64_t kStreamPollNs = 250'000'000;         // how soon a resource update or log record goes out
 constexpr size_t kMaxReply = 192 * 1024;
@@ -104,7 +103,6 @@ struct Conn {
     uint64_t request_start_ns = 0; // first byte of the request being read (0: none)
     uint64_t last_ns = 0;          // last activity
     uint32_t peer_ip = 0;          // the authentication gate's source
-    uint64_t sent_ns = 0;          // last time the peer took bytes (or had none waiting)
     size_t unsent() const { return out.len - sent; }
 };
 
@@ -209,7 +207,6 @@ void flush(Conn& c) {
         }
         c.sent += static_cast<size_t>(n);
         c.last_ns = clock::monotonic_ns();
-        c.sent_ns = c.last_ns;
     }
     if (c.sent == c.out.len) {
         c.out.len = 0;
@@ -370,14 +367,6 @@ void deliver(void*, const mcp::PendingCall& call, size_t len, bool final) {
 
 void check_timeouts(mcp::HttpTransport& transport, uint64_t now) {
     for (auto& c : g_conns) {
-        if (c.state == Conn::State::Free)
-            continue;
-        if (c.unsent() == 0) {
-            c.sent_ns = now;
-        } else if (now - c.sent_ns > kSendTimeoutNs) {
-            drop(c, true); // its peer has taken none of its answers for 10 s: cut, memory back
-            continue;
-        }
         if (c.state == Conn::State::Reading && c.request_start_ns) {
             http::Head head;
             bool have_head = c.in.len && http::parse_head({ c.in.data, c.in.len }, g_limits, head).status == http::Parse::Complete;

@@ -20,6 +20,13 @@ ktl::Result<void> init(const uint64_t* ram_bases, const uint64_t* ram_sizes, siz
 uint64_t metadata_bytes_needed(const uint64_t* ram_sizes, size_t ranges);
 
 ktl::Result<uint64_t> alloc_pages(unsigned order, uint16_t owner);
+// The smallest order whose block (4 KiB << order) holds `bytes`.
+constexpr unsigned order_for(uint64_t bytes) {
+    unsigned order = 0;
+    while ((4096ull << order) < bytes && order < 63 - 12)
+        ++order;
+    return order;
+}
 void free_pages(uint64_t addr, unsigned order);
 
 struct Stats {

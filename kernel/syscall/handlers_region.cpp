@@ -29,9 +29,7 @@ mm::Region& region_of(const kcap::Resolved& o) { return static_cast<KernelRegion
 ktl::Result<void*> make_region(uint64_t size, uint64_t policy, uint64_t object_size, bool kernel_owned) {
     if (size == 0 || size > kMaxRegion || policy > 3 || object_size > size)
         return ktl::Error::InvalidArgs;
-    unsigned order = 0;
-    while ((4096ull << order) < size)
-        ++order;
+    const unsigned order = pmm::order_for(size);
     const sched::Task* self = sched::started() ? sched::current() : nullptr;
     auto owner = static_cast<uint16_t>(kernel_owned || !self ? 0 : self->id);
     auto pages = pmm::alloc_pages(order, owner);

@@ -147,9 +147,7 @@ ktl::Result<Staging*> start_staging(std::string_view name, uint64_t total) {
     if (!st)
         return ktl::Error::WouldBlock; // two imports in progress
     release(*st);
-    unsigned order = 0;
-    while ((4096ull << order) < total)
-        ++order;
+    const unsigned order = pmm::order_for(total);
     st->pages = TRY(pmm::alloc_pages(order, static_cast<uint16_t>(kheap::Owner::Store)));
     st->order = order;
     st->used = true;

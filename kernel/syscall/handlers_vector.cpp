@@ -24,9 +24,7 @@ vector::Collection& collection(const kcap::Resolved& o) { return *static_cast<ve
 ktl::Result<IndexPages> alloc_index_pages(size_t bytes) {
     if (bytes > vector::kMaxCollectionBytes)
         return ktl::Error::NoMemory;
-    unsigned order = 0;
-    while ((4096ull << order) < bytes)
-        ++order;
+    const unsigned order = pmm::order_for(bytes);
     auto pages = TRY(pmm::alloc_pages(order, static_cast<uint16_t>(kheap::Owner::Store)));
     return IndexPages { pages, order };
 }

@@ -270,7 +270,8 @@ bool Server::authenticate(Request& r, Session& s) {
         return true;
     auto text = key.valid() ? key.plain_string() : std::optional<std::string_view>(s.api_key);
     const uint64_t now = m_config.now_ns ? m_config.now_ns() : 0;
-    const uint64_t fp = AuthGate::fingerprint(text.value_or(key.raw()));
+    // Fingerprinted only where a gate keeps them (a hash per request otherwise for nothing).
+    const uint64_t fp = m_config.gate ? AuthGate::fingerprint(text.value_or(key.raw())) : 0;
     // Before any key is checked: a source that keeps presenting bad keys is slowed down.
     if (m_config.gate && !m_config.gate->admit(s.source, fp, now)) {
         r.kind = AuditKind::Auth;

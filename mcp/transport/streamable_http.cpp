@@ -299,15 +299,9 @@ size_t HttpTransport::post(Reply& r, const http::Head& head, std::string_view bo
 
     // The key this request presents, wherever it travels: every request that needs a role carries
     // one (a session never stands in for it).
-    std::string_view header_key;
-    if (auto auth = head.header("authorization")) {
-        auto token = http::bearer_token(*auth);
-        if (!token)
-            return refuse(r, 401, ErrorCode::AuthInvalidApiKey, "Authorization must be 'Bearer <key>'", "bad_authorization");
-        header_key = *token;
-    } else if (auto key = head.header("x-mcp-api-key")) {
-        header_key = *key;
-    }
+    if (auto auth = head.header("authorization"); auth && !http::bearer_token(*auth))
+        return refuse(r, 401, ErrorCode::AuthInvalidApiKey, "Authorization must be 'Bearer <key>'", "bad_authorization");
+    const std::string_view header_key = HttpTransport::header_key(head);
     std::string_view meta_key = root.find("params").find("_meta").find(Server::kApiKeyMeta).plain_string().value_or("");
     std::string_view presented = !meta_key.empty() ? meta_key : header_key;
 

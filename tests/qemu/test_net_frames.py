@@ -170,24 +170,16 @@ def abuse(seg, rng):
         seg.send(ipv4_frame(GUEST_MAC, 17, struct.pack("!HHHH", 1000, 9, 8, 0), ident=i))
 
 
-def tcp_syn(src_port, dst_port, seq):
-    header = struct.pack("!HHIIBBHHH", src_port, dst_port, seq, 0, 5 << 4, 0x02, 65535, 0, 0)
-    pseudo = PEER_IP + GUEST_IP + struct.pack("!BBH", 0, 6, len(header))
-    return header[:16] + struct.pack("!H", checksum(pseudo + header)) + header[18:]
-
-
-def tcp_rst(src_port, dst_port, seq):
-    header = struct.pack("!HHIIBBHHH", src_port, dst_port, seq, 0, 5 << 4, 0x04, 0, 0, 0)
-    pseudo = PEER_IP + GUEST_IP + struct.pack("!BBH", 0, 6, len(header))
-    return header[:16] + struct.pack("!H", checksum(pseudo + header)) + header[18:]
-
-
-def tcp_segment(src_port, dst_port, seq, ack, flags, data=b"", options=b""):
+def tcp_segment(src_port, dst_port, seq, ack, flags, data=b"", options=b"", window=65535):
     offset = (20 + len(options)) // 4
-    header = struct.pack("!HHIIBBHHH", src_port, dst_port, seq, ack, offset << 4, flags, 65535, 0, 0) + options
+    header = struct.pack("!HHIIBBHHH", src_port, dst_port, seq, ack, offset << 4, flags, window, 0, 0) + options
     pseudo = PEER_IP + GUEST_IP + struct.pack("!BBH", 0, 6, len(header) + len(data))
     segment = header + data
     return segment[:16] + struct.pack("!H", checksum(pseudo + segment)) + segment[18:]
+
+
+def send_tcp(seg, segment, ident):
+    seg.send(ipv4_frame(GUEST_MAC, 6, segment, ident=ident & 0xFFFF))
 
 
 def tcp_from_guest(f, port, src):
@@ -202,21 +194,26 @@ def tcp_from_guest(f, port, src):
     return tcp
 
 
+def handshake(seg, port, src, iss, window=65535):
+    """Sends a SYN from `src`; returns the guest's initial sequence number from its SYN-ACK."""
+    send_tcp(seg, tcp_segment(src, port, iss, 0, 0x02, window=window), src)
+    for f in seg.frames(2.0):
+        tcp = tcp_from_guest(f, port, src)
+        if tcp is not None and tcp[13] & 0x12 == 0x12:
+            isn, ack = struct.unpack("!II", tcp[4:12])
+            check(ack == (iss + 1) % 2**32, f"SYN-ACK acknowledges {ack}")
+            return isn
+    check(False, f"no SYN-ACK from port {port}")
+
+
 def echo_through_header_only_fragments(seg, port, rounds):
     """Connects to the guest's TCP echo, then sends `rounds` segments each split so that the first
     IPv4 fragment carries only the TCP header (24 bytes with 4 bytes of NOP options): after
     reassembly lwIP hands the data over behind an empty first buffer. Returns the bytes echoed."""
     src, iss = 45000, 777000
-    seg.send(ipv4_frame(GUEST_MAC, 6, tcp_segment(src, port, iss, 0, 0x02), ident=300))
-    peer_seq = None
-    for f in seg.frames(2.0):
-        tcp = tcp_from_guest(f, port, src)
-        if tcp is not None and tcp[13] & 0x12 == 0x12:
-            peer_seq = struct.unpack("!I", tcp[4:8])[0] + 1
-            break
-    check(peer_seq is not None, "no SYN-ACK from the echo port")
+    peer_seq = handshake(seg, port, src, iss) + 1
     seq = iss + 1
-    seg.send(ipv4_frame(GUEST_MAC, 6, tcp_segment(src, port, seq, peer_seq, 0x10), ident=301))
+    send_tcp(seg, tcp_segment(src, port, seq, peer_seq, 0x10), 301)
     echoed = b""
     sent = b""
     for i in range(rounds):
@@ -234,28 +231,12 @@ def echo_through_header_only_fragments(seg, port, rounds):
             if payload and struct.unpack("!I", tcp[4:8])[0] == peer_seq:
                 echoed += payload
                 peer_seq += len(payload)
-                seg.send(ipv4_frame(GUEST_MAC, 6, tcp_segment(src, port, seq, peer_seq, 0x10), ident=500 + i))
+                send_tcp(seg, tcp_segment(src, port, seq, peer_seq, 0x10), 500 + i)
             if len(echoed) >= len(sent):
                 break
         check(echoed == sent, f"round {i}: {len(echoed)} of {len(sent)} bytes echoed: a header-only first fragment stalled the connection")
-    seg.send(ipv4_frame(GUEST_MAC, 6, tcp_segment(src, port, seq, peer_seq, 0x04), ident=399))
+    send_tcp(seg, tcp_segment(src, port, seq, peer_seq, 0x04), 399)
     return len(echoed)
-
-
-def handshake(seg, port, src, iss, window):
-    seg.send(ipv4_frame(GUEST_MAC, 6, tcp_segment_window(src, port, iss, 0, 0x02, window), ident=src & 0xFFFF))
-    for f in seg.frames(2.0):
-        tcp = tcp_from_guest(f, port, src)
-        if tcp is not None and tcp[13] & 0x12 == 0x12:
-            return struct.unpack("!I", tcp[4:8])[0] + 1
-    check(False, f"no SYN-ACK from port {port}")
-
-
-def tcp_segment_window(src_port, dst_port, seq, ack, flags, window, data=b""):
-    header = struct.pack("!HHIIBBHHH", src_port, dst_port, seq, ack, 5 << 4, flags, window, 0, 0)
-    pseudo = PEER_IP + GUEST_IP + struct.pack("!BBH", 0, 6, len(header) + len(data))
-    segment = header + data
-    return segment[:16] + struct.pack("!H", checksum(pseudo + segment)) + segment[18:]
 
 
 def mcp_request(body):
@@ -271,10 +252,10 @@ def http_exchange(seg, port, src, body):
     """One MCP request on a connection of its own, read to the end of its answer; returns the
     answer's status line (or None without a complete answer within 3 s)."""
     seq = 500000 + src
-    peer = handshake(seg, port, src, seq, 65535)
+    peer = handshake(seg, port, src, seq) + 1
     seq += 1
     request = mcp_request(body)
-    seg.send(ipv4_frame(GUEST_MAC, 6, tcp_segment_window(src, port, seq, peer, 0x18, 65535, request), ident=src & 0xFFFF))
+    send_tcp(seg, tcp_segment(src, port, seq, peer, 0x18, request), src)
     seq += len(request)
     got = b""
     for f in seg.frames(3.0):
@@ -285,12 +266,12 @@ def http_exchange(seg, port, src, body):
         if payload and struct.unpack("!I", tcp[4:8])[0] == peer:
             got += payload
             peer += len(payload)
-            seg.send(ipv4_frame(GUEST_MAC, 6, tcp_segment_window(src, port, seq, peer, 0x10, 65535), ident=src & 0xFFFF))
+            send_tcp(seg, tcp_segment(src, port, seq, peer, 0x10), src)
         head, _, rest = got.partition(b"\r\n\r\n")
         if _:
             length = [int(l.split(b":")[1]) for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")]
             if length and len(rest) >= length[0]:
-                seg.send(ipv4_frame(GUEST_MAC, 6, tcp_segment_window(src, port, seq, peer, 0x04, 0), ident=src & 0xFFFF))
+                send_tcp(seg, tcp_segment(src, port, seq, peer, 0x04, window=0), src)
                 return head.split(b"\r\n")[0].decode()
     return None
 
@@ -301,13 +282,13 @@ def stalled_reader_is_cut(seg, port):
     another client on the same address is still served. Returns seconds until the reset."""
     src = 46000
     seq = 900000
-    peer = handshake(seg, port, src, seq, 1460)
+    peer = handshake(seg, port, src, seq, window=1460) + 1
     seq += 1
     data = mcp_request(LIST) * 40
     check(len(data) < 8 * 1460, f"{len(data)} bytes of requests must fit the guest's window")
     for off in range(0, len(data), 1400):
         piece = data[off:off + 1400]
-        seg.send(ipv4_frame(GUEST_MAC, 6, tcp_segment_window(src, port, seq, peer, 0x18, 0, piece), ident=off // 1400))
+        send_tcp(seg, tcp_segment(src, port, seq, peer, 0x18, piece, window=0), off // 1400)
         seq += len(piece)
     started = time.monotonic()
     served = 0
@@ -328,7 +309,7 @@ def stalled_reader_is_cut(seg, port):
                 reset = time.monotonic() - started
                 break
             # Zero-window probes and whatever else: acknowledged, window still 0.
-            seg.send(ipv4_frame(GUEST_MAC, 6, tcp_segment_window(src, port, seq, peer, 0x10, 0), ident=7))
+            send_tcp(seg, tcp_segment(src, port, seq, peer, 0x10, window=0), 7)
     check(reset is not None, "a client that takes no answers for 40 s was never cut")
     check(served >= 3, f"only {served} other clients served meanwhile")
     return reset
@@ -340,19 +321,9 @@ def syn_isns(seg, port, count):
     isns = []
     for i in range(count):
         src = 40000 + i
-        seg.send(ipv4_frame(GUEST_MAC, 6, tcp_syn(src, port, 1000 * i), ident=100 + i))
-        for f in seg.frames(2.0):
-            if len(f) < 54 or f[12:14] != b"\x08\x00" or f[23] != 6:
-                continue
-            ihl = (f[14] & 0xF) * 4
-            tcp = f[14 + ihl:]
-            if struct.unpack("!HH", tcp[0:4]) != (port, src) or tcp[13] & 0x12 != 0x12:
-                continue
-            isn, ack = struct.unpack("!II", tcp[4:12])
-            check(ack == 1000 * i + 1, f"SYN-ACK acknowledges {ack}")
-            isns.append(isn)
-            seg.send(ipv4_frame(GUEST_MAC, 6, tcp_rst(src, port, ack), ident=200 + i))
-            break
+        isn = handshake(seg, port, src, 1000 * i)
+        isns.append(isn)
+        send_tcp(seg, tcp_segment(src, port, 1000 * i + 1, 0, 0x04, window=0), 200 + i)
     return isns
 
 
