@@ -16,6 +16,37 @@
     b       exception_common
     .endm
 
+// Exceptions taken on SP_EL1 (boot context, or a fault inside a handler) first check that a
+// frame fits above the bottom of the stack SP_EL1 is on: a handler that overflowed the
+// exception or boot stack into its guard page would otherwise fault again on every store of the
+// frame, walking SP further down for ever. x0 and x1 are parked in TPIDR_EL1 and TPIDRRO_EL0
+// (no EL0 here, the kernel uses neither) because nothing may be stored yet.
+    .macro VENTRY_SPX kind
+    .balign 0x80
+    msr     tpidr_el1, x0
+    msr     tpidrro_el0, x1
+    mov     x0, sp
+    sub     x0, x0, #(FRAME_SIZE + 16)     // the frame and the frame record below it
+    adrp    x1, __exception_stack_bottom
+    add     x1, x1, :lo12:__exception_stack_bottom
+    cmp     x0, x1
+    b.hs    1f                             // fits on the exception stack
+    adrp    x1, __boot_stack_bottom
+    add     x1, x1, :lo12:__boot_stack_bottom
+    cmp     x0, x1
+    b.lo    kernel_stack_overflow_entry    // below the boot stack: its guard, or the overflow stack
+    adrp    x1, __boot_stack_top
+    add     x1, x1, :lo12:__boot_stack_top
+    cmp     x0, x1
+    b.hs    kernel_stack_overflow_entry    // between the two stacks: the exception stack's guard
+1:  mrs     x0, tpidr_el1
+    mrs     x1, tpidrro_el0
+    sub     sp, sp, #FRAME_SIZE
+    stp     x0, x1, [sp, #0]
+    mov     x1, #\kind
+    b       exception_common
+    .endm
+
     .section .text.vectors, "ax"
     .balign 0x800
     .global vector_table
@@ -24,10 +55,10 @@ vector_table:
     VENTRY 1    //                 irq
     VENTRY 2    //                 fiq
     VENTRY 3    //                 serror
-    VENTRY 4    // current EL, SPx: sync
-    VENTRY 5    //                 irq
-    VENTRY 6    //                 fiq
-    VENTRY 7    //                 serror
+    VENTRY_SPX 4    // current EL, SPx: sync
+    VENTRY_SPX 5    //                 irq
+    VENTRY_SPX 6    //                 fiq
+    VENTRY_SPX 7    //                 serror
     VENTRY 8    // lower EL, AArch64: sync
     VENTRY 9    //                    irq
     VENTRY 10   //                    fiq
@@ -36,6 +67,29 @@ vector_table:
     VENTRY 13   //                    irq
     VENTRY 14   //                    fiq
     VENTRY 15   //                    serror
+
+// SP_EL1 has run into a guard page (or is on the overflow stack already). Report it from the
+// overflow stack: kernel_stack_overflow(sp, fp, elr, far) does not return. A second overflow
+// while reporting gets the same stack again (the C++ side then only prints one line); a third
+// stops the core.
+kernel_stack_overflow_entry:
+    adrp    x0, overflow_entries
+    ldr     x1, [x0, :lo12:overflow_entries]
+    add     x1, x1, #1
+    str     x1, [x0, :lo12:overflow_entries]
+    cmp     x1, #2
+    b.hi    halt_forever
+    adrp    x0, __overflow_stack_top
+    add     x0, x0, :lo12:__overflow_stack_top
+    mov     x1, sp
+    mov     sp, x0
+    mov     x0, x1                          // the SP that overflowed
+    mov     x1, x29
+    mrs     x2, elr_el1
+    mrs     x3, far_el1
+    mrs     x4, esr_el1
+    bl      kernel_stack_overflow
+    b       halt_forever
 
 exception_common:
     stp     x2, x3, [sp, #16]
@@ -138,3 +192,8 @@ exception_restore:
     ldp     x28, x29, [sp, #224]
     add     sp, sp, #FRAME_SIZE
     eret
+
+    .data
+    .balign 8
+overflow_entries:
+    .quad   0

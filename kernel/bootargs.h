@@ -9,7 +9,7 @@ namespace bootargs {
 struct Config {
     bool semihosting = false;      // `semihosting`: host enabled semihosting; exit status via SYS_EXIT
     bool panic_halt = false;       // `panic=halt`: stop in WFI instead of powering off
-    std::string_view fault;        // `fault=data|exec|undef|stack`: deliberate fault after boot (tests)
+    std::string_view fault;        // `fault=KIND`: deliberate fault at the end of boot (tests; kernel/fault_injection.h)
     uint32_t tick_hz = 100;        // `hz=N` (10..1000): scheduler tick
     bool quiet = false;            // `quiet`: console shows warnings and worse only
     bool mcp_serial = false;       // `mcp=serial`: the console line carries MCP (newline-delimited JSON-RPC) only

@@ -38,15 +38,6 @@ extern "C" char __kernel_start[], __kernel_end[], __bss_start[];
 
 namespace {
 
-uintptr_t locate_dtb(uintptr_t from_firmware) {
-    if (from_firmware && dtb::Blob::has_magic(reinterpret_cast<const void*>(from_firmware)))
-        return from_firmware;
-    // ELF kernels on QEMU virt get x0 = 0 and the DTB at the start of RAM (board file).
-    if (dtb::Blob::has_magic(reinterpret_cast<const void*>(board::kDtbFallback)))
-        return board::kDtbFallback;
-    return 0;
-}
-
 // Waits for the timer interrupt to count `ticks` ticks. The counter only moves in the IRQ
 // handler, so this proves interrupts are being delivered (not polling of the counter).
 void timer_self_check(uint32_t ticks) {
@@ -205,10 +196,11 @@ constexpr uint32_t kVectorWorkers = 2;
 
 } // namespace
 
-void kernel_main(uintptr_t dtb_from_firmware) {
+// dtb_addr: the device tree boot_main found (x0 from the firmware, else the board's fallback
+// address) and mapped read-only, or 0.
+void kernel_main(uintptr_t dtb_addr) {
     set_current_task_name("boot");
     GenericTimer::init_counter();
-    uintptr_t dtb_addr = locate_dtb(dtb_from_firmware);
     if (!dtb_addr)
         panic_without_console("no device tree found (x0 and board fallback hold no FDT)");
     auto blob_result = dtb::Blob::create(reinterpret_cast<const void*>(dtb_addr), board::kMaxDtbSize);
@@ -232,8 +224,10 @@ void kernel_main(uintptr_t dtb_from_firmware) {
 
     if (auto r = platform::map_memory(blob, dtb_addr); !r)
         panic("mmu: cannot build the kernel page tables: %s", ktl::error_name(r.error()));
-    KLOG_INFO("mmu: %zu regions mapped, W^X kernel sections, %zu table pages", platform::info().mapped_regions,
-              mmu::table_pages_used());
+    KLOG_INFO("mmu: %zu regions mapped, W^X kernel sections, %zu table pages; WXN %s; the early map held %llu KiB "
+              "of normal memory",
+              platform::info().mapped_regions, mmu::table_pages_used(), mmu::wxn_enabled() ? "on" : "off",
+              static_cast<unsigned long long>(mmu::early_normal_bytes() >> 10));
 
     if (auto r = platform::probe_devices(blob); !r)
         panic("platform: device probe failed: %s", ktl::error_name(r.error()));

@@ -19,6 +19,15 @@ bool g_in_panic = false;
 
 void set_halt_on_panic(bool halt) { g_halt = halt; }
 
+void enter(const char* what) {
+    arch::irq_disable();
+    if (g_in_panic) {
+        console::printf_polled("\nKERNEL PANIC (nested): %s while reporting a panic\n", what);
+        power::poweroff(power::kExitPanic);
+    }
+    g_in_panic = true;
+}
+
 void print_backtrace(uint64_t fp, uint64_t first_pc) {
     uint64_t pcs[32];
     size_t n = arch::backtrace_from(fp, pcs, 32);
@@ -53,11 +62,7 @@ void panic(const char* fmt, ...) {
     va_start(ap, fmt);
     f.vappend(fmt, ap);
     va_end(ap);
-    if (kpanic::g_in_panic) {
-        console::printf_polled("\nKERNEL PANIC (nested): %s\n", reason);
-        power::poweroff(power::kExitPanic);
-    }
-    kpanic::g_in_panic = true;
+    kpanic::enter(reason);
     console::printf_polled("\nKERNEL PANIC in task '%s': %s\n", current_task_name(), reason);
     kpanic::print_backtrace(reinterpret_cast<uint64_t>(__builtin_frame_address(0)), 0);
     kpanic::finish();

@@ -6,6 +6,10 @@
 namespace kpanic {
 
 void set_halt_on_panic(bool halt);
+// Marks the kernel as panicking. Called again while a panic is being reported (a fault in the
+// report itself), it prints one line naming `what` and powers off at once: reporting again
+// would fault again, down the stack.
+void enter(const char* what);
 void print_backtrace(uint64_t fp, uint64_t first_pc);
 [[noreturn]] void finish();
 

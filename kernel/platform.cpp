@@ -23,6 +23,7 @@
 #include <string_view>
 
 extern "C" char __kernel_start[], __text_end[], __rodata_end[], __kernel_end[];
+extern "C" char __stack_guard_0[], __stack_guard_1[], __stack_guard_2[];
 
 namespace platform {
 namespace {
@@ -33,6 +34,8 @@ std::optional<dtb::Node> g_uart_node;
 
 constexpr uint64_t kNullGuard = 2ull << 20; // nothing is mapped below 2 MiB
 constexpr size_t kMaxRegions = 192;
+// Added after the device windows: the stack arena, the DTB, three kernel sections, three guards.
+constexpr size_t kTailRegions = 8;
 constexpr size_t kMaxDepth = 32;
 constexpr uint64_t kArenaAlign = 2ull << 20;
 // One stack per task slot: a task holds at most one, and a dead one gives its back at once.
@@ -161,7 +164,7 @@ ktl::Result<void> map_memory(const dtb::Blob& blob, uintptr_t dtb_addr) {
                 base = kNullGuard;
             if (overlaps(regions, ram_count, base, end - base))
                 continue;
-            if (count == kMaxRegions - 4) {
+            if (count == kMaxRegions - kTailRegions) {
                 ++skipped;
                 continue;
             }
@@ -201,6 +204,9 @@ ktl::Result<void> map_memory(const dtb::Blob& blob, uintptr_t dtb_addr) {
     regions[count++] = { start, text_end - start, mmu::Kind::KernelText };
     regions[count++] = { text_end, rodata_end - text_end, mmu::Kind::KernelRodata };
     regions[count++] = { rodata_end, end - rodata_end, mmu::Kind::KernelData };
+    // The kernel's own stacks keep their guard pages (boot/kernel.ld.in).
+    for (const char* guard : { __stack_guard_0, __stack_guard_1, __stack_guard_2 })
+        regions[count++] = { reinterpret_cast<uint64_t>(guard), 4096, mmu::Kind::Guard };
     g_info.mapped_regions = count;
     TRY_VOID(mmu::install(regions, count));
     TRY_VOID(stack_arena::init(arena, kArenaSize));

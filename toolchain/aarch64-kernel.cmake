@@ -21,7 +21,7 @@ set(BASALT_PICOLIBC_LIB ${_picolibc}/lib CACHE PATH "")
 set(_inc "-nostdinc -isystem ${CMAKE_CURRENT_LIST_DIR}/shim -isystem ${_cxx_inc} -isystem ${_cxx_inc}/aarch64-linux-gnu -isystem ${_picolibc}/include -isystem ${_gcc_inc}")
 # -mno-outline-atomics: outline atomics call libgcc helpers that need getauxval (no Linux here).
 # Frame pointers are kept for the panic backtrace.
-set(_common "-ffreestanding -mno-outline-atomics -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-stack-protector -fno-pic -fno-pie -ffunction-sections -fdata-sections -D_GLIBCXX_ATOMIC_WAIT_H -D__BASALT_KERNEL__=1 ${_inc}")
+set(_common "-ffreestanding -mno-outline-atomics -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-stack-protector -fstack-clash-protection --param=stack-clash-protection-guard-size=12 -fno-pic -fno-pie -ffunction-sections -fdata-sections -D_GLIBCXX_ATOMIC_WAIT_H -D__BASALT_KERNEL__=1 ${_inc}")
 set(CMAKE_C_FLAGS_INIT "${_common}")
 set(CMAKE_CXX_FLAGS_INIT "${_common} -fno-exceptions -fno-rtti -fno-threadsafe-statics -fno-use-cxa-atexit -fno-asynchronous-unwind-tables")
 set(CMAKE_ASM_FLAGS_INIT "${_inc}")

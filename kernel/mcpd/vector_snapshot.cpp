@@ -139,11 +139,16 @@ bool import_snapshot(const json::Value& args, json::Writer& w, mcp::ToolError& e
         err = { mcp::ErrorCode::ValidationFailed, "the snapshot's CRC-32 does not match", "crc_mismatch" };
         return false;
     }
-    if (int64_t committed = stage(1, done); committed < 0) {
-        err = error_of(committed);
+    done.capacity = args.find("max_elements").as_uint64().value_or(0);
+    int64_t capacity = stage(1, done); // committed: the collection's capacity
+    if (capacity < 0) {
+        err = capacity == -static_cast<int64_t>(ktl::Error::OutOfRange)
+                  ? mcp::ToolError { mcp::ErrorCode::ValidationFailed, "max_elements is below the slots the snapshot uses", "capacity_too_small" }
+                  : error_of(capacity);
         return false;
     }
-    w.begin_object().key("imported").string(*name).key("size").number(size).end_object();
+    w.begin_object().key("imported").string(*name).key("size").number(size).key("max_elements").number(static_cast<uint64_t>(capacity));
+    w.end_object();
     return true;
 }
 

@@ -84,10 +84,12 @@ const char* kImportIn = R"({"type":"object","properties":{"name":)" NAME_SCHEMA 
                         R"("description":"the snapshot, or the next chunk of it, as base64 strings decoded one after the other"},)"
                         R"("size":{"type":"integer","minimum":1,"maximum":68157440,"description":"the whole snapshot's size"},)"
                         R"("offset":{"type":"integer","minimum":0,"maximum":68157440,"description":"where this chunk starts: 0 first, then the next of the previous answer"},)"
-                        R"("crc32":{"type":"integer","minimum":0,"maximum":4294967295}},)"
+                        R"("crc32":{"type":"integer","minimum":0,"maximum":4294967295},)"
+                        R"("max_elements":{"type":"integer","minimum":1,"maximum":1000000,"description":"the new collection's capacity (at least the snapshot's slots); default: twice its slots, at least 1024, never more than the snapshot declares"}},)"
                         R"("required":["name","snapshot_b64","size"],"additionalProperties":false})";
 const char* kImportOut = R"({"type":"object","properties":{"imported":{"type":"string"},"name":{"type":"string"},)"
-                         R"("size":{"type":"integer"},"received":{"type":"integer"},"next":{"type":"integer"}},"required":["size"]})";
+                         R"("size":{"type":"integer"},"received":{"type":"integer"},"next":{"type":"integer"},)"
+                         R"("max_elements":{"type":"integer"}},"required":["size"]})";
 
 uint32_t parse_metric(const json::Value& v) {
     for (uint32_t m = 0; m < 3; ++m)
@@ -247,7 +249,8 @@ const mcp::Tool kTools[] = {
       kExportIn, kExportOut, mcp::kVectorRead, nullptr },
     { "collection_import", "Import a collection snapshot",
       "A new collection from a snapshot (base64 strings, checked whole: CRCs, structure, parameters) under a new name; "
-      "a large one in chunks, in order from offset 0, each answered with the next offset until it is imported.",
+      "a large one in chunks, in order from offset 0, each answered with the next offset until it is imported. "
+      "Its memory follows what the snapshot holds unless max_elements asks for more.",
       kImportIn, kImportOut, mcp::kVectorAdmin, nullptr },
 };
 

@@ -15,6 +15,7 @@
 
 extern "C" [[noreturn]] void exception_restore(arch::TrapFrame* frame);
 extern "C" [[noreturn]] void task_trampoline(sched::TaskFn fn, void* arg);
+extern "C" char __exception_stack_top[];
 
 namespace sched {
 namespace {
@@ -31,8 +32,6 @@ uint64_t g_switches = 0;
 uint64_t g_ticks = 0;
 void (*g_reclaim)(Task*) = nullptr;
 
-// SP_EL1 once tasks run: every exception builds its frame at the top of this stack.
-alignas(16) uint8_t g_exception_stack[16384];
 
 constexpr uint64_t kSpsrEl1t = 0x4; // EL1 with SP_EL0, DAIF clear: IRQs on
 
@@ -56,6 +55,25 @@ void enqueue(Task* t) {
         g_ready_head[p] = t;
     g_ready_tail[p] = t;
     g_ready_mask |= 1u << p;
+}
+
+// Takes a Ready task off its list (bounded: a list holds at most kMaxTasks).
+void unlink_ready(Task* t) {
+    uint8_t p = t->priority;
+    Task* prev = nullptr;
+    Task* at = g_ready_head[p];
+    for (uint32_t guard = 0; at && at != t && guard < kMaxTasks; ++guard) {
+        prev = at;
+        at = at->next_ready;
+    }
+    if (at != t)
+        return;
+    (prev ? prev->next_ready : g_ready_head[p]) = t->next_ready;
+    if (g_ready_tail[p] == t)
+        g_ready_tail[p] = prev;
+    if (!g_ready_head[p])
+        g_ready_mask &= ~(1u << p);
+    t->next_ready = nullptr;
 }
 
 Task* dequeue_highest() {
@@ -284,12 +302,29 @@ void start() {
     g_current = first;
     g_started = true;
     set_current_task_name(first->name);
-    auto* frame = reinterpret_cast<arch::TrapFrame*>(g_exception_stack + sizeof g_exception_stack - sizeof(arch::TrapFrame));
+    // SP_EL1 from now on: every exception builds its frame at the top of the exception stack
+    // (boot/kernel.ld.in: guarded, and checked by the vectors).
+    auto* frame = reinterpret_cast<arch::TrapFrame*>(reinterpret_cast<uintptr_t>(__exception_stack_top) - sizeof(arch::TrapFrame));
     *frame = first->frame;
     exception_restore(frame);
 }
 
 void request_resched() { g_need_resched = true; }
+
+void set_priority(Task* t, uint8_t priority) {
+    SCHED_REQUIRE_MASKED();
+    if (priority == 0 || priority >= kPriorities || t->priority == priority)
+        return;
+    if (t->state == TaskState::Ready) {
+        unlink_ready(t);
+        t->priority = priority;
+        make_ready(t);
+        return;
+    }
+    t->priority = priority;
+    if (t == g_current)
+        g_need_resched = true; // a task it outranked may now come first
+}
 
 void on_tick(uint64_t now_ns) {
     SCHED_REQUIRE_MASKED();

@@ -31,6 +31,9 @@ Task* task_slot(uint32_t index);
 // --- exception-context API (IRQs masked) ---
 void on_tick(uint64_t now_ns);
 void request_resched();
+// Changes a task's priority (1..31), whatever its state; the running task yields at the next
+// switch point if a ready task now outranks it.
+void set_priority(Task* t, uint8_t priority);
 arch::TrapFrame* switch_if_needed(arch::TrapFrame* frame);
 void yield_current();
 void sleep_current(uint64_t until_ns);

@@ -71,14 +71,33 @@ int64_t store_create(arch::TrapFrame& f, const kcap::Resolved&) {
     return keep(*name, make_collection(hnsw::Index::create(*params, pages->span()), *pages));
 }
 
-// The snapshot is checked (CRCs, structure, parameters) by load() before anything is kept.
+namespace {
+
+// store_import's Load ends here, in the worker's vec_serve: the new collection is kept under the
+// name (read again from the blocked caller's buffer, and checked again: memory is shared).
+int64_t keep_loaded(const vector::Job& job, int64_t result, sched::Task* caller) {
+    vector::Collection* c = loaded(result);
+    if (!c)
+        return result;
+    auto name = name_arg(job.a[3], job.a[4]);
+    if (!name || abandoned(caller)) {
+        destroy_collection(c);
+        return err(name ? ktl::Error::TimedOut : name.error());
+    }
+    return keep(*name, c);
+}
+
+} // namespace
+
+// The snapshot is checked (CRCs, structure, parameters) by load(), in a vector worker, before
+// anything is kept. a5: the capacity (0: sized by the content).
 int64_t store_import(arch::TrapFrame& f, const kcap::Resolved&) {
     auto name = name_arg(f.x[1], f.x[2]);
     if (!name)
         return err(name.error());
     if (vector::find(*name))
         return err(ktl::Error::Exists);
-    return keep(*name, load_collection(f.x[3], f.x[4]));
+    return submit_load(f.x[3], f.x[4], f.x[5], keep_loaded, f.x[1], f.x[2]);
 }
 
 int64_t store_open(arch::TrapFrame& f, const kcap::Resolved& store) {
@@ -110,6 +129,7 @@ constexpr uint64_t kMaxStaged = vector::kMaxCollectionBytes + (1u << 20); // a s
 
 struct Staging {
     bool used = false;
+    bool loading = false; // committed: a vector worker reads the pages until keep_staged
     char name[vector::kMaxNameLength + 1] = "";
     uint64_t total = 0, received = 0;
     uint64_t pages = 0;
@@ -125,6 +145,25 @@ void release(Staging& st) {
     st = Staging {};
 }
 
+// The commit's Load ends here, in the worker's vec_serve: the collection is kept and the staged
+// pages go back, whatever the outcome.
+int64_t keep_staged(const vector::Job& job, int64_t result, sched::Task* caller) {
+    auto name = name_arg(job.a[3], job.a[4]);
+    for (auto& st : g_stagings)
+        if (st.used && st.loading && st.pages == job.a[0])
+            release(st);
+    vector::Collection* c = loaded(result);
+    if (!c)
+        return result;
+    if (!name || abandoned(caller)) {
+        destroy_collection(c);
+        return err(name ? ktl::Error::TimedOut : name.error());
+    }
+    const uint32_t capacity = c->index.params().max_elements;
+    int64_t kept = keep(*name, c);
+    return kept < 0 ? kept : capacity; // the commit answers the capacity the content was given
+}
+
 Staging* staging_named(std::string_view name) {
     for (auto& st : g_stagings)
         if (st.used && name == st.name)
@@ -135,12 +174,15 @@ Staging* staging_named(std::string_view name) {
 ktl::Result<Staging*> start_staging(std::string_view name, uint64_t total) {
     if (total == 0 || total > kMaxStaged)
         return ktl::Error::InvalidArgs;
-    if (Staging* old = staging_named(name))
+    if (Staging* old = staging_named(name)) {
+        if (old->loading)
+            return ktl::Error::WouldBlock; // committed: being loaded right now
         release(*old); // offset 0 again: the import starts over
+    }
     Staging* st = nullptr;
     uint64_t now = clock::monotonic_ns();
     for (auto& s : g_stagings)
-        if (!s.used || now - s.touched_ns > kStageIdleNs) {
+        if (!s.used || (!s.loading && now - s.touched_ns > kStageIdleNs)) {
             st = &s;
             break;
         }
@@ -185,6 +227,8 @@ int64_t store_stage(arch::TrapFrame& f, const kcap::Resolved&) {
         }
         if (!st)
             return err(ktl::Error::NotFound);
+        if (st->loading)
+            return err(ktl::Error::WouldBlock); // committed: being loaded right now
         if (chunk.action == 2) {
             release(*st);
             return 0;
@@ -204,12 +248,15 @@ int64_t store_stage(arch::TrapFrame& f, const kcap::Resolved&) {
         chunk.received_out = st->received;
         return static_cast<int64_t>(st->received);
     }
-    // Commit: all of it staged; checked whole by load() before anything is kept.
+    // Commit: all of it staged; loaded and checked whole by a vector worker before anything is
+    // kept (keep_staged). chunk.capacity: 0 sizes the collection by its content.
     if (st->received != st->total)
         return err(ktl::Error::Truncated);
-    int64_t rc = keep(*name, load_collection(st->pages, st->total));
     arch::IrqGuard guard;
-    release(*st);
+    st->loading = true;
+    int64_t rc = submit_load(st->pages, st->total, chunk.capacity, keep_staged, f.x[1], f.x[2]);
+    if (rc != kBlocked) // refused before the worker saw it
+        release(*st);
     return rc;
 }
 

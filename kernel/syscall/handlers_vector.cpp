@@ -14,7 +14,7 @@ namespace handlers {
 namespace {
 
 int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
-int64_t finish(ipc::Outcome o) { return o.blocked ? kBlocked : o.value; }
+int64_t finish_outcome(ipc::Outcome o) { return o.blocked ? kBlocked : o.value; }
 vector::Collection& collection(const kcap::Resolved& o) { return *static_cast<vector::Collection*>(o.object); }
 
 } // namespace
@@ -45,13 +45,13 @@ ktl::Result<vector::Collection*> make_collection(ktl::Result<hnsw::Index>&& inde
 
 namespace {
 
-// Wraps a freshly created or loaded index into a collection object and gives the caller the
+// Wraps a freshly created or loaded index into a collection object and gives `owner` the
 // original capability; on any failure everything is released again.
-int64_t publish(ktl::Result<vector::Collection*> made) {
+int64_t publish(ktl::Result<vector::Collection*> made, sched::Task* owner) {
     if (!made)
         return err(made.error());
     vector::Collection* c = *made;
-    auto slot = kcap::create_and_grant(sched::current(), kcap::ObjectType::VectorCollection, c,
+    auto slot = kcap::create_and_grant(owner, kcap::ObjectType::VectorCollection, c,
                                        kcap::kRead | kcap::kWrite | kcap::kGrant | kcap::kRevoke);
     if (!slot) {
         destroy_collection(c);
@@ -93,7 +93,7 @@ int64_t vec_create(arch::TrapFrame& f, const kcap::Resolved&) {
     auto pages = alloc_index_pages(hnsw::Index::memory_needed(p));
     if (!pages)
         return err(pages.error());
-    return publish(make_collection(hnsw::Index::create(p, pages->span()), *pages));
+    return publish(make_collection(hnsw::Index::create(p, pages->span()), *pages), sched::current());
 }
 
 int64_t vec_insert(arch::TrapFrame& f, const kcap::Resolved& o) {
@@ -102,7 +102,7 @@ int64_t vec_insert(arch::TrapFrame& f, const kcap::Resolved& o) {
     if (count == 0 || count > 4096 || !buffers::readable(f.x[1], count * 8) ||
         !buffers::readable(f.x[2], count * dim * sizeof(float)))
         return err(ktl::Error::InvalidArgs);
-    return finish(vector::submit(vector::Op::Insert, &collection(o), { f.x[1], f.x[2], count, 0, 0 }));
+    return finish_outcome(vector::submit(vector::Op::Insert, &collection(o), { f.x[1], f.x[2], count, 0, 0 }));
 }
 
 // The optional id filter (a5) is a strictly ascending list, so the workers can binary-search it;
@@ -130,48 +130,65 @@ int64_t vec_search(arch::TrapFrame& f, const kcap::Resolved& o) {
     // A filter with no ids accepts nothing: the search is answered empty without the worker.
     if (f.x[5] != 0 && count == 0)
         return 0;
-    return finish(vector::submit(vector::Op::Search, &collection(o), { f.x[1], k, ef | (count << 32), f.x[4], ids }));
+    return finish_outcome(vector::submit(vector::Op::Search, &collection(o), { f.x[1], k, ef | (count << 32), f.x[4], ids }));
 }
 
 int64_t vec_get(arch::TrapFrame& f, const kcap::Resolved& o) {
     if (!buffers::writable(f.x[2], collection(o).index.params().dim * sizeof(float)))
         return err(ktl::Error::InvalidArgs);
-    return finish(vector::submit(vector::Op::Get, &collection(o), { f.x[1], f.x[2], 0, 0, 0 }));
+    return finish_outcome(vector::submit(vector::Op::Get, &collection(o), { f.x[1], f.x[2], 0, 0, 0 }));
 }
 
 int64_t vec_delete(arch::TrapFrame& f, const kcap::Resolved& o) {
-    return finish(vector::submit(vector::Op::Delete, &collection(o), { f.x[1], 0, 0, 0, 0 }));
+    return finish_outcome(vector::submit(vector::Op::Delete, &collection(o), { f.x[1], 0, 0, 0, 0 }));
 }
 
 int64_t vec_stats(arch::TrapFrame& f, const kcap::Resolved& o) {
     if (!buffers::writable(f.x[1], sizeof(vector::Stats)))
         return err(ktl::Error::InvalidArgs);
-    return finish(vector::submit(vector::Op::Stats, &collection(o), { f.x[1], 0, 0, 0, 0 }));
+    return finish_outcome(vector::submit(vector::Op::Stats, &collection(o), { f.x[1], 0, 0, 0, 0 }));
 }
 
 int64_t vec_export(arch::TrapFrame& f, const kcap::Resolved& o) {
     if (f.x[1] != 0 && !buffers::writable(f.x[1], f.x[2], vector::kMaxCollectionBytes))
         return err(ktl::Error::InvalidArgs);
-    return finish(vector::submit(vector::Op::Export, &collection(o), { f.x[1], f.x[2], f.x[3], 0, 0 }));
+    return finish_outcome(vector::submit(vector::Op::Export, &collection(o), { f.x[1], f.x[2], f.x[3], 0, 0 }));
 }
 
-// Loaded here, in the system call: the snapshot is checked (CRCs, structure) before anything is
-// kept, and a new collection has no other users yet.
-int64_t vec_import(arch::TrapFrame& f, const kcap::Resolved&) { return publish(load_collection(f.x[1], f.x[2])); }
+namespace {
 
-ktl::Result<vector::Collection*> load_collection(uint64_t ptr, uint64_t len) {
-    if (!buffers::readable(ptr, len, vector::kMaxCollectionBytes))
-        return ktl::Error::InvalidArgs;
-    std::span<const std::byte> snapshot(reinterpret_cast<const std::byte*>(ptr), len);
-    auto params = TRY(hnsw::Index::peek(snapshot));
+// vec_import's Load ends here, in the worker's vec_serve: the caller gets the collection.
+int64_t grant_loaded(const vector::Job&, int64_t result, sched::Task* caller) {
+    vector::Collection* c = loaded(result);
+    if (!c)
+        return result;
+    if (abandoned(caller)) {
+        destroy_collection(c);
+        return err(ktl::Error::TimedOut);
+    }
+    return publish(c, caller);
+}
+
+} // namespace
+
+int64_t vec_import(arch::TrapFrame& f, const kcap::Resolved&) { return submit_load(f.x[1], f.x[2], f.x[3], grant_loaded); }
+
+int64_t submit_load(uint64_t ptr, uint64_t len, uint64_t capacity, vector::Finish finish, uint64_t a3, uint64_t a4) {
+    if (!buffers::readable(ptr, len, vector::kMaxCollectionBytes) || capacity > hnsw::kMaxElements)
+        return err(ktl::Error::InvalidArgs);
+    return finish_outcome(vector::submit(vector::Op::Load, nullptr, { ptr, len, capacity, a3, a4 }, finish));
+}
+
+ktl::Result<vector::Collection*> load_collection(std::span<const std::byte> snapshot, uint32_t capacity) {
+    auto params = TRY(hnsw::Index::load_params(snapshot, capacity));
     auto pages = TRY(alloc_index_pages(hnsw::Index::memory_needed(params)));
-    return make_collection(hnsw::Index::load(snapshot, pages.span()), pages);
+    return make_collection(hnsw::Index::load(snapshot, pages.span(), capacity), pages);
 }
 
 int64_t vec_serve(arch::TrapFrame& f, const kcap::Resolved&) {
     if (!buffers::writable(f.x[3], sizeof(vector::Job)))
         return err(ktl::Error::InvalidArgs);
-    return finish(vector::serve(f.x[1], static_cast<int64_t>(f.x[2]), reinterpret_cast<vector::Job*>(f.x[3])));
+    return finish_outcome(vector::serve(f.x[1], static_cast<int64_t>(f.x[2]), reinterpret_cast<vector::Job*>(f.x[3])));
 }
 
 } // namespace handlers

@@ -13,6 +13,8 @@ struct Request {
     sched::WaitQueue caller; // the blocked submitter
     Request* next;
     bool running;
+    Finish finish;
+    uint8_t worker_priority; // the worker's own, while a Load runs it lower (0: not lowered)
 };
 
 constexpr uint32_t kMaxRequests = 256;
@@ -23,21 +25,30 @@ sched::WaitQueue g_idle_workers;
 ServiceStats g_stats {};
 
 bool runnable(const Request& r) {
+    if (!r.job.collection)
+        return true; // a Load: nothing exists to lock yet
     const Collection& c = *r.job.collection;
     if (is_write(r.job.op))
         return !c.writer && c.readers == 0;
     return !c.writer;
 }
 
-void start(Request& r) {
-    Collection& c = *r.job.collection;
-    if (is_write(r.job.op)) {
-        c.writer = true;
-        --c.queued_writes;
-    } else {
-        ++c.readers;
-        if (c.readers > g_stats.max_concurrent_reads)
-            g_stats.max_concurrent_reads = c.readers;
+// `worker` takes the request: locks its collection and, for a Load, drops below the tasks that
+// must keep answering meanwhile.
+void start(Request& r, sched::Task* worker) {
+    if (Collection* c = r.job.collection) {
+        if (is_write(r.job.op)) {
+            c->writer = true;
+            --c->queued_writes;
+        } else {
+            ++c->readers;
+            if (c->readers > g_stats.max_concurrent_reads)
+                g_stats.max_concurrent_reads = c->readers;
+        }
+    }
+    if (r.job.op == Op::Load && worker->priority > kLoadPriority) {
+        r.worker_priority = worker->priority;
+        sched::set_priority(worker, kLoadPriority);
     }
     r.running = true;
     --g_stats.queued;
@@ -78,7 +89,7 @@ void hand_to_idle_workers() {
         Request* r = take_runnable();
         if (!r)
             return;
-        start(*r);
+        start(*r, w);
         *static_cast<Job*>(w->wait_buf) = r->job;
         sched::wake_one(g_idle_workers, 0);
     }
@@ -97,7 +108,7 @@ Request* find_running(uint64_t token) {
 
 } // namespace
 
-ipc::Outcome submit(Op op, Collection* collection, const uint64_t (&args)[5]) {
+ipc::Outcome submit(Op op, Collection* collection, const uint64_t (&args)[5], Finish finish) {
     if (g_stats.queued + g_stats.running >= kMaxRequests)
         return { false, -static_cast<int64_t>(ktl::Error::WouldBlock) };
     auto mem = kheap::alloc_for(kheap::Owner::Kernel, sizeof(Request));
@@ -109,9 +120,12 @@ ipc::Outcome submit(Op op, Collection* collection, const uint64_t (&args)[5]) {
     r->job.collection = collection;
     for (int i = 0; i < 5; ++i)
         r->job.a[i] = args[i];
-    if (is_write(op))
-        ++collection->queued_writes;
-    ++collection->outstanding;
+    r->finish = finish;
+    if (collection) {
+        if (is_write(op))
+            ++collection->queued_writes;
+        ++collection->outstanding;
+    }
     if (g_queue_tail)
         g_queue_tail->next = r;
     else
@@ -131,20 +145,25 @@ ipc::Outcome serve(uint64_t done, int64_t result, Job* job_out) {
         Request* r = find_running(done);
         if (!r)
             return { false, -static_cast<int64_t>(ktl::Error::InvalidArgs) };
-        Collection& c = *r->job.collection;
-        if (is_write(r->job.op))
-            c.writer = false;
-        else
-            --c.readers;
-        --c.outstanding;
+        if (Collection* c = r->job.collection) {
+            if (is_write(r->job.op))
+                c->writer = false;
+            else
+                --c->readers;
+            --c->outstanding;
+        }
+        if (r->worker_priority)
+            sched::set_priority(sched::current(), r->worker_priority);
         --g_stats.running;
         ++g_stats.completed;
+        if (r->finish)
+            result = r->finish(r->job, result, r->caller.head);
         sched::wake_one(r->caller, result);
         kheap::free(r);
         hand_to_idle_workers(); // the lock just released may unblock queued requests
     }
     if (Request* next = take_runnable()) {
-        start(*next);
+        start(*next, sched::current());
         *job_out = next->job;
         return { false, 0 };
     }

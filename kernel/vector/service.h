@@ -4,12 +4,19 @@
 #include <cstdint>
 
 #include "../ipc/sync.h"
+#include "../sched/task.h"
 #include "collection.h"
 
 namespace vector {
 
-enum class Op : uint8_t { Insert = 1, Search, Get, Delete, Stats, Export };
+// Load builds a new collection from a snapshot (no collection yet: job.collection is null):
+// a0 snapshot, a1 its length, a2 the capacity asked for (0: hnsw::Index::load_capacity's
+// default). The worker runs it preemptible and below the network and the MCP bridges, however
+// long it takes, and answers the new Collection* as its result; the request's Finish hook turns
+// that into the caller's answer (keep it under a name, or grant it).
+enum class Op : uint8_t { Insert = 1, Search, Get, Delete, Stats, Export, Load };
 constexpr bool is_write(Op op) { return op == Op::Insert || op == Op::Delete; }
+constexpr uint8_t kLoadPriority = 12; // below tool tasks (15), bridges (16) and the network (17)
 
 // What a worker receives (written into its buffer by vec_serve).
 struct Job {
@@ -19,9 +26,13 @@ struct Job {
     uint64_t a[5];
 };
 
+// Runs in the worker's vec_serve (exception context) when the worker completes the request:
+// returns what the caller's system call answers. `caller` is the blocked submitter.
+using Finish = int64_t (*)(const Job& job, int64_t result, sched::Task* caller);
+
 // Queues a request from the calling task and blocks it; the result arrives when a worker
 // completes it. Returns the outcome for the syscall.
-ipc::Outcome submit(Op op, Collection* collection, const uint64_t (&args)[5]);
+ipc::Outcome submit(Op op, Collection* collection, const uint64_t (&args)[5], Finish finish = nullptr);
 // Worker side: completes `done` (0 = none) with `result`, then hands over the next runnable
 // request into *job_out, or blocks the worker until there is one.
 ipc::Outcome serve(uint64_t done, int64_t result, Job* job_out);

@@ -23,6 +23,7 @@ struct StageChunk {
     uint32_t action;   // 0 stage the chunk, 1 commit (all staged: load and keep), 2 abandon
     uint32_t crc_out;  // written back: CRC-32 of everything staged so far
     uint64_t received_out; // written back: bytes staged so far
+    uint64_t capacity;     // commit: the collection's capacity (0: what the snapshot holds plus room to grow)
 };
 
 struct StoreEntry {

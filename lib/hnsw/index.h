@@ -117,10 +117,18 @@ public:
     // so a page costs O(nodes + page), plus one pass over a section whose CRC falls in the range.
     // OutOfRange for an offset past the end; returns the bytes written.
     ktl::Result<size_t> save_range(uint64_t offset, std::span<std::byte> out) const;
-    // Parameters of a snapshot, to size the memory for load().
+    // Parameters of a snapshot as it declares them.
     static ktl::Result<Params> peek(std::span<const std::byte> snapshot);
-    // Truncated / Corrupt / Unsupported for bad input, never a crash.
-    static ktl::Result<Index> load(std::span<const std::byte> snapshot, std::span<std::byte> memory);
+    // The parameters load() gives the index, to size its memory: the snapshot's, with
+    // max_elements the capacity the loaded index will have. `capacity` when given (at least the
+    // slots the snapshot uses, else OutOfRange); otherwise what the content needs plus room to
+    // grow, max(2 x used slots, kLoadMinCapacity), never more than declared: a tiny snapshot
+    // that declares a huge capacity costs what it holds.
+    static constexpr uint32_t kLoadMinCapacity = 1024;
+    static ktl::Result<Params> load_params(std::span<const std::byte> snapshot, uint32_t capacity = 0);
+    // Truncated / Corrupt / Unsupported for bad input, never a crash. `capacity` as for
+    // load_params(); memory must hold memory_needed(load_params(snapshot, capacity)).
+    static ktl::Result<Index> load(std::span<const std::byte> snapshot, std::span<std::byte> memory, uint32_t capacity = 0);
 
 private:
     struct NodeHeader {

@@ -210,9 +210,28 @@ Result<Params> Index::peek(std::span<const std::byte> snapshot) {
     return h.params;
 }
 
-Result<Index> Index::load(std::span<const std::byte> snapshot, std::span<std::byte> memory) {
+Result<Params> Index::load_params(std::span<const std::byte> snapshot, uint32_t capacity) {
     const Header h = TRY(parse_header(snapshot));
-    const Params& p = h.params;
+    Params p = h.params;
+    if (h.high_water > p.max_elements)
+        return Error::Corrupt;
+    if (capacity != 0) {
+        if (capacity < h.high_water || capacity > kMaxElements)
+            return Error::OutOfRange;
+        p.max_elements = capacity;
+    } else {
+        const uint64_t roomy = 2ull * h.high_water > kLoadMinCapacity ? 2ull * h.high_water : kLoadMinCapacity;
+        if (roomy < p.max_elements)
+            p.max_elements = static_cast<uint32_t>(roomy);
+    }
+    if (!p.validate())
+        return Error::Corrupt;
+    return p;
+}
+
+Result<Index> Index::load(std::span<const std::byte> snapshot, std::span<std::byte> memory, uint32_t capacity) {
+    const Header h = TRY(parse_header(snapshot));
+    const Params p = TRY(load_params(snapshot, capacity));
     if (h.high_water > p.max_elements || h.max_level > kMaxLevel ||
         uint64_t(h.count) + h.deleted + h.free_count != h.high_water)
         return Error::Corrupt;

@@ -130,6 +130,47 @@ TEST(HnswSnapshot, EmptyIndexRoundTrips) {
     EXPECT_TRUE(loaded->insert(1, v).ok());
 }
 
+// A snapshot that declares a large capacity but holds little costs what it holds; the caller can
+// still ask for any capacity that fits what it holds.
+TEST(HnswSnapshot, LoadIsSizedByContentUnlessAskedOtherwise) {
+    hnsw::Params p = Built::make_params(8, 200000, hnsw::Metric::L2);
+    OwnedIndex a(p);
+    Dataset d = make_random(8, 10, 4);
+    for (size_t i = 0; i < 10; ++i)
+        ASSERT_TRUE(a.index.insert(i + 1, { d.row(i), 8 }).ok());
+    auto snap = save(a.index);
+    ASSERT_EQ(hnsw::Index::peek(snap)->max_elements, 200000u);
+
+    auto sized = hnsw::Index::load_params(snap);
+    ASSERT_TRUE(sized.ok());
+    EXPECT_EQ(sized->max_elements, hnsw::Index::kLoadMinCapacity);
+    EXPECT_LT(hnsw::Index::memory_needed(*sized) * 50, hnsw::Index::memory_needed(p));
+    std::vector<std::byte> mem(hnsw::Index::memory_needed(*sized));
+    auto loaded = hnsw::Index::load(snap, mem);
+    ASSERT_TRUE(loaded.ok()) << ktl::error_name(loaded.error());
+    EXPECT_EQ(loaded->stats().capacity, hnsw::Index::kLoadMinCapacity);
+    EXPECT_EQ(loaded->size(), 10u);
+    std::vector<hnsw::Hit> hits(1);
+    auto found = loaded->search({ d.row(3), 8 }, 1, 16, hits);
+    ASSERT_TRUE(found.ok() && *found == 1);
+    EXPECT_EQ(hits[0].id, 4u);
+
+    // Asked for: the declared capacity back, or anything from the used slots up.
+    EXPECT_EQ(hnsw::Index::load_params(snap, 200000)->max_elements, 200000u);
+    EXPECT_EQ(hnsw::Index::load_params(snap, 10)->max_elements, 10u);
+    EXPECT_EQ(hnsw::Index::load_params(snap, 9).error(), Error::OutOfRange);
+    std::vector<std::byte> exact(hnsw::Index::memory_needed(*hnsw::Index::load_params(snap, 10)));
+    auto full = hnsw::Index::load(snap, exact, 10);
+    ASSERT_TRUE(full.ok());
+    EXPECT_FALSE(full->insert(11, { d.row(0), 8 }).ok()); // ten slots, all used
+
+    // A big index keeps room to grow: twice what it uses, never more than it declared.
+    Built b(6, 700, hnsw::Metric::L2, 2);
+    auto big = save(b.index.index);
+    const uint32_t used = b.index.index.stats().count + b.index.index.stats().deleted + b.index.index.stats().free_slots;
+    EXPECT_EQ(hnsw::Index::load_params(big)->max_elements, std::min<uint32_t>(700, 2 * used));
+}
+
 TEST(HnswSnapshot, EveryTruncationRejected) {
     Built b(6, 40, hnsw::Metric::L2, 5);
     auto snap = save(b.index.index);

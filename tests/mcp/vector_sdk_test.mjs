@@ -337,7 +337,16 @@ try {
   assert.deepEqual(await ok("collection_import", chunk(0)), { name: "copy", size: snapshot.length, received: third, next: third });
   await toolError("collection_import", chunk(2), "validation_failed", "out_of_order");
   assert.equal((await ok("collection_import", chunk(1))).next, 2 * third);
-  assert.deepEqual(await ok("collection_import", chunk(2)), { imported: "copy", size: snapshot.length });
+  // Sized by what the snapshot holds (twice its slots, at least 1024), never beyond the 2,000 it declares.
+  assert.deepEqual(await ok("collection_import", chunk(2)),
+                   { imported: "copy", size: snapshot.length, max_elements: Math.min(2000, Math.max(2 * kept, 1024)) });
+  // Or as asked: the declared capacity back; never below the slots it uses.
+  const whole = { snapshot_b64: parts(snapshot), size: snapshot.length };
+  assert.deepEqual(await ok("collection_import", { name: "copy2", ...whole, max_elements: 2000 }),
+                   { imported: "copy2", size: snapshot.length, max_elements: 2000 });
+  assert.deepEqual(await ok("collection_drop", { name: "copy2" }), { dropped: "copy2" });
+  if (kept > 1)
+    await toolError("collection_import", { name: "copy2", ...whole, max_elements: kept - 1 }, "validation_failed", "capacity_too_small");
   const [orig, copy] = [await ok("collection_stats", { collection: "bulk" }), await ok("collection_stats", { collection: "copy" })];
   for (const key of ["count", "deleted", "levels"])
     assert.equal(copy[key], orig[key], `imported ${key}`);

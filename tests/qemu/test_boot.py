@@ -19,8 +19,16 @@ def test(args):
         check(m.group(1) == args.cpu, f"banner names cpu {m.group(1)}, expected {args.cpu}")
         check(m.group(2) == ("2" if args.el2 else "1"), f"entered at EL{m.group(2)}")
         check(m.group(3) == "1", "kernel must run at EL1")
-        m = q.expect(r"memory: (\d+) MiB in (\d+) range")
+        m = q.expect(r"memory: (\d+) MiB in (\d+) range.*image (\d+) KiB \(\+(\d+) KiB bss")
         check(m.group(1) == "512", f"RAM from the DTB: {m.group(1)} MiB, expected 512")
+        image_kib = int(m.group(3)) + int(m.group(4))
+        # Real cores: every writable page is non-executable (SCTLR_EL1.WXN, read back from the
+        # register), and before the final table only the image and the device tree are normal memory.
+        mmu = q.find(r"mmu: \d+ regions mapped, .*; WXN (on|off); the early map held (\d+) KiB of normal memory")
+        check(mmu.group(1) == "on", "SCTLR_EL1.WXN is off")
+        early_kib = int(mmu.group(2))
+        check(image_kib <= early_kib <= image_kib + 2048,
+              f"the early map held {early_kib} KiB of normal memory for a {image_kib} KiB image and its device tree")
         m = q.expect(r"irq: (gicv\d); timer intid (\d+) at (\d+) Hz; uart pl011 @ 0x9000000 intid (\d+); psci (\w+)")
         check(m.group(1) == f"gicv{args.gic}", f"interrupt controller {m.group(1)}")
         check(m.group(2) == "30", f"timer INTID {m.group(2)} (expected 30, non-secure physical)")

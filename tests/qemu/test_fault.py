@@ -38,6 +38,38 @@ def test(args):
             q.kill()
         print(f"  fault={kind}: decoded dump and exit status 3")
 
+    # The kernel's own stacks have guard pages: an overflow is caught by the vectors (which would
+    # otherwise fault on every store of the next frame) and reported from the overflow stack.
+    for kind, stack in (("boot_stack", "boot stack"), ("exception_stack", "exception stack")):
+        q = Qemu(args.kernel, cpu=args.cpu, gic=args.gic, el2=args.el2, append=f"fault={kind}")
+        try:
+            q.expect(r"fault injection: " + kind, timeout=20)
+            q.expect(rf"KERNEL PANIC in task 'kernel-main': kernel stack overflow: {stack} guard page hit")
+            m = q.expect(r"SP   (0x[0-9a-f]{16})  FAR (0x[0-9a-f]{16})")
+            check(abs(int(m.group(2), 16) - int(m.group(1), 16)) < 4096,
+                  f"fault={kind}: FAR {m.group(2)} is not at the stack pointer {m.group(1)}")
+            q.expect(r"backtrace:\n  #0  0x[0-9a-f]{16}\n  #1  0x[0-9a-f]{16}")
+            q.expect(r"powering off")
+            status = q.wait_exit(timeout=10)
+            check(status == 3, f"fault={kind}: exit status {status}, expected 3 (panic)")
+            check("EXCEPTION" not in q.output, f"fault={kind}: the overflow went through the ordinary fault path")
+        finally:
+            q.kill()
+        print(f"  fault={kind}: guard page hit, reported from the overflow stack, exit status 3")
+
+    # A fault while the first fault is being reported ends in one line, not a recursion.
+    q = Qemu(args.kernel, cpu=args.cpu, gic=args.gic, el2=args.el2, append="fault=nested")
+    try:
+        q.expect(r"\*\*\* EXCEPTION: synchronous \(current EL, SPx\) in task 'kernel-main'", timeout=20)
+        q.expect(r"KERNEL PANIC \(nested\): synchronous \(current EL, SPx\) \(ESR 0x96[0-9a-f]+, ELR 0x[0-9a-f]+, FAR 0x1000\) "
+                 r"while reporting a panic")
+        status = q.wait_exit(timeout=10)
+        check(status == 3, f"fault=nested: exit status {status}, expected 3 (panic)")
+        check(q.output.count("*** EXCEPTION") == 1, "fault=nested: the report was started more than once")
+    finally:
+        q.kill()
+    print("  fault=nested: one report, one nested line, exit status 3")
+
 
 if __name__ == "__main__":
     main(test)

@@ -5,6 +5,7 @@
 
 #include "../../console.h"
 #include "../../current.h"
+#include "../../fault_injection.h"
 #include "../../irq.h"
 #include "../../mm/stack_arena.h"
 #include "../../panic.h"
@@ -13,6 +14,7 @@
 
 #include <aarch64/esr.h>
 #include <drivers/serial_port.h>
+#include <ktl/format.h>
 
 namespace arch {
 
@@ -32,6 +34,7 @@ static void dump_frame(const TrapFrame& f, ExceptionKind kind) {
     aarch64::format_esr(f.esr, esr_text, sizeof esr_text);
     aarch64::EsrInfo info = aarch64::decode_esr(f.esr);
     console::printf_polled("\n*** EXCEPTION: %s in task '%s'\n", exception_kind_name(kind), current_task_name());
+    fault_injection::report_hook();
     console::printf_polled("ESR  0x%016llx  %s\n", static_cast<unsigned long long>(f.esr), esr_text);
     console::printf_polled("FAR  0x%016llx%s\n", static_cast<unsigned long long>(f.far),
                            info.is_abort && !info.far_valid ? " (not valid)" : "");
@@ -101,12 +104,43 @@ extern "C" arch::TrapFrame* exception_dispatch(arch::TrapFrame* frame, uint64_t 
     default:
         break;
     }
-    arch::irq_disable();
+    char what[96];
+    ktl::Formatter(what, sizeof what)
+        .append("%s (ESR 0x%llx, ELR 0x%llx, FAR 0x%llx)", arch::exception_kind_name(kind),
+                static_cast<unsigned long long>(frame->esr), static_cast<unsigned long long>(frame->elr),
+                static_cast<unsigned long long>(frame->far));
+    kpanic::enter(what);
     if (auto* port = console::port())
         port->flush();
     arch::dump_frame(*frame, kind);
     kpanic::print_backtrace(frame->x[29], frame->elr);
     console::printf_polled("KERNEL PANIC in task '%s': unhandled %s\n", current_task_name(),
                            arch::exception_kind_name(kind));
+    kpanic::finish();
+}
+
+extern "C" char __overflow_stack_bottom[], __stack_guard_1[], __stack_guard_2[];
+
+// Entered from boot/vectors.S on the overflow stack when SP_EL1 could not hold an exception frame.
+extern "C" [[noreturn]] void kernel_stack_overflow(uint64_t sp, uint64_t fp, uint64_t elr, uint64_t far, uint64_t esr) {
+    arch::irq_disable();
+    const char* which = "SP_EL1 outside every kernel stack";
+    if (sp >= reinterpret_cast<uint64_t>(__stack_guard_2))
+        which = "exception stack";
+    else if (sp >= reinterpret_cast<uint64_t>(__stack_guard_1))
+        which = "boot stack";
+    else if (sp >= reinterpret_cast<uint64_t>(__overflow_stack_bottom))
+        which = "overflow stack";
+    char what[96];
+    ktl::Formatter(what, sizeof what)
+        .append("kernel stack overflow (%s, SP 0x%llx, ELR 0x%llx)", which, static_cast<unsigned long long>(sp),
+                static_cast<unsigned long long>(elr));
+    kpanic::enter(what);
+    console::printf_polled("\nKERNEL PANIC in task '%s': kernel stack overflow: %s guard page hit\n",
+                           current_task_name(), which);
+    console::printf_polled("SP   0x%016llx  FAR 0x%016llx\nELR  0x%016llx  ESR 0x%016llx\n",
+                           static_cast<unsigned long long>(sp), static_cast<unsigned long long>(far),
+                           static_cast<unsigned long long>(elr), static_cast<unsigned long long>(esr));
+    kpanic::print_backtrace(fp, elr);
     kpanic::finish();
 }

@@ -11,7 +11,7 @@ namespace {
 constexpr uint64_t kPageSize = 4096;
 constexpr uint64_t kL2Block = 2ull << 20;
 constexpr uint64_t kL1Block = 1ull << 30;
-constexpr uint64_t kVaLimit = 1ull << 39;
+constexpr uint64_t kVaLimit = kVaSpan;
 constexpr size_t kEntries = 512;
 constexpr size_t kPoolPages = 64;
 constexpr size_t kMaxRamRegions = 16;
@@ -31,9 +31,26 @@ constexpr uint64_t kUxn = 1ull << 54;
 
 constexpr uint64_t kMair = 0x04 | (0xffull << 8) | (0x44ull << 16);
 
-alignas(4096) uint64_t g_early_l1[kEntries];
-alignas(4096) uint64_t g_pool[kPoolPages][kEntries];
-size_t g_pool_used = 0;
+constexpr uint64_t kSctlrM = 1ull << 0;
+constexpr uint64_t kSctlrA = 1ull << 1;
+constexpr uint64_t kSctlrC = 1ull << 2;
+constexpr uint64_t kSctlrI = 1ull << 12;
+constexpr uint64_t kSctlrWxn = 1ull << 19;
+
+// Page-table pages come from fixed pools: the early table's (live only until install()) and the
+// final table's, so building the final table never writes a page the walker is still using.
+struct Pool {
+    uint64_t (*pages)[kEntries];
+    size_t capacity;
+    size_t used;
+};
+
+constexpr size_t kEarlyPoolPages = 16;
+alignas(4096) uint64_t g_early_pages[kEarlyPoolPages][kEntries];
+alignas(4096) uint64_t g_final_pages[kPoolPages][kEntries];
+Pool g_early { g_early_pages, kEarlyPoolPages, 0 };
+Pool g_pool { g_final_pages, kPoolPages, 0 };
+uint64_t g_early_normal_bytes = 0;
 Region g_ram[kMaxRamRegions];
 size_t g_ram_count = 0;
 uint64_t* g_live_l1 = nullptr;
@@ -46,14 +63,15 @@ uint64_t attributes(Kind kind) {
     case Kind::Ram:
     case Kind::RamPages: return kAttrNormal | kShInner | kAccessFlag | kUxn | kPxn;
     case Kind::Device: return kAttrDevice | kAccessFlag | kUxn | kPxn;
+    case Kind::Guard: return 0;
     }
     return kAttrDevice | kAccessFlag | kUxn | kPxn;
 }
 
-uint64_t* new_table() {
-    if (g_pool_used == kPoolPages)
+uint64_t* new_table(Pool& pool) {
+    if (pool.used == pool.capacity)
         return nullptr;
-    uint64_t* t = g_pool[g_pool_used++];
+    uint64_t* t = pool.pages[pool.used++];
     for (size_t i = 0; i < kEntries; ++i)
         t[i] = 0;
     return t;
@@ -61,11 +79,11 @@ uint64_t* new_table() {
 
 // Returns the next-level table behind *entry, creating it, or splitting a block into
 // kEntries smaller blocks/pages with the same attributes.
-uint64_t* descend(uint64_t* entry, uint64_t child_size, bool child_is_page) {
+uint64_t* descend(Pool& pool, uint64_t* entry, uint64_t child_size, bool child_is_page) {
     uint64_t desc = *entry;
     if ((desc & kDescTypeMask) == kDescTable)
         return reinterpret_cast<uint64_t*>(desc & kAddrMask);
-    uint64_t* table = new_table();
+    uint64_t* table = new_table(pool);
     if (!table)
         return nullptr;
     if ((desc & kDescTypeMask) == kDescBlock) {
@@ -78,7 +96,9 @@ uint64_t* descend(uint64_t* entry, uint64_t child_size, bool child_is_page) {
     return table;
 }
 
-ktl::Result<void> map(uint64_t* l1, uint64_t base, uint64_t size, uint64_t attrs, bool pages_only) {
+// Maps [base, base + size) in a table that is not live (no break-before-make needed: the walker
+// does not see it until switch_table). attrs == 0 (Kind::Guard) leaves the pages invalid.
+ktl::Result<void> map(Pool& pool, uint64_t* l1, uint64_t base, uint64_t size, uint64_t attrs, bool pages_only) {
     uint64_t addr = base & ~(kPageSize - 1);
     uint64_t end = (base + size + kPageSize - 1) & ~(kPageSize - 1);
     if (end > kVaLimit || end < addr)
@@ -91,7 +111,7 @@ ktl::Result<void> map(uint64_t* l1, uint64_t base, uint64_t size, uint64_t attrs
             addr += kL1Block;
             continue;
         }
-        uint64_t* l2 = descend(e1, kL2Block, false);
+        uint64_t* l2 = descend(pool, e1, kL2Block, false);
         if (!l2)
             return ktl::Error::NoMemory;
         uint64_t* e2 = &l2[(addr >> 21) & 511];
@@ -101,10 +121,10 @@ ktl::Result<void> map(uint64_t* l1, uint64_t base, uint64_t size, uint64_t attrs
             addr += kL2Block;
             continue;
         }
-        uint64_t* l3 = descend(e2, kPageSize, true);
+        uint64_t* l3 = descend(pool, e2, kPageSize, true);
         if (!l3)
             return ktl::Error::NoMemory;
-        l3[(addr >> 12) & 511] = addr | attrs | kDescTable;
+        l3[(addr >> 12) & 511] = attrs == 0 ? 0 : addr | attrs | kDescTable;
         addr += kPageSize;
     }
     return {};
@@ -122,52 +142,70 @@ uint64_t tcr_value() {
         | (pa_range << 32);  // IPS
 }
 
+// Replaces the live table. The old and the new table map the same addresses with blocks of
+// other sizes (1 GiB or 2 MiB there, 4 KiB pages here), and a core holding TLB entries of both
+// for one address may take a TLB conflict abort (ARM DDI 0487 D8.16, break-before-make): the
+// Cortex-A72/A76 of the Pi do, QEMU does not. So the MMU is off while the base changes and the
+// TLB is emptied. Identity mapping keeps the next instruction where it was; nothing in between
+// touches memory (with the MMU off every data access is Device, uncached), so no stale line can
+// be read.
 void switch_table(uint64_t* l1) {
     arch::dsb_ish();
-    WRITE_SYSREG(ttbr0_el1, reinterpret_cast<uint64_t>(l1));
-    arch::isb();
-    asm volatile("tlbi vmalle1\n dsb ish\n isb" ::: "memory");
+    uint64_t on = READ_SYSREG(sctlr_el1);
+    uint64_t off = on & ~kSctlrM;
+    asm volatile("msr sctlr_el1, %[off]\n isb\n"
+                 "msr ttbr0_el1, %[table]\n isb\n"
+                 "tlbi vmalle1\n dsb ish\n isb\n"
+                 "msr sctlr_el1, %[on]\n isb\n" ::[off] "r"(off),
+                 [on] "r"(on), [table] "r"(reinterpret_cast<uint64_t>(l1))
+                 : "memory");
 }
 
 } // namespace
 
-void enable_early(uintptr_t kernel, uintptr_t dtb) {
-    uint64_t device = attributes(Kind::Device) | kDescBlock;
-    uint64_t normal_exec = kAttrNormal | kShInner | kAccessFlag | kUxn | kDescBlock;
-    for (size_t i = 0; i < kEntries; ++i)
-        g_early_l1[i] = (static_cast<uint64_t>(i) << 30) | device;
-    if (dtb < kVaLimit)
-        g_early_l1[dtb >> 30] = ((dtb >> 30) << 30) | normal_exec | kPxn;
-    g_early_l1[kernel >> 30] = ((kernel >> 30) << 30) | normal_exec;
+void enable_early(const Region* regions, size_t count) {
+    g_early.used = 0;
+    uint64_t* l1 = new_table(g_early);
+    bool built = l1 != nullptr;
+    for (size_t i = 0; built && i < count; ++i) {
+        built = map(g_early, l1, regions[i].base, regions[i].size, attributes(regions[i].kind), false).ok();
+        if (regions[i].kind != Kind::Device && regions[i].kind != Kind::Guard)
+            g_early_normal_bytes += regions[i].size;
+    }
+    if (!built) // the regions are the image's own sections: only a broken build gets here
+        for (;;)
+            asm volatile("wfe");
 
-    // The table was written with the MMU off (non-cacheable); drop any stale cached copy
-    // before walks start reading it through the cache.
-    for (size_t off = 0; off < sizeof(g_early_l1); off += 64)
-        asm volatile("dc ivac, %0" ::"r"(reinterpret_cast<uintptr_t>(g_early_l1) + off) : "memory");
+    // The tables were written with the MMU off (non-cacheable); drop any stale cached copy
+    // before walks start reading them through the cache.
+    for (size_t page = 0; page < g_early.used; ++page)
+        for (size_t off = 0; off < sizeof(g_early_pages[0]); off += 64)
+            asm volatile("dc ivac, %0" ::"r"(reinterpret_cast<uintptr_t>(g_early_pages[page]) + off) : "memory");
     arch::dsb_sy();
 
     WRITE_SYSREG(mair_el1, kMair);
     WRITE_SYSREG(tcr_el1, tcr_value());
-    WRITE_SYSREG(ttbr0_el1, reinterpret_cast<uint64_t>(g_early_l1));
+    WRITE_SYSREG(ttbr0_el1, reinterpret_cast<uint64_t>(l1));
     arch::isb();
     asm volatile("tlbi vmalle1\n dsb ish\n isb" ::: "memory");
     uint64_t sctlr = READ_SYSREG(sctlr_el1);
-    sctlr |= (1ull << 0) | (1ull << 2) | (1ull << 12); // M, C, I
-    sctlr &= ~(1ull << 1);                             // A: unaligned normal accesses allowed
+    // WXN: whatever is writable is never executable, whatever a descriptor says.
+    sctlr |= kSctlrM | kSctlrC | kSctlrI | kSctlrWxn;
+    sctlr &= ~kSctlrA; // unaligned normal accesses allowed
     WRITE_SYSREG(sctlr_el1, sctlr);
     arch::isb();
 }
 
 ktl::Result<void> install(const Region* regions, size_t count) {
-    g_pool_used = 0;
+    g_pool.used = 0;
     g_ram_count = 0;
-    uint64_t* l1 = new_table();
+    uint64_t* l1 = new_table(g_pool);
     if (!l1)
         return ktl::Error::NoMemory;
     for (size_t i = 0; i < count; ++i) {
-        bool pages_only = regions[i].kind == Kind::RamPages;
-        TRY_VOID(map(l1, regions[i].base, regions[i].size, attributes(regions[i].kind), pages_only));
-        if ((regions[i].kind == Kind::Ram || pages_only) && g_ram_count < kMaxRamRegions)
+        bool pages_only = regions[i].kind == Kind::RamPages || regions[i].kind == Kind::Guard;
+        TRY_VOID(map(g_pool, l1, regions[i].base, regions[i].size, attributes(regions[i].kind), pages_only));
+        if ((regions[i].kind == Kind::Ram || regions[i].kind == Kind::RamPages) && g_ram_count < kMaxRamRegions)
             g_ram[g_ram_count++] = regions[i];
     }
     switch_table(l1);
@@ -228,6 +266,8 @@ bool is_writable_ram(uint64_t addr) {
     return d != 0 && (d & kApReadOnly) == 0 && (d & (7ull << 2)) == kAttrNormal;
 }
 
-size_t table_pages_used() { return g_pool_used; }
+size_t table_pages_used() { return g_pool.used; }
+uint64_t early_normal_bytes() { return g_early_normal_bytes; }
+bool wxn_enabled() { return (READ_SYSREG(sctlr_el1) & kSctlrWxn) != 0; }
 
 } // namespace mmu

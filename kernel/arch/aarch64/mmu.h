@@ -1,9 +1,11 @@
 #pragma once
 // Stage-1 EL1 translation, identity mapped (VA == PA), 4 KiB granule, 39-bit VA (T0SZ = 25).
-// Boot enables the MMU twice: first with a coarse table (1 GiB blocks: the kernel's gigabyte
-// normal memory, everything else device) so C++ and the DTB parser run with caches and
-// unaligned accesses allowed; then with the final table built from the device tree: RAM normal
-// write-back, kernel text RX, rodata R, data/bss/stack/heap RW+XN (W^X), devices nGnRE + XN.
+// Boot enables the MMU twice: first with an early table that maps only the image's own sections
+// and the device tree as normal memory (text RX, rodata R, data RW+XN, stack guards unmapped)
+// and everything else as device memory, so C++ and the DTB parser run with caches and
+// unaligned accesses; then with the final table built from the device tree: RAM normal
+// write-back, kernel text RX, rodata R, data/bss/stack/heap RW+XN, devices nGnRE + XN.
+// SCTLR_EL1.WXN is set from the start: no writable page is ever executable.
 #include <cstddef>
 #include <cstdint>
 
@@ -11,9 +13,12 @@
 
 namespace mmu {
 
+constexpr uint64_t kVaSpan = 1ull << 39; // T0SZ = 25
+
 // RamPages: RAM mapped with 4 KiB pages only, so single pages (stack guards) can later be
-// unmapped without breaking a live block mapping.
-enum class Kind : uint8_t { KernelText, KernelRodata, KernelData, Ram, RamPages, Device };
+// unmapped without breaking a live block mapping. Guard: left unmapped (a later region that
+// would map the range anyway, such as the RAM around it, is refined to invalid pages).
+enum class Kind : uint8_t { KernelText, KernelRodata, KernelData, Ram, RamPages, Device, Guard };
 
 struct Region {
     uint64_t base;
@@ -21,9 +26,9 @@ struct Region {
     Kind kind;
 };
 
-// Called with the MMU off; identity maps the 1 GiB blocks holding `kernel` and `dtb` as
-// normal memory and every other block below 512 GiB as device memory.
-void enable_early(uintptr_t kernel, uintptr_t dtb);
+// Called with the MMU off: maps the regions (later entries refine earlier ones) in the early
+// table and turns the MMU on. Only boot_main calls it, with the image's sections.
+void enable_early(const Region* regions, size_t count);
 
 // Builds the final table from the regions (later entries refine earlier ones: map RAM first,
 // then the kernel sections) and switches to it.
@@ -37,5 +42,7 @@ bool is_mapped(uint64_t addr);
 // True when addr is mapped as normal, writable memory (task buffers passed to system calls).
 bool is_writable_ram(uint64_t addr);
 size_t table_pages_used();
+uint64_t early_normal_bytes(); // how much the early table mapped as normal memory
+bool wxn_enabled();
 
 } // namespace mmu
