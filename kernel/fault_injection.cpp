@@ -41,6 +41,12 @@ void recurse_on_exception_stack() {
 }
 } // namespace
 
+namespace {
+bool g_lwip_assert = false;
+} // namespace
+
+bool lwip_assert_armed() { return g_lwip_assert; }
+
 void report_hook() {
     if (g_fault_in_report)
         load_unmapped();
@@ -51,6 +57,11 @@ void trigger(std::string_view kind) {
     bool boot_only = kind == "nested" || kind == "boot_stack" || kind == "exception_stack";
     if (boot_only && sched::started()) { // the kernel stacks belong to the exception path by now
         KLOG_ERROR("fault injection: %.*s only at boot (boot argument fault=)", static_cast<int>(kind.size()), kind.data());
+        return;
+    }
+    if (kind == "lwip_assert") {
+        g_lwip_assert = true;
+        KLOG_WARN("fault injection: the TCP echo service fails an lwIP assertion on data starting LWIP-ASSERT");
         return;
     }
     if (kind == "data") {
@@ -73,7 +84,7 @@ void trigger(std::string_view kind) {
     } else if (kind == "brk") {
         asm volatile("brk #0x42");
     } else {
-        KLOG_ERROR("fault injection: unknown kind (data|write|exec|undef|brk|nested|boot_stack|exception_stack)");
+        KLOG_ERROR("fault injection: unknown kind (data|write|exec|undef|brk|nested|boot_stack|exception_stack|lwip_assert)");
         return;
     }
     KLOG_ERROR("fault injection: the fault did not happen");

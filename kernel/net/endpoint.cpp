@@ -1,5 +1,4 @@
 #include "endpoint.h"
-#include "pbuf_chain.h"
 
 #include "../arch/aarch64/cpu.h"
 #include "../clock.h"
@@ -9,6 +8,8 @@
 #include "../syscall/sys.h"
 
 #include <ktl/result.h>
+#include <lwip/priv/tcp_priv.h>
+#include <lwip/stats.h>
 #include <lwip/tcp.h>
 
 #include <new>
@@ -50,7 +51,7 @@ struct Endpoint::Stream {
     Endpoint* owner = nullptr;
     uint32_t slot = 0;
     tcp_pcb* pcb = nullptr;   // net task only; nullptr once lwIP let go of the connection
-    pbuf* pending = nullptr;  // received, not yet in the ring (net task only)
+    uint32_t consumed = 0;    // read by the task, not yet reopened in TCP's window (shared)
     Ring rx, tx;
     bool fresh = true;        // not yet reported to the task
     bool peer_closed = false; // FIN received (and queued after the buffered bytes)
@@ -62,11 +63,27 @@ struct Endpoint::Stream {
     uint32_t peer_ip = 0;     // who connected (reported with every event)
     uint16_t peer_port = 0;
     uint64_t tx_progress_ns = 0; // last time the peer acknowledged data, or nothing was owed
+    uint64_t active_ns = 0;      // last time the peer sent data or acknowledged some (admission)
     // The ring bytes follow the struct in the same heap block: rx, then tx.
     uint8_t* storage() { return reinterpret_cast<uint8_t*>(this + 1); }
 };
 
 namespace {
+
+// Memory the endpoints' data may take in lwIP's heap (MEM_SIZE): the rest is kept for the frames
+// the stack builds itself (ACKs, resets, SYN-ACKs, ICMP and ARP replies), so connections that
+// queue data, however many, never leave it unable to acknowledge, refuse or answer a ping.
+constexpr uint32_t kControlReserve = 256 * 1024;
+constexpr uint32_t kDataHeapBudget = MEM_SIZE - kControlReserve;
+// The receive ring holds a whole TCP window, and the window reopens only as the task reads: so
+// whatever lwIP delivers is copied at once and its buffers go back to the receive pool every
+// frame needs. A connection whose task stops reading holds no pool buffers, however its peer
+// slices what it sends (one-byte segments included).
+static_assert(Endpoint::kRxRing >= TCP_WND, "the receive ring must hold the whole window");
+// Admission: with fewer than this many free connection slots, a new connection displaces the one
+// that has been silent longest (no data, no acknowledgement for at least kDisplaceAfterNs).
+constexpr uint32_t kAdmissionReserve = 8;
+constexpr uint64_t kDisplaceAfterNs = 2'000'000'000ull;
 
 err_t on_recv(void* arg, tcp_pcb*, pbuf* p, err_t err);
 err_t on_sent(void* arg, tcp_pcb*, u16_t);
@@ -95,16 +112,44 @@ void Endpoint::mark(Stream& s) {
         m_notify->signal();
 }
 
+// Cuts the connection that has been silent longest, if for kDisplaceAfterNs: its slot is
+// released as soon as the task closes the handle. Returns whether one was cut.
+bool Endpoint::displace_silent(uint64_t now) {
+    Stream* oldest = nullptr;
+    for (uint32_t i = 0; i < m_max; ++i) {
+        Stream* s = m_streams[i];
+        if (s && s->pcb && !s->app_closed && now - s->active_ns >= kDisplaceAfterNs &&
+            (!oldest || s->active_ns < oldest->active_ns))
+            oldest = s;
+    }
+    if (!oldest)
+        return false;
+    tcp_pcb* pcb = oldest->pcb;
+    detach(pcb);
+    tcp_abort(pcb);
+    oldest->pcb = nullptr;
+    oldest->reset = true;
+    ++m_stats.displaced;
+    mark(*oldest);
+    return true;
+}
+
 err_t Endpoint::on_accept(void* arg, tcp_pcb* pcb, err_t err) {
     auto& ep = *static_cast<Endpoint*>(arg);
     if (err != ERR_OK || !pcb)
         return ERR_VAL;
-    uint32_t slot = ep.m_max;
+    const uint64_t now = clock::monotonic_ns();
+    uint32_t slot = ep.m_max, free = 0;
     for (uint32_t i = 0; i < ep.m_max; ++i)
         if (!ep.m_streams[i]) {
-            slot = i;
-            break;
+            if (slot == ep.m_max)
+                slot = i;
+            ++free;
         }
+    // Room for new connections: near a full table the silent ones make way (the reserve covers
+    // the time their task takes to close them).
+    if (free <= kAdmissionReserve)
+        ep.displace_silent(now);
     auto mem = slot < ep.m_max ? kheap::alloc(sizeof(Stream) + kRxRing + kTxRing)
                                : ktl::Result<void*>(ktl::Error::Full);
     if (!mem) {
@@ -118,7 +163,8 @@ err_t Endpoint::on_accept(void* arg, tcp_pcb* pcb, err_t err) {
     s->slot = slot;
     s->pcb = pcb;
     s->peer_ip = ip4_addr_get_u32(ip_2_ip4(&pcb->remote_ip));
-    s->tx_progress_ns = clock::monotonic_ns();
+    s->tx_progress_ns = now;
+    s->active_ns = now;
     s->peer_port = pcb->remote_port;
     s->rx = { s->storage(), kRxRing };
     s->tx = { s->storage() + kRxRing, kTxRing };
@@ -137,34 +183,12 @@ err_t Endpoint::on_accept(void* arg, tcp_pcb* pcb, err_t err) {
     return ERR_OK;
 }
 
+static_assert(sizeof(Endpoint::Stream) + Endpoint::kRxRing + Endpoint::kTxRing <= Endpoint::kBlockBytes - 256,
+              "a connection must fit one heap block, headers included");
+
 namespace {
 
 using Stream = Endpoint::Stream;
-
-// Moves what the receive ring has room for from lwIP's buffers into it, then opens TCP's
-// window by exactly that much.
-void fill_rx(Stream& s) {
-    uint32_t moved = 0;
-    for (int guard = 0; guard < 64 && s.pending; ++guard) {
-        s.pending = net::skip_empty(s.pending);
-        if (!s.pending)
-            break;
-        uint32_t n;
-        {
-            arch::IrqGuard irq;
-            n = s.rx.put(static_cast<const uint8_t*>(s.pending->payload), s.pending->len);
-        }
-        if (n == 0)
-            break;
-        moved += n;
-        s.pending = pbuf_free_header(s.pending, static_cast<u16_t>(n));
-    }
-    if (moved == 0)
-        return;
-    if (s.pcb)
-        tcp_recved(s.pcb, static_cast<u16_t>(moved));
-    s.owner->mark(s);
-}
 
 err_t on_recv(void* arg, tcp_pcb*, pbuf* p, err_t err) {
     auto* s = static_cast<Stream*>(arg);
@@ -180,18 +204,27 @@ err_t on_recv(void* arg, tcp_pcb*, pbuf* p, err_t err) {
         s->owner->mark(*s);
         return ERR_OK;
     }
-    if (s->pending)
-        pbuf_cat(s->pending, p);
-    else
-        s->pending = p;
-    fill_rx(*s);
+    s->active_ns = clock::monotonic_ns();
+    {
+        arch::IrqGuard irq;
+        // Never more than the window, which the ring holds; should a peer's data not fit anyway,
+        // lwIP keeps it (refused, unacknowledged) and offers it again (pump()).
+        if (p->tot_len > s->rx.room())
+            return ERR_MEM;
+        // Bounded by the chain's length; empty buffers (a header-only first fragment) add nothing.
+        uint32_t guard = 0;
+        for (pbuf* q = p; q && guard < 1024; q = q->next, ++guard)
+            s->rx.put(static_cast<const uint8_t*>(q->payload), q->len);
+    }
+    pbuf_free(p);
+    s->owner->mark(*s);
     return ERR_OK;
 }
 
 err_t on_sent(void* arg, tcp_pcb*, u16_t) {
     auto* s = static_cast<Stream*>(arg);
     if (s)
-        s->tx_progress_ns = clock::monotonic_ns(); // the peer is taking what it is sent
+        s->tx_progress_ns = s->active_ns = clock::monotonic_ns(); // the peer is taking what it is sent
     if (s && s->tx_was_full)
         s->owner->mark(*s);
     return ERR_OK;
@@ -207,7 +240,39 @@ void on_error(void* arg, err_t) {
     s->owner->mark(*s);
 }
 
-// Hands queued transmit bytes to TCP as its send buffer allows.
+// What the task has read goes back into TCP's window (the net task alone calls into lwIP).
+void reopen_window(Stream& s) {
+    uint32_t consumed;
+    {
+        arch::IrqGuard irq;
+        consumed = s.consumed;
+        s.consumed = 0;
+    }
+    for (uint32_t guard = 0; s.pcb && consumed > 0 && guard < 4; ++guard) {
+        const uint32_t n = consumed < 0xffff ? consumed : 0xffff;
+        tcp_recved(s.pcb, static_cast<u16_t>(n));
+        consumed -= n;
+    }
+}
+
+// How much more of this connection's data lwIP may hold: what the peer's window takes (one
+// segment when it is closed, so lwIP's persist timer still probes it), within the send buffer
+// and within the data's share of lwIP's heap. A peer that stops reading then ties up one segment
+// of lwIP's memory, not a send buffer's worth.
+uint32_t tcp_room(const tcp_pcb* pcb) {
+    const uint32_t in_lwip = pcb->snd_lbb - pcb->lastack; // written, not yet acknowledged
+    uint32_t allowed = pcb->snd_wnd > TCP_MSS ? pcb->snd_wnd : TCP_MSS;
+    if (allowed > TCP_SND_BUF)
+        allowed = TCP_SND_BUF;
+    uint32_t room = allowed > in_lwip ? allowed - in_lwip : 0;
+    if (room > tcp_sndbuf(pcb))
+        room = tcp_sndbuf(pcb);
+    const uint32_t heap_used = lwip_stats.mem.used;
+    const uint32_t heap_left = heap_used < kDataHeapBudget ? kDataHeapBudget - heap_used : 0;
+    return room < heap_left ? room : heap_left;
+}
+
+// Hands queued transmit bytes to TCP as tcp_room() allows.
 void drain_tx(Stream& s) {
     if (!s.pcb)
         return;
@@ -220,7 +285,7 @@ void drain_tx(Stream& s) {
             run = s.tx.contiguous();
             start = s.tx.data + s.tx.tail % s.tx.cap;
         }
-        u16_t room = tcp_sndbuf(s.pcb);
+        uint32_t room = tcp_room(s.pcb);
         uint32_t n = run < room ? run : room;
         if (n > 0xffff)
             n = 0xffff;
@@ -263,8 +328,6 @@ bool Endpoint::listen() {
 }
 
 void Endpoint::release(Stream& s) {
-    if (s.pending)
-        pbuf_free(s.pending);
     if (s.pcb) {
         detach(s.pcb);
         if (s.app_abort || tcp_close(s.pcb) != ERR_OK)
@@ -313,8 +376,9 @@ void Endpoint::pump() {
             abort = s->app_abort;
             left = s->tx.used();
         }
-        if (s->pending)
-            fill_rx(*s);
+        reopen_window(*s);
+        if (s->pcb && s->pcb->refused_data && tcp_process_refused_data(s->pcb) == ERR_ABRT)
+            continue; // lwIP aborted the connection; on_error has marked it
         if (left)
             drain_tx(*s);
         cut_if_stalled(*s);
@@ -359,8 +423,11 @@ int64_t Endpoint::recv(uint32_t handle, void* buf, uint32_t cap) {
     m_stats.bytes_in += n;
     if (n == 0 && (s->peer_closed || s->reset))
         return -static_cast<int64_t>(ktl::Error::NotFound); // end of stream
-    if (n > 0 && s->pending && m_net_wake)
-        m_net_wake(); // room again for what lwIP holds
+    s->consumed += n;
+    // The window reopens in the net task: woken once there is a segment's worth to announce, or
+    // the ring is empty (the peer may be waiting for any window at all).
+    if (n > 0 && (s->consumed >= 2 * TCP_MSS || s->rx.used() == 0) && m_net_wake)
+        m_net_wake();
     return n;
 }
 

@@ -3,9 +3,10 @@
 // served to another task through one NetEndpoint capability (system calls net_poll, net_recv,
 // net_send, net_close). lwIP is touched only by the net task; the two sides meet in per-
 // connection byte rings:
-//  - received bytes move from lwIP into the connection's receive ring as it has room, and only
-//    then are they acknowledged to TCP's window (tcp_recved), so a task that reads slowly
-//    throttles its peer through TCP flow control and memory per connection stays bounded;
+//  - received bytes are copied from lwIP's buffers into the connection's receive ring at once
+//    (the ring holds a whole TCP window), and TCP's window reopens only as the task reads them
+//    (tcp_recved), so a task that reads slowly throttles its peer through TCP flow control,
+//    memory per connection stays bounded, and no connection holds lwIP's receive buffers;
 //  - bytes the task sends go into the transmit ring; the net task hands them to TCP as the send
 //    buffer allows.
 // Whenever a connection changes (new, data in, room to send, peer closed, reset) it is marked
@@ -47,8 +48,11 @@ constexpr uint32_t kReset = 1u << 2;      // the connection is gone (reset, erro
 class Endpoint {
 public:
     static constexpr uint32_t kMaxStreams = 256;
-    static constexpr uint32_t kRxRing = 4096;
-    static constexpr uint32_t kTxRing = 16384;
+    // A connection's rings and state fill one 32 KiB heap block (kernel/mm/kheap: power-of-two
+    // blocks), the receive ring a whole TCP window (TCP_WND, 11,680 bytes).
+    static constexpr uint32_t kBlockBytes = 32 * 1024;
+    static constexpr uint32_t kRxRing = 12 * 1024;
+    static constexpr uint32_t kTxRing = 19 * 1024;
     // A connection owing bytes (in its ring or in TCP) to a peer that takes none of them for this
     // long is reset: a zero window held for ever would keep its memory and lwIP's.
     static constexpr uint64_t kSendTimeoutNs = 10'000'000'000ull;
@@ -74,12 +78,14 @@ public:
     struct Stats {
         uint64_t accepted = 0, refused = 0, open = 0, bytes_in = 0, bytes_out = 0;
         uint64_t send_timeouts = 0; // connections cut because the peer took nothing for 10 s
+        uint64_t displaced = 0;     // silent connections cut to make room for new ones
     };
     Stats stats() const;
 
 private:
     Stream* lookup(uint32_t handle);
     void release(Stream& s);
+    bool displace_silent(uint64_t now);
     static int8_t on_accept(void* arg, tcp_pcb* pcb, int8_t err);
 
     Stream* m_streams[kMaxStreams] = {};

@@ -3,6 +3,7 @@
 #include "../clock.h"
 #include "../log.h"
 #include "../panic.h"
+#include "lwip_guard.h"
 
 #include <lwip/arch.h>
 #include <lwip/sys.h>
@@ -26,8 +27,25 @@ void basalt_lwip_diag(const char* fmt, ...) {
     KLOG_DEBUG("lwip: %s", line);
 }
 
+// A broken invariant in lwIP's memory bookkeeping (its heap, pools and buffers) means its memory
+// can no longer be trusted: stop. Elsewhere, in the protocol code, lwIP is written to run on
+// past its assertions (production builds define LWIP_NOASSERT): log it, count it, and drop the
+// TCP connection being processed, if any, once the frame is through (net::drop_suspect): one
+// peer's odd segment must not power the appliance off.
 void basalt_lwip_assert(const char* message, const char* file, int line) {
-    panic("lwip: assertion \"%s\" failed at %s:%d", message, file, line);
+    const char* base = file;
+    for (const char* c = file; *c; ++c)
+        if (*c == '/')
+            base = c + 1;
+    static const char* const kMemoryFiles[] = { "mem.c", "memp.c", "pbuf.c" };
+    for (const char* m : kMemoryFiles) {
+        bool same = true;
+        for (size_t i = 0; same && (m[i] || base[i]); ++i)
+            same = m[i] == base[i];
+        if (same)
+            panic("lwip: assertion \"%s\" failed at %s:%d", message, base, line);
+    }
+    net::note_assertion(message, base, line);
 }
 
 // For TCP initial sequence numbers, DHCP transaction ids and ephemeral ports: unpredictable

@@ -1,13 +1,17 @@
 #include "net_task.h"
 
+#include "../mm/kheap.h"
+
 #include "arp_probe.h"
 #include "endpoint.h"
+#include "lwip_guard.h"
 #include "net_stack.h"
 #include "virtio_netif.h"
 #include "../bootargs.h"
 #include "../cap/kcap.h"
 #include "../ipc/sync.h"
 #include "../log.h"
+#include "../mm/kheap.h"
 #include "../panic.h"
 #include "../platform.h"
 #include "../syscall/sys.h"
@@ -95,6 +99,7 @@ int64_t task_main(void* arg) {
     for (;;) {
         size_t taken = virtio_netif_poll(netif, kRxBudget);
         sys_check_timeouts();
+        drop_suspect();
         http.pump();
         if (taken == kRxBudget) {
             sys::yield();
@@ -110,6 +115,8 @@ int64_t task_main(void* arg) {
 
 } // namespace
 
+constexpr uint64_t kHeapLimit = Endpoint::kMaxStreams * Endpoint::kBlockBytes + 512 * 1024;
+
 void start() {
     virtio::VirtioNet* dev = platform::net_device();
     if (!dev)
@@ -121,6 +128,9 @@ void start() {
     auto t = sched::create("net", task_main, &g_args, sched::CreateOptions { 17, true });
     if (!t)
         panic("sched: cannot create the net task: %s", ktl::error_name(t.error()));
+    // Its heap is the endpoints' connections (one block each) and little else: capped, so
+    // no number of connections can take the memory the rest of the kernel needs.
+    kheap::set_limit(static_cast<uint16_t>((*t)->id), kHeapLimit);
     // Without its wake event the task could only spin: refuse to run it that way.
     auto slot = kcap::grant_existing(*t, *wake, kcap::kRead);
     if (!slot)

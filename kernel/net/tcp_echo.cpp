@@ -1,8 +1,12 @@
 #include "tcp_echo.h"
 #include "pbuf_chain.h"
 
+#include "../fault_injection.h"
 #include "../log.h"
 
+#include <cstring>
+
+#include <lwip/debug.h>
 #include <lwip/tcp.h>
 
 namespace net {
@@ -36,6 +40,8 @@ void close(Conn& c) {
         tcp_abort(pcb);
 }
 
+constexpr u16_t kMaxPendingBuffers = 8;
+
 void flush(Conn& c) {
     // Bounded: each round queues at least one byte or stops.
     for (int round = 0; round < 64 && c.pending; ++round) {
@@ -59,6 +65,14 @@ err_t on_recv(void* arg, struct tcp_pcb*, struct pbuf* p, err_t err) {
             pbuf_free(p);
         close(c);
         return ERR_OK;
+    }
+    if (fault_injection::lwip_assert_armed() && p->len >= 11 && std::memcmp(p->payload, "LWIP-ASSERT", 11) == 0)
+        LWIP_ASSERT("fault injection: deliberate lwIP assertion in the echo service", false);
+    if (c.pending) {
+        flush(c);
+        // As the HTTP endpoint: at most kMaxPendingBuffers held; lwIP keeps the rest, unacknowledged.
+        if (c.pending && pbuf_clen(c.pending) + pbuf_clen(p) > kMaxPendingBuffers)
+            return ERR_MEM;
     }
     if (c.pending)
         pbuf_cat(c.pending, p);

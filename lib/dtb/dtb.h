@@ -108,7 +108,7 @@ private:
     using Chain = uint32_t[kMaxDepth];
     std::optional<size_t> ancestors(Node node, Chain& chain) const;
     // Maps a child address of bus chain[depth - 1] up through every ancestor's `ranges`.
-    ktl::Result<uint64_t> translate(const Chain& chain, size_t depth, uint64_t addr) const;
+    ktl::Result<uint64_t> translate(const Chain& chain, size_t depth, uint64_t addr, uint64_t len) const;
 
     const uint8_t* m_data = nullptr;
     size_t m_total = 0;

@@ -19,9 +19,11 @@ size_t Blob::reg_count(Node node) const {
     return p->value.size() / (per * 4u);
 }
 
-ktl::Result<uint64_t> Blob::translate(const Chain& chain, size_t depth, uint64_t addr) const {
+ktl::Result<uint64_t> Blob::translate(const Chain& chain, size_t depth, uint64_t addr, uint64_t len) const {
     // Devicetree Specification v0.4, 2.3.8: each bus's `ranges` maps its child address space
     // into its parent's; an empty `ranges` is the identity, a missing one ends CPU visibility.
+    // The whole of [addr, addr + len) must lie in one window: a region that runs past its window
+    // would be mapped onto whatever follows the window's parent address.
     for (size_t level = depth; level > 1; --level) {
         Node bus { chain[level - 1] }, up { chain[level - 2] };
         auto ranges = property(bus, "ranges");
@@ -42,7 +44,7 @@ ktl::Result<uint64_t> Blob::translate(const Chain& chain, size_t depth, uint64_t
                 !read_cells(ranges->value, cell + child_ac, parent_ac, parent_addr) ||
                 !read_cells(ranges->value, cell + child_ac + parent_ac, sc, size))
                 return ktl::Error::Corrupt;
-            if (addr >= child && addr - child < size) {
+            if (addr >= child && addr - child < size && len <= size - (addr - child)) {
                 if (parent_addr + (addr - child) < parent_addr)
                     return ktl::Error::Corrupt; // window wraps past 2^64
                 addr = parent_addr + (addr - child);
@@ -76,7 +78,7 @@ ktl::Result<Range> Blob::reg(Node node, size_t index) const {
     if (sc > 0 && !read_cells(p->value, cell + ac, sc, size))
         return ktl::Error::NotFound;
     Range r;
-    r.base = TRY(translate(chain, *depth, addr));
+    r.base = TRY(translate(chain, *depth, addr, size));
     r.size = size;
     if (r.base + r.size < r.base)
         return ktl::Error::Corrupt;

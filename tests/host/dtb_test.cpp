@@ -183,6 +183,12 @@ std::vector<uint8_t> pi_like_tree() {
     b.begin("gpio@7f900000"); // outside the ranges window
     b.prop("reg", { 0x7f900000, 0x100 });
     b.end();
+    b.begin("straddle@7f7ff000"); // starts inside the window, runs 4 KiB past its end
+    b.prop("reg", { 0x7f7ff000, 0x2000 });
+    b.end();
+    b.begin("last@7f7ff000"); // the window's last page exactly
+    b.prop("reg", { 0x7f7ff000, 0x1000 });
+    b.end();
     b.end();
     b.begin("intc@40041000");
     b.prop_str("compatible", "arm,gic-400");
@@ -320,6 +326,13 @@ TEST(Dtb, RangesTranslateBusAddresses) {
     auto gpio = b.find("/soc/gpio@7f900000");
     ASSERT_TRUE(gpio);
     EXPECT_EQ(b.reg(*gpio, 0).error(), ktl::Error::NotFound) << "outside every ranges window";
+    auto straddle = b.find("/soc/straddle@7f7ff000");
+    ASSERT_TRUE(straddle);
+    EXPECT_EQ(b.reg(*straddle, 0).error(), ktl::Error::NotFound) << "a region must lie wholly inside its window";
+    auto last = b.find("/soc/last@7f7ff000");
+    ASSERT_TRUE(last);
+    ASSERT_TRUE(b.reg(*last, 0).ok());
+    EXPECT_EQ(b.reg(*last, 0)->base, 0xff7ff000u);
     auto isolated = b.find("/isolated/dev@10");
     ASSERT_TRUE(isolated);
     EXPECT_EQ(b.reg(*isolated, 0).error(), ktl::Error::NotFound) << "no ranges on the parent bus";

@@ -5,10 +5,13 @@ Ethernet: it asks for the guest's MAC by ARP, pings it (ICMP echo through lwIP; 
 bytes in three IPv4 fragments, answered in fragments), opens 16 TCP handshakes and checks that the
 initial sequence numbers are unpredictable (RFC 6528), sends 40 TCP segments to the echo service
 each fragmented so that its first fragment holds only the TCP header (the data then follows an
-empty buffer in lwIP's chain) and checks every byte comes back, has a client pipeline 40 MCP
+empty buffer in lwIP's chain) and checks every byte comes back, sends 150 one-byte segments to an
+echo that cannot send (pings must still be answered), floods the MCP port with SYNs while real
+clients connect (each must be served), has a client pipeline 40 MCP
 requests and then keep a zero window (the appliance must cut it while serving others), then throws
 runt, oversized, truncated and random frames and a burst larger than the receive ring at it,
-and checks that the guest still answers, on the legacy and the modern transport."""
+and checks that the guest still answers, on the legacy and the modern transport. An lwIP
+assertion (injected into the echo service) resets that one connection; the rest goes on."""
 import os
 import random
 import select
@@ -327,13 +330,90 @@ def syn_isns(seg, port, count):
     return isns
 
 
+def syn_flood_leaves_room(seg, port, rng):
+    """300 SYNs that never complete (a spoofed flood: the SYN-ACKs go unanswered), then three real
+    clients, each with more flood SYNs sent while its handshake is half done: every real client
+    must be served (the listen backlog of 16 half-open connections evicts its oldest; without it
+    the flood fills every connection, with a backlog that only refuses it keeps clients out).
+    Returns the number of flood SYNs sent."""
+    sent = 0
+
+    def flood(n):
+        nonlocal sent
+        for _ in range(n):
+            src = 20000 + sent % 20000
+            send_tcp(seg, tcp_segment(src, port, rng.getrandbits(32), 0, 0x02), sent)
+            sent += 1
+
+    flood(300)
+    for _ in seg.frames(0.3):  # SYN-ACKs and resets for the flood: not ours to answer
+        pass
+    for i in range(3):
+        src, iss = 48000 + i, 600000 + 1000 * i
+        peer = handshake(seg, port, src, iss) + 1
+        flood(8)  # the flood goes on while this handshake is half done
+        request = mcp_request(DISCOVER)
+        send_tcp(seg, tcp_segment(src, port, iss + 1, peer, 0x18, request), src)
+        status = None
+        got = b""
+        for f in seg.frames(3.0):
+            tcp = tcp_from_guest(f, port, src)
+            if tcp is None:
+                continue
+            check(not tcp[13] & 0x04, f"real client {i} was reset during the SYN flood")
+            payload = tcp[(tcp[12] >> 4) * 4:]
+            if payload and struct.unpack("!I", tcp[4:8])[0] == peer:
+                got += payload
+                peer += len(payload)
+                send_tcp(seg, tcp_segment(src, port, iss + 1 + len(request), peer, 0x10), src)
+            if b"\r\n" in got:
+                status = got.split(b"\r\n")[0].decode()
+                break
+        check(status is not None and status.startswith("HTTP/1.1 200"), f"real client {i} during a SYN flood: {status}")
+        send_tcp(seg, tcp_segment(src, port, iss + 1 + len(request), peer, 0x04, window=0), src)
+        flood(30)
+    return sent
+
+
+def tiny_segments_keep_the_pool(seg, port):
+    """A peer that takes no echo (zero window) and then sends 150 one-byte segments: each would
+    hold one of the 64 receive buffers in the echo connection's queue until none were left for any
+    frame (pings included). At most 8 may be held; lwIP keeps one more and drops the rest
+    unacknowledged. Returns the number of tiny segments sent."""
+    src, iss = 49000, 3000000
+    peer = handshake(seg, port, src, iss, window=0) + 1
+    seq = iss + 1
+    for i in range(9):  # 12,600 bytes: the echo's send buffer (11,680) full, the rest queued
+        send_tcp(seg, tcp_segment(src, port, seq, peer, 0x18, bytes([0x30 + i]) * 1400, window=0), 700 + i)
+        seq += 1400
+    for i in range(150):
+        send_tcp(seg, tcp_segment(src, port, seq, peer, 0x18, b"x", window=0), 800 + i)
+        seq += 1
+    for _ in seg.frames(0.3):
+        pass
+    return src, seq, peer
+
+
+def assertion_drops_one_connection(seg, port):
+    """With fault=lwip_assert the echo service fails a real LWIP_ASSERT on data starting
+    LWIP-ASSERT: the kernel must log it and reset that connection alone, and go on serving."""
+    src, iss = 49500, 4000000
+    peer = handshake(seg, port, src, iss) + 1
+    send_tcp(seg, tcp_segment(src, port, iss + 1, peer, 0x18, b"LWIP-ASSERT please"), 990)
+    for f in seg.frames(3.0):
+        tcp = tcp_from_guest(f, port, src)
+        if tcp is not None and tcp[13] & 0x04:
+            return True
+    return False
+
+
 def boot(args, modern):
     kind = "modern" if modern else "legacy"
     rng = random.Random(0xBA5A17 + modern)
     with tempfile.TemporaryDirectory(prefix="basalt-net-") as d:
         seg = Segment(d)
         run_args = ["--net-dgram", f"{seg.qemu_path}:{seg.peer_path}"] + (["--virtio-modern"] if modern else [])
-        q = Qemu(args.kernel, cpu=args.cpu, gic=args.gic, el2=args.el2, append="ip=192.168.50.2/24 tcp_echo=7",
+        q = Qemu(args.kernel, cpu=args.cpu, gic=args.gic, el2=args.el2, append="ip=192.168.50.2/24 tcp_echo=7 fault=lwip_assert",
                  run_args=run_args)
         try:
             q.expect(r"net: static address 192\.168\.50\.2 netmask 255\.255\.255\.0 gw 0\.0\.0\.0\n")
@@ -350,7 +430,17 @@ def boot(args, modern):
             deltas = [(b - a) % 2**32 for a, b in zip(isns, isns[1:])]
             spread = sum(1 for d in deltas if 2**24 <= d <= 2**32 - 2**24)
             check(spread >= 12, f"{kind}: initial sequence numbers look predictable: deltas {deltas}")
+            check(assertion_drops_one_connection(seg, 7), f"{kind}: the connection that failed an lwIP assertion was not reset")
+            q.expect(r"lwip: assertion \"fault injection: deliberate lwIP assertion in the echo service\" failed at "
+                     r"tcp_echo\.cpp:\d+ \(1 so far\); the connection is dropped")
             echoed = echo_through_header_only_fragments(seg, 7, 40)
+            tiny_src, tiny_seq, tiny_peer = tiny_segments_keep_the_pool(seg, 7)
+            for seq in range(30, 33):
+                check(ping(seg, 0x4242, seq, rng.randbytes(64)) is not None,
+                      f"{kind}: one connection's tiny segments emptied the receive pool (no echo reply)")
+            send_tcp(seg, tcp_segment(tiny_src, 7, tiny_seq, tiny_peer, 0x04, window=0), 899)
+            flood = syn_flood_leaves_room(seg, 8080, rng)
+            check(ping(seg, 0x4242, 40, rng.randbytes(64)) is not None, f"{kind}: no echo reply after the SYN flood")
             cut_after = stalled_reader_is_cut(seg, 8080)
             pieces = fragmented_ping(seg, 0x4242, 5, rng.randbytes(4000))
             check(pieces >= 3, f"{kind}: no reassembled reply to a 4000-byte ping in 3 fragments")
@@ -375,6 +465,8 @@ def boot(args, modern):
             check(q.wait_exit(timeout=10) == 0, "poweroff")
             print(f"{kind}: driver counters: {m.group(0).strip()}")
             print(f"{kind}: a reader stalled behind a zero window was cut after {cut_after:.1f} s while others were served")
+            print(f"{kind}: 3 real clients served through a flood of {flood} SYNs; 150 one-byte segments to a "
+                  f"stalled echo left the receive pool to the pings")
             print(f"{kind}: ARP, ICMP echo and a 4000-byte fragmented ping ok before and after {8 + 200 + 300} hostile or bulk frames; "
                   f"ping median {sorted(times)[len(times) // 2]:.2f} ms")
         finally:

@@ -48,7 +48,10 @@
 #define MEM_LIBC_MALLOC             0
 #define MEMP_MEM_MALLOC             0
 #define MEM_ALIGNMENT               8
-#define MEM_SIZE                    (512 * 1024) /* unsent TCP data of busy connections */
+/* Unsent TCP data of busy connections, and every frame the stack builds itself (ACKs, resets,
+ * SYN-ACKs, ICMP and ARP replies). Data may fill at most net::kDataHeapBudget of it
+ * (kernel/net/endpoint.cpp), so control traffic always finds memory. */
+#define MEM_SIZE                    (1024 * 1024)
 #define MEMP_NUM_PBUF               32
 #define MEMP_NUM_UDP_PCB            4
 #define MEMP_NUM_TCP_PCB            272 /* the HTTP endpoint's 256 plus echo and closing ones */
@@ -67,6 +70,15 @@
 #define TCP_SND_BUF                 (8 * TCP_MSS)
 #define TCP_SND_QUEUELEN            (4 * TCP_SND_BUF / TCP_MSS)
 #define TCP_QUEUE_OOSEQ             1
+/* Out-of-order data is bounded per connection in buffers as well as bytes: tiny segments must
+ * not empty the receive pool (PBUF_POOL_SIZE) that every frame needs. */
+#define TCP_OOSEQ_MAX_PBUFS         8
+#define TCP_OOSEQ_MAX_BYTES         TCP_WND
+/* The listen backlog counts half-open (SYN-RECEIVED) connections per listener; a SYN beyond
+ * it evicts the oldest of them (kernel/net/tcp_syn_guard.cpp), so spoofed SYNs can neither
+ * fill the connection table nor keep a real client out. */
+#define TCP_LISTEN_BACKLOG          1
+#define TCP_DEFAULT_LISTEN_BACKLOG  16
 #define LWIP_TCP_KEEPALIVE          1
 
 /* Checksums in software (the driver negotiates no offload). */

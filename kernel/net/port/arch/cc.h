@@ -1,6 +1,7 @@
 /* lwIP's compiler and platform hooks for Basalt (lwIP 2.1.3, src/include/lwip/arch.h).
  * Freestanding AArch64, little-endian; picolibc supplies stdint, inttypes, limits, string.
- * Diagnostics go to the kernel log; a failed lwIP assertion is a kernel bug and panics.
+ * Diagnostics go to the kernel log. A failed lwIP assertion in its memory bookkeeping panics; one
+ * in the protocol code is logged and the TCP connection in hand dropped (kernel/net/lwip_port.cpp).
  * The hooks are implemented in kernel/net/lwip_port.cpp. */
 #ifndef BASALT_LWIP_ARCH_CC_H
 #define BASALT_LWIP_ARCH_CC_H
@@ -12,7 +13,7 @@
 extern "C" {
 #endif
 void basalt_lwip_diag(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-void basalt_lwip_assert(const char* message, const char* file, int line) __attribute__((noreturn));
+void basalt_lwip_assert(const char* message, const char* file, int line);
 uint32_t basalt_lwip_rand(void);
 #ifdef __cplusplus
 }
