@@ -10,7 +10,7 @@ extern "C" char __stack_guard_0[], __stack_guard_1[], __stack_guard_2[];
 extern "C" void (*__init_array_start[])();
 extern "C" void (*__init_array_end[])();
 
-void kernel_main(uintptr_t dtb);
+void kernel_main(uintptr_t dtb, uintptr_t x0);
 
 namespace {
 
@@ -26,8 +26,8 @@ bool has_fdt_magic(uintptr_t addr) { return addr != 0 && (addr & 7) == 0 && read
 uintptr_t find_dtb(uintptr_t from_firmware) {
     if (has_fdt_magic(from_firmware))
         return from_firmware;
-    if (has_fdt_magic(board::kDtbFallback))
-        return board::kDtbFallback;
+    if (has_fdt_magic(board::fallback_dtb()))
+        return board::fallback_dtb();
     return 0;
 }
 
@@ -63,7 +63,7 @@ extern "C" [[noreturn]] void boot_main(uintptr_t dtb_from_firmware) {
     // Static constructors run only now that normal memory is cacheable and unaligned-safe.
     for (auto* ctor = __init_array_start; ctor != __init_array_end; ++ctor)
         (*ctor)();
-    kernel_main(dtb);
+    kernel_main(dtb, dtb_from_firmware);
     for (;;)
         asm volatile("wfi");
 }

@@ -31,6 +31,11 @@ void parse(std::string_view args) {
     g_config.http_role = dtb::bootarg_value(args, "http_role").value_or("anonymous");
     g_config.http_hosts = dtb::bootarg_value(args, "http_hosts").value_or("");
     g_config.ktest = dtb::bootarg_value(args, "ktest").value_or("");
+    // 2001-09-09 .. 2286-11-20: ten digits, so nothing shorter passes for a date.
+    uint64_t clock_unix = 0;
+    auto clock_arg = dtb::bootarg_value(args, "clock").value_or("");
+    if (clock_arg.size() == 10 && ktl::parse_decimal(clock_arg, clock_unix))
+        g_config.clock_unix = static_cast<int64_t>(clock_unix);
     g_config.mcp_serial = dtb::bootarg_value(args, "mcp").value_or("") == "serial";
     g_config.tools = dtb::bootarg_value(args, "tools").value_or("");
     g_config.serial_role = dtb::bootarg_value(args, "serial_role").value_or("admin");

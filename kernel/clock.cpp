@@ -8,19 +8,31 @@
 namespace clock {
 namespace {
 bool g_known = false;
+Source g_source = Source::None;
 int64_t g_anchor_unix = 0;
 uint64_t g_anchor_mono = 0;
 } // namespace
 
 uint64_t monotonic_ns() { return GenericTimer::frequency() ? GenericTimer::now_ns() : 0; }
 
-void set_wall_clock(int64_t unix_seconds) {
+void set_wall_clock(int64_t unix_seconds, Source source) {
     g_anchor_mono = monotonic_ns();
     g_anchor_unix = unix_seconds;
     g_known = true;
+    g_source = source;
 }
 
 bool wall_clock_known() { return g_known; }
+Source source() { return g_source; }
+
+const char* source_name() {
+    switch (g_source) {
+    case Source::Rtc: return "rtc";
+    case Source::BootArgument: return "boot argument";
+    case Source::None: break;
+    }
+    return "not set";
+}
 
 int64_t unix_seconds() {
     if (!g_known)

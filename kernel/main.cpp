@@ -31,6 +31,7 @@
 
 #include <drivers/generic_timer.h>
 #include <drivers/pl011.h>
+#include <dtb/atags.h>
 #include <dtb/dtb.h>
 
 extern "C" uint64_t boot_entry_el;
@@ -70,13 +71,19 @@ void print_banner(const dtb::Blob& blob) {
                     static_cast<unsigned long long>(info.ram_bytes >> 20), info.ram_ranges, info.reserved_ranges,
                     static_cast<unsigned long long>(image >> 10), static_cast<unsigned long long>(rest >> 10),
                     static_cast<unsigned long long>(reinterpret_cast<uint64_t>(__kernel_start)), mmu::table_pages_used());
-    console::printf("  irq: %s; timer intid %u at %llu Hz; uart pl011 @ 0x%lx intid %u; psci %s v%u.%u\n",
+    console::printf("  irq: %s; timer intid %u at %llu Hz; uart pl011 @ 0x%lx intid %u; psci %s v%u.%u",
                     info.irq_controller, info.timer_intid, static_cast<unsigned long long>(info.timer_hz),
                     static_cast<unsigned long>(info.uart_base), info.uart_intid, info.psci, info.psci_version >> 16,
                     info.psci_version & 0xffff);
+    if (info.pm_watchdog)
+        console::printf("; power via pm watchdog @ 0x%llx", static_cast<unsigned long long>(info.pm_watchdog));
+    console::printf("\n");
     char now[32];
     clock::rfc3339_now(now, sizeof now);
-    console::printf("  rtc: %s (pl031 @ 0x%lx)\n", now, static_cast<unsigned long>(info.rtc_base));
+    if (info.rtc_base)
+        console::printf("  clock: %s (pl031 rtc @ 0x%lx)\n", now, static_cast<unsigned long>(info.rtc_base));
+    else
+        console::printf("  clock: %s (no rtc; %s)\n", now, clock::source_name());
     static char shown[512];
     bootargs::redacted(shown, sizeof shown);
     console::printf("  bootargs: \"%s\"\n", shown);
@@ -194,11 +201,27 @@ constexpr uint32_t kVectorWorkers = 2;
     sched::start();
 }
 
+
+// The boot arguments: the device tree's /chosen/bootargs, or, when the tree is the image's own
+// and the firmware passed an ATAG list instead (QEMU's raspi4b without -dtb), its command line.
+// Read before the final page table unmaps the low pages the list sits in.
+std::string_view boot_arguments(const dtb::Blob& blob, uintptr_t dtb_addr, uintptr_t x0) {
+    static char from_atags[1024];
+    if (dtb_addr != board::fallback_dtb() || x0 == 0 || x0 == dtb_addr || (x0 & 3) != 0)
+        return blob.bootargs();
+    const auto image = reinterpret_cast<uintptr_t>(__kernel_start);
+    size_t window = 16 * 1024;
+    if (x0 < image && image - x0 < window)
+        window = image - x0;
+    long n = atags::cmdline(reinterpret_cast<const volatile uint32_t*>(x0), window, from_atags, sizeof from_atags);
+    return n >= 0 ? std::string_view(from_atags, static_cast<size_t>(n)) : blob.bootargs();
+}
+
 } // namespace
 
-// dtb_addr: the device tree boot_main found (x0 from the firmware, else the board's fallback
-// address) and mapped read-only, or 0.
-void kernel_main(uintptr_t dtb_addr) {
+// dtb_addr: the device tree boot_main found (x0 from the firmware, else the board's fallback)
+// and mapped read-only, or 0; x0: what the firmware passed.
+void kernel_main(uintptr_t dtb_addr, uintptr_t x0) {
     set_current_task_name("boot");
     GenericTimer::init_counter();
     if (!dtb_addr)
@@ -208,7 +231,7 @@ void kernel_main(uintptr_t dtb_addr) {
         panic_without_console("device tree rejected");
     const dtb::Blob& blob = *blob_result;
 
-    bootargs::parse(blob.bootargs());
+    bootargs::parse(boot_arguments(blob, dtb_addr, x0));
     semihosting::set_enabled(bootargs::get().semihosting);
     kpanic::set_halt_on_panic(bootargs::get().panic_halt);
     if (bootargs::get().quiet)
@@ -231,6 +254,9 @@ void kernel_main(uintptr_t dtb_addr) {
 
     if (auto r = platform::probe_devices(blob); !r)
         panic("platform: device probe failed: %s", ktl::error_name(r.error()));
+    // No RTC (the Pi): the launcher's time, if it gave one, until SNTP can do better.
+    if (!clock::wall_clock_known() && bootargs::get().clock_unix)
+        clock::set_wall_clock(bootargs::get().clock_unix, clock::Source::BootArgument);
     rng::init(); // the devices are known: seed from every entropy source there is
     GenericTimer::start_periodic(1000000000ull / bootargs::get().tick_hz, sched::on_tick);
     arch::irq_enable();

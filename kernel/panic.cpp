@@ -74,7 +74,7 @@ void panic(const char* fmt, ...) {
 
 void panic_without_console(const char* reason) {
     arch::irq_disable();
-    if (auto uart = Pl011::create(board::kEmergencyPl011, 0, 0)) {
+    if (auto uart = Pl011::create(board::emergency_pl011(), 0, 0)) {
         console::attach(*uart);
         console::printf_polled("\nKERNEL PANIC before console setup: %s\n", reason);
     }

@@ -16,6 +16,7 @@
 #include <drivers/gic_v3.h>
 #include <drivers/pl011.h>
 #include <drivers/pl031.h>
+#include <drivers/bcm2835_pm.h>
 #include <drivers/psci.h>
 #include <dtb/dtb.h>
 
@@ -32,7 +33,12 @@ Info g_info;
 Pl011* g_uart = nullptr;
 std::optional<dtb::Node> g_uart_node;
 
-constexpr uint64_t kNullGuard = 2ull << 20; // nothing is mapped below 2 MiB
+// Nothing is mapped below 2 MiB, or below the image where it loads lower (the Pi: 0x80000, with
+// the firmware's spin table for the other cores in the first page).
+uint64_t null_guard() {
+    const uint64_t image = reinterpret_cast<uint64_t>(__kernel_start) & ~0xfffull;
+    return image < (2ull << 20) ? image : (2ull << 20);
+}
 constexpr size_t kMaxRegions = 192;
 // Added after the device windows: the stack arena, the DTB, three kernel sections, three guards.
 constexpr size_t kTailRegions = 8;
@@ -142,6 +148,12 @@ ktl::Result<void> map_memory(const dtb::Blob& blob, uintptr_t dtb_addr) {
         g_info.ram_bytes += ram[i].size;
     }
     g_info.ram_ranges = ram_count;
+    // Where RAM starts below the null guard (the Pi: at 0), those pages stay unmapped all the same.
+    for (size_t i = 0; i < ram_count; ++i)
+        if (ram[i].base < null_guard()) {
+            regions[count++] = { 0, null_guard(), mmu::Kind::Guard };
+            break;
+        }
     dtb::Range reserved[kMaxReserved];
     g_info.reserved_ranges = blob.reserved_ranges(reserved);
     if (g_info.reserved_ranges > kMaxReserved)
@@ -158,10 +170,10 @@ ktl::Result<void> map_memory(const dtb::Blob& blob, uintptr_t dtb_addr) {
             if (!reg || reg->size == 0)
                 continue;
             uint64_t base = reg->base, end = reg->base + reg->size;
-            if (end <= kNullGuard)
+            if (end <= null_guard())
                 continue;
-            if (base < kNullGuard)
-                base = kNullGuard;
+            if (base < null_guard())
+                base = null_guard();
             if (overlaps(regions, ram_count, base, end - base))
                 continue;
             if (count == kMaxRegions - kTailRegions) {
@@ -217,7 +229,7 @@ ktl::Result<void> map_memory(const dtb::Blob& blob, uintptr_t dtb_addr) {
     excl[nexcl++] = { dtb_addr, blob.total_size() };
     excl[nexcl++] = { arena, kArenaSize };
     excl[nexcl++] = { meta, meta_size };
-    excl[nexcl++] = { 0, kNullGuard };
+    excl[nexcl++] = { 0, null_guard() };
     for (size_t i = 0; i < g_info.reserved_ranges && nexcl < kMaxReserved + 5; ++i)
         excl[nexcl++] = { reserved[i].base, reserved[i].size };
     TRY_VOID(pmm::init(ram_base, ram_size, ram_count, excl, nexcl, meta, meta_size));
@@ -280,6 +292,19 @@ static void probe_psci(const dtb::Blob& blob) {
     }
 }
 
+// The Pi 4 has no PSCI: power-off and reboot go through its PM watchdog.
+static void probe_pm_watchdog(const dtb::Blob& blob) {
+    auto node = blob.find_compatible("brcm,bcm2835-pm-wdt");
+    if (!node)
+        node = blob.find_compatible("brcm,bcm2711-pm");
+    if (!node)
+        return;
+    if (auto reg = blob.reg(*node, 0); reg && reg->size >= 0x28) {
+        Bcm2835Pm::init(reg->base);
+        g_info.pm_watchdog = reg->base;
+    }
+}
+
 ktl::Result<void> probe_devices(const dtb::Blob& blob) {
     if (auto model = blob.string(blob.root(), "model"))
         g_info.model = model->data(); // NUL-terminated inside the blob (checked by the parser)
@@ -303,6 +328,7 @@ ktl::Result<void> probe_devices(const dtb::Blob& blob) {
         }
     }
     probe_psci(blob);
+    probe_pm_watchdog(blob);
     auto virtio = probe_virtio(blob);
     g_info.virtio_devices = virtio.devices;
     g_info.net_intid = virtio.net_intid;

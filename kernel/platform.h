@@ -31,6 +31,7 @@ struct Info {
     uintptr_t rtc_base = 0;
     const char* psci = "none";
     uint32_t psci_version = 0;
+    uint64_t pm_watchdog = 0; // BCM2835 PM block (the Pi 4's power-off and reboot), 0 if none
     size_t devices = 0;
     size_t mapped_regions = 0;
     size_t virtio_devices = 0; // populated virtio-mmio slots

@@ -4,6 +4,7 @@
 #include "arch/aarch64/semihosting.h"
 #include "console.h"
 
+#include <drivers/bcm2835_pm.h>
 #include <drivers/psci.h>
 #include <drivers/serial_port.h>
 
@@ -15,6 +16,8 @@ void poweroff(uint32_t status) {
     arch::irq_disable();
     if (semihosting::enabled())
         semihosting::exit(status);
+    if (!Psci::available() && Bcm2835Pm::available())
+        Bcm2835Pm::power_off(); // the Pi 4: no PSCI firmware
     Psci::system_off();
 }
 
@@ -22,6 +25,8 @@ void reboot() {
     if (auto* port = console::port())
         port->flush();
     arch::irq_disable();
+    if (!Psci::available() && Bcm2835Pm::available())
+        Bcm2835Pm::reboot();
     Psci::system_reset();
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Ending the machine: a semihosting exit status when the host enabled semihosting (tests),
-// otherwise PSCI SYSTEM_OFF / SYSTEM_RESET, otherwise halt in WFI.
+// otherwise PSCI SYSTEM_OFF / SYSTEM_RESET, otherwise the BCM2835 PM watchdog (Raspberry Pi 4),
+// otherwise halt in WFI.
 #include <cstdint>
 
 namespace power {

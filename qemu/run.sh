@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
-# Boots a Basalt kernel on QEMU virt with the serial console on this terminal.
+# Boots a Basalt kernel on QEMU virt (or the Raspberry Pi 4 image on QEMU raspi4b) with the
+# serial console on this terminal.
 # Options:
-#   --kernel PATH        kernel ELF (default build/kernel/basalt.elf)
+#   --board virt|rpi4    the machine (default virt). rpi4: QEMU 10's raspi4b with kernel8.img,
+#                        2 GiB, the PL011 UART0 as console and MCP line; it has no network device
+#                        for Basalt and no entropy source (GENET and RNG200 are absent from QEMU)
+#   --dtb PATH           (rpi4) the firmware's device tree, e.g. Debian's bcm2711-rpi-4-b.dtb;
+#                        without it the image's built-in tree describes the board
+#   --kernel PATH        kernel image (default build/kernel/basalt.elf, rpi4: build/kernel/kernel8.img)
 #   --cpu NAME           cortex-a53 | cortex-a72 | cortex-a76 (default cortex-a72)
 #   --gic 2|3            GIC version (default 3)
 #   --el2                start the kernel at EL2 (virtualization=on); it drops to EL1
@@ -47,21 +53,24 @@
 # Quit QEMU with Ctrl-A X, or type 'poweroff' at the basalt> prompt.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-kernel="$root/build/kernel/basalt.elf"
+kernel=""
 cpu=cortex-a72 gic=3 el2=0 memory=512M append="" semihosting=0 print=0 stdio=0
-net=0 hostfwd="" modern=0 dgram="" mcp_port="" client_key="" line=virtio rng=1
+net=0 hostfwd="" modern=0 dgram="" mcp_port="" client_key="" line=virtio rng=1 board=virt dtb=""
+line_set=0 virt_only=""
 while [ $# -gt 0 ]; do
   case "$1" in
+    --board) board=$2; shift 2 ;;
+    --dtb) dtb=$2; shift 2 ;;
     --kernel) kernel=$2; shift 2 ;;
-    --cpu) cpu=$2; shift 2 ;;
-    --gic) gic=$2; shift 2 ;;
-    --el2) el2=1; shift ;;
+    --cpu) cpu=$2; virt_only="$virt_only --cpu"; shift 2 ;;
+    --gic) gic=$2; virt_only="$virt_only --gic"; shift 2 ;;
+    --el2) el2=1; virt_only="$virt_only --el2"; shift ;;
     --memory) memory=$2; shift 2 ;;
     --append) append="$append $2"; shift 2 ;;
     --semihosting) semihosting=1; shift ;;
     --stdio) stdio=1; shift ;;
     --line)
-      case "$2" in virtio|uart) line=$2 ;; *) echo "run.sh: --line must be virtio or uart" >&2; exit 2 ;; esac
+      case "$2" in virtio|uart) line=$2; line_set=1 ;; *) echo "run.sh: --line must be virtio or uart" >&2; exit 2 ;; esac
       shift 2 ;;
     --key)
       case "$2" in
@@ -101,7 +110,7 @@ while [ $# -gt 0 ]; do
     --net-dgram)
       case "$2" in *:*) dgram=$2 ;; *) echo "run.sh: --net-dgram takes QEMU_SOCK:PEER_SOCK" >&2; exit 2 ;; esac
       shift 2 ;;
-    --virtio-modern) modern=1; shift ;;
+    --virtio-modern) modern=1; virt_only="$virt_only --virtio-modern"; shift ;;
     --no-rng) rng=0; shift ;;
     --print-command) print=1; shift ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
@@ -110,12 +119,37 @@ while [ $# -gt 0 ]; do
 done
 case "$cpu" in cortex-a53|cortex-a72|cortex-a76|max) ;; *) echo "run.sh: unsupported --cpu '$cpu'" >&2; exit 2 ;; esac
 case "$gic" in 2|3) ;; *) echo "run.sh: --gic must be 2 or 3" >&2; exit 2 ;; esac
+case "$board" in
+  virt)
+    [ -n "$kernel" ] || kernel="$root/build/kernel/basalt.elf"
+    [ -z "$dtb" ] || { echo "run.sh: --dtb is for --board rpi4 (virt's tree comes from QEMU)" >&2; exit 2; }
+    uart_lcrh=0x0900002c ;;
+  rpi4)
+    [ -n "$kernel" ] || kernel="$root/build/kernel/kernel8.img"
+    [ -z "$virt_only" ] || { echo "run.sh:$virt_only: not for --board rpi4 (a Cortex-A72 with a GIC-400, entered at EL2)" >&2; exit 2; }
+    if [ $net = 1 ] || [ -n "$dgram" ]; then
+      echo "run.sh: QEMU's raspi4b has no network device Basalt drives (no GENET): use --stdio" >&2; exit 2
+    fi
+    [ $line_set = 0 ] || [ $line = uart ] || { echo "run.sh: --board rpi4 carries MCP on its PL011 (--line uart)" >&2; exit 2; }
+    line=uart rng=0 memory=2G # raspi4b's RAM is fixed; the PL011 is the only line
+    append="$append clock=$(date +%s)" # the Pi has no RTC: the host's time at launch
+    [ -z "$dtb" ] || [ -f "$dtb" ] || { echo "run.sh: no device tree at $dtb" >&2; exit 2; }
+    uart_lcrh=0xfe20102c ;;
+  *) echo "run.sh: --board must be virt or rpi4" >&2; exit 2 ;;
+esac
 [ -f "$kernel" ] || { echo "run.sh: no kernel at $kernel (run ./basalt build)" >&2; exit 2; }
 
-machine="virt,gic-version=$gic"
-[ $el2 = 1 ] && machine="$machine,virtualization=on"
-args=(qemu-system-aarch64 -M "$machine" -cpu "$cpu" -m "$memory" -smp 1
-      -kernel "$kernel" -nic none -display none -monitor none)
+if [ $board = rpi4 ]; then
+  # A raw image, as the Pi's firmware loads it: entered at EL2 on core 0 (an ELF would start at
+  # EL3 on all four cores).
+  args=(qemu-system-aarch64 -M raspi4b -m "$memory" -kernel "$kernel" -display none -monitor none)
+  [ -z "$dtb" ] || args+=(-dtb "$dtb")
+else
+  machine="virt,gic-version=$gic"
+  [ $el2 = 1 ] && machine="$machine,virtualization=on"
+  args=(qemu-system-aarch64 -M "$machine" -cpu "$cpu" -m "$memory" -smp 1
+        -kernel "$kernel" -nic none -display none -monitor none)
+fi
 # -nic none drops virt's default PCI NIC (its ROM is not shipped by Debian); the network, when
 # asked for, is a virtio-mmio device on QEMU's user-mode stack.
 if [ $net = 1 ]; then
@@ -195,15 +229,15 @@ trap 'stop; exit 143' TERM INT HUP
 # The client may write at once, but the kernel switches the UART's receive FIFO on during boot,
 # and (in QEMU as on the hardware) the switch flushes whatever the receiver holds. Hold the
 # client's input back until the switch is done: poll the PL011's LCRH register (virt: UART0 at
-# 0x09000000, LCRH at +0x2c; FEN is bit 4) through the monitor, which reads it without side
+# 0x09000000, rpi4: 0xfe201000; LCRH at +0x2c; FEN is bit 4) through the monitor, which reads it without side
 # effects. Gives up after ~5 s (a kernel that keeps the FIFO off loses nothing anyway).
 uart_ready() {
   printf '{"execute":"qmp_capabilities"}\n' >&8
   local line tries
   for ((tries = 0; tries < 2500; ++tries)); do
-    printf '{"execute":"human-monitor-command","arguments":{"command-line":"xp /1wx 0x0900002c"}}\n' >&8
+    printf '{"execute":"human-monitor-command","arguments":{"command-line":"xp /1wx %s"}}\n' "$uart_lcrh" >&8
     while IFS= read -r -t 1 line <&7; do
-      if [[ $line =~ 900002c:\ 0x([0-9a-fA-F]+) ]]; then
+      if [[ $line =~ ${uart_lcrh#0x}:\ 0x([0-9a-fA-F]+) ]]; then
         (( 16#${BASH_REMATCH[1]} & 16 )) && return 0
         break
       fi

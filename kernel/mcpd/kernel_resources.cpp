@@ -54,6 +54,8 @@ bool read_status(json::Writer& w, mcp::ToolError& err) {
         w.key("scheduler").begin_object().key("ticks").number(sched.ticks).key("switches").number(sched.switches);
         w.key("consistency_checks").number(sched.consistency_checks).end_object();
     }
+    // Wall time: whether it is set, and from where (a board without an RTC has none until told).
+    w.key("clock").begin_object().key("set").boolean(clock::wall_clock_known()).key("source").string(clock::source_name()).end_object();
     // Where secrets (session ids) come from; secure false means predictable (no hardware entropy).
     w.key("random").begin_object().key("generator").string("chacha20").key("sources").string(rng::sources());
     w.key("secure").boolean(rng::secure()).key("reseeds").number(rng::reseeds()).end_object();

@@ -14,6 +14,11 @@ export const defaultKernel = path.join(root, "build/kernel/basalt.elf");
 
 // BASALT_LINE=uart|virtio: which device carries the line (run.sh --line; default virtio).
 const lineArgs = process.env.BASALT_LINE ? ["--line", process.env.BASALT_LINE] : [];
+// BASALT_BOARD=rpi4: the same session on the Raspberry Pi 4 image under QEMU raspi4b (its PL011
+// carries the line; the image is kernel8.img beside the ELF the test was given).
+export const board = process.env.BASALT_BOARD ?? "virt";
+const boardArgs = board === "virt" ? [] : ["--board", board];
+const imageFor = (kernel) => (board === "rpi4" ? path.join(path.dirname(kernel), "kernel8.img") : kernel);
 
 // The call bucket a test boots with. A test must not pass only because the machine is slow enough
 // to stay under the appliance's default bucket (burst 50, 20/s), so every test that is not about
@@ -29,7 +34,7 @@ export function boot(name, runArgs, { kernel = defaultKernel, stderr = "inherit"
                                      metered = false } = {}) {
   const transport = new StdioClientTransport({
     command: path.join(root, "qemu/run.sh"),
-    args: ["--kernel", kernel, "--stdio", ...lineArgs, ...meterArgs(metered), ...runArgs],
+    args: [...boardArgs, "--kernel", imageFor(kernel), "--stdio", ...lineArgs, ...meterArgs(metered), ...runArgs],
     stderr,
   });
   const client = new Client({ name, version: "1.0.0" }, capabilities ? { capabilities } : undefined);

@@ -1,10 +1,11 @@
 // End to end: the official MCP TypeScript SDK client (npm @modelcontextprotocol/sdk) spawns
 // `qemu/run.sh --stdio` as a stdio MCP server and talks to the booted kernel over the serial line.
+// The same session runs on the Raspberry Pi 4 image under QEMU raspi4b (BASALT_BOARD=rpi4).
 // Usage: node stdio_sdk_test.mjs KERNEL_ELF
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 
-import { boot, root, taskGone, types } from "./sdk.mjs";
+import { board, boot, root, taskGone, types } from "./sdk.mjs";
 
 const kernel = process.argv[2];
 const started = Date.now();
@@ -39,7 +40,10 @@ try {
   const callUs = Number(process.hrtime.bigint() - t0) / 1000;
   assert.equal(result.isError, false);
   assert.equal(result.structuredContent.name, "Basalt");
+  assert.equal(result.structuredContent.board, board === "rpi4" ? "rpi4" : "qemu-virt");
   assert.match(result.structuredContent.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+  // The Pi has no RTC: its time is the launcher's, passed at boot (run.sh --board rpi4).
+  assert.ok(Math.abs(Date.parse(result.structuredContent.time) - Date.now()) < 120000, result.structuredContent.time);
   assert.ok(result.structuredContent.uptime_ms > 0);
   assert.equal(JSON.parse(result.content[0].text).source_commit, result.structuredContent.source_commit);
   // The commit the image was built from (read at build time, "-dirty" for uncommitted changes):
@@ -106,7 +110,8 @@ try {
   }
   const status = JSON.parse((await client.readResource({ uri: "kernel://status" })).contents[0].text);
   assert.equal(status.mcp.transport, "serial");
-  assert.equal(status.mcp.serial_device, process.env.BASALT_LINE === "uart" ? "pl011" : "virtio-console");
+  assert.equal(status.mcp.serial_device, process.env.BASALT_LINE === "uart" || board === "rpi4" ? "pl011" : "virtio-console");
+  assert.deepEqual(status.clock, { set: true, source: board === "rpi4" ? "boot argument" : "rtc" });
   // Everything this session sent and received so far went over that device.
   assert.ok(status.mcp.serial_counters.rx_bytes > 500 && status.mcp.serial_counters.tx_bytes > 2000,
             JSON.stringify(status.mcp.serial_counters));
@@ -136,6 +141,28 @@ try {
     assert.match(err.data.timestamp, /Z$/);
     return true;
   });
+  // Invalid arguments: refused by the tool's schema before anything runs, with the field named.
+  await assert.rejects(client.callTool({ name: "kernel_log", arguments: { limit: 100000 } }), (err) => {
+    assert.equal(err.code, -32602);
+    assert.equal(err.data.error.code, "validation_failed");
+    assert.match(JSON.stringify(err.data.error.details), /limit/);
+    return true;
+  });
+
+  // A vector collection round trip: create, upsert, search, read back, drop.
+  const tool = async (name, args) => {
+    const r = await client.callTool({ name, arguments: args });
+    assert.equal(r.isError, false, `${name}: ${JSON.stringify(r.structuredContent)}`);
+    return r.structuredContent;
+  };
+  await tool("collection_create", { name: "trip", dim: 4, metric: "l2", max_elements: 16 });
+  const rows = [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0.9, 0.1, 0, 0]];
+  assert.equal((await tool("vector_upsert", { collection: "trip", ids: [10, 20, 30, 40], vectors: rows })).upserted, 4);
+  const found = await tool("vector_search", { collection: "trip", vector: [1, 0.05, 0, 0], k: 2 });
+  assert.deepEqual(found.hits.map((h) => h.id), [10, 40]);
+  const read = await tool("vector_get", { collection: "trip", ids: [30] });
+  assert.deepEqual(read.vectors[0].vector, [0, 0, 1, 0]);
+  assert.deepEqual(await tool("collection_drop", { name: "trip" }), { dropped: "trip" });
   await client.ping();
 
   console.log(`connected (initialize answered) ${connectedMs} ms after spawn; kernel_info round trip ${callUs.toFixed(0)} us`);

@@ -22,10 +22,14 @@ def check(condition, message):
 
 class Qemu:
     def __init__(self, kernel, cpu="cortex-a72", gic=3, el2=False, append="", semihosting=True, memory="512M",
-                 run_args=()):
-        """run_args: further qemu/run.sh options (e.g. ["--net", "--hostfwd", "5555:80"])."""
-        cmd = [os.path.join(ROOT, "qemu", "run.sh"), "--kernel", kernel, "--cpu", cpu, "--gic", str(gic),
-               "--memory", memory, *run_args]
+                 run_args=(), board="virt"):
+        """run_args: further qemu/run.sh options (e.g. ["--net", "--hostfwd", "5555:80"]).
+        board="rpi4": the Pi 4 image (kernel8.img) on raspi4b, whose CPU, GIC and RAM are fixed."""
+        if board == "virt":
+            cmd = [os.path.join(ROOT, "qemu", "run.sh"), "--kernel", kernel, "--cpu", cpu, "--gic", str(gic),
+                   "--memory", memory, *run_args]
+        else:
+            cmd = [os.path.join(ROOT, "qemu", "run.sh"), "--board", board, "--kernel", kernel, *run_args]
         if el2:
             cmd.append("--el2")
         if semihosting:

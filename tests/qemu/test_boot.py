@@ -34,7 +34,7 @@ def test(args):
         check(m.group(2) == "30", f"timer INTID {m.group(2)} (expected 30, non-secure physical)")
         check(m.group(4) == "33", f"UART INTID {m.group(4)} (expected 33)")
         check(m.group(5) == ("smc" if args.el2 else "hvc"), f"PSCI conduit {m.group(5)}")
-        m = q.expect(r"rtc: (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")
+        m = q.expect(r"clock: (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ) \(pl031 rtc")
         rtc = datetime.datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
         skew = abs((rtc - datetime.datetime.now(datetime.timezone.utc)).total_seconds())
         check(skew < 30, f"RTC {m.group(1)} is {skew:.0f}s away from the host clock")
