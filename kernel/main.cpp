@@ -80,6 +80,17 @@ void print_banner(const dtb::Blob& blob) {
     console::printf("\n");
     char now[32];
     clock::rfc3339_now(now, sizeof now);
+    if (const auto& fw = info.firmware; fw.present) {
+        console::printf("  firmware: %s (revision 0x%06x), serial %016llx, firmware 0x%08x, ARM memory %u MiB\n",
+                        fw.board, fw.board_revision, static_cast<unsigned long long>(fw.serial), fw.firmware_revision,
+                        fw.arm_memory_size >> 20);
+        console::printf("  clocks: arm %u MHz, core %u MHz, uart %u MHz, emmc %u MHz",
+                        fw.arm_hz / 1000000, fw.core_hz / 1000000, fw.uart_hz / 1000000, fw.emmc_hz / 1000000);
+        if (fw.has_mac)
+            console::printf("; mac %02x:%02x:%02x:%02x:%02x:%02x", fw.mac[0], fw.mac[1], fw.mac[2], fw.mac[3],
+                            fw.mac[4], fw.mac[5]);
+        console::printf("\n");
+    }
     if (info.rtc_base)
         console::printf("  clock: %s (pl031 rtc @ 0x%lx)\n", now, static_cast<unsigned long>(info.rtc_base));
     else

@@ -16,6 +16,8 @@
 #include <drivers/gic_v3.h>
 #include <drivers/pl011.h>
 #include <drivers/pl031.h>
+#include <drivers/bcm2835_mbox.h>
+#include <rpi/revision.h>
 #include <drivers/bcm2835_pm.h>
 #include <drivers/psci.h>
 #include <dtb/dtb.h>
@@ -292,6 +294,61 @@ static void probe_psci(const dtb::Blob& blob) {
     }
 }
 
+// The VideoCore's mailbox (the Pi): what only the firmware knows, read once at boot.
+static void probe_mailbox(const dtb::Blob& blob) {
+    auto node = blob.find_compatible("brcm,bcm2835-mbox");
+    if (!node)
+        return;
+    auto reg = blob.reg(*node, 0);
+    if (!reg || reg->size < 0x40)
+        return;
+    auto mbox = Bcm2835Mailbox::create(reg->base);
+    if (!mbox)
+        return;
+    auto bus = blob.dma_address(*node, reinterpret_cast<uint64_t>((*mbox)->buffer()),
+                                Bcm2835Mailbox::kBufferWords * 4);
+    if (!bus) {
+        KLOG_WARN("mailbox: its buffer is outside what the VideoCore can reach (%s)", ktl::error_name(bus.error()));
+        return;
+    }
+    auto& fw = g_info.firmware;
+    uint32_t v[2] = {};
+    auto ask = [&](uint32_t tag, uint32_t a0 = 0) {
+        v[0] = a0;
+        v[1] = 0;
+        auto r = (*mbox)->call(*bus, tag, v, 2);
+        if (!r)
+            KLOG_WARN("mailbox: tag 0x%08x: %s", tag, ktl::error_name(r.error()));
+        return r.ok();
+    };
+    if (!ask(mbox_tag::kBoardRevision))
+        return; // no firmware answering: nothing more to ask
+    fw.present = true;
+    fw.board_revision = v[0];
+    rpi::describe(fw.board_revision, fw.board, sizeof fw.board);
+    if (ask(mbox_tag::kFirmwareRevision))
+        fw.firmware_revision = v[0];
+    if (ask(mbox_tag::kBoardSerial))
+        fw.serial = v[0] | static_cast<uint64_t>(v[1]) << 32;
+    if (ask(mbox_tag::kArmMemory)) {
+        fw.arm_memory_base = v[0];
+        fw.arm_memory_size = v[1];
+    }
+    if (ask(mbox_tag::kMacAddress)) {
+        for (int i = 0; i < 6; ++i)
+            fw.mac[i] = static_cast<uint8_t>(v[i / 4] >> (8 * (i % 4)));
+        fw.has_mac = true;
+    }
+    if (ask(mbox_tag::kClockRate, mbox_clock::kArm))
+        fw.arm_hz = v[1];
+    if (ask(mbox_tag::kClockRate, mbox_clock::kCore))
+        fw.core_hz = v[1];
+    if (ask(mbox_tag::kClockRate, mbox_clock::kUart))
+        fw.uart_hz = v[1];
+    if (ask(mbox_tag::kClockRate, mbox_clock::kEmmc))
+        fw.emmc_hz = v[1];
+}
+
 // The Pi 4 has no PSCI: power-off and reboot go through its PM watchdog.
 static void probe_pm_watchdog(const dtb::Blob& blob) {
     auto node = blob.find_compatible("brcm,bcm2835-pm-wdt");
@@ -329,6 +386,7 @@ ktl::Result<void> probe_devices(const dtb::Blob& blob) {
     }
     probe_psci(blob);
     probe_pm_watchdog(blob);
+    probe_mailbox(blob);
     auto virtio = probe_virtio(blob);
     g_info.virtio_devices = virtio.devices;
     g_info.net_intid = virtio.net_intid;

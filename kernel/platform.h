@@ -32,6 +32,18 @@ struct Info {
     const char* psci = "none";
     uint32_t psci_version = 0;
     uint64_t pm_watchdog = 0; // BCM2835 PM block (the Pi 4's power-off and reboot), 0 if none
+    // What the VideoCore firmware reports through its mailbox (the Pi): zero where it has none.
+    struct Firmware {
+        bool present = false;
+        uint32_t board_revision = 0;
+        uint64_t serial = 0;
+        uint32_t firmware_revision = 0;
+        uint32_t arm_memory_base = 0, arm_memory_size = 0;
+        uint8_t mac[6] = {};
+        bool has_mac = false;
+        uint32_t arm_hz = 0, core_hz = 0, uart_hz = 0, emmc_hz = 0;
+        char board[64] = ""; // decoded revision, e.g. "Raspberry Pi 4 Model B rev 1.5, 2 GiB"
+    } firmware;
     size_t devices = 0;
     size_t mapped_regions = 0;
     size_t virtio_devices = 0; // populated virtio-mmio slots

@@ -3,6 +3,7 @@
 #include "../arch/aarch64/cpu.h"
 #include "../audit.h"
 #include "../board/board.h"
+#include "firmware_json.h"
 #include "../cap/kcap.h"
 #include "../clock.h"
 #include "../log.h"
@@ -46,7 +47,9 @@ bool read_status(json::Writer& w, mcp::ToolError& err) {
         return false;
     }
     w.key("kernel").begin_object().key("name").string("Basalt").key("version").string(kVersion);
-    w.key("board").string(board::kName).key("model").string(platform::info().model).end_object();
+    w.key("board").string(board::kName).key("model").string(platform::info().model);
+    write_firmware(w);
+    w.end_object();
     w.key("uptime_ms").number(clock::monotonic_ns() / 1000000);
     w.key("memory").begin_object().key("total_pages").number(mem.total_pages).key("free_pages").number(mem.free_pages).end_object();
     sysinfo::SchedInfo sched {};

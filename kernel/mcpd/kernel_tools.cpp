@@ -4,6 +4,7 @@
 #include "tool_exec.h"
 
 #include "../board/board.h"
+#include "firmware_json.h"
 #include "../clock.h"
 #include "../platform.h"
 #include "../syscall/handlers.h"
@@ -29,7 +30,7 @@ const char* kNoArgs = R"({"type":"object","properties":{},"additionalProperties"
 const char* kInfoOut = R"({"type":"object","properties":{"name":{"type":"string"},"version":{"type":"string"},)"
                        R"("source_commit":{"type":"string"},"board":{"type":"string"},"model":{"type":"string"},)"
                        R"("cpu":{"type":"string"},"uptime_ms":{"type":"integer"},"time":{"type":"string"},)"
-                       R"("memory":{"type":"object"},"tasks":{"type":"integer"}},)"
+                       R"("memory":{"type":"object"},"tasks":{"type":"integer"},"firmware":{"type":"object"}},)"
                        R"("required":["name","version","source_commit","uptime_ms"]})";
 
 bool kernel_info(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
@@ -56,6 +57,7 @@ bool kernel_info(const json::Value&, json::Writer& w, mcp::ToolError& err, const
     w.key("heap_live_allocations").number(mem.heap_live_allocations);
     w.end_object();
     w.key("tasks").number(static_cast<int64_t>(ntasks < 0 ? 0 : ntasks));
+    write_firmware(w); // the Pi: board, revision, serial, MAC, clocks as its firmware reports them
     w.end_object();
     return true;
 }

@@ -77,6 +77,10 @@ public:
     size_t reg_count(Node node) const;
     ktl::Result<Range> reg(Node node, size_t index) const;
     ktl::Result<Irq> interrupt(Node node, size_t index) const;
+    // The address a DMA-capable device on node's bus uses for CPU physical address [addr, addr +
+    // len): its bus's `dma-ranges` (2.3.9; missing or empty: the same address). NotFound when no
+    // window holds the whole range (the device cannot reach that memory).
+    ktl::Result<uint64_t> dma_address(Node node, uint64_t addr, uint64_t len) const;
 
     size_t memory_ranges(std::span<Range> out) const;
     // Memreserve entries and enabled /reserved-memory children: returns how many there are, and

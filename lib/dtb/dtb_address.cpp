@@ -57,6 +57,36 @@ ktl::Result<uint64_t> Blob::translate(const Chain& chain, size_t depth, uint64_t
     return addr;
 }
 
+ktl::Result<uint64_t> Blob::dma_address(Node node, uint64_t addr, uint64_t len) const {
+    auto bus = parent(node);
+    if (!bus)
+        return ktl::Error::NotFound;
+    auto ranges = property(*bus, "dma-ranges");
+    if (!ranges || ranges->value.empty())
+        return addr;
+    auto up = parent(*bus);
+    if (!up)
+        return ktl::Error::NotFound;
+    uint32_t child_ac = address_cells(*bus), parent_ac = address_cells(*up), sc = size_cells(*bus);
+    if (child_ac == 0 || child_ac > 2 || parent_ac == 0 || parent_ac > 2 || sc == 0 || sc > 2)
+        return ktl::Error::Unsupported;
+    uint32_t per = child_ac + parent_ac + sc;
+    size_t entries = ranges->value.size() / (per * 4u);
+    for (size_t i = 0; i < entries; ++i) {
+        uint64_t child = 0, cpu = 0, size = 0;
+        size_t cell = i * per;
+        if (!read_cells(ranges->value, cell, child_ac, child) || !read_cells(ranges->value, cell + child_ac, parent_ac, cpu) ||
+            !read_cells(ranges->value, cell + child_ac + parent_ac, sc, size))
+            return ktl::Error::Corrupt;
+        if (addr >= cpu && addr - cpu < size && len <= size - (addr - cpu)) {
+            if (child + (addr - cpu) < child)
+                return ktl::Error::Corrupt;
+            return child + (addr - cpu);
+        }
+    }
+    return ktl::Error::NotFound;
+}
+
 ktl::Result<Range> Blob::reg(Node node, size_t index) const {
     auto p = property(node, "reg");
     if (!p)

@@ -174,6 +174,7 @@ std::vector<uint8_t> pi_like_tree() {
     b.prop("#address-cells", { 1 });
     b.prop("#size-cells", { 1 });
     b.prop("ranges", { 0x7e000000, 0, 0xfe000000, 0x01800000 });
+    b.prop("dma-ranges", { 0xc0000000, 0, 0x00000000, 0x40000000 }); // the VideoCore sees RAM at 0xc0000000
     b.prop_str("compatible", "simple-bus");
     b.begin("serial@7e201000");
     b.prop("reg", { 0x7e201000, 0x200 });
@@ -326,6 +327,14 @@ TEST(Dtb, RangesTranslateBusAddresses) {
     auto gpio = b.find("/soc/gpio@7f900000");
     ASSERT_TRUE(gpio);
     EXPECT_EQ(b.reg(*gpio, 0).error(), ktl::Error::NotFound) << "outside every ranges window";
+    // DMA: the soc's devices see the first GiB of RAM at 0xc0000000; nothing above it.
+    EXPECT_EQ(b.dma_address(*uart, 0x8000, 64).value(), 0xc0008000u);
+    EXPECT_EQ(b.dma_address(*uart, 0x3ffff000, 0x1000).value(), 0xfffff000u);
+    EXPECT_EQ(b.dma_address(*uart, 0x3ffff000, 0x2000).error(), ktl::Error::NotFound) << "runs past the window";
+    EXPECT_EQ(b.dma_address(*uart, 0x40000000, 16).error(), ktl::Error::NotFound);
+    auto gic = b.find_compatible("arm,gic-400");
+    ASSERT_TRUE(gic);
+    EXPECT_EQ(b.dma_address(*gic, 0x1234, 4).value(), 0x1234u) << "no dma-ranges on the root: the same address";
     auto straddle = b.find("/soc/straddle@7f7ff000");
     ASSERT_TRUE(straddle);
     EXPECT_EQ(b.reg(*straddle, 0).error(), ktl::Error::NotFound) << "a region must lie wholly inside its window";

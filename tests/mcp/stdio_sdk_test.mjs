@@ -42,6 +42,16 @@ try {
   assert.equal(result.structuredContent.name, "Basalt");
   assert.equal(result.structuredContent.board, board === "rpi4" ? "rpi4" : "qemu-virt");
   assert.match(result.structuredContent.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+  // The Pi: what its firmware reports through the mailbox (QEMU's raspi4b models a Pi 4 B 2 GB).
+  if (board === "rpi4") {
+    const fw = result.structuredContent.firmware;
+    assert.equal(fw.board, "Raspberry Pi 4 Model B rev 1.5, 2 GiB", JSON.stringify(fw));
+    assert.equal(fw.revision, "0xb03115");
+    assert.match(fw.mac, /^([0-9a-f]{2}:){5}[0-9a-f]{2}$/);
+    assert.ok(fw.arm_memory_bytes > 512 << 20 && fw.clocks_hz.arm > 0, JSON.stringify(fw));
+  } else {
+    assert.equal(result.structuredContent.firmware, undefined, "no VideoCore on virt");
+  }
   // The Pi has no RTC: its time is the launcher's, passed at boot (run.sh --board rpi4).
   assert.ok(Math.abs(Date.parse(result.structuredContent.time) - Date.now()) < 120000, result.structuredContent.time);
   assert.ok(result.structuredContent.uptime_ms > 0);
@@ -112,6 +122,7 @@ try {
   assert.equal(status.mcp.transport, "serial");
   assert.equal(status.mcp.serial_device, process.env.BASALT_LINE === "uart" || board === "rpi4" ? "pl011" : "virtio-console");
   assert.deepEqual(status.clock, { set: true, source: board === "rpi4" ? "boot argument" : "rtc" });
+  assert.deepEqual(status.kernel.firmware, result.structuredContent.firmware);
   // Everything this session sent and received so far went over that device.
   assert.ok(status.mcp.serial_counters.rx_bytes > 500 && status.mcp.serial_counters.tx_bytes > 2000,
             JSON.stringify(status.mcp.serial_counters));

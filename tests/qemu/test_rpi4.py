@@ -34,6 +34,13 @@ def test(args):
         check(m.group(2) == "30" and m.group(3) == "62500000", f"timer: intid {m.group(2)} at {m.group(3)} Hz (CNTFRQ)")
         check(m.group(4) == "fe201000" and m.group(5) == "153", f"UART0 at 0x{m.group(4)} intid {m.group(5)}")
         check(m.group(6) == "none" and m.group(7) == "fe100000", f"power: psci {m.group(6)}, watchdog 0x{m.group(7)}")
+        # The VideoCore's mailbox, found in the device tree, its buffer at the bus address the
+        # soc's dma-ranges give: what QEMU's firmware model reports for a Pi 4 B 2 GB.
+        m = q.expect(r"firmware: Raspberry Pi 4 Model B rev 1\.5, 2 GiB \(revision 0xb03115\), serial [0-9a-f]{16}, "
+                     r"firmware 0x[0-9a-f]{8}, ARM memory (\d+) MiB")
+        check(int(m.group(1)) == 960, f"ARM memory from the mailbox: {m.group(1)} MiB")
+        m = q.expect(r"clocks: arm (\d+) MHz, core (\d+) MHz, uart (\d+) MHz, emmc (\d+) MHz; mac ([0-9a-f:]{17})")
+        check(int(m.group(1)) > 0 and int(m.group(3)) > 0, f"clock rates: {m.group(0)}")
         m = q.expect(r"clock: (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ) \(no rtc; boot argument\)")
         clock = datetime.datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=datetime.timezone.utc)
         skew = abs((clock - datetime.datetime.now(datetime.timezone.utc)).total_seconds())
