@@ -254,6 +254,20 @@ void kernel_main(uintptr_t dtb_addr, uintptr_t x0) {
 
     if (auto r = platform::probe_console(blob); !r)
         panic_without_console("no console UART in the device tree");
+    // Another board's image (a Pi 5 image on a Pi 4, or the reverse): say so while the UART works.
+    if (!blob.is_compatible(blob.root(), board::kRootCompatible)) {
+        static const struct {
+            const char* compatible;
+            const char* image;
+        } kImages[] = { { "brcm,bcm2711", "kernel8.img" }, { "brcm,bcm2712", "kernel_2712.img" },
+                        { "linux,dummy-virt", "basalt.elf" } };
+        const char* image = "an image built for this board";
+        for (const auto& i : kImages)
+            if (blob.is_compatible(blob.root(), i.compatible))
+                image = i.image;
+        panic("this is the %s image (for %s) but the device tree describes %s: boot %s instead", board::kName,
+              board::kRootCompatible, blob.string(blob.root(), "model").value_or("another board").data(), image);
+    }
     KLOG_INFO("boot: device tree at 0x%lx, %zu bytes", static_cast<unsigned long>(dtb_addr), blob.total_size());
 
     if (auto r = platform::map_memory(blob, dtb_addr); !r)

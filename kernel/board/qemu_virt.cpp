@@ -12,6 +12,7 @@
 namespace board {
 
 const char* const kName = "qemu-virt";
+const char* const kRootCompatible = "linux,dummy-virt";
 const uint64_t kMaxDtbSize = 2u << 20;
 
 uintptr_t fallback_dtb() { return 0x40000000; }

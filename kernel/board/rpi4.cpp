@@ -10,6 +10,7 @@ extern "C" const char basalt_builtin_dtb[];
 namespace board {
 
 const char* const kName = "rpi4";
+const char* const kRootCompatible = "brcm,bcm2711";
 const uint64_t kMaxDtbSize = 2u << 20;
 
 uintptr_t fallback_dtb() { return reinterpret_cast<uintptr_t>(basalt_builtin_dtb); }

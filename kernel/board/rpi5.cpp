@@ -7,6 +7,7 @@
 namespace board {
 
 const char* const kName = "rpi5";
+const char* const kRootCompatible = "brcm,bcm2712";
 const uint64_t kMaxDtbSize = 2u << 20;
 
 uintptr_t fallback_dtb() { return 0; } // the firmware always passes one

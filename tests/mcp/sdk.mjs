@@ -17,7 +17,8 @@ const lineArgs = process.env.BASALT_LINE ? ["--line", process.env.BASALT_LINE] :
 // BASALT_BOARD=rpi4: the same session on the Raspberry Pi 4 image under QEMU raspi4b (its PL011
 // carries the line; the image is kernel8.img beside the ELF the test was given).
 export const board = process.env.BASALT_BOARD ?? "virt";
-const boardArgs = board === "virt" ? [] : ["--board", board];
+// BASALT_DTB: the device tree the Pi's firmware would pass (e.g. Debian's bcm2711-rpi-4-b.dtb).
+const boardArgs = board === "virt" ? [] : ["--board", board, ...(process.env.BASALT_DTB ? ["--dtb", process.env.BASALT_DTB] : [])];
 const imageFor = (kernel) => (board === "rpi4" ? path.join(path.dirname(kernel), "kernel8.img") : kernel);
 
 // The call bucket a test boots with. A test must not pass only because the machine is slow enough
