@@ -90,6 +90,10 @@ void for_each_key(void (*fn)(std::string_view spec, void* ctx), void* ctx) {
     dtb::bootarg_values(g_raw, "key", fn, ctx);
 }
 
+void for_each_key_sha256(void (*fn)(std::string_view spec, void* ctx), void* ctx) {
+    dtb::bootarg_values(g_raw, "key_sha256", fn, ctx);
+}
+
 void for_each_limit(void (*fn)(std::string_view spec, void* ctx), void* ctx) {
     dtb::bootarg_values(g_raw, "limit", fn, ctx);
 }

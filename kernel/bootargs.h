@@ -42,6 +42,9 @@ std::string_view raw();
 size_t redacted(char* out, size_t cap);
 // Calls fn with each `key=` value ("ROLE:SECRET" or "ROLE:PRINCIPAL:SECRET").
 void for_each_key(void (*fn)(std::string_view spec, void* ctx), void* ctx);
+// Calls fn with each `key_sha256=` value ("ROLE:[PRINCIPAL:]HEX": the secret's SHA-256, as
+// `./basalt flash` writes keys to an SD card).
+void for_each_key_sha256(void (*fn)(std::string_view spec, void* ctx), void* ctx);
 // Calls fn with each `limit=` value ("PRINCIPAL:time_ms=N,output_bytes=N,rate=B/S,concurrency=N").
 void for_each_limit(void (*fn)(std::string_view spec, void* ctx), void* ctx);
 

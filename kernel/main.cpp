@@ -78,6 +78,9 @@ void print_banner(const dtb::Blob& blob) {
     if (info.pm_watchdog)
         console::printf("; power via pm watchdog @ 0x%llx", static_cast<unsigned long long>(info.pm_watchdog));
     console::printf("\n");
+    if (info.uart_pins >= 0)
+        console::printf("  uart pins: GPIO 14/15 %s (function %d read back), Bluetooth's 32/33 released\n",
+                        info.uart_pins == 4 ? "ALT0 (UART0 on the header)" : "NOT ALT0", info.uart_pins);
     char now[32];
     clock::rfc3339_now(now, sizeof now);
     if (const auto& fw = info.firmware; fw.present) {

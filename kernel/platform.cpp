@@ -16,6 +16,7 @@
 #include <drivers/gic_v3.h>
 #include <drivers/pl011.h>
 #include <drivers/pl031.h>
+#include <drivers/bcm2835_gpio.h>
 #include <drivers/bcm2835_mbox.h>
 #include <rpi/revision.h>
 #include <drivers/bcm2835_pm.h>
@@ -122,12 +123,37 @@ bool overlaps(const mmu::Region* regions, size_t count, uint64_t base, uint64_t 
 const Info& info() { return g_info; }
 Pl011* console_uart() { return g_uart; }
 
+// The Pi 4's firmware puts the mini UART on header pins 14/15 and UART0 (the PL011 Basalt uses)
+// on Bluetooth's pins 32/33; the overlay that swaps them (disable-bt) is not in Debian. So the
+// kernel routes UART0 to 14/15 itself (ALT0, a pull-up on RX) and releases 32/33. Returns the
+// function pins 14/15 read back afterwards.
+int route_uart0_to_header(const dtb::Blob& blob, dtb::Node uart) {
+    auto gpio_node = blob.find_compatible("brcm,bcm2711-gpio");
+    if (!gpio_node || blob.name(uart) != "serial@7e201000")
+        return -1;
+    // The tree declares 0xb4 bytes; the BCM2711's pull registers (0xe4..0xf0) follow in the same
+    // page, which is what gets mapped.
+    auto reg = blob.reg(*gpio_node, 0);
+    if (!reg || reg->size < 0xb4 || (reg->base & 0xfff) + 0xf0 > 0x1000)
+        return -1;
+    Bcm2711Gpio gpio(reg->base);
+    gpio.set_function(32, Bcm2711Gpio::Function::Input);
+    gpio.set_function(33, Bcm2711Gpio::Function::Input);
+    gpio.set_pull(15, Bcm2711Gpio::Pull::Up);
+    gpio.set_pull(14, Bcm2711Gpio::Pull::None);
+    gpio.set_function(14, Bcm2711Gpio::Function::Alt0);
+    gpio.set_function(15, Bcm2711Gpio::Function::Alt0);
+    const auto f14 = gpio.function(14), f15 = gpio.function(15);
+    return f14 == f15 ? static_cast<int>(f14) : -2;
+}
+
 ktl::Result<void> probe_console(const dtb::Blob& blob) {
     g_uart_node = blob.stdout_node();
     if (!g_uart_node || !blob.is_compatible(*g_uart_node, "arm,pl011"))
         g_uart_node = blob.find_compatible("arm,pl011");
     if (!g_uart_node)
         return ktl::Error::NotFound;
+    g_info.uart_pins = route_uart0_to_header(blob, *g_uart_node);
     auto reg = TRY(blob.reg(*g_uart_node, 0));
     g_uart = TRY(Pl011::create(reg.base, clock_frequency_of(blob, *g_uart_node), 115200));
     g_info.uart_base = reg.base;

@@ -28,6 +28,7 @@ struct Info {
     uint64_t timer_hz = 0;
     uint32_t uart_intid = 0;
     uintptr_t uart_base = 0;
+    int uart_pins = -1; // the Pi 4: the function GPIO 14/15 read back after routing UART0 there (4 = ALT0)
     uintptr_t rtc_base = 0;
     const char* psci = "none";
     uint32_t psci_version = 0;

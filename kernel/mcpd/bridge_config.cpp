@@ -142,6 +142,15 @@ void add_key(std::string_view spec, void*) {
         KLOG_INFO("mcp: API key for principal '%s' (%s) installed", p->name, mcp::role_name(p->role));
 }
 
+void add_key_sha256(std::string_view spec, void*) {
+    auto id = g_keys.add_spec_sha256(spec);
+    if (!id)
+        config_warning("a key_sha256= boot argument was refused (%s); expected ROLE:[PRINCIPAL:]SHA256-HEX",
+                       ktl::error_name(id.error()));
+    else if (const auto* p = g_keys.by_id(*id))
+        KLOG_INFO("mcp: API key (by its SHA-256) for principal '%s' (%s) installed", p->name, mcp::role_name(p->role));
+}
+
 // `limit=PRINCIPAL:LIST`: a keyed principal's or a line's own overrides. Values looser than the
 // appliance's limits are kept but have no effect (only the smaller value ever applies).
 void add_limit(std::string_view spec, void*) {
@@ -203,6 +212,7 @@ void audit_hook(const mcp::AuditEvent& e) {
 
 void bridge_config_init() {
     bootargs::for_each_key(add_key, nullptr);
+    bootargs::for_each_key_sha256(add_key_sha256, nullptr);
     bootargs::for_each_limit(add_limit, nullptr); // after the keys: it names their principals
     g_allow_count = build_allowlist();
     g_resource_allow_count = build_resource_allowlist();

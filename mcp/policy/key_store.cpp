@@ -5,8 +5,14 @@
 namespace mcp {
 
 ktl::Result<uint16_t> KeyStore::add(std::string_view principal, Role role, std::string_view secret, uint32_t scopes) {
-    if (principal.empty() || principal.size() > Principal::kNameMax || secret.size() < kMinSecret ||
-        secret.size() > kMaxSecret || (scopes & ~scopes_of(role)) != 0)
+    if (secret.size() < kMinSecret || secret.size() > kMaxSecret)
+        return ktl::Error::InvalidArgs;
+    return add_digest(principal, role, crypto::Sha256::hash(secret), scopes);
+}
+
+ktl::Result<uint16_t> KeyStore::add_digest(std::string_view principal, Role role, const crypto::Digest& digest,
+                                           uint32_t scopes) {
+    if (principal.empty() || principal.size() > Principal::kNameMax || (scopes & ~scopes_of(role)) != 0)
         return ktl::Error::InvalidArgs;
     for (char c : principal) {
         bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
@@ -16,7 +22,6 @@ ktl::Result<uint16_t> KeyStore::add(std::string_view principal, Role role, std::
     }
     if (m_count == kMaxKeys)
         return ktl::Error::Full;
-    crypto::Digest digest = crypto::Sha256::hash(secret);
     for (size_t i = 0; i < m_count; ++i) {
         if (crypto::equal_constant_time(m_entries[i].digest, digest) ||
             std::string_view(m_entries[i].principal.name) == principal)
@@ -35,7 +40,7 @@ ktl::Result<uint16_t> KeyStore::add(std::string_view principal, Role role, std::
     return e.principal.id;
 }
 
-ktl::Result<uint16_t> KeyStore::add_spec(std::string_view spec) {
+ktl::Result<KeyStore::Spec> KeyStore::split(std::string_view spec, char* generated, size_t cap) const {
     size_t first = spec.find(':');
     if (first == std::string_view::npos)
         return ktl::Error::InvalidArgs;
@@ -44,19 +49,33 @@ ktl::Result<uint16_t> KeyStore::add_spec(std::string_view spec) {
         return ktl::Error::InvalidArgs;
     std::string_view rest = spec.substr(first + 1);
     size_t second = rest.find(':');
+    if (second != std::string_view::npos)
+        return Spec { *role, rest.substr(0, second), rest.substr(second + 1) };
+    ktl::Formatter f(generated, cap);
+    f.append("%s-%zu", role_name(*role), m_count + 1);
+    return Spec { *role, std::string_view(generated, f.length()), rest };
+}
+
+ktl::Result<uint16_t> KeyStore::add_spec(std::string_view spec) {
     char generated[Principal::kNameMax + 1];
-    std::string_view principal;
-    std::string_view secret;
-    if (second == std::string_view::npos) {
-        ktl::Formatter f(generated, sizeof generated);
-        f.append("%s-%zu", role_name(*role), m_count + 1);
-        principal = std::string_view(generated, f.length());
-        secret = rest;
-    } else {
-        principal = rest.substr(0, second);
-        secret = rest.substr(second + 1);
+    Spec s = TRY(split(spec, generated, sizeof generated));
+    return add(s.principal, s.role, s.value);
+}
+
+ktl::Result<uint16_t> KeyStore::add_spec_sha256(std::string_view spec) {
+    char generated[Principal::kNameMax + 1];
+    Spec s = TRY(split(spec, generated, sizeof generated));
+    if (s.value.size() != 64)
+        return ktl::Error::InvalidArgs;
+    crypto::Digest digest {};
+    for (size_t i = 0; i < 64; ++i) {
+        char c = s.value[i];
+        int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (v < 0)
+            return ktl::Error::InvalidArgs;
+        digest[i / 2] = static_cast<uint8_t>(digest[i / 2] << 4 | v);
     }
-    return add(principal, *role, secret);
+    return add_digest(s.principal, s.role, digest, scopes_of(s.role));
 }
 
 ktl::Result<const Principal*> KeyStore::authenticate(std::string_view presented) const {

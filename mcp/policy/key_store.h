@@ -38,6 +38,9 @@ public:
     // Parses "ROLE:SECRET" or "ROLE:PRINCIPAL:SECRET" (the --key option); the principal defaults
     // to the role's name plus the entry number.
     ktl::Result<uint16_t> add_spec(std::string_view spec);
+    // The same with the secret's SHA-256 in 64 hex digits instead of the secret ("ROLE:HEX" or
+    // "ROLE:PRINCIPAL:HEX", boot argument key_sha256=): an SD card carries no secret.
+    ktl::Result<uint16_t> add_spec_sha256(std::string_view spec);
 
     // NotFound when no key matches (auth_invalid_api_key); InvalidArgs for an empty key.
     ktl::Result<const Principal*> authenticate(std::string_view presented) const;
@@ -48,6 +51,15 @@ public:
     size_t size() const { return m_count; }
 
 private:
+    ktl::Result<uint16_t> add_digest(std::string_view principal, Role role, const crypto::Digest& digest, uint32_t scopes);
+    // Splits "ROLE:[PRINCIPAL:]VALUE"; a missing principal is named after the role and entry.
+    struct Spec {
+        Role role;
+        std::string_view principal;
+        std::string_view value;
+    };
+    ktl::Result<Spec> split(std::string_view spec, char* generated, size_t cap) const;
+
     struct Entry {
         crypto::Digest digest;
         Principal principal;

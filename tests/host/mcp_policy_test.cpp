@@ -50,6 +50,28 @@ TEST(McpKeyStore, AuthenticatesByKeyAndStoresOnlyDigests) {
     EXPECT_EQ(std::string(raw, sizeof(KeyStore)).find(secret), std::string::npos);
 }
 
+// key_sha256=: the SD card carries the secret's SHA-256, never the secret; the key works the same.
+TEST(McpKeyStore, KeysInstalledFromTheirDigest) {
+    KeyStore store;
+    char hex[65];
+    crypto::to_hex(crypto::Sha256::hash("a-secret-only-the-client-has"), hex);
+    auto id = store.add_spec_sha256(std::string("admin:pi-owner:") + hex);
+    ASSERT_TRUE(id.ok()) << ktl::error_name(id.error());
+    auto p = store.authenticate("a-secret-only-the-client-has");
+    ASSERT_TRUE(p.ok());
+    EXPECT_STREQ((*p)->name, "pi-owner");
+    EXPECT_EQ((*p)->role, Role::Admin);
+    EXPECT_EQ(store.authenticate(hex).error(), ktl::Error::NotFound) << "the digest itself is not a key";
+    crypto::to_hex(crypto::Sha256::hash("another-secret-for-a-reader"), hex);
+    ASSERT_TRUE(store.add_spec_sha256(std::string("reader:") + hex).ok());
+    EXPECT_STREQ(store.authenticate("another-secret-for-a-reader").value()->name, "reader-2");
+    EXPECT_EQ(store.add_spec_sha256("admin:x:abcd").error(), ktl::Error::InvalidArgs) << "64 hex digits";
+    std::string bad(64, 'g');
+    EXPECT_EQ(store.add_spec_sha256("admin:x:" + bad).error(), ktl::Error::InvalidArgs);
+    EXPECT_EQ(store.add_spec_sha256(std::string("anonymous:x:") + hex).error(), ktl::Error::InvalidArgs);
+    EXPECT_EQ(store.add_spec_sha256(std::string("admin:y:") + hex).error(), ktl::Error::Exists) << "same key twice";
+}
+
 TEST(McpKeyStore, RejectsWeakDuplicateAndOverreachingKeys) {
     KeyStore store;
     EXPECT_EQ(store.add("a", Role::Reader, "short").error(), ktl::Error::InvalidArgs);

@@ -37,6 +37,8 @@ def boots(image, dtb, model, reserved):
         check(m.group(2) == "30" and m.group(3) == "62500000", f"timer: intid {m.group(2)} at {m.group(3)} Hz (CNTFRQ)")
         check(m.group(4) == "fe201000" and m.group(5) == "153", f"UART0 at 0x{m.group(4)} intid {m.group(5)}")
         check(m.group(6) == "none" and m.group(7) == "fe100000", f"power: psci {m.group(6)}, watchdog 0x{m.group(7)}")
+        # UART0 routed to the header pins by the kernel (GPFSEL1 read back from the GPIO model).
+        q.expect(r"uart pins: GPIO 14/15 ALT0 \(UART0 on the header\) \(function 4 read back\)")
         # The VideoCore's mailbox, found in the device tree, its buffer at the bus address the
         # soc's dma-ranges give: what QEMU's firmware model reports for a Pi 4 B 2 GB.
         m = q.expect(r"firmware: Raspberry Pi 4 Model B rev 1\.5, 2 GiB \(revision 0xb03115\), serial [0-9a-f]{16}, "
