@@ -4,8 +4,9 @@
 //   - tools/call round trip (kernel_info) over N calls: median, p99, min, max
 //   - the smallest guest RAM (-m) the appliance still boots and serves with
 // The line is the virtio console port run.sh --stdio uses by default; --line uart measures the
-// PL011 instead (what a Raspberry Pi has).
-// Usage: node tests/bench/mcp_serial_bench.mjs [--calls N] [--launches N] [--kernel ELF] [--line virtio|uart]
+// PL011 instead (what a Raspberry Pi has); --board rpi4 measures the Pi 4 image on QEMU raspi4b
+// (its PL011; RAM fixed at 2 GiB, so no smallest-RAM search).
+// Usage: node tests/bench/mcp_serial_bench.mjs [--calls N] [--launches N] [--kernel ELF] [--line virtio|uart] [--board rpi4]
 import path from "node:path";
 
 import { Client, StdioClientTransport, root } from "../mcp/sdk.mjs";
@@ -17,8 +18,12 @@ const opt = (name, fallback) => {
 const kernel = opt("--kernel", path.join(root, "build/kernel/basalt.elf"));
 const calls = Number(opt("--calls", 1000));
 const launches = Number(opt("--launches", 5));
-const line = opt("--line", "virtio");
-console.log(`serial line: ${line === "uart" ? "PL011 UART" : "virtio console port"}`);
+const board = opt("--board", "virt");
+const line = board === "rpi4" ? "uart" : opt("--line", "virtio");
+console.log(`serial line: ${line === "uart" ? "PL011 UART" : "virtio console port"}${board === "rpi4" ? " of the Pi 4 image on QEMU raspi4b" : ""}`);
+// run.sh arguments for a serial-line appliance with `memory` of RAM.
+const lineArgs = (memory) => (board === "rpi4" ? ["--board", "rpi4", "--stdio"]
+                                               : ["--kernel", kernel, "--stdio", "--line", line, "--memory", memory]);
 
 // The round-trip runs raise the per-caller bucket (rate=) so that 1,000 back-to-back calls are
 // not refused: the limiter still runs on every call, it just never says no.
@@ -27,7 +32,7 @@ const unlimited = ["--append", "rate=1000000/1000000"];
 async function connect(memory, extra = []) {
   const transport = new StdioClientTransport({
     command: path.join(root, "qemu/run.sh"),
-    args: ["--kernel", kernel, "--stdio", "--line", line, "--memory", memory, ...extra],
+    args: [...lineArgs(memory), ...extra],
     stderr: "ignore",
   });
   const client = new Client({ name: "basalt-bench", version: "1.0.0" });
@@ -70,7 +75,7 @@ console.log(`launch -> first MCP response (initialize), ${launches} launches: me
 // the kernel cost, apart from the client library.
 {
   const { spawn } = await import("node:child_process");
-  const child = spawn(path.join(root, "qemu/run.sh"), ["--kernel", kernel, "--stdio", "--line", line, ...unlimited],
+  const child = spawn(path.join(root, "qemu/run.sh"), [...lineArgs("512M"), ...unlimited],
                       { stdio: ["pipe", "pipe", "ignore"] });
   let pending = "", waiter = null;
   // Hands the next complete line to the waiting request, whenever both exist.
@@ -113,7 +118,7 @@ console.log(`launch -> first MCP response (initialize), ${launches} launches: me
 
 // 3. Smallest -m that still serves a tools/call.
 let smallest = null;
-for (const mb of [64, 48, 32, 24, 16, 12, 8]) {
+for (const mb of board === "rpi4" ? [] : [64, 48, 32, 24, 16, 12, 8]) {
   try {
     const { client } = await connect(`${mb}M`);
     const r = await client.callTool({ name: "kernel_info", arguments: {} });
@@ -124,4 +129,5 @@ for (const mb of [64, 48, 32, 24, 16, 12, 8]) {
     break;
   }
 }
-console.log(`smallest guest RAM that serves: ${smallest ?? "none of the sizes tried"}${smallest ? " MiB (-m " + smallest + "M)" : ""}`);
+if (board !== "rpi4")
+  console.log(`smallest guest RAM that serves: ${smallest ?? "none of the sizes tried"}${smallest ? " MiB (-m " + smallest + "M)" : ""}`);
