@@ -31,6 +31,7 @@ void parse(std::string_view args) {
     g_config.http_role = dtb::bootarg_value(args, "http_role").value_or("anonymous");
     g_config.http_hosts = dtb::bootarg_value(args, "http_hosts").value_or("");
     g_config.ktest = dtb::bootarg_value(args, "ktest").value_or("");
+    g_config.ntp = dtb::bootarg_value(args, "ntp").value_or("");
     // 2001-09-09 .. 2286-11-20: ten digits, so nothing shorter passes for a date.
     uint64_t clock_unix = 0;
     auto clock_arg = dtb::bootarg_value(args, "clock").value_or("");

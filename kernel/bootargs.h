@@ -31,6 +31,7 @@ struct Config {
     std::string_view http_role;    // `http_role=ROLE`: the role of HTTP callers without an API key (default anonymous)
     std::string_view http_hosts;   // `http_hosts=h1,h2`: Host/Origin names accepted over HTTP (default 127.0.0.1,localhost,[::1] and the NIC's address)
     std::string_view ktest;        // `ktest=NAME`: run in-kernel test NAME (or `all`), print results, power off
+    std::string_view ntp;          // `ntp=A.B.C.D[:PORT]|off`: the SNTP server (default: the DHCP lease's, if any)
     int64_t clock_unix = 0;        // `clock=UNIX_SECONDS`: wall time at launch, for boards without an RTC (run.sh --board rpi4 passes the host's)
 };
 

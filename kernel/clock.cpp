@@ -29,6 +29,7 @@ const char* source_name() {
     switch (g_source) {
     case Source::Rtc: return "rtc";
     case Source::BootArgument: return "boot argument";
+    case Source::Sntp: return "sntp";
     case Source::None: break;
     }
     return "not set";

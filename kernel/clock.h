@@ -9,11 +9,11 @@
 namespace clock {
 
 uint64_t monotonic_ns();
-enum class Source : uint8_t { None, Rtc, BootArgument };
+enum class Source : uint8_t { None, Rtc, BootArgument, Sntp };
 void set_wall_clock(int64_t unix_seconds, Source source = Source::Rtc); // anchors "now"
 bool wall_clock_known();
 Source source();
-const char* source_name(); // "rtc", "boot argument", "not set"
+const char* source_name(); // "rtc", "boot argument", "sntp", "not set"
 int64_t unix_seconds();                     // 0 when unknown
 // Writes RFC 3339 UTC ("2026-11-22T08:00:00Z") into out (>= 21 bytes); "unknown" if unset.
 void rfc3339_now(char* out, size_t cap);

@@ -132,23 +132,20 @@ size_t build_resource_allowlist() {
     return n;
 }
 
-void add_key(std::string_view spec, void*) {
-    // The secret is never logged: only the outcome and, on success, who it stands for.
-    auto id = g_keys.add_spec(spec);
+// The secret is never logged: only the outcome and, on success, who the key stands for.
+void installed(ktl::Result<uint16_t> id, const char* argument, const char* expected, const char* how) {
     if (!id)
-        config_warning("a key= boot argument was refused (%s); expected ROLE:SECRET or ROLE:PRINCIPAL:SECRET, secret 16..256 bytes",
-                  ktl::error_name(id.error()));
+        config_warning("a %s boot argument was refused (%s); expected %s", argument, ktl::error_name(id.error()), expected);
     else if (const auto* p = g_keys.by_id(*id))
-        KLOG_INFO("mcp: API key for principal '%s' (%s) installed", p->name, mcp::role_name(p->role));
+        KLOG_INFO("mcp: API key%s for principal '%s' (%s) installed", how, p->name, mcp::role_name(p->role));
+}
+
+void add_key(std::string_view spec, void*) {
+    installed(g_keys.add_spec(spec), "key=", "ROLE:SECRET or ROLE:PRINCIPAL:SECRET, secret 16..256 bytes", "");
 }
 
 void add_key_sha256(std::string_view spec, void*) {
-    auto id = g_keys.add_spec_sha256(spec);
-    if (!id)
-        config_warning("a key_sha256= boot argument was refused (%s); expected ROLE:[PRINCIPAL:]SHA256-HEX",
-                       ktl::error_name(id.error()));
-    else if (const auto* p = g_keys.by_id(*id))
-        KLOG_INFO("mcp: API key (by its SHA-256) for principal '%s' (%s) installed", p->name, mcp::role_name(p->role));
+    installed(g_keys.add_spec_sha256(spec), "key_sha256=", "ROLE:[PRINCIPAL:]SHA256-HEX", " (by its SHA-256)");
 }
 
 // `limit=PRINCIPAL:LIST`: a keyed principal's or a line's own overrides. Values looser than the

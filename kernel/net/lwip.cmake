@@ -21,6 +21,7 @@ endfunction()
 lwip_source_list(_lwip_core lwipcore_SRCS)
 lwip_source_list(_lwip_core4 lwipcore4_SRCS)
 
-add_library(basalt_lwip STATIC ${_lwip_core} ${_lwip_core4} ${LWIP_DIR}/src/netif/ethernet.c)
+add_library(basalt_lwip STATIC ${_lwip_core} ${_lwip_core4} ${LWIP_DIR}/src/netif/ethernet.c
+            ${LWIP_DIR}/src/apps/sntp/sntp.c)
 target_include_directories(basalt_lwip SYSTEM PUBLIC ${PROJECT_SOURCE_DIR}/kernel/net/port ${LWIP_DIR}/src/include)
 target_compile_options(basalt_lwip PRIVATE -Wall -Wextra -std=gnu11)

@@ -1,4 +1,5 @@
 #include "net_stack.h"
+#include "sntp.h"
 
 #include "net_status.h"
 #include "tcp_echo.h"
@@ -53,7 +54,16 @@ void log_address(struct netif* netif) {
     }
 }
 
-void on_status(struct netif* netif) { log_address(netif); }
+// SNTP starts once the interface has an address (a request sent before would wait out its
+// receive timeout for nothing).
+void on_status(struct netif* netif) {
+    log_address(netif);
+    static bool sntp_started = false;
+    if (!sntp_started && !ip4_addr_isany_val(*netif_ip4_addr(netif))) {
+        sntp_started = true;
+        sntp_start();
+    }
+}
 
 } // namespace
 
@@ -87,6 +97,8 @@ struct netif* stack_start(virtio::VirtioNet& dev) {
     }
     if (uint16_t port = bootargs::get().tcp_echo_port; port && !tcp_echo_start(port))
         KLOG_ERROR("net: tcp echo cannot listen on port %u", port);
+    if (!cfg->dhcp)
+        on_status(&g_netif); // a static address is there already
     return &g_netif;
 }
 

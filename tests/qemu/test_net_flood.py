@@ -11,8 +11,7 @@ import tempfile
 import time
 
 from harness import Qemu, check, main
-from test_net_frames import (GUEST_IP, GUEST_MAC, LIST, PEER_MAC, Segment, handshake, mcp_request, ping, resolve_guest,
-                             send_tcp, tcp_from_guest, tcp_segment)
+from test_net_frames import LIST, Segment, http_exchange, mcp_request, ping, resolve_guest, send_tcp, tcp_segment
 
 PORT = 8080
 KEY = "flood-test-key-0123456789abcdef"
@@ -126,35 +125,12 @@ def good_client(seg, src):
     started = time.monotonic()
     body = (b'{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{'
             b'"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}')
-    request = (f"POST /mcp HTTP/1.1\r\nHost: 192.168.50.2\r\nContent-Type: application/json\r\n"
-               f"Accept: application/json, text/event-stream\r\nAuthorization: Bearer {KEY}\r\n"
-               f"Content-Length: {len(body)}\r\n\r\n").encode() + body
-    iss = random.getrandbits(32)
-    peer = handshake(seg, PORT, src, iss) + 1
-    seq = (iss + 1) % 2**32
-    send_tcp(seg, tcp_segment(src, PORT, seq, peer, 0x18, request), src)
-    seq = (seq + len(request)) % 2**32
-    got = b""
-    for f in seg.frames(3.0):
-        tcp = tcp_from_guest(f, PORT, src)
-        if tcp is None:
-            continue
-        payload = tcp[(tcp[12] >> 4) * 4:]
-        if payload and struct.unpack("!I", tcp[4:8])[0] == peer:
-            got += payload
-            peer = (peer + len(payload)) % 2**32
-            send_tcp(seg, tcp_segment(src, PORT, seq, peer, 0x10), src)
-        head, sep, rest = got.partition(b"\r\n\r\n")
-        if sep:
-            status = head.split(b"\r\n")[0]
-            check(status.startswith(b"HTTP/1.1 200"), f"the good client got {status!r}")
-            length = [int(l.split(b":")[1]) for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")]
-            if length and len(rest) >= length[0]:
-                send_tcp(seg, tcp_segment(src, PORT, seq, peer, 0x04, window=0), src)
-                check(b'"tools"' in rest, f"the good client's answer lists no tools: {rest[:300]!r}")
-                return time.monotonic() - started
-    send_tcp(seg, tcp_segment(src, PORT, seq, peer, 0x04, window=0), src)
-    return None
+    status, answer = http_exchange(seg, PORT, src, body, key=KEY, full=True)
+    if status is None:
+        return None
+    check(status.startswith("HTTP/1.1 200"), f"the good client got {status!r}")
+    check(b'"tools"' in answer, f"the good client's answer lists no tools: {answer[:300]!r}")
+    return time.monotonic() - started
 
 
 def test(args):

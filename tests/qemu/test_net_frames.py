@@ -242,22 +242,24 @@ def echo_through_header_only_fragments(seg, port, rounds):
     return len(echoed)
 
 
-def mcp_request(body):
+def mcp_request(body, key=None):
+    auth = f"Authorization: Bearer {key}\r\n" if key else ""
     return (f"POST /mcp HTTP/1.1\r\nHost: 192.168.50.2\r\nContent-Type: application/json\r\n"
-            f"Accept: application/json, text/event-stream\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
+            f"Accept: application/json, text/event-stream\r\n{auth}Content-Length: {len(body)}\r\n\r\n").encode() + body
 
 
 LIST = b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}'
 DISCOVER = b'{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}'
 
 
-def http_exchange(seg, port, src, body):
+def http_exchange(seg, port, src, body, key=None, full=False):
     """One MCP request on a connection of its own, read to the end of its answer; returns the
-    answer's status line (or None without a complete answer within 3 s)."""
-    seq = 500000 + src
+    answer's status line (or None without a complete answer within 3 s); with full=True, the
+    status line and the body."""
+    seq = random.getrandbits(31)
     peer = handshake(seg, port, src, seq) + 1
     seq += 1
-    request = mcp_request(body)
+    request = mcp_request(body, key)
     send_tcp(seg, tcp_segment(src, port, seq, peer, 0x18, request), src)
     seq += len(request)
     got = b""
@@ -268,15 +270,17 @@ def http_exchange(seg, port, src, body):
         payload = tcp[(tcp[12] >> 4) * 4:]
         if payload and struct.unpack("!I", tcp[4:8])[0] == peer:
             got += payload
-            peer += len(payload)
+            peer = (peer + len(payload)) % 2**32
             send_tcp(seg, tcp_segment(src, port, seq, peer, 0x10), src)
-        head, _, rest = got.partition(b"\r\n\r\n")
-        if _:
+        head, sep, rest = got.partition(b"\r\n\r\n")
+        if sep:
             length = [int(l.split(b":")[1]) for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")]
             if length and len(rest) >= length[0]:
                 send_tcp(seg, tcp_segment(src, port, seq, peer, 0x04, window=0), src)
-                return head.split(b"\r\n")[0].decode()
-    return None
+                status = head.split(b"\r\n")[0].decode()
+                return (status, rest[:length[0]]) if full else status
+    send_tcp(seg, tcp_segment(src, port, seq, peer, 0x04, window=0), src)
+    return (None, b"") if full else None
 
 
 def stalled_reader_is_cut(seg, port):

@@ -54,6 +54,7 @@
 #define MEM_SIZE                    (1024 * 1024)
 #define MEMP_NUM_PBUF               32
 #define MEMP_NUM_UDP_PCB            4
+#define MEMP_NUM_SYS_TIMEOUT        (LWIP_NUM_SYS_TIMEOUT_INTERNAL + 2) /* SNTP's */
 #define MEMP_NUM_TCP_PCB            272 /* the HTTP endpoint's 256 plus echo and closing ones */
 #define MEMP_NUM_TCP_PCB_LISTEN     4
 #define MEMP_NUM_TCP_SEG            512
@@ -94,5 +95,31 @@
 #define LWIP_STATS                  1
 #define LWIP_STATS_DISPLAY          0
 #define LWIP_DEBUG                  0
+
+/* SNTP (lwIP's apps/sntp): wall time for boards without an RTC (kernel/net/sntp.cpp). The server
+ * comes from `ntp=` or from DHCP (option 42); an answer must come from the server asked, from its
+ * port, and echo the request's transmit time (SNTP_CHECK_RESPONSE 2), so an off-path peer cannot
+ * set the clock. */
+#define LWIP_DHCP_GET_NTP_SRV       1
+#define LWIP_DHCP_MAX_NTP_SERVERS   1
+#define SNTP_CHECK_RESPONSE         2
+#define SNTP_STARTUP_DELAY          0
+#define SNTP_UPDATE_DELAY           3600000 /* then hourly */
+#define SNTP_RECV_TIMEOUT           3000
+#define SNTP_RETRY_TIMEOUT          3000
+#define SNTP_RETRY_TIMEOUT_MAX      60000
+#define SNTP_RETRY_TIMEOUT_EXP      1
+#ifdef __cplusplus
+extern "C" {
+#endif
+unsigned short basalt_sntp_port(void);
+void basalt_sntp_set_time(unsigned long sec, unsigned long usec);
+void basalt_sntp_get_time(unsigned long* sec, unsigned long* usec);
+#ifdef __cplusplus
+}
+#endif
+#define SNTP_PORT                   basalt_sntp_port()
+#define SNTP_SET_SYSTEM_TIME_US(sec, us) basalt_sntp_set_time((sec), (us))
+#define SNTP_GET_SYSTEM_TIME(sec, us) do { unsigned long s_, u_; basalt_sntp_get_time(&s_, &u_); (sec) = s_; (us) = u_; } while (0)
 
 #endif /* BASALT_LWIPOPTS_H */

@@ -6,8 +6,17 @@
 #ifndef BASALT_LWIP_ARCH_CC_H
 #define BASALT_LWIP_ARCH_CC_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+
+/* picolibc's sys/types.h has ssize_t (long); without SSIZE_MAX lwIP would define its own (int),
+ * which clashes once a file includes time.h (apps/sntp). No unistd.h is needed for it. */
+#ifndef SSIZE_MAX
+#define SSIZE_MAX LONG_MAX
+#endif
+#define LWIP_NO_UNISTD_H 1
 
 #ifdef __cplusplus
 extern "C" {
