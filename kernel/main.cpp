@@ -169,7 +169,7 @@ constexpr uint32_t kVectorWorkers = 2;
     }
     // MCP over HTTP when there is a network device: the HTTP endpoint's connections are served
     // by their own bridge task, which reaches them only through the NetEndpoint capability.
-    if (platform::net_device() && bootargs::get().http_port) {
+    if (platform::nic() && bootargs::get().http_port) {
         static ipc::Event http_wake(true);
         static mcpd::HttpCaps http_caps;
         auto& endpoint = net::http_endpoint();

@@ -11,6 +11,8 @@ class Blob;
 }
 class Pl011;
 class SerialPort;
+class Nic;
+
 namespace virtio {
 class VirtioNet;
 class VirtioRng;
@@ -55,6 +57,8 @@ const Info& info();
 Pl011* console_uart();
 // The first virtio network device, driven by the net task (nullptr when there is none).
 virtio::VirtioNet* net_device();
+// The network interface the net task drives (the first virtio-net device today), or nullptr.
+Nic* nic();
 // The first virtio entropy device, or nullptr (kernel/random.cpp reads it).
 virtio::VirtioRng* entropy_device();
 // The serial line (the Device object): with `mcp=serial`, the first virtio console when QEMU

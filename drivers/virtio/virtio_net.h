@@ -8,12 +8,13 @@
 
 #include <ktl/result.h>
 
+#include "../nic.h"
 #include "virtio_mmio.h"
 #include "virtqueue.h"
 
 namespace virtio {
 
-class VirtioNet {
+class VirtioNet final : public Nic {
 public:
     static constexpr uint16_t kRxQueue = 0;
     static constexpr uint16_t kTxQueue = 1;
@@ -24,7 +25,7 @@ public:
 
     static ktl::Result<VirtioNet*> create(const VirtioMmio& transport, DmaAllocator dma);
 
-    const uint8_t* mac() const { return m_mac; }
+    const uint8_t* mac() const override { return m_mac; }
     uint32_t transport_version() const { return m_dev.version(); }
     uintptr_t base() const { return m_dev.base(); }
     uint64_t features() const { return m_features; }
@@ -32,17 +33,16 @@ public:
     // Hands each received frame (without the virtio header) to fn, then gives its buffer back
     // to the device. Takes at most `budget` completions, malformed ones (dropped) included, so
     // a device flooding the ring cannot keep the caller here; returns how many it took.
-    using RxFn = void (*)(void* ctx, const uint8_t* frame, size_t len);
-    size_t receive(RxFn fn, void* ctx, size_t budget);
+    size_t receive(RxFn fn, void* ctx, size_t budget) override;
 
     // A transmit buffer for one frame of up to `capacity` bytes, or nullptr when all are with the
     // device. tx_submit() sends what was written; nothing else may be acquired in between.
-    uint8_t* tx_acquire(size_t& capacity);
-    void tx_submit(size_t len);
-    size_t reclaim_tx();
+    uint8_t* tx_acquire(size_t& capacity) override;
+    void tx_submit(size_t len) override;
+    size_t reclaim_tx() override;
 
     // Interrupt path: acknowledge, count, wake the owner.
-    void set_notify(void (*fn)(void*), void* ctx) {
+    void set_notify(void (*fn)(void*), void* ctx) override {
         m_notify = fn;
         m_notify_ctx = ctx;
     }
@@ -53,6 +53,10 @@ public:
         bool broken;
     };
     Stats stats() const;
+    Counters counters() const override {
+        Stats s = stats();
+        return { s.irqs, s.rx_frames, s.rx_dropped, s.tx_frames };
+    }
 
 private:
     VirtioNet() = default;

@@ -1,6 +1,6 @@
 #include "arp_probe.h"
 
-#include <drivers/virtio/virtio_net.h>
+#include <drivers/nic.h>
 
 #include <cstring>
 
@@ -28,7 +28,7 @@ uint32_t get32(const uint8_t* p) { return uint32_t(get16(p)) << 16 | get16(p + 2
 
 } // namespace
 
-bool arp_probe_send(virtio::VirtioNet& dev, const ArpProbe& probe) {
+bool arp_probe_send(Nic& dev, const ArpProbe& probe) {
     size_t cap = 0;
     uint8_t* f = dev.tx_acquire(cap);
     if (!f || cap < kMinFrame)

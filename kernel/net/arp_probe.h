@@ -1,13 +1,11 @@
 #pragma once
 // A link check below any IP stack (boot argument `netcheck`): the net task sends one ARP
-// request for the gateway straight through the virtio-net driver and reports the MAC address
+// request for the gateway straight through the NIC driver and reports the MAC address
 // in the reply. It proves that frames leave the guest and come back, on either transport.
 #include <cstddef>
 #include <cstdint>
 
-namespace virtio {
-class VirtioNet;
-}
+class Nic;
 
 namespace net {
 
@@ -19,7 +17,7 @@ struct ArpProbe {
 };
 
 // Builds and queues the request; false when no transmit buffer is free.
-bool arp_probe_send(virtio::VirtioNet& dev, const ArpProbe& probe);
+bool arp_probe_send(Nic& dev, const ArpProbe& probe);
 // Checks one received frame for the reply; true (and fills target_mac) when it is.
 bool arp_probe_match(ArpProbe& probe, const uint8_t* frame, size_t len);
 

@@ -3,11 +3,11 @@
 
 #include "net_status.h"
 #include "tcp_echo.h"
-#include "virtio_netif.h"
+#include "nic_netif.h"
 #include "../bootargs.h"
 #include "../log.h"
 
-#include <drivers/virtio/virtio_net.h>
+#include <drivers/nic.h>
 #include <netcfg/ipv4_config.h>
 
 #include <lwip/dhcp.h>
@@ -67,7 +67,7 @@ void on_status(struct netif* netif) {
 
 } // namespace
 
-struct netif* stack_start(virtio::VirtioNet& dev) {
+struct netif* stack_start(Nic& dev) {
     auto cfg = netcfg::parse_ip_arg(bootargs::get().ip);
     if (!cfg) {
         KLOG_ERROR("net: ip=%.*s is not dhcp or A.B.C.D/N[,gw=A.B.C.D]; the interface stays down",
@@ -80,7 +80,7 @@ struct netif* stack_start(virtio::VirtioNet& dev) {
     ip4_addr_set_u32(&mask, lwip_htonl(cfg->netmask));
     ip4_addr_set_u32(&gw, lwip_htonl(cfg->gateway));
     // NO_SYS: frames enter through ethernet_input directly, not through a tcpip thread.
-    if (!netif_add(&g_netif, &addr, &mask, &gw, &dev, virtio_netif_init, ethernet_input)) {
+    if (!netif_add(&g_netif, &addr, &mask, &gw, &dev, nic_netif_init, ethernet_input)) {
         KLOG_ERROR("net: cannot add the interface");
         return nullptr;
     }

@@ -6,7 +6,7 @@
 #include "endpoint.h"
 #include "lwip_guard.h"
 #include "net_stack.h"
-#include "virtio_netif.h"
+#include "nic_netif.h"
 #include "../bootargs.h"
 #include "../cap/kcap.h"
 #include "../ipc/sync.h"
@@ -16,7 +16,7 @@
 #include "../platform.h"
 #include "../syscall/sys.h"
 
-#include <drivers/virtio/virtio_net.h>
+#include <drivers/nic.h>
 
 #include <lwip/timeouts.h>
 
@@ -24,7 +24,7 @@ namespace net {
 namespace {
 
 struct Args {
-    virtio::VirtioNet* dev = nullptr;
+    Nic* dev = nullptr;
     uint32_t wake = ~0u; // Event capability: signalled by the device interrupt
 };
 
@@ -59,7 +59,7 @@ void run_arp_probe(const Args& a) {
             a.dev->receive(on_probe_frame, &probe, kRxBudget);
         }
     }
-    auto s = a.dev->stats();
+    auto s = a.dev->counters();
     if (!probe.answered) {
         KLOG_ERROR("netcheck: no ARP reply from 10.0.2.2 (tx %llu, rx %llu, irqs %llu)",
                    static_cast<unsigned long long>(s.tx_frames), static_cast<unsigned long long>(s.rx_frames),
@@ -97,7 +97,7 @@ int64_t task_main(void* arg) {
     if (http.port() && http.listen())
         KLOG_INFO("net: MCP over HTTP on port %u", http.port());
     for (;;) {
-        size_t taken = virtio_netif_poll(netif, kRxBudget);
+        size_t taken = nic_netif_poll(netif, kRxBudget);
         sys_check_timeouts();
         drop_suspect();
         http.pump();
@@ -118,7 +118,7 @@ int64_t task_main(void* arg) {
 constexpr uint64_t kHeapLimit = Endpoint::kMaxStreams * Endpoint::kBlockBytes + 512 * 1024;
 
 void start() {
-    virtio::VirtioNet* dev = platform::net_device();
+    Nic* dev = platform::nic();
     if (!dev)
         return;
     auto wake = kcap::register_object(kcap::ObjectType::Event, &g_wake);

@@ -1,7 +1,7 @@
-#include "virtio_netif.h"
+#include "nic_netif.h"
 #include "lwip_guard.h"
 
-#include <drivers/virtio/virtio_net.h>
+#include <drivers/nic.h>
 
 #include <lwip/etharp.h>
 #include <lwip/netif.h>
@@ -12,7 +12,7 @@
 namespace net {
 namespace {
 
-virtio::VirtioNet& device(struct netif* netif) { return *static_cast<virtio::VirtioNet*>(netif->state); }
+Nic& device(struct netif* netif) { return *static_cast<Nic*>(netif->state); }
 
 // One frame out: copied into a driver buffer (lwIP may chain pbufs; the device gets one
 // contiguous buffer per frame, which keeps the transmit ring one descriptor per packet).
@@ -51,7 +51,7 @@ void deliver(void* ctx, const uint8_t* frame, size_t len) {
 
 } // namespace
 
-err_t virtio_netif_init(struct netif* netif) {
+err_t nic_netif_init(struct netif* netif) {
     if (!netif->state)
         return ERR_ARG;
     auto& dev = device(netif);
@@ -67,7 +67,7 @@ err_t virtio_netif_init(struct netif* netif) {
     return ERR_OK;
 }
 
-size_t virtio_netif_poll(struct netif* netif, size_t budget) {
+size_t nic_netif_poll(struct netif* netif, size_t budget) {
     size_t n = device(netif).receive(deliver, netif, budget);
     device(netif).reclaim_tx();
     return n;
