@@ -19,6 +19,13 @@ public:
     virtual void set_notify(void (*fn)(void*), void* ctx) = 0;
     virtual const uint8_t* mac() const = 0;
     virtual bool link_up() const { return true; }
+    // Called by the owner on every round (now: its monotonic clock): link polling and the like.
+    // Returns the milliseconds until it wants to be called again (kNever: only on events).
+    static constexpr uint32_t kNever = 0xffffffffu;
+    virtual uint32_t maintain(uint64_t now_ms) {
+        (void)now_ms;
+        return kNever;
+    }
     struct Counters {
         uint64_t irqs, rx_frames, rx_dropped, tx_frames;
     };

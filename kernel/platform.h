@@ -13,6 +13,10 @@ class Pl011;
 class SerialPort;
 class Nic;
 
+namespace genet {
+class Genet;
+}
+
 namespace virtio {
 class VirtioNet;
 class VirtioRng;
@@ -57,8 +61,12 @@ const Info& info();
 Pl011* console_uart();
 // The first virtio network device, driven by the net task (nullptr when there is none).
 virtio::VirtioNet* net_device();
-// The network interface the net task drives (the first virtio-net device today), or nullptr.
+// The network interface the net task drives: the first virtio-net device, else the Pi 4's
+// GENET, or nullptr.
 Nic* nic();
+// The Pi 4's Ethernet controller, when the device tree has one enabled (kernel/platform_genet.cpp).
+ktl::Result<void> probe_genet(const dtb::Blob& blob);
+genet::Genet* genet_device();
 // The first virtio entropy device, or nullptr (kernel/random.cpp reads it).
 virtio::VirtioRng* entropy_device();
 // The serial line (the Device object): with `mcp=serial`, the first virtio console when QEMU

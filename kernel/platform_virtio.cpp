@@ -108,7 +108,7 @@ void bind_entropy(const virtio::VirtioMmio& dev) {
 } // namespace
 
 virtio::VirtioNet* net_device() { return g_net; }
-Nic* nic() { return g_net; }
+
 virtio::VirtioRng* entropy_device() { return g_rng; }
 
 SerialPort* line_port() {

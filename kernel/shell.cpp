@@ -22,6 +22,7 @@
 
 #include <drivers/generic_timer.h>
 #include <drivers/pl011.h>
+#include <drivers/genet/genet.h>
 #include <drivers/virtio/virtio_net.h>
 #include <ktl/log_ring.h>
 #include <netcfg/ipv4_config.h>
@@ -74,20 +75,31 @@ void cmd_irqs(std::string_view) {
 
 // Driver counters only: the TCP/IP stack's own state belongs to the net task.
 void cmd_net(std::string_view) {
-    auto* dev = platform::net_device();
-    if (!dev) {
+    if (auto* dev = platform::net_device()) {
+        const uint8_t* m = dev->mac();
+        auto s = dev->stats();
+        console::printf("virtio-net v%u @ 0x%lx mac %02x:%02x:%02x:%02x:%02x:%02x: rx %llu frames (%llu dropped), "
+                        "tx %llu frames (%llu ring full), irqs %llu, device errors %llu%s\n",
+                        dev->transport_version(), static_cast<unsigned long>(dev->base()), m[0], m[1], m[2], m[3], m[4],
+                        m[5], static_cast<unsigned long long>(s.rx_frames), static_cast<unsigned long long>(s.rx_dropped),
+                        static_cast<unsigned long long>(s.tx_frames), static_cast<unsigned long long>(s.tx_busy),
+                        static_cast<unsigned long long>(s.irqs), static_cast<unsigned long long>(s.rejected),
+                        s.broken ? ", queue broken" : "");
+    } else if (auto* genet = platform::genet_device()) {
+        const uint8_t* m = genet->mac();
+        auto c = genet->counters();
+        auto s = genet->stats();
+        console::printf("genet v5 mac %02x:%02x:%02x:%02x:%02x:%02x phy 0x%08x: link %s %u Mb/s %s; rx %llu frames "
+                        "(%llu dropped), tx %llu frames, irqs %llu, device errors %llu%s\n",
+                        m[0], m[1], m[2], m[3], m[4], m[5], s.phy_id, genet->link_up() ? "up" : "down", s.speed_mbps,
+                        s.full_duplex ? "full duplex" : "half duplex", static_cast<unsigned long long>(c.rx_frames),
+                        static_cast<unsigned long long>(c.rx_dropped), static_cast<unsigned long long>(c.tx_frames),
+                        static_cast<unsigned long long>(c.irqs), static_cast<unsigned long long>(s.rejected),
+                        s.broken ? ", receive ring broken" : "");
+    } else {
         console::printf("no network device\n");
         return;
     }
-    const uint8_t* m = dev->mac();
-    auto s = dev->stats();
-    console::printf("virtio-net v%u @ 0x%lx mac %02x:%02x:%02x:%02x:%02x:%02x: rx %llu frames (%llu dropped), "
-                    "tx %llu frames (%llu ring full), irqs %llu, device errors %llu%s\n",
-                    dev->transport_version(), static_cast<unsigned long>(dev->base()), m[0], m[1], m[2], m[3], m[4], m[5],
-                    static_cast<unsigned long long>(s.rx_frames), static_cast<unsigned long long>(s.rx_dropped),
-                    static_cast<unsigned long long>(s.tx_frames), static_cast<unsigned long long>(s.tx_busy),
-                    static_cast<unsigned long long>(s.irqs), static_cast<unsigned long long>(s.rejected),
-                    s.broken ? ", queue broken" : "");
     net::Status st;
     if (!net::read_status(st)) {
         console::printf("vn0: status busy, try again\n");

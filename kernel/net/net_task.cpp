@@ -18,6 +18,7 @@
 
 #include <drivers/nic.h>
 
+#include <lwip/netif.h>
 #include <lwip/timeouts.h>
 
 namespace net {
@@ -98,6 +99,11 @@ int64_t task_main(void* arg) {
         KLOG_INFO("net: MCP over HTTP on port %u", http.port());
     for (;;) {
         size_t taken = nic_netif_poll(netif, kRxBudget);
+        const uint32_t nic_ms = a.dev->maintain(sys::clock_ns() / kMs); // the link, for a NIC with a PHY
+        if (a.dev->link_up() != netif_is_link_up(netif)) {
+            KLOG_INFO("net: link %s", a.dev->link_up() ? "up" : "down");
+            (a.dev->link_up() ? netif_set_link_up : netif_set_link_down)(netif);
+        }
         sys_check_timeouts();
         drop_suspect();
         http.pump();
@@ -106,6 +112,8 @@ int64_t task_main(void* arg) {
             continue;
         }
         u32_t sleep_ms = sys_timeouts_sleeptime();
+        if (nic_ms != Nic::kNever && (sleep_ms == SYS_TIMEOUTS_SLEEPTIME_INFINITE || nic_ms < sleep_ms))
+            sleep_ms = nic_ms;
         if (sleep_ms == 0)
             continue;
         // event_wait's 0 means "forever", which is what an empty timer list asks for.
