@@ -16,7 +16,11 @@ public:
     virtual uint8_t* tx_acquire(size_t& capacity) = 0;
     virtual void tx_submit(size_t len) = 0;
     virtual size_t reclaim_tx() = 0;
-    virtual void set_notify(void (*fn)(void*), void* ctx) = 0;
+    // Who the interrupt path wakes (the owner's event).
+    void set_notify(void (*fn)(void*), void* ctx) {
+        m_notify = fn;
+        m_notify_ctx = ctx;
+    }
     virtual const uint8_t* mac() const = 0;
     virtual bool link_up() const { return true; }
     // Called by the owner on every round (now: its monotonic clock): link polling and the like.
@@ -33,4 +37,12 @@ public:
 
 protected:
     ~Nic() = default;
+    void notify() {
+        if (m_notify)
+            m_notify(m_notify_ctx);
+    }
+
+private:
+    void (*m_notify)(void*) = nullptr;
+    void* m_notify_ctx = nullptr;
 };

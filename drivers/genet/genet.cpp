@@ -95,14 +95,19 @@ void Genet::reset_umac() {
     m_bus.write32(kRbufTbufSizeCtrl, 1);
 }
 
-void Genet::init_rx_ring() {
-    m_bus.write32(kRdmaGlobal + kDmaScbBurst, kScbBurst);
+// What both rings share: burst size, the whole descriptor area, pointers at its start.
+void Genet::reset_ring(uint32_t global, uint32_t ring) {
+    m_bus.write32(global + kDmaScbBurst, kScbBurst);
     for (uint32_t r : { kRingStart, kRingStartHi, kRingPtr, kRingPtrHi, kRingPtr2, kRingPtr2Hi, kRingEndHi })
-        m_bus.write32(kRdmaRing + r, 0);
-    m_bus.write32(kRdmaRing + kRingEnd, kLastWord);
+        m_bus.write32(ring + r, 0);
+    m_bus.write32(ring + kRingEnd, kLastWord);
+    m_bus.write32(ring + kRingBufSize, kRingGeometry);
+}
+
+void Genet::init_rx_ring() {
+    reset_ring(kRdmaGlobal, kRdmaRing);
     m_rx_cons = static_cast<uint16_t>(m_bus.read32(kRdmaRing + kRxProd));
     m_bus.write32(kRdmaRing + kRxCons, m_rx_cons);
-    m_bus.write32(kRdmaRing + kRingBufSize, kRingGeometry);
     m_bus.write32(kRdmaRing + kRxXonXoff, 5u << 16 | kDescriptors >> 4);
     m_bus.write32(kRdmaGlobal + kDmaRingCfg, kRing16);
     for (uint32_t i = 0; i < kDescriptors; ++i) {
@@ -113,16 +118,12 @@ void Genet::init_rx_ring() {
 }
 
 void Genet::init_tx_ring() {
-    m_bus.write32(kTdmaGlobal + kDmaScbBurst, kScbBurst);
-    for (uint32_t r : { kRingStart, kRingStartHi, kRingPtr, kRingPtrHi, kRingPtr2, kRingPtr2Hi, kRingEndHi })
-        m_bus.write32(kTdmaRing + r, 0);
-    m_bus.write32(kTdmaRing + kRingEnd, kLastWord);
+    reset_ring(kTdmaGlobal, kTdmaRing);
     m_tx_cons = static_cast<uint16_t>(m_bus.read32(kTdmaRing + kTxCons));
     m_tx_prod = m_tx_cons;
     m_bus.write32(kTdmaRing + kTxProd, m_tx_prod);
     m_bus.write32(kTdmaRing + kRingDoneThresh, 1);
     m_bus.write32(kTdmaRing + kTxFlowPeriod, 0);
-    m_bus.write32(kTdmaRing + kRingBufSize, kRingGeometry);
     m_bus.write32(kTdmaGlobal + kDmaRingCfg, kRing16);
 }
 
@@ -278,8 +279,7 @@ void Genet::handle_irq() {
     const uint32_t pending = m_bus.read32(kIntrl2_0 + kIntStat) & ~m_bus.read32(kIntrl2_0 + kIntMaskStatus);
     m_bus.write32(kIntrl2_0 + kIntClear, pending);
     m_irqs = m_irqs + 1;
-    if (m_notify)
-        m_notify(m_notify_ctx);
+    notify();
 }
 
 } // namespace genet

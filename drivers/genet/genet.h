@@ -90,10 +90,6 @@ public:
     uint8_t* tx_acquire(size_t& capacity) override;
     void tx_submit(size_t len) override;
     size_t reclaim_tx() override;
-    void set_notify(void (*fn)(void*), void* ctx) override {
-        m_notify = fn;
-        m_notify_ctx = ctx;
-    }
     const uint8_t* mac() const override { return m_mac; }
     bool link_up() const override { return m_link; }
     Counters counters() const override { return { m_irqs, m_rx_frames, m_rx_dropped, m_tx_frames }; }
@@ -121,6 +117,7 @@ public:
 private:
     ktl::Result<void> init();
     void reset_umac();
+    void reset_ring(uint32_t global, uint32_t ring);
     void init_rx_ring();
     void init_tx_ring();
     void link_changed(bool up);
@@ -143,8 +140,6 @@ private:
     uint32_t m_phy_id = 0, m_speed = 0;
     bool m_full_duplex = false;
     uint64_t m_next_poll_ms = 0;
-    void (*m_notify)(void*) = nullptr;
-    void* m_notify_ctx = nullptr;
     volatile uint64_t m_irqs = 0;
     uint64_t m_rx_frames = 0, m_rx_dropped = 0, m_tx_frames = 0, m_rejected = 0;
 };

@@ -136,8 +136,7 @@ void VirtioNet::tx_submit(size_t len) {
 void VirtioNet::handle_irq() {
     m_dev.take_interrupt();
     m_irqs = m_irqs + 1;
-    if (m_notify)
-        m_notify(m_notify_ctx);
+    notify();
 }
 
 VirtioNet::Stats VirtioNet::stats() const {

@@ -42,10 +42,6 @@ public:
     size_t reclaim_tx() override;
 
     // Interrupt path: acknowledge, count, wake the owner.
-    void set_notify(void (*fn)(void*), void* ctx) override {
-        m_notify = fn;
-        m_notify_ctx = ctx;
-    }
     static void irq_entry(void* self) { static_cast<VirtioNet*>(self)->handle_irq(); }
 
     struct Stats {
@@ -72,8 +68,6 @@ private:
     uintptr_t m_rx_buffers = 0;
     uintptr_t m_tx_buffers = 0;
     int32_t m_tx_open = -1; // acquired, not yet submitted
-    void (*m_notify)(void*) = nullptr;
-    void* m_notify_ctx = nullptr;
     volatile uint64_t m_irqs = 0;
     uint64_t m_rx_frames = 0;
     uint64_t m_rx_dropped = 0;
