@@ -1,0 +1,113 @@
+#include "switchboard.h"
+
+#include <cstdio>
+
+namespace fabric {
+
+namespace {
+
+uint64_t mac_at(const uint8_t* p) {
+    uint64_t v = 0;
+    for (int i = 0; i < 6; ++i)
+        v = v << 8 | p[i];
+    return v;
+}
+
+const char* outcome_name(Event::Outcome o) {
+    switch (o) {
+    case Event::Outcome::Delivered: return "delivered";
+    case Event::Outcome::Duplicated: return "duplicated";
+    case Event::Outcome::Lost: return "lost";
+    case Event::Outcome::Unreachable: return "unreachable";
+    }
+    return "?";
+}
+
+} // namespace
+
+// splitmix64: small, seedable, the same sequence everywhere.
+uint64_t Switchboard::next() {
+    uint64_t z = (m_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+double Switchboard::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+
+std::vector<Delivery> Switchboard::send(uint32_t from, const uint8_t* frame, size_t len, uint64_t now_us) {
+    std::vector<Delivery> out;
+    if (from >= m_topology.nodes() || len < 14 || m_topology.node_state(from) != NodeState::Up)
+        return out;
+    const uint64_t dst = mac_at(frame), src = mac_at(frame + 6);
+    if (!(src >> 40 & 1)) // a unicast source: that node owns this address from now on
+        m_owner[src] = from;
+    auto owner = m_owner.find(dst);
+    if (!(dst >> 40 & 1) && owner != m_owner.end()) {
+        if (owner->second != from)
+            route(from, owner->second, len, now_us, out);
+    } else {
+        // Broadcast, multicast, unknown unicast: every other node (those out of reach are logged).
+        for (uint32_t n = 0; n < m_topology.nodes(); ++n)
+            if (n != from)
+                route(from, n, len, now_us, out);
+    }
+    return out;
+}
+
+void Switchboard::route(uint32_t from, uint32_t to, size_t len, uint64_t now_us, std::vector<Delivery>& out) {
+    auto path = m_topology.path(from, to);
+    Event e { now_us, from, to, static_cast<uint32_t>(len), Event::Outcome::Unreachable, 0 };
+    if (!path) {
+        m_log.push_back(e);
+        return;
+    }
+    // Each link of the path in turn: the frame may die on it, or be doubled there.
+    uint32_t copies = 1;
+    for (size_t i = 0; i + 1 < path->nodes.size() && copies > 0; ++i) {
+        uint32_t a = path->nodes[i], b = path->nodes[i + 1];
+        const LinkState& s = m_topology.link(a, b)->state;
+        auto& c = m_counters[{ a < b ? a : b, a < b ? b : a }];
+        uint32_t survived = 0;
+        for (uint32_t k = 0; k < copies; ++k) {
+            ++c.frames;
+            if (s.loss > 0 && uniform() < s.loss) {
+                ++c.lost;
+                continue;
+            }
+            ++survived;
+            if (s.dup > 0 && uniform() < s.dup) {
+                ++c.duplicated;
+                ++survived;
+            }
+        }
+        copies = survived < 8 ? survived : 8; // a duplication storm stays bounded
+    }
+    if (copies == 0) {
+        e.outcome = Event::Outcome::Lost;
+        m_log.push_back(e);
+        return;
+    }
+    for (uint32_t k = 0; k < copies; ++k) {
+        uint64_t delay = path->delay_us;
+        if (path->jitter_us)
+            delay += next() % (uint64_t(path->jitter_us) + 1);
+        e.outcome = k == 0 ? Event::Outcome::Delivered : Event::Outcome::Duplicated;
+        e.due_us = now_us + delay;
+        m_log.push_back(e);
+        out.push_back({ to, e.due_us });
+    }
+}
+
+std::string Switchboard::log_text() const {
+    std::string s;
+    char line[128];
+    for (const Event& e : m_log) {
+        std::snprintf(line, sizeof line, "%llu %u->%u %u %s %llu\n", static_cast<unsigned long long>(e.at_us), e.from, e.to,
+                      e.bytes, outcome_name(e.outcome), static_cast<unsigned long long>(e.due_us));
+        s += line;
+    }
+    return s;
+}
+
+} // namespace fabric

@@ -1,0 +1,63 @@
+#pragma once
+// The swarm fabric's forwarding decisions, without sockets or clocks: a frame a node sends goes
+// to the node that owns its destination MAC (learned from the source addresses seen), or to every
+// node with a live path for broadcast, multicast and not-yet-learned unicast; each copy follows
+// the shortest live path and meets that path's loss, duplication, delay and jitter, drawn from a
+// seeded generator. Every decision is appended to an event log, so that the same scenario and
+// seed give the same log twice. The fabric program (qemu/swarm/fabric.cpp) turns deliveries into
+// datagrams at their due times.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "topology.h"
+
+namespace fabric {
+
+struct Delivery {
+    uint32_t to;
+    uint64_t due_us; // when the copy reaches `to`
+};
+
+struct Event {
+    uint64_t at_us;
+    uint32_t from;
+    uint32_t to; // kEveryone for a frame with no destination (all unreachable)
+    uint32_t bytes;
+    enum class Outcome : uint8_t { Delivered, Duplicated, Lost, Unreachable } outcome;
+    uint64_t due_us;
+};
+
+class Switchboard {
+public:
+    static constexpr uint32_t kEveryone = ~0u;
+
+    Switchboard(Topology& topology, uint64_t seed) : m_topology(topology), m_state(seed ? seed : 0x9e3779b97f4a7c15ull) {}
+
+    // The copies of a frame `from` sent at `now_us` (Ethernet header first: destination, source).
+    std::vector<Delivery> send(uint32_t from, const uint8_t* frame, size_t len, uint64_t now_us);
+
+    const std::vector<Event>& log() const { return m_log; }
+    // One line per event ("at from->to bytes outcome due"), for comparing runs.
+    std::string log_text() const;
+
+    struct LinkCounters {
+        uint64_t frames = 0, lost = 0, duplicated = 0;
+    };
+    // Per link (a < b), counting every copy that crossed it or was lost on it.
+    const std::map<std::pair<uint32_t, uint32_t>, LinkCounters>& counters() const { return m_counters; }
+
+private:
+    double uniform(); // [0, 1)
+    uint64_t next();
+    void route(uint32_t from, uint32_t to, size_t len, uint64_t now_us, std::vector<Delivery>& out);
+
+    Topology& m_topology;
+    uint64_t m_state;
+    std::map<uint64_t, uint32_t> m_owner; // MAC (48 bits) -> node
+    std::vector<Event> m_log;
+    std::map<std::pair<uint32_t, uint32_t>, LinkCounters> m_counters;
+};
+
+} // namespace fabric

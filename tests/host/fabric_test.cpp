@@ -1,0 +1,181 @@
+// The swarm fabric's graph and forwarding (qemu/swarm): topologies, shortest live paths,
+// partitions and healing, impairments composed along a path, MAC learning, loss and duplication
+// statistics for a seed, and the same event log for the same scenario and seed.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "switchboard.h"
+#include "topology.h"
+
+using fabric::NodeState;
+using fabric::Switchboard;
+using fabric::Topology;
+
+namespace {
+
+std::vector<uint8_t> frame(uint64_t dst, uint64_t src, size_t len = 64) {
+    std::vector<uint8_t> f(len < 12 ? 12 : len, 0);
+    for (int i = 0; i < 6; ++i) {
+        f[i] = static_cast<uint8_t>(dst >> (8 * (5 - i)));
+        f[6 + i] = static_cast<uint8_t>(src >> (8 * (5 - i)));
+    }
+    f.resize(len);
+    return f;
+}
+
+constexpr uint64_t kBroadcast = 0xffffffffffffull;
+uint64_t mac_of(uint32_t node) { return 0x525400120000ull + node; }
+
+std::vector<uint32_t> targets(const std::vector<fabric::Delivery>& d) {
+    std::vector<uint32_t> t;
+    for (auto& x : d)
+        t.push_back(x.to);
+    return t;
+}
+
+} // namespace
+
+TEST(FabricTopology, Shapes) {
+    EXPECT_EQ(Topology::make("mesh", 5)->links().size(), 10u);
+    EXPECT_EQ(Topology::make("ring", 5)->links().size(), 5u);
+    EXPECT_EQ(Topology::make("ring", 2)->links().size(), 1u);
+    EXPECT_EQ(Topology::make("star", 5)->links().size(), 4u);
+    EXPECT_EQ(Topology::make("tree", 7)->links().size(), 6u);
+    EXPECT_TRUE(Topology::make("tree", 7)->link(2, 6)) << "node 6's parent is 2";
+    EXPECT_EQ(Topology::make("line", 4)->links().size(), 3u);
+    EXPECT_EQ(Topology::make("torus", 4).error(), ktl::Error::InvalidArgs);
+    EXPECT_EQ(Topology::make("mesh", 0).error(), ktl::Error::OutOfRange);
+    EXPECT_EQ(Topology::make("mesh", 257).error(), ktl::Error::OutOfRange);
+}
+
+TEST(FabricTopology, FromJson) {
+    auto t = Topology::parse(R"({"nodes": 4, "links": [[0, 1], [1, 2], [2, 3], [3, 0], [1, 0]]})");
+    ASSERT_TRUE(t.ok());
+    EXPECT_EQ(t->links().size(), 4u) << "a link given twice is one link";
+    EXPECT_FALSE(Topology::parse(R"({"nodes": 4, "links": [[0, 4]]})").ok()) << "no node 4";
+    EXPECT_FALSE(Topology::parse(R"({"nodes": 4, "links": [[2, 2]]})").ok()) << "a link to itself";
+    EXPECT_FALSE(Topology::parse(R"({"nodes": 4, "links": [[0, 1, 2]]})").ok());
+    EXPECT_FALSE(Topology::parse(R"({"links": []})").ok());
+    EXPECT_FALSE(Topology::parse(R"({"nodes": 4, "links": [[0, 1],)").ok());
+}
+
+TEST(FabricTopology, ShortestLivePaths) {
+    auto t = *Topology::make("ring", 6);
+    auto p = t.path(0, 3);
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->nodes, (std::vector<uint32_t> { 0, 1, 2, 3 })) << "among equals, the lowest ids";
+    t.link(1, 2)->state.up = false;
+    EXPECT_EQ(t.path(0, 3)->nodes, (std::vector<uint32_t> { 0, 5, 4, 3 }));
+    t.set_node_state(5, NodeState::Paused);
+    EXPECT_FALSE(t.path(0, 3)) << "no live path: one link down, one node paused";
+    EXPECT_FALSE(t.path(0, 5)) << "a paused node receives nothing";
+    t.set_node_state(5, NodeState::Up);
+    auto star = *Topology::make("star", 4);
+    EXPECT_EQ(star.path(1, 3)->nodes, (std::vector<uint32_t> { 1, 0, 3 }));
+    star.set_node_state(0, NodeState::Down);
+    EXPECT_FALSE(star.path(1, 3)) << "the hub is gone";
+}
+
+TEST(FabricTopology, ImpairmentsComposeAlongThePath) {
+    auto t = *Topology::make("line", 3);
+    t.link(0, 1)->state = { true, 0.1, 0.02, 1000, 200 };
+    t.link(1, 2)->state = { true, 0.1, 0.0, 2500, 0 };
+    auto p = t.path(0, 2);
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->delay_us, 3500u);
+    EXPECT_EQ(p->jitter_us, 200u);
+    EXPECT_NEAR(p->loss, 0.19, 1e-12);
+    EXPECT_NEAR(p->dup, 0.02, 1e-12);
+}
+
+TEST(FabricTopology, PartitionAndHeal) {
+    auto t = *Topology::make("mesh", 5);
+    t.link(3, 4)->state.up = false; // down before, by hand
+    t.partition({ { 0, 1 }, { 2, 3, 4 } });
+    EXPECT_TRUE(t.path(0, 1));
+    EXPECT_FALSE(t.path(0, 2));
+    EXPECT_FALSE(t.path(4, 1));
+    EXPECT_EQ(t.path(2, 4)->nodes.size(), 2u);
+    EXPECT_EQ(t.path(3, 4)->nodes, (std::vector<uint32_t> { 3, 2, 4 })) << "3-4 stays down; around through 2";
+    t.heal();
+    EXPECT_TRUE(t.path(0, 4));
+    EXPECT_FALSE(t.link(3, 4)->state.up) << "heal brings back only what the partition cut";
+    t.partition({ { 0, 1, 2 } });
+    EXPECT_FALSE(t.path(3, 0)) << "nodes in no group are cut off";
+    EXPECT_FALSE(t.path(3, 4));
+}
+
+TEST(FabricSwitchboard, LearnsAddressesAndFloodsTheRest) {
+    auto t = *Topology::make("mesh", 4);
+    Switchboard sb(t, 1);
+    auto f = frame(kBroadcast, mac_of(1));
+    EXPECT_EQ(targets(sb.send(1, f.data(), f.size(), 0)), (std::vector<uint32_t> { 0, 2, 3 }));
+    auto reply = frame(mac_of(1), mac_of(2));
+    EXPECT_EQ(targets(sb.send(2, reply.data(), reply.size(), 10)), (std::vector<uint32_t> { 1 })) << "learned: node 1 owns it";
+    auto unknown = frame(mac_of(9), mac_of(3));
+    EXPECT_EQ(targets(sb.send(3, unknown.data(), unknown.size(), 20)).size(), 3u) << "unknown unicast floods";
+    auto runt = frame(kBroadcast, mac_of(0), 10);
+    EXPECT_TRUE(sb.send(0, runt.data(), runt.size(), 30).empty());
+    t.set_node_state(2, NodeState::Paused);
+    EXPECT_TRUE(sb.send(2, reply.data(), reply.size(), 40).empty()) << "a paused node sends nothing";
+}
+
+TEST(FabricSwitchboard, LossAndDuplicationForASeed) {
+    auto t = *Topology::make("line", 3);
+    t.link(0, 1)->state.loss = 0.2;
+    t.link(1, 2)->state.dup = 0.1;
+    Switchboard sb(t, 42);
+    auto f = frame(kBroadcast, mac_of(0));
+    uint64_t delivered = 0;
+    for (int i = 0; i < 20000; ++i)
+        for (auto& d : sb.send(0, f.data(), f.size(), i))
+            delivered += d.to == 2;
+    auto c01 = sb.counters().at({ 0, 1 });
+    auto c12 = sb.counters().at({ 1, 2 });
+    EXPECT_EQ(c01.frames, 40000u) << "to node 1 and through it to node 2";
+    EXPECT_NEAR(double(c01.lost) / c01.frames, 0.2, 0.01);
+    EXPECT_NEAR(double(c12.duplicated) / c12.frames, 0.1, 0.01);
+    EXPECT_NEAR(double(delivered) / 20000, 0.8 * 1.1, 0.02);
+}
+
+TEST(FabricSwitchboard, SameScenarioAndSeedSameLog) {
+    auto run = [](uint64_t seed) {
+        auto t = *Topology::make("ring", 5);
+        for (auto& l : t.links())
+            l.state = { true, 0.15, 0.05, 700, 300 };
+        Switchboard sb(t, seed);
+        for (uint32_t i = 0; i < 500; ++i) {
+            auto f = frame(i % 3 ? mac_of((i * 7) % 5) : kBroadcast, mac_of(i % 5));
+            sb.send(i % 5, f.data(), f.size(), i * 100);
+            if (i == 250)
+                t.partition({ { 0, 1 }, { 2, 3, 4 } });
+        }
+        return sb.log_text();
+    };
+    const std::string a = run(7), b = run(7), c = run(8);
+    EXPECT_EQ(a, b);
+    EXPECT_NE(a, c);
+    EXPECT_NE(a.find("lost"), std::string::npos);
+    EXPECT_NE(a.find("duplicated"), std::string::npos);
+    EXPECT_NE(a.find("unreachable"), std::string::npos) << "after the partition";
+}
+
+TEST(FabricSwitchboard, DelayAndJitter) {
+    auto t = *Topology::make("line", 2);
+    t.link(0, 1)->state = { true, 0, 0, 5000, 1000 };
+    Switchboard sb(t, 3);
+    auto f = frame(kBroadcast, mac_of(0));
+    uint64_t lo = ~0ull, hi = 0;
+    for (int i = 0; i < 1000; ++i) {
+        auto d = sb.send(0, f.data(), f.size(), 1'000'000);
+        ASSERT_EQ(d.size(), 1u);
+        lo = std::min(lo, d[0].due_us - 1'000'000);
+        hi = std::max(hi, d[0].due_us - 1'000'000);
+    }
+    EXPECT_GE(lo, 5000u);
+    EXPECT_LE(hi, 6000u);
+    EXPECT_GT(hi - lo, 800u) << "the jitter is spread over its range";
+}
