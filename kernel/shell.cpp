@@ -157,10 +157,15 @@ void cmd_oneshot(std::string_view arg) {
         console::printf("oneshot: MS must be 1..10000\n");
         return;
     }
-    uint64_t ticks_before = GenericTimer::tick_count();
     g_oneshot_fired_ns = 0;
     uint64_t deadline = clock::monotonic_ns() + ms * 1000000ull;
+    // The periodic tick is replaced and the count taken with interrupts masked: a tick that
+    // fires just before must not be counted as if it came during the wait (a slow host makes
+    // that window wide).
+    arch::irq_disable();
     GenericTimer::set_deadline(deadline, oneshot_fired);
+    uint64_t ticks_before = GenericTimer::tick_count();
+    arch::irq_enable();
     while (g_oneshot_fired_ns == 0 && clock::monotonic_ns() < deadline + 2000000000ull)
         arch::wfi();
     uint64_t fired = g_oneshot_fired_ns;

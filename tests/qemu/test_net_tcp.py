@@ -110,7 +110,11 @@ def boot(args, modern, ip_arg):
             check(m.groups()[:4] == ("10.0.2.15", "255.255.255.0", "10.0.2.2", "10.0.2.2"), f"lease {m.group(0)}")
             check(int(m.group(5)) > 0, "lease without a lifetime")
             print(f"dhcp: {m.group(0)}")
-        # The shell sees the interface only through the net task's published status.
+        # The shell sees the interface only through the net task's published status. The boot's
+        # last log line first: one printed while the shell answers would split its line.
+        deadline = time.monotonic() + 10
+        while "mcp: http: serving /mcp" not in q.output and time.monotonic() < deadline:
+            q._read_some(0.1)
         q.send("net\n")
         want = "(static)" if ip_arg else "(dhcp, lease 86400 s)"
         m = q.expect(r"vn0: (.*)\n")
