@@ -12,6 +12,8 @@ import argparse
 import os
 import select
 import signal
+import socket
+import stat
 import sys
 import termios
 import time
@@ -23,6 +25,13 @@ MAX_LINE = 4 << 20  # a line longer than the appliance's own limit is noise, not
 
 
 def open_line(path, baud):
+    if stat.S_ISSOCK(os.stat(path).st_mode):  # a QEMU serial socket (./basalt swarm's nodes)
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(path)
+        fd = os.dup(s.fileno())
+        s.close()
+        os.set_blocking(fd, False)
+        return fd
     fd = os.open(path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
     if not os.isatty(fd):
         os.close(fd)
@@ -48,7 +57,7 @@ def write_all(fd, data, stop):
 
 def main():
     p = argparse.ArgumentParser(description="stdio MCP server bridged to a board's serial line")
-    p.add_argument("device", help="the serial device, e.g. /dev/ttyUSB0")
+    p.add_argument("device", help="the serial device, e.g. /dev/ttyUSB0, or a QEMU serial socket")
     p.add_argument("--baud", type=int, default=115200, choices=sorted(BAUDS))
     args = p.parse_args()
     try:

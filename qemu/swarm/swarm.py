@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""./basalt swarm: many Basalt nodes on QEMU virt, one machine, wired by basalt-fabric.
+
+  ./basalt swarm up --nodes N [--topology mesh|ring|star|tree|line|FILE.json] [--seed S]
+                    [--memory 32M] [--run NAME]
+  ./basalt swarm status [--json] [--run NAME]
+  ./basalt swarm down [--run NAME]
+
+State lives in build/swarm/<run>/ (default run "default"): the fabric's sockets, each node's
+serial line (serial-N.sock: newline-delimited JSON-RPC, the node boots with mcp=serial) and QMP
+socket (qmp-N.sock), their logs, and swarm.json (what was started, with process ids). The swarm
+outlives this command; `down` stops everything it started and removes the state. Nodes get
+10.10.0.(N+1)/16 on the fabric. Not yet: faults from the CLI (the fabric's control socket takes
+them), scenarios, per-node HTTP (a node has one NIC, on the fabric), membership."""
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FABRIC = os.path.join(ROOT, "build", "host", "qemu", "swarm", "basalt-fabric")
+KERNEL = os.path.join(ROOT, "build", "kernel", "basalt.elf")
+
+
+def state_dir(run):
+    return os.path.join(ROOT, "build", "swarm", run)
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except OSError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def qmp(path, command):
+    """One QMP command on a node's monitor socket; the answer's "return", or None."""
+    try:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(2)
+        s.connect(path)
+        f = s.makefile("rw")
+        f.readline()  # greeting
+        for c in ({"execute": "qmp_capabilities"}, {"execute": command}):
+            f.write(json.dumps(c) + "\n")
+            f.flush()
+            while True:
+                msg = json.loads(f.readline())
+                if "return" in msg or "error" in msg:
+                    break
+        s.close()
+        return msg.get("return")
+    except (OSError, ValueError):
+        return None
+
+
+def up(args):
+    d = state_dir(args.run)
+    if os.path.exists(os.path.join(d, "swarm.json")):
+        sys.exit(f"swarm: run '{args.run}' is up already (./basalt swarm down --run {args.run})")
+    if not 1 <= args.nodes <= 64:
+        sys.exit("swarm: --nodes must be 1..64")
+    for f in (FABRIC, KERNEL):
+        if not os.path.exists(f):
+            sys.exit(f"swarm: {f} is missing (./basalt build)")
+    os.makedirs(d, exist_ok=True)
+    fabric_log = open(os.path.join(d, "fabric.log"), "w")
+    fabric = subprocess.Popen([FABRIC, "--dir", d, "--nodes", str(args.nodes), "--topology", args.topology,
+                               "--seed", str(args.seed)], stdin=subprocess.DEVNULL, stdout=fabric_log,
+                              stderr=fabric_log, start_new_session=True, cwd=d)
+    for _ in range(100):
+        if os.path.exists(os.path.join(d, "control.sock")) or fabric.poll() is not None:
+            break
+        time.sleep(0.05)
+    if fabric.poll() is not None:
+        sys.exit(f"swarm: the fabric did not start: {open(os.path.join(d, 'fabric.log')).read().strip()}")
+    state = {"run": args.run, "nodes": args.nodes, "topology": args.topology, "seed": args.seed,
+             "fabric": fabric.pid, "started": time.time(), "node": []}
+    for n in range(args.nodes):
+        cmd = ["qemu-system-aarch64", "-M", "virt,gic-version=3", "-cpu", "cortex-a72", "-m", args.memory, "-smp", "1",
+               "-kernel", KERNEL, "-nic", "none", "-display", "none", "-monitor", "none",
+               "-netdev", f"dgram,id=n0,local.type=unix,local.path={d}/node-{n}.sock,"
+                          f"remote.type=unix,remote.path={d}/fabric-{n}.sock",
+               "-device", "virtio-net-device,netdev=n0", "-device", "virtio-rng-device",
+               "-chardev", f"socket,id=line,path={d}/serial-{n}.sock,server=on,wait=off", "-serial", "chardev:line",
+               "-qmp", f"unix:{d}/qmp-{n}.sock,server=on,wait=off",
+               "-append", f"ip=10.10.0.{n + 1}/16 mcp=serial http=off"]
+        log = open(os.path.join(d, f"node-{n}.log"), "w")
+        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, cwd=d)
+        state["node"].append({"id": n, "pid": p.pid, "address": f"10.10.0.{n + 1}", "serial": f"{d}/serial-{n}.sock",
+                              "qmp": f"{d}/qmp-{n}.sock"})
+    with open(os.path.join(d, "swarm.json"), "w") as f:
+        json.dump(state, f, indent=1)
+    print(f"swarm '{args.run}': {args.nodes} nodes, {args.topology}, seed {args.seed}; state in {d}")
+    for node in state["node"]:
+        print(f"  node {node['id']}: {node['address']}; MCP on its serial line: "
+              f"./basalt serial {os.path.relpath(node['serial'], ROOT)}")
+
+
+def load(run):
+    path = os.path.join(state_dir(run), "swarm.json")
+    if not os.path.exists(path):
+        sys.exit(f"swarm: run '{run}' is not up")
+    with open(path) as f:
+        return json.load(f)
+
+
+def status(args):
+    state = load(args.run)
+    nodes = []
+    for node in state["node"]:
+        running = alive(node["pid"])
+        q = qmp(node["qmp"], "query-status") if running else None
+        nodes.append({"id": node["id"], "address": node["address"], "pid": node["pid"],
+                      "state": (q or {}).get("status", "gone") if running else "gone", "serial": node["serial"]})
+    out = {"run": state["run"], "topology": state["topology"], "fabric": "up" if alive(state["fabric"]) else "gone",
+           "uptime_s": round(time.time() - state["started"], 1), "nodes": nodes}
+    if args.json:
+        print(json.dumps(out))
+        return
+    print(f"swarm '{out['run']}' ({out['topology']}), fabric {out['fabric']}, up {out['uptime_s']} s")
+    for n in nodes:
+        print(f"  node {n['id']}: {n['state']:8} {n['address']:12} pid {n['pid']}")
+
+
+def down(args):
+    d = state_dir(args.run)
+    state = load(args.run)
+    pids = [n["pid"] for n in state["node"]] + [state["fabric"]]
+    for pid in pids:
+        if alive(pid):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and any(alive(p) for p in pids):
+        time.sleep(0.05)
+    for pid in pids:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
+    for name in os.listdir(d):
+        os.remove(os.path.join(d, name))
+    os.rmdir(d)
+    print(f"swarm '{args.run}': down ({len(state['node'])} nodes and the fabric stopped, {d} removed)")
+
+
+def main():
+    p = argparse.ArgumentParser(prog="basalt swarm", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    u = sub.add_parser("up")
+    u.add_argument("--nodes", type=int, required=True)
+    u.add_argument("--topology", default="mesh")
+    u.add_argument("--seed", type=int, default=1)
+    u.add_argument("--memory", default="32M")
+    u.add_argument("--run", default="default")
+    s = sub.add_parser("status")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--run", default="default")
+    dn = sub.add_parser("down")
+    dn.add_argument("--run", default="default")
+    args = p.parse_args()
+    {"up": up, "status": status, "down": down}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""./basalt swarm (qemu/swarm/swarm.py): `up` starts three nodes in a ring behind basalt-fabric and
+leaves them running after it returns; `status --json` sees them running; a node's serial line
+carries MCP through `./basalt serial` (boot/serial_bridge.py on the node's socket); the fabric has
+carried the nodes' own frames on every link; `down` stops every process it started and removes
+the run's state. Starting a run twice and asking about a run that is not up are refused."""
+import json
+import os
+import re
+import select
+import socket
+import subprocess
+import time
+
+from harness import ROOT, check, main
+
+SWARM = os.path.join(ROOT, "qemu", "swarm", "swarm.py")
+BRIDGE = os.path.join(ROOT, "boot", "serial_bridge.py")
+
+
+def swarm(*args):
+    return subprocess.run(["python3", SWARM, *args], capture_output=True, text=True)
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def hmp(path, command):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(5)
+    s.connect(path)
+    f = s.makefile("rw")
+    f.readline()
+    out = None
+    for c in ({"execute": "qmp_capabilities"},
+              {"execute": "human-monitor-command", "arguments": {"command-line": command}}):
+        f.write(json.dumps(c) + "\n")
+        f.flush()
+        while True:
+            msg = json.loads(f.readline())
+            if "return" in msg or "error" in msg:
+                out = msg.get("return")
+                break
+    s.close()
+    return out
+
+
+def test(args):
+    run = f"test-{os.getpid()}"
+    state = os.path.join(ROOT, "build", "swarm", run)
+    pids = []
+    try:
+        r = swarm("up", "--nodes", "3", "--topology", "ring", "--run", run)
+        check(r.returncode == 0, f"up: {r.stderr}")
+        with open(os.path.join(state, "swarm.json")) as f:
+            started = json.load(f)
+        pids = [n["pid"] for n in started["node"]] + [started["fabric"]]
+        again = swarm("up", "--nodes", "3", "--run", run)
+        check(again.returncode != 0 and "up already" in again.stderr, f"a second up: {again.stderr}")
+        status = json.loads(swarm("status", "--json", "--run", run).stdout)
+        check(status["fabric"] == "up" and [n["state"] for n in status["nodes"]] == ["running"] * 3, f"status: {status}")
+
+        # Node 2's line: wait until its UART FIFO is on (switching it on drops what it holds).
+        qmp_path = started["node"][2]["qmp"]
+        for _ in range(500):
+            v = re.search(r"900002c: 0x([0-9a-f]+)", hmp(qmp_path, "xp /1wx 0x0900002c") or "")
+            if v and int(v.group(1), 16) & 0x10:
+                break
+            time.sleep(0.01)
+        bridge = subprocess.Popen(["python3", BRIDGE, started["node"][2]["serial"]], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for msg in ({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                     "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+                    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                    {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "kernel_info", "arguments": {}}}):
+            bridge.stdin.write(json.dumps(msg).encode() + b"\n")
+        bridge.stdin.flush()
+        answers, buf = {}, b""
+        deadline = time.monotonic() + 15
+        while len(answers) < 2 and time.monotonic() < deadline:
+            if select.select([bridge.stdout], [], [], 0.2)[0]:
+                buf += os.read(bridge.stdout.fileno(), 65536)
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    msg = json.loads(line)
+                    answers[msg.get("id")] = msg
+        bridge.stdin.close()
+        bridge.wait(timeout=5)
+        check(sorted(answers) == [1, 2], f"answers from node 2: {list(answers)}")
+        check(answers[2]["result"]["structuredContent"]["board"] == "qemu-virt", f"kernel_info: {answers[2]}")
+
+        # The nodes' own frames (announcements as their interfaces come up) crossed every link.
+        control = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        control.connect(os.path.join(state, "control.sock"))
+        reader = control.makefile("r")
+        links = []
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            control.sendall(b'{"cmd":"stats"}\n')
+            links = json.loads(reader.readline())["links"]
+            if all(l["frames"] > 0 for l in links):
+                break
+            time.sleep(0.2)
+        control.close()
+        check(len(links) == 3 and all(l["frames"] > 0 for l in links), f"fabric links: {links}")
+
+        r = swarm("down", "--run", run)
+        check(r.returncode == 0, f"down: {r.stderr}")
+        check(not any(alive(p) for p in pids), "down left a process running")
+        check(not os.path.exists(state), "down left the run's state")
+        missing = swarm("status", "--run", run)
+        check(missing.returncode != 0 and "not up" in missing.stderr, f"status of a run that is down: {missing.stderr}")
+    finally:
+        if os.path.exists(os.path.join(state, "swarm.json")):
+            swarm("down", "--run", run)
+        for p in pids:
+            if alive(p):
+                os.kill(p, 9)
+    print("swarm: up 3 nodes in a ring, status, MCP on a node's serial line through ./basalt serial, "
+          f"frames on every fabric link ({[l['frames'] for l in links]}), down leaving nothing")
+
+
+if __name__ == "__main__":
+    main(test)
