@@ -4,14 +4,18 @@
   ./basalt swarm up --nodes N [--topology mesh|ring|star|tree|line|FILE.json] [--seed S]
                     [--memory 32M] [--run NAME]
   ./basalt swarm status [--json] [--run NAME]
+  ./basalt swarm fault link A B down|up|loss=P|dup=P|delay=MS[,jitter=MS] [--run NAME]
+  ./basalt swarm fault partition 0,1 2,3,4 | heal
+  ./basalt swarm fault pause|resume|kill|restart NODE
   ./basalt swarm down [--run NAME]
 
 State lives in build/swarm/<run>/ (default run "default"): the fabric's sockets, each node's
 serial line (serial-N.sock: newline-delimited JSON-RPC, the node boots with mcp=serial) and QMP
 socket (qmp-N.sock), their logs, and swarm.json (what was started, with process ids). The swarm
 outlives this command; `down` stops everything it started and removes the state. Nodes get
-10.10.0.(N+1)/16 on the fabric. Not yet: faults from the CLI (the fabric's control socket takes
-them), scenarios, per-node HTTP (a node has one NIC, on the fabric), membership."""
+10.10.0.(N+1)/16 on the fabric. Faults go to the fabric's control socket (links, partitions) and
+to the nodes' QMP (pause, resume) or processes (kill, restart). Not yet: scenarios, logs and graph,
+per-node HTTP (a node has one NIC, on the fabric), membership."""
 import argparse
 import json
 import os
@@ -63,6 +67,95 @@ def qmp(path, command):
         return None
 
 
+def start_node(d, n, cmd):
+    log = open(os.path.join(d, f"node-{n}.log"), "a")
+    return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, cwd=d).pid
+
+
+def fabric_command(run, **kw):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(5)
+    s.connect(os.path.join(state_dir(run), "control.sock"))
+    s.sendall(json.dumps(kw).encode() + b"\n")
+    answer = json.loads(s.makefile("r").readline())
+    s.close()
+    if not answer.get("ok"):
+        sys.exit(f"swarm: the fabric refused it: {answer.get('error')}")
+    return answer
+
+
+def save(state):
+    with open(os.path.join(state_dir(state["run"]), "swarm.json"), "w") as f:
+        json.dump(state, f, indent=1)
+
+
+def node_of(state, text):
+    if not text.isdigit() or int(text) >= len(state["node"]):
+        sys.exit(f"swarm: no node {text} (0..{len(state['node']) - 1})")
+    return state["node"][int(text)]
+
+
+def fault(args):
+    state = load(args.run)
+    what = args.what
+    if what == "link":
+        if len(args.rest) != 3:
+            sys.exit("swarm: fault link A B down|up|loss=P|dup=P|delay=MS[,jitter=MS]")
+        a, b, change = args.rest
+        kw = {"cmd": "link", "a": int(a), "b": int(b)}
+        if change in ("down", "up"):
+            kw["state"] = change
+        else:
+            for part in change.split(","):
+                key, _, value = part.partition("=")
+                if key in ("loss", "dup"):
+                    kw[key] = float(value)
+                elif key in ("delay", "jitter"):
+                    kw[f"{key}_ms"] = int(value)
+                else:
+                    sys.exit(f"swarm: unknown link change '{part}'")
+        fabric_command(args.run, **kw)
+    elif what == "partition":
+        groups = [[int(n) for n in g.split(",") if n] for g in args.rest]
+        fabric_command(args.run, cmd="partition", groups=groups)
+    elif what in ("pause", "resume", "kill", "restart"):
+        if len(args.rest) != 1:
+            sys.exit(f"swarm: fault {what} NODE")
+        node = node_of(state, args.rest[0])
+        if what == "pause":
+            qmp(node["qmp"], "stop")
+            fabric_command(args.run, cmd="node", n=node["id"], state="paused")
+        elif what == "resume":
+            qmp(node["qmp"], "cont")
+            fabric_command(args.run, cmd="node", n=node["id"], state="up")
+        elif what == "kill":
+            if alive(node["pid"]):
+                os.kill(node["pid"], signal.SIGKILL)
+            fabric_command(args.run, cmd="node", n=node["id"], state="down")
+        else:
+            if alive(node["pid"]):
+                os.kill(node["pid"], signal.SIGKILL)
+                deadline = time.monotonic() + 5
+                while alive(node["pid"]) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+            d = state_dir(args.run)
+            for name in (f"node-{node['id']}.sock", f"serial-{node['id']}.sock", f"qmp-{node['id']}.sock"):
+                if os.path.exists(os.path.join(d, name)):
+                    os.remove(os.path.join(d, name))
+            node["pid"] = start_node(d, node["id"], node["command"])
+            save(state)
+            fabric_command(args.run, cmd="node", n=node["id"], state="up")
+    else:
+        sys.exit("swarm: fault link|partition|pause|resume|kill|restart ...")
+    print(f"swarm '{args.run}': {what} {' '.join(args.rest)}")
+
+
+def heal(args):
+    load(args.run)
+    fabric_command(args.run, cmd="heal")
+    print(f"swarm '{args.run}': healed")
+
+
 def up(args):
     d = state_dir(args.run)
     if os.path.exists(os.path.join(d, "swarm.json")):
@@ -94,12 +187,9 @@ def up(args):
                "-chardev", f"socket,id=line,path={d}/serial-{n}.sock,server=on,wait=off", "-serial", "chardev:line",
                "-qmp", f"unix:{d}/qmp-{n}.sock,server=on,wait=off",
                "-append", f"ip=10.10.0.{n + 1}/16 mcp=serial http=off"]
-        log = open(os.path.join(d, f"node-{n}.log"), "w")
-        p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, cwd=d)
-        state["node"].append({"id": n, "pid": p.pid, "address": f"10.10.0.{n + 1}", "serial": f"{d}/serial-{n}.sock",
-                              "qmp": f"{d}/qmp-{n}.sock"})
-    with open(os.path.join(d, "swarm.json"), "w") as f:
-        json.dump(state, f, indent=1)
+        state["node"].append({"id": n, "pid": start_node(d, n, cmd), "address": f"10.10.0.{n + 1}",
+                              "serial": f"{d}/serial-{n}.sock", "qmp": f"{d}/qmp-{n}.sock", "command": cmd})
+    save(state)
     print(f"swarm '{args.run}': {args.nodes} nodes, {args.topology}, seed {args.seed}; state in {d}")
     for node in state["node"]:
         print(f"  node {node['id']}: {node['address']}; MCP on its serial line: "
@@ -165,8 +255,15 @@ def main():
     s.add_argument("--run", default="default")
     dn = sub.add_parser("down")
     dn.add_argument("--run", default="default")
+    fl = sub.add_parser("fault", help="link A B down|up|loss=P|dup=P|delay=MS[,jitter=MS]; partition 0,1 2,3; "
+                                      "pause|resume|kill|restart NODE")
+    fl.add_argument("what")
+    fl.add_argument("rest", nargs="*")
+    fl.add_argument("--run", default="default")
+    hl = sub.add_parser("heal")
+    hl.add_argument("--run", default="default")
     args = p.parse_args()
-    {"up": up, "status": status, "down": down}[args.command](args)
+    {"up": up, "status": status, "down": down, "fault": fault, "heal": heal}[args.command](args)
 
 
 if __name__ == "__main__":

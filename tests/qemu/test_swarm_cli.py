@@ -3,7 +3,9 @@
 leaves them running after it returns; `status --json` sees them running; a node's serial line
 carries MCP through `./basalt serial` (boot/serial_bridge.py on the node's socket); the fabric has
 carried the nodes' own frames on every link; `down` stops every process it started and removes
-the run's state. Starting a run twice and asking about a run that is not up are refused."""
+the run's state; faults in between: a link cut and restored, a partition healed, a node paused
+and resumed, one killed and restarted. Starting a run twice, a fault on a link to no node and
+asking about a run that is not up are refused."""
 import json
 import os
 import re
@@ -109,6 +111,39 @@ def test(args):
         control.close()
         check(len(links) == 3 and all(l["frames"] > 0 for l in links), f"fabric links: {links}")
 
+        # Faults: links and partitions through the fabric, nodes through QMP and their processes.
+        def fabric_stats():
+            c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            c.connect(os.path.join(state, "control.sock"))
+            c.sendall(b'{"cmd":"stats"}\n')
+            out = json.loads(c.makefile("r").readline())
+            c.close()
+            return out
+
+        def node_states():
+            return [n["state"] for n in json.loads(swarm("status", "--json", "--run", run).stdout)["nodes"]]
+
+        for fault, expect in ((["link", "0", "1", "down"], lambda st: not st["links"][0]["up"]),
+                              (["link", "0", "1", "up"], lambda st: st["links"][0]["up"]),
+                              (["partition", "0", "1,2"], lambda st: st["partitioned"])):
+            r = swarm("fault", *fault, "--run", run)
+            check(r.returncode == 0 and expect(fabric_stats()), f"fault {fault}: {r.stderr} {fabric_stats()}")
+        check(swarm("heal", "--run", run).returncode == 0 and not fabric_stats()["partitioned"], "heal")
+        bad = swarm("fault", "link", "0", "7", "down", "--run", run)
+        check(bad.returncode != 0 and "refused" in bad.stderr, f"a link to no node: {bad.stderr}")
+        check(swarm("fault", "pause", "1", "--run", run).returncode == 0 and node_states()[1] == "paused", "pause")
+        check(swarm("fault", "resume", "1", "--run", run).returncode == 0 and node_states()[1] == "running", "resume")
+        check(swarm("fault", "kill", "2", "--run", run).returncode == 0, "kill")
+        time.sleep(0.3)
+        check(node_states()[2] == "gone", f"after kill: {node_states()}")
+        check(swarm("fault", "restart", "2", "--run", run).returncode == 0, "restart")
+        deadline = time.monotonic() + 10
+        while node_states()[2] != "running" and time.monotonic() < deadline:
+            time.sleep(0.2)
+        check(node_states() == ["running"] * 3, f"after restart: {node_states()}")
+        with open(os.path.join(state, "swarm.json")) as f:
+            pids = [n["pid"] for n in json.load(f)["node"]] + [started["fabric"]]
+
         r = swarm("down", "--run", run)
         check(r.returncode == 0, f"down: {r.stderr}")
         check(not any(alive(p) for p in pids), "down left a process running")
@@ -122,7 +157,8 @@ def test(args):
             if alive(p):
                 os.kill(p, 9)
     print("swarm: up 3 nodes in a ring, status, MCP on a node's serial line through ./basalt serial, "
-          f"frames on every fabric link ({[l['frames'] for l in links]}), down leaving nothing")
+          f"frames on every fabric link ({[l['frames'] for l in links]}), faults (link, partition, heal, pause, "
+          "resume, kill, restart), down leaving nothing")
 
 
 if __name__ == "__main__":
