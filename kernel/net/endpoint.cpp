@@ -113,8 +113,18 @@ void Endpoint::mark(Stream& s) {
 }
 
 // Cuts the connection that has been silent longest, if for kDisplaceAfterNs: its slot is
-// released as soon as the task closes the handle. Returns whether one was cut.
-bool Endpoint::displace_silent(uint64_t now) {
+// released as soon as the task closes the handle.
+// Resets the connection (lwIP frees the pcb and what it queued) and tells the task.
+void Endpoint::cut(Stream& s) {
+    tcp_pcb* pcb = s.pcb;
+    detach(pcb);
+    tcp_abort(pcb);
+    s.pcb = nullptr;
+    s.reset = true;
+    mark(s);
+}
+
+void Endpoint::displace_silent(uint64_t now) {
     Stream* oldest = nullptr;
     for (uint32_t i = 0; i < m_max; ++i) {
         Stream* s = m_streams[i];
@@ -123,15 +133,9 @@ bool Endpoint::displace_silent(uint64_t now) {
             oldest = s;
     }
     if (!oldest)
-        return false;
-    tcp_pcb* pcb = oldest->pcb;
-    detach(pcb);
-    tcp_abort(pcb);
-    oldest->pcb = nullptr;
-    oldest->reset = true;
+        return;
     ++m_stats.displaced;
-    mark(*oldest);
-    return true;
+    cut(*oldest);
 }
 
 err_t Endpoint::on_accept(void* arg, tcp_pcb* pcb, err_t err) {
@@ -354,13 +358,8 @@ void Endpoint::cut_if_stalled(Stream& s) {
         return;
     KLOG_NOTICE("net: port %u: connection cut: the peer took nothing for %llu s", m_port,
                 static_cast<unsigned long long>(kSendTimeoutNs / 1'000'000'000ull));
-    tcp_pcb* pcb = s.pcb;
-    detach(pcb);
-    tcp_abort(pcb); // sends a reset; lwIP frees the pcb and its queued data
-    s.pcb = nullptr;
-    s.reset = true;
     ++m_stats.send_timeouts;
-    mark(s);
+    cut(s);
 }
 
 void Endpoint::pump() {

@@ -85,7 +85,8 @@ public:
 private:
     Stream* lookup(uint32_t handle);
     void release(Stream& s);
-    bool displace_silent(uint64_t now);
+    void displace_silent(uint64_t now);
+    void cut(Stream& s);
     static int8_t on_accept(void* arg, tcp_pcb* pcb, int8_t err);
 
     Stream* m_streams[kMaxStreams] = {};

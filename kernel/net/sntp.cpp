@@ -4,7 +4,7 @@
 #include "../clock.h"
 #include "../log.h"
 
-#include <ktl/civil_time.h>
+#include <ktl/decimal.h>
 #include <lwip/apps/sntp.h>
 #include <lwip/ip_addr.h>
 #include <netcfg/ipv4_config.h>
@@ -51,13 +51,7 @@ void sntp_start() {
         if (size_t colon = arg.find(':'); colon != std::string_view::npos) {
             host = arg.substr(0, colon);
             uint32_t port = 0;
-            std::string_view digits = arg.substr(colon + 1);
-            bool ok = !digits.empty() && digits.size() <= 5;
-            for (char c : digits)
-                ok = ok && c >= '0' && c <= '9';
-            for (char c : digits)
-                port = port * 10 + static_cast<uint32_t>(c - '0');
-            if (!ok || port == 0 || port > 65535) {
+            if (!ktl::parse_decimal(arg.substr(colon + 1), port) || port == 0 || port > 65535) {
                 KLOG_ERROR("sntp: ntp=%.*s: the port must be 1..65535; no SNTP", static_cast<int>(arg.size()), arg.data());
                 return;
             }

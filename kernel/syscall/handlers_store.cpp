@@ -148,20 +148,12 @@ void release(Staging& st) {
 // The commit's Load ends here, in the worker's vec_serve: the collection is kept and the staged
 // pages go back, whatever the outcome.
 int64_t keep_staged(const vector::Job& job, int64_t result, sched::Task* caller) {
-    auto name = name_arg(job.a[3], job.a[4]);
     for (auto& st : g_stagings)
         if (st.used && st.loading && st.pages == job.a[0])
             release(st);
-    vector::Collection* c = loaded(result);
-    if (!c)
-        return result;
-    if (!name || abandoned(caller)) {
-        destroy_collection(c);
-        return err(name ? ktl::Error::TimedOut : name.error());
-    }
-    const uint32_t capacity = c->index.params().max_elements;
-    int64_t kept = keep(*name, c);
-    return kept < 0 ? kept : capacity; // the commit answers the capacity the content was given
+    int64_t kept = keep_loaded(job, result, caller);
+    // The commit answers the capacity the content was given (the store holds the collection now).
+    return kept < 0 ? kept : loaded(result)->index.params().max_elements;
 }
 
 Staging* staging_named(std::string_view name) {

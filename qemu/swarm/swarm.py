@@ -25,6 +25,8 @@ import subprocess
 import sys
 import time
 
+from fabric_control import FabricControl
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FABRIC = os.path.join(ROOT, "build", "host", "qemu", "swarm", "basalt-fabric")
 KERNEL = os.path.join(ROOT, "build", "kernel", "basalt.elf")
@@ -73,12 +75,9 @@ def start_node(d, n, cmd):
 
 
 def fabric_command(run, **kw):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(5)
-    s.connect(os.path.join(state_dir(run), "control.sock"))
-    s.sendall(json.dumps(kw).encode() + b"\n")
-    answer = json.loads(s.makefile("r").readline())
-    s.close()
+    control = FabricControl(os.path.join(state_dir(run), "control.sock"))
+    answer = control(**kw)
+    control.close()
     if not answer.get("ok"):
         sys.exit(f"swarm: the fabric refused it: {answer.get('error')}")
     return answer

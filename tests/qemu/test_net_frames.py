@@ -209,6 +209,36 @@ def handshake(seg, port, src, iss, window=65535):
     check(False, f"no SYN-ACK from port {port}")
 
 
+def receive_in_order(seg, port, src, peer, ack_seq, ident, timeout, done, on_segment=None):
+    """Takes the guest's bytes on `src`'s connection in sequence from `peer`, acknowledging each
+    segment (our own sequence number: ack_seq), until done(bytes so far) or the timeout. Every
+    segment from the guest goes to on_segment first. Returns the bytes and the next peer number."""
+    got = b""
+    for f in seg.frames(timeout):
+        tcp = tcp_from_guest(f, port, src)
+        if tcp is None:
+            continue
+        if on_segment:
+            on_segment(tcp)
+        payload = tcp[(tcp[12] >> 4) * 4:]
+        if payload and struct.unpack("!I", tcp[4:8])[0] == peer:
+            got += payload
+            peer = (peer + len(payload)) % 2**32
+            send_tcp(seg, tcp_segment(src, port, ack_seq, peer, 0x10), ident)
+        if done(got):
+            break
+    return got, peer
+
+
+def http_answer(got):
+    """(status line, body) once `got` holds a whole HTTP answer with a Content-Length, else None."""
+    head, sep, rest = got.partition(b"\r\n\r\n")
+    length = [int(l.split(b":")[1]) for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")]
+    if not sep or not length or len(rest) < length[0]:
+        return None
+    return head.split(b"\r\n")[0].decode(), rest[:length[0]]
+
+
 def echo_through_header_only_fragments(seg, port, rounds):
     """Connects to the guest's TCP echo, then sends `rounds` segments each split so that the first
     IPv4 fragment carries only the TCP header (24 bytes with 4 bytes of NOP options): after
@@ -226,17 +256,9 @@ def echo_through_header_only_fragments(seg, port, rounds):
             seg.send(frame)
         seq += len(data)
         sent += data
-        for f in seg.frames(2.0):
-            tcp = tcp_from_guest(f, port, src)
-            if tcp is None:
-                continue
-            payload = tcp[(tcp[12] >> 4) * 4:]
-            if payload and struct.unpack("!I", tcp[4:8])[0] == peer_seq:
-                echoed += payload
-                peer_seq += len(payload)
-                send_tcp(seg, tcp_segment(src, port, seq, peer_seq, 0x10), 500 + i)
-            if len(echoed) >= len(sent):
-                break
+        more, peer_seq = receive_in_order(seg, port, src, peer_seq, seq, 500 + i, 2.0,
+                                          lambda got: len(echoed) + len(got) >= len(sent))
+        echoed += more
         check(echoed == sent, f"round {i}: {len(echoed)} of {len(sent)} bytes echoed: a header-only first fragment stalled the connection")
     send_tcp(seg, tcp_segment(src, port, seq, peer_seq, 0x04), 399)
     return len(echoed)
@@ -262,25 +284,10 @@ def http_exchange(seg, port, src, body, key=None, full=False):
     request = mcp_request(body, key)
     send_tcp(seg, tcp_segment(src, port, seq, peer, 0x18, request), src)
     seq += len(request)
-    got = b""
-    for f in seg.frames(3.0):
-        tcp = tcp_from_guest(f, port, src)
-        if tcp is None:
-            continue
-        payload = tcp[(tcp[12] >> 4) * 4:]
-        if payload and struct.unpack("!I", tcp[4:8])[0] == peer:
-            got += payload
-            peer = (peer + len(payload)) % 2**32
-            send_tcp(seg, tcp_segment(src, port, seq, peer, 0x10), src)
-        head, sep, rest = got.partition(b"\r\n\r\n")
-        if sep:
-            length = [int(l.split(b":")[1]) for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")]
-            if length and len(rest) >= length[0]:
-                send_tcp(seg, tcp_segment(src, port, seq, peer, 0x04, window=0), src)
-                status = head.split(b"\r\n")[0].decode()
-                return (status, rest[:length[0]]) if full else status
+    got, peer = receive_in_order(seg, port, src, peer, seq, src, 3.0, lambda got: http_answer(got) is not None)
     send_tcp(seg, tcp_segment(src, port, seq, peer, 0x04, window=0), src)
-    return (None, b"") if full else None
+    answer = http_answer(got) or (None, b"")
+    return answer if full else answer[0]
 
 
 def stalled_reader_is_cut(seg, port):
@@ -358,21 +365,11 @@ def syn_flood_leaves_room(seg, port, rng):
         flood(8)  # the flood goes on while this handshake is half done
         request = mcp_request(DISCOVER)
         send_tcp(seg, tcp_segment(src, port, iss + 1, peer, 0x18, request), src)
-        status = None
-        got = b""
-        for f in seg.frames(3.0):
-            tcp = tcp_from_guest(f, port, src)
-            if tcp is None:
-                continue
+        def not_reset(tcp):
             check(not tcp[13] & 0x04, f"real client {i} was reset during the SYN flood")
-            payload = tcp[(tcp[12] >> 4) * 4:]
-            if payload and struct.unpack("!I", tcp[4:8])[0] == peer:
-                got += payload
-                peer += len(payload)
-                send_tcp(seg, tcp_segment(src, port, iss + 1 + len(request), peer, 0x10), src)
-            if b"\r\n" in got:
-                status = got.split(b"\r\n")[0].decode()
-                break
+        got, peer = receive_in_order(seg, port, src, peer, iss + 1 + len(request), src, 3.0,
+                                     lambda got: b"\r\n" in got, on_segment=not_reset)
+        status = got.split(b"\r\n")[0].decode() if b"\r\n" in got else None
         check(status is not None and status.startswith("HTTP/1.1 200"), f"real client {i} during a SYN flood: {status}")
         send_tcp(seg, tcp_segment(src, port, iss + 1 + len(request), peer, 0x04, window=0), src)
         flood(30)

@@ -12,9 +12,13 @@ import re
 import select
 import socket
 import subprocess
+import sys
 import time
 
 from harness import ROOT, check, main
+
+sys.path.insert(0, os.path.join(ROOT, "qemu", "swarm"))
+from fabric_control import FabricControl  # noqa: E402
 
 SWARM = os.path.join(ROOT, "qemu", "swarm", "swarm.py")
 BRIDGE = os.path.join(ROOT, "boot", "serial_bridge.py")
@@ -97,28 +101,19 @@ def test(args):
         check(answers[2]["result"]["structuredContent"]["board"] == "qemu-virt", f"kernel_info: {answers[2]}")
 
         # The nodes' own frames (announcements as their interfaces come up) crossed every link.
-        control = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        control.connect(os.path.join(state, "control.sock"))
-        reader = control.makefile("r")
+        control = FabricControl(os.path.join(state, "control.sock"))
         links = []
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
-            control.sendall(b'{"cmd":"stats"}\n')
-            links = json.loads(reader.readline())["links"]
+            links = control(cmd="stats")["links"]
             if all(l["frames"] > 0 for l in links):
                 break
             time.sleep(0.2)
-        control.close()
         check(len(links) == 3 and all(l["frames"] > 0 for l in links), f"fabric links: {links}")
 
         # Faults: links and partitions through the fabric, nodes through QMP and their processes.
         def fabric_stats():
-            c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            c.connect(os.path.join(state, "control.sock"))
-            c.sendall(b'{"cmd":"stats"}\n')
-            out = json.loads(c.makefile("r").readline())
-            c.close()
-            return out
+            return control(cmd="stats")
 
         def node_states():
             return [n["state"] for n in json.loads(swarm("status", "--json", "--run", run).stdout)["nodes"]]
@@ -144,6 +139,7 @@ def test(args):
         with open(os.path.join(state, "swarm.json")) as f:
             pids = [n["pid"] for n in json.load(f)["node"]] + [started["fabric"]]
 
+        control.close()
         r = swarm("down", "--run", run)
         check(r.returncode == 0, f"down: {r.stderr}")
         check(not any(alive(p) for p in pids), "down left a process running")

@@ -5,16 +5,17 @@ the lwIP stacks' own traffic (gratuitous ARP at start, then ARP for each other) 
 both ways: each node's driver counts received frames, and the fabric's counters show the link
 carried them. Cut the link and the counters stop growing. The fabric and both QEMUs end with the
 test."""
-import json
 import os
-import re
 import signal
-import socket
+import sys
 import subprocess
 import tempfile
 import time
 
 from harness import ROOT, Qemu, check, main
+
+sys.path.insert(0, os.path.join(ROOT, "qemu", "swarm"))
+from fabric_control import FabricControl  # noqa: E402
 
 
 def node_rx(q):
@@ -38,13 +39,7 @@ def test(args):
             for q in nodes:
                 q.expect(r"net: static address 10\.9\.0\.\d ", timeout=20)
                 q.expect(r"basalt> ", timeout=10)
-            control = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            control.connect(os.path.join(d, "control.sock"))
-            reader = control.makefile("r")
-
-            def cmd(**kw):
-                control.sendall(json.dumps(kw).encode() + b"\n")
-                return json.loads(reader.readline())
+            cmd = FabricControl(os.path.join(d, "control.sock"))
 
             # Each stack announces itself (gratuitous ARP) when its interface comes up: the other
             # node hears it through the fabric, whichever booted first.
