@@ -53,6 +53,13 @@ void parse(std::string_view args) {
         }
     }
     g_config.audit_kib = parse_u32(dtb::bootarg_value(args, "audit_kib").value_or(""), 0, 16, 1024);
+    g_config.node = dtb::bootarg_value(args, "node").value_or("");
+    g_config.cluster = dtb::bootarg_value(args, "cluster").value_or("");
+    g_config.peers = dtb::bootarg_value(args, "peers").value_or("");
+    g_config.cluster_port = static_cast<uint16_t>(parse_u32(dtb::bootarg_value(args, "cluster_port").value_or(""), 7946, 1, 65535));
+    g_config.cluster_period_ms = parse_u32(dtb::bootarg_value(args, "cluster_period_ms").value_or(""), 0, 100, 10000);
+    g_config.cluster_suspicion_mult = parse_u32(dtb::bootarg_value(args, "cluster_suspicion").value_or(""), 0, 1, 20);
+    g_config.cluster_broadcast = dtb::bootarg_value(args, "cluster_discovery").value_or("") != "off";
     g_config.tool_output_bytes = parse_u32(dtb::bootarg_value(args, "tool_output_bytes").value_or(""), 0, 256, 65536);
 }
 
@@ -66,14 +73,16 @@ size_t redacted(char* out, size_t cap) {
     };
     size_t i = 0;
     while (i < g_raw.size()) {
-        // `key=ROLE:...`: keep the role, hide the rest of the token.
+        // `key=ROLE:...`: keep the role, hide the rest of the token; `cluster_key=`: hide it all.
         bool at_token = i == 0 || g_raw[i - 1] == ' ' || g_raw[i - 1] == '\t' || g_raw[i - 1] == '\n';
-        if (at_token && g_raw.substr(i, 4) == "key=") {
+        bool api_key = at_token && g_raw.substr(i, 4) == "key=";
+        bool cluster_key = at_token && g_raw.substr(i, 12) == "cluster_key=";
+        if (api_key || cluster_key) {
             size_t end = i;
             while (end < g_raw.size() && g_raw[end] != ' ' && g_raw[end] != '\t' && g_raw[end] != '\n')
                 ++end;
             size_t colon = g_raw.substr(i, end - i).find(':');
-            size_t keep = colon == std::string_view::npos ? 4 : colon + 1;
+            size_t keep = cluster_key ? 12 : colon == std::string_view::npos ? 4 : colon + 1;
             for (size_t k = 0; k < keep; ++k)
                 put(g_raw[i + k]);
             for (char c : std::string_view("***"))
@@ -86,6 +95,8 @@ size_t redacted(char* out, size_t cap) {
     out[n] = '\0';
     return n;
 }
+
+std::string_view cluster_secret() { return dtb::bootarg_value(g_raw, "cluster_key").value_or(""); }
 
 void for_each_key(void (*fn)(std::string_view spec, void* ctx), void* ctx) {
     dtb::bootarg_values(g_raw, "key", fn, ctx);

@@ -33,14 +33,26 @@ struct Config {
     std::string_view ktest;        // `ktest=NAME`: run in-kernel test NAME (or `all`), print results, power off
     std::string_view ntp;          // `ntp=A.B.C.D[:PORT]|off`: the SNTP server (default: the DHCP lease's, if any)
     int64_t clock_unix = 0;        // `clock=UNIX_SECONDS`: wall time at launch, for boards without an RTC (run.sh --board rpi4 passes the host's)
+    // Cluster membership (kernel/cluster): on when `cluster=` names one (and `cluster_key=` is given).
+    std::string_view node;         // `node=NAME`: this node's name in the cluster ([A-Za-z0-9._-]{1,31}; default basalt-<address>)
+    std::string_view cluster;      // `cluster=NAME`: the cluster to join
+    std::string_view peers;        // `peers=A.B.C.D[:PORT],...`: seeds to announce to (besides the subnet broadcast)
+    uint16_t cluster_port = 7946;  // `cluster_port=N`: the membership protocol's UDP port
+    uint32_t cluster_period_ms = 0;      // `cluster_period_ms=N` (100..10000): protocol period (default 1000)
+    uint32_t cluster_suspicion_mult = 0; // `cluster_suspicion=N` (1..20): suspicion timeout in periods x log10(n) (default 5)
+    bool cluster_broadcast = true; // `cluster_discovery=off`: announce to the seeds only, not to the subnet broadcast
 };
 
 void parse(std::string_view args);
 const Config& get();
 std::string_view raw();
-// The arguments with API key secrets (`key=ROLE:SECRET`, repeatable) replaced by "***": the only
+// The arguments with API key secrets (`key=ROLE:SECRET`, repeatable) and the cluster secret
+// (`cluster_key=`) replaced by "***": the only
 // form that may be printed or logged. Returns the length written (NUL-terminated).
 size_t redacted(char* out, size_t cap);
+// The `cluster_key=` secret, for the one caller that derives the cluster key from it (the
+// secret itself is never copied, printed or served: redacted() hides it).
+std::string_view cluster_secret();
 // Calls fn with each `key=` value ("ROLE:SECRET" or "ROLE:PRINCIPAL:SECRET").
 void for_each_key(void (*fn)(std::string_view spec, void* ctx), void* ctx);
 // Calls fn with each `key_sha256=` value ("ROLE:[PRINCIPAL:]HEX": the secret's SHA-256, as

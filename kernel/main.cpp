@@ -1,5 +1,6 @@
 // Boot sequence after the early MMU: device tree, console, final page tables, interrupt
 // controller, timer, RTC, then the banner and the console shell.
+#include "cluster/cluster_service.h"
 #include "arch/aarch64/cpu.h"
 #include "arch/aarch64/mmu.h"
 #include "arch/aarch64/semihosting.h"
@@ -145,6 +146,15 @@ constexpr uint32_t kVectorWorkers = 2;
                                     : ktl::Result<uint64_t>(audit_region.error());
     if (!audit_trail)
         KLOG_ERROR("mcp: no audit region (%s); decisions will be counted as dropped", ktl::error_name(audit_trail.error()));
+    // Cluster membership (`cluster=`): its task opens its UDP endpoint at run time through the
+    // NetStack capability; the bridges get the Cluster object for its tools and resource.
+    static int netstack_object;
+    auto netstack = kcap::register_object(kcap::ObjectType::NetStack, &netstack_object);
+    uint64_t cluster = 0;
+    if (clusterd::configured() && !platform::nic())
+        KLOG_ERROR("cluster: no network device: membership is off");
+    else if (netstack && platform::nic())
+        cluster = clusterd::start(*netstack, audit_trail ? *audit_trail : 0);
     auto grant_bridge = [&](sched::Task* t) {
         mcpd::BridgeCaps caps;
         // Grant: the bridge hands tool tasks single-use tokens for it, never the capability itself.
@@ -154,6 +164,8 @@ constexpr uint32_t kVectorWorkers = 2;
         caps.audit_region = audit_trail ? kcap::grant_existing(t, *audit_trail, kcap::kRead | kcap::kWrite).value_or(~0u) : ~0u;
         // Grant: vector tools get a token for one collection (store_open) or for the store itself.
         caps.store = kcap::grant_existing(t, *vector_store, kcap::kAll).value_or(~0u);
+        if (cluster)
+            caps.cluster = kcap::grant_existing(t, cluster, kcap::kRead | kcap::kWrite | kcap::kGrant).value_or(~0u);
         return caps;
     };
     if (bootargs::get().mcp_serial) {

@@ -456,7 +456,7 @@ bool any_open() {
 
 int64_t http_task_main(void* arg) {
     g_caps = *static_cast<const HttpCaps*>(arg);
-    g_exec.configure({ g_caps.bridge.factory, g_caps.bridge.introspection, g_caps.bridge.store }, uint64_t(bootargs::get().tool_time_ms) * 1000000,
+    g_exec.configure({ g_caps.bridge.factory, g_caps.bridge.introspection, g_caps.bridge.store, ~0u, g_caps.bridge.cluster }, uint64_t(bootargs::get().tool_time_ms) * 1000000,
                      bootargs::get().tool_output_bytes, g_caps.signal, kMaxHttpCalls);
     if (!audit_trail_attach(g_caps.bridge.audit_region))
         KLOG_ERROR("mcp: http: no audit region; decisions are counted as dropped");
@@ -474,7 +474,7 @@ int64_t http_task_main(void* arg) {
     attach<g_exec>(config);
     config.subscriptions = true; // delivered on the session's standalone stream (pump_streams)
     static mcp::Server server(config, call_limiter());
-    set_resource_context({ g_caps.bridge.introspection, g_caps.bridge.audit, fallback, config.allowlist.size(), "http" });
+    set_resource_context({ g_caps.bridge.introspection, g_caps.bridge.audit, fallback, config.allowlist.size(), "http", g_caps.bridge.cluster });
     static mcp::HttpConfig http_config;
     http_config.allowed_hosts = std::span<const std::string_view>(g_hosts, g_host_count);
     http_config.default_principal = fallback;

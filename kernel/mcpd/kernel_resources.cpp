@@ -14,6 +14,8 @@
 #include "../version.h"
 #include <drivers/serial_port.h>
 #include "audit_trail.h"
+#include "cluster_tools.h"
+#include "../cluster/cluster_service.h"
 #include "bridge_config.h"
 
 #include <ktl/log_ring.h>
@@ -142,6 +144,11 @@ const mcp::Resource kResources[] = {
     { "kernel://log", "log", "Kernel log", "The newest 100 records of the kernel log ring.", mcp::kKernelRead, "1", read_log },
     { "audit://log", "audit", "Audit log", "MCP decisions (append-only trail) and kernel capability events.",
       mcp::kAuditRead, "1", read_audit },
+    // Last: served only by a node that runs membership (kernel_resources() leaves it out otherwise).
+    { "cluster://members", "members", "Cluster members",
+      "Every member this node knows: state, incarnation, last contact, round trip. Subscribers are told of every change.",
+      mcp::kKernelRead, "1", [](json::Writer& w, mcp::ToolError& err) { return read_cluster_members(ctx().cluster, w, err); },
+      nullptr, nullptr, [](uint64_t) { return cluster_generation(ctx().cluster); } },
 };
 
 } // namespace
@@ -155,6 +162,9 @@ void set_resource_context(const ResourceContext& context) {
             return;
         }
 }
-std::span<const mcp::Resource> kernel_resources() { return kResources; }
+std::span<const mcp::Resource> kernel_resources() {
+    std::span<const mcp::Resource> all(kResources);
+    return clusterd::configured() ? all : all.first(all.size() - 1);
+}
 
 } // namespace mcpd

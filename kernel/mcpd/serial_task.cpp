@@ -63,7 +63,7 @@ int64_t serial_task_main(void* arg) {
     const auto& caps = *static_cast<const SerialCaps*>(arg);
     g_log_slot = caps.bridge.introspection;
     g_serial_slot = caps.serial;
-    g_exec.configure({ caps.bridge.factory, caps.bridge.introspection, caps.bridge.store }, uint64_t(bootargs::get().tool_time_ms) * 1000000,
+    g_exec.configure({ caps.bridge.factory, caps.bridge.introspection, caps.bridge.store, ~0u, caps.bridge.cluster }, uint64_t(bootargs::get().tool_time_ms) * 1000000,
                      bootargs::get().tool_output_bytes, caps.wake);
 
     // The serial line's principal comes from the boot configuration. Default admin: whoever
@@ -83,7 +83,8 @@ int64_t serial_task_main(void* arg) {
     config.subscriptions = true; // delivered below
     attach<g_exec>(config);
     static mcp::Server server(config, call_limiter());
-    set_resource_context({ caps.bridge.introspection, caps.bridge.audit, session.principal, config.allowlist.size() });
+    set_resource_context({ caps.bridge.introspection, caps.bridge.audit, session.principal, config.allowlist.size(), "serial",
+                          caps.bridge.cluster });
 
     mcp::LineFramer framer({ g_line, kMaxLine });
     KLOG_INFO("mcp: serving on the serial line as '%s' (%s), %zu tools and %zu resources allowed, %zu keys", console.name,

@@ -346,6 +346,7 @@ ktl::Result<uint32_t> token_source(ExecCaps& caps, const ToolImpl& impl, const j
     case Grant::Introspection: return caps.introspection;
     case Grant::Store: return caps.store;
     case Grant::Nothing: return inert_event(caps);
+    case Grant::Cluster: return caps.cluster;
     case Grant::Collection: break;
     }
     // The schema already required a plain name; the store checks it once more.

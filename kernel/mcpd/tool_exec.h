@@ -31,6 +31,7 @@ struct ExecCaps {
     uint32_t introspection = ~0u; // tokens for the kernel tools (needs Grant)
     uint32_t store = ~0u;         // the vector store: tokens for it, store_open for collections
     uint32_t inert = ~0u;         // created on first use: the object of Grant::Nothing tokens
+    uint32_t cluster = ~0u;       // cluster membership: tokens for the cluster tools (needs Grant)
 };
 
 struct Job;
@@ -140,6 +141,7 @@ enum class Grant : uint8_t {
     Store,         // the named vector store itself
     Collection,    // the collection named by the call's "collection" argument
     Nothing,       // no authority: a wait right on an event nobody signals (the test fixtures)
+    Cluster,       // cluster membership (read: status; write: probes)
 };
 
 struct ToolImpl {

@@ -1,7 +1,9 @@
-// The kernel's tool table: descriptors for the dispatcher (tools/list order: kernel tools, then
+// The kernel's tool table: descriptors for the dispatcher (tools/list order: kernel tools, the
+// cluster's (on a node that runs membership), then
 // vector tools, then, in the faults profile only, the misbehaving test tool, in the conformance
 // profile only, the suite's fixtures) and the
 // implementation (body and capability grant) behind each name.
+#include "cluster_tools.h"
 #include "fault_tools.h"
 #include "fixture_tools.h"
 #include "kernel_tools.h"
@@ -30,7 +32,7 @@ const Table& table() {
         std::span<const mcp::Tool> (*fixtures)() = none;
         if (conformance_profile())
             fixtures = mcp::fixtures::tools;
-        for (auto list : { kernel_tools, vector_tools, fault_tools, fixtures })
+        for (auto list : { kernel_tools, cluster_tools, vector_tools, fault_tools, fixtures })
             for (const auto& tool : list())
                 if (g_table.count < kMaxTools)
                     g_table.tools[g_table.count++] = tool;
@@ -44,7 +46,7 @@ const Table& table() {
 std::span<const mcp::Tool> all_tools() { return { table().tools, table().count }; }
 
 const ToolImpl* impl_of(std::string_view tool_name) {
-    for (auto list : { kernel_tool_impls, vector_tool_impls, fault_tool_impls, fixture_tool_impls })
+    for (auto list : { kernel_tool_impls, cluster_tool_impls, vector_tool_impls, fault_tool_impls, fixture_tool_impls })
         for (const auto& impl : list())
             if (tool_name == impl.name)
                 return &impl;

@@ -3,6 +3,7 @@
 #include "../mm/kheap.h"
 
 #include "arp_probe.h"
+#include "datagram.h"
 #include "endpoint.h"
 #include "lwip_guard.h"
 #include "net_stack.h"
@@ -107,6 +108,7 @@ int64_t task_main(void* arg) {
         sys_check_timeouts();
         drop_suspect();
         http.pump();
+        Datagram::pump_all();
         if (taken == kRxBudget) {
             sys::yield();
             continue;
@@ -146,6 +148,7 @@ void start() {
     g_args.wake = *slot;
     dev->set_notify([](void*) { g_wake.signal(); }, nullptr);
     http_endpoint().set_net_wake([] { g_wake.signal(); });
+    Datagram::set_net_wake([] { g_wake.signal(); });
 }
 
 } // namespace net

@@ -10,6 +10,7 @@
 #include "../sched/scheduler.h"
 #include "buffers.h"
 #include "handlers.h"
+#include "../net/datagram.h"
 
 #include <new>
 
@@ -146,6 +147,7 @@ int64_t object_destroy(arch::TrapFrame&, const kcap::Resolved& o) {
     case kcap::ObjectType::Queue:
     case kcap::ObjectType::Timer:
     case kcap::ObjectType::Region:
+    case kcap::ObjectType::Datagram:
         break;
     case kcap::ObjectType::VectorCollection:
         if (static_cast<vector::Collection*>(o.object)->outstanding > 0)
@@ -170,6 +172,7 @@ void destroy_by_type(kcap::ObjectType type, void* object) {
     case kcap::ObjectType::Queue: static_cast<ipc::MessageQueue*>(object)->destroy(); break;
     case kcap::ObjectType::Region: destroy_region(object); break;
     case kcap::ObjectType::VectorCollection: destroy_collection(object); break;
+    case kcap::ObjectType::Datagram: static_cast<net::Datagram*>(object)->close(); break;
     default: break;
     }
 }

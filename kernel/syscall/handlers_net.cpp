@@ -1,6 +1,10 @@
 // Network endpoint system calls: a task serves TCP connections through the one NetEndpoint
 // capability it was granted; the net task owns the stack (kernel/net/endpoint.h).
+#include "../net/datagram.h"
 #include "../net/endpoint.h"
+#include "../ipc/sync.h"
+#include "../clock.h"
+#include "../sched/scheduler.h"
 #include "buffers.h"
 #include "handlers.h"
 
@@ -38,6 +42,53 @@ int64_t net_close(arch::TrapFrame& f, const kcap::Resolved& o) {
     if (f.x[2] > 1)
         return err(ktl::Error::InvalidArgs);
     return endpoint(o).close(static_cast<uint32_t>(f.x[1]), f.x[2] == 1);
+}
+
+// --- UDP endpoints (kernel/net/datagram.h) ---
+
+namespace {
+net::Datagram& datagram(const kcap::Resolved& o) { return *static_cast<net::Datagram*>(o.object); }
+} // namespace
+
+int64_t udp_open(arch::TrapFrame& f, const kcap::Resolved&) {
+    if (f.x[1] == 0 || f.x[1] > 65535)
+        return err(ktl::Error::InvalidArgs);
+    auto ep = net::Datagram::open(static_cast<uint16_t>(f.x[1]));
+    if (!ep)
+        return err(ep.error());
+    // Owned by the caller: it closes when the task ends, however it ends.
+    auto slot = kcap::create_owned_and_grant(sched::current(), kcap::ObjectType::Datagram, *ep,
+                                             kcap::kRead | kcap::kWrite | kcap::kGrant | kcap::kRevoke);
+    if (!slot) {
+        (*ep)->close();
+        return err(slot.error());
+    }
+    return *slot;
+}
+
+int64_t udp_send(arch::TrapFrame& f, const kcap::Resolved& o) {
+    uint64_t len = f.x[4];
+    if (f.x[1] > 0xffffffffull || f.x[2] == 0 || f.x[2] > 65535 || len > net::Datagram::kMaxPayload ||
+        (len && !buffers::readable(f.x[3], len)))
+        return err(ktl::Error::InvalidArgs);
+    return datagram(o).send(static_cast<uint32_t>(f.x[1]), static_cast<uint16_t>(f.x[2]),
+                            reinterpret_cast<const void*>(f.x[3]), static_cast<uint32_t>(len));
+}
+
+int64_t udp_recv(arch::TrapFrame& f, const kcap::Resolved& o) {
+    uint64_t cap = f.x[2];
+    if (cap == 0 || cap > net::Datagram::kMaxPayload || !buffers::writable(f.x[1], cap) ||
+        (f.x[3] && !buffers::writable(f.x[3], sizeof(net::DatagramFrom))))
+        return err(ktl::Error::InvalidArgs);
+    return datagram(o).recv(reinterpret_cast<void*>(f.x[1]), static_cast<uint32_t>(cap),
+                            reinterpret_cast<net::DatagramFrom*>(f.x[3]));
+}
+
+int64_t udp_wait(arch::TrapFrame& f, const kcap::Resolved& o) {
+    if (datagram(o).readable())
+        return 0;
+    ipc::Outcome out = datagram(o).event().wait(f.x[1] ? clock::monotonic_ns() + f.x[1] : 0);
+    return out.blocked ? kBlocked : out.value;
 }
 
 } // namespace handlers

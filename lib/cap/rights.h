@@ -61,7 +61,10 @@ constexpr Rights kStoreOps = Rights::Create | Rights::Import | Rights::Drop;
     X(Event, rights::kRW | rights::kManage)                                     \
     X(Factory, Rights::Write | rights::kManage)                                 \
     X(VectorService, Rights::Write | rights::kManage)                           \
-    X(VectorStore, rights::kRW | rights::kStoreOps | rights::kManage)
+    X(VectorStore, rights::kRW | rights::kStoreOps | rights::kManage)          \
+    X(NetStack, Rights::Write | rights::kManage)                                \
+    X(Datagram, rights::kRW | rights::kManage)                                  \
+    X(Cluster, rights::kRW | rights::kManage)
 
 enum class ObjectType : uint8_t {
 #define BASALT_CAP_ENUM(name, rights) name,

@@ -29,6 +29,7 @@ const char* audit_kind_name(AuditKind kind) {
     case AuditKind::Resource: return "resource";
     case AuditKind::Auth: return "auth";
     case AuditKind::Prompt: return "prompt";
+    case AuditKind::Peer: return "peer";
     }
     return "?";
 }

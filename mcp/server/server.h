@@ -136,7 +136,7 @@ struct Prompt {
 
 // One decision of the pipeline (contracts "Audit record"). Argument values and keys never
 // appear: arguments only as a hash.
-enum class AuditKind : uint8_t { Tool, Resource, Auth, Prompt };
+enum class AuditKind : uint8_t { Tool, Resource, Auth, Prompt, Peer }; // Peer: a cluster datagram refused
 enum class AuditOutcome : uint8_t { Allow, Deny, Error };
 struct AuditEvent {
     std::string_view request_id;

@@ -17,6 +17,7 @@ outlives this command; `down` stops everything it started and removes the state.
 to the nodes' QMP (pause, resume) or processes (kill, restart). Not yet: scenarios, logs and graph,
 per-node HTTP (a node has one NIC, on the fabric), membership."""
 import argparse
+import secrets
 import json
 import os
 import signal
@@ -84,7 +85,9 @@ def fabric_command(run, **kw):
 
 
 def save(state):
-    with open(os.path.join(state_dir(state["run"]), "swarm.json"), "w") as f:
+    path = os.path.join(state_dir(state["run"]), "swarm.json")
+    # It holds the run's cluster secret: the owner's only.
+    with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
         json.dump(state, f, indent=1)
 
 
@@ -175,19 +178,38 @@ def up(args):
         time.sleep(0.05)
     if fabric.poll() is not None:
         sys.exit(f"swarm: the fabric did not start: {open(os.path.join(d, 'fabric.log')).read().strip()}")
+    # The run's cluster secret: every node derives the cluster key from it (a rogue node gets
+    # another, and must be refused by the rest).
+    key = secrets.token_hex(16)
     state = {"run": args.run, "nodes": args.nodes, "topology": args.topology, "seed": args.seed,
-             "fabric": fabric.pid, "started": time.time(), "node": []}
+             "fabric": fabric.pid, "started": time.time(), "cluster": args.run, "cluster_key": key, "node": []}
+    rogue = set(int(n) for n in args.rogue.split(",") if n) if args.rogue else set()
     for n in range(args.nodes):
+        boot = [f"ip=10.10.0.{n + 1}/16", "mcp=serial", "http=off", f"node=node-{n}", f"cluster={args.run}",
+                f"cluster_key={secrets.token_hex(16) if n in rogue else key}"]
+        if args.period_ms:
+            boot.append(f"cluster_period_ms={args.period_ms}")
+        if args.suspicion:
+            boot.append(f"cluster_suspicion={args.suspicion}")
+        # The MCP line is a virtio-serial port: QEMU holds a client's bytes until the kernel's
+        # driver takes them, so nothing sent early is lost (a PL011 drops what it holds when
+        # the kernel switches its FIFO on).
         cmd = ["qemu-system-aarch64", "-M", "virt,gic-version=3", "-cpu", "cortex-a72", "-m", args.memory, "-smp", "1",
                "-kernel", KERNEL, "-nic", "none", "-display", "none", "-monitor", "none",
                "-netdev", f"dgram,id=n0,local.type=unix,local.path={d}/node-{n}.sock,"
                           f"remote.type=unix,remote.path={d}/fabric-{n}.sock",
-               "-device", "virtio-net-device,netdev=n0", "-device", "virtio-rng-device",
-               "-chardev", f"socket,id=line,path={d}/serial-{n}.sock,server=on,wait=off", "-serial", "chardev:line",
+               # Each its own MAC (QEMU gives every instance the same default one).
+               "-device", f"virtio-net-device,netdev=n0,mac=52:54:00:0a:{n >> 8:02x}:{n & 255:02x}",
+               "-device", "virtio-rng-device",
+               "-chardev", f"socket,id=line,path={d}/serial-{n}.sock,server=on,wait=off",
+               "-device", "virtio-serial-device,max_ports=2",
+               "-device", "virtserialport,chardev=line,nr=1,name=org.basalt.line",
+               "-serial", "null",
                "-qmp", f"unix:{d}/qmp-{n}.sock,server=on,wait=off",
-               "-append", f"ip=10.10.0.{n + 1}/16 mcp=serial http=off"]
-        state["node"].append({"id": n, "pid": start_node(d, n, cmd), "address": f"10.10.0.{n + 1}",
-                              "serial": f"{d}/serial-{n}.sock", "qmp": f"{d}/qmp-{n}.sock", "command": cmd})
+               "-append", " ".join(boot)]
+        state["node"].append({"id": n, "name": f"node-{n}", "pid": start_node(d, n, cmd), "address": f"10.10.0.{n + 1}",
+                              "serial": f"{d}/serial-{n}.sock", "qmp": f"{d}/qmp-{n}.sock", "command": cmd,
+                              "rogue": n in rogue})
     save(state)
     print(f"swarm '{args.run}': {args.nodes} nodes, {args.topology}, seed {args.seed}; state in {d}")
     for node in state["node"]:
@@ -249,6 +271,9 @@ def main():
     u.add_argument("--seed", type=int, default=1)
     u.add_argument("--memory", default="32M")
     u.add_argument("--run", default="default")
+    u.add_argument("--period-ms", type=int, default=0, help="membership protocol period (default 1000)")
+    u.add_argument("--suspicion", type=int, default=0, help="suspicion timeout multiplier (default 5)")
+    u.add_argument("--rogue", default="", help="nodes (0,3) that boot with a wrong cluster key")
     s = sub.add_parser("status")
     s.add_argument("--json", action="store_true")
     s.add_argument("--run", default="default")

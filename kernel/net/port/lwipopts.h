@@ -53,7 +53,7 @@
  * (kernel/net/endpoint.cpp), so control traffic always finds memory. */
 #define MEM_SIZE                    (1024 * 1024)
 #define MEMP_NUM_PBUF               32
-#define MEMP_NUM_UDP_PCB            4
+#define MEMP_NUM_UDP_PCB            6 /* DHCP, SNTP and the run-time endpoints (net::Datagram) */
 #define MEMP_NUM_SYS_TIMEOUT        (LWIP_NUM_SYS_TIMEOUT_INTERNAL + 2) /* SNTP's */
 #define MEMP_NUM_TCP_PCB            272 /* the HTTP endpoint's 256 plus echo and closing ones */
 #define MEMP_NUM_TCP_PCB_LISTEN     4

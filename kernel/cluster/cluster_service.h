@@ -1,0 +1,29 @@
+#pragma once
+// Cluster membership (issue 18): the kernel's "cluster" task runs the SWIM protocol of
+// lib/cluster over a UDP endpoint it opens at run time through its NetStack capability, every
+// message authenticated under the cluster key (derived from `cluster_key=`; the secret itself
+// is not kept). What it knows is served to tool tasks through the Cluster capability
+// (cluster_info, cluster_ping, cluster_ping_result), read under masked IRQs so a reader never
+// sees the table half-updated.
+#include <cstdint>
+#include <string_view>
+
+#include "cluster_abi.h"
+
+namespace clusterd {
+
+// `cluster=` was given (with a key): the task will run.
+bool configured();
+// Creates the task holding the NetStack capability (and the MCP audit trail, where refused
+// peers are recorded; 0: none); registers the
+// Cluster object. Returns the Cluster object's id (0 when not configured or the task failed).
+uint64_t start(uint64_t netstack_object, uint64_t audit_trail_object);
+
+// --- system call side (IRQs masked) ---
+int64_t info(cluster_abi::ClusterInfo* out, cluster_abi::MemberInfo* members, uint32_t max);
+int64_t ping(std::string_view name);
+int64_t ping_result(uint32_t id, cluster_abi::PingInfo* out);
+// Changes whenever any member's state does: the cluster://members resource's revision.
+uint64_t generation();
+
+} // namespace clusterd

@@ -1,0 +1,75 @@
+"""MCP on a swarm node's serial line (its unix socket): newline-delimited JSON-RPC, one client at a
+time (QEMU's socket chardev serves one connection). Used by ./basalt swarm (status, logs, run)
+and the swarm tests."""
+import json
+import select
+import socket
+import time
+
+
+class NodeError(Exception):
+    pass
+
+
+class NodeLine:
+    def __init__(self, path, timeout=10.0):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        self.sock.connect(path)
+        self.timeout = timeout
+        self.buf = b""
+        self.next_id = 1
+        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                    "clientInfo": {"name": "basalt-swarm", "version": "1"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def send(self, msg):
+        self.sock.sendall(json.dumps(msg).encode() + b"\n")
+
+    def request(self, method, params=None):
+        rid = self.next_id
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params or {}})
+        deadline = time.monotonic() + self.timeout
+        while True:
+            while b"\n" in self.buf:
+                line, self.buf = self.buf.split(b"\n", 1)
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    continue
+                if msg.get("id") == rid:
+                    if "error" in msg:
+                        raise NodeError(msg["error"].get("message", str(msg["error"])))
+                    return msg["result"]
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise NodeError(f"no answer to {method} within {self.timeout} s")
+            if select.select([self.sock], [], [], left)[0]:
+                data = self.sock.recv(65536)
+                if not data:
+                    raise NodeError("the node closed its line")
+                self.buf += data
+
+    def call(self, tool, arguments=None):
+        """A tool's structured result; NodeError when the call failed."""
+        r = self.request("tools/call", {"name": tool, "arguments": arguments or {}})
+        if r.get("isError"):
+            text = " ".join(c.get("text", "") for c in r.get("content", []))
+            raise NodeError(f"{tool}: {text}")
+        return r.get("structuredContent")
+
+    def read(self, uri):
+        r = self.request("resources/read", {"uri": uri})
+        return json.loads(r["contents"][0]["text"])
+
+    def close(self):
+        self.sock.close()
+
+
+def call(path, tool, arguments=None, timeout=10.0):
+    line = NodeLine(path, timeout)
+    try:
+        return line.call(tool, arguments)
+    finally:
+        line.close()

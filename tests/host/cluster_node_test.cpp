@@ -1,0 +1,163 @@
+// One node's protocol in a simulated network: discovery through a seed or a broadcast
+// address, replayed datagrams, the operator's ping, and a node holding the wrong key.
+#include "support/cluster_sim.h"
+
+#include <gtest/gtest.h>
+
+using namespace cluster;
+using sim::ClusterSim;
+using sim::kMs;
+using sim::kSecond;
+
+namespace {
+
+// Runs until every node holds every other as alive; the time it took, or UINT64_MAX.
+uint64_t time_to_converge(ClusterSim& s, uint64_t limit) {
+    const auto everyone = s.all();
+    const uint64_t start = s.now();
+    if (s.run_until(start + limit, [&] { return s.all_alive(everyone); }))
+        return s.now() - start;
+    return UINT64_MAX;
+}
+
+std::vector<Event> events_of(Node& n) {
+    std::vector<Event> out(kEventCapacity);
+    out.resize(n.drain_events(out.data(), out.size()));
+    return out;
+}
+
+} // namespace
+
+TEST(ClusterNode, FiveConvergeThroughASeed) {
+    ClusterSim s(5, 1);
+    const uint64_t t = time_to_converge(s, 5 * kSecond);
+    ASSERT_LE(t, 5 * kSecond);
+    for (size_t i = 0; i < 5; ++i) {
+        EXPECT_EQ(s.node(i).member_count(), 5u);
+        EXPECT_EQ(s.node(i).stats().bad_mac, 0u);
+        EXPECT_EQ(s.node(i).incarnation(), 1u) << "nobody had to refute anything";
+        size_t joined = 0;
+        for (const Event& e : events_of(s.node(i)))
+            joined += e.kind == Event::Kind::Joined;
+        EXPECT_EQ(joined, 4u) << "one Joined event per peer";
+    }
+    // And it stays that way.
+    s.run_until(s.now() + 20 * kSecond);
+    EXPECT_TRUE(s.all_alive(s.all()));
+}
+
+TEST(ClusterNode, FiveConvergeThroughBroadcastAlone) {
+    ClusterSim::Options o;
+    o.seed_node0 = false;
+    o.broadcast = true;
+    ClusterSim s(5, 2, o);
+    EXPECT_LE(time_to_converge(s, 5 * kSecond), 5 * kSecond);
+    s.run_until(s.now() + 10 * kSecond);
+    EXPECT_TRUE(s.all_alive(s.all()));
+    for (size_t i = 0; i < 5; ++i)
+        EXPECT_GT(s.node(i).stats().from_self, 0u) << "its own broadcasts came back and were dropped";
+}
+
+TEST(ClusterNode, ExactReplayIsRefused) {
+    ClusterSim s(3, 3);
+    std::vector<uint8_t> captured;
+    s.on_send = [&](size_t from, Address to, const std::vector<uint8_t>& bytes) {
+        if (from == 1 && to == s.addr(2) && captured.empty())
+            captured = bytes;
+    };
+    s.run_until(10 * kSecond);
+    ASSERT_FALSE(captured.empty());
+    ASSERT_TRUE(s.all_alive(s.all()));
+    const uint64_t generation = s.node(2).generation();
+    events_of(s.node(2));
+    EXPECT_EQ(s.inject(2, s.addr(1), captured), Verdict::Replayed);
+    EXPECT_EQ(s.inject(2, s.addr(1), captured), Verdict::Replayed);
+    EXPECT_EQ(s.node(2).stats().replayed, 2u);
+    EXPECT_EQ(s.node(2).generation(), generation);
+    auto ev = events_of(s.node(2));
+    ASSERT_EQ(ev.size(), 1u) << "one Refused event per source per 10 s";
+    EXPECT_EQ(ev[0].kind, Event::Kind::Refused);
+    EXPECT_EQ(ev[0].verdict, Verdict::Replayed);
+    EXPECT_EQ(ev[0].addr, s.addr(1));
+}
+
+TEST(ClusterNode, PingMeasuresTheRoundTrip) {
+    ClusterSim s(3, 4);
+    s.set_delay(0, 1, 7 * kMs);
+    s.run_until(5 * kSecond);
+    ASSERT_TRUE(s.all_alive(s.all()));
+
+    auto id = s.ping(0, s.name(1));
+    ASSERT_TRUE(id.ok());
+    EXPECT_EQ(s.node(0).ping_result(*id).status, Node::PingResult::Status::Pending);
+    s.run_until(s.now() + 100 * kMs);
+    auto r = s.node(0).ping_result(*id);
+    EXPECT_EQ(r.status, Node::PingResult::Status::Answered);
+    EXPECT_EQ(r.rtt_ns, 14 * kMs) << "7 ms each way";
+
+    EXPECT_EQ(s.ping(0, "nobody").error(), ktl::Error::NotFound);
+    EXPECT_EQ(s.ping(0, s.name(0)).error(), ktl::Error::NotFound) << "not ourselves";
+    EXPECT_EQ(s.node(0).ping_result(9999).status, Node::PingResult::Status::Unknown);
+
+    s.kill(2);
+    auto lost = s.ping(0, s.name(2));
+    ASSERT_TRUE(lost.ok());
+    s.run_until(s.now() + 2 * s.node(0).config().period_ms * kMs);
+    EXPECT_EQ(s.node(0).ping_result(*lost).status, Node::PingResult::Status::TimedOut);
+    EXPECT_EQ(s.node(0).ping_result(*id).status, Node::PingResult::Status::Answered) << "older results stay";
+
+    // At most kMaxPendingPings at once.
+    for (size_t i = 0; i < kMaxPendingPings; ++i)
+        EXPECT_TRUE(s.ping(0, s.name(2)).ok());
+    EXPECT_EQ(s.ping(0, s.name(1)).error(), ktl::Error::Full);
+}
+
+TEST(ClusterNode, WrongKeyNeverGetsIn) {
+    ClusterSim s(5, 5);
+    ASSERT_LE(time_to_converge(s, 5 * kSecond), 5 * kSecond);
+    const size_t intruder = s.add_node(derive_key("wrong secret", "test-swarm"));
+    // Forged news, tagged with its own key: everyone is dead, at a huge incarnation.
+    Message forged;
+    forged.type = MessageType::Announce;
+    forged.sender.set(s.name(0)); // even posing as node 0
+    forged.incarnation = 1000;
+    forged.boot_nonce = 1;
+    forged.counter = 1;
+    for (size_t i = 0; i < 5; ++i) {
+        forged.updates[i].name.set(s.name(i));
+        forged.updates[i].addr = s.addr(i);
+        forged.updates[i].state = State::Dead;
+        forged.updates[i].incarnation = 1000;
+    }
+    forged.update_count = 5;
+    std::vector<uint8_t> bytes(kMaxDatagram);
+    bytes.resize(encode(forged, derive_key("wrong secret", "test-swarm"), bytes));
+    for (size_t i = 1; i < 5; ++i)
+        EXPECT_EQ(s.inject(i, s.addr(intruder), bytes), Verdict::BadMac);
+
+    bool disturbed = false;
+    s.run_until(s.now() + 30 * kSecond, [&] {
+        for (size_t i = 0; i < 5; ++i)
+            disturbed |= s.node(i).find(s.name(intruder)) != nullptr || s.node(i).member_count() != 5;
+        return false;
+    });
+    EXPECT_FALSE(disturbed);
+    EXPECT_TRUE(s.all_alive({ 0, 1, 2, 3, 4 }));
+    EXPECT_EQ(s.node(intruder).member_count(), 1u) << "and it learned nothing either";
+    uint64_t bad_mac = 0;
+    for (size_t i = 0; i < 5; ++i) {
+        bad_mac += s.node(i).stats().bad_mac;
+        EXPECT_EQ(s.node(i).incarnation(), 1u) << "no refutation of forged rumours";
+        size_t refused = 0;
+        for (const Event& e : events_of(s.node(i)))
+            if (e.kind == Event::Kind::Refused && e.addr == s.addr(intruder)) {
+                EXPECT_EQ(e.verdict, Verdict::BadMac);
+                ++refused;
+            }
+        if (i == 0) {
+            EXPECT_GE(refused, 3u) << "its announcements reach its seed every 2 s; one event per 10 s";
+            EXPECT_LE(refused, 4u);
+        }
+    }
+    EXPECT_GE(bad_mac, 15u + 4u);
+}
