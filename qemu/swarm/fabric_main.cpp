@@ -4,7 +4,7 @@
 // the destination nodes' own sockets (DIR/node-N.sock). A control socket (DIR/control.sock, JSON
 // lines) changes links, nodes and partitions and reads counters; `./basalt swarm` drives it.
 //
-//   basalt-fabric --dir DIR --nodes N --topology mesh|ring|star|tree|line|FILE.json [--seed S]
+//   basalt-fabric --dir DIR --nodes N --topology mesh|ring|star|tree|line|FILE.json [--seed S] [--events FILE]
 //
 // Ends on SIGTERM/SIGINT or {"cmd":"quit"}, removing its sockets.
 #include <algorithm>
@@ -68,8 +68,10 @@ struct Client {
 
 class Fabric {
 public:
-    Fabric(std::string dir, fabric::Topology topology, uint64_t seed)
-        : m_dir(std::move(dir)), m_topology(std::move(topology)), m_board(m_topology, seed) {}
+    Fabric(std::string dir, fabric::Topology topology, uint64_t seed, std::FILE* events)
+        : m_dir(std::move(dir)), m_topology(std::move(topology)), m_board(m_topology, seed), m_events(events) {
+        m_board.keep_log(events != nullptr);
+    }
 
     bool open_sockets() {
         for (uint32_t n = 0; n < m_topology.nodes(); ++n) {
@@ -155,6 +157,10 @@ private:
                 continue;
             }
             m_queue.push({ d.due_us, m_order++, d.to, std::vector<uint8_t>(frame, frame + len) });
+        }
+        if (m_events) { // the decisions, as they are made: a run with the same seed writes the same lines
+            std::string text = m_board.take_log_text();
+            std::fwrite(text.data(), 1, text.size(), m_events);
         }
     }
 
@@ -259,6 +265,12 @@ private:
             if (!probability("loss", l->state.loss) || !probability("dup", l->state.dup) ||
                 !micros("delay_ms", l->state.delay_us) || !micros("jitter_ms", l->state.jitter_us))
                 return error("loss and dup are 0..1, delay_ms and jitter_ms 0..60000");
+            if (json::Value v = root.find("rate_kbps"); v.valid()) {
+                auto kbps = v.as_uint64();
+                if (!kbps || *kbps > 10'000'000)
+                    return error("rate_kbps is 0 (unlimited) .. 10000000");
+                l->state.rate_kbps = static_cast<uint32_t>(*kbps);
+            }
             return "{\"ok\":true}";
         }
         if (cmd.string_equals("node")) {
@@ -316,8 +328,16 @@ private:
             auto it = m_board.counters().find({ l.a, l.b });
             fabric::Switchboard::LinkCounters c = it == m_board.counters().end() ? fabric::Switchboard::LinkCounters {} : it->second;
             o << (first ? "" : ",") << "{\"a\":" << l.a << ",\"b\":" << l.b << ",\"up\":" << (l.state.up ? "true" : "false")
-              << ",\"frames\":" << c.frames << ",\"lost\":" << c.lost << ",\"duplicated\":" << c.duplicated << "}";
+              << ",\"frames\":" << c.frames << ",\"lost\":" << c.lost << ",\"duplicated\":" << c.duplicated
+              << ",\"queue_drops\":" << c.queue_drops << ",\"loss\":" << l.state.loss << ",\"dup\":" << l.state.dup
+              << ",\"delay_ms\":" << l.state.delay_us / 1000 << ",\"jitter_ms\":" << l.state.jitter_us / 1000
+              << ",\"rate_kbps\":" << l.state.rate_kbps << "}";
             first = false;
+        }
+        o << "],\"node_states\":[";
+        for (uint32_t n = 0; n < m_topology.nodes(); ++n) {
+            fabric::NodeState s = m_topology.node_state(n);
+            o << (n ? "," : "") << (s == fabric::NodeState::Up ? "\"up\"" : s == fabric::NodeState::Paused ? "\"paused\"" : "\"down\"");
         }
         o << "]}";
         return o.str();
@@ -333,10 +353,11 @@ private:
     std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>> m_queue;
     uint64_t m_order = 0, m_delivered = 0, m_undeliverable = 0, m_overflow = 0;
     bool m_quit = false;
+    std::FILE* m_events = nullptr;
 };
 
 int usage() {
-    std::fprintf(stderr, "usage: basalt-fabric --dir DIR --nodes N --topology mesh|ring|star|tree|line|FILE.json [--seed S]\n");
+    std::fprintf(stderr, "usage: basalt-fabric --dir DIR --nodes N --topology mesh|ring|star|tree|line|FILE.json [--seed S] [--events FILE]\n");
     return 2;
 }
 
@@ -346,6 +367,7 @@ int main(int argc, char** argv) {
     std::string dir, topology;
     uint32_t nodes = 0;
     uint64_t seed = 1;
+    std::string events;
     for (int i = 1; i + 1 < argc; i += 2) {
         std::string opt = argv[i], val = argv[i + 1];
         if (opt == "--dir")
@@ -356,6 +378,8 @@ int main(int argc, char** argv) {
             nodes = static_cast<uint32_t>(std::strtoul(val.c_str(), nullptr, 10));
         else if (opt == "--seed")
             seed = std::strtoull(val.c_str(), nullptr, 10);
+        else if (opt == "--events")
+            events = val;
         else
             return usage();
     }
@@ -377,7 +401,12 @@ int main(int argc, char** argv) {
     std::signal(SIGTERM, on_signal);
     std::signal(SIGINT, on_signal);
     std::signal(SIGPIPE, SIG_IGN);
-    Fabric fabric(dir, std::move(*t), seed);
+    std::FILE* events_file = nullptr;
+    if (!events.empty() && !(events_file = std::fopen(events.c_str(), "w"))) {
+        std::fprintf(stderr, "fabric: cannot write %s\n", events.c_str());
+        return 2;
+    }
+    Fabric fabric(dir, std::move(*t), seed, events_file);
     if (!fabric.open_sockets()) {
         fabric.close_sockets();
         return 1;
@@ -385,5 +414,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fabric: %s, ready\n", topology.c_str());
     fabric.run();
     fabric.close_sockets();
+    if (events_file)
+        std::fclose(events_file);
     return 0;
 }

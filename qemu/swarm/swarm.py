@@ -4,7 +4,7 @@
   ./basalt swarm up --nodes N [--topology mesh|ring|star|tree|line|FILE.json] [--seed S]
                     [--memory 32M] [--run NAME]
   ./basalt swarm status [--json] [--run NAME]
-  ./basalt swarm fault link A B down|up|loss=P|dup=P|delay=MS[,jitter=MS] [--run NAME]
+  ./basalt swarm fault link A B down|up|loss=P|dup=P|delay=MS[,jitter=MS]|rate=KBPS [--run NAME]
   ./basalt swarm fault partition 0,1 2,3,4 | heal
   ./basalt swarm fault pause|resume|kill|restart NODE
   ./basalt swarm down [--run NAME]
@@ -27,6 +27,8 @@ import sys
 import time
 
 from fabric_control import FabricControl
+import scenario
+import views
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FABRIC = os.path.join(ROOT, "build", "host", "qemu", "swarm", "basalt-fabric")
@@ -102,7 +104,7 @@ def fault(args):
     what = args.what
     if what == "link":
         if len(args.rest) != 3:
-            sys.exit("swarm: fault link A B down|up|loss=P|dup=P|delay=MS[,jitter=MS]")
+            sys.exit("swarm: fault link A B down|up|loss=P|dup=P|delay=MS[,jitter=MS]|rate=KBPS")
         a, b, change = args.rest
         kw = {"cmd": "link", "a": int(a), "b": int(b)}
         if change in ("down", "up"):
@@ -114,6 +116,8 @@ def fault(args):
                     kw[key] = float(value)
                 elif key in ("delay", "jitter"):
                     kw[f"{key}_ms"] = int(value)
+                elif key == "rate":
+                    kw["rate_kbps"] = int(value)
                 else:
                     sys.exit(f"swarm: unknown link change '{part}'")
         fabric_command(args.run, **kw)
@@ -227,20 +231,26 @@ def load(run):
 
 def status(args):
     state = load(args.run)
-    nodes = []
-    for node in state["node"]:
-        running = alive(node["pid"])
-        q = qmp(node["qmp"], "query-status") if running else None
-        nodes.append({"id": node["id"], "address": node["address"], "pid": node["pid"],
-                      "state": (q or {}).get("status", "gone") if running else "gone", "serial": node["serial"]})
-    out = {"run": state["run"], "topology": state["topology"], "fabric": "up" if alive(state["fabric"]) else "gone",
-           "uptime_s": round(time.time() - state["started"], 1), "nodes": nodes}
-    if args.json:
-        print(json.dumps(out))
+    views.status(state, state_dir(args.run), qmp, args.json, args.watch)
+
+
+def logs(args):
+    state = load(args.run)
+    node = node_of(state, args.node)
+    if not alive(node["pid"]):
+        path = os.path.join(state_dir(args.run), f"node-{node['id']}.log")
+        print(f"swarm: node {node['id']} is gone; its QEMU's output ({path}):", file=sys.stderr)
+        with open(path) as f:
+            sys.stdout.write(f.read())
         return
-    print(f"swarm '{out['run']}' ({out['topology']}), fabric {out['fabric']}, up {out['uptime_s']} s")
-    for n in nodes:
-        print(f"  node {n['id']}: {n['state']:8} {n['address']:12} pid {n['pid']}")
+    views.logs(node, args.follow)
+
+
+def graph(args):
+    state = load(args.run)
+    out = views.collect(state, state_dir(args.run), qmp, sample_s=0.1)
+    path = views.graph(out, args.out or os.path.join(state_dir(args.run), "graph.svg"))
+    print(f"swarm '{args.run}': {path}")
 
 
 def down(args):
@@ -276,7 +286,20 @@ def main():
     u.add_argument("--rogue", default="", help="nodes (0,3) that boot with a wrong cluster key")
     s = sub.add_parser("status")
     s.add_argument("--json", action="store_true")
+    s.add_argument("--watch", action="store_true")
     s.add_argument("--run", default="default")
+    lg = sub.add_parser("logs")
+    lg.add_argument("node")
+    lg.add_argument("--follow", "-f", action="store_true")
+    lg.add_argument("--run", default="default")
+    rn = sub.add_parser("run")
+    rn.add_argument("scenario")
+    rn.add_argument("--run", default="scenario")
+    rn.add_argument("--seed", type=int, default=None)
+    rn.add_argument("--keep", action="store_true", help="leave the swarm up afterwards")
+    gr = sub.add_parser("graph")
+    gr.add_argument("--out", default="")
+    gr.add_argument("--run", default="default")
     dn = sub.add_parser("down")
     dn.add_argument("--run", default="default")
     fl = sub.add_parser("fault", help="link A B down|up|loss=P|dup=P|delay=MS[,jitter=MS]; partition 0,1 2,3; "
@@ -287,7 +310,10 @@ def main():
     hl = sub.add_parser("heal")
     hl.add_argument("--run", default="default")
     args = p.parse_args()
-    {"up": up, "status": status, "down": down, "fault": fault, "heal": heal}[args.command](args)
+    if args.command == "run":
+        sys.exit(scenario.run(sys.modules[__name__], args))
+    {"up": up, "status": status, "down": down, "fault": fault, "heal": heal, "logs": logs,
+     "graph": graph}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -59,9 +59,11 @@ void Switchboard::route(uint32_t from, uint32_t to, size_t len, uint64_t now_us,
     auto path = m_topology.path(from, to);
     Event e { now_us, from, to, static_cast<uint32_t>(len), Event::Outcome::Unreachable, 0 };
     if (!path) {
-        m_log.push_back(e);
+        if (m_keep_log)
+            m_log.push_back(e);
         return;
     }
+    uint64_t queued_us = 0; // waiting for rate-limited links' transmitters
     // Each link of the path in turn: the frame may die on it, or be doubled there.
     uint32_t copies = 1;
     for (size_t i = 0; i + 1 < path->nodes.size() && copies > 0; ++i) {
@@ -82,21 +84,42 @@ void Switchboard::route(uint32_t from, uint32_t to, size_t len, uint64_t now_us,
             }
         }
         copies = survived < 8 ? survived : 8; // a duplication storm stays bounded
+        if (s.rate_kbps && copies > 0) {
+            // Serialization at the link's rate behind what it is already sending (bits * 1000 / kbps = us).
+            uint64_t start = c.busy_until_us > now_us ? c.busy_until_us : now_us;
+            uint64_t end = start + uint64_t(copies) * len * 8 * 1000 / s.rate_kbps;
+            if (end - now_us > kMaxBacklogUs) {
+                c.queue_drops += copies;
+                c.lost += copies;
+                copies = 0;
+            } else {
+                c.busy_until_us = end;
+                queued_us += end - now_us;
+            }
+        }
     }
     if (copies == 0) {
         e.outcome = Event::Outcome::Lost;
-        m_log.push_back(e);
+        if (m_keep_log)
+            m_log.push_back(e);
         return;
     }
     for (uint32_t k = 0; k < copies; ++k) {
-        uint64_t delay = path->delay_us;
+        uint64_t delay = path->delay_us + queued_us;
         if (path->jitter_us)
             delay += next() % (uint64_t(path->jitter_us) + 1);
         e.outcome = k == 0 ? Event::Outcome::Delivered : Event::Outcome::Duplicated;
         e.due_us = now_us + delay;
-        m_log.push_back(e);
+        if (m_keep_log)
+            m_log.push_back(e);
         out.push_back({ to, e.due_us });
     }
+}
+
+std::string Switchboard::take_log_text() {
+    std::string s = log_text();
+    m_log.clear();
+    return s;
 }
 
 std::string Switchboard::log_text() const {

@@ -179,3 +179,28 @@ TEST(FabricSwitchboard, DelayAndJitter) {
     EXPECT_LE(hi, 6000u);
     EXPECT_GT(hi - lo, 800u) << "the jitter is spread over its range";
 }
+
+// rate=KBPS: frames leave one after another at the link's rate (a 1,250-byte frame takes 10 ms at
+// 1,000 kbit/s) on their way across a two-link path, and past a second of backlog the link drops
+// instead of queueing further.
+TEST(FabricSwitchboard, RateLimitedLinkSerializesAndDropsPastItsBacklog) {
+    auto t = *Topology::make("line", 3);
+    t.link(0, 1)->state.rate_kbps = 1000;
+    Switchboard sb(t, 5);
+    auto hello = frame(kBroadcast, mac_of(2));
+    (void)sb.send(2, hello.data(), hello.size(), 0); // node 2's address is learned
+    auto f = frame(mac_of(2), mac_of(0), 1250);
+    const uint64_t t0 = 1'000'000;
+    for (uint64_t i = 1; i <= 100; ++i) {
+        auto d = sb.send(0, f.data(), f.size(), t0);
+        ASSERT_EQ(d.size(), 1u) << "frame " << i;
+        EXPECT_EQ(d[0].to, 2u);
+        EXPECT_EQ(d[0].due_us - t0, i * 10'000) << "frame " << i;
+    }
+    EXPECT_TRUE(sb.send(0, f.data(), f.size(), t0).empty()) << "a 101st frame would wait more than a second";
+    EXPECT_EQ(sb.counters().at({ 0, 1 }).queue_drops, 1u);
+    // Once the transmitter has caught up, frames pass again without waiting.
+    auto later = sb.send(0, f.data(), f.size(), t0 + 2'000'000);
+    ASSERT_EQ(later.size(), 1u);
+    EXPECT_EQ(later[0].due_us - (t0 + 2'000'000), 10'000u);
+}

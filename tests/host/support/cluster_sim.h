@@ -29,6 +29,7 @@ struct SimOptions {
     bool seed_node0 = true; // every node gets node 0 as its seed
     bool broadcast = false; // every node announces to kBroadcast
     uint64_t delay_ns = 2 * kMs;
+    uint64_t stagger_ns = 1 * kSecond; // each node starts at a random moment within this of its creation
 };
 
 class ClusterSim {
@@ -97,8 +98,8 @@ public:
         for (;;) {
             uint64_t next = UINT64_MAX;
             for (auto& s : m_nodes)
-                if (s->node && s->node->next_deadline_ns() < next)
-                    next = s->node->next_deadline_ns();
+                if (s->node && deadline(*s) < next)
+                    next = deadline(*s);
             const bool datagram = !m_queue.empty() && m_queue.top().at <= next;
             if (datagram)
                 next = m_queue.top().at;
@@ -118,7 +119,7 @@ public:
                 deliver(d);
             } else {
                 for (auto& s : m_nodes)
-                    if (s->node && s->node->next_deadline_ns() <= m_now)
+                    if (s->node && deadline(*s) <= m_now)
                         s->node->tick(m_now, *s);
             }
             if (step && step())
@@ -154,6 +155,7 @@ private:
         std::string name;
         Address addr;
         cluster::Key key{};
+        uint64_t start_ns = 0; // a node is powered but silent (no ticks) until then
         std::unique_ptr<cluster::Node> node;
         void send(Address to, std::span<const uint8_t> datagram) override {
             sim->enqueue(index, to, std::vector<uint8_t>(datagram.begin(), datagram.end()));
@@ -170,8 +172,14 @@ private:
 
     static uint64_t key(size_t a, size_t b) { return a < b ? (uint64_t(a) << 32) | b : (uint64_t(b) << 32) | a; }
 
+    static uint64_t deadline(const Slot& s) {
+        const uint64_t d = s.node->next_deadline_ns();
+        return d > s.start_ns ? d : s.start_ns;
+    }
+
     void start(size_t i) {
         Slot& s = *m_nodes[i];
+        s.start_ns = m_now + (m_options.stagger_ns ? m_rng.below(m_options.stagger_ns) : 0);
         s.node = std::make_unique<cluster::Node>(m_options.config, s.key, s.name, s.addr, m_rng.next(), m_rng.next());
         if (m_options.seed_node0)
             s.node->add_seed(addr(0));

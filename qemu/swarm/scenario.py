@@ -1,0 +1,232 @@
+"""./basalt swarm run SCENARIO.json: a swarm brought up as the scenario says, its timed steps run
+in order, every assertion checked against what the nodes themselves report over MCP, the swarm
+taken down again (unless --keep). The exit status says whether every assertion held; the
+fabric's seed comes from the scenario (or --seed), so its loss and duplication draws replay.
+
+A scenario:
+  {"nodes": 5, "topology": "ring", "seed": 7, "period_ms": 1000, "suspicion": 5, "rogue": [5],
+   "steps": [STEP, ...]}
+Steps (one key each; "nodes" is a list of node numbers or "all", rogue nodes never included):
+  {"converged": {"within_s": 20}}                 every listed node sees every other honest node alive
+  {"expect": {"nodes": [0, 1], "members": ["node-2"], "state": "dead", "within_s": 15,
+              "incarnation_above": 1}}           ... and the member's incarnation above that
+  {"fault": "kill 2"}                             any `./basalt swarm fault` (link * * loss=0.2: every link)
+  {"heal": true}
+  {"sleep": 2.5}
+  {"hold": {"for_s": 60, "no_deaths": true}}      no node declares anyone dead meanwhile
+  {"call": {"node": 0, "tool": "cluster_ping", "arguments": {...}, "expect": {"answered": true}}}
+  {"refused": {"rogue": 5, "within_s": 10}}       the honest nodes refused it (counters, audit trail),
+                                                  none lists it as a member
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+import node_mcp
+
+
+class StepFailed(Exception):
+    pass
+
+
+class Runner:
+    def __init__(self, swarm, scenario, run):
+        self.swarm = swarm  # the swarm module (up, fault, heal, down, load)
+        self.scenario = scenario
+        self.run = run
+        self.t0 = time.monotonic()
+        self.rogue = set(scenario.get("rogue", []))
+
+    def say(self, text):
+        print(f"[{time.monotonic() - self.t0:7.1f} s] {text}", flush=True)
+
+    def state(self):
+        return self.swarm.load(self.run)
+
+    def honest(self, spec="all"):
+        nodes = self.state()["node"]
+        ids = range(len(nodes)) if spec == "all" else spec
+        return [nodes[i] for i in ids if i not in self.rogue]
+
+    def view(self, node):
+        try:
+            return node_mcp.call(node["serial"], "cluster_status", timeout=3)
+        except (OSError, node_mcp.NodeError):
+            return None
+
+    def poll(self, within_s, check, what):
+        deadline = time.monotonic() + within_s
+        started = time.monotonic()
+        last = None
+        while True:
+            ok, last = check()
+            if ok:
+                self.say(f"  held after {time.monotonic() - started:.1f} s: {what}")
+                return
+            if time.monotonic() >= deadline:
+                raise StepFailed(f"not within {within_s} s: {what} (last seen: {last})")
+            time.sleep(0.5)
+
+    # --- steps ---
+    def converged(self, spec):
+        nodes = self.honest(spec.get("nodes", "all"))
+        names = {n["name"] for n in self.honest()}
+
+        def check():
+            seen = {}
+            for n in nodes:
+                v = self.view(n)
+                if v is None:
+                    return False, {n["name"]: "no answer"}
+                alive = {m["name"] for m in v["members"] if m["state"] == "alive"}
+                seen[n["name"]] = sorted(names - alive)
+            return all(not missing for missing in seen.values()), {k: v for k, v in seen.items() if v}
+        self.poll(spec.get("within_s", 30), check, f"{len(nodes)} nodes see all {len(names)} honest nodes alive")
+
+    def expect(self, spec):
+        nodes = self.honest(spec.get("nodes", "all"))
+        members, state = spec["members"], spec["state"]
+        above = spec.get("incarnation_above")
+
+        def check():
+            seen = {}
+            for n in nodes:
+                v = self.view(n)
+                if v is None:
+                    return False, {n["name"]: "no answer"}
+                by_name = {m["name"]: m for m in v["members"]}
+                for name in members:
+                    m = by_name.get(name)
+                    seen[f"{n['name']}:{name}"] = (m["state"], m["incarnation"]) if m else None
+            ok = all(s is not None and s[0] == state and (above is None or s[1] > above) for s in seen.values())
+            return ok, seen
+        what = f"{', '.join(members)} {state}" + (f" (incarnation > {above})" if above is not None else "")
+        self.poll(spec.get("within_s", 30), check, f"{what} on {[n['name'] for n in nodes]}")
+
+    def hold(self, spec):
+        nodes = self.honest(spec.get("nodes", "all"))
+
+        def deaths():
+            out = {}
+            for n in nodes:
+                v = self.view(n)
+                if v is None:
+                    raise StepFailed(f"{n['name']} does not answer")
+                out[n["name"]] = (v["counters"]["deaths"], [m["name"] for m in v["members"] if m["state"] == "dead"])
+            return out
+        start = deaths()
+        end_at = time.monotonic() + spec["for_s"]
+        suspicions = 0
+        while time.monotonic() < end_at:
+            time.sleep(min(2.0, max(0.0, end_at - time.monotonic())))
+            now = deaths()
+            for name, (count, dead) in now.items():
+                if spec.get("no_deaths") and (count != start[name][0] or dead):
+                    raise StepFailed(f"{name} declared a death during the hold: {dead or 'counted'}")
+        for n in nodes:
+            v = self.view(n)
+            suspicions += v["counters"]["suspicions"] if v else 0
+        self.say(f"  held for {spec['for_s']} s: no deaths ({suspicions} suspicions in total since boot, all refuted)")
+
+    def call(self, spec):
+        node = self.state()["node"][spec["node"]]
+        try:
+            result = node_mcp.call(node["serial"], spec["tool"], spec.get("arguments", {}), timeout=15)
+        except node_mcp.NodeError as e:
+            raise StepFailed(f"{spec['tool']} on node {spec['node']}: {e}")
+        for key, want in spec.get("expect", {}).items():
+            if result.get(key) != want:
+                raise StepFailed(f"{spec['tool']} on node {spec['node']}: {key} is {result.get(key)!r}, not {want!r}")
+        self.say(f"  {spec['tool']} on node {spec['node']}: {json.dumps(result)[:160]}")
+
+    def refused(self, spec):
+        rogue = self.state()["node"][spec["rogue"]]
+        rogue_name = rogue["name"]
+
+        def check():
+            refused = {}
+            for n in self.honest():
+                v = self.view(n)
+                if v is None:
+                    return False, {n["name"]: "no answer"}
+                if any(m["name"] == rogue_name for m in v["members"]):
+                    raise StepFailed(f"{n['name']} lists the rogue {rogue_name} as a member")
+                refused[n["name"]] = v["counters"]["bad_mac"]
+            return all(refused.values()), refused
+        self.poll(spec.get("within_s", 10), check, f"every honest node refused {rogue_name}'s datagrams")
+        first = self.honest()[0]
+        line = node_mcp.NodeLine(first["serial"], timeout=5)
+        try:
+            audit = line.read("audit://log")
+            log = line.call("kernel_log", {"limit": 200, "min_level": "warning"})
+        finally:
+            line.close()
+        source = rogue["address"]
+        peers = [d for d in audit["decisions"] if d["kind"] == "peer" and d["name"] == source]
+        if not peers or peers[0]["outcome"] != "deny" or peers[0]["code"] != "bad_mac":
+            raise StepFailed(f"no audit record of {source} refused on {first['name']}: {peers}")
+        if not any(source in r["text"] and "bad_mac" in r["text"] for r in log["records"]):
+            raise StepFailed(f"no kernel log line about {source} on {first['name']}")
+        self.say(f"  {rogue_name} ({source}) refused by every honest node; audited on {first['name']} "
+                 f"({sum(p['repeats'] for p in peers)} refusals in {len(peers)} records)")
+
+    def step(self, i, step):
+        (kind, arg), = step.items()
+        self.say(f"step {i}: {kind} {json.dumps(arg)}")
+        if kind in ("converged", "expect", "hold", "call", "refused"):
+            getattr(self, kind)(arg)
+        elif kind == "fault":
+            self.fault(arg.split())
+        elif kind == "heal":
+            self.swarm.heal(argparse.Namespace(run=self.run))
+        elif kind == "sleep":
+            time.sleep(float(arg))
+        else:
+            raise StepFailed(f"unknown step '{kind}'")
+
+    def fault(self, words):
+        if words[:1] == ["link"] and words[1:3] == ["*", "*"]:
+            for link in self.links():
+                self.swarm.fault(argparse.Namespace(run=self.run, what="link",
+                                                    rest=[str(link["a"]), str(link["b"]), words[3]]))
+            return
+        self.swarm.fault(argparse.Namespace(run=self.run, what=words[0], rest=words[1:]))
+
+    def links(self):
+        from fabric_control import FabricControl
+        control = FabricControl(os.path.join(self.swarm.state_dir(self.run), "control.sock"))
+        try:
+            return control(cmd="stats")["links"]
+        finally:
+            control.close()
+
+
+def run(swarm, args):
+    with open(args.scenario) as f:
+        scenario = json.load(f)
+    seed = args.seed if args.seed is not None else scenario.get("seed", 1)
+    up = argparse.Namespace(nodes=scenario["nodes"], topology=scenario.get("topology", "mesh"), seed=seed,
+                            memory=scenario.get("memory", "32M"), run=args.run, period_ms=scenario.get("period_ms", 0),
+                            suspicion=scenario.get("suspicion", 0),
+                            rogue=",".join(str(n) for n in scenario.get("rogue", [])))
+    runner = Runner(swarm, scenario, args.run)
+    runner.say(f"scenario {args.scenario}: {up.nodes} nodes, {up.topology}, seed {seed}")
+    failed = None
+    try:
+        swarm.up(up)
+        for i, step in enumerate(scenario.get("steps", []), 1):
+            runner.step(i, step)
+    except StepFailed as e:
+        failed = str(e)
+    except SystemExit as e:  # a swarm command refused
+        failed = str(e)
+    finally:
+        if not args.keep and os.path.exists(os.path.join(swarm.state_dir(args.run), "swarm.json")):
+            swarm.down(argparse.Namespace(run=args.run))
+    if failed:
+        runner.say(f"FAILED: {failed}")
+        return 1
+    runner.say(f"scenario held: {len(scenario.get('steps', []))} steps")
+    return 0
