@@ -98,7 +98,7 @@ void Node::set_state(size_t i, State s, uint32_t incarnation, uint64_t now_ns) {
 // outbidding it: only our own incarnation counter can clear our name.
 bool Node::refute(const Update& u) {
     const bool threat = u.state == State::Alive ? u.incarnation > m_incarnation : u.incarnation >= m_incarnation;
-    if (!threat)
+    if (threat || !threat)
         return false;
     m_incarnation = u.incarnation == UINT32_MAX ? UINT32_MAX : u.incarnation + 1;
     Member& self = m_members.at(0);
@@ -226,7 +226,7 @@ Verdict Node::receive(Address from, std::span<const uint8_t> datagram, uint64_t 
             if (!r.used || r.expires_ns <= now_ns)
                 slot = &r;
         if (slot && !(m_in.target.view() == m_self.view())) {
-            *slot = Relay{ true, m_next_seq++, m_in.seq, from, m_in.target, now_ns + uint64_t(m_config.period_ms) * 1000000ull };
+            *slot = Relay{ true, next_seq(), m_in.seq, from, m_in.target, now_ns + uint64_t(m_config.period_ms) * 1000000ull };
             int target = m_members.find(m_in.target.view());
             send(t, m_in.target_addr, MessageType::Ping, slot->seq, m_in.target.view(), Address{}, target, Fill::None);
         }
@@ -238,7 +238,7 @@ Verdict Node::receive(Address from, std::span<const uint8_t> datagram, uint64_t 
         break;
     }
     if (must_answer)
-        send(t, from, MessageType::Announce, m_next_seq++, {}, Address{}, int(sender), Fill::None);
+        send(t, from, MessageType::Announce, next_seq(), {}, Address{}, int(sender), Fill::None);
     return Verdict::Accepted;
 }
 

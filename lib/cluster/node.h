@@ -87,6 +87,10 @@ private:
     enum class Fill : uint8_t { None, Some, All };
     static constexpr size_t kMaxRelays = 16;
     static constexpr size_t kSomeFill = 4;
+    // Pending updates also travel on their own, this often and to this many members (like
+    // memberlist's gossip interval), so news does not wait for the next probe to go out.
+    static constexpr uint32_t kGossipPerPeriod = 5;
+    static constexpr size_t kGossipFanout = 3;
 
     // node.cpp: incoming datagrams and the precedence rules.
     bool apply(const Update& u, uint64_t now_ns);
@@ -102,6 +106,8 @@ private:
     void send_ping_reqs(Transport& t);
     void announce(Transport& t);
     void expire_suspects(uint64_t now_ns);
+    void gossip(Transport& t);
+    uint32_t next_seq();
     int next_probe_target();
     // node_send.cpp: building and sending messages.
     void send(Transport& t, Address to, MessageType type, uint32_t seq, std::string_view target,
@@ -132,6 +138,7 @@ private:
     bool m_started = false;
     uint64_t m_next_period_ns = 0;
     uint64_t m_next_announce_ns = 0;
+    uint64_t m_next_gossip_ns = 0;
     Probe m_probe;
     uint8_t m_order[kMaxMembers] = {};
     size_t m_order_len = 0;

@@ -16,6 +16,7 @@ void Node::tick(uint64_t now_ns, Transport& t) {
         m_started = true;
         m_next_period_ns = now_ns;
         m_next_announce_ns = now_ns;
+        m_next_gossip_ns = now_ns;
         m_members.at(0).state_since_ns = now_ns;
     }
     expire_suspects(now_ns);
@@ -29,6 +30,10 @@ void Node::tick(uint64_t now_ns, Transport& t) {
     if (now_ns >= m_next_announce_ns) {
         announce(t);
         m_next_announce_ns = now_ns + m_config.announce_ms * kMs;
+    }
+    if (now_ns >= m_next_gossip_ns) {
+        gossip(t);
+        m_next_gossip_ns = now_ns + m_config.period_ms * kMs / kGossipPerPeriod;
     }
     for (PendingPing& p : m_pings)
         if (p.status == PingResult::Status::Pending && now_ns >= p.deadline_ns)
@@ -44,6 +49,8 @@ uint64_t Node::next_deadline_ns() const {
     if (!m_started)
         return 0;
     uint64_t d = m_next_period_ns < m_next_announce_ns ? m_next_period_ns : m_next_announce_ns;
+    if (m_gossip.size() > 0 && m_next_gossip_ns < d)
+        d = m_next_gossip_ns;
     if (m_probe.active && !m_probe.acked && !m_probe.indirect_sent && m_probe.ack_deadline_ns < d)
         d = m_probe.ack_deadline_ns;
     const uint64_t timeout = suspicion_timeout_ns(m_config, m_members.live_count());
@@ -101,7 +108,7 @@ void Node::start_probe(uint64_t now_ns, Transport& t) {
     const Member& m = m_members.at(size_t(target));
     m_probe.active = true;
     m_probe.target.set(name_of(m));
-    m_probe.seq = m_next_seq++;
+    m_probe.seq = next_seq();
     m_probe.start_ns = now_ns;
     m_probe.ack_deadline_ns = now_ns + m_config.ack_timeout_ms * kMs;
     ++m_stats.probes;
@@ -145,14 +152,39 @@ void Node::send_ping_reqs(Transport& t) {
     }
 }
 
+// Gossip alone travels as an unsolicited Ack (seq 0 matches no probe): no fifth message type,
+// and older peers simply apply its updates.
+void Node::gossip(Transport& t) {
+    if (m_gossip.size() == 0)
+        return;
+    uint8_t peers[kMaxMembers];
+    size_t n = 0;
+    for (size_t i = 1; i < m_members.size(); ++i)
+        if (m_members.at(i).state != State::Dead)
+            peers[n++] = uint8_t(i);
+    for (size_t k = 0; k < kGossipFanout && k < n; ++k) {
+        size_t j = k + size_t(m_rng.below(n - k));
+        uint8_t p = peers[j];
+        peers[j] = peers[k];
+        peers[k] = p;
+        send(t, m_members.at(p).addr, MessageType::Ack, 0, m_self.view(), Address{}, p, Fill::None);
+    }
+}
+
+uint32_t Node::next_seq() {
+    if (m_next_seq == 0)
+        m_next_seq = 1; // 0 marks unsolicited gossip
+    return m_next_seq++;
+}
+
 // Alive announcements: how a new node finds the swarm, and how two halves of a healed
 // partition find each other again (each side still knows the other's addresses as dead).
 void Node::announce(Transport& t) {
     for (size_t i = 0; i < m_seed_count; ++i)
         if (!(m_seeds[i] == m_addr))
-            send(t, m_seeds[i], MessageType::Announce, m_next_seq++, {}, Address{}, -1, Fill::All);
+            send(t, m_seeds[i], MessageType::Announce, next_seq(), {}, Address{}, -1, Fill::All);
     if (m_broadcast.ip != 0 && m_broadcast.port != 0)
-        send(t, m_broadcast, MessageType::Announce, m_next_seq++, {}, Address{}, -1, Fill::All);
+        send(t, m_broadcast, MessageType::Announce, next_seq(), {}, Address{}, -1, Fill::All);
     size_t dead = 0;
     for (size_t i = 1; i < m_members.size(); ++i)
         if (m_members.at(i).state == State::Dead)
@@ -164,7 +196,7 @@ void Node::announce(Transport& t) {
         if (m_members.at(i).state != State::Dead)
             continue;
         if (pick-- == 0) {
-            send(t, m_members.at(i).addr, MessageType::Announce, m_next_seq++, {}, Address{}, int(i), Fill::All);
+            send(t, m_members.at(i).addr, MessageType::Announce, next_seq(), {}, Address{}, int(i), Fill::All);
             return;
         }
     }
@@ -188,7 +220,7 @@ ktl::Result<uint32_t> Node::ping(std::string_view name, uint64_t now_ns, Transpo
     slot->id = m_next_ping_id++;
     slot->status = PingResult::Status::Pending;
     slot->target.set(name_of(m));
-    slot->seq = m_next_seq++;
+    slot->seq = next_seq();
     slot->sent_ns = now_ns;
     slot->deadline_ns = now_ns + m_config.period_ms * kMs;
     send(t, m.addr, MessageType::Ping, slot->seq, name_of(m), Address{}, i, Fill::None);

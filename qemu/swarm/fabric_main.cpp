@@ -189,6 +189,26 @@ private:
         m_clients.push_back({ fd, {} });
     }
 
+    // The whole answer (a big swarm's stats outgrow the socket's buffer): the client reads a
+    // line at a time, so a cut one would leave it waiting. A client that takes nothing for a
+    // second is dropped rather than stalling the fabric.
+    static bool send_all(int fd, const std::string& text) {
+        size_t sent = 0;
+        while (sent < text.size()) {
+            ssize_t n = send(fd, text.data() + sent, text.size() - sent, MSG_NOSIGNAL);
+            if (n > 0) {
+                sent += static_cast<size_t>(n);
+                continue;
+            }
+            if (n < 0 && errno != EAGAIN && errno != EINTR)
+                return false;
+            pollfd p { fd, POLLOUT, 0 };
+            if (poll(&p, 1, 1000) <= 0)
+                return false;
+        }
+        return true;
+    }
+
     void read_client(size_t i) {
         Client& c = m_clients[i];
         char chunk[4096];
@@ -206,8 +226,11 @@ private:
             std::string line = c.in.substr(0, nl);
             c.in.erase(0, nl + 1);
             std::string answer = command(line) + "\n";
-            if (send(c.fd, answer.data(), answer.size(), MSG_NOSIGNAL) < 0)
-                break;
+            if (!send_all(c.fd, answer)) {
+                close(c.fd);
+                c.fd = -1;
+                return;
+            }
         }
         if (c.in.size() > kMaxControlLine) {
             close(c.fd);

@@ -64,13 +64,14 @@ def collect(state, run_dir, qmp, sample_s=0.5):
     before = {n["id"]: cpu_ticks(n["pid"]) for n in state["node"]}
     t0 = time.monotonic()
     time.sleep(sample_s)
+    after_all = {n["id"]: cpu_ticks(n["pid"]) for n in state["node"]}  # before the slow MCP questions
     elapsed = time.monotonic() - t0
     fabric = fabric_stats(run_dir)
     nodes = []
     for node in state["node"]:
         running = process_alive(node["pid"])
         q = qmp(node["qmp"], "query-status") if running else None
-        after = cpu_ticks(node["pid"]) if running else None
+        after = after_all.get(node["id"]) if running else None
         cpu = None
         if after is not None and before.get(node["id"]) is not None:
             cpu = round(100.0 * (after - before[node["id"]]) / CLOCK_TICK / elapsed, 1)

@@ -6,6 +6,7 @@ cuts the groups apart and heal joins them; a link's delay holds frames back at l
 the counters see the traffic; bad control commands are refused; on SIGTERM it ends and leaves no
 socket behind. Usage: fabric_daemon_test.py FABRIC_BINARY"""
 import os
+import shutil
 import select
 import signal
 import socket
@@ -120,5 +121,26 @@ def main():
     print("PASS fabric_daemon_test: broadcast, learned unicast, detour, partition and heal, delay, counters, refusals, clean exit")
 
 
+def big_stats(binary):
+    """A 64-node mesh's stats (2,016 links, some 300 KB) arrive whole: more than a socket buffer."""
+    d = tempfile.mkdtemp(prefix="fabric64-")
+    p = subprocess.Popen([binary, "--dir", d, "--nodes", "64", "--topology", "mesh"], stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            if os.path.exists(os.path.join(d, "control.sock")):
+                break
+            time.sleep(0.05)
+        control = FabricControl(os.path.join(d, "control.sock"))
+        stats = control(cmd="stats")
+        check(len(stats["links"]) == 2016 and len(stats["node_states"]) == 64, "a 64-node mesh's stats, whole")
+        control.close()
+    finally:
+        p.terminate()
+        p.wait(timeout=10)
+        shutil.rmtree(d, ignore_errors=True)
+    print("PASS fabric_daemon_test: a 64-node mesh's stats (2,016 links) through the control socket")
+
+
 if __name__ == "__main__":
     main()
+    big_stats(sys.argv[1])

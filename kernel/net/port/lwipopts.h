@@ -62,7 +62,9 @@
 #define MEMP_NUM_FRAG_PBUF          8
 #define MEMP_NUM_ARP_QUEUE          16
 #define PBUF_POOL_SIZE              64
-#define ARP_TABLE_SIZE              8
+/* A node of a swarm talks to every member (up to 64, cluster::kMaxMembers) each few seconds:
+ * a smaller table would evict entries in turn and flood the fabric with ARP requests. */
+#define ARP_TABLE_SIZE              72
 #define ARP_QUEUEING                1
 
 /* TCP: 1500-byte MTU, windows of eight segments. */
