@@ -18,6 +18,7 @@ class NodeLine:
         self.sock.connect(path)
         self.timeout = timeout
         self.buf = b""
+        self.notifications = []  # those that arrived while waiting for an answer
         self.next_id = 1
         self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                     "clientInfo": {"name": "basalt-swarm", "version": "1"}})
@@ -42,14 +43,41 @@ class NodeLine:
                     if "error" in msg:
                         raise NodeError(msg["error"].get("message", str(msg["error"])))
                     return msg["result"]
+                if "method" in msg and "id" not in msg:
+                    self.notifications.append(msg)
             left = deadline - time.monotonic()
             if left <= 0:
                 raise NodeError(f"no answer to {method} within {self.timeout} s")
-            if select.select([self.sock], [], [], left)[0]:
-                data = self.sock.recv(65536)
-                if not data:
-                    raise NodeError("the node closed its line")
-                self.buf += data
+            self.receive(left)
+
+    def receive(self, timeout):
+        if select.select([self.sock], [], [], timeout)[0]:
+            data = self.sock.recv(65536)
+            if not data:
+                raise NodeError("the node closed its line")
+            self.buf += data
+
+    def wait_notification(self, method, timeout):
+        """The first notification named `method` (kept or arriving within timeout s), or None."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for i, msg in enumerate(self.notifications):
+                if msg.get("method") == method:
+                    return self.notifications.pop(i)
+            while b"\n" in self.buf:
+                line, self.buf = self.buf.split(b"\n", 1)
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    continue
+                if "method" in msg and "id" not in msg:
+                    self.notifications.append(msg)
+            if any(m.get("method") == method for m in self.notifications):
+                continue
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            self.receive(left)
 
     def call(self, tool, arguments=None):
         """A tool's structured result; NodeError when the call failed."""

@@ -18,6 +18,7 @@ from harness import ROOT, check, main
 
 sys.path.insert(0, os.path.join(ROOT, "qemu", "swarm"))
 from fabric_control import FabricControl  # noqa: E402
+from node_mcp import NodeLine  # noqa: E402
 
 SWARM = os.path.join(ROOT, "qemu", "swarm", "swarm.py")
 BRIDGE = os.path.join(ROOT, "boot", "serial_bridge.py")
@@ -130,7 +131,19 @@ def test(args):
         check(bad.returncode != 0 and "refused" in bad.stderr, f"a link to no node: {bad.stderr}")
         check(swarm("fault", "pause", "1", "--run", run).returncode == 0 and node_states()[1] == "paused", "pause")
         check(swarm("fault", "resume", "1", "--run", run).returncode == 0 and node_states()[1] == "running", "resume")
+        # A subscriber to node 0's cluster://members hears of the change the kill brings.
+        line = NodeLine(started["node"][0]["serial"], timeout=10)
+        members = line.read("cluster://members")
+        check(len(members["members"]) == 3 and members["node"] == "node-0", f"cluster://members: {members}")
+        line.request("resources/subscribe", {"uri": "cluster://members"})
         check(swarm("fault", "kill", "2", "--run", run).returncode == 0, "kill")
+        note = line.wait_notification("notifications/resources/updated", 15)
+        after = line.read("cluster://members")
+        line.close()
+        check(note is not None and note["params"]["uri"] == "cluster://members", "no update notification after the kill")
+        node2 = [m for m in after["members"] if m["name"] == "node-2"]
+        check(node2 and node2[0]["state"] in ("suspect", "dead") and after["generation"] > members["generation"],
+              f"after the kill: {after}")
         time.sleep(0.3)
         check(node_states()[2] == "gone", f"after kill: {node_states()}")
         check(swarm("fault", "restart", "2", "--run", run).returncode == 0, "restart")
