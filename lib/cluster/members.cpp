@@ -53,6 +53,7 @@ int MemberTable::add(std::string_view name, Address addr, uint32_t incarnation, 
     }
     fill(m_members[slot], name, addr, incarnation, now_ns);
     m_windows[slot].reset();
+    m_told_dead_ns[slot] = 0;
     return int(slot);
 }
 

@@ -18,6 +18,9 @@ public:
     Member& at(size_t i) { return m_members[i]; }
     const Member& at(size_t i) const { return m_members[i]; }
     ReplayWindow& window(size_t i) { return m_windows[i]; }
+    // When we last told this member (held dead) so: at most once a period, or a member that
+    // cannot refute (its incarnation saturated) would ping-pong with us at network speed.
+    uint64_t& told_dead_ns(size_t i) { return m_told_dead_ns[i]; }
     // Slot index, or -1.
     int find(std::string_view name) const;
     // A slot for a new Alive member: a free one, else the one dead the longest (its record and
@@ -29,6 +32,7 @@ public:
 private:
     Member m_members[kMaxMembers];
     ReplayWindow m_windows[kMaxMembers];
+    uint64_t m_told_dead_ns[kMaxMembers] = {};
     size_t m_count = 0;
 };
 

@@ -98,7 +98,7 @@ void Node::set_state(size_t i, State s, uint32_t incarnation, uint64_t now_ns) {
 // outbidding it: only our own incarnation counter can clear our name.
 bool Node::refute(const Update& u) {
     const bool threat = u.state == State::Alive ? u.incarnation > m_incarnation : u.incarnation >= m_incarnation;
-    if (threat || !threat)
+    if (!threat)
         return false;
     m_incarnation = u.incarnation == UINT32_MAX ? UINT32_MAX : u.incarnation + 1;
     Member& self = m_members.at(0);
@@ -210,7 +210,15 @@ Verdict Node::receive(Address from, std::span<const uint8_t> datagram, uint64_t 
     for (size_t i = 0; i < m_in.update_count; ++i)
         refuted |= apply(m_in.updates[i], now_ns);
     // Dead to us yet talking: tell it (send() puts our view of the recipient first) so it refutes.
-    bool must_answer = refuted || m_members.at(sender).state == State::Dead;
+    bool must_answer = refuted;
+    if (m_members.at(sender).state == State::Dead) {
+        uint64_t& told = m_members.told_dead_ns(sender);
+        const uint64_t period = uint64_t(m_config.period_ms) * 1000000ull;
+        if (told == 0 || now_ns < told || now_ns - told >= period) {
+            told = now_ns;
+            must_answer = true;
+        }
+    }
 
     switch (m_in.type) {
     case MessageType::Ping:
