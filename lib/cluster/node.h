@@ -13,7 +13,7 @@
 #include <cluster/gossip.h>
 #include <cluster/key.h>
 #include <cluster/members.h>
-#include <cluster/rng.h>
+#include <ktl/splitmix64.h>
 #include <cluster/types.h>
 #include <cluster/wire.h>
 #include <ktl/result.h>
@@ -123,7 +123,7 @@ private:
     uint64_t m_counter = 0;
     uint32_t m_incarnation = 1;
     uint32_t m_next_seq = 1;
-    SplitMix64 m_rng;
+    ktl::SplitMix64 m_rng;
     MemberTable m_members;
     GossipQueue m_gossip;
     EventRing m_events;

@@ -5,19 +5,15 @@
 #include <cstdint>
 
 #include <hnsw/limits.h>
+#include <ktl/splitmix64.h>
 
 namespace hnsw {
 
 class Rng {
 public:
-    explicit Rng(uint64_t seed = 0) : m_state(seed) {}
+    explicit Rng(uint64_t seed = 0) : m_gen(seed) {}
 
-    uint64_t next() {
-        uint64_t z = (m_state += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        return z ^ (z >> 31);
-    }
+    uint64_t next() { return m_gen.next(); }
 
     // Level with P(level >= l) = M^-l, the distribution of the paper's mL = 1/ln(M), but
     // drawn as repeated integer trials instead of floor(-ln(U) * mL).
@@ -29,11 +25,11 @@ public:
         return l;
     }
 
-    uint64_t state() const { return m_state; }
-    void set_state(uint64_t s) { m_state = s; }
+    uint64_t state() const { return m_gen.state(); }
+    void set_state(uint64_t s) { m_gen.set_state(s); }
 
 private:
-    uint64_t m_state;
+    ktl::SplitMix64 m_gen;
 };
 
 } // namespace hnsw

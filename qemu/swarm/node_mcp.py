@@ -33,22 +33,29 @@ class NodeLine:
         self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params or {}})
         deadline = time.monotonic() + self.timeout
         while True:
-            while b"\n" in self.buf:
-                line, self.buf = self.buf.split(b"\n", 1)
-                try:
-                    msg = json.loads(line)
-                except ValueError:
-                    continue
+            for msg in self.take_messages():
                 if msg.get("id") == rid:
                     if "error" in msg:
                         raise NodeError(msg["error"].get("message", str(msg["error"])))
                     return msg["result"]
-                if "method" in msg and "id" not in msg:
-                    self.notifications.append(msg)
             left = deadline - time.monotonic()
             if left <= 0:
                 raise NodeError(f"no answer to {method} within {self.timeout} s")
             self.receive(left)
+
+    def take_messages(self):
+        """The complete messages received so far; notifications are also kept for wait_notification."""
+        out = []
+        while b"\n" in self.buf:
+            line, self.buf = self.buf.split(b"\n", 1)
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            if "method" in msg and "id" not in msg:
+                self.notifications.append(msg)
+            out.append(msg)
+        return out
 
     def receive(self, timeout):
         if select.select([self.sock], [], [], timeout)[0]:
@@ -61,19 +68,10 @@ class NodeLine:
         """The first notification named `method` (kept or arriving within timeout s), or None."""
         deadline = time.monotonic() + timeout
         while True:
+            self.take_messages()
             for i, msg in enumerate(self.notifications):
                 if msg.get("method") == method:
                     return self.notifications.pop(i)
-            while b"\n" in self.buf:
-                line, self.buf = self.buf.split(b"\n", 1)
-                try:
-                    msg = json.loads(line)
-                except ValueError:
-                    continue
-                if "method" in msg and "id" not in msg:
-                    self.notifications.append(msg)
-            if any(m.get("method") == method for m in self.notifications):
-                continue
             left = deadline - time.monotonic()
             if left <= 0:
                 return None

@@ -38,6 +38,7 @@ class Runner:
         self.run = run
         self.t0 = time.monotonic()
         self.rogue = set(scenario.get("rogue", []))
+        self.silent = {}  # nodes that did not answer over MCP, and why
 
     def say(self, text):
         print(f"[{time.monotonic() - self.t0:7.1f} s] {text}", flush=True)
@@ -53,8 +54,22 @@ class Runner:
     def view(self, node):
         try:
             return node_mcp.call(node["serial"], "cluster_status", timeout=3)
-        except (OSError, node_mcp.NodeError):
+        except (OSError, node_mcp.NodeError) as e:
+            self.silent[node["name"]] = str(e)
             return None
+
+    def diagnose(self):
+        """For a failure: why the nodes that did not answer did not (the process, its output)."""
+        lines = []
+        state = self.state()
+        for node in state["node"]:
+            if node["name"] not in self.silent:
+                continue
+            log = os.path.join(self.swarm.state_dir(self.run), f"node-{node['id']}.log")
+            tail = open(log).read()[-600:] if os.path.exists(log) else ""
+            lines.append(f"{node['name']}: {self.silent[node['name']]}; process "
+                         f"{'running' if self.swarm.alive(node['pid']) else 'gone'}; its output: {tail!r}")
+        return "\n".join(lines)
 
     def poll(self, within_s, check, what):
         deadline = time.monotonic() + within_s
@@ -220,6 +235,9 @@ def run(swarm, args):
             runner.step(i, step)
     except StepFailed as e:
         failed = str(e)
+        why = runner.diagnose()
+        if why:
+            failed += "\n" + why
     except SystemExit as e:  # a swarm command refused
         failed = str(e)
     finally:

@@ -25,14 +25,6 @@ const char* outcome_name(Event::Outcome o) {
 
 } // namespace
 
-// splitmix64: small, seedable, the same sequence everywhere.
-uint64_t Switchboard::next() {
-    uint64_t z = (m_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 double Switchboard::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 
 std::vector<Delivery> Switchboard::send(uint32_t from, const uint8_t* frame, size_t len, uint64_t now_us) {

@@ -13,6 +13,8 @@
 
 #include "topology.h"
 
+#include <ktl/splitmix64.h>
+
 namespace fabric {
 
 struct Delivery {
@@ -33,7 +35,7 @@ class Switchboard {
 public:
     static constexpr uint32_t kEveryone = ~0u;
 
-    Switchboard(Topology& topology, uint64_t seed) : m_topology(topology), m_state(seed ? seed : 0x9e3779b97f4a7c15ull) {}
+    Switchboard(Topology& topology, uint64_t seed) : m_topology(topology), m_rng(seed ? seed : 0x9e3779b97f4a7c15ull) {}
 
     // The copies of a frame `from` sent at `now_us` (Ethernet header first: destination, source).
     std::vector<Delivery> send(uint32_t from, const uint8_t* frame, size_t len, uint64_t now_us);
@@ -58,11 +60,11 @@ public:
 
 private:
     double uniform(); // [0, 1)
-    uint64_t next();
+    uint64_t next() { return m_rng.next(); }
     void route(uint32_t from, uint32_t to, size_t len, uint64_t now_us, std::vector<Delivery>& out);
 
     Topology& m_topology;
-    uint64_t m_state;
+    ktl::SplitMix64 m_rng;
     std::map<uint64_t, uint32_t> m_owner; // MAC (48 bits) -> node
     std::vector<Event> m_log;
     bool m_keep_log = true;

@@ -3,7 +3,7 @@
 // refused without a crash. Also the key derivation, names and the anti-replay window.
 #include <cluster/key.h>
 #include <cluster/replay.h>
-#include <cluster/rng.h>
+#include <ktl/splitmix64.h>
 #include <cluster/wire.h>
 #include <crypto/hmac_sha256.h>
 
@@ -179,7 +179,7 @@ TEST(ClusterWire, AuthenticBytesAreStillChecked) {
 }
 
 TEST(ClusterWire, SeededFuzzNeverAccepts) {
-    SplitMix64 rng(2024);
+    ktl::SplitMix64 rng(2024);
     Message d;
     const auto valid = encoded(sample(MessageType::PingReq, 5));
     for (int round = 0; round < 4000; ++round) {

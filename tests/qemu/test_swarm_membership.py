@@ -34,6 +34,7 @@ def processes_of(state_dir):
 
 
 def run_scenario(name, run):
+    run = f"{run}-{name}"  # each its own state directory and sockets
     state = os.path.join(ROOT, "build", "swarm", run)
     started = time.monotonic()
     r = subprocess.run(["python3", SWARM, "run", os.path.join(SCENARIOS, f"{name}.json"), "--run", run],
@@ -67,11 +68,12 @@ def test(args):
         loss, loss_took = run_scenario("mesh-loss", run)
         check("held for 60 s: no deaths" in loss, "the minute of loss")
     finally:
-        state = os.path.join(ROOT, "build", "swarm", run)
-        if os.path.exists(os.path.join(state, "swarm.json")):
-            subprocess.run(["python3", SWARM, "down", "--run", run], capture_output=True)
-        for pid in processes_of(state):
-            os.kill(pid, 9)
+        for name in ("ring-membership", "star-convergence", "mesh-loss"):
+            state = os.path.join(ROOT, "build", "swarm", f"{run}-{name}")
+            if os.path.exists(os.path.join(state, "swarm.json")):
+                subprocess.run(["python3", SWARM, "down", "--run", f"{run}-{name}"], capture_output=True)
+            for pid in processes_of(state):
+                os.kill(pid, 9)
     print(f"membership: ring scenario in {took:.0f} s (death declared {detect:.1f} s after the kill), star converged, "
           f"a minute of 20 % loss on a mesh without a false death ({loss_took:.0f} s)")
 

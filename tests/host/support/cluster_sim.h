@@ -209,7 +209,7 @@ private:
                 s->node->receive(m_nodes[d.from]->addr, d.bytes, m_now, *s);
     }
 
-    cluster::SplitMix64 m_rng;
+    ktl::SplitMix64 m_rng;
     Options m_options;
     std::vector<std::unique_ptr<Slot>> m_nodes;
     std::vector<int> m_group;

@@ -1,13 +1,15 @@
 #pragma once
-// SplitMix64 (Steele, Lea, Flood 2014): the node's only source of randomness (probe order,
-// ping-req helpers), seeded by the caller so a simulated swarm replays exactly.
+// SplitMix64 (Steele, Lea, Flood 2014): the project's one seeded integer generator, for whatever
+// must replay exactly from a seed on x86_64 and AArch64 alike (HNSW levels, the cluster
+// protocol's probe order, the swarm fabric's losses). Not for secrets: that is the kernel's
+// ChaCha20 generator.
 #include <cstdint>
 
-namespace cluster {
+namespace ktl {
 
 class SplitMix64 {
 public:
-    explicit SplitMix64(uint64_t seed) : m_state(seed) {}
+    explicit SplitMix64(uint64_t seed = 0) : m_state(seed) {}
 
     uint64_t next() {
         uint64_t z = (m_state += 0x9e3779b97f4a7c15ull);
@@ -29,8 +31,11 @@ public:
         return next() % bound; // 2^-64-ish odds of reaching here; a tiny bias beats a loop without end
     }
 
+    uint64_t state() const { return m_state; }
+    void set_state(uint64_t s) { m_state = s; }
+
 private:
     uint64_t m_state;
 };
 
-} // namespace cluster
+} // namespace ktl
