@@ -55,10 +55,6 @@ struct KernelTransport final : cluster::Transport {
     }
 };
 
-void format_ip(uint32_t ip, char* out, size_t cap) {
-    snprintf(out, cap, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
-}
-
 cluster::Config config_from_args() {
     cluster::Config c;
     const auto& a = bootargs::get();
@@ -91,7 +87,7 @@ void add_seeds(cluster::Node& node) {
 
 void audit_refusal(const cluster::Event& e) {
     char from[24];
-    format_ip(e.addr.ip, from, sizeof from);
+    netcfg::format_ipv4(e.addr.ip, from, sizeof from);
     char at[32];
     clock::rfc3339_now(at, sizeof at);
     mcp::AuditEvent a { "", at, nullptr, "udp", mcp::AuditKind::Peer, from, mcp::AuditOutcome::Deny,
@@ -101,7 +97,7 @@ void audit_refusal(const cluster::Event& e) {
 
 void report(const cluster::Event& e) {
     char ip[24];
-    format_ip(e.addr.ip, ip, sizeof ip);
+    netcfg::format_ipv4(e.addr.ip, ip, sizeof ip);
     using K = cluster::Event::Kind;
     switch (e.kind) {
     case K::Joined: KLOG_INFO("cluster: %s (%s) joined, incarnation %u", e.name, ip, e.incarnation); break;
@@ -157,7 +153,7 @@ int64_t task_main(void*) {
         return 1;
     if (g_self[0] == '\0') { // no node=: named after the address, unique on the fabric
         char ip[24];
-        format_ip(net.address, ip, sizeof ip);
+        netcfg::format_ipv4(net.address, ip, sizeof ip);
         snprintf(g_self, sizeof g_self, "basalt-%s", ip);
         for (char* c = g_self; *c; ++c)
             if (*c == '.')

@@ -11,6 +11,8 @@
 
 #include <cstdio>
 
+#include <netcfg/ipv4_config.h>
+
 namespace mcpd {
 namespace {
 
@@ -24,7 +26,8 @@ const char* state_name(uint8_t s) { return s == 0 ? "alive" : s == 1 ? "suspect"
 
 void write_address(json::Writer& w, uint32_t ip, uint16_t port) {
     char text[24];
-    snprintf(text, sizeof text, "%u.%u.%u.%u:%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255, port);
+    size_t n = netcfg::format_ipv4(ip, text, sizeof text);
+    snprintf(text + n, sizeof text - n, ":%u", port);
     w.string(text);
 }
 

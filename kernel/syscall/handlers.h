@@ -8,9 +8,18 @@
 #include "../arch/aarch64/trap_frame.h"
 #include "../cap/kcap.h"
 
+namespace ipc {
+struct Outcome;
+}
+
 namespace handlers {
 
 constexpr int64_t kBlocked = INT64_MIN;
+
+// A wait's timeout argument (0: forever) as the absolute deadline the wait primitives take, and
+// a wait's outcome as the call's result (kBlocked while the caller is queued).
+uint64_t deadline_after(uint64_t timeout_ns);
+int64_t finish(ipc::Outcome o);
 
 #define SYSCALL(nr, name, type, rights, doc) int64_t name(arch::TrapFrame& frame, const kcap::Resolved& object);
 #include "syscalls.def"

@@ -1,5 +1,4 @@
 // Device system calls: the serial line.
-#include "../clock.h"
 #include "../dev/serial_device.h"
 #include "buffers.h"
 #include "handlers.h"
@@ -10,10 +9,9 @@ int64_t serial_read(arch::TrapFrame& f, const kcap::Resolved& o) {
     uint64_t cap = f.x[2];
     if (cap == 0 || cap > 65536 || !buffers::writable(f.x[1], cap))
         return -static_cast<int64_t>(ktl::Error::InvalidArgs);
-    auto out = static_cast<dev::SerialDevice*>(o.object)
-                   ->read(reinterpret_cast<void*>(f.x[1]), static_cast<uint32_t>(cap),
-                          f.x[3] ? clock::monotonic_ns() + f.x[3] : 0, (f.x[4] & 1) != 0);
-    return out.blocked ? kBlocked : out.value;
+    return finish(static_cast<dev::SerialDevice*>(o.object)
+                      ->read(reinterpret_cast<void*>(f.x[1]), static_cast<uint32_t>(cap), deadline_after(f.x[3]),
+                             (f.x[4] & 1) != 0));
 }
 
 int64_t serial_write(arch::TrapFrame& f, const kcap::Resolved& o) {

@@ -15,11 +15,13 @@
 #include <new>
 
 namespace handlers {
+
+uint64_t deadline_after(uint64_t timeout_ns) { return timeout_ns ? clock::monotonic_ns() + timeout_ns : 0; }
+int64_t finish(ipc::Outcome o) { return o.blocked ? kBlocked : o.value; }
+
 namespace {
 
 int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
-uint64_t deadline_after(uint64_t timeout_ns) { return timeout_ns ? clock::monotonic_ns() + timeout_ns : 0; }
-int64_t finish(ipc::Outcome o) { return o.blocked ? kBlocked : o.value; }
 
 // Wakes anyone blocked on the object (-BadHandle), then frees it.
 template <typename T>
@@ -135,8 +137,7 @@ int64_t timer_set(arch::TrapFrame& f, const kcap::Resolved& o) {
 }
 
 int64_t timer_wait(arch::TrapFrame& f, const kcap::Resolved& o) {
-    auto outcome = static_cast<ipc::Timer*>(o.object)->wait(f.x[1] ? clock::monotonic_ns() + f.x[1] : 0);
-    return outcome.blocked ? kBlocked : outcome.value;
+    return finish(static_cast<ipc::Timer*>(o.object)->wait(deadline_after(f.x[1])));
 }
 
 int64_t object_destroy(arch::TrapFrame&, const kcap::Resolved& o) {

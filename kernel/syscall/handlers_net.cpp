@@ -3,7 +3,6 @@
 #include "../net/datagram.h"
 #include "../net/endpoint.h"
 #include "../ipc/sync.h"
-#include "../clock.h"
 #include "../sched/scheduler.h"
 #include "buffers.h"
 #include "handlers.h"
@@ -87,8 +86,7 @@ int64_t udp_recv(arch::TrapFrame& f, const kcap::Resolved& o) {
 int64_t udp_wait(arch::TrapFrame& f, const kcap::Resolved& o) {
     if (datagram(o).readable())
         return 0;
-    ipc::Outcome out = datagram(o).event().wait(f.x[1] ? clock::monotonic_ns() + f.x[1] : 0);
-    return out.blocked ? kBlocked : out.value;
+    return finish(datagram(o).event().wait(deadline_after(f.x[1])));
 }
 
 } // namespace handlers

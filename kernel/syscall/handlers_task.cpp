@@ -11,7 +11,6 @@
 namespace handlers {
 namespace {
 int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
-uint64_t deadline_after(uint64_t timeout_ns) { return timeout_ns ? clock::monotonic_ns() + timeout_ns : 0; }
 } // namespace
 
 int64_t yield(arch::TrapFrame&, const kcap::Resolved&) {

@@ -71,12 +71,24 @@ class Runner:
                          f"{'running' if self.swarm.alive(node['pid']) else 'gone'}; its output: {tail!r}")
         return "\n".join(lines)
 
-    def poll(self, within_s, check, what):
+    def views(self, nodes):
+        """Each node's cluster_status by name; (None, name) for the first that does not answer."""
+        out = {}
+        for n in nodes:
+            v = self.view(n)
+            if v is None:
+                return None, n["name"]
+            out[n["name"]] = v
+        return out, None
+
+    def poll(self, within_s, nodes, check, what):
+        """Asks the nodes until check(their views) holds: (held, what was seen)."""
         deadline = time.monotonic() + within_s
         started = time.monotonic()
         last = None
         while True:
-            ok, last = check()
+            views, silent = self.views(nodes)
+            ok, last = check(views) if views is not None else (False, {silent: "no answer"})
             if ok:
                 self.say(f"  held after {time.monotonic() - started:.1f} s: {what}")
                 return
@@ -89,60 +101,49 @@ class Runner:
         nodes = self.honest(spec.get("nodes", "all"))
         names = {n["name"] for n in self.honest()}
 
-        def check():
-            seen = {}
-            for n in nodes:
-                v = self.view(n)
-                if v is None:
-                    return False, {n["name"]: "no answer"}
-                alive = {m["name"] for m in v["members"] if m["state"] == "alive"}
-                seen[n["name"]] = sorted(names - alive)
-            return all(not missing for missing in seen.values()), {k: v for k, v in seen.items() if v}
-        self.poll(spec.get("within_s", 30), check, f"{len(nodes)} nodes see all {len(names)} honest nodes alive")
+        def check(views):
+            missing = {name: sorted(names - {m["name"] for m in v["members"] if m["state"] == "alive"})
+                       for name, v in views.items()}
+            return all(not m for m in missing.values()), {k: m for k, m in missing.items() if m}
+        self.poll(spec.get("within_s", 30), nodes, check, f"{len(nodes)} nodes see all {len(names)} honest nodes alive")
 
     def expect(self, spec):
         nodes = self.honest(spec.get("nodes", "all"))
         members, state = spec["members"], spec["state"]
         above = spec.get("incarnation_above")
 
-        def check():
+        def check(views):
             seen = {}
-            for n in nodes:
-                v = self.view(n)
-                if v is None:
-                    return False, {n["name"]: "no answer"}
+            for node_name, v in views.items():
                 by_name = {m["name"]: m for m in v["members"]}
                 for name in members:
                     m = by_name.get(name)
-                    seen[f"{n['name']}:{name}"] = (m["state"], m["incarnation"]) if m else None
+                    seen[f"{node_name}:{name}"] = (m["state"], m["incarnation"]) if m else None
             ok = all(s is not None and s[0] == state and (above is None or s[1] > above) for s in seen.values())
             return ok, seen
         what = f"{', '.join(members)} {state}" + (f" (incarnation > {above})" if above is not None else "")
-        self.poll(spec.get("within_s", 30), check, f"{what} on {[n['name'] for n in nodes]}")
+        self.poll(spec.get("within_s", 30), nodes, check, f"{what} on {[n['name'] for n in nodes]}")
 
     def hold(self, spec):
         nodes = self.honest(spec.get("nodes", "all"))
 
-        def deaths():
-            out = {}
-            for n in nodes:
-                v = self.view(n)
-                if v is None:
-                    raise StepFailed(f"{n['name']} does not answer")
-                out[n["name"]] = (v["counters"]["deaths"], [m["name"] for m in v["members"] if m["state"] == "dead"])
-            return out
-        start = deaths()
+        def answering():
+            views, silent = self.views(nodes)
+            if views is None:
+                raise StepFailed(f"{silent} does not answer")
+            return views
+        start = answering()
         end_at = time.monotonic() + spec["for_s"]
-        suspicions = 0
-        while time.monotonic() < end_at:
+        while True:
             time.sleep(min(2.0, max(0.0, end_at - time.monotonic())))
-            now = deaths()
-            for name, (count, dead) in now.items():
-                if spec.get("no_deaths") and (count != start[name][0] or dead):
+            now = answering()
+            for name, v in now.items():
+                dead = [m["name"] for m in v["members"] if m["state"] == "dead"]
+                if spec.get("no_deaths") and (v["counters"]["deaths"] != start[name]["counters"]["deaths"] or dead):
                     raise StepFailed(f"{name} declared a death during the hold: {dead or 'counted'}")
-        for n in nodes:
-            v = self.view(n)
-            suspicions += v["counters"]["suspicions"] if v else 0
+            if time.monotonic() >= end_at:
+                break
+        suspicions = sum(v["counters"]["suspicions"] for v in now.values())
         self.say(f"  held for {spec['for_s']} s: no deaths ({suspicions} suspicions in total since boot, all refuted)")
 
     def call(self, spec):
@@ -160,17 +161,13 @@ class Runner:
         rogue = self.state()["node"][spec["rogue"]]
         rogue_name = rogue["name"]
 
-        def check():
-            refused = {}
-            for n in self.honest():
-                v = self.view(n)
-                if v is None:
-                    return False, {n["name"]: "no answer"}
+        def check(views):
+            for name, v in views.items():
                 if any(m["name"] == rogue_name for m in v["members"]):
-                    raise StepFailed(f"{n['name']} lists the rogue {rogue_name} as a member")
-                refused[n["name"]] = v["counters"]["bad_mac"]
+                    raise StepFailed(f"{name} lists the rogue {rogue_name} as a member")
+            refused = {name: v["counters"]["bad_mac"] for name, v in views.items()}
             return all(refused.values()), refused
-        self.poll(spec.get("within_s", 10), check, f"every honest node refused {rogue_name}'s datagrams")
+        self.poll(spec.get("within_s", 10), self.honest(), check, f"every honest node refused {rogue_name}'s datagrams")
         first = self.honest()[0]
         line = node_mcp.NodeLine(first["serial"], timeout=5)
         try:
