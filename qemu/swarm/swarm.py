@@ -215,6 +215,16 @@ def up(args):
                               "serial": f"{d}/serial-{n}.sock", "qmp": f"{d}/qmp-{n}.sock", "command": cmd,
                               "rogue": n in rogue})
     save(state)
+    # Back only when every node's line and monitor can be connected to (QEMU creates the
+    # sockets as it starts), so the next command finds them.
+    deadline = time.monotonic() + 30
+    waiting = state["node"]
+    while waiting and time.monotonic() < deadline:
+        waiting = [n for n in waiting if alive(n["pid"]) and not (os.path.exists(n["serial"]) and os.path.exists(n["qmp"]))]
+        time.sleep(0.05)
+    dead = [n["id"] for n in state["node"] if not alive(n["pid"])]
+    if dead or waiting:
+        print(f"swarm: nodes {dead or [n['id'] for n in waiting]} did not start (see {d}/node-N.log)", file=sys.stderr)
     print(f"swarm '{args.run}': {args.nodes} nodes, {args.topology}, seed {args.seed}; state in {d}")
     for node in state["node"]:
         print(f"  node {node['id']}: {node['address']}; MCP on its serial line: "
