@@ -25,6 +25,7 @@ void parse(std::string_view args) {
     g_config.quiet = dtb::bootarg_flag(args, "quiet");
     g_config.netcheck = dtb::bootarg_flag(args, "netcheck");
     g_config.ip = dtb::bootarg_value(args, "ip").value_or("");
+    g_config.ip1 = dtb::bootarg_value(args, "ip1").value_or("");
     g_config.tcp_echo_port = static_cast<uint16_t>(parse_u32(dtb::bootarg_value(args, "tcp_echo").value_or(""), 0, 1, 65535));
     auto http = dtb::bootarg_value(args, "http").value_or("");
     g_config.http_port = http == "off" ? 0 : static_cast<uint16_t>(parse_u32(http, 8080, 1, 65535));

@@ -26,6 +26,7 @@ struct Config {
     uint32_t tool_output_bytes = 0; // `tool_output_bytes=N` (256..65536): tighter MCP tool output limit (default 64 KiB)
     bool netcheck = false;         // `netcheck`: ARP request for 10.0.2.2 through the raw driver at boot, answer logged
     std::string_view ip;           // `ip=dhcp|A.B.C.D/N[,gw=A.B.C.D]`: IPv4 configuration of the NIC (default dhcp)
+    std::string_view ip1;          // `ip1=...`: the same for a second NIC, vn1 (default dhcp; never the default route)
     uint16_t tcp_echo_port = 0;    // `tcp_echo=PORT`: TCP echo service on PORT (default off)
     uint16_t http_port = 8080;     // `http=PORT|off`: MCP over Streamable HTTP on PORT when there is a NIC (default 8080)
     std::string_view http_role;    // `http_role=ROLE`: the role of HTTP callers without an API key (default anonymous)

@@ -59,11 +59,12 @@ struct Info {
 
 const Info& info();
 Pl011* console_uart();
-// The first virtio network device, driven by the net task (nullptr when there is none).
-virtio::VirtioNet* net_device();
-// The network interface the net task drives: the first virtio-net device, else the Pi 4's
-// GENET, or nullptr.
-Nic* nic();
+// The virtio network devices in device-tree order (nullptr past the last one).
+virtio::VirtioNet* net_device(size_t index = 0);
+// The network interfaces the net task drives: vn0 is the first virtio-net device, else the Pi
+// 4's GENET; vn1 a second virtio-net device (a swarm node's QEMU user network). nullptr if none.
+constexpr size_t kMaxNics = 2;
+Nic* nic(size_t index = 0);
 // The Pi 4's Ethernet controller, when the device tree has one enabled (kernel/platform_genet.cpp).
 ktl::Result<void> probe_genet(const dtb::Blob& blob);
 genet::Genet* genet_device();
@@ -79,11 +80,11 @@ ktl::Result<void> probe_console(const dtb::Blob& blob);
 ktl::Result<void> map_memory(const dtb::Blob& blob, uintptr_t dtb_addr);
 // Phase 3: interrupt controller, timer, RTC, PSCI; console switched to interrupts.
 ktl::Result<void> probe_devices(const dtb::Blob& blob);
-// Part of phase 3: virtio-mmio slots (`virtio,mmio` nodes); binds the first network device and
-// the first console.
+// Part of phase 3: virtio-mmio slots (`virtio,mmio` nodes); binds the first two network devices
+// and the first console.
 struct VirtioSummary {
     size_t devices = 0;     // populated slots
-    uint32_t net_intid = 0; // 0 when no network device was bound
+    uint32_t net_intid = 0; // the first network device's; 0 when none was bound
 };
 VirtioSummary probe_virtio(const dtb::Blob& blob);
 // The device list for the banner (grouped by compatible).

@@ -83,10 +83,10 @@ ktl::Result<void> probe_genet(const dtb::Blob& blob) {
 
 genet::Genet* genet_device() { return g_genet; }
 
-Nic* nic() {
-    if (Nic* virtio = net_device())
+Nic* nic(size_t index) {
+    if (Nic* virtio = net_device(index))
         return virtio;
-    return g_genet;
+    return index == 0 ? g_genet : nullptr;
 }
 
 } // namespace platform

@@ -1,6 +1,7 @@
 // virtio-mmio discovery: QEMU virt lists 32 `virtio,mmio` slots in the device tree, most of
 // them empty (device ID 0). Each populated slot is identified through its own registers; the
-// first network device is bound to the virtio-net driver, the first console to the virtio-console
+// first two network devices are bound to the virtio-net driver (vn0, vn1 in device-tree order:
+// QEMU lists the last `-device` on its command line first), the first console to the virtio-console
 // driver (it then carries the serial line), each with its interrupt routed from the slot's
 // `interrupts` property; the first entropy device to the (polled) virtio-rng driver.
 #include "platform.h"
@@ -24,7 +25,8 @@ namespace {
 
 constexpr size_t kMaxSlots = 64; // bound on the walk; QEMU virt has 32
 
-virtio::VirtioNet* g_net = nullptr;
+virtio::VirtioNet* g_net[virtio::VirtioNet::kMaxDevices] = {};
+size_t g_nets = 0;
 virtio::VirtioConsole* g_console = nullptr;
 virtio::VirtioRng* g_rng = nullptr;
 
@@ -58,11 +60,11 @@ uint32_t bind_net(const dtb::Blob& blob, dtb::Node node, const virtio::VirtioMmi
         KLOG_WARN("virtio-net: intid %u: %s", irq_spec->intid(), ktl::error_name(r.error()));
         return 0;
     }
-    g_net = *net;
-    const uint8_t* m = g_net->mac();
-    KLOG_INFO("virtio-net: %s transport @ 0x%lx intid %u, mac %02x:%02x:%02x:%02x:%02x:%02x, features 0x%llx",
-              dev.legacy() ? "legacy" : "modern", static_cast<unsigned long>(dev.base()), irq_spec->intid(), m[0], m[1],
-              m[2], m[3], m[4], m[5], static_cast<unsigned long long>(g_net->features()));
+    virtio::VirtioNet* bound = g_net[g_nets++] = *net;
+    const uint8_t* m = bound->mac();
+    KLOG_INFO("virtio-net: vn%zu, %s transport @ 0x%lx intid %u, mac %02x:%02x:%02x:%02x:%02x:%02x, features 0x%llx",
+              g_nets - 1, dev.legacy() ? "legacy" : "modern", static_cast<unsigned long>(dev.base()), irq_spec->intid(),
+              m[0], m[1], m[2], m[3], m[4], m[5], static_cast<unsigned long long>(bound->features()));
     return irq_spec->intid();
 }
 
@@ -107,7 +109,7 @@ void bind_entropy(const virtio::VirtioMmio& dev) {
 
 } // namespace
 
-virtio::VirtioNet* net_device() { return g_net; }
+virtio::VirtioNet* net_device(size_t index) { return index < g_nets ? g_net[index] : nullptr; }
 
 virtio::VirtioRng* entropy_device() { return g_rng; }
 
@@ -133,8 +135,11 @@ VirtioSummary probe_virtio(const dtb::Blob& blob) {
             continue;
         }
         ++summary.devices;
-        if (dev->device_type() == virtio::DeviceType::Net && !g_net)
-            summary.net_intid = bind_net(blob, *node, *dev);
+        if (dev->device_type() == virtio::DeviceType::Net && g_nets < virtio::VirtioNet::kMaxDevices) {
+            uint32_t intid = bind_net(blob, *node, *dev);
+            if (!summary.net_intid)
+                summary.net_intid = intid;
+        }
         else if (dev->device_type() == virtio::DeviceType::Console && !g_console)
             bind_console(blob, *node, *dev);
         else if (dev->device_type() == virtio::DeviceType::Entropy && !g_rng)

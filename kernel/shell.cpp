@@ -75,16 +75,19 @@ void cmd_irqs(std::string_view) {
 
 // Driver counters only: the TCP/IP stack's own state belongs to the net task.
 void cmd_net(std::string_view) {
-    if (auto* dev = platform::net_device()) {
-        const uint8_t* m = dev->mac();
-        auto s = dev->stats();
-        console::printf("virtio-net v%u @ 0x%lx mac %02x:%02x:%02x:%02x:%02x:%02x: rx %llu frames (%llu dropped), "
-                        "tx %llu frames (%llu ring full), irqs %llu, device errors %llu%s\n",
-                        dev->transport_version(), static_cast<unsigned long>(dev->base()), m[0], m[1], m[2], m[3], m[4],
-                        m[5], static_cast<unsigned long long>(s.rx_frames), static_cast<unsigned long long>(s.rx_dropped),
-                        static_cast<unsigned long long>(s.tx_frames), static_cast<unsigned long long>(s.tx_busy),
-                        static_cast<unsigned long long>(s.irqs), static_cast<unsigned long long>(s.rejected),
-                        s.broken ? ", queue broken" : "");
+    if (platform::net_device()) {
+        for (size_t i = 0; i < platform::kMaxNics && platform::net_device(i); ++i) {
+            auto* dev = platform::net_device(i);
+            const uint8_t* m = dev->mac();
+            auto s = dev->stats();
+            console::printf("vn%zu device: virtio-net v%u @ 0x%lx mac %02x:%02x:%02x:%02x:%02x:%02x: rx %llu frames (%llu dropped), "
+                            "tx %llu frames (%llu ring full), irqs %llu, device errors %llu%s\n",
+                            i, dev->transport_version(), static_cast<unsigned long>(dev->base()), m[0], m[1], m[2], m[3], m[4],
+                            m[5], static_cast<unsigned long long>(s.rx_frames), static_cast<unsigned long long>(s.rx_dropped),
+                            static_cast<unsigned long long>(s.tx_frames), static_cast<unsigned long long>(s.tx_busy),
+                            static_cast<unsigned long long>(s.irqs), static_cast<unsigned long long>(s.rejected),
+                            s.broken ? ", queue broken" : "");
+        }
     } else if (auto* genet = platform::genet_device()) {
         const uint8_t* m = genet->mac();
         auto c = genet->counters();

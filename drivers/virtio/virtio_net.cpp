@@ -12,8 +12,9 @@ constexpr size_t kModernHeader = 12;     // ... with num_buffers (always present
 // When the device has no MAC of its own: locally administered, unicast.
 constexpr uint8_t kFallbackMac[6] = { 0x02, 0xba, 0x5a, 0x17, 0x00, 0x01 };
 
-alignas(VirtioNet) uint8_t g_storage[sizeof(VirtioNet)];
-bool g_used = false;
+// One slot per device the kernel drives (a swarm node has two: the fabric and QEMU's user network).
+alignas(VirtioNet) uint8_t g_storage[VirtioNet::kMaxDevices][sizeof(VirtioNet)];
+size_t g_used = 0;
 
 size_t page_round(size_t bytes) { return (bytes + 4095) & ~size_t(4095); }
 
@@ -22,9 +23,9 @@ size_t page_round(size_t bytes) { return (bytes + 4095) & ~size_t(4095); }
 ktl::Result<VirtioNet*> VirtioNet::create(const VirtioMmio& transport, DmaAllocator dma) {
     if (transport.device_type() != DeviceType::Net || !dma)
         return ktl::Error::InvalidArgs;
-    if (g_used)
+    if (g_used == kMaxDevices)
         return ktl::Error::Full;
-    auto* net = new (g_storage) VirtioNet();
+    auto* net = new (g_storage[g_used]) VirtioNet();
     net->m_dev = transport;
     VirtioMmio& dev = net->m_dev;
 
@@ -61,7 +62,7 @@ ktl::Result<VirtioNet*> VirtioNet::create(const VirtioMmio& transport, DmaAlloca
     net->m_rx.publish();
     dev.driver_ok();
     dev.notify(kRxQueue);
-    g_used = true;
+    ++g_used;
     return net;
 }
 

@@ -22,6 +22,7 @@ public:
     static constexpr uint16_t kTxBuffers = 128;
     static constexpr size_t kBufferBytes = 2048;
     static constexpr size_t kMaxFrame = 1514; // Ethernet header + 1500 bytes MTU, no FCS
+    static constexpr size_t kMaxDevices = 2;  // instances create() can make (static storage)
 
     static ktl::Result<VirtioNet*> create(const VirtioMmio& transport, DmaAllocator dma);
 

@@ -19,12 +19,15 @@
 namespace net {
 namespace {
 
-struct netif g_netif;
-uint32_t g_logged_address = 0;
+struct netif g_netif[kMaxInterfaces];
+uint32_t g_logged_address[kMaxInterfaces] = {};
 
-void log_address(struct netif* netif) {
-    uint32_t addr = lwip_ntohl(ip4_addr_get_u32(netif_ip4_addr(netif)));
+size_t index_of(const struct netif* netif) { return static_cast<size_t>(netif - g_netif); }
+
+// vn0's address is the appliance's (net status, the HTTP Host check, the cluster's own address).
+void publish(struct netif* netif) {
     Status status;
+    uint32_t addr = lwip_ntohl(ip4_addr_get_u32(netif_ip4_addr(netif)));
     status.up = addr != 0;
     status.dhcp = status.up && dhcp_supplied_address(netif);
     status.address = addr;
@@ -32,74 +35,101 @@ void log_address(struct netif* netif) {
     status.gateway = lwip_ntohl(ip4_addr_get_u32(netif_ip4_gw(netif)));
     status.lease_s = status.dhcp ? netif_dhcp_data(netif)->offered_t0_lease : 0;
     publish_status(status);
-    if (addr == g_logged_address)
+}
+
+void log_address(struct netif* netif) {
+    const size_t i = index_of(netif);
+    uint32_t addr = lwip_ntohl(ip4_addr_get_u32(netif_ip4_addr(netif)));
+    if (i == 0)
+        publish(netif);
+    if (addr == g_logged_address[i])
         return;
-    g_logged_address = addr;
+    g_logged_address[i] = addr;
     char a[16], m[16], g[16];
     netcfg::format_ipv4(addr, a, sizeof a);
     netcfg::format_ipv4(lwip_ntohl(ip4_addr_get_u32(netif_ip4_netmask(netif))), m, sizeof m);
     netcfg::format_ipv4(lwip_ntohl(ip4_addr_get_u32(netif_ip4_gw(netif))), g, sizeof g);
     if (addr == 0) {
-        KLOG_NOTICE("net: %c%c%u has no address", netif->name[0], netif->name[1], netif->num);
+        KLOG_NOTICE("net: vn%zu has no address", i);
         return;
     }
     if (dhcp_supplied_address(netif)) {
         const struct dhcp* d = netif_dhcp_data(netif);
         char s[16];
         netcfg::format_ipv4(lwip_ntohl(ip4_addr_get_u32(&d->server_ip_addr)), s, sizeof s);
-        KLOG_INFO("net: dhcp lease %s netmask %s gw %s from server %s, %lu s", a, m, g, s,
+        KLOG_INFO("net: vn%zu dhcp lease %s netmask %s gw %s from server %s, %lu s", i, a, m, g, s,
                   static_cast<unsigned long>(d->offered_t0_lease));
     } else {
-        KLOG_INFO("net: static address %s netmask %s gw %s", a, m, g);
+        KLOG_INFO("net: vn%zu static address %s netmask %s gw %s", i, a, m, g);
     }
 }
 
-// SNTP starts once the interface has an address (a request sent before would wait out its
-// receive timeout for nothing).
+// SNTP starts once vn0 has an address (a request sent before would wait out its receive
+// timeout for nothing).
 void on_status(struct netif* netif) {
     log_address(netif);
     static bool sntp_started = false;
-    if (!sntp_started && !ip4_addr_isany_val(*netif_ip4_addr(netif))) {
+    if (!sntp_started && index_of(netif) == 0 && !ip4_addr_isany_val(*netif_ip4_addr(netif))) {
         sntp_started = true;
         sntp_start();
     }
 }
 
-} // namespace
-
-struct netif* stack_start(Nic& dev) {
-    auto cfg = netcfg::parse_ip_arg(bootargs::get().ip);
+struct netif* add_interface(size_t i, Nic& dev, std::string_view arg) {
+    auto cfg = netcfg::parse_ip_arg(arg);
     if (!cfg) {
-        KLOG_ERROR("net: ip=%.*s is not dhcp or A.B.C.D/N[,gw=A.B.C.D]; the interface stays down",
-                   static_cast<int>(bootargs::get().ip.size()), bootargs::get().ip.data());
+        KLOG_ERROR("net: %s=%.*s is not dhcp or A.B.C.D/N[,gw=A.B.C.D]; vn%zu stays down", i == 0 ? "ip" : "ip1",
+                   static_cast<int>(arg.size()), arg.data(), i);
         return nullptr;
     }
-    lwip_init();
+    struct netif* netif = &g_netif[i];
     ip4_addr_t addr, mask, gw;
     ip4_addr_set_u32(&addr, lwip_htonl(cfg->address));
     ip4_addr_set_u32(&mask, lwip_htonl(cfg->netmask));
     ip4_addr_set_u32(&gw, lwip_htonl(cfg->gateway));
     // NO_SYS: frames enter through ethernet_input directly, not through a tcpip thread.
-    if (!netif_add(&g_netif, &addr, &mask, &gw, &dev, nic_netif_init, ethernet_input)) {
-        KLOG_ERROR("net: cannot add the interface");
+    if (!netif_add(netif, &addr, &mask, &gw, &dev, nic_netif_init, ethernet_input)) {
+        KLOG_ERROR("net: cannot add vn%zu", i);
         return nullptr;
     }
-    netif_set_hostname(&g_netif, "basalt");
-    netif_set_status_callback(&g_netif, on_status);
-    netif_set_default(&g_netif);
-    netif_set_link_up(&g_netif);
-    netif_set_up(&g_netif);
+    netif_set_hostname(netif, "basalt");
+    netif_set_status_callback(netif, on_status);
+    if (i == 0)
+        netif_set_default(netif);
+    netif_set_link_up(netif);
+    netif_set_up(netif);
     if (cfg->dhcp) {
-        if (dhcp_start(&g_netif) != ERR_OK)
-            KLOG_ERROR("net: dhcp could not start");
+        if (dhcp_start(netif) != ERR_OK)
+            KLOG_ERROR("net: dhcp could not start on vn%zu", i);
         else
-            KLOG_INFO("net: dhcp started on vn0");
+            KLOG_INFO("net: dhcp started on vn%zu", i);
+    } else {
+        on_status(netif); // a static address is there already
     }
+    return netif;
+}
+
+} // namespace
+
+bool stack_start(Nic* const* devs, size_t count, struct netif** out) {
+    for (size_t i = 0; i < count; ++i)
+        out[i] = nullptr;
+    if (count == 0)
+        return false;
+    if (!netcfg::parse_ip_arg(bootargs::get().ip)) {
+        KLOG_ERROR("net: ip=%.*s is not dhcp or A.B.C.D/N[,gw=A.B.C.D]; the network stays down",
+                   static_cast<int>(bootargs::get().ip.size()), bootargs::get().ip.data());
+        return false;
+    }
+    lwip_init();
+    out[0] = add_interface(0, *devs[0], bootargs::get().ip);
+    if (!out[0])
+        return false;
+    for (size_t i = 1; i < count && i < kMaxInterfaces; ++i)
+        out[i] = add_interface(i, *devs[i], bootargs::get().ip1);
     if (uint16_t port = bootargs::get().tcp_echo_port; port && !tcp_echo_start(port))
         KLOG_ERROR("net: tcp echo cannot listen on port %u", port);
-    if (!cfg->dhcp)
-        on_status(&g_netif); // a static address is there already
-    return &g_netif;
+    return true;
 }
 
 } // namespace net

@@ -26,8 +26,10 @@ namespace net {
 namespace {
 
 struct Args {
-    Nic* dev = nullptr;
-    uint32_t wake = ~0u; // Event capability: signalled by the device interrupt
+    Nic* dev = nullptr; // vn0
+    Nic* devs[kMaxInterfaces] = {};
+    size_t count = 0;
+    uint32_t wake = ~0u; // Event capability: signalled by every device's interrupt
 };
 
 constexpr uint64_t kMs = 1000000ull;
@@ -76,34 +78,55 @@ void run_arp_probe(const Args& a) {
 
 void drop_frame(void*, const uint8_t*, size_t) {}
 
-// Without a stack the device is still drained, so the receive ring never stalls.
+// Without a stack the devices are still drained, so no receive ring stalls.
 [[noreturn]] void run_without_stack(const Args& a) {
     for (;;) {
         wait_for_device(a.wake, 0);
-        a.dev->receive(drop_frame, nullptr, kRxBudget);
-        a.dev->reclaim_tx();
+        for (size_t i = 0; i < a.count; ++i) {
+            a.devs[i]->receive(drop_frame, nullptr, kRxBudget);
+            a.devs[i]->reclaim_tx();
+        }
     }
 }
 
-// The loop: frames in, lwIP timers, then sleep until the device interrupts or the next lwIP
+// Frames in from one interface, its link followed; returns the receive completions taken and
+// lowers `wake_ms` to when the device wants to be called again.
+size_t service(Nic& dev, struct netif* netif, size_t index, uint32_t& wake_ms) {
+    size_t taken = nic_netif_poll(netif, kRxBudget);
+    const uint32_t nic_ms = dev.maintain(sys::clock_ns() / kMs); // the link, for a NIC with a PHY
+    if (nic_ms < wake_ms)
+        wake_ms = nic_ms;
+    if (dev.link_up() != netif_is_link_up(netif)) {
+        KLOG_INFO("net: vn%zu link %s", index, dev.link_up() ? "up" : "down");
+        (dev.link_up() ? netif_set_link_up : netif_set_link_down)(netif);
+    }
+    return taken;
+}
+
+// The loop: frames in, lwIP timers, then sleep until a device interrupts or the next lwIP
 // timeout is due. A full receive budget means more frames may wait: go round without sleeping
 // (yielding to equal-priority tasks) instead.
 int64_t task_main(void* arg) {
     const Args& a = *static_cast<const Args*>(arg);
     if (bootargs::get().netcheck)
         run_arp_probe(a);
-    struct netif* netif = stack_start(*a.dev);
-    if (!netif)
+    struct netif* netifs[kMaxInterfaces] = {};
+    if (!stack_start(a.devs, a.count, netifs))
         run_without_stack(a);
     Endpoint& http = http_endpoint();
     if (http.port() && http.listen())
         KLOG_INFO("net: MCP over HTTP on port %u", http.port());
     for (;;) {
-        size_t taken = nic_netif_poll(netif, kRxBudget);
-        const uint32_t nic_ms = a.dev->maintain(sys::clock_ns() / kMs); // the link, for a NIC with a PHY
-        if (a.dev->link_up() != netif_is_link_up(netif)) {
-            KLOG_INFO("net: link %s", a.dev->link_up() ? "up" : "down");
-            (a.dev->link_up() ? netif_set_link_up : netif_set_link_down)(netif);
+        size_t taken = 0;
+        uint32_t nic_ms = Nic::kNever;
+        for (size_t i = 0; i < a.count; ++i) {
+            if (netifs[i]) {
+                size_t n = service(*a.devs[i], netifs[i], i, nic_ms);
+                taken = n > taken ? n : taken;
+            } else { // an interface that could not start: drained all the same
+                a.devs[i]->receive(drop_frame, nullptr, kRxBudget);
+                a.devs[i]->reclaim_tx();
+            }
         }
         sys_check_timeouts();
         drop_suspect();
@@ -131,6 +154,9 @@ void start() {
     Nic* dev = platform::nic();
     if (!dev)
         return;
+    for (size_t i = 0; i < kMaxInterfaces && i < platform::kMaxNics; ++i)
+        if (Nic* d = platform::nic(i))
+            g_args.devs[g_args.count++] = d;
     auto wake = kcap::register_object(kcap::ObjectType::Event, &g_wake);
     if (!wake)
         panic("cap: cannot register the net wake event");
@@ -146,7 +172,8 @@ void start() {
     if (!slot)
         panic("cap: cannot grant the net task its wake event: %s", ktl::error_name(slot.error()));
     g_args.wake = *slot;
-    dev->set_notify([](void*) { g_wake.signal(); }, nullptr);
+    for (size_t i = 0; i < g_args.count; ++i)
+        g_args.devs[i]->set_notify([](void*) { g_wake.signal(); }, nullptr);
     http_endpoint().set_net_wake([] { g_wake.signal(); });
     Datagram::set_net_wake([] { g_wake.signal(); });
 }

@@ -221,7 +221,7 @@ def run(swarm, args):
     seed = args.seed if args.seed is not None else scenario.get("seed", 1)
     up = argparse.Namespace(nodes=scenario["nodes"], topology=scenario.get("topology", "mesh"), seed=seed,
                             memory=scenario.get("memory", "32M"), run=args.run, period_ms=scenario.get("period_ms", 0),
-                            suspicion=scenario.get("suspicion", 0),
+                            suspicion=scenario.get("suspicion", 0), http_port=0,
                             rogue=",".join(str(n) for n in scenario.get("rogue", [])))
     runner = Runner(swarm, scenario, args.run)
     runner.say(f"scenario {args.scenario}: {up.nodes} nodes, {up.topology}, seed {seed}")

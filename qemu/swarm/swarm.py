@@ -2,20 +2,25 @@
 """./basalt swarm: many Basalt nodes on QEMU virt, one machine, wired by basalt-fabric.
 
   ./basalt swarm up --nodes N [--topology mesh|ring|star|tree|line|FILE.json] [--seed S]
-                    [--memory 32M] [--run NAME]
-  ./basalt swarm status [--json] [--run NAME]
+                    [--memory 32M] [--run NAME] [--http-port BASE]
+  ./basalt swarm status [--json] [--watch] [--run NAME]
   ./basalt swarm fault link A B down|up|loss=P|dup=P|delay=MS[,jitter=MS]|rate=KBPS [--run NAME]
   ./basalt swarm fault partition 0,1 2,3,4 | heal
   ./basalt swarm fault pause|resume|kill|restart NODE
+  ./basalt swarm run SCENARIO.json [--seed S] [--keep]
+  ./basalt swarm logs NODE [--follow] | graph [--out FILE.svg]
   ./basalt swarm down [--run NAME]
 
 State lives in build/swarm/<run>/ (default run "default"): the fabric's sockets, each node's
 serial line (serial-N.sock: newline-delimited JSON-RPC, the node boots with mcp=serial) and QMP
-socket (qmp-N.sock), their logs, and swarm.json (what was started, with process ids). The swarm
-outlives this command; `down` stops everything it started and removes the state. Nodes get
-10.10.0.(N+1)/16 on the fabric. Faults go to the fabric's control socket (links, partitions) and
-to the nodes' QMP (pause, resume) or processes (kill, restart). Not yet: scenarios, logs and graph,
-per-node HTTP (a node has one NIC, on the fabric), membership."""
+socket (qmp-N.sock), their logs, clients.json (an MCP client configuration for every node) and
+swarm.json (what was started, with process ids and the run's secrets, the owner's only). The
+swarm outlives this command; `down` stops everything it started and removes the state.
+
+Each node has two NICs: vn0 on the fabric (10.10.0.(N+1)/16, the cluster's network) and vn1 on
+a QEMU user network of its own (10.0.2.15) whose only way in is a host port forwarded to the
+node's MCP over HTTP, on 127.0.0.1. Faults go to the fabric's control socket (links, partitions)
+and to the nodes' QMP (pause, resume) or processes (kill, restart)."""
 import argparse
 import secrets
 import json
@@ -87,10 +92,8 @@ def fabric_command(run, **kw):
 
 
 def save(state):
-    path = os.path.join(state_dir(state["run"]), "swarm.json")
-    # It holds the run's cluster secret: the owner's only.
-    with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
-        json.dump(state, f, indent=1)
+    # It holds the run's cluster secret and admin key: the owner's only.
+    save_private(os.path.join(state_dir(state["run"]), "swarm.json"), state)
 
 
 def node_of(state, text):
@@ -162,12 +165,58 @@ def heal(args):
     print(f"swarm '{args.run}': healed")
 
 
+def free_port():
+    """A TCP port on 127.0.0.1 nobody listens on now (the node's QEMU takes it a moment later)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def port_free(port):
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
+def http_ports(args):
+    if not args.http_port:
+        ports = []
+        while len(ports) < args.nodes:
+            p = free_port()
+            if p not in ports:
+                ports.append(p)
+        return ports
+    ports = list(range(args.http_port, args.http_port + args.nodes))
+    if ports[-1] > 65535:
+        sys.exit(f"swarm: --http-port {args.http_port} leaves no room for {args.nodes} nodes")
+    taken = [p for p in ports if not port_free(p)]
+    if taken:
+        sys.exit(f"swarm: 127.0.0.1 ports {taken} are in use (pick another --http-port, or leave it out)")
+    return ports
+
+
+def client_config(state):
+    """What an MCP client needs for each node: its URL and the run's admin key."""
+    return {"mcpServers": {n["name"]: {"type": "http", "url": n["url"],
+                                       "headers": {"Authorization": f"Bearer {state['admin_key']}"}}
+                           for n in state["node"]}}
+
+
+def save_private(path, data):
+    with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+        json.dump(data, f, indent=1)
+
+
 def up(args):
     d = state_dir(args.run)
     if os.path.exists(os.path.join(d, "swarm.json")):
         sys.exit(f"swarm: run '{args.run}' is up already (./basalt swarm down --run {args.run})")
     if not 1 <= args.nodes <= 64:
         sys.exit("swarm: --nodes must be 1..64")
+    ports = http_ports(args)
     for f in (FABRIC, KERNEL):
         if not os.path.exists(f):
             sys.exit(f"swarm: {f} is missing (./basalt build)")
@@ -185,12 +234,15 @@ def up(args):
     # The run's cluster secret: every node derives the cluster key from it (a rogue node gets
     # another, and must be refused by the rest).
     key = secrets.token_hex(16)
+    # The run's admin key: every node accepts it over HTTP (callers without it are anonymous).
+    admin = secrets.token_urlsafe(24)
     state = {"run": args.run, "nodes": args.nodes, "topology": args.topology, "seed": args.seed,
-             "fabric": fabric.pid, "started": time.time(), "cluster": args.run, "cluster_key": key, "node": []}
+             "fabric": fabric.pid, "started": time.time(), "cluster": args.run, "cluster_key": key,
+             "admin_key": admin, "node": []}
     rogue = set(int(n) for n in args.rogue.split(",") if n) if args.rogue else set()
     for n in range(args.nodes):
-        boot = [f"ip=10.10.0.{n + 1}/16", "mcp=serial", "http=off", f"node=node-{n}", f"cluster={args.run}",
-                f"cluster_key={secrets.token_hex(16) if n in rogue else key}"]
+        boot = [f"ip=10.10.0.{n + 1}/16", "ip1=10.0.2.15/24", "mcp=serial", "http=80", f"key=admin:swarm:{admin}",
+                f"node=node-{n}", f"cluster={args.run}", f"cluster_key={secrets.token_hex(16) if n in rogue else key}"]
         if args.period_ms:
             boot.append(f"cluster_period_ms={args.period_ms}")
         if args.suspicion:
@@ -200,6 +252,11 @@ def up(args):
         # the kernel switches its FIFO on).
         cmd = ["qemu-system-aarch64", "-M", "virt,gic-version=3", "-cpu", "cortex-a72", "-m", args.memory, "-smp", "1",
                "-kernel", KERNEL, "-nic", "none", "-display", "none", "-monitor", "none",
+               # vn1 (listed first: the device tree, which the kernel numbers by, has QEMU's last
+               # device first): MCP over HTTP from the host; restrict=on, nothing goes out.
+               "-netdev", f"user,id=h,restrict=on,hostfwd=tcp:127.0.0.1:{ports[n]}-10.0.2.15:80",
+               "-device", "virtio-net-device,netdev=h",
+               # vn0: the fabric.
                "-netdev", f"dgram,id=n0,local.type=unix,local.path={d}/node-{n}.sock,"
                           f"remote.type=unix,remote.path={d}/fabric-{n}.sock",
                # Each its own MAC (QEMU gives every instance the same default one).
@@ -213,8 +270,10 @@ def up(args):
                "-append", " ".join(boot)]
         state["node"].append({"id": n, "name": f"node-{n}", "pid": start_node(d, n, cmd), "address": f"10.10.0.{n + 1}",
                               "serial": f"{d}/serial-{n}.sock", "qmp": f"{d}/qmp-{n}.sock", "command": cmd,
-                              "rogue": n in rogue})
+                              "http_port": ports[n], "url": f"http://127.0.0.1:{ports[n]}/mcp", "rogue": n in rogue})
     save(state)
+    clients = os.path.join(d, "clients.json")
+    save_private(clients, client_config(state))
     # Back only when every node's line and monitor can be connected to (QEMU creates the
     # sockets as it starts), so the next command finds them.
     deadline = time.monotonic() + 30
@@ -226,9 +285,14 @@ def up(args):
     if dead or waiting:
         print(f"swarm: nodes {dead or [n['id'] for n in waiting]} did not start (see {d}/node-N.log)", file=sys.stderr)
     print(f"swarm '{args.run}': {args.nodes} nodes, {args.topology}, seed {args.seed}; state in {d}")
+    print(f"  {'node':8} {'fabric':11} {'MCP over HTTP':32} MCP on the serial line (stdio)")
     for node in state["node"]:
-        print(f"  node {node['id']}: {node['address']}; MCP on its serial line: "
+        print(f"  {node['name']:8} {node['address']:11} {node['url']:32} "
               f"./basalt serial {os.path.relpath(node['serial'], ROOT)}")
+    print(f"MCP clients: {os.path.relpath(clients, ROOT)} configures every node with the run's admin key "
+          f"(Authorization: Bearer, also in ./basalt swarm status --json); node 0's entry:")
+    first = state["node"][0]["name"]
+    print("  " + json.dumps({"mcpServers": {first: client_config(state)["mcpServers"][first]}}))
 
 
 def load(run):
@@ -294,6 +358,8 @@ def main():
     u.add_argument("--period-ms", type=int, default=0, help="membership protocol period (default 1000)")
     u.add_argument("--suspicion", type=int, default=0, help="suspicion timeout multiplier (default 5)")
     u.add_argument("--rogue", default="", help="nodes (0,3) that boot with a wrong cluster key")
+    u.add_argument("--http-port", type=int, default=0,
+                   help="node N's MCP over HTTP on 127.0.0.1:BASE+N (default: free ports the system picks)")
     s = sub.add_parser("status")
     s.add_argument("--json", action="store_true")
     s.add_argument("--watch", action="store_true")

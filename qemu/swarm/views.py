@@ -77,7 +77,7 @@ def collect(state, run_dir, qmp, sample_s=0.5):
             cpu = round(100.0 * (after - before[node["id"]]) / CLOCK_TICK / elapsed, 1)
         entry = {"id": node["id"], "name": node.get("name", f"node-{node['id']}"), "address": node["address"],
                  "pid": node["pid"], "state": (q or {}).get("status", "gone") if running else "gone",
-                 "serial": node["serial"], "cpu_percent": cpu, "rss_kib": resident_kib(node["pid"]) if running else None,
+                 "serial": node["serial"], "url": node.get("url"), "cpu_percent": cpu, "rss_kib": resident_kib(node["pid"]) if running else None,
                  "rogue": node.get("rogue", False)}
         view = cluster_view(node) if entry["state"] == "running" else None
         if view:
@@ -94,7 +94,7 @@ def collect(state, run_dir, qmp, sample_s=0.5):
 def print_status(out):
     print(f"swarm '{out['run']}' ({out['topology']}, seed {out['seed']}), fabric {out['fabric']}, "
           f"up {out['uptime_s']} s")
-    print(f"  {'node':8} {'state':8} {'address':12} {'cpu%':>5} {'rss MiB':>8}  peers (its own view)")
+    print(f"  {'node':8} {'state':8} {'address':12} {'MCP URL':30} {'cpu%':>5} {'rss MiB':>8}  peers (its own view)")
     for n in out["nodes"]:
         cpu = "-" if n["cpu_percent"] is None else f"{n['cpu_percent']:.1f}"
         rss = "-" if n["rss_kib"] is None else f"{n['rss_kib'] / 1024:.1f}"
@@ -107,7 +107,7 @@ def print_status(out):
                 peers += ": " + ", ".join(odd)
         else:
             peers = "-"
-        print(f"  {n['name']:8} {n['state']:8} {n['address']:12} {cpu:>5} {rss:>8}  {peers}")
+        print(f"  {n['name']:8} {n['state']:8} {n['address']:12} {n.get('url') or '-':30} {cpu:>5} {rss:>8}  {peers}")
     total = sum(n["rss_kib"] or 0 for n in out["nodes"])
     share = sum(n["cpu_percent"] or 0 for n in out["nodes"])
     print(f"  total: {share:.1f} % of a core, {total / 1024:.1f} MiB resident")
@@ -117,7 +117,9 @@ def status(state, run_dir, qmp, as_json, watch):
     while True:
         out = collect(state, run_dir, qmp)
         if as_json:
-            out["cluster_key"] = state.get("cluster_key")  # scripts may talk to the nodes as the run does
+            # Scripts may talk to the nodes as the run does: over HTTP with the admin key.
+            out["cluster_key"] = state.get("cluster_key")
+            out["admin_key"] = state.get("admin_key")
             print(json.dumps(out), flush=True)
         else:
             if watch:

@@ -140,7 +140,7 @@ def test(args):
         q = Qemu(args.kernel, cpu=args.cpu, gic=args.gic, el2=args.el2, append="ip=192.168.50.2/24",
                  run_args=["--net-dgram", f"{seg.qemu_path}:{seg.peer_path}", "--virtio-modern", "--key", f"admin:{KEY}"])
         try:
-            q.expect(r"net: static address 192\.168\.50\.2 ")
+            q.expect(r"net: vn0 static address 192\.168\.50\.2 ")
             resolve_guest(seg, "flood")
             flood = Flood(seg)
             started = time.monotonic()

@@ -417,7 +417,7 @@ def boot(args, modern):
         q = Qemu(args.kernel, cpu=args.cpu, gic=args.gic, el2=args.el2, append="ip=192.168.50.2/24 tcp_echo=7 fault=lwip_assert",
                  run_args=run_args)
         try:
-            q.expect(r"net: static address 192\.168\.50\.2 netmask 255\.255\.255\.0 gw 0\.0\.0\.0\n")
+            q.expect(r"net: vn0 static address 192\.168\.50\.2 netmask 255\.255\.255\.0 gw 0\.0\.0\.0\n")
             resolve_guest(seg, kind)
             times = []
             for seq, size in enumerate((0, 56, 1472)):

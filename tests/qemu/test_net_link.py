@@ -16,7 +16,7 @@ def boot(args, modern, append="netcheck"):
     q = Qemu(args.kernel, cpu=args.cpu, gic=args.gic, el2=args.el2, append=append, run_args=run_args)
     try:
         kind = "modern" if modern else "legacy"
-        m = q.expect(rf"virtio-net: (\w+) transport @ 0x([0-9a-f]+) intid (\d+), mac ([0-9a-f:]+), features 0x([0-9a-f]+)")
+        m = q.expect(rf"virtio-net: vn0, (\w+) transport @ 0x([0-9a-f]+) intid (\d+), mac ([0-9a-f:]+), features 0x([0-9a-f]+)")
         check(m.group(1) == kind, f"expected the {kind} transport, the kernel says {m.group(1)}")
         # The first -device lands in the highest of virt's 32 slots, whose SPI is 47 (INTID 79).
         check(m.group(2) == "a003e00" and m.group(3) == "79", f"slot/irq from the DTB: {m.group(0)}")
@@ -30,7 +30,7 @@ def boot(args, modern, append="netcheck"):
         check(int(m.group(4)) >= 1, "no virtio interrupt was taken")
         print(f"{kind}: gateway {m.group(1)} learned (tx {m.group(2)}, rx {m.group(3)}, irqs {m.group(4)})")
         if "ip=" in append:  # a malformed address keeps the interface down, loudly, without DHCP
-            q.expect(r"net: ip=10\.0\.2\.15 is not dhcp or A\.B\.C\.D/N\[,gw=A\.B\.C\.D\]; the interface stays down")
+            q.expect(r"net: ip=10\.0\.2\.15 is not dhcp or A\.B\.C\.D/N\[,gw=A\.B\.C\.D\]; the network stays down")
             q.send("log 50\n")
             q.expect(r"basalt> ")
             check("net: dhcp" not in q.output, "DHCP ran despite the malformed ip= argument")

@@ -103,10 +103,10 @@ def boot(args, modern, ip_arg):
     q = Qemu(args.kernel, cpu=args.cpu, gic=args.gic, el2=args.el2, append=append, run_args=run_args)
     try:
         if ip_arg:  # set before the services start, so logged first
-            q.expect(r"net: static address 10\.0\.2\.15 netmask 255\.255\.255\.0 gw 10\.0\.2\.2\n")
+            q.expect(r"net: vn0 static address 10\.0\.2\.15 netmask 255\.255\.255\.0 gw 10\.0\.2\.2\n")
         q.expect(rf"net: tcp echo listening on port {GUEST_PORT}")
         if not ip_arg:
-            m = q.expect(r"net: dhcp lease ([\d.]+) netmask ([\d.]+) gw ([\d.]+) from server ([\d.]+), (\d+) s", timeout=15)
+            m = q.expect(r"net: vn0 dhcp lease ([\d.]+) netmask ([\d.]+) gw ([\d.]+) from server ([\d.]+), (\d+) s", timeout=15)
             check(m.groups()[:4] == ("10.0.2.15", "255.255.255.0", "10.0.2.2", "10.0.2.2"), f"lease {m.group(0)}")
             check(int(m.group(5)) > 0, "lease without a lifetime")
             print(f"dhcp: {m.group(0)}")

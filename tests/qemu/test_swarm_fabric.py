@@ -37,7 +37,7 @@ def test(args):
                 nodes.append(Qemu(args.kernel, cpu=args.cpu, gic=args.gic, append=f"ip=10.9.0.{n + 1}/24 tcp_echo=7",
                                   run_args=["--net-dgram", f"{d}/node-{n}.sock:{d}/fabric-{n}.sock"]))
             for q in nodes:
-                q.expect(r"net: static address 10\.9\.0\.\d ", timeout=20)
+                q.expect(r"net: vn0 static address 10\.9\.0\.\d ", timeout=20)
                 q.expect(r"basalt> ", timeout=10)
             cmd = FabricControl(os.path.join(d, "control.sock"))
 

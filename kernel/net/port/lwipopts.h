@@ -42,7 +42,9 @@
 
 #define LWIP_NETIF_STATUS_CALLBACK  1
 #define LWIP_NETIF_HOSTNAME         1
-#define LWIP_SINGLE_NETIF           1
+/* Two interfaces at most (kernel/net/net_stack.h): a swarm node has the fabric and QEMU's user
+   network. */
+#define LWIP_SINGLE_NETIF           0
 
 /* Memory: static pools only. */
 #define MEM_LIBC_MALLOC             0
