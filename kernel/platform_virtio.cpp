@@ -11,6 +11,7 @@
 #include "log.h"
 #include "mm/pmm.h"
 
+#include <drivers/generic_timer.h>
 #include <drivers/pl011.h>
 #include <drivers/virtio/virtio_console.h>
 #include <drivers/virtio/virtio_mmio.h>
@@ -74,7 +75,7 @@ void bind_console(const dtb::Blob& blob, dtb::Node node, const virtio::VirtioMmi
         KLOG_WARN("virtio-console @ 0x%lx: no interrupt in the device tree; not used", static_cast<unsigned long>(dev.base()));
         return;
     }
-    auto con = virtio::VirtioConsole::create(dev, dma_alloc);
+    auto con = virtio::VirtioConsole::create(dev, dma_alloc, GenericTimer::now_ns);
     if (!con) {
         KLOG_WARN("virtio-console @ 0x%lx: %s", static_cast<unsigned long>(dev.base()), ktl::error_name(con.error()));
         return;

@@ -10,10 +10,6 @@ namespace {
 
 constexpr uint64_t kFeatureMultiport = 1ull << 1; // 5.3.3 VIRTIO_CONSOLE_F_MULTIPORT
 constexpr size_t kConfigMaxPorts = 4;             // 5.3.4: le32 max_nr_ports after cols, rows
-// The handshake normally completes inside the notifications that start it (QEMU answers control
-// messages synchronously); this bounds the wait for it at boot, the interrupt finishes it
-// otherwise.
-constexpr int kHandshakePolls = 100000;
 
 alignas(VirtioConsole) uint8_t g_storage[sizeof(VirtioConsole)];
 bool g_used = false;
@@ -22,8 +18,8 @@ size_t page_round(size_t bytes) { return (bytes + 4095) & ~size_t(4095); }
 
 } // namespace
 
-ktl::Result<VirtioConsole*> VirtioConsole::create(const VirtioMmio& transport, DmaAllocator dma) {
-    if (transport.device_type() != DeviceType::Console || !dma)
+ktl::Result<VirtioConsole*> VirtioConsole::create(const VirtioMmio& transport, DmaAllocator dma, uint64_t (*now_ns)()) {
+    if (transport.device_type() != DeviceType::Console || !dma || !now_ns)
         return ktl::Error::InvalidArgs;
     if (g_used)
         return ktl::Error::Full;
@@ -85,7 +81,10 @@ ktl::Result<VirtioConsole*> VirtioConsole::create(const VirtioMmio& transport, D
     if (multiport) {
         con->m_dev.notify(console::kControlRxQueue);
         con->send_control({ 0, console::kDeviceReady, 1 });
-        for (int i = 0; i < kHandshakePolls && !(con->m_control.added() && con->m_control.host_open()); ++i)
+        // Until the port is announced (our replies then go out at once); the host side need not
+        // be open (nobody may be connected yet): the interrupt handles that later.
+        const uint64_t deadline = now_ns() + kHandshakeNs;
+        while (!con->m_control.added() && now_ns() < deadline)
             con->service_control();
     }
     return con;

@@ -34,7 +34,11 @@ public:
     static constexpr uint16_t kControlBuffers = 16;
     static constexpr size_t kControlBytes = 128; // header + a name; longer names are cut
 
-    static ktl::Result<VirtioConsole*> create(const VirtioMmio& transport, DmaAllocator dma);
+    // Waits (on now_ns, a monotonic clock) up to kHandshakeNs for the device to announce the line
+    // port: QEMU may answer the control messages from its main loop, later than the notification
+    // (under load, much later), so a bound in polls would depend on the machine's speed.
+    static constexpr uint64_t kHandshakeNs = 3'000'000'000ull;
+    static ktl::Result<VirtioConsole*> create(const VirtioMmio& transport, DmaAllocator dma, uint64_t (*now_ns)());
 
     void write(const char* data, size_t len) override { write_impl(data, len, true); }
     void write_raw(const char* data, size_t len) override { write_impl(data, len, false); }

@@ -4,7 +4,12 @@
 // the destination nodes' own sockets (DIR/node-N.sock). A control socket (DIR/control.sock, JSON
 // lines) changes links, nodes and partitions and reads counters; `./basalt swarm` drives it.
 //
-//   basalt-fabric --dir DIR --nodes N --topology mesh|ring|star|tree|line|FILE.json [--seed S] [--events FILE]
+// With --udp HOST:BASE, node N's port is also UDP port BASE+N on HOST (IPv4), for a QEMU whose
+// `-netdev dgram` has an inet remote, e.g. on another machine. The port answers whoever sent it
+// the node's last frame, so HOST should be an address only the swarm's machines reach.
+//
+//   basalt-fabric --dir DIR --nodes N --topology mesh|ring|star|tree|line|FILE.json [--seed S]
+//                 [--events FILE] [--udp HOST:BASE]
 //
 // Ends on SIGTERM/SIGINT or {"cmd":"quit"}, removing its sockets.
 #include <algorithm>
@@ -19,6 +24,8 @@
 #include <string>
 #include <vector>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -66,25 +73,52 @@ struct Client {
     std::string in;
 };
 
+// Node N's way in and out: its unix socket pair, and its UDP port when --udp is on.
+struct Port {
+    int unix_fd = -1;
+    int udp_fd = -1;
+    sockaddr_in udp_peer {}; // who sent the node's last frame over UDP
+    bool via_udp = false;    // the node's last frame came over UDP: answer there
+    uint64_t udp_frames = 0;
+};
+
+struct UdpBind {
+    in_addr host {};
+    uint16_t base = 0; // 0: no UDP ports
+};
+
 class Fabric {
 public:
-    Fabric(std::string dir, fabric::Topology topology, uint64_t seed, std::FILE* events)
-        : m_dir(std::move(dir)), m_topology(std::move(topology)), m_board(m_topology, seed), m_events(events) {
+    Fabric(std::string dir, fabric::Topology topology, uint64_t seed, std::FILE* events, UdpBind udp)
+        : m_dir(std::move(dir)), m_topology(std::move(topology)), m_board(m_topology, seed), m_events(events), m_udp(udp) {
         m_board.keep_log(events != nullptr);
     }
 
     bool open_sockets() {
         for (uint32_t n = 0; n < m_topology.nodes(); ++n) {
-            int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+            Port port;
+            port.unix_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
             std::string path = m_dir + "/fabric-" + std::to_string(n) + ".sock";
             unlink(path.c_str());
             sockaddr_un a = address(path);
-            if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+            if (port.unix_fd < 0 || bind(port.unix_fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
                 std::fprintf(stderr, "fabric: cannot bind %s: %s\n", path.c_str(), std::strerror(errno));
                 return false;
             }
-            m_ports.push_back(fd);
             m_paths.push_back(path);
+            if (m_udp.base) {
+                port.udp_fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+                sockaddr_in in {};
+                in.sin_family = AF_INET;
+                in.sin_addr = m_udp.host;
+                in.sin_port = htons(static_cast<uint16_t>(m_udp.base + n));
+                if (port.udp_fd < 0 || bind(port.udp_fd, reinterpret_cast<sockaddr*>(&in), sizeof in) != 0) {
+                    std::fprintf(stderr, "fabric: cannot bind UDP port %u: %s\n", m_udp.base + n, std::strerror(errno));
+                    m_ports.push_back(port);
+                    return false;
+                }
+            }
+            m_ports.push_back(port);
         }
         m_control = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         std::string path = m_dir + "/control.sock";
@@ -99,8 +133,12 @@ public:
     }
 
     void close_sockets() {
-        for (int fd : m_ports)
-            close(fd);
+        for (const Port& p : m_ports) {
+            if (p.unix_fd >= 0)
+                close(p.unix_fd);
+            if (p.udp_fd >= 0)
+                close(p.udp_fd);
+        }
         for (auto& c : m_clients)
             close(c.fd);
         if (m_control >= 0)
@@ -112,9 +150,18 @@ public:
     void run() {
         std::vector<uint8_t> buf(kMaxFrame);
         while (!g_stop && !m_quit) {
+            // Each node's sockets first (unix, then UDP when on), then control, then clients.
             std::vector<pollfd> fds;
-            for (int fd : m_ports)
-                fds.push_back({ fd, POLLIN, 0 });
+            std::vector<std::pair<uint32_t, bool>> owner; // (node, is UDP) per port entry
+            for (uint32_t n = 0; n < m_ports.size(); ++n) {
+                fds.push_back({ m_ports[n].unix_fd, POLLIN, 0 });
+                owner.push_back({ n, false });
+                if (m_ports[n].udp_fd >= 0) {
+                    fds.push_back({ m_ports[n].udp_fd, POLLIN, 0 });
+                    owner.push_back({ n, true });
+                }
+            }
+            const size_t control_at = fds.size();
             fds.push_back({ m_control, POLLIN, 0 });
             for (auto& c : m_clients)
                 fds.push_back({ c.fd, POLLIN, 0 });
@@ -126,22 +173,15 @@ public:
             int ready = poll(fds.data(), fds.size(), timeout);
             if (ready < 0 && errno != EINTR)
                 break;
-            for (uint32_t n = 0; n < m_ports.size(); ++n) {
-                if (!(fds[n].revents & POLLIN))
-                    continue;
-                for (int burst = 0; burst < 256; ++burst) {
-                    ssize_t len = recv(m_ports[n], buf.data(), buf.size(), 0);
-                    if (len <= 0)
-                        break;
-                    forward(n, buf.data(), static_cast<size_t>(len));
-                }
-            }
+            for (size_t i = 0; i < control_at; ++i)
+                if (fds[i].revents & POLLIN)
+                    receive(owner[i].first, owner[i].second, buf);
             // The clients polled this round (an accepted one joins the next round).
-            const size_t polled = fds.size() - m_ports.size() - 1;
+            const size_t polled = fds.size() - control_at - 1;
             for (size_t i = 0; i < polled && i < m_clients.size(); ++i)
-                if (fds[m_ports.size() + 1 + i].revents & (POLLIN | POLLHUP))
+                if (fds[control_at + 1 + i].revents & (POLLIN | POLLHUP))
                     read_client(i);
-            if (fds[m_ports.size()].revents & POLLIN)
+            if (fds[control_at].revents & POLLIN)
                 accept_client();
             m_clients.erase(std::remove_if(m_clients.begin(), m_clients.end(), [](const Client& c) { return c.fd < 0; }),
                             m_clients.end());
@@ -150,6 +190,24 @@ public:
     }
 
 private:
+    void receive(uint32_t n, bool udp, std::vector<uint8_t>& buf) {
+        Port& port = m_ports[n];
+        for (int burst = 0; burst < 256; ++burst) {
+            sockaddr_in from {};
+            socklen_t from_len = sizeof from;
+            ssize_t len = udp ? recvfrom(port.udp_fd, buf.data(), buf.size(), 0, reinterpret_cast<sockaddr*>(&from), &from_len)
+                              : recv(port.unix_fd, buf.data(), buf.size(), 0);
+            if (len <= 0)
+                break;
+            if (udp && from.sin_family == AF_INET) {
+                port.udp_peer = from;
+                ++port.udp_frames;
+            }
+            port.via_udp = udp;
+            forward(n, buf.data(), static_cast<size_t>(len));
+        }
+    }
+
     void forward(uint32_t from, const uint8_t* frame, size_t len) {
         for (const auto& d : m_board.send(from, frame, len, now_us())) {
             if (m_queue.size() >= kMaxQueued) {
@@ -168,9 +226,17 @@ private:
         const uint64_t now = now_us();
         while (!m_queue.empty() && m_queue.top().due_us <= now) {
             const Pending& p = m_queue.top();
-            sockaddr_un a = address(m_dir + "/node-" + std::to_string(p.to) + ".sock");
+            const Port& port = m_ports[p.to];
+            ssize_t sent;
+            if (port.via_udp) {
+                sent = sendto(port.udp_fd, p.frame.data(), p.frame.size(), MSG_DONTWAIT,
+                              reinterpret_cast<const sockaddr*>(&port.udp_peer), sizeof port.udp_peer);
+            } else {
+                sockaddr_un a = address(m_dir + "/node-" + std::to_string(p.to) + ".sock");
+                sent = sendto(port.unix_fd, p.frame.data(), p.frame.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&a), sizeof a);
+            }
             // A node that is not running (or has no socket yet) simply misses the frame.
-            if (sendto(m_ports[p.to], p.frame.data(), p.frame.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&a), sizeof a) < 0)
+            if (sent < 0)
                 ++m_undeliverable;
             else
                 ++m_delivered;
@@ -362,6 +428,20 @@ private:
             fabric::NodeState s = m_topology.node_state(n);
             o << (n ? "," : "") << (s == fabric::NodeState::Up ? "\"up\"" : s == fabric::NodeState::Paused ? "\"paused\"" : "\"down\"");
         }
+        // How each node is attached: "unix", or "udp A.B.C.D:PORT" (the peer it last heard from there).
+        o << "],\"node_ports\":[";
+        for (uint32_t n = 0; n < m_ports.size(); ++n) {
+            const Port& p = m_ports[n];
+            char peer[INET_ADDRSTRLEN] = "";
+            if (p.via_udp)
+                inet_ntop(AF_INET, &p.udp_peer.sin_addr, peer, sizeof peer);
+            o << (n ? "," : "") << "\"";
+            if (p.via_udp)
+                o << "udp " << peer << ":" << ntohs(p.udp_peer.sin_port);
+            else
+                o << "unix";
+            o << "\"";
+        }
         o << "]}";
         return o.str();
     }
@@ -369,7 +449,7 @@ private:
     std::string m_dir;
     fabric::Topology m_topology;
     fabric::Switchboard m_board;
-    std::vector<int> m_ports;
+    std::vector<Port> m_ports;
     std::vector<std::string> m_paths;
     int m_control = -1;
     std::vector<Client> m_clients;
@@ -377,10 +457,12 @@ private:
     uint64_t m_order = 0, m_delivered = 0, m_undeliverable = 0, m_overflow = 0;
     bool m_quit = false;
     std::FILE* m_events = nullptr;
+    UdpBind m_udp;
 };
 
 int usage() {
-    std::fprintf(stderr, "usage: basalt-fabric --dir DIR --nodes N --topology mesh|ring|star|tree|line|FILE.json [--seed S] [--events FILE]\n");
+    std::fprintf(stderr, "usage: basalt-fabric --dir DIR --nodes N --topology mesh|ring|star|tree|line|FILE.json [--seed S] "
+                         "[--events FILE] [--udp HOST:BASE]\n");
     return 2;
 }
 
@@ -391,6 +473,7 @@ int main(int argc, char** argv) {
     uint32_t nodes = 0;
     uint64_t seed = 1;
     std::string events;
+    UdpBind udp;
     for (int i = 1; i + 1 < argc; i += 2) {
         std::string opt = argv[i], val = argv[i + 1];
         if (opt == "--dir")
@@ -403,6 +486,16 @@ int main(int argc, char** argv) {
             seed = std::strtoull(val.c_str(), nullptr, 10);
         else if (opt == "--events")
             events = val;
+        else if (opt == "--udp") {
+            size_t colon = val.rfind(':');
+            unsigned long base = colon == std::string::npos ? 0 : std::strtoul(val.c_str() + colon + 1, nullptr, 10);
+            if (colon == std::string::npos || inet_pton(AF_INET, val.substr(0, colon).c_str(), &udp.host) != 1 || base == 0 ||
+                base > 65535) {
+                std::fprintf(stderr, "fabric: --udp wants HOST:BASE (an IPv4 address and a port), not '%s'\n", val.c_str());
+                return 2;
+            }
+            udp.base = static_cast<uint16_t>(base);
+        }
         else
             return usage();
     }
@@ -429,7 +522,11 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "fabric: cannot write %s\n", events.c_str());
         return 2;
     }
-    Fabric fabric(dir, std::move(*t), seed, events_file);
+    if (udp.base && udp.base + uint64_t(t->nodes()) - 1 > 65535) {
+        std::fprintf(stderr, "fabric: --udp base %u leaves no room for %u nodes\n", udp.base, t->nodes());
+        return 2;
+    }
+    Fabric fabric(dir, std::move(*t), seed, events_file, udp);
     if (!fabric.open_sockets()) {
         fabric.close_sockets();
         return 1;

@@ -59,7 +59,8 @@ class Runner:
             return None
 
     def diagnose(self):
-        """For a failure: why the nodes that did not answer did not (the process, its output)."""
+        """For a failure: why the nodes that did not answer did not (the process, its QEMU's output,
+        the end of its console: the kernel log, a panic)."""
         lines = []
         state = self.state()
         for node in state["node"]:
@@ -67,8 +68,11 @@ class Runner:
                 continue
             log = os.path.join(self.swarm.state_dir(self.run), f"node-{node['id']}.log")
             tail = open(log).read()[-600:] if os.path.exists(log) else ""
+            console = os.path.join(self.swarm.state_dir(self.run), f"console-{node['id']}.log")
+            kernel = open(console, errors="replace").read()[-3000:] if os.path.exists(console) else ""
             lines.append(f"{node['name']}: {self.silent[node['name']]}; process "
-                         f"{'running' if self.swarm.alive(node['pid']) else 'gone'}; its output: {tail!r}")
+                         f"{'running' if self.swarm.alive(node['pid']) else 'gone'}; its output: {tail!r}; "
+                         f"the end of its console:\n{kernel}")
         return "\n".join(lines)
 
     def views(self, nodes):
@@ -221,7 +225,8 @@ def run(swarm, args):
     seed = args.seed if args.seed is not None else scenario.get("seed", 1)
     up = argparse.Namespace(nodes=scenario["nodes"], topology=scenario.get("topology", "mesh"), seed=seed,
                             memory=scenario.get("memory", "32M"), run=args.run, period_ms=scenario.get("period_ms", 0),
-                            suspicion=scenario.get("suspicion", 0), http_port=0,
+                            suspicion=scenario.get("suspicion", 0), http_port=0, udp="", udp_nodes="",
+                            stagger_ms=scenario.get("stagger_ms", 0),
                             rogue=",".join(str(n) for n in scenario.get("rogue", [])))
     runner = Runner(swarm, scenario, args.run)
     runner.say(f"scenario {args.scenario}: {up.nodes} nodes, {up.topology}, seed {seed}")

@@ -2,7 +2,8 @@
 """./basalt swarm: many Basalt nodes on QEMU virt, one machine, wired by basalt-fabric.
 
   ./basalt swarm up --nodes N [--topology mesh|ring|star|tree|line|FILE.json] [--seed S]
-                    [--memory 32M] [--run NAME] [--http-port BASE]
+                    [--memory 32M] [--run NAME] [--http-port BASE] [--stagger-ms MS]
+                    [--udp HOST:BASE [--udp-nodes 2,3]]
   ./basalt swarm status [--json] [--watch] [--run NAME]
   ./basalt swarm fault link A B down|up|loss=P|dup=P|delay=MS[,jitter=MS]|rate=KBPS [--run NAME]
   ./basalt swarm fault partition 0,1 2,3,4 | heal
@@ -20,7 +21,11 @@ swarm outlives this command; `down` stops everything it started and removes the 
 Each node has two NICs: vn0 on the fabric (10.10.0.(N+1)/16, the cluster's network) and vn1 on
 a QEMU user network of its own (10.0.2.15) whose only way in is a host port forwarded to the
 node's MCP over HTTP, on 127.0.0.1. Faults go to the fabric's control socket (links, partitions)
-and to the nodes' QMP (pause, resume) or processes (kill, restart)."""
+and to the nodes' QMP (pause, resume) or processes (kill, restart).
+
+With --udp HOST:BASE the fabric also takes node N's frames on UDP port BASE+N of HOST, so a node
+can run on another machine (`up` prints the -netdev it needs); --udp-nodes starts those local
+nodes attached that way instead of through a unix socket."""
 import argparse
 import secrets
 import json
@@ -198,6 +203,22 @@ def http_ports(args):
     return ports
 
 
+def free_udp_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def parse_udp(text):
+    host, _, port = text.rpartition(":")
+    try:
+        socket.inet_aton(host)
+        base = int(port)
+    except (OSError, ValueError):
+        sys.exit(f"swarm: --udp wants HOST:BASE (an IPv4 address and a port), not '{text}'")
+    return host, base
+
+
 def client_config(state):
     """What an MCP client needs for each node: its URL and the run's admin key."""
     return {"mcpServers": {n["name"]: {"type": "http", "url": n["url"],
@@ -217,13 +238,19 @@ def up(args):
     if not 1 <= args.nodes <= 64:
         sys.exit("swarm: --nodes must be 1..64")
     ports = http_ports(args)
+    udp = parse_udp(args.udp) if args.udp else None
+    over_udp = set(int(n) for n in args.udp_nodes.split(",") if n) if args.udp_nodes else set()
+    if over_udp and not udp:
+        sys.exit("swarm: --udp-nodes needs --udp HOST:BASE")
+    if any(n >= args.nodes for n in over_udp):
+        sys.exit(f"swarm: --udp-nodes names a node past {args.nodes - 1}")
     for f in (FABRIC, KERNEL):
         if not os.path.exists(f):
             sys.exit(f"swarm: {f} is missing (./basalt build)")
     os.makedirs(d, exist_ok=True)
     fabric_log = open(os.path.join(d, "fabric.log"), "w")
     fabric = subprocess.Popen([FABRIC, "--dir", d, "--nodes", str(args.nodes), "--topology", args.topology,
-                               "--seed", str(args.seed)], stdin=subprocess.DEVNULL, stdout=fabric_log,
+                               "--seed", str(args.seed)] + (["--udp", f"{udp[0]}:{udp[1]}"] if udp else []), stdin=subprocess.DEVNULL, stdout=fabric_log,
                               stderr=fabric_log, start_new_session=True, cwd=d)
     for _ in range(100):
         if os.path.exists(os.path.join(d, "control.sock")) or fabric.poll() is not None:
@@ -250,6 +277,12 @@ def up(args):
         # The MCP line is a virtio-serial port: QEMU holds a client's bytes until the kernel's
         # driver takes them, so nothing sent early is lost (a PL011 drops what it holds when
         # the kernel switches its FIFO on).
+        if n in over_udp:  # as a node on another machine would be attached (but from 127.0.0.1)
+            fabric_port = (f"dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port={free_udp_port()},"
+                           f"remote.type=inet,remote.host={udp[0]},remote.port={udp[1] + n}")
+        else:
+            fabric_port = (f"dgram,id=n0,local.type=unix,local.path={d}/node-{n}.sock,"
+                           f"remote.type=unix,remote.path={d}/fabric-{n}.sock")
         cmd = ["qemu-system-aarch64", "-M", "virt,gic-version=3", "-cpu", "cortex-a72", "-m", args.memory, "-smp", "1",
                "-kernel", KERNEL, "-nic", "none", "-display", "none", "-monitor", "none",
                # vn1 (listed first: the device tree, which the kernel numbers by, has QEMU's last
@@ -257,20 +290,23 @@ def up(args):
                "-netdev", f"user,id=h,restrict=on,hostfwd=tcp:127.0.0.1:{ports[n]}-10.0.2.15:80",
                "-device", "virtio-net-device,netdev=h",
                # vn0: the fabric.
-               "-netdev", f"dgram,id=n0,local.type=unix,local.path={d}/node-{n}.sock,"
-                          f"remote.type=unix,remote.path={d}/fabric-{n}.sock",
+               "-netdev", fabric_port,
                # Each its own MAC (QEMU gives every instance the same default one).
                "-device", f"virtio-net-device,netdev=n0,mac=52:54:00:0a:{n >> 8:02x}:{n & 255:02x}",
                "-device", "virtio-rng-device",
                "-chardev", f"socket,id=line,path={d}/serial-{n}.sock,server=on,wait=off",
                "-device", "virtio-serial-device,max_ports=2",
                "-device", "virtserialport,chardev=line,nr=1,name=org.basalt.line",
-               "-serial", "null",
+               # The console (kernel log, panics): kept, so a node whose line is silent can be examined.
+               "-serial", f"file:{d}/console-{n}.log",
                "-qmp", f"unix:{d}/qmp-{n}.sock,server=on,wait=off",
                "-append", " ".join(boot)]
+        if n and args.stagger_ms:  # a big swarm's boots spread out, so they do not all compete at once
+            time.sleep(args.stagger_ms / 1000)
         state["node"].append({"id": n, "name": f"node-{n}", "pid": start_node(d, n, cmd), "address": f"10.10.0.{n + 1}",
                               "serial": f"{d}/serial-{n}.sock", "qmp": f"{d}/qmp-{n}.sock", "command": cmd,
-                              "http_port": ports[n], "url": f"http://127.0.0.1:{ports[n]}/mcp", "rogue": n in rogue})
+                              "http_port": ports[n], "url": f"http://127.0.0.1:{ports[n]}/mcp", "rogue": n in rogue,
+                              "attached": "udp" if n in over_udp else "unix"})
     save(state)
     clients = os.path.join(d, "clients.json")
     save_private(clients, client_config(state))
@@ -293,6 +329,10 @@ def up(args):
           f"(Authorization: Bearer, also in ./basalt swarm status --json); node 0's entry:")
     first = state["node"][0]["name"]
     print("  " + json.dumps({"mcpServers": {first: client_config(state)["mcpServers"][first]}}))
+    if udp:
+        print(f"The fabric takes node N's frames on UDP {udp[0]}:{udp[1]}+N too: a node N on another machine joins with "
+              f"-netdev dgram,id=n0,local.type=inet,local.host=ITS_ADDRESS,local.port=ANY,remote.type=inet,"
+              f"remote.host={udp[0]},remote.port={udp[1]}+N (and the boot arguments in {os.path.relpath(d, ROOT)}/swarm.json)")
 
 
 def load(run):
@@ -358,6 +398,9 @@ def main():
     u.add_argument("--period-ms", type=int, default=0, help="membership protocol period (default 1000)")
     u.add_argument("--suspicion", type=int, default=0, help="suspicion timeout multiplier (default 5)")
     u.add_argument("--rogue", default="", help="nodes (0,3) that boot with a wrong cluster key")
+    u.add_argument("--stagger-ms", type=int, default=0, help="start the nodes this far apart (default 0: at once)")
+    u.add_argument("--udp", default="", help="HOST:BASE: the fabric also takes node N's frames on UDP port BASE+N")
+    u.add_argument("--udp-nodes", default="", help="nodes (2,3) started attached over --udp instead of a unix socket")
     u.add_argument("--http-port", type=int, default=0,
                    help="node N's MCP over HTTP on 127.0.0.1:BASE+N (default: free ports the system picks)")
     s = sub.add_parser("status")

@@ -78,7 +78,9 @@ def collect(state, run_dir, qmp, sample_s=0.5):
         entry = {"id": node["id"], "name": node.get("name", f"node-{node['id']}"), "address": node["address"],
                  "pid": node["pid"], "state": (q or {}).get("status", "gone") if running else "gone",
                  "serial": node["serial"], "url": node.get("url"), "cpu_percent": cpu, "rss_kib": resident_kib(node["pid"]) if running else None,
-                 "rogue": node.get("rogue", False)}
+                 "rogue": node.get("rogue", False),
+                 # How the fabric last heard from it: "unix", or "udp HOST:PORT" (a node attached over --udp).
+                 "fabric_port": ((fabric or {}).get("node_ports") or [None] * (node["id"] + 1))[node["id"]]}
         view = cluster_view(node) if entry["state"] == "running" else None
         if view:
             entry["cluster"] = {"incarnation": view["incarnation"], "counts": view["counts"],

@@ -6,7 +6,7 @@ per node: what one more node costs), the fabric's frame rate while idle; then, f
 size, the time from killing a node until every other declares it dead, against the suspicion
 setting.
 
-  python3 tests/bench/swarm_bench.py [--sizes 5,16,32] [--idle-s 10] [--suspicion 3,5]
+  python3 tests/bench/swarm_bench.py [--sizes 5,16,32] [--idle-s 10] [--suspicion 3,5] [--stagger-ms MS]
 """
 import argparse
 import os
@@ -69,9 +69,9 @@ def dead_everywhere(nodes, name):
     return True
 
 
-def measure(size, idle_s, suspicion=None, detect=False):
+def measure(size, idle_s, suspicion=None, detect=False, stagger_ms=0):
     run = f"bench-{size}-{os.getpid()}"
-    args = ["up", "--nodes", str(size), "--topology", "mesh", "--run", run]
+    args = ["up", "--nodes", str(size), "--topology", "mesh", "--run", run, "--stagger-ms", str(stagger_ms)]
     if suspicion:
         args += ["--suspicion", str(suspicion)]
     t0 = time.monotonic()
@@ -80,8 +80,12 @@ def measure(size, idle_s, suspicion=None, detect=False):
         state = state_of(run)
         nodes = state["node"]
         while not converged(nodes, size):
-            if time.monotonic() - t0 > 120:
-                sys.exit(f"{size} nodes did not converge in 120 s")
+            if time.monotonic() - t0 > 180:
+                views_now = views.collect(state, os.path.join(ROOT, "build", "swarm", run), lambda *a: {"status": "running"},
+                                          sample_s=0.1)
+                counts = [n.get("cluster", {}).get("counts") for n in views_now["nodes"]]
+                print(f"{size} nodes did not converge in 180 s; their counts: {counts}", flush=True)
+                return None
             time.sleep(0.2)
         boot_to_converged = time.monotonic() - t0
         fig = {"nodes": size, "converged_s": boot_to_converged}
@@ -120,11 +124,14 @@ def main():
     p.add_argument("--sizes", default="5,16")
     p.add_argument("--idle-s", type=float, default=10)
     p.add_argument("--suspicion", default="2,5")
+    p.add_argument("--stagger-ms", type=int, default=0, help="start each swarm's nodes this far apart")
     a = p.parse_args()
     print(f"{'nodes':>5} {'converged':>10} {'idle cpu/node':>14} {'max':>6} {'swarm cpu':>10} {'RSS total':>10} "
           f"{'private/node':>13} {'fabric frames/s':>16}")
     for size in (int(s) for s in a.sizes.split(",")):
-        f = measure(size, a.idle_s)
+        f = measure(size, a.idle_s, stagger_ms=a.stagger_ms)
+        if f is None:
+            continue
         print(f"{f['nodes']:>5} {f['converged_s']:>9.1f}s {f['cpu_mean']:>13.2f}% {f['cpu_max']:>5.1f}% "
               f"{f['cpu_total']:>9.1f}% {f['rss_mib']:>8.0f}MiB {f['private_mib']:>11.1f}MiB {f['frames_per_s']:>16.0f}",
               flush=True)

@@ -4,7 +4,8 @@ nodes on their datagram sockets as QEMU's `-netdev dgram` would: a broadcast rea
 node; a learned unicast reaches its node only; with a link down the frame goes around; a partition
 cuts the groups apart and heal joins them; a link's delay holds frames back at least that long;
 the counters see the traffic; bad control commands are refused; on SIGTERM it ends and leaves no
-socket behind. Usage: fabric_daemon_test.py FABRIC_BINARY"""
+socket behind. With --udp, nodes attached over UDP (as a QEMU on another machine would be) and
+over unix sockets reach each other. Usage: fabric_daemon_test.py FABRIC_BINARY"""
 import os
 import shutil
 import select
@@ -141,6 +142,88 @@ def big_stats(binary):
     print("PASS fabric_daemon_test: a 64-node mesh's stats (2,016 links) through the control socket")
 
 
+def free_udp_base(count):
+    """A base port with `count` free UDP ports on 127.0.0.1 above it (held for a moment only)."""
+    for _ in range(50):
+        probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        probe.bind(("127.0.0.1", 0))
+        base = probe.getsockname()[1]
+        probe.close()
+        if base + count > 65535:
+            continue
+        held = []
+        try:
+            for port in range(base, base + count):
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                held.append(s)
+                s.bind(("127.0.0.1", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in held:
+                s.close()
+    fail("no run of free UDP ports")
+
+
+class UdpNode:
+    """A node whose QEMU would use `-netdev dgram,remote.type=inet`: its own UDP port, the fabric's."""
+
+    def __init__(self, base, n):
+        self.fabric = ("127.0.0.1", base + n)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+
+    send = Node.send
+    received = Node.received
+
+
+def udp_ports(binary):
+    base = free_udp_base(3)
+    d = tempfile.mkdtemp(prefix="fabric-udp-")
+    p = subprocess.Popen([binary, "--dir", d, "--nodes", "3", "--topology", "line", "--udp", f"127.0.0.1:{base}"],
+                         stderr=subprocess.PIPE)
+    try:
+        line = p.stderr.readline().decode()
+        check("ready" in line, f"the fabric with UDP ports did not start: {line!r}")
+        local = Node(d, 0)
+        far = [None, UdpNode(base, 1), UdpNode(base, 2)]
+        far[2].send(frame(BROADCAST, mac(2), "from-2"))  # heard by node 0; node 1 has not shown up yet
+        check(tags(local.received()) == ["from-2"], "a UDP node's broadcast did not reach the unix node")
+        far[1].send(frame(BROADCAST, mac(1), "from-1"))
+        check(tags(local.received()) == ["from-1"] and tags(far[2].received()) == ["from-1"],
+              "a UDP node's broadcast did not reach both the unix and the UDP node")
+        local.send(frame(mac(2), mac(0), "to-2"))  # across node 1, to a learned UDP node
+        check(tags(far[2].received()) == ["to-2"] and far[1].received(0.1) == [], "a unicast to a UDP node")
+        control = FabricControl(os.path.join(d, "control.sock"))
+        ports = control(cmd="stats")["node_ports"]
+        check(ports == ["unix", f"udp 127.0.0.1:{far[1].port}", f"udp 127.0.0.1:{far[2].port}"], f"node_ports: {ports}")
+        control.close()
+    finally:
+        p.terminate()
+        p.wait(timeout=10)
+        shutil.rmtree(d, ignore_errors=True)
+    for bad in ("127.0.0.1", "nohost:5000", "127.0.0.1:0", "127.0.0.1:70000"):
+        r = subprocess.run([binary, "--dir", "/nonexistent", "--nodes", "2", "--topology", "line", "--udp", bad],
+                           capture_output=True, text=True, timeout=10)
+        check(r.returncode == 2 and "--udp wants HOST:BASE" in r.stderr, f"--udp {bad}: {r.returncode} {r.stderr}")
+    taken = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    taken.bind(("127.0.0.1", 0))
+    d = tempfile.mkdtemp(prefix="fabric-udp-")
+    try:
+        r = subprocess.run([binary, "--dir", d, "--nodes", "2", "--topology", "line", "--udp",
+                            f"127.0.0.1:{taken.getsockname()[1]}"], capture_output=True, text=True, timeout=10)
+        check(r.returncode == 1 and "cannot bind UDP port" in r.stderr and not os.listdir(d),
+              f"a UDP port in use: {r.returncode} {r.stderr} {os.listdir(d)}")
+    finally:
+        taken.close()
+        shutil.rmtree(d, ignore_errors=True)
+    print("PASS fabric_daemon_test: UDP ports (a unix node and two UDP nodes reach each other; node_ports shows how "
+          "each is attached); a bad --udp or a port in use refused, nothing left behind")
+
+
 if __name__ == "__main__":
     main()
     big_stats(sys.argv[1])
+    udp_ports(sys.argv[1])

@@ -3,10 +3,12 @@
 // and writes clients.json; the official SDK client, configured from that file, reaches each node
 // with the run's admin key and hears each one's own view of the cluster; cluster_ping crosses the
 // fabric; callers without the key or with a wrong one get nothing; a node killed and restarted
-// answers again on the same URL and rejoins; `down` closes every port and process.
+// answers again on the same URL and rejoins; `down` closes every port and process. Node 2 is
+// attached to the fabric over UDP (`--udp`, as a node on another machine would be), over loopback.
 // Usage: node swarm_http_test.mjs KERNEL_ELF (the swarm boots build/kernel/basalt.elf)
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
+import dgram from "node:dgram";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
@@ -73,10 +75,35 @@ function alive(pid) {
   }
 }
 
+// A base port with three free UDP ports above it on 127.0.0.1 (for the fabric's --udp).
+async function freeUdpBase(count = 3) {
+  const bind = (port) =>
+    new Promise((resolve) => {
+      const s = dgram.createSocket("udp4");
+      s.once("error", () => resolve(null));
+      s.bind(port, "127.0.0.1", () => resolve(s));
+    });
+  for (let tries = 0; tries < 50; ++tries) {
+    const probe = await bind(0);
+    const base = probe.address().port;
+    probe.close();
+    if (base + count > 65535)
+      continue;
+    const held = [];
+    for (let p = base; p < base + count; ++p)
+      held.push(await bind(p));
+    held.forEach((s) => s && s.close());
+    if (held.every(Boolean))
+      return base;
+  }
+  throw new Error("no run of free UDP ports");
+}
+
 let pids = [];
 try {
   const t0 = Date.now();
-  const printed = swarm("up", "--nodes", "3", "--topology", "ring");
+  const udpBase = await freeUdpBase();
+  const printed = swarm("up", "--nodes", "3", "--topology", "ring", "--udp", `127.0.0.1:${udpBase}`, "--udp-nodes", "2");
   const state = JSON.parse(fs.readFileSync(path.join(dir, "swarm.json"), "utf8"));
   pids = [state.fabric, ...state.node.map((n) => n.pid)];
   const clientsPath = path.join(dir, "clients.json");
@@ -94,6 +121,7 @@ try {
   const status = JSON.parse(swarm("status", "--json"));
   assert.equal(`Bearer ${status.admin_key}`, servers["node-0"].headers.Authorization, "status --json carries the admin key");
   assert.deepEqual(status.nodes.map((n) => n.url), Object.values(servers).map((s) => s.url));
+  assert.ok(printed.includes(`remote.host=127.0.0.1,remote.port=${udpBase}+N`), "up says how a node elsewhere joins");
 
   // Each node, as configured: its own name, then all three alive in its own view.
   const clients = {};
@@ -113,6 +141,9 @@ try {
   const ping = (await clients["node-0"].callTool({ name: "cluster_ping", arguments: { node: "node-2" } })).structuredContent;
   assert.equal(ping.answered, true, JSON.stringify(ping));
   assert.ok(ping.rtt_us > 0, JSON.stringify(ping));
+  const attached = JSON.parse(swarm("status", "--json")).nodes.map((n) => n.fabric_port);
+  assert.equal(attached[0], "unix");
+  assert.match(attached[2], /^udp 127\.0\.0\.1:\d+$/, `node 2 attached over UDP: ${attached}`);
   const members = JSON.parse((await clients["node-1"].readResource({ uri: "cluster://members" })).contents[0].text);
   assert.deepEqual(members.members.map((m) => m.name).sort(), ["node-0", "node-1", "node-2"]);
 
@@ -163,7 +194,7 @@ try {
     assert.equal(alive(pid), false, `process ${pid} left running`);
   assert.equal(fs.existsSync(dir), false, "down left the run's state");
   console.log(`swarm over HTTP: 3 nodes on their own 127.0.0.1 ports, each reached with clients.json and ` +
-              `its own view served (${convergedMs} ms from up to three views converged); cluster_ping over the fabric ` +
+              `its own view served (${convergedMs} ms from up to three views converged); cluster_ping to node 2 (on the fabric over UDP) ` +
               `${ping.rtt_us} us; anonymous and wrong-key callers refused; node 2 killed, restarted, rejoined on its URL ` +
               `(incarnation ${before} -> ${seen(after).incarnation}); down closed every port; ${Date.now() - t0} ms in all`);
   clearTimeout(timer);
