@@ -41,7 +41,8 @@ import scenario
 import views
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FABRIC = os.path.join(ROOT, "build", "host", "qemu", "swarm", "basalt-fabric")
+# The optimized build (./basalt build: build/tools); build/host's is sanitized, for its tests.
+FABRIC = os.path.join(ROOT, "build", "tools", "qemu", "swarm", "basalt-fabric")
 KERNEL = os.path.join(ROOT, "build", "kernel", "basalt.elf")
 
 

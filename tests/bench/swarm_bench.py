@@ -136,7 +136,7 @@ def main():
               f"{f['cpu_total']:>9.1f}% {f['rss_mib']:>8.0f}MiB {f['private_mib']:>11.1f}MiB {f['frames_per_s']:>16.0f}",
               flush=True)
     print("\nfailure detection (5 nodes, mesh; kill -> dead on every other node, MCP polled every 0.1 s):")
-    for mult in (int(s) for s in a.suspicion.split(",")):
+    for mult in (int(s) for s in a.suspicion.split(",") if s):
         f = measure(5, 0, suspicion=mult, detect=True)
         print(f"  suspicion x{mult} ({f['suspicion_ms']} ms): declared dead everywhere after {f['detect_s']:.1f} s", flush=True)
 
