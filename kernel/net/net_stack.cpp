@@ -78,8 +78,9 @@ void on_status(struct netif* netif) {
 struct netif* add_interface(size_t i, Nic& dev, std::string_view arg) {
     auto cfg = netcfg::parse_ip_arg(arg);
     if (!cfg) {
-        KLOG_ERROR("net: %s=%.*s is not dhcp or A.B.C.D/N[,gw=A.B.C.D]; vn%zu stays down", i == 0 ? "ip" : "ip1",
-                   static_cast<int>(arg.size()), arg.data(), i);
+        // Without vn0 nothing runs: "the network", not just the interface, stays down.
+        KLOG_ERROR("net: %s=%.*s is not dhcp or A.B.C.D/N[,gw=A.B.C.D]; %s stays down", i == 0 ? "ip" : "ip1",
+                   static_cast<int>(arg.size()), arg.data(), i == 0 ? "the network" : "vn1");
         return nullptr;
     }
     struct netif* netif = &g_netif[i];
@@ -116,11 +117,6 @@ bool stack_start(Nic* const* devs, size_t count, struct netif** out) {
         out[i] = nullptr;
     if (count == 0)
         return false;
-    if (!netcfg::parse_ip_arg(bootargs::get().ip)) {
-        KLOG_ERROR("net: ip=%.*s is not dhcp or A.B.C.D/N[,gw=A.B.C.D]; the network stays down",
-                   static_cast<int>(bootargs::get().ip.size()), bootargs::get().ip.data());
-        return false;
-    }
     lwip_init();
     out[0] = add_interface(0, *devs[0], bootargs::get().ip);
     if (!out[0])

@@ -13,7 +13,7 @@ constexpr size_t kMaxInterfaces = 2;
 
 // lwip_init(), then interface vn<i> over devs[i] (vn0 is the default route) added, up and its
 // addressing started. out[i] is the interface, or nullptr when it cannot start (logged). Returns
-// false, with nothing started, when vn0 cannot.
+// false, with no interface added after it, when vn0 cannot.
 bool stack_start(Nic* const* devs, size_t count, struct netif** out);
 
 } // namespace net

@@ -26,8 +26,7 @@ namespace net {
 namespace {
 
 struct Args {
-    Nic* dev = nullptr; // vn0
-    Nic* devs[kMaxInterfaces] = {};
+    Nic* devs[kMaxInterfaces] = {}; // vn0, vn1
     size_t count = 0;
     uint32_t wake = ~0u; // Event capability: signalled by every device's interrupt
 };
@@ -50,7 +49,7 @@ void on_probe_frame(void* ctx, const uint8_t* frame, size_t len) {
 void run_arp_probe(const Args& a) {
     ArpProbe probe { 0x0a00020f, 0x0a000202 }; // 10.0.2.15 asks for 10.0.2.2 (QEMU user network)
     for (uint32_t attempt = 1; attempt <= kProbeTries && !probe.answered; ++attempt) {
-        if (!arp_probe_send(*a.dev, probe)) {
+        if (!arp_probe_send(*a.devs[0], probe)) {
             KLOG_WARN("netcheck: no transmit buffer");
             return;
         }
@@ -60,10 +59,10 @@ void run_arp_probe(const Args& a) {
             if (now >= deadline)
                 break;
             wait_for_device(a.wake, deadline - now);
-            a.dev->receive(on_probe_frame, &probe, kRxBudget);
+            a.devs[0]->receive(on_probe_frame, &probe, kRxBudget);
         }
     }
-    auto s = a.dev->counters();
+    auto s = a.devs[0]->counters();
     if (!probe.answered) {
         KLOG_ERROR("netcheck: no ARP reply from 10.0.2.2 (tx %llu, rx %llu, irqs %llu)",
                    static_cast<unsigned long long>(s.tx_frames), static_cast<unsigned long long>(s.rx_frames),
@@ -151,16 +150,14 @@ int64_t task_main(void* arg) {
 constexpr uint64_t kHeapLimit = Endpoint::kMaxStreams * Endpoint::kBlockBytes + 512 * 1024;
 
 void start() {
-    Nic* dev = platform::nic();
-    if (!dev)
-        return;
     for (size_t i = 0; i < kMaxInterfaces && i < platform::kMaxNics; ++i)
         if (Nic* d = platform::nic(i))
             g_args.devs[g_args.count++] = d;
+    if (g_args.count == 0)
+        return;
     auto wake = kcap::register_object(kcap::ObjectType::Event, &g_wake);
     if (!wake)
         panic("cap: cannot register the net wake event");
-    g_args.dev = dev;
     auto t = sched::create("net", task_main, &g_args, sched::CreateOptions { 17, true });
     if (!t)
         panic("sched: cannot create the net task: %s", ktl::error_name(t.error()));

@@ -79,7 +79,6 @@ struct Port {
     int udp_fd = -1;
     sockaddr_in udp_peer {}; // who sent the node's last frame over UDP
     bool via_udp = false;    // the node's last frame came over UDP: answer there
-    uint64_t udp_frames = 0;
 };
 
 struct UdpBind {
@@ -199,10 +198,8 @@ private:
                               : recv(port.unix_fd, buf.data(), buf.size(), 0);
             if (len <= 0)
                 break;
-            if (udp && from.sin_family == AF_INET) {
+            if (udp && from.sin_family == AF_INET)
                 port.udp_peer = from;
-                ++port.udp_frames;
-            }
             port.via_udp = udp;
             forward(n, buf.data(), static_cast<size_t>(len));
         }

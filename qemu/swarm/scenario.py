@@ -71,7 +71,7 @@ class Runner:
             console = os.path.join(self.swarm.state_dir(self.run), f"console-{node['id']}.log")
             kernel = open(console, errors="replace").read()[-3000:] if os.path.exists(console) else ""
             lines.append(f"{node['name']}: {self.silent[node['name']]}; process "
-                         f"{'running' if self.swarm.alive(node['pid']) else 'gone'}; its output: {tail!r}; "
+                         f"{'running' if self.swarm.views.process_alive(node['pid']) else 'gone'}; its output: {tail!r}; "
                          f"the end of its console:\n{kernel}")
         return "\n".join(lines)
 
@@ -223,11 +223,13 @@ def run(swarm, args):
     with open(args.scenario) as f:
         scenario = json.load(f)
     seed = args.seed if args.seed is not None else scenario.get("seed", 1)
-    up = argparse.Namespace(nodes=scenario["nodes"], topology=scenario.get("topology", "mesh"), seed=seed,
-                            memory=scenario.get("memory", "32M"), run=args.run, period_ms=scenario.get("period_ms", 0),
-                            suspicion=scenario.get("suspicion", 0), http_port=0, udp="", udp_nodes="",
-                            stagger_ms=scenario.get("stagger_ms", 0),
-                            rogue=",".join(str(n) for n in scenario.get("rogue", [])))
+    # As `swarm up` would be asked, so every option not in the scenario keeps up's own default.
+    argv = ["up", "--nodes", str(scenario["nodes"]), "--topology", scenario.get("topology", "mesh"),
+            "--seed", str(seed), "--memory", scenario.get("memory", "32M"), "--run", args.run,
+            "--period-ms", str(scenario.get("period_ms", 0)), "--suspicion", str(scenario.get("suspicion", 0)),
+            "--stagger-ms", str(scenario.get("stagger_ms", 0)),
+            "--rogue", ",".join(str(n) for n in scenario.get("rogue", []))]
+    up = swarm.parser().parse_args(argv)
     runner = Runner(swarm, scenario, args.run)
     runner.say(f"scenario {args.scenario}: {up.nodes} nodes, {up.topology}, seed {seed}")
     failed = None

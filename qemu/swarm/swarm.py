@@ -50,18 +50,6 @@ def state_dir(run):
     return os.path.join(ROOT, "build", "swarm", run)
 
 
-def alive(pid):
-    try:
-        os.kill(pid, 0)
-    except OSError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def qmp(path, command):
     """One QMP command on a node's monitor socket; the answer's "return", or None."""
     try:
@@ -144,14 +132,14 @@ def fault(args):
             qmp(node["qmp"], "cont")
             fabric_command(args.run, cmd="node", n=node["id"], state="up")
         elif what == "kill":
-            if alive(node["pid"]):
+            if views.process_alive(node["pid"]):
                 os.kill(node["pid"], signal.SIGKILL)
             fabric_command(args.run, cmd="node", n=node["id"], state="down")
         else:
-            if alive(node["pid"]):
+            if views.process_alive(node["pid"]):
                 os.kill(node["pid"], signal.SIGKILL)
                 deadline = time.monotonic() + 5
-                while alive(node["pid"]) and time.monotonic() < deadline:
+                while views.process_alive(node["pid"]) and time.monotonic() < deadline:
                     time.sleep(0.05)
             d = state_dir(args.run)
             for name in (f"node-{node['id']}.sock", f"serial-{node['id']}.sock", f"qmp-{node['id']}.sock"):
@@ -171,9 +159,9 @@ def heal(args):
     print(f"swarm '{args.run}': healed")
 
 
-def free_port():
-    """A TCP port on 127.0.0.1 nobody listens on now (the node's QEMU takes it a moment later)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+def free_port(kind=socket.SOCK_STREAM):
+    """A TCP (or UDP) port on 127.0.0.1 nobody uses now (the node's QEMU takes it a moment later)."""
+    with socket.socket(socket.AF_INET, kind) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
@@ -202,12 +190,6 @@ def http_ports(args):
     if taken:
         sys.exit(f"swarm: 127.0.0.1 ports {taken} are in use (pick another --http-port, or leave it out)")
     return ports
-
-
-def free_udp_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def parse_udp(text):
@@ -279,7 +261,7 @@ def up(args):
         # driver takes them, so nothing sent early is lost (a PL011 drops what it holds when
         # the kernel switches its FIFO on).
         if n in over_udp:  # as a node on another machine would be attached (but from 127.0.0.1)
-            fabric_port = (f"dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port={free_udp_port()},"
+            fabric_port = (f"dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port={free_port(socket.SOCK_DGRAM)},"
                            f"remote.type=inet,remote.host={udp[0]},remote.port={udp[1] + n}")
         else:
             fabric_port = (f"dgram,id=n0,local.type=unix,local.path={d}/node-{n}.sock,"
@@ -316,9 +298,9 @@ def up(args):
     deadline = time.monotonic() + 30
     waiting = state["node"]
     while waiting and time.monotonic() < deadline:
-        waiting = [n for n in waiting if alive(n["pid"]) and not (os.path.exists(n["serial"]) and os.path.exists(n["qmp"]))]
+        waiting = [n for n in waiting if views.process_alive(n["pid"]) and not (os.path.exists(n["serial"]) and os.path.exists(n["qmp"]))]
         time.sleep(0.05)
-    dead = [n["id"] for n in state["node"] if not alive(n["pid"])]
+    dead = [n["id"] for n in state["node"] if not views.process_alive(n["pid"])]
     if dead or waiting:
         print(f"swarm: nodes {dead or [n['id'] for n in waiting]} did not start (see {d}/node-N.log)", file=sys.stderr)
     print(f"swarm '{args.run}': {args.nodes} nodes, {args.topology}, seed {args.seed}; state in {d}")
@@ -352,7 +334,7 @@ def status(args):
 def logs(args):
     state = load(args.run)
     node = node_of(state, args.node)
-    if not alive(node["pid"]):
+    if not views.process_alive(node["pid"]):
         path = os.path.join(state_dir(args.run), f"node-{node['id']}.log")
         print(f"swarm: node {node['id']} is gone; its QEMU's output ({path}):", file=sys.stderr)
         with open(path) as f:
@@ -373,13 +355,13 @@ def down(args):
     state = load(args.run)
     pids = [n["pid"] for n in state["node"]] + [state["fabric"]]
     for pid in pids:
-        if alive(pid):
+        if views.process_alive(pid):
             os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and any(alive(p) for p in pids):
+    while time.monotonic() < deadline and any(views.process_alive(p) for p in pids):
         time.sleep(0.05)
     for pid in pids:
-        if alive(pid):
+        if views.process_alive(pid):
             os.kill(pid, signal.SIGKILL)
     for name in os.listdir(d):
         os.remove(os.path.join(d, name))
@@ -387,7 +369,7 @@ def down(args):
     print(f"swarm '{args.run}': down ({len(state['node'])} nodes and the fabric stopped, {d} removed)")
 
 
-def main():
+def parser():
     p = argparse.ArgumentParser(prog="basalt swarm", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
     u = sub.add_parser("up")
@@ -429,7 +411,11 @@ def main():
     fl.add_argument("--run", default="default")
     hl = sub.add_parser("heal")
     hl.add_argument("--run", default="default")
-    args = p.parse_args()
+    return p
+
+
+def main():
+    args = parser().parse_args()
     if args.command == "run":
         sys.exit(scenario.run(sys.modules[__name__], args))
     {"up": up, "status": status, "down": down, "fault": fault, "heal": heal, "logs": logs,

@@ -67,6 +67,8 @@ def collect(state, run_dir, qmp, sample_s=0.5):
     after_all = {n["id"]: cpu_ticks(n["pid"]) for n in state["node"]}  # before the slow MCP questions
     elapsed = time.monotonic() - t0
     fabric = fabric_stats(run_dir)
+    # How the fabric last heard from each node: "unix", or "udp HOST:PORT" (attached over --udp).
+    ports = (fabric or {}).get("node_ports") or []
     nodes = []
     for node in state["node"]:
         running = process_alive(node["pid"])
@@ -79,8 +81,7 @@ def collect(state, run_dir, qmp, sample_s=0.5):
                  "pid": node["pid"], "state": (q or {}).get("status", "gone") if running else "gone",
                  "serial": node["serial"], "url": node.get("url"), "cpu_percent": cpu, "rss_kib": resident_kib(node["pid"]) if running else None,
                  "rogue": node.get("rogue", False),
-                 # How the fabric last heard from it: "unix", or "udp HOST:PORT" (a node attached over --udp).
-                 "fabric_port": ((fabric or {}).get("node_ports") or [None] * (node["id"] + 1))[node["id"]]}
+                 "fabric_port": ports[node["id"]] if node["id"] < len(ports) else None}
         view = cluster_view(node) if entry["state"] == "running" else None
         if view:
             entry["cluster"] = {"incarnation": view["incarnation"], "counts": view["counts"],

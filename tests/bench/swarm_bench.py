@@ -47,26 +47,24 @@ def private_kib(pid):
         return 0
 
 
-def converged(nodes, want):
+def every_node(nodes, holds):
+    """Whether holds(view) is true of every node's own cluster_status (False if one does not answer)."""
     for n in nodes:
         try:
             v = node_mcp.call(n["serial"], "cluster_status", timeout=3)
         except (OSError, node_mcp.NodeError):
             return False
-        if v["counts"]["alive"] != want:
+        if not holds(v):
             return False
     return True
+
+
+def converged(nodes, want):
+    return every_node(nodes, lambda v: v["counts"]["alive"] == want)
 
 
 def dead_everywhere(nodes, name):
-    for n in nodes:
-        try:
-            v = node_mcp.call(n["serial"], "cluster_status", timeout=3)
-        except (OSError, node_mcp.NodeError):
-            return False
-        if not any(m["name"] == name and m["state"] == "dead" for m in v["members"]):
-            return False
-    return True
+    return every_node(nodes, lambda v: any(m["name"] == name and m["state"] == "dead" for m in v["members"]))
 
 
 def measure(size, idle_s, suspicion=None, detect=False, stagger_ms=0):

@@ -19,6 +19,7 @@ from harness import ROOT, check, main
 sys.path.insert(0, os.path.join(ROOT, "qemu", "swarm"))
 from fabric_control import FabricControl  # noqa: E402
 from node_mcp import NodeLine  # noqa: E402
+from views import process_alive as alive  # noqa: E402
 
 SWARM = os.path.join(ROOT, "qemu", "swarm", "swarm.py")
 BRIDGE = os.path.join(ROOT, "boot", "serial_bridge.py")
@@ -26,14 +27,6 @@ BRIDGE = os.path.join(ROOT, "boot", "serial_bridge.py")
 
 def swarm(*args):
     return subprocess.run(["python3", SWARM, *args], capture_output=True, text=True)
-
-
-def alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def test(args):
