@@ -232,9 +232,11 @@ def up(args):
             sys.exit(f"swarm: {f} is missing (./basalt build)")
     os.makedirs(d, exist_ok=True)
     fabric_log = open(os.path.join(d, "fabric.log"), "w")
-    fabric = subprocess.Popen([FABRIC, "--dir", d, "--nodes", str(args.nodes), "--topology", args.topology,
-                               "--seed", str(args.seed)] + (["--udp", f"{udp[0]}:{udp[1]}"] if udp else []), stdin=subprocess.DEVNULL, stdout=fabric_log,
-                              stderr=fabric_log, start_new_session=True, cwd=d)
+    fabric_args = ["--dir", d, "--nodes", str(args.nodes), "--topology", args.topology, "--seed", str(args.seed)]
+    if udp:
+        fabric_args += ["--udp", f"{udp[0]}:{udp[1]}"]
+    fabric = subprocess.Popen([FABRIC, *fabric_args], stdin=subprocess.DEVNULL, stdout=fabric_log, stderr=fabric_log,
+                              start_new_session=True, cwd=d)
     for _ in range(100):
         if os.path.exists(os.path.join(d, "control.sock")) or fabric.poll() is not None:
             break
@@ -257,9 +259,6 @@ def up(args):
             boot.append(f"cluster_period_ms={args.period_ms}")
         if args.suspicion:
             boot.append(f"cluster_suspicion={args.suspicion}")
-        # The MCP line is a virtio-serial port: QEMU holds a client's bytes until the kernel's
-        # driver takes them, so nothing sent early is lost (a PL011 drops what it holds when
-        # the kernel switches its FIFO on).
         if n in over_udp:  # as a node on another machine would be attached (but from 127.0.0.1)
             fabric_port = (f"dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port={free_port(socket.SOCK_DGRAM)},"
                            f"remote.type=inet,remote.host={udp[0]},remote.port={udp[1] + n}")
@@ -277,6 +276,9 @@ def up(args):
                # Each its own MAC (QEMU gives every instance the same default one).
                "-device", f"virtio-net-device,netdev=n0,mac=52:54:00:0a:{n >> 8:02x}:{n & 255:02x}",
                "-device", "virtio-rng-device",
+               # The MCP line is a virtio-serial port: QEMU holds a client's bytes until the kernel's
+               # driver takes them, so nothing sent early is lost (a PL011 drops what it holds when
+               # the kernel switches its FIFO on).
                "-chardev", f"socket,id=line,path={d}/serial-{n}.sock,server=on,wait=off",
                "-device", "virtio-serial-device,max_ports=2",
                "-device", "virtserialport,chardev=line,nr=1,name=org.basalt.line",
@@ -288,8 +290,7 @@ def up(args):
             time.sleep(args.stagger_ms / 1000)
         state["node"].append({"id": n, "name": f"node-{n}", "pid": start_node(d, n, cmd), "address": f"10.10.0.{n + 1}",
                               "serial": f"{d}/serial-{n}.sock", "qmp": f"{d}/qmp-{n}.sock", "command": cmd,
-                              "http_port": ports[n], "url": f"http://127.0.0.1:{ports[n]}/mcp", "rogue": n in rogue,
-                              "attached": "udp" if n in over_udp else "unix"})
+                              "url": f"http://127.0.0.1:{ports[n]}/mcp", "rogue": n in rogue})
     save(state)
     clients = os.path.join(d, "clients.json")
     save_private(clients, client_config(state))
