@@ -91,6 +91,12 @@ private:
     // memberlist's gossip interval), so news does not wait for the next probe to go out.
     static constexpr uint32_t kGossipPerPeriod = 5;
     static constexpr size_t kGossipFanout = 3;
+    // Discovery (announcements to seeds and the broadcast address, each answered with a full
+    // table by everyone who hears it) costs O(n) datagrams per announcement, O(n^2) per round if
+    // everyone announced every period: at 64 nodes that alone saturated two cores. A node that
+    // knows others spreads its announcements so the swarm as a whole makes about this many per
+    // announce period, whatever its size; a node that knows nobody announces every period.
+    static constexpr size_t kDiscoveriesPerPeriod = 4;
 
     // node.cpp: incoming datagrams and the precedence rules.
     bool apply(const Update& u, uint64_t now_ns);
@@ -104,7 +110,8 @@ private:
     void start_probe(uint64_t now_ns, Transport& t);
     void finish_probe(uint64_t now_ns);
     void send_ping_reqs(Transport& t);
-    void announce(Transport& t);
+    void announce(uint64_t now_ns, Transport& t);
+    uint64_t discovery_interval_ns();
     void expire_suspects(uint64_t now_ns);
     void gossip(Transport& t);
     uint32_t next_seq();
@@ -138,6 +145,7 @@ private:
     bool m_started = false;
     uint64_t m_next_period_ns = 0;
     uint64_t m_next_announce_ns = 0;
+    uint64_t m_next_discovery_ns = 0;
     uint64_t m_next_gossip_ns = 0;
     Probe m_probe;
     uint8_t m_order[kMaxMembers] = {};

@@ -16,6 +16,7 @@ void Node::tick(uint64_t now_ns, Transport& t) {
         m_started = true;
         m_next_period_ns = now_ns;
         m_next_announce_ns = now_ns;
+        m_next_discovery_ns = now_ns;
         m_next_gossip_ns = now_ns;
         m_members.at(0).state_since_ns = now_ns;
     }
@@ -28,7 +29,7 @@ void Node::tick(uint64_t now_ns, Transport& t) {
         m_next_period_ns = now_ns + m_config.period_ms * kMs;
     }
     if (now_ns >= m_next_announce_ns) {
-        announce(t);
+        announce(now_ns, t);
         m_next_announce_ns = now_ns + m_config.announce_ms * kMs;
     }
     if (now_ns >= m_next_gossip_ns) {
@@ -177,14 +178,18 @@ uint32_t Node::next_seq() {
     return m_next_seq++;
 }
 
-// Alive announcements: how a new node finds the swarm, and how two halves of a healed
-// partition find each other again (each side still knows the other's addresses as dead).
-void Node::announce(Transport& t) {
-    for (size_t i = 0; i < m_seed_count; ++i)
-        if (!(m_seeds[i] == m_addr))
-            send(t, m_seeds[i], MessageType::Announce, next_seq(), {}, Address{}, -1, Fill::All);
-    if (m_broadcast.ip != 0 && m_broadcast.port != 0)
-        send(t, m_broadcast, MessageType::Announce, next_seq(), {}, Address{}, -1, Fill::All);
+// Alive announcements: how a new node finds the swarm (seeds and broadcast), and how two halves
+// of a healed partition find each other again (each side still knows the other's addresses as
+// dead, and one dead member hears from us every announce period).
+void Node::announce(uint64_t now_ns, Transport& t) {
+    if (now_ns >= m_next_discovery_ns) {
+        m_next_discovery_ns = now_ns + discovery_interval_ns();
+        for (size_t i = 0; i < m_seed_count; ++i)
+            if (!(m_seeds[i] == m_addr))
+                send(t, m_seeds[i], MessageType::Announce, next_seq(), {}, Address{}, -1, Fill::All);
+        if (m_broadcast.ip != 0 && m_broadcast.port != 0)
+            send(t, m_broadcast, MessageType::Announce, next_seq(), {}, Address{}, -1, Fill::All);
+    }
     size_t dead = 0;
     for (size_t i = 1; i < m_members.size(); ++i)
         if (m_members.at(i).state == State::Dead)
@@ -200,6 +205,20 @@ void Node::announce(Transport& t) {
             return;
         }
     }
+}
+
+// Scaled by every member we know of, dead ones included: a swarm whose members all declared
+// each other dead under overload must not answer with n times the discovery traffic (the dead
+// are called one at a time above instead). Jittered so that nodes booted together drift apart.
+uint64_t Node::discovery_interval_ns() {
+    const uint64_t base = uint64_t(m_config.announce_ms) * kMs;
+    const size_t known = m_members.size();
+    if (known <= 1)
+        return base;
+    const uint64_t scale = known / kDiscoveriesPerPeriod;
+    if (scale <= 1)
+        return base;
+    return base * scale / 2 + base * m_rng.below(scale); // uniform in [scale/2, 3*scale/2) periods
 }
 
 ktl::Result<uint32_t> Node::ping(std::string_view name, uint64_t now_ns, Transport& t) {
