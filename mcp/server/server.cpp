@@ -7,6 +7,7 @@
 #include <optional>
 
 #include <crypto/sha256.h>
+#include <ktl/format.h>
 #include <mcp/policy/roles.h>
 #include <mcp/schema/validator.h>
 
@@ -202,6 +203,9 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
     bool handled = true;
     if (modern && !modern_envelope(r, meta)) {
         // answered with the error
+    } else if (!authenticate(r, session)) {
+        // A key that matches nothing is refused whatever the method: a mistyped key must not
+        // appear to connect as anonymous and fail only later.
     } else if (modern && method.string_equals("server/discover"))
         discover(r);
     else if (!modern && method.string_equals("initialize"))
@@ -265,10 +269,14 @@ void Server::client_response(const json::Value& root, const Session& s) {
 // carry a reverse-DNS prefix). On a line, a key presented with initialize becomes the session's
 // principal; over HTTP (key_per_request) every request carries its own.
 bool Server::authenticate(Request& r, Session& s) {
+    if (r.authenticated)
+        return true; // refusals end the request, so only a success is ever asked again
     r.principal = s.principal;
     json::Value key = r.params.find("_meta").find(kApiKeyMeta);
-    if (!key.valid() && s.api_key.empty())
+    if (!key.valid() && s.api_key.empty()) {
+        r.authenticated = true;
         return true;
+    }
     auto text = key.valid() ? key.plain_string() : std::optional<std::string_view>(s.api_key);
     const uint64_t now = m_config.now_ns ? m_config.now_ns() : 0;
     // Fingerprinted only where a gate keeps them (a hash per request otherwise for nothing).
@@ -303,6 +311,7 @@ bool Server::authenticate(Request& r, Session& s) {
         return false;
     }
     r.principal = who;
+    r.authenticated = true;
     return true;
 }
 
@@ -734,11 +743,7 @@ void Server::tools_call(Request& r, Session& s) {
         if (!schema_doc)
             failure.reason = schema::Reason::SchemaUnsupported;
         if (!valid) {
-            const char* reason = schema::reason_name(failure.reason);
-            error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed,
-                        "the arguments do not match the tool's input schema", r.request_id, r.timestamp,
-                        { { "reason", reason }, { "path", failure.path }, { "keyword", failure.keyword ? failure.keyword : "" } });
-            audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::ValidationFailed));
+            refuse_arguments(r, s, tool_name, failure);
             return;
         }
     }
@@ -768,6 +773,46 @@ void Server::tools_call(Request& r, Session& s) {
     write_tool_result(r.w, [&](json::Writer& w) { begin_reply(w, r.id); }, r.modern, tool->result, ok, sw.view(), err,
                       r.request_id, r.timestamp);
     audit(r, ok ? AuditOutcome::Allow : AuditOutcome::Error, ok ? "" : error_code_name(err.code));
+}
+
+// Revisions are dates: from 2025-11-25 on, schema failures are tool execution errors.
+static bool tool_errors_for_arguments(std::string_view version) {
+    return version.size() == 10 && version >= std::string_view("2025-11-25");
+}
+
+// Since 2025-11-25 (SEP-1303) arguments that fail the input schema are a tool execution error,
+// so the model reads what was wrong and can correct itself: a result with isError, the envelope
+// as structuredContent and a sentence in content. Older revisions get JSON-RPC -32602.
+void Server::refuse_arguments(Request& r, const Session& s, std::string_view tool, const schema::Failure& failure) {
+    static constexpr const char* kMessage = "the arguments do not match the tool's input schema";
+    const char* reason = schema::reason_name(failure.reason);
+    const char* keyword = failure.keyword ? failure.keyword : "";
+    const std::initializer_list<Detail> details = { { "reason", reason }, { "path", failure.path }, { "keyword", keyword } };
+    audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::ValidationFailed));
+    if (!r.modern && !tool_errors_for_arguments(s.protocol_version)) {
+        error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed, kMessage, r.request_id,
+                    r.timestamp, details);
+        return;
+    }
+    char envelope[512]; // bounded: short message, a 64-byte path, fixed names
+    json::Writer ew(envelope);
+    write_envelope(ew, ErrorCode::ValidationFailed, kMessage, r.request_id, r.timestamp, details);
+    char text[1024];
+    ktl::Formatter t(text, sizeof text);
+    t.append("Invalid arguments for tool '%.*s': %s: %s", int(tool.size()), tool.data(),
+             failure.path[0] ? failure.path : "the arguments", failure.message);
+    if (keyword[0])
+        t.append(" (schema keyword '%s')", keyword);
+    t.append(". Correct the arguments and call the tool again.\n%.*s", int(ew.view().size()), ew.view().data());
+    begin_reply(r.w, r.id);
+    r.w.key("result").begin_object();
+    if (r.modern)
+        r.w.key("resultType").string("complete");
+    r.w.key("content").begin_array().begin_object().key("type").string("text").key("text").string(t.c_str());
+    r.w.end_object().end_array();
+    r.w.key("structuredContent").raw(ew.view());
+    r.w.key("isError").boolean(true);
+    r.w.end_object().end_object();
 }
 
 bool Server::admit(Request& r) {

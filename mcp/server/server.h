@@ -37,6 +37,10 @@
 #include <mcp/policy/key_store.h>
 
 namespace mcp {
+namespace schema {
+struct Failure;
+}
+
 
 struct Detail; // envelope.h
 
@@ -349,6 +353,7 @@ private:
     // The caller's rate and concurrency admission (a slot held until released). False: refused,
     // answered and audited. admit_inline: the same for work done in the bridge itself (resource
     // reads, prompts), the slot given back at once.
+    void refuse_arguments(Request& r, const Session& s, std::string_view tool, const schema::Failure& failure);
     bool admit(Request& r);
     bool admit_inline(Request& r);
     bool authorise(Request& r, uint32_t scopes);

@@ -250,6 +250,36 @@ TEST(McpHttp, KeysInHeadersAuthenticateAndRefusalsMapToStatuses) {
     EXPECT_NE(over.body().find("\"limit_rate_exceeded\""), std::string::npos);
 }
 
+// A key that matches nothing is refused whatever the method (a mistyped key must not look like a
+// working anonymous connection); no key at all still reaches what anonymous callers may see.
+TEST(McpHttp, AnUnknownKeyIsRefusedForEveryMethod) {
+    Fixture f;
+    const std::string sid = "Mcp-Session-Id: " + f.initialize() + "\r\n";
+    const std::string wrong = "Authorization: Bearer wrong-key-000000000\r\n";
+    const std::string modern_meta = R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}})";
+    const std::string handshake[] = {
+        R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})",
+        R"({"jsonrpc":"2.0","id":2,"method":"ping"})",
+        R"({"jsonrpc":"2.0","id":3,"method":"resources/list"})",
+    };
+    for (const std::string& body : handshake) {
+        auto anon = f.send(f.post(body, sid));
+        EXPECT_EQ(anon.status, 200) << body << ": " << anon.text;
+        auto bad = f.send(f.post(body, sid + wrong));
+        EXPECT_EQ(bad.status, 403) << body << ": " << bad.text;
+        EXPECT_NE(bad.body().find("\"auth_invalid_api_key\""), std::string::npos) << bad.text;
+        EXPECT_EQ(g_audit.back().outcome, mcp::AuditOutcome::Deny);
+    }
+    for (const char* method : { "server/discover", "tools/list" }) {
+        const std::string body = std::string(R"({"jsonrpc":"2.0","id":4,"method":")") + method + R"(","params":{)" + modern_meta + "}}";
+        EXPECT_EQ(f.send(f.post(body)).status, 200) << method;
+        auto bad = f.send(f.post(body, wrong));
+        EXPECT_EQ(bad.status, 403) << method << ": " << bad.text;
+    }
+    auto good = f.send(f.post(R"({"jsonrpc":"2.0","id":5,"method":"tools/list"})", sid + "Authorization: Bearer " + kKey + "\r\n"));
+    EXPECT_EQ(good.status, 200) << good.text;
+}
+
 TEST(McpHttp, HostAndOriginGuardAgainstDnsRebinding) {
     Fixture f;
     auto evil_host = f.send("POST /mcp HTTP/1.1\r\nHost: evil.example:8080\r\nContent-Type: application/json\r\n"

@@ -368,6 +368,49 @@ TEST(McpServer, ArgumentsAreValidatedAgainstTheSchemaBeforeTheToolRuns) {
     EXPECT_EQ(ok.root.find("result").find("isError").as_bool(), false);
 }
 
+// SEP-1303: from 2025-11-25 a schema failure is a tool execution error the model can read and
+// correct; sessions on 2025-06-18 or older keep JSON-RPC -32602. Unknown tools stay -32602.
+TEST(McpServer, SchemaFailuresAreToolErrorsFrom20251125On) {
+    const std::string bad_call = R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"text":5}}})";
+    for (const char* version : { "2025-11-25", "2025-06-18", "2025-03-26" }) {
+        Fixture f;
+        f.call(std::string(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":")") + version +
+               R"("}})");
+        ASSERT_STREQ(f.session.protocol_version, version);
+        Reply r(f.call(bad_call));
+        if (std::string_view(version) == "2025-11-25") {
+            ASSERT_FALSE(r.root.find("error").valid()) << r.text;
+            json::Value result = r.root.find("result");
+            EXPECT_EQ(result.find("isError").as_bool(), true);
+            json::Value env = result.find("structuredContent");
+            EXPECT_EQ(env.find("ok").as_bool(), false);
+            EXPECT_TRUE(env.find("error").find("code").string_equals("validation_failed")) << r.text;
+            EXPECT_TRUE(env.find("error").find("details").find("reason").string_equals("type")) << r.text;
+            EXPECT_TRUE(env.find("error").find("details").find("path").string_equals("/text")) << r.text;
+            EXPECT_TRUE(env.find("request_id").is_string());
+            char buf[1024];
+            auto n = result.find("content").at(0).find("text").string_into(buf);
+            ASSERT_TRUE(n.ok()) << r.text;
+            const std::string text(buf, *n);
+            EXPECT_EQ(text.rfind("Invalid arguments for tool 'echo': /text: ", 0), 0u) << text;
+            EXPECT_NE(text.find("(schema keyword 'type')"), std::string::npos) << text;
+            EXPECT_NE(text.find("\"code\":\"validation_failed\""), std::string::npos) << "the envelope too: " << text;
+        } else {
+            EXPECT_EQ(r.root.find("error").find("code").as_int64(), -32602) << version << ": " << r.text;
+            EXPECT_TRUE(r.root.find("error").find("data").find("error").find("code").string_equals("validation_failed"));
+        }
+        Reply unknown(f.call(R"({"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"nope","arguments":{}}})"));
+        EXPECT_EQ(unknown.root.find("error").find("code").as_int64(), -32602) << version;
+        EXPECT_EQ(g_events.back().outcome, mcp::AuditOutcome::Deny);
+    }
+    Fixture f;
+    Reply modern(f.call(R"({"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"echo","arguments":{"txt":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}})"));
+    EXPECT_TRUE(modern.root.find("result").find("resultType").string_equals("complete")) << modern.text;
+    EXPECT_EQ(modern.root.find("result").find("isError").as_bool(), true);
+    EXPECT_TRUE(modern.root.find("result").find("structuredContent").find("error").find("details").find("reason").string_equals(
+        "additional_property"));
+}
+
 TEST(McpServer, EveryDecisionIsAudited) {
     Fixture f;
     f.call(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"secret-value"}}})");

@@ -59,8 +59,10 @@ try {
   assert.ok(schema.$defs.address);
   assert.equal(schema.additionalProperties, false);
   await refused(client.callTool({ name: "kernel_info", arguments: {} }), -32602, "validation_unknown_tool");
-  await refused(client.callTool({ name: "json_schema_2020_12_tool", arguments: { address: { zip: "1" } } }), -32602,
-                "validation_failed");
+  const invalid = await client.callTool({ name: "json_schema_2020_12_tool", arguments: { address: { zip: "1" } } });
+  assert.equal(invalid.isError, true, "2025-11-25: invalid arguments are a tool error (SEP-1303)");
+  assert.equal(invalid.structuredContent.error.code, "validation_failed");
+  assert.match(invalid.content[0].text, /Invalid arguments for tool 'json_schema_2020_12_tool'/);
   const schemaCall = await client.callTool({ name: "json_schema_2020_12_tool", arguments: { name: "a", address: { city: "Rome" } } });
   assert.deepEqual(schemaCall.content, text("JSON Schema 2020-12 tool executed (with an address)"));
 

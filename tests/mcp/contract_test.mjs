@@ -39,6 +39,16 @@ const call = (name, args, key) =>
   client.request({ method: "tools/call", params: { name, arguments: args, ...meta(key) } }, CallToolResultSchema);
 const read = (uri, key) => client.request({ method: "resources/read", params: { uri, ...meta(key) } }, ReadResourceResultSchema);
 
+function expectToolEnvelope(result, code, check = () => {}) {
+  assert.equal(result.isError, true, JSON.stringify(result));
+  const env = result.structuredContent;
+  assert.equal(env.ok, false);
+  assert.equal(env.error.code, code);
+  assert.match(env.timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+  assert.equal(typeof env.request_id, "string");
+  check(env, result.content[0].text);
+}
+
 async function expectEnvelope(promise, rpcCode, code, check = () => {}) {
   await assert.rejects(promise, (err) => {
     assert.equal(err.code, rpcCode, `JSON-RPC code for ${code}: ${err.message}`);
@@ -69,13 +79,15 @@ try {
     }));
   await row("unknown tool -> validation_unknown_tool", () =>
     expectEnvelope(call("shell_exec", {}, secret(ADMIN)), -32602, "validation_unknown_tool"));
-  await row("invalid arguments -> validation_failed", () =>
-    expectEnvelope(call("kernel_log", { limit: 5000 }, secret(READER)), -32602, "validation_failed", (env) => {
+  // 2025-11-25 (SEP-1303): a schema failure is a tool result the model reads, not a JSON-RPC error.
+  await row("invalid arguments -> isError validation_failed", async () =>
+    expectToolEnvelope(await call("kernel_log", { limit: 5000 }, secret(READER)), "validation_failed", (env, text) => {
       assert.equal(env.error.details.reason, "above_maximum");
       assert.equal(env.error.details.path, "/limit");
+      assert.match(text, /Invalid arguments for tool 'kernel_log': \/limit: .*maximum/);
     }));
-  await row("unknown argument -> validation_failed", () =>
-    expectEnvelope(call("kernel_info", { verbose: true }, secret(READER)), -32602, "validation_failed", (env) =>
+  await row("unknown argument -> isError validation_failed", async () =>
+    expectToolEnvelope(await call("kernel_info", { verbose: true }, secret(READER)), "validation_failed", (env) =>
       assert.equal(env.error.details.reason, "additional_property")));
 
   // Every decision so far is in the audit trail (audit://log shows the newest 100).

@@ -78,9 +78,13 @@ try {
   });
   await row("unknown tool -> 200 JSON-RPC -32602 validation_unknown_tool", async () =>
     expectRpcError(await call("shell_exec", {}, ADMIN), -32602, "validation_unknown_tool"));
-  await row("invalid arguments -> 200 JSON-RPC -32602 validation_failed", async () => {
-    const env = expectRpcError(await call("kernel_log", { limit: 5000 }, READER), -32602, "validation_failed");
-    assert.equal(env.error.details.reason, "above_maximum");
+  await row("invalid arguments -> 200 isError result validation_failed (2025-11-25)", async () => {
+    const r = await call("kernel_log", { limit: 5000 }, READER);
+    assert.equal(r.status, 200);
+    assert.equal(r.json.result.isError, true, r.text);
+    assert.equal(r.json.result.structuredContent.error.code, "validation_failed");
+    assert.equal(r.json.result.structuredContent.error.details.reason, "above_maximum");
+    assert.match(r.json.result.content[0].text, /Invalid arguments for tool 'kernel_log'/);
   });
   // audit://log shows the newest 100 decisions: check the early ones before the rate row.
   const auditSnapshot = async () => {

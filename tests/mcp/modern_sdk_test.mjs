@@ -185,8 +185,8 @@ try {
   assert.equal(r.get(8).error.code, -32601);
   assert.equal(r.get(9).result.resultType, "complete");
   assert.equal(r.get(9).result.structuredContent.name, "Basalt");
-  assert.equal(r.get(10).error.code, -32602); // schema validation, same envelope in both eras
-  assert.equal(r.get(10).error.data.error.code, "validation_failed");
+  assert.equal(r.get(10).result.isError, true); // schema validation: a tool error since 2025-11-25
+  assert.equal(r.get(10).result.structuredContent.error.code, "validation_failed");
   assert.deepEqual(r.get(11).result, {});
   assert.equal(r.get(12).error.code, -32002);
 

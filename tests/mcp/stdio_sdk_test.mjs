@@ -152,13 +152,17 @@ try {
     assert.match(err.data.timestamp, /Z$/);
     return true;
   });
-  // Invalid arguments: refused by the tool's schema before anything runs, with the field named.
-  await assert.rejects(client.callTool({ name: "kernel_log", arguments: { limit: 100000 } }), (err) => {
-    assert.equal(err.code, -32602);
-    assert.equal(err.data.error.code, "validation_failed");
-    assert.match(JSON.stringify(err.data.error.details), /limit/);
-    return true;
-  });
+  // Invalid arguments: refused by the tool's schema before anything runs, with the field named,
+  // as a tool error the model reads (2025-11-25, SEP-1303). Through client.request: this SDK's
+  // callTool() checks an error's structuredContent against the tool's outputSchema
+  // (typescript-sdk#1943) and would throw its own -32602 instead.
+  const invalid = await client.request({ method: "tools/call", params: { name: "kernel_log", arguments: { limit: 100000 } } },
+                                       types.CallToolResultSchema);
+  assert.equal(invalid.isError, true);
+  assert.equal(invalid.structuredContent.error.code, "validation_failed");
+  assert.equal(invalid.structuredContent.error.details.path, "/limit");
+  assert.match(invalid.content[0].text, /^Invalid arguments for tool 'kernel_log': \/limit: /);
+  assert.match(invalid.content[0].text, /"validation_failed"/, "the envelope travels in the text too");
 
   // A vector collection round trip: create, upsert, search, read back, drop.
   const tool = async (name, args) => {
