@@ -45,6 +45,7 @@ void parse(std::string_view args) {
     g_config.prompts = dtb::bootarg_value(args, "prompts").value_or("");
     g_config.profile = dtb::bootarg_value(args, "profile").value_or("");
     g_config.tool_time_ms = parse_u32(dtb::bootarg_value(args, "tool_time_ms").value_or(""), 0, 1, 10000);
+    g_config.list_page = parse_u32(dtb::bootarg_value(args, "list_page").value_or(""), 0, 1, 64);
     if (auto rate = dtb::bootarg_value(args, "rate")) {
         size_t slash = rate->find('/');
         if (slash != std::string_view::npos) {

@@ -268,8 +268,9 @@ mcp::ServerConfig base_server_config() {
         config.prompts = mcp::fixtures::prompts();
         config.prompt_allowlist = std::span<const std::string_view>(g_prompt_allow, g_prompt_allow_count);
         config.anonymous_scopes = mcp::kConformanceFixtures;
-        config.page_size = 32;
     }
+    if (bootargs::get().list_page)
+        config.page_size = bootargs::get().list_page;
     config.keys = &g_keys;
     // Charged to the bridge parsing the message, given back when it is answered.
     config.alloc_nodes = [](size_t count) -> json::Node* {

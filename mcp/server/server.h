@@ -234,7 +234,9 @@ struct ServerConfig {
     // refused (parse error, arena_full).
     json::Node* (*alloc_nodes)(size_t count) = nullptr;
     void (*free_nodes)(json::Node* nodes) = nullptr;
-    uint32_t page_size = 4;                       // tools (and prompts) per list page
+    // Tools (and prompts) per list page: every one in the first by default, since clients that
+    // read one page only (several do) would never see the rest. Pagination stays for smaller pages.
+    uint32_t page_size = 64;
     // RFC 3339 UTC time for envelopes (the kernel reads its RTC-anchored clock).
     void (*now_rfc3339)(char* out, size_t cap) = nullptr;
     uint64_t (*now_ns)() = nullptr;

@@ -132,7 +132,7 @@ TEST(McpServer, Revision20260728IsServedPerRequest) {
     Reply list(f.call(R"({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{)" + meta + "}}"));
     EXPECT_TRUE(list.root.find("result").find("resultType").string_equals("complete"));
     EXPECT_TRUE(list.root.find("result").find("cacheScope").is_string());
-    EXPECT_TRUE(list.root.find("result").find("nextCursor").is_string());
+    EXPECT_FALSE(list.root.find("result").find("nextCursor").valid()) << "one page holds every tool";
     Reply legacy_list(f.call(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})"));
     EXPECT_FALSE(legacy_list.root.find("result").find("resultType").valid()) << "2025 results keep their shape";
     EXPECT_FALSE(legacy_list.root.find("result").find("ttlMs").valid());
@@ -198,11 +198,22 @@ TEST(McpServer, JsonRpcErrors) {
     EXPECT_EQ(dup.root.find("error").find("code").as_int64(), -32700) << "duplicate keys are refused";
 }
 
+TEST(McpServer, ToolsListServesEveryToolInOnePageByDefault) {
+    Fixture f;
+    Reply r(f.call(R"({"jsonrpc":"2.0","id":7,"method":"tools/list"})"));
+    EXPECT_EQ(r.root.find("result").find("tools").size(), 6u) << r.text;
+    EXPECT_FALSE(r.root.find("result").find("nextCursor").valid()) << "clients that read one page see every tool";
+}
+
 TEST(McpServer, ToolsListPagesThroughAllowlistedToolsOnly) {
     Fixture f;
+    f.config.page_size = 4; // as the `list_page=` boot argument sets it
+    f.server = std::make_unique<mcp::Server>(f.config, f.limiter);
     std::vector<std::string> names;
     std::string cursor;
+    int pages = 0;
     for (int page = 0; page < 10; ++page) {
+        ++pages;
         std::string params = cursor.empty() ? "{}" : "{\"cursor\":\"" + cursor + "\"}";
         Reply r(f.call("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\",\"params\":" + params + "}"));
         json::Value tools = r.root.find("result").find("tools");
@@ -217,6 +228,7 @@ TEST(McpServer, ToolsListPagesThroughAllowlistedToolsOnly) {
         cursor = std::string(next.plain_string().value_or(""));
     }
     EXPECT_EQ(names, (std::vector<std::string> { "echo", "admin_only", "missing", "huge", "t5", "t6" }));
+    EXPECT_EQ(pages, 2);
     Reply bad(f.call(R"({"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"cursor":"x"}})"));
     EXPECT_EQ(bad.root.find("error").find("code").as_int64(), -32602);
 }

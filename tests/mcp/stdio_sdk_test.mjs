@@ -9,7 +9,8 @@ import { board, boot, root, taskGone, types } from "./sdk.mjs";
 
 const kernel = process.argv[2];
 const started = Date.now();
-const { client, transport, fail, done } = boot("basalt-test", [], { kernel });
+// Five tools a page (the default serves every tool in one): pagination proven from outside.
+const { client, transport, fail, done } = boot("basalt-test", ["--append", "list_page=5"], { kernel });
 
 try {
   await client.connect(transport); // initialize + notifications/initialized
@@ -20,8 +21,9 @@ try {
 
   // All pages of tools/list.
   const names = [];
-  let cursor;
+  let cursor, pages = 0;
   do {
+    ++pages;
     const page = await client.listTools(cursor ? { cursor } : {});
     for (const t of page.tools) {
       names.push(t.name);
@@ -34,6 +36,7 @@ try {
                                  "collection_list", "collection_stats",
                                  "kernel_caps", "kernel_diagnose", "kernel_info", "kernel_log", "kernel_mem", "kernel_perf",
                                  "kernel_tasks", "vector_delete", "vector_get", "vector_search", "vector_upsert"]);
+  assert.equal(pages, Math.ceil(names.length / 5), "list_page=5: five tools a page");
 
   const t0 = process.hrtime.bigint();
   const result = await client.callTool({ name: "kernel_info", arguments: {} });
