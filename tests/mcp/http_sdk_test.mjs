@@ -31,9 +31,9 @@ try {
   assert.match(transport.sessionId, /^[0-9a-f]{32}$/, "the server named a session");
 
   // One page holds every tool (clients that read only the first must still see the vector tools).
-  const listed = await client.listTools();
-  const names = listed.tools.map((t) => t.name);
-  assert.equal(listed.nextCursor, undefined);
+  const firstPage = await client.listTools();
+  const names = firstPage.tools.map((t) => t.name);
+  assert.equal(firstPage.nextCursor, undefined);
   assert.ok(names.length >= 17 && names.includes("kernel_info") && names.includes("vector_search"), names.join());
 
   const t0 = process.hrtime.bigint();

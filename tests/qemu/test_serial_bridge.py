@@ -133,7 +133,7 @@ def against_raspi4b(kernel):
             check(sorted(answers) == [1, 2, 3], f"answers: {list(answers)}")
             check(answers[1]["result"]["serverInfo"]["name"] == "basalt", f"initialize: {answers[1]}")
             names = [t["name"] for t in answers[2]["result"]["tools"]]
-            check({"kernel_info", "vector_search", "cluster_status"} <= set(names) and "nextCursor" not in answers[2]["result"],
+            check({"kernel_info", "vector_search", "collection_import"} <= set(names) and "nextCursor" not in answers[2]["result"],
                   f"tools (every one in the first page): {names}")
             info = answers[3]["result"]["structuredContent"]
             check(info["board"] == "rpi4" and info["firmware"]["revision"] == "0xb03115", f"kernel_info: {info}")
