@@ -305,7 +305,7 @@ bool Server::authenticate(Request& r, Session& s) {
     if (!who) {
         r.kind = AuditKind::Auth;
         r.name = "api-key";
-        error_reply(r.w, r.id, kAuthError, "Unauthorized", ErrorCode::AuthInvalidApiKey, "the API key matches no principal",
+        error_reply(r.w, r.id, kAuthError, "Unauthorized", ErrorCode::AuthInvalidApiKey, "the API key matches no principal (check it for typos; ./basalt run --key ROLE:SECRET sets the keys)",
                     r.request_id, r.timestamp);
         audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::AuthInvalidApiKey));
         return false;
@@ -323,7 +323,7 @@ bool Server::authorise(Request& r, uint32_t scopes) {
     format_scopes(scopes, required, sizeof required);
     ErrorCode code = r.principal ? ErrorCode::AuthInsufficientRole : ErrorCode::AuthMissingApiKey;
     if (!r.principal)
-        error_reply(r.w, r.id, kAuthError, "Unauthorized", code, "this needs an authenticated caller", r.request_id,
+        error_reply(r.w, r.id, kAuthError, "Unauthorized", code, "this needs an API key: over HTTP 'Authorization: Bearer <key>' or 'X-MCP-API-Key: <key>', on a line params._meta[\"io.basalt/api-key\"]", r.request_id,
                     r.timestamp, { { "required", required } });
     else
         error_reply(r.w, r.id, kAuthError, "Forbidden", code, "the caller's role lacks a required scope", r.request_id,

@@ -16,6 +16,21 @@ struct HttpTransport::Reply {
 namespace {
 
 constexpr std::string_view kPath = "/mcp";
+
+// What an OAuth-capable client needs to hear when it meets a 401 here: not a token problem to
+// solve with discovery and registration, but an API key to configure. RFC 6750 parameters.
+constexpr const char* kChallenge =
+    "Bearer realm=\"basalt\", error=\"invalid_request\", error_description=\"this server takes an API key, not "
+    "OAuth: send it as 'Authorization: Bearer <key>' or 'X-MCP-API-Key: <key>'\"";
+constexpr const char* kNoOAuth = "this server does not use OAuth; it takes an API key: send it with every request as "
+                                 "'Authorization: Bearer <key>' or 'X-MCP-API-Key: <key>'";
+
+// The paths OAuth clients probe after a 401 (RFC 9728 and RFC 8414 metadata, RFC 7591
+// registration, the authorize and token endpoints).
+bool oauth_probe(std::string_view path) {
+    return path.starts_with("/.well-known/oauth-") || path.starts_with("/.well-known/openid-configuration") ||
+           path == "/register" || path == "/authorize" || path == "/token";
+}
 constexpr const char* kRetryAfterSeconds = "1"; // the rate bucket refills 20 calls a second
 constexpr uint64_t kHttpSource = 1ull << 40;    // gate sources: HTTP peers apart from lines
 
@@ -160,7 +175,7 @@ size_t HttpTransport::envelope_response(Reply& r, uint16_t status, std::string_v
     w.status(status);
     common_headers(w, r.keep_alive);
     if (status == 401)
-        w.header("WWW-Authenticate", "Bearer realm=\"basalt\"");
+        w.header("WWW-Authenticate", kChallenge);
     if (status == 405)
         w.header("Allow", "GET, POST, DELETE");
     if (status == 429)
@@ -184,6 +199,8 @@ HttpOutcome HttpTransport::handle(const http::Head& head, std::string_view body,
         outcome.len = n;
         return outcome;
     };
+    if (oauth_probe(head.path))
+        return respond(refuse(r, 404, ErrorCode::NotFound, kNoOAuth, "oauth_not_supported"));
     if (head.path != kPath)
         return respond(refuse(r, 404, ErrorCode::NotFound, "no such endpoint; MCP is served on /mcp", "unknown_path"));
 

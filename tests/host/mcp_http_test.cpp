@@ -223,7 +223,12 @@ TEST(McpHttp, KeysInHeadersAuthenticateAndRefusalsMapToStatuses) {
     std::string sid = "Mcp-Session-Id: " + f.initialize() + "\r\n";
     auto anon = f.send(f.post(kCallEcho, sid));
     EXPECT_EQ(anon.status, 401) << anon.text;
-    EXPECT_EQ(anon.header("WWW-Authenticate"), "Bearer realm=\"basalt\"");
+    // RFC 6750 parameters that tell an OAuth-capable client this is about an API key.
+    const std::string challenge = anon.header("WWW-Authenticate");
+    EXPECT_EQ(challenge.rfind("Bearer realm=\"basalt\", error=\"invalid_request\", error_description=\"", 0), 0u)
+        << challenge;
+    EXPECT_NE(challenge.find("API key, not OAuth"), std::string::npos) << challenge;
+    EXPECT_NE(anon.body().find("X-MCP-API-Key"), std::string::npos) << "the body says how to send the key: " << anon.text;
     EXPECT_NE(anon.body().find("\"ok\":false"), std::string::npos) << "the envelope is the body";
     EXPECT_NE(anon.body().find("\"auth_missing_api_key\""), std::string::npos);
 
@@ -278,6 +283,25 @@ TEST(McpHttp, AnUnknownKeyIsRefusedForEveryMethod) {
     }
     auto good = f.send(f.post(R"({"jsonrpc":"2.0","id":5,"method":"tools/list"})", sid + "Authorization: Bearer " + kKey + "\r\n"));
     EXPECT_EQ(good.status, 200) << good.text;
+}
+
+// The paths an OAuth client probes after a 401 answer plainly that no OAuth is spoken here.
+TEST(McpHttp, OAuthProbesHearThatTheServerTakesAnApiKey) {
+    Fixture f;
+    for (const char* path : { "/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp",
+                              "/.well-known/oauth-authorization-server", "/.well-known/openid-configuration",
+                              "/register", "/authorize", "/token" }) {
+        const std::string body = "{}";
+        auto r = f.send(std::string("POST ") + path + " HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: application/json\r\n"
+                        "Content-Length: 2\r\n\r\n" + body);
+        EXPECT_EQ(r.status, 404) << path;
+        EXPECT_EQ(r.header("Content-Type"), "application/json") << path;
+        EXPECT_NE(r.body().find("\"oauth_not_supported\""), std::string::npos) << path << ": " << r.text;
+        EXPECT_NE(r.body().find("does not use OAuth; it takes an API key"), std::string::npos) << r.text;
+    }
+    auto other = f.send("GET /elsewhere HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n");
+    EXPECT_EQ(other.status, 404);
+    EXPECT_NE(other.body().find("\"unknown_path\""), std::string::npos) << other.text;
 }
 
 TEST(McpHttp, HostAndOriginGuardAgainstDnsRebinding) {

@@ -64,10 +64,28 @@ try {
   await row("no key -> 401 auth_missing_api_key", async () => {
     const r = await call("kernel_info", {});
     expectRefusal(r, 401, "auth_missing_api_key");
-    assert.match(r.headers["www-authenticate"], /^Bearer /);
+    // RFC 6750 error and description: an OAuth-capable client learns it needs an API key.
+    assert.match(r.headers["www-authenticate"], /^Bearer realm="basalt", error="invalid_request", error_description="[^"]*API key, not OAuth/);
+    assert.match(r.json.error.message, /Authorization: Bearer <key>/);
   });
   await row("bad key -> 403 auth_invalid_api_key", async () =>
     expectRefusal(await call("kernel_info", {}, "not-a-key-of-this-appliance"), 403, "auth_invalid_api_key"));
+  await row("bad key on tools/list and ping -> 403 (never served as anonymous)", async () => {
+    for (const method of ["tools/list", "ping"])
+      expectRefusal(await post({ jsonrpc: "2.0", id: nextId++, method }, auth("not-a-key-of-this-appliance")), 403,
+                    "auth_invalid_api_key");
+    assert.equal((await post({ jsonrpc: "2.0", id: nextId++, method: "tools/list" }, auth())).status, 200, "no key: anonymous");
+  });
+  await row("OAuth discovery paths -> 404 oauth_not_supported, saying to send an API key", async () => {
+    for (const path of ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server", "/register"]) {
+      const res = await fetch(new URL(path, node.url), path === "/register" ? { method: "POST", body: "{}",
+                              headers: { "Content-Type": "application/json" } } : {});
+      const body = await res.json();
+      assert.equal(res.status, 404, path);
+      assert.equal(body.error.details.reason, "oauth_not_supported", path);
+      assert.match(body.error.message, /does not use OAuth; it takes an API key/);
+    }
+  });
   await row("X-MCP-API-Key bad key -> 403 auth_invalid_api_key", async () =>
     expectRefusal(await post({ jsonrpc: "2.0", id: nextId++, method: "tools/call", params: { name: "kernel_info", arguments: {} } },
                              { "Mcp-Session-Id": session, "X-MCP-API-Key": "nope-nope-nope-nope" }), 403, "auth_invalid_api_key"));
