@@ -16,6 +16,13 @@ SerialPort* port();
 void write(const char* data, size_t len);
 void puts(const char* text);
 __attribute__((format(printf, 1, 2))) void printf(const char* fmt, ...);
+// The shell's prompt and the input typed after it so far (the shell's own buffer, read only
+// while visible). A log line printed while the prompt is up replaces that line and the prompt
+// is drawn again below it, so a message never lands in the middle of what is being typed.
+void prompt_shown(const char* prompt, const char* input);
+void prompt_input(size_t len);
+void prompt_hidden();
+void write_log_line(const char* line, size_t len);
 // Polled output that bypasses the transmit ring: for the panic and exception paths.
 void write_polled(const char* data, size_t len);
 __attribute__((format(printf, 1, 2))) void printf_polled(const char* fmt, ...);

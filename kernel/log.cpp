@@ -36,7 +36,7 @@ void log(ktl::LogLevel level, const char* fmt, ...) {
         char line[ktl::LogRecord::kMaxText + 48];
         size_t n = ktl::format_log_line(record, line, sizeof line - 1);
         line[n++] = '\n';
-        console::write(line, n);
+        console::write_log_line(line, n);
     }
 }
 

@@ -346,7 +346,9 @@ int64_t task_main(void* arg) {
     char line[kMaxLine + 1];
     size_t len = 0;
     bool overflow = false;
-    console::puts("basalt> ");
+    static constexpr const char* kPrompt = "basalt> ";
+    console::puts(kPrompt);
+    console::prompt_shown(kPrompt, line);
     for (;;) {
         uint8_t buf[64];
         int64_t got = sys::call(sys::Number::serial_read, g_caps->serial, reinterpret_cast<uint64_t>(buf), sizeof buf, 0);
@@ -356,6 +358,7 @@ int64_t task_main(void* arg) {
         for (size_t i = 0; i < n; ++i) {
             char c = static_cast<char>(buf[i]);
             if (c == '\r' || c == '\n') {
+                console::prompt_hidden(); // the command's output and logs follow plainly
                 console::puts("\n");
                 if (overflow)
                     console::printf("line too long (max %zu characters), ignored\n", kMaxLine);
@@ -363,15 +366,18 @@ int64_t task_main(void* arg) {
                     execute(std::string_view(line, len));
                 len = 0;
                 overflow = false;
-                console::puts("basalt> ");
+                console::puts(kPrompt);
+                console::prompt_shown(kPrompt, line);
             } else if (c == 0x7f || c == 0x08) {
                 if (len > 0) {
                     --len;
+                    console::prompt_input(len);
                     console::puts("\b \b");
                 }
             } else if (c >= 0x20 && c < 0x7f) {
                 if (len < kMaxLine) {
                     line[len++] = c;
+                    console::prompt_input(len);
                     console::write(&c, 1);
                 } else {
                     overflow = true;

@@ -37,8 +37,12 @@
 #                        (tests of the kernel's clean-up; never for real use)
 #   --net                a virtio-net NIC on QEMU's user network (guest 10.0.2.15, gateway and
 #                        DHCP 10.0.2.2), with host 127.0.0.1:8080 forwarded to guest port 8080
-#   --port N             MCP over HTTP on host 127.0.0.1:N (forwarded to the appliance's port
-#                        8080; implies --net); prints the URL and a client configuration
+#   --port N             MCP over HTTP on host 127.0.0.1:N (the appliance serves on port N too,
+#                        so its console names the port a client uses; implies --net); prints the
+#                        URL and a client configuration as soon as the endpoint answers
+#   --static-ip          with --net: the user network's address (10.0.2.15/24, gateway 10.0.2.2)
+#                        set at boot instead of leased by DHCP, so HTTP answers from the moment
+#                        the appliance is up (./basalt run passes it)
 #   --hostfwd [ADDR:]HOSTPORT:GUESTPORT
 #                        forward this TCP port instead of 8080 (repeatable; ADDR default
 #                        127.0.0.1; implies --net)
@@ -55,7 +59,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 kernel=""
 cpu=cortex-a72 gic=3 el2=0 memory=512M append="" semihosting=0 print=0 stdio=0
-net=0 hostfwd="" modern=0 dgram="" mcp_port="" client_key="" line=virtio rng=1 board=virt dtb=""
+net=0 static_ip=0 hostfwd="" modern=0 dgram="" mcp_port="" client_key="" line=virtio rng=1 board=virt dtb=""
 line_set=0 virt_only=""
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -97,7 +101,8 @@ while [ $# -gt 0 ]; do
     --net) net=1; shift ;;
     --port)
       case "$2" in ''|*[!0-9]*) echo "run.sh: --port takes a TCP port number" >&2; exit 2 ;; esac
-      mcp_port=$2; hostfwd="$hostfwd,hostfwd=tcp:127.0.0.1:$2-:8080"; net=1; shift 2 ;;
+      mcp_port=$2; hostfwd="$hostfwd,hostfwd=tcp:127.0.0.1:$2-:$2"; append="$append http=$2"; net=1; shift 2 ;;
+    --static-ip) static_ip=1; shift ;;
     --hostfwd)
       spec=$2
       case "$spec" in *:*:*) ;; *) spec="127.0.0.1:$spec" ;; esac
@@ -155,6 +160,9 @@ fi
 if [ $net = 1 ]; then
   if [ -z "$hostfwd" ]; then hostfwd=",hostfwd=tcp:127.0.0.1:8080-:8080"; mcp_port=8080; fi
   args+=(-netdev "user,id=n0$hostfwd" -device virtio-net-device,netdev=n0)
+  # QEMU's user network always gives the guest 10.0.2.15: no need to wait for a lease (a client's
+  # first SYN sent before it would wait for TCP's retransmission, ~6 s).
+  [ $static_ip = 1 ] && append="ip=10.0.2.15/24,gw=10.0.2.2 $append"
 fi
 if [ -n "$dgram" ]; then
   [ $net = 0 ] || { echo "run.sh: --net-dgram excludes --net/--hostfwd" >&2; exit 2; }
@@ -182,18 +190,36 @@ append="${append# }"
 [ -n "$append" ] && args+=(-append "$append")
 if [ $print = 1 ]; then printf '%q ' "${args[@]}"; echo; exit 0; fi
 
-# Where to point a client, on stderr (stdout is the console). The URL answers once the guest has
-# its DHCP lease, about a second after boot.
-if [ -n "$mcp_port" ] && [ $stdio = 0 ]; then
-  url="http://127.0.0.1:$mcp_port/mcp"
-  if [ -n "$client_key" ]; then headers=", \"headers\": {\"Authorization\": \"Bearer $client_key\"}"; else headers=""; fi
+# Where to point a client, on stderr (stdout is the console), printed once the endpoint answers
+# (a configuration printed earlier sends the client to a port that does not answer yet).
+announce() {
+  local url="http://127.0.0.1:$mcp_port/mcp" headers="" status="" tries
+  [ -z "$client_key" ] || headers=", \"headers\": {\"Authorization\": \"Bearer $client_key\"}"
+  for ((tries = 0; tries < 600; ++tries)); do
+    kill -0 "$launcher" 2>/dev/null || return 0 # QEMU is gone: nothing to announce
+    if { exec 3<>"/dev/tcp/127.0.0.1/$mcp_port"; } 2>/dev/null; then # (braces: exec would keep 2>/dev/null)
+      printf 'GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nConnection: close\r\n\r\n' "$mcp_port" >&3
+      IFS= read -r -t 3 status <&3
+      exec 3<&-
+      [[ $status == HTTP/1.1\ * ]] && break
+    fi
+    sleep 0.05
+  done
+  if [[ $status != HTTP/1.1\ * ]]; then
+    echo "run.sh: $url did not answer within 30 s (see the console)" >&2
+    return 0
+  fi
   {
-    echo "MCP over Streamable HTTP: $url"
+    echo "MCP over Streamable HTTP: $url (answering)"
     echo "Client configuration (e.g. .mcp.json):"
     echo "  {\"mcpServers\": {\"basalt\": {\"type\": \"http\", \"url\": \"$url\"$headers}}}"
     [ -n "$client_key" ] || echo "No --key given: callers are anonymous and may list, not call (add --key admin:SECRET)."
     echo "Inspector: npx @modelcontextprotocol/inspector --cli $url --transport http --method tools/list"
   } >&2
+}
+if [ -n "$mcp_port" ] && [ $stdio = 0 ]; then
+  # launcher: this process, QEMU once exec'd below; the announcer ends with it.
+  launcher=$$ mcp_port=$mcp_port client_key=$client_key setpriv --pdeathsig KILL bash -c "$(declare -f announce); announce" &
 fi
 # QEMU's life is tied to the process that launched this script, whatever ends that process
 # (a signal, SIGKILL included, or a client that closes the line): the kernel sends QEMU SIGKILL
@@ -214,7 +240,9 @@ mkfifo "$dir/in" "$dir/ctl.in" "$dir/ctl.out"
 # the device holds input back until the kernel opens the port).
 [ $line = uart ] && args+=(-chardev "pipe,id=ctl,path=$dir/ctl" -mon chardev=ctl,mode=control)
 exec 9<>"$dir/in" # held open read-write: QEMU can open its end before any input is let through
-"${tie[@]}" "${args[@]}" <"$dir/in" 9>&- &
+# QEMU's note that it was stopped by a signal is how every session ends here, not news for the
+# client's user: dropped from its stderr (everything else passes).
+"${tie[@]}" "${args[@]}" <"$dir/in" 9>&- 2> >(grep -v --line-buffered '^qemu-system-aarch64: terminating on signal' >&2) &
 qemu_pid=$!
 feeder=""
 stop() {

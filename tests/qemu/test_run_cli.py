@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""`./basalt run` as a new user meets it. As a stdio MCP server (what a client spawns) it says
+nothing on stderr when the kernel is up to date and answers on stdout. With `--port P` it prints
+the client configuration only once the endpoint answers (a request sent the moment it appears is
+answered), under QEMU's user network the address is set at boot (no DHCP wait), and the console
+names port P, the one the client uses. On the console: a log line that arrives while a command is
+being typed goes above the prompt, which is drawn again with the typed text; `help` lists exactly
+the commands the README's shell section names."""
+import json
+import os
+import re
+import select
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+
+from harness import ROOT, check, main
+
+BASALT = os.path.join(ROOT, "basalt")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def stdio_is_quiet():
+    msgs = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+             "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+            {"jsonrpc": "2.0", "id": 2, "method": "ping"}]
+    r = subprocess.run([BASALT, "run", "--stdio"], input="".join(json.dumps(m) + "\n" for m in msgs),
+                       capture_output=True, text=True, timeout=60)
+    answers = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+    check([a.get("id") for a in answers] == [1, 2], f"stdio answers: {r.stdout!r}")
+    check(r.stderr == "", f"a stdio server up to date says nothing on stderr, got: {r.stderr!r}")
+
+
+class Console:
+    """The console on the launched process's stdout, read without blocking."""
+
+    def __init__(self, proc):
+        self.proc = proc
+        self.text = ""
+
+    def until(self, pattern, timeout=20.0):
+        deadline = time.monotonic() + timeout
+        while True:
+            m = re.search(pattern, self.text, re.S)
+            if m:
+                return m
+            left = deadline - time.monotonic()
+            check(left > 0, f"console never showed {pattern!r}; it shows:\n{self.text[-2000:]}")
+            if select.select([self.proc.stdout], [], [], min(left, 0.2))[0]:
+                chunk = os.read(self.proc.stdout.fileno(), 65536)
+                check(chunk, f"console closed before {pattern!r}")
+                self.text += chunk.decode(errors="replace")
+
+    def type(self, text):
+        self.proc.stdin.write(text.encode())
+        self.proc.stdin.flush()
+
+
+def post(url, body, key, session=None):
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream"}
+    if session:
+        headers["Mcp-Session-Id"] = session
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers)
+    with urllib.request.urlopen(req, timeout=30) as r:
+        text = r.read()
+        return r.status, json.loads(text) if text else None, r.headers.get("Mcp-Session-Id")
+
+
+def readme_shell_commands():
+    with open(os.path.join(ROOT, "README.md")) as f:
+        section = f.read().split("## The shell", 1)[1].split("\n## ", 1)[0]
+    paragraph = section.split("`help` lists the commands:", 1)[1].split("(`qemu.run_cli`", 1)[0]
+    return sorted({"help"} | {m.split()[0] for m in re.findall(r"`([^`]+)`", paragraph)})
+
+
+def http_run():
+    port = free_port()
+    proc = subprocess.Popen([BASALT, "run", "--port", str(port)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        err = ""
+        deadline = time.monotonic() + 60
+        while "\nInspector:" not in err:
+            check(time.monotonic() < deadline and proc.poll() is None, f"no client configuration: {err!r}")
+            if select.select([proc.stderr], [], [], 0.5)[0]:
+                chunk = os.read(proc.stderr.fileno(), 65536)
+                check(chunk, f"stderr closed early: {err!r}")
+                err += chunk.decode(errors="replace")
+        lines = err.splitlines()
+        # The first request, sent the moment the configuration appears, is answered.
+        url = f"http://127.0.0.1:{port}/mcp"
+        check(lines[0] == f"MCP over Streamable HTTP: {url} (answering)", f"nothing before the URL: {lines}")
+        config = json.loads(lines[2])["mcpServers"]["basalt"]
+        check(config["url"] == url, f"config: {config}")
+        key = config["headers"]["Authorization"].removeprefix("Bearer ")
+        status, answer, session = post(url, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}, key)
+        check(status == 200 and answer["result"]["serverInfo"]["name"] == "basalt", f"initialize: {answer}")
+
+        console = Console(proc)
+        console.until(r"net: vn0 static address 10\.0\.2\.15 ")
+        console.until(rf"serving /mcp on port {port} ")
+        check("dhcp" not in console.text and not re.search(r"port 8080\b", console.text),
+              f"no lease awaited and no other port named:\n{console.text}")
+
+        # A log line while a command is half typed: above the prompt, then the prompt and the text.
+        console.until(r"basalt> $", 10)
+        console.type("ech")
+        console.until(r"basalt> ech$", 10)
+        post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, key, session)
+        status, answer, _ = post(url, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                       "params": {"name": "kernel_diagnose", "arguments": {}}}, key, session)
+        check(status == 200 and answer["result"]["isError"] is False, f"kernel_diagnose: {answer}")
+        console.until(r"basalt> ech\r\x1b\[K\[[ 0-9.]+\] info +diagnose: [^\n]*\nbasalt> ech", 30)
+        console.type("o typed-through\n")
+        console.until(r"\ntyped-through\r?\n", 10)
+
+        console.type("help\n")
+        listing = console.until(r"\n  help .*?\n  reboot [^\n]*\n").group(0)
+        shell = sorted(re.findall(r"^  (\S+) ", listing, re.M))
+        check(shell == readme_shell_commands(), f"help lists {shell}, the README {readme_shell_commands()}")
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def test(args):
+    stdio_is_quiet()
+    http_run()
+
+
+if __name__ == "__main__":
+    main(test)
