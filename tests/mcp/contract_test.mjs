@@ -72,6 +72,9 @@ try {
   await row("no key -> auth_missing_api_key", () => expectEnvelope(call("kernel_info", {}), -32001, "auth_missing_api_key"));
   await row("bad key -> auth_invalid_api_key", () =>
     expectEnvelope(call("kernel_info", {}, "not-a-key-of-this-appliance"), -32001, "auth_invalid_api_key"));
+  await row("bad key on tools/list -> auth_invalid_api_key (never served as anonymous)", () =>
+    expectEnvelope(client.request({ method: "tools/list", params: meta("not-a-key-of-this-appliance") }, types.ListToolsResultSchema),
+                   -32001, "auth_invalid_api_key"));
   await row("wrong role -> auth_insufficient_role", () =>
     expectEnvelope(read("audit://log", secret(READER)), -32001, "auth_insufficient_role", (env) => {
       assert.equal(env.error.details.role, "reader");
