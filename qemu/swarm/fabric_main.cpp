@@ -322,13 +322,14 @@ private:
             uint32_t a, b;
             if (!node_arg(root.find("a"), a) || !node_arg(root.find("b"), b))
                 return error("a and b must be nodes");
-            fabric::Link* l = m_topology.link(a, b);
-            if (!l)
+            const fabric::Link* link = m_topology.link(a, b);
+            if (!link)
                 return error("no such link in the topology");
+            fabric::LinkState state = link->state; // applied whole, once every field is valid
             if (json::Value s = root.find("state"); s.valid()) {
                 if (!s.string_equals("up") && !s.string_equals("down"))
                     return error("state must be up or down");
-                l->state.up = s.string_equals("up");
+                state.up = s.string_equals("up");
             }
             auto probability = [&](const char* key, double& field) {
                 if (json::Value v = root.find(key); v.valid()) {
@@ -348,15 +349,16 @@ private:
                 }
                 return true;
             };
-            if (!probability("loss", l->state.loss) || !probability("dup", l->state.dup) ||
-                !micros("delay_ms", l->state.delay_us) || !micros("jitter_ms", l->state.jitter_us))
+            if (!probability("loss", state.loss) || !probability("dup", state.dup) ||
+                !micros("delay_ms", state.delay_us) || !micros("jitter_ms", state.jitter_us))
                 return error("loss and dup are 0..1, delay_ms and jitter_ms 0..60000");
             if (json::Value v = root.find("rate_kbps"); v.valid()) {
                 auto kbps = v.as_uint64();
                 if (!kbps || *kbps > 10'000'000)
                     return error("rate_kbps is 0 (unlimited) .. 10000000");
-                l->state.rate_kbps = static_cast<uint32_t>(*kbps);
+                state.rate_kbps = static_cast<uint32_t>(*kbps);
             }
+            m_topology.set_link(a, b, state);
             return "{\"ok\":true}";
         }
         if (cmd.string_equals("node")) {

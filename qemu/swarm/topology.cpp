@@ -7,20 +7,14 @@
 
 namespace fabric {
 
-namespace {
-
-void add(std::vector<Link>& links, uint32_t a, uint32_t b) {
+void Topology::add_link(uint32_t a, uint32_t b) {
     if (a > b)
         std::swap(a, b);
-    if (a == b)
+    if (a == b || m_index[size_t(a) * m_nodes + b] >= 0)
         return;
-    for (const Link& l : links)
-        if (l.a == a && l.b == b)
-            return;
-    links.push_back({ a, b, {} });
+    m_index[size_t(a) * m_nodes + b] = m_index[size_t(b) * m_nodes + a] = static_cast<int32_t>(m_links.size());
+    m_links.push_back({ a, b, {} });
 }
-
-} // namespace
 
 ktl::Result<Topology> Topology::make(std::string_view kind, uint32_t nodes) {
     if (nodes == 0 || nodes > kMaxNodes)
@@ -28,24 +22,25 @@ ktl::Result<Topology> Topology::make(std::string_view kind, uint32_t nodes) {
     Topology t;
     t.m_nodes = nodes;
     t.m_node_state.assign(nodes, NodeState::Up);
+    t.m_index.assign(size_t(nodes) * nodes, -1);
     if (kind == "mesh") {
         for (uint32_t a = 0; a < nodes; ++a)
             for (uint32_t b = a + 1; b < nodes; ++b)
-                add(t.m_links, a, b);
+                t.add_link(a, b);
     } else if (kind == "ring") {
         for (uint32_t a = 0; a + 1 < nodes; ++a)
-            add(t.m_links, a, a + 1);
+            t.add_link(a, a + 1);
         if (nodes > 2)
-            add(t.m_links, nodes - 1, 0);
+            t.add_link(nodes - 1, 0);
     } else if (kind == "star") {
         for (uint32_t a = 1; a < nodes; ++a)
-            add(t.m_links, 0, a);
+            t.add_link(0, a);
     } else if (kind == "tree") {
         for (uint32_t a = 1; a < nodes; ++a)
-            add(t.m_links, (a - 1) / 2, a);
+            t.add_link((a - 1) / 2, a);
     } else if (kind == "line") {
         for (uint32_t a = 0; a + 1 < nodes; ++a)
-            add(t.m_links, a, a + 1);
+            t.add_link(a, a + 1);
     } else {
         return ktl::Error::InvalidArgs;
     }
@@ -64,6 +59,7 @@ ktl::Result<Topology> Topology::parse(std::string_view text) {
     Topology t;
     t.m_nodes = static_cast<uint32_t>(*n);
     t.m_node_state.assign(t.m_nodes, NodeState::Up);
+    t.m_index.assign(size_t(t.m_nodes) * t.m_nodes, -1);
     json::Value links = root.find("links");
     if (links.valid() && links.type() != json::Type::Array)
         return ktl::Error::InvalidArgs;
@@ -71,21 +67,36 @@ ktl::Result<Topology> Topology::parse(std::string_view text) {
         auto a = l.at(0).as_uint64(), b = l.at(1).as_uint64();
         if (l.type() != json::Type::Array || !a || !b || *a >= t.m_nodes || *b >= t.m_nodes || *a == *b || l.at(2).valid())
             return ktl::Error::InvalidArgs;
-        add(t.m_links, static_cast<uint32_t>(*a), static_cast<uint32_t>(*b));
+        t.add_link(static_cast<uint32_t>(*a), static_cast<uint32_t>(*b));
     }
     return t;
 }
 
-Link* Topology::link(uint32_t a, uint32_t b) {
-    if (a > b)
-        std::swap(a, b);
-    for (Link& l : m_links)
-        if (l.a == a && l.b == b)
-            return &l;
-    return nullptr;
+const Link* Topology::link(uint32_t a, uint32_t b) const {
+    if (a >= m_nodes || b >= m_nodes)
+        return nullptr;
+    int32_t i = m_index[size_t(a) * m_nodes + b];
+    return i < 0 ? nullptr : &m_links[size_t(i)];
 }
 
-const Link* Topology::link(uint32_t a, uint32_t b) const { return const_cast<Topology*>(this)->link(a, b); }
+bool Topology::set_link(uint32_t a, uint32_t b, const LinkState& state) {
+    if (a >= m_nodes || b >= m_nodes || m_index[size_t(a) * m_nodes + b] < 0)
+        return false;
+    m_links[size_t(m_index[size_t(a) * m_nodes + b])].state = state;
+    changed();
+    return true;
+}
+
+void Topology::set_all_links(const LinkState& state) {
+    for (Link& l : m_links)
+        l.state = state;
+    changed();
+}
+
+void Topology::set_node_state(uint32_t n, NodeState s) {
+    m_node_state[n] = s;
+    changed();
+}
 
 void Topology::partition(const std::vector<std::vector<uint32_t>>& groups) {
     heal();
@@ -101,48 +112,58 @@ void Topology::partition(const std::vector<std::vector<uint32_t>>& groups) {
             m_cut.push_back(i);
         }
     }
+    changed();
 }
 
 void Topology::heal() {
     for (size_t i : m_cut)
         m_links[i].state.up = true;
     m_cut.clear();
+    changed();
+}
+
+// Breadth-first from `from` over live links, neighbours in ascending order: the first path found
+// to each node is the shortest, and the same on every run. Nodes that are not up carry nothing
+// through (a path may still end at one: path() refuses those itself).
+const std::vector<int32_t>& Topology::routes_from(uint32_t from) const {
+    if (m_previous.size() != m_nodes) {
+        m_previous.assign(m_nodes, {});
+        m_previous_version.assign(m_nodes, 0);
+    }
+    std::vector<int32_t>& previous = m_previous[from];
+    if (m_previous_version[from] == m_version)
+        return previous;
+    previous.assign(m_nodes, -1);
+    std::vector<bool> seen(m_nodes, false);
+    std::deque<uint32_t> queue { from };
+    seen[from] = true;
+    while (!queue.empty()) {
+        uint32_t n = queue.front();
+        queue.pop_front();
+        for (uint32_t m = 0; m < m_nodes; ++m) {
+            int32_t l = m_index[size_t(n) * m_nodes + m];
+            if (l < 0 || seen[m] || !m_links[size_t(l)].state.up)
+                continue;
+            seen[m] = true;
+            previous[m] = static_cast<int32_t>(n);
+            if (m_node_state[m] == NodeState::Up)
+                queue.push_back(m);
+        }
+    }
+    m_previous_version[from] = m_version;
+    return previous;
 }
 
 std::optional<Path> Topology::path(uint32_t from, uint32_t to) const {
     if (from >= m_nodes || to >= m_nodes || m_node_state[from] != NodeState::Up || m_node_state[to] != NodeState::Up)
         return std::nullopt;
-    // Breadth-first from `from`, neighbours in ascending order: the first path found to each
-    // node is the shortest, and the same on every run.
-    std::vector<std::vector<uint32_t>> adjacent(m_nodes);
-    for (const Link& l : m_links) {
-        if (!l.state.up)
-            continue;
-        adjacent[l.a].push_back(l.b);
-        adjacent[l.b].push_back(l.a);
-    }
-    for (auto& list : adjacent)
-        std::sort(list.begin(), list.end());
-    std::vector<int64_t> previous(m_nodes, -1);
-    std::vector<bool> seen(m_nodes, false);
-    std::deque<uint32_t> queue { from };
-    seen[from] = true;
-    while (!queue.empty() && !seen[to]) {
-        uint32_t n = queue.front();
-        queue.pop_front();
-        for (uint32_t m : adjacent[n]) {
-            if (seen[m] || (m != to && m_node_state[m] != NodeState::Up))
-                continue;
-            seen[m] = true;
-            previous[m] = n;
-            queue.push_back(m);
-        }
-    }
-    if (!seen[to])
+    const std::vector<int32_t>& previous = routes_from(from);
+    if (from != to && previous[to] < 0)
         return std::nullopt;
     Path p;
-    for (int64_t n = to; n >= 0; n = previous[static_cast<uint32_t>(n)])
+    for (int32_t n = static_cast<int32_t>(to); n >= 0 && static_cast<uint32_t>(n) != from; n = previous[size_t(n)])
         p.nodes.push_back(static_cast<uint32_t>(n));
+    p.nodes.push_back(from);
     std::reverse(p.nodes.begin(), p.nodes.end());
     double keep = 1, single = 1;
     for (size_t i = 0; i + 1 < p.nodes.size(); ++i) {

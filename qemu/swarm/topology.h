@@ -48,11 +48,12 @@ public:
 
     uint32_t nodes() const { return m_nodes; }
     const std::vector<Link>& links() const { return m_links; }
-    std::vector<Link>& links() { return m_links; }
-    Link* link(uint32_t a, uint32_t b);
-    const Link* link(uint32_t a, uint32_t b) const;
+    const Link* link(uint32_t a, uint32_t b) const; // either order; nullptr when there is none
+    // Every change goes through the topology, which keeps its routes for as long as nothing changes.
+    bool set_link(uint32_t a, uint32_t b, const LinkState& state); // false when there is no such link
+    void set_all_links(const LinkState& state);
     NodeState node_state(uint32_t n) const { return m_node_state[n]; }
-    void set_node_state(uint32_t n, NodeState s) { m_node_state[n] = s; }
+    void set_node_state(uint32_t n, NodeState s);
 
     // Cuts every link between nodes of different groups (nodes in no group are cut from all);
     // heal() brings back exactly the links a partition cut, and nothing set down otherwise.
@@ -61,14 +62,26 @@ public:
     bool partitioned() const { return !m_cut.empty(); }
 
     // The shortest live path (fewest links; among equals, the lowest node ids first, so a route
-    // never depends on anything but the graph): live links, intermediate nodes up.
+    // never depends on anything but the graph): live links, intermediate nodes up. Routes are
+    // computed once per source until something changes (the fabric asks for one per frame and
+    // destination: recomputing them made it the bottleneck of a 48-node mesh).
     std::optional<Path> path(uint32_t from, uint32_t to) const;
 
 private:
+    void add_link(uint32_t a, uint32_t b);
+    void changed() { ++m_version; }
+    const std::vector<int32_t>& routes_from(uint32_t from) const;
+
     uint32_t m_nodes = 0;
     std::vector<Link> m_links;
+    std::vector<int32_t> m_index; // m_nodes x m_nodes: the link between two nodes, or -1
     std::vector<NodeState> m_node_state;
     std::vector<size_t> m_cut; // links the partition took down
+    uint64_t m_version = 1;
+    // Per source: each node's predecessor on its shortest live path (-1: unreachable), and the
+    // version it was computed at.
+    mutable std::vector<std::vector<int32_t>> m_previous;
+    mutable std::vector<uint64_t> m_previous_version;
 };
 
 } // namespace fabric

@@ -10,11 +10,20 @@
 #include "switchboard.h"
 #include "topology.h"
 
+using fabric::LinkState;
 using fabric::NodeState;
 using fabric::Switchboard;
 using fabric::Topology;
 
 namespace {
+
+// A link's current state with one field changed (the topology takes changes whole).
+template <typename Field, typename Value>
+LinkState with(const Topology& t, uint32_t a, uint32_t b, Field LinkState::*field, Value value) {
+    LinkState s = t.link(a, b)->state;
+    s.*field = static_cast<Field>(value);
+    return s;
+}
 
 std::vector<uint8_t> frame(uint64_t dst, uint64_t src, size_t len = 64) {
     std::vector<uint8_t> f(len < 12 ? 12 : len, 0);
@@ -67,7 +76,7 @@ TEST(FabricTopology, ShortestLivePaths) {
     auto p = t.path(0, 3);
     ASSERT_TRUE(p);
     EXPECT_EQ(p->nodes, (std::vector<uint32_t> { 0, 1, 2, 3 })) << "among equals, the lowest ids";
-    t.link(1, 2)->state.up = false;
+    t.set_link(1, 2, with(t, 1, 2, &LinkState::up, false));
     EXPECT_EQ(t.path(0, 3)->nodes, (std::vector<uint32_t> { 0, 5, 4, 3 }));
     t.set_node_state(5, NodeState::Paused);
     EXPECT_FALSE(t.path(0, 3)) << "no live path: one link down, one node paused";
@@ -79,10 +88,33 @@ TEST(FabricTopology, ShortestLivePaths) {
     EXPECT_FALSE(star.path(1, 3)) << "the hub is gone";
 }
 
+// Routes are kept per source until something changes: every kind of change must show at once.
+TEST(FabricTopology, KeptRoutesFollowEveryChange) {
+    auto t = *Topology::make("ring", 6);
+    EXPECT_EQ(t.path(0, 3)->nodes, (std::vector<uint32_t> { 0, 1, 2, 3 }));
+    EXPECT_EQ(t.path(0, 3)->nodes, (std::vector<uint32_t> { 0, 1, 2, 3 })) << "asked again: the kept route";
+    t.set_link(1, 2, with(t, 1, 2, &LinkState::up, false));
+    EXPECT_EQ(t.path(0, 3)->nodes, (std::vector<uint32_t> { 0, 5, 4, 3 })) << "a link set down";
+    t.set_link(1, 2, with(t, 1, 2, &LinkState::up, true));
+    EXPECT_EQ(t.path(0, 3)->nodes, (std::vector<uint32_t> { 0, 1, 2, 3 })) << "and up again";
+    t.set_node_state(1, NodeState::Paused);
+    EXPECT_EQ(t.path(0, 3)->nodes, (std::vector<uint32_t> { 0, 5, 4, 3 })) << "a paused node carries nothing";
+    t.set_node_state(1, NodeState::Up);
+    t.partition({ { 0, 5, 4, 3 }, { 1, 2 } });
+    EXPECT_EQ(t.path(0, 3)->nodes, (std::vector<uint32_t> { 0, 5, 4, 3 }));
+    EXPECT_FALSE(t.path(0, 2));
+    t.heal();
+    EXPECT_EQ(t.path(0, 2)->nodes, (std::vector<uint32_t> { 0, 1, 2 }));
+    t.set_all_links({ true, 0.5, 0, 1000, 0 });
+    EXPECT_EQ(t.path(0, 2)->delay_us, 2000u) << "impairments are read when asked, never kept";
+    EXPECT_EQ(t.path(3, 3)->nodes, (std::vector<uint32_t> { 3 }));
+    EXPECT_FALSE(t.set_link(0, 3, {})) << "no such link in a ring";
+}
+
 TEST(FabricTopology, ImpairmentsComposeAlongThePath) {
     auto t = *Topology::make("line", 3);
-    t.link(0, 1)->state = { true, 0.1, 0.02, 1000, 200 };
-    t.link(1, 2)->state = { true, 0.1, 0.0, 2500, 0 };
+    t.set_link(0, 1, { true, 0.1, 0.02, 1000, 200 });
+    t.set_link(1, 2, { true, 0.1, 0.0, 2500, 0 });
     auto p = t.path(0, 2);
     ASSERT_TRUE(p);
     EXPECT_EQ(p->delay_us, 3500u);
@@ -93,7 +125,7 @@ TEST(FabricTopology, ImpairmentsComposeAlongThePath) {
 
 TEST(FabricTopology, PartitionAndHeal) {
     auto t = *Topology::make("mesh", 5);
-    t.link(3, 4)->state.up = false; // down before, by hand
+    t.set_link(3, 4, with(t, 3, 4, &LinkState::up, false)); // down before, by hand
     t.partition({ { 0, 1 }, { 2, 3, 4 } });
     EXPECT_TRUE(t.path(0, 1));
     EXPECT_FALSE(t.path(0, 2));
@@ -125,8 +157,8 @@ TEST(FabricSwitchboard, LearnsAddressesAndFloodsTheRest) {
 
 TEST(FabricSwitchboard, LossAndDuplicationForASeed) {
     auto t = *Topology::make("line", 3);
-    t.link(0, 1)->state.loss = 0.2;
-    t.link(1, 2)->state.dup = 0.1;
+    t.set_link(0, 1, with(t, 0, 1, &LinkState::loss, 0.2));
+    t.set_link(1, 2, with(t, 1, 2, &LinkState::dup, 0.1));
     Switchboard sb(t, 42);
     auto f = frame(kBroadcast, mac_of(0));
     uint64_t delivered = 0;
@@ -144,8 +176,7 @@ TEST(FabricSwitchboard, LossAndDuplicationForASeed) {
 TEST(FabricSwitchboard, SameScenarioAndSeedSameLog) {
     auto run = [](uint64_t seed) {
         auto t = *Topology::make("ring", 5);
-        for (auto& l : t.links())
-            l.state = { true, 0.15, 0.05, 700, 300 };
+        t.set_all_links({ true, 0.15, 0.05, 700, 300 });
         Switchboard sb(t, seed);
         for (uint32_t i = 0; i < 500; ++i) {
             auto f = frame(i % 3 ? mac_of((i * 7) % 5) : kBroadcast, mac_of(i % 5));
@@ -165,7 +196,7 @@ TEST(FabricSwitchboard, SameScenarioAndSeedSameLog) {
 
 TEST(FabricSwitchboard, DelayAndJitter) {
     auto t = *Topology::make("line", 2);
-    t.link(0, 1)->state = { true, 0, 0, 5000, 1000 };
+    t.set_link(0, 1, { true, 0, 0, 5000, 1000 });
     Switchboard sb(t, 3);
     auto f = frame(kBroadcast, mac_of(0));
     uint64_t lo = ~0ull, hi = 0;
@@ -185,7 +216,7 @@ TEST(FabricSwitchboard, DelayAndJitter) {
 // instead of queueing further.
 TEST(FabricSwitchboard, RateLimitedLinkSerializesAndDropsPastItsBacklog) {
     auto t = *Topology::make("line", 3);
-    t.link(0, 1)->state.rate_kbps = 1000;
+    t.set_link(0, 1, with(t, 0, 1, &LinkState::rate_kbps, 1000));
     Switchboard sb(t, 5);
     auto hello = frame(kBroadcast, mac_of(2));
     (void)sb.send(2, hello.data(), hello.size(), 0); // node 2's address is learned
