@@ -18,7 +18,8 @@ const char* volatile g_input = nullptr;
 volatile size_t g_input_len = 0;
 } // namespace
 
-void prompt_shown(const char* prompt, const char* input) {
+void show_prompt(const char* prompt, const char* input) {
+    puts(prompt);
     g_input = input;
     g_input_len = 0;
     g_prompt = prompt;

@@ -19,7 +19,7 @@ __attribute__((format(printf, 1, 2))) void printf(const char* fmt, ...);
 // The shell's prompt and the input typed after it so far (the shell's own buffer, read only
 // while visible). A log line printed while the prompt is up replaces that line and the prompt
 // is drawn again below it, so a message never lands in the middle of what is being typed.
-void prompt_shown(const char* prompt, const char* input);
+void show_prompt(const char* prompt, const char* input); // prints the prompt and remembers it
 void prompt_input(size_t len);
 void prompt_hidden();
 void write_log_line(const char* line, size_t len);

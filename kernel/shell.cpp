@@ -76,8 +76,10 @@ void cmd_irqs(std::string_view) {
 // Driver counters only: the TCP/IP stack's own state belongs to the net task.
 void cmd_net(std::string_view) {
     if (platform::net_device()) {
-        for (size_t i = 0; i < platform::kMaxNics && platform::net_device(i); ++i) {
+        for (size_t i = 0; i < platform::kMaxNics; ++i) {
             auto* dev = platform::net_device(i);
+            if (!dev)
+                break;
             const uint8_t* m = dev->mac();
             auto s = dev->stats();
             console::printf("vn%zu device: virtio-net v%u @ 0x%lx mac %02x:%02x:%02x:%02x:%02x:%02x: rx %llu frames (%llu dropped), "
@@ -343,12 +345,11 @@ void execute(std::string_view line) {
 
 int64_t task_main(void* arg) {
     g_caps = static_cast<const Caps*>(arg);
-    char line[kMaxLine + 1];
+    char line[kMaxLine + 1] = {};
     size_t len = 0;
     bool overflow = false;
     static constexpr const char* kPrompt = "basalt> ";
-    console::puts(kPrompt);
-    console::prompt_shown(kPrompt, line);
+    console::show_prompt(kPrompt, line);
     for (;;) {
         uint8_t buf[64];
         int64_t got = sys::call(sys::Number::serial_read, g_caps->serial, reinterpret_cast<uint64_t>(buf), sizeof buf, 0);
@@ -366,8 +367,7 @@ int64_t task_main(void* arg) {
                     execute(std::string_view(line, len));
                 len = 0;
                 overflow = false;
-                console::puts(kPrompt);
-                console::prompt_shown(kPrompt, line);
+                console::show_prompt(kPrompt, line);
             } else if (c == 0x7f || c == 0x08) {
                 if (len > 0) {
                     --len;

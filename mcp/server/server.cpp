@@ -507,6 +507,14 @@ void Server::tools_list(Request& r) {
     w.end_object().end_object();
 }
 
+// A failed call's members: what the model reads as text, the envelope as structuredContent.
+static void write_error_members(json::Writer& w, std::string_view text, std::string_view envelope) {
+    w.key("content").begin_array().begin_object().key("type").string("text").key("text").string(text);
+    w.end_object().end_array();
+    w.key("structuredContent").raw(envelope);
+    w.key("isError").boolean(true);
+}
+
 // {"jsonrpc","id","result":{content, structuredContent, isError}}; failures carry the envelope.
 // A Content tool's output is the content array itself.
 template <typename Begin>
@@ -532,10 +540,7 @@ static void write_tool_result(json::Writer& w, Begin&& begin, bool modern, ToolR
             write_envelope(ew, err.code, err.message, request_id, timestamp, { { "reason", err.reason } });
         else
             write_envelope(ew, err.code, err.message, request_id, timestamp);
-        w.key("content").begin_array().begin_object().key("type").string("text").key("text").string(ew.view());
-        w.end_object().end_array();
-        w.key("structuredContent").raw(ew.view());
-        w.key("isError").boolean(true);
+        write_error_members(w, ew.view(), ew.view());
     }
     w.end_object().end_object();
 }
@@ -808,10 +813,7 @@ void Server::refuse_arguments(Request& r, const Session& s, std::string_view too
     r.w.key("result").begin_object();
     if (r.modern)
         r.w.key("resultType").string("complete");
-    r.w.key("content").begin_array().begin_object().key("type").string("text").key("text").string(t.c_str());
-    r.w.end_object().end_array();
-    r.w.key("structuredContent").raw(ew.view());
-    r.w.key("isError").boolean(true);
+    write_error_members(r.w, t.c_str(), ew.view());
     r.w.end_object().end_object();
 }
 

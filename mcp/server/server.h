@@ -41,7 +41,6 @@ namespace schema {
 struct Failure;
 }
 
-
 struct Detail; // envelope.h
 
 // The most a tool result, resource snapshot or prompt may write (the per-call output limit).

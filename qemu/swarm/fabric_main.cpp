@@ -76,6 +76,7 @@ struct Client {
 // Node N's way in and out: its unix socket pair, and its UDP port when --udp is on.
 struct Port {
     int unix_fd = -1;
+    sockaddr_un node {}; // the node's own socket (DIR/node-N.sock), where its frames go
     int udp_fd = -1;
     sockaddr_in udp_peer {}; // who sent the node's last frame over UDP
     bool via_udp = false;    // the node's last frame came over UDP: answer there
@@ -97,6 +98,7 @@ public:
         for (uint32_t n = 0; n < m_topology.nodes(); ++n) {
             Port port;
             port.unix_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+            port.node = address(m_dir + "/node-" + std::to_string(n) + ".sock");
             std::string path = m_dir + "/fabric-" + std::to_string(n) + ".sock";
             unlink(path.c_str());
             sockaddr_un a = address(path);
@@ -229,8 +231,8 @@ private:
                 sent = sendto(port.udp_fd, p.frame.data(), p.frame.size(), MSG_DONTWAIT,
                               reinterpret_cast<const sockaddr*>(&port.udp_peer), sizeof port.udp_peer);
             } else {
-                sockaddr_un a = address(m_dir + "/node-" + std::to_string(p.to) + ".sock");
-                sent = sendto(port.unix_fd, p.frame.data(), p.frame.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&a), sizeof a);
+                sent = sendto(port.unix_fd, p.frame.data(), p.frame.size(), MSG_DONTWAIT,
+                              reinterpret_cast<const sockaddr*>(&port.node), sizeof port.node);
             }
             // A node that is not running (or has no socket yet) simply misses the frame.
             if (sent < 0)

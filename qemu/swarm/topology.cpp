@@ -7,6 +7,10 @@
 
 namespace fabric {
 
+Topology::Topology(uint32_t nodes)
+    : m_nodes(nodes), m_index(size_t(nodes) * nodes, -1), m_node_state(nodes, NodeState::Up), m_previous(nodes),
+      m_previous_version(nodes, 0) {}
+
 void Topology::add_link(uint32_t a, uint32_t b) {
     if (a > b)
         std::swap(a, b);
@@ -19,10 +23,7 @@ void Topology::add_link(uint32_t a, uint32_t b) {
 ktl::Result<Topology> Topology::make(std::string_view kind, uint32_t nodes) {
     if (nodes == 0 || nodes > kMaxNodes)
         return ktl::Error::OutOfRange;
-    Topology t;
-    t.m_nodes = nodes;
-    t.m_node_state.assign(nodes, NodeState::Up);
-    t.m_index.assign(size_t(nodes) * nodes, -1);
+    Topology t(nodes);
     if (kind == "mesh") {
         for (uint32_t a = 0; a < nodes; ++a)
             for (uint32_t b = a + 1; b < nodes; ++b)
@@ -56,10 +57,7 @@ ktl::Result<Topology> Topology::parse(std::string_view text) {
     auto n = root.find("nodes").as_uint64();
     if (!n || *n == 0 || *n > kMaxNodes)
         return ktl::Error::OutOfRange;
-    Topology t;
-    t.m_nodes = static_cast<uint32_t>(*n);
-    t.m_node_state.assign(t.m_nodes, NodeState::Up);
-    t.m_index.assign(size_t(t.m_nodes) * t.m_nodes, -1);
+    Topology t(static_cast<uint32_t>(*n));
     json::Value links = root.find("links");
     if (links.valid() && links.type() != json::Type::Array)
         return ktl::Error::InvalidArgs;
@@ -80,9 +78,10 @@ const Link* Topology::link(uint32_t a, uint32_t b) const {
 }
 
 bool Topology::set_link(uint32_t a, uint32_t b, const LinkState& state) {
-    if (a >= m_nodes || b >= m_nodes || m_index[size_t(a) * m_nodes + b] < 0)
+    const Link* l = link(a, b);
+    if (!l)
         return false;
-    m_links[size_t(m_index[size_t(a) * m_nodes + b])].state = state;
+    m_links[size_t(l - m_links.data())].state = state;
     changed();
     return true;
 }
@@ -126,10 +125,6 @@ void Topology::heal() {
 // to each node is the shortest, and the same on every run. Nodes that are not up carry nothing
 // through (a path may still end at one: path() refuses those itself).
 const std::vector<int32_t>& Topology::routes_from(uint32_t from) const {
-    if (m_previous.size() != m_nodes) {
-        m_previous.assign(m_nodes, {});
-        m_previous_version.assign(m_nodes, 0);
-    }
     std::vector<int32_t>& previous = m_previous[from];
     if (m_previous_version[from] == m_version)
         return previous;

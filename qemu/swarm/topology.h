@@ -41,6 +41,8 @@ class Topology {
 public:
     static constexpr uint32_t kMaxNodes = 256;
 
+    Topology() = default; // no nodes (ktl::Result needs one); make() and parse() build real ones
+
     // mesh, ring, star (node 0 the hub), tree (binary: node i's parent is (i - 1) / 2), line.
     static ktl::Result<Topology> make(std::string_view kind, uint32_t nodes);
     // {"nodes": N, "links": [[a, b], ...]}: every link between two distinct nodes, once.
@@ -68,6 +70,7 @@ public:
     std::optional<Path> path(uint32_t from, uint32_t to) const;
 
 private:
+    explicit Topology(uint32_t nodes);
     void add_link(uint32_t a, uint32_t b);
     void changed() { ++m_version; }
     const std::vector<int32_t>& routes_from(uint32_t from) const;
