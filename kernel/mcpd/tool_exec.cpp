@@ -10,6 +10,7 @@
 #include "fault_tools.h"
 
 #include <crypto/sha256.h>
+#include <mcp/server/input_round.h>
 
 #include <new>
 
@@ -67,6 +68,9 @@ struct Job {
     mcp::ClientExchange* exchange = nullptr;
     volatile bool exchange_wanted = false;
     volatile bool exchange_refused = false; // no memory for it
+    // 2026-07-28 calls of a tool that asks: the client's answers and this round's requests
+    // (allocated by the bridge at start, freed when the call is reaped).
+    mcp::InputRound* round = nullptr;
 };
 
 namespace {
@@ -196,6 +200,48 @@ bool ToolContext::log(mcp::LogLevel level, const char* text) const {
     return true;
 }
 
+bool ToolContext::in_rounds() const { return job->call.modern; }
+
+bool ToolContext::can_ask(std::string_view method) const {
+    uint8_t need = mcp::capability_for(method);
+    return need != 0 && (job->call.client_caps & need) == need;
+}
+
+bool ToolContext::from_round(std::string_view key, std::string_view method, ClientAnswer& answer, mcp::ToolError& err,
+                             std::span<char>& params) const {
+    params = {};
+    mcp::InputRound* round = job->round;
+    if (!round) {
+        err = { mcp::ErrorCode::InternalError, "this tool has no input round" };
+        return false;
+    }
+    if (!can_ask(method)) {
+        err = { mcp::ErrorCode::ValidationFailed,
+                "the client did not declare the capability this needs (sampling, elicitation or roots)",
+                "client_capability_missing" };
+        return false;
+    }
+    json::Value given = round->answer(key);
+    if (given.valid()) {
+        answer.value = given;
+        answer.is_error = false;
+        return true;
+    }
+    params = round->params_buffer();
+    return false;
+}
+
+bool ToolContext::ask_round(std::string_view key, std::string_view method, const json::Writer& params,
+                            mcp::ToolError& err) const {
+    if (!params.complete() || !job->round->ask(key, method, params.size())) {
+        err = { mcp::ErrorCode::ValidationFailed, "the input requests of this round are over their limit",
+                "request_too_large" };
+        return false;
+    }
+    err = { mcp::ErrorCode::ValidationFailed, "waiting for the client's input", "input_required" };
+    return false;
+}
+
 mcp::ClientExchange* ToolContext::exchange(std::string_view method, mcp::ToolError& err) const {
     uint8_t need = mcp::capability_for(method);
     if (need == 0 || (job->call.client_caps & need) != need) {
@@ -291,9 +337,12 @@ void release_buffers(Job& job) {
         kheap::free(job.nodes);
     if (job.exchange)
         kheap::free(job.exchange);
+    if (job.round)
+        kheap::free(job.round);
     job.args = nullptr;
     job.nodes = nullptr;
     job.exchange = nullptr;
+    job.round = nullptr;
 }
 
 // Buffers for the tool task's copy of the arguments (the bridge's line buffer moves on) and for
@@ -415,6 +464,23 @@ bool Executor::start(const mcp::Tool& tool, const json::Value& arguments, const 
     job->exchange = nullptr;
     job->exchange_wanted = false;
     job->exchange_refused = false;
+    job->round = nullptr;
+    job->call.answers = {}; // the bridge's buffer: copied into the round below
+    if (call.modern && impl->asks) {
+        auto mem = kheap::alloc(sizeof(mcp::InputRound));
+        if (mem)
+            job->round = new (*mem) mcp::InputRound;
+        if (!job->round || !job->round->load(call.answers)) {
+            err = job->round ? mcp::ToolError { mcp::ErrorCode::ValidationFailed, "the input responses have too many values",
+                                                "input_too_large" }
+                             : mcp::ToolError { mcp::ErrorCode::InternalError, "no memory for the call's input round" };
+            release_buffers(*job);
+            drop_source();
+            job->state = Job::State::Free;
+            return false;
+        }
+        job->round->set_caps(call.client_caps);
+    }
     // The caller's own overrides may tighten the bridge's limits, never loosen them.
     const mcp::PrincipalLimits none;
     const mcp::PrincipalLimits& own = call.principal ? call.principal->limits : none;
@@ -572,17 +638,24 @@ void Executor::poll(mcp::Server& server, std::span<char> out, Send send_to, void
         }
         lend_exchange(j);
         if (j.state == Job::State::Done) {
+            mcp::InputRound* round = j.round; // kept past reap(), which frees the call's buffers
+            j.round = nullptr;
             reap(j, 1'000'000'000);
             if (!j.answered && !j.cancel && j.progress_seq != j.progress_sent) {
                 __atomic_store_n(&j.progress_sent, j.progress_seq, __ATOMIC_RELEASE);
                 send(j, server.progress(j.call, j.done, j.total, j.message, out), false);
             }
-            if (!j.answered) {
+            if (!j.answered && !j.cancel && round && round->pending()) {
+                // It asked for input (2026-07-28): this round ends with the requests.
+                send(j, server.input_required(j.call, round->requests(), round->used(), out), true);
+            } else if (!j.answered) {
                 bool stopped_late = j.ok && now >= j.deadline_ns;
                 mcp::ToolError err = stopped_late ? mcp::ToolError { mcp::ErrorCode::LimitTimeExceeded, "the tool ran past its wall-time limit" }
                                                   : j.err;
                 send(j, server.finish_call(j.call, j.ok && !stopped_late, { j.out, j.out_len }, err, j.cancel, out), true);
             }
+            if (round)
+                kheap::free(round);
             j.state = Job::State::Free;
             continue;
         }

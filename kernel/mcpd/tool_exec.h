@@ -60,18 +60,34 @@ struct ToolContext {
     // Queues one record for the bridge (text cut at 119 bytes on a UTF-8 boundary); waits while
     // the call's queue is full. False when the call was told to stop first.
     bool log(mcp::LogLevel level, const char* text) const;
-    // A request to the client while the call runs (MCP "Sampling", "Elicitation"): `method`
-    // with the params write(json::Writer&) puts down (one object, at most 8 KiB). The bridge
-    // sends it on this call's own stream (HTTP: its SSE response; the serial line: a line) under
-    // an id of its own, and routes the client's response back by id and session. One at a time;
-    // waits until the answer is in, the call is cancelled or past its wall-time limit, or
-    // timeout_ns (0: none) has passed. False + err: the client did not declare the capability
-    // the method needs, the request did not fit, the answer was over 16 KiB or too complex to
-    // parse, or the wait ended without one. A JSON-RPC error from the client is an answer
-    // (is_error): the tool decides what it means.
+    // A request to the client while the call runs (MCP "Sampling", "Elicitation", "Roots"):
+    // `method` with the params write(json::Writer&) puts down (one object, at most 8 KiB).
+    //  - 2025 revisions: the bridge sends it on this call's own stream (HTTP: its SSE response;
+    //    the serial line: a line) under an id of its own, and routes the client's response back by
+    //    id and session. One at a time; waits until the answer is in, the call is cancelled or
+    //    past its wall-time limit, or timeout_ns (0: none) has passed.
+    //  - 2026-07-28 (input rounds, mcp/server/input_round.h): the answer is the one the client
+    //    sent under `key` with this request, if any. Otherwise the request is noted and false
+    //    comes back (reason "input_required"): the body should ask what else it can and return
+    //    false; the call then ends with an InputRequiredResult and runs again, from the start,
+    //    when the client sends the answers. Bodies must therefore do nothing irreversible before
+    //    they have all their answers.
+    // False + err: the client did not declare the capability the method needs, the request did
+    // not fit, the answer was over 16 KiB or too complex to parse, or the wait ended without one.
+    // A JSON-RPC error from the client is an answer (is_error): the tool decides what it means.
     template <typename Write>
-    bool request(std::string_view method, Write&& write, ClientAnswer& answer, mcp::ToolError& err,
+    bool request(std::string_view key, std::string_view method, Write&& write, ClientAnswer& answer, mcp::ToolError& err,
                  uint64_t timeout_ns = 0) const {
+        if (in_rounds()) {
+            std::span<char> params;
+            if (from_round(key, method, answer, err, params))
+                return true;
+            if (params.empty())
+                return false;
+            json::Writer w(params);
+            write(w);
+            return ask_round(key, method, w, err);
+        }
         mcp::ClientExchange* ex = exchange(method, err);
         if (!ex)
             return false;
@@ -80,7 +96,16 @@ struct ToolContext {
         return await(*ex, method, w, answer, err, timeout_ns);
     }
 
+    // Whether the client declared what `method` needs (a body asks only what can be answered).
+    bool can_ask(std::string_view method) const;
+
 private:
+    bool in_rounds() const; // the call is of 2026-07-28
+    // The round's answer under key (true), or false: err set and params empty when the request
+    // cannot be made, else params is where its params go (ask_round then).
+    bool from_round(std::string_view key, std::string_view method, ClientAnswer& answer, mcp::ToolError& err,
+                    std::span<char>& params) const;
+    bool ask_round(std::string_view key, std::string_view method, const json::Writer& params, mcp::ToolError& err) const;
     mcp::ClientExchange* exchange(std::string_view method, mcp::ToolError& err) const;
     bool await(mcp::ClientExchange& ex, std::string_view method, const json::Writer& params, ClientAnswer& answer,
                mcp::ToolError& err, uint64_t timeout_ns) const;
@@ -149,6 +174,7 @@ struct ToolImpl {
     ToolBody body;
     Grant grant;
     uint32_t rights; // exactly these rights on the granted object
+    bool asks = false; // the body asks the client (ToolContext::request): 2026-07-28 calls get an input round
 };
 
 // Every tool the kernel serves, in tools/list order, and the implementation behind a name

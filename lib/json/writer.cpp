@@ -229,6 +229,19 @@ Writer& Writer::null() {
     return *this;
 }
 
+Writer& Writer::raw_members(std::string_view members) {
+    if (!ok() || members.empty())
+        return *this;
+    if (m_depth == 0 || !m_object[m_depth - 1] || m_have_key) {
+        fail(ktl::Error::InvalidArgs);
+        return *this;
+    }
+    if (m_count[m_depth - 1]++ > 0)
+        put(',');
+    put(members);
+    return *this;
+}
+
 Writer& Writer::raw(std::string_view json) {
     if (before_value())
         put(json);

@@ -34,6 +34,9 @@ public:
     Writer& null();
     // A pre-serialised value, inserted as is (the caller vouches for it).
     Writer& raw(std::string_view json);
+    // Pre-serialised members ("a":1,"b":2) into the open object, as is (the caller vouches for
+    // them); nothing when empty.
+    Writer& raw_members(std::string_view members);
     // A string whose body is already JSON-escaped (e.g. echoing a parsed string verbatim).
     Writer& raw_string(std::string_view escaped_body);
 

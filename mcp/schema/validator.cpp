@@ -108,7 +108,7 @@ uint32_t instance_types(const json::Value& v) {
 // ---------------------------------------------------------------------------------------------
 // The schema pass: keywords and their values' shapes; bounds for check_bounded.
 
-enum class Shape : uint8_t { Any, Type, Enum, Names, Schemas, BoolOrSchema, Schema, Count, Number, Format, Ref };
+enum class Shape : uint8_t { Any, Type, Enum, Names, Schemas, BoolOrSchema, Schema, Count, Number, Format, Ref, SchemaList, Scalar, Text };
 
 struct Keyword {
     const char* name;
@@ -138,7 +138,23 @@ constexpr Keyword kKeywords[] = {
     { "$schema", Shape::Any },
     { "$defs", Shape::Schemas },
     { "$ref", Shape::Ref },
+    { "$anchor", Shape::Text },       // names its schema; references use #/$defs/ paths only
+    { "x-mcp-header", Shape::Text },  // 2026-07-28: the argument is mirrored in an HTTP header
+    { "const", Shape::Scalar },
+    // Applicators: each only narrows what the schema around it accepts.
+    { "allOf", Shape::SchemaList },
+    { "anyOf", Shape::SchemaList },
+    { "oneOf", Shape::SchemaList },
+    { "not", Shape::Schema },
+    { "if", Shape::Schema },
+    { "then", Shape::Schema },
+    { "else", Shape::Schema },
 };
+
+// The applicators whose subschemas the walks follow: lists, then single schemas.
+constexpr const char* kListApplicators[] = { "allOf", "anyOf", "oneOf" };
+constexpr const char* kSchemaApplicators[] = { "not", "if", "then", "else" };
+constexpr uint32_t kMaxApplicatorItems = 16; // subschemas of one allOf/anyOf/oneOf
 
 constexpr std::string_view kRefPrefix = "#/$defs/";
 
@@ -174,6 +190,15 @@ bool shape_ok(Shape shape, const json::Value& v) {
     case Shape::Count: return v.as_uint64().has_value();
     case Shape::Number: return bound_number(v);
     case Shape::Format: return v.string_equals("name") || v.string_equals("path");
+    case Shape::Text: return v.is_string();
+    case Shape::Scalar: return !v.is_array() && !v.is_object() && (!v.is_number() || bound_number(v));
+    case Shape::SchemaList:
+        if (!v.is_array() || v.size() == 0 || v.size() > kMaxApplicatorItems)
+            return false;
+        for (json::Value e = v.first(); e.valid(); e = e.next_sibling())
+            if (!e.is_object())
+                return false;
+        return true;
     case Shape::Ref: return v.is_string() && v.plain_string().value_or("").substr(0, kRefPrefix.size()) == kRefPrefix;
     case Shape::Enum:
         if (!v.is_array())
@@ -281,10 +306,36 @@ public:
         if (extra.is_object() && !below(extra, "additionalProperties", nullptr, depth))
             return false;
         json::Value items = s.find("items");
-        return !items.valid() || below(items, "items", nullptr, depth);
+        if (items.valid() && !below(items, "items", nullptr, depth))
+            return false;
+        return applicators(s, depth);
     }
 
 private:
+    // Subschemas of allOf/anyOf/oneOf/not/if/then/else: every keyword known and well formed, but
+    // no bounds of their own: they only narrow the schema they sit in, which carries the bounds.
+    bool applicators(const json::Value& s, int depth) {
+        bool bounded = m_bounded;
+        m_bounded = false;
+        bool ok = true;
+        for (const char* k : kListApplicators) {
+            uint32_t index = 0;
+            for (json::Value e = s.find(k).first(); ok && e.valid(); e = e.next_sibling(), ++index) {
+                Pointer::Mark mark = m_at.mark();
+                m_at.push_token(k);
+                m_at.push_index(index);
+                ok = walk(e, depth + 1);
+                if (ok)
+                    m_at.reset(mark);
+            }
+        }
+        for (const char* k : kSchemaApplicators)
+            if (json::Value sub = s.find(k); ok && sub.valid())
+                ok = below(sub, k, nullptr, depth);
+        m_bounded = bounded;
+        return ok;
+    }
+
     bool walk_defs(const json::Value& s, int depth) {
         json::Value defs = s.find("$defs");
         for (json::Value d = defs.first(); d.valid(); d = d.next_sibling())
@@ -401,16 +452,57 @@ public:
             return fail(m_f, Reason::Type, "type", "value of the wrong type");
         if (json::Value e = s.find("enum"); e.valid() && !in_enum(e, v))
             return fail(m_f, Reason::NotInEnum, "enum", "value not in enum");
+        if (json::Value c = s.find("const"); c.valid() && !same_value(c, v))
+            return fail(m_f, Reason::NotInEnum, "const", "value is not the constant");
+        bool ok = true;
         switch (v.type()) {
-        case json::Type::String: return check_string(s, v, m_f);
-        case json::Type::Number: return check_number(s, v, m_f);
-        case json::Type::Array: return check_array(s, v, depth);
-        case json::Type::Object: return check_object(s, v, depth);
-        default: return true;
+        case json::Type::String: ok = check_string(s, v, m_f); break;
+        case json::Type::Number: ok = check_number(s, v, m_f); break;
+        case json::Type::Array: ok = check_array(s, v, depth); break;
+        case json::Type::Object: ok = check_object(s, v, depth); break;
+        default: break;
         }
+        return ok && applicators(s, v, depth);
     }
 
 private:
+    // Whether v satisfies sub, without reporting: the branches of anyOf/oneOf/not/if are tried.
+    [[gnu::noinline]] bool satisfies(const json::Value& sub, const json::Value& v, int depth) {
+        Failure scratch;
+        Pointer at(scratch.path);
+        return InstanceWalker(m_root, scratch, at).check(sub, v, depth + 1);
+    }
+
+    bool applicators(const json::Value& s, const json::Value& v, int depth) {
+        for (json::Value e = s.find("allOf").first(); e.valid(); e = e.next_sibling())
+            if (!check(e, v, depth + 1))
+                return false;
+        if (json::Value any = s.find("anyOf"); any.valid()) {
+            bool found = false;
+            for (json::Value e = any.first(); e.valid() && !found; e = e.next_sibling())
+                found = satisfies(e, v, depth);
+            if (!found)
+                return fail(m_f, Reason::NoAlternative, "anyOf", "value matches none of the anyOf schemas");
+        }
+        if (json::Value one = s.find("oneOf"); one.valid()) {
+            uint32_t matched = 0;
+            for (json::Value e = one.first(); e.valid() && matched < 2; e = e.next_sibling())
+                matched += satisfies(e, v, depth);
+            if (matched != 1)
+                return fail(m_f, Reason::NoAlternative, "oneOf",
+                            matched ? "value matches more than one oneOf schema" : "value matches none of the oneOf schemas");
+        }
+        if (json::Value no = s.find("not"); no.valid() && satisfies(no, v, depth))
+            return fail(m_f, Reason::NoAlternative, "not", "value matches the schema under not");
+        if (json::Value cond = s.find("if"); cond.valid()) {
+            bool holds = satisfies(cond, v, depth);
+            json::Value branch = s.find(holds ? "then" : "else");
+            if (branch.valid() && !check(branch, v, depth + 1))
+                return false;
+        }
+        return true;
+    }
+
     static bool in_enum(const json::Value& e, const json::Value& v) {
         for (json::Value c = e.first(); c.valid(); c = c.next_sibling())
             if (same_value(c, v))
@@ -482,6 +574,7 @@ const char* reason_name(Reason reason) {
     case Reason::BadName: return "bad_name";
     case Reason::Unbounded: return "unbounded";
     case Reason::SchemaUnsupported: return "schema_unsupported";
+    case Reason::NoAlternative: return "no_alternative";
     }
     return "unknown";
 }

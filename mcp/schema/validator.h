@@ -20,7 +20,14 @@
 //   $defs, $ref          local definitions: "$ref" names "#/$defs/NAME" of the ROOT schema only, with
 //                        nothing beside it but title/description/$defs/$schema; a reference is checked as its
 //                        definition (each one costs a nesting level, so self-reference is bounded)
-//   title, description, default, examples, $schema: annotations, ignored.
+//   const                a scalar the value must equal (compared like enum members)
+//   allOf, anyOf, oneOf  1..16 schemas the value must match all of / at least one of / exactly one of
+//   not, if/then/else    a schema the value must not match; the then schema applies where the
+//                        value matches if, the else schema where it does not
+//                        (applicators only narrow the schema around them: check_bounded does not
+//                        ask their subschemas for bounds of their own)
+//   title, description, default, examples, $schema, $anchor, x-mcp-header (2026-07-28: the
+//                        argument is mirrored in an HTTP header): annotations, ignored.
 // Anything else (another keyword, a keyword with a value of another shape, a boolean schema)
 // fails closed with SchemaUnsupported: a schema we cannot fully enforce must not pass input it was
 // meant to stop. The whole schema is checked before the instance, so the outcome never depends on
@@ -52,10 +59,11 @@ enum class Reason : uint8_t {
     BadName,           // format "name" or "path" violated
     Unbounded,         // check_bounded(): a bound the lint requires is missing
     SchemaUnsupported, // the schema itself uses something we do not enforce
+    NoAlternative,     // anyOf/oneOf/not: the value matches none (or, oneOf, several) of the schemas
 };
 // Stable snake_case: "type", "required", "additional_property", "too_short", "too_long",
 // "below_minimum", "above_maximum", "not_in_enum", "too_few_items", "too_many_items", "bad_name",
-// "unbounded", "schema_unsupported" (and "none").
+// "unbounded", "schema_unsupported", "no_alternative" (and "none").
 const char* reason_name(Reason reason);
 
 struct Failure {

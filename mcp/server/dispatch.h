@@ -7,6 +7,7 @@
 
 #include "envelope.h"
 #include "server.h"
+#include "request_state.h"
 
 namespace mcp {
 
@@ -68,6 +69,23 @@ void write_page(json::Writer& w, const char* key, const Items& items, uint32_t o
     w.end_array();
     if (more)
         write_next_cursor(w, offset + written);
+}
+
+// {"resultType":"input_required","inputRequests":{..},"requestState":".."} (the state is always
+// there: it binds the next round to this one). False when the answers used so far do not fit in
+// a state.
+template <typename Begin>
+inline bool write_input_required(json::Writer& w, Begin&& begin, std::span<const uint8_t> key, const StateBinding& b,
+                                 uint64_t now_ns, std::string_view requests, std::string_view used, std::span<char> state) {
+    size_t n = seal_state(key, b, now_ns, used, state);
+    if (n == 0)
+        return false;
+    begin(w);
+    w.key("result").begin_object().key("resultType").string("input_required");
+    w.key("inputRequests").begin_object().raw_members(requests).end_object();
+    w.key("requestState").string({ state.data(), n });
+    w.end_object().end_object();
+    return true;
 }
 
 } // namespace mcp

@@ -3,6 +3,7 @@
 // scopes, then the arguments (declared names only, strings of bounded length); every decision is
 // audited with kind prompt (completions of a template variable: kind resource).
 #include "dispatch.h"
+#include "client_request.h"
 
 namespace mcp {
 namespace {
@@ -100,7 +101,34 @@ void Server::prompts_get(Request& r, Session& s) {
     }
     json::Writer mw(m_scratch);
     ToolError err;
-    bool ok = p->get(args, mw, err);
+    bool ok;
+    if (p->get_input && r.modern) {
+        // 2026-07-28: the prompt may ask the client (input_round.h), its answers in this request.
+        const StateBinding b { "prompts/get", name, r.args_hash, r.principal ? r.principal->id : uint16_t(0) };
+        std::string_view answers;
+        if (!gather_input(r, b, answers))
+            return;
+        if (!m_round.load(answers)) {
+            error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed,
+                        "the input responses have too many values", r.request_id, r.timestamp,
+                        { { "reason", "input_too_large" } });
+            return;
+        }
+        m_round.set_caps(client_capabilities(r.params.find("_meta").find("io.modelcontextprotocol/clientCapabilities")));
+        ok = p->get_input(args, &m_round, mw, err);
+        if (m_round.pending()) {
+            auto begin = [&](json::Writer& w) { begin_reply(w, r.id); };
+            if (write_input_required(r.w, begin, m_config.state_key, b, m_config.now_ns ? m_config.now_ns() : 0,
+                                     m_round.requests(), m_round.used(), m_state_text)) {
+                audit(r, AuditOutcome::Allow, "input_required");
+                return;
+            }
+            ok = false;
+            err = { ErrorCode::LimitOutputExceeded, "the input this prompt needs is too large to carry to another round" };
+        }
+    } else {
+        ok = p->get_input ? p->get_input(args, nullptr, mw, err) : p->get(args, mw, err);
+    }
     if (ok && mw.complete() && mw.view()[0] != '[') {
         ok = false;
         err = { ErrorCode::InternalError, "malformed prompt" };

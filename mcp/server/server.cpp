@@ -15,8 +15,10 @@ namespace mcp {
 namespace {
 
 constexpr const char* kVersions[] = { "2025-11-25", "2025-06-18", "2025-03-26" };
-// 2026-07-28 "Protocol Version Negotiation": a revision the server does not serve.
-constexpr int kUnsupportedVersion = -32022;
+// 2026-07-28 protocol errors: HTTP headers that disagree with the body ("Streamable HTTP",
+// Request Metadata), a client capability the request needs but did not declare, a revision the
+// server does not serve ("Protocol Version Negotiation").
+constexpr int kHeaderMismatch = -32020, kMissingCapability = -32021, kUnsupportedVersion = -32022;
 
 // 2026-07-28 per-request metadata keys.
 constexpr const char* kClientCapabilitiesMeta = "io.modelcontextprotocol/clientCapabilities";
@@ -118,6 +120,7 @@ bool Server::serves_version(std::string_view version) {
 
 size_t Server::handle(std::string_view message, Session& session, std::span<char> out) {
     json::Writer w(out);
+    session.reply_kind = ReplyKind::Normal;
     Request r { w, {}, {}, "", "unknown", nullptr, AuditKind::Tool, {}, 0, 0, false };
     r.origin = session.origin;
     r.reply_to = session.reply_to;
@@ -199,9 +202,10 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
     // The era is decided per request (2026-07-28 "Protocol Version Negotiation"): a request
     // naming its revision in _meta is served statelessly; anything else is handshake-era.
     json::Value meta = r.params.find("_meta");
-    bool modern = meta.find(kProtocolVersionMeta).valid() || method.string_equals("server/discover");
+    bool modern = meta.find(kProtocolVersionMeta).valid() || method.string_equals("server/discover") ||
+                  session.header_version == kModernVersion;
     bool handled = true;
-    if (modern && !modern_envelope(r, meta)) {
+    if (modern && !modern_envelope(r, meta, session)) {
         // answered with the error
     } else if (!authenticate(r, session)) {
         // A key that matches nothing is refused whatever the method: a mistyped key must not
@@ -236,6 +240,8 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
         set_log_level(r, session);
     else
         handled = false;
+    if (!handled && modern)
+        session.reply_kind = ReplyKind::NotFound; // 2026-07-28: so a client can tell a modern server
     if (!handled)
         error_reply(w, id, kMethodNotFound, "Method not found", ErrorCode::ValidationFailed,
                     modern ? "unknown method, or not a method of protocol revision 2026-07-28" : "unknown method",
@@ -355,14 +361,23 @@ void Server::cache_hint(Request& r, uint32_t ttl_ms, const char* scope) {
 
 // 2026-07-28 requires the protocol version and the client's capabilities on every request; a
 // revision this server does not speak gets -32022 with the ones it does.
-bool Server::modern_envelope(Request& r, const json::Value& meta) {
+// In this order: the body's own metadata, then whether the headers agree with it, then whether
+// its revision is served (a header naming one revision and a body another is a mismatch, not a
+// revision to negotiate).
+bool Server::modern_envelope(Request& r, const json::Value& meta, Session& s) {
     json::Value version = meta.find(kProtocolVersionMeta);
     json::Value caps = meta.find(kClientCapabilitiesMeta);
+    s.reply_kind = ReplyKind::BadRequest; // until the request is found good
     if (!version.is_string() || !caps.is_object()) {
         error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed,
                     "protocol revision 2026-07-28 needs _meta io.modelcontextprotocol/protocolVersion (a string) and "
                     "io.modelcontextprotocol/clientCapabilities (an object) on every request",
                     r.request_id, r.timestamp, { { "reason", "missing_meta" } });
+        return false;
+    }
+    if (s.header_mismatch) {
+        error_reply(r.w, r.id, kHeaderMismatch, "Header mismatch", ErrorCode::ValidationFailed, s.header_mismatch,
+                    r.request_id, r.timestamp, { { "reason", "header_mismatch" } });
         return false;
     }
     if (!version.string_equals(kModernVersion)) {
@@ -390,6 +405,7 @@ bool Server::modern_envelope(Request& r, const json::Value& meta) {
         }
         r.log_level = static_cast<int8_t>(*parsed);
     }
+    s.reply_kind = ReplyKind::Normal;
     r.modern = true;
     return true;
 }
@@ -446,6 +462,10 @@ bool Server::allowed(std::string_view tool) const {
         if (name == tool)
             return true;
     return false;
+}
+
+const Tool* Server::allowed_tool(std::string_view name) const {
+    return allowed(name) ? find_tool(name) : nullptr;
 }
 
 const Tool* Server::find_tool(std::string_view name) const {
@@ -559,7 +579,8 @@ static uint8_t copy_text(char (&dst)[N], std::string_view src) {
     return static_cast<uint8_t>(n);
 }
 
-void Server::start_pending(Request& r, const Session& s, const Tool& tool, const json::Value& arguments) {
+void Server::start_pending(Request& r, const Session& s, const Tool& tool, const json::Value& arguments,
+                           std::string_view answers) {
     PendingCall call;
     std::string_view id = r.id.raw();
     uint16_t who = r.principal ? r.principal->id : 0;
@@ -592,8 +613,9 @@ void Server::start_pending(Request& r, const Session& s, const Tool& tool, const
     call.result = tool.result;
     // What the call may ask the client: per request in 2026-07-28, else what the session declared.
     call.client_caps = r.modern ? client_capabilities(r.params.find("_meta").find(kClientCapabilitiesMeta)) : s.client_caps;
-    if (!s.client_replies)
-        call.client_caps = 0;
+    if (!s.client_replies && !r.modern)
+        call.client_caps = 0; // 2026-07-28 asks in its result, which needs no way back
+    call.answers = answers;
     ToolError err;
     if (!m_config.start_call(tool, arguments, call, err)) {
         m_limiter.release(who);
@@ -603,6 +625,15 @@ void Server::start_pending(Request& r, const Session& s, const Tool& tool, const
         return;
     }
     r.deferred = true;
+}
+
+// {"jsonrpc":"2.0","id":<the deferred call's id, as the client wrote it>
+static void begin_call_reply(json::Writer& w, const PendingCall& call) {
+    w.begin_object().key("jsonrpc").string("2.0").key("id");
+    if (call.id_is_string)
+        w.raw_string({ call.id, call.id_len });
+    else
+        w.raw({ call.id, call.id_len });
 }
 
 void Server::audit_call(const PendingCall& call, AuditOutcome outcome, const char* code) {
@@ -633,13 +664,7 @@ size_t Server::finish_call(const PendingCall& call, bool ok, std::string_view st
     if (m_config.now_rfc3339)
         m_config.now_rfc3339(now, sizeof now);
     json::Writer w(out);
-    auto begin = [&](json::Writer& wr) {
-        wr.begin_object().key("jsonrpc").string("2.0").key("id");
-        if (call.id_is_string)
-            wr.raw_string({ call.id, call.id_len });
-        else
-            wr.raw({ call.id, call.id_len });
-    };
+    auto begin = [&](json::Writer& wr) { begin_call_reply(wr, call); };
     write_tool_result(w, begin, call.modern, call.result, ok, structured, e, call.request_id, now);
     audit_call(call, ok ? AuditOutcome::Allow : AuditOutcome::Error, ok ? "" : error_code_name(e.code));
     if (!w.complete()) {
@@ -752,11 +777,16 @@ void Server::tools_call(Request& r, Session& s) {
             return;
         }
     }
+    if (r.modern && !declared_needs(r, s, *tool))
+        return;
+    std::string_view answers;
+    if (r.modern && !gather_input(r, { "tools/call", tool_name, r.args_hash, r.principal ? r.principal->id : uint16_t(0) }, answers))
+        return;
     uint16_t who = r.principal ? r.principal->id : 0;
     if (!admit(r))
         return;
     if (m_config.start_call) {
-        start_pending(r, s, *tool, arguments);
+        start_pending(r, s, *tool, arguments, answers);
         return;
     }
     if (!tool->run) {
@@ -778,6 +808,127 @@ void Server::tools_call(Request& r, Session& s) {
     write_tool_result(r.w, [&](json::Writer& w) { begin_reply(w, r.id); }, r.modern, tool->result, ok, sw.view(), err,
                       r.request_id, r.timestamp);
     audit(r, ok ? AuditOutcome::Allow : AuditOutcome::Error, ok ? "" : error_code_name(err.code));
+}
+
+// 2026-07-28 "Client Capabilities": a server must not rely on a capability the client did not
+// declare, so a tool that cannot work without asking the client is refused up front
+// (MissingRequiredClientCapabilityError), its data naming what is missing as a capabilities
+// object ({"sampling":{}}).
+bool Server::declared_needs(Request& r, Session& s, const Tool& tool) {
+    uint8_t declared = client_capabilities(r.params.find("_meta").find(kClientCapabilitiesMeta));
+    uint8_t missing = static_cast<uint8_t>(tool.client_needs & ~declared);
+    if (!missing)
+        return true;
+    s.reply_kind = ReplyKind::BadRequest;
+    json::Writer& w = r.w;
+    begin_reply(w, r.id);
+    w.key("error").begin_object().key("code").number(int64_t(kMissingCapability));
+    w.key("message").string("Missing required client capability").key("data").begin_object();
+    write_envelope_members(w, ErrorCode::ValidationFailed, "this tool asks the client for input the request did not declare it can give",
+                           r.request_id, r.timestamp, { { "reason", "missing_client_capability" } });
+    w.key("requiredCapabilities").begin_object();
+    static constexpr struct {
+        uint8_t bit;
+        const char* name;
+    } kNames[] = { { kClientSampling, "sampling" }, { kClientElicitation, "elicitation" }, { kClientRoots, "roots" } };
+    for (const auto& n : kNames)
+        if (missing & n.bit)
+            w.key(n.name).begin_object().end_object();
+    w.end_object().end_object().end_object().end_object();
+    audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::ValidationFailed));
+    return false;
+}
+
+// 2026-07-28 tools/call and prompts/get (SEP-2322): the client's input for a body that asked.
+// inputResponses must be an object of response objects (anything else is a protocol error, never
+// a silent "no answer"), and a requestState must open under the kernel's key for exactly this
+// request and principal. answers: one object's text, the new responses first (they win over
+// ones the state carried under the same key); empty when there are none.
+bool Server::gather_input(Request& r, const StateBinding& binding, std::string_view& answers) {
+    answers = {};
+    json::Value responses = r.params.find("inputResponses");
+    json::Value state = r.params.find("requestState");
+    auto refuse = [&](const char* message, const char* reason) {
+        error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed, message, r.request_id,
+                    r.timestamp, { { "reason", reason } });
+        audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::ValidationFailed));
+        return false;
+    };
+    if (responses.valid() && !responses.is_object())
+        return refuse("inputResponses must be an object of responses keyed as the inputRequests were", "invalid_input_responses");
+    for (json::Value v = responses.first(); v.valid(); v = v.next_sibling())
+        if (!v.is_object())
+            return refuse("each input response must be an object (an ElicitResult, CreateMessageResult or ListRootsResult)",
+                          "invalid_input_responses");
+    std::string_view carried;
+    if (state.valid()) {
+        // The state's text goes where the merged answers will: it is dead once opened (what it
+        // carried is in m_state_payload).
+        auto n = state.is_string() ? state.string_into({ m_state_text, sizeof m_state_text })
+                                   : ktl::Result<size_t>(ktl::Error::Corrupt);
+        StateCheck check = n ? open_state(m_config.state_key, binding, m_config.now_ns ? m_config.now_ns() : 0,
+                                          { m_state_text, *n }, m_state_payload, carried)
+                             : StateCheck::Malformed;
+        if (check != StateCheck::Ok) {
+            char reason[40];
+            ktl::Formatter f(reason, sizeof reason);
+            f.append("request_state_%s", state_check_name(check));
+            error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed,
+                        "requestState failed verification: send back exactly the state of this request's last "
+                        "InputRequiredResult, within 10 minutes",
+                        r.request_id, r.timestamp, { { "reason", reason } });
+            audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::ValidationFailed));
+            return false;
+        }
+    }
+    // The object's members without its braces (and without blank space that would leave a comma
+    // dangling).
+    auto members = [](std::string_view object) {
+        std::string_view in = object.size() >= 2 ? object.substr(1, object.size() - 2) : std::string_view();
+        while (!in.empty() && (in.front() == ' ' || in.front() == '\n' || in.front() == '\t' || in.front() == '\r'))
+            in.remove_prefix(1);
+        return in;
+    };
+    std::string_view fresh = responses.valid() ? members(responses.raw()) : std::string_view();
+    if (fresh.empty() && carried.empty())
+        return true;
+    size_t need = fresh.size() + carried.size() + 3;
+    if (need > sizeof m_answers)
+        return refuse("the input responses are over 16 KiB", "input_too_large");
+    size_t n = 0;
+    m_answers[n++] = '{';
+    for (char c : fresh)
+        m_answers[n++] = c;
+    if (!fresh.empty() && !carried.empty())
+        m_answers[n++] = ',';
+    for (char c : carried)
+        m_answers[n++] = c;
+    m_answers[n++] = '}';
+    answers = { m_answers, n };
+    return true;
+}
+
+size_t Server::input_required(const PendingCall& call, std::string_view requests, std::string_view used,
+                              std::span<char> out) {
+    m_limiter.release(call.principal ? call.principal->id : 0);
+    json::Writer w(out);
+    auto begin = [&](json::Writer& wr) { begin_call_reply(wr, call); };
+    const StateBinding b { "tools/call", call.tool, call.args_hash, call.principal ? call.principal->id : uint16_t(0) };
+    if (write_input_required(w, begin, m_config.state_key, b, m_config.now_ns ? m_config.now_ns() : 0, requests, used,
+                             m_state_text) &&
+        w.complete()) {
+        audit_call(call, AuditOutcome::Allow, "input_required");
+        return w.size();
+    }
+    char now[32] = "unknown";
+    if (m_config.now_rfc3339)
+        m_config.now_rfc3339(now, sizeof now);
+    json::Writer fallback(out);
+    ToolError e { ErrorCode::LimitOutputExceeded, "the input this call needs, or has been given, is too large to carry to another round",
+                  "input_too_large" };
+    write_tool_result(fallback, begin, true, call.result, false, {}, e, call.request_id, now);
+    audit_call(call, AuditOutcome::Error, error_code_name(e.code));
+    return fallback.complete() ? fallback.size() : 0;
 }
 
 // Revisions are dates: from 2025-11-25 on, schema failures are tool execution errors.
@@ -900,9 +1051,17 @@ void Server::resources_read(Request& r, Session& s) {
 
 // Route (deny by default): an unknown or unlisted tool, resource or prompt never reaches a
 // handler; the envelope says validation_unknown_tool (envelope.h has the JSON-RPC codes).
+// An unknown resource's data also names its URI where SEP-2164 puts it (data.uri), beside the
+// envelope's members.
 void Server::refuse_unknown(Request& r, int rpc_code, const char* rpc_message, std::string_view message, Detail detail) {
-    error_reply(r.w, r.id, rpc_code, rpc_message, ErrorCode::ValidationUnknownTool, message, r.request_id, r.timestamp,
-                { detail });
+    json::Writer& w = r.w;
+    begin_reply(w, r.id);
+    w.key("error").begin_object().key("code").number(int64_t(rpc_code)).key("message").string(rpc_message);
+    w.key("data").begin_object();
+    write_envelope_members(w, ErrorCode::ValidationUnknownTool, message, r.request_id, r.timestamp, { detail });
+    if (detail.key == "uri")
+        w.key("uri").string(detail.value);
+    w.end_object().end_object().end_object();
     audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::ValidationUnknownTool));
 }
 

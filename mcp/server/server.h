@@ -35,6 +35,8 @@
 #include <mcp/policy/call_limiter.h>
 #include <mcp/policy/error_code.h>
 #include <mcp/policy/key_store.h>
+#include <mcp/server/input_round.h>
+#include <mcp/server/request_state.h>
 
 namespace mcp {
 namespace schema {
@@ -69,6 +71,10 @@ struct Tool {
     // w; false + err on failure.
     bool (*run)(const json::Value& arguments, json::Writer& w, ToolError& err);
     ToolResult result = ToolResult::Structured;
+    // What the tool cannot work without asking the client (ClientCapability bits,
+    // client_request.h). A 2026-07-28 request that does not declare them is refused before the
+    // tool runs (MissingRequiredClientCapabilityError): the spec forbids relying on undeclared ones.
+    uint8_t client_needs = 0;
 };
 
 // What a resource's contents() is asked for: the URI as requested (for a template, the expanded
@@ -135,6 +141,10 @@ struct Prompt {
     std::span<const Argument> arguments;
     uint32_t scopes;
     bool (*get)(const json::Value& arguments, json::Writer& w, ToolError& err);
+    // A prompt that needs the client's input (2026-07-28, input_round.h): get_input replaces get.
+    // `round` holds the client's answers and takes requests for more (any request ends the round
+    // with an InputRequiredResult); nullptr in the 2025 revisions, which have no way to ask here.
+    bool (*get_input)(const json::Value& arguments, InputRound* round, json::Writer& w, ToolError& err) = nullptr;
 };
 
 // One decision of the pipeline (contracts "Audit record"). Argument values and keys never
@@ -191,6 +201,10 @@ struct PendingCall {
     // the session's declared capabilities, or the 2026-07-28 request's own; 0 when the transport
     // could not bring a response back.
     uint8_t client_caps = 0;
+    // 2026-07-28: the client's answers to the call's earlier input requests (one JSON object's
+    // text: the request's inputResponses and what its requestState carried). Valid only during
+    // start_call, which copies it; empty when there are none or the call is of the 2025 era.
+    std::string_view answers;
     bool matches(std::string_view raw_id, bool is_string, uint32_t from) const {
         return from == origin && is_string == id_is_string && raw_id == std::string_view(id, id_len);
     }
@@ -241,6 +255,9 @@ struct ServerConfig {
     uint64_t (*now_ns)() = nullptr;
     // Slows repeated authentication failures per source before any key is checked (nullptr: no gate).
     AuthGate* gate = nullptr;
+    // Seals the requestState of 2026-07-28 input rounds (request_state.h): 32 random bytes drawn
+    // at boot. Empty: no call can ask for input across rounds.
+    std::span<const uint8_t> state_key;
 };
 
 // A resources/subscribe of the session: the resource (index in ServerConfig::resources) and the
@@ -249,6 +266,12 @@ struct Subscription {
     uint16_t resource = 0;
     uint64_t revision = 0;
 };
+
+// How a reply is to be carried where the transport has its own words for failures (HTTP status
+// codes of 2026-07-28 "Streamable HTTP"): protocol errors about the request itself (invalid
+// _meta, headers that disagree with the body, a revision not served, an undeclared client
+// capability) are Bad Requests; a method that is not served is Not Found.
+enum class ReplyKind : uint8_t { Normal, BadRequest, NotFound };
 
 struct Session {
     const Principal* principal = nullptr; // who this line acts as (nullptr: anonymous)
@@ -267,6 +290,14 @@ struct Session {
     // An API key the transport received out of band (HTTP Authorization / X-MCP-API-Key) for
     // the message being handled; a key in params._meta takes precedence. Valid during handle().
     std::string_view api_key;
+    // Streamable HTTP, for the message being handled: the MCP-Protocol-Version header (empty:
+    // none; 2026-07-28 makes a request stateless even without _meta, which it then lacks) and,
+    // when the headers that mirror the body (2026-07-28 "Request Metadata") disagree with it, why
+    // (nullptr: they agree, or nothing is mirrored). Valid during handle().
+    std::string_view header_version;
+    const char* header_mismatch = nullptr;
+    // Set by handle() for the transport.
+    ReplyKind reply_kind = ReplyKind::Normal;
     // HTTP: every request authenticates with its own key; a key presented at initialize does not
     // become the session's principal (MCP security guidance: sessions are not authentication).
     bool key_per_request = false;
@@ -302,6 +333,10 @@ public:
     // that the call's client_caps carry capability_for(method).
     static size_t client_request(std::string_view id, std::string_view method, std::string_view params,
                                  std::span<char> out);
+    // The answer to a 2026-07-28 call whose body asked for the client's input (input_round.h):
+    // an InputRequiredResult with `requests` (members of inputRequests) and a requestState
+    // carrying `used` (members: the answers the body used). Audited; returns the reply length.
+    size_t input_required(const PendingCall& call, std::string_view requests, std::string_view used, std::span<char> out);
     // notifications/progress for a call that asked for it (MCP "Progress"); 0 when it did not.
     size_t progress(const PendingCall& call, uint64_t done, uint64_t total, std::string_view message, std::span<char> out);
     // notifications/message that a running call emits itself (logger: the tool), if the call's
@@ -316,6 +351,9 @@ public:
     static constexpr const char* kProtocolVersionMeta = "io.modelcontextprotocol/protocolVersion";
     // A revision this server speaks (handshake era or 2026-07-28).
     static bool serves_version(std::string_view version);
+    // The tool a tools/call names, if it is on the allowlist (nullptr otherwise): a transport
+    // that mirrors arguments into headers (x-mcp-header) checks them against its input schema.
+    const Tool* allowed_tool(std::string_view name) const;
 
     static constexpr const char* kLatestVersion = "2025-11-25"; // newest handshake-era revision
     static constexpr const char* kModernVersion = "2026-07-28";
@@ -328,12 +366,14 @@ private:
     struct Request;
     void initialize(Request& r, Session& s);
     void client_response(const json::Value& root, const Session& s);
-    bool modern_envelope(Request& r, const json::Value& meta);
+    bool modern_envelope(Request& r, const json::Value& meta, Session& s);
     void discover(Request& r);
     void begin_result(Request& r);
     void cache_hint(Request& r, uint32_t ttl_ms, const char* scope);
     void tools_list(Request& r);
     void tools_call(Request& r, Session& s);
+    bool declared_needs(Request& r, Session& s, const Tool& tool);
+    bool gather_input(Request& r, const StateBinding& binding, std::string_view& answers);
     void resources_list(Request& r);
     void resources_read(Request& r, Session& s);
     void set_log_level(Request& r, Session& s);
@@ -360,7 +400,8 @@ private:
     bool authorise(Request& r, uint32_t scopes);
     void audit(const Request& r, AuditOutcome outcome, const char* code);
     bool resource_allowed(std::string_view uri) const;
-    void start_pending(Request& r, const Session& s, const Tool& tool, const json::Value& arguments);
+    void start_pending(Request& r, const Session& s, const Tool& tool, const json::Value& arguments,
+                       std::string_view answers);
     void audit_call(const PendingCall& call, AuditOutcome outcome, const char* code);
     bool allowed(std::string_view tool) const;
     const Tool* find_tool(std::string_view name) const;
@@ -373,6 +414,12 @@ private:
     // they go into its reply. A Server handles one message at a time, so one buffer serves every
     // kind; it belongs to this Server (one per line), never to a function shared by all of them.
     char m_scratch[kMaxToolOutput];
+    // 2026-07-28 input rounds: the merged answers of a request, a requestState's payload, and
+    // the round of a prompt that asks (tools' rounds live with their calls).
+    char m_answers[InputRound::kMaxAnswers];
+    char m_state_payload[kMaxStatePayload];
+    char m_state_text[kMaxState];
+    InputRound m_round;
 };
 
 } // namespace mcp

@@ -4,6 +4,7 @@
 #include <http/fields.h>
 #include <http/response.h>
 #include <mcp/server/envelope.h>
+#include <mcp/transport/mirrored_headers.h>
 
 namespace mcp {
 
@@ -213,7 +214,10 @@ HttpOutcome HttpTransport::handle(const http::Head& head, std::string_view body,
         if (!o || !http::host_allowed(o->host, m_config.allowed_hosts))
             return respond(refuse(r, 403, ErrorCode::ValidationFailed, "Origin not allowed", "origin_not_allowed"));
     }
-    if (auto version = head.header("mcp-protocol-version"); version && !Server::serves_version(*version))
+    // A POST's version is judged with its body (post()): a 2026-07-28 request is answered in
+    // JSON-RPC terms, with its id.
+    if (auto version = head.header("mcp-protocol-version");
+        version && head.method != http::Method::Post && !Server::serves_version(*version))
         return respond(refuse(r, 400, ErrorCode::ValidationFailed, "unsupported MCP-Protocol-Version",
                               "unsupported_protocol_version"));
 
@@ -311,8 +315,12 @@ size_t HttpTransport::post(Reply& r, const http::Head& head, std::string_view bo
     json::Value method = root.find("method");
     bool is_request = root.is_object() && method.is_string() && root.find("id").valid();
     bool initialize = is_request && method.string_equals("initialize");
-    bool modern = method.string_equals("server/discover") ||
-                  root.find("params").find("_meta").find(Server::kProtocolVersionMeta).valid();
+    const auto header_version = head.header("mcp-protocol-version");
+    json::Value body_version = root.find("params").find("_meta").find(Server::kProtocolVersionMeta);
+    bool modern = method.string_equals("server/discover") || body_version.valid() ||
+                  (header_version && *header_version == Server::kModernVersion);
+    if (!modern && header_version && !Server::serves_version(*header_version))
+        return refuse(r, 400, ErrorCode::ValidationFailed, "unsupported MCP-Protocol-Version", "unsupported_protocol_version");
 
     // The key this request presents, wherever it travels: every request that needs a role carries
     // one (a session never stands in for it).
@@ -366,9 +374,22 @@ size_t HttpTransport::post(Reply& r, const http::Head& head, std::string_view bo
 
     // The key travels in a header; the dispatcher authenticates it like a key in _meta.
     session->api_key = header_key;
+    // 2026-07-28: the headers must mirror the body; the dispatcher says so in its turn (after the
+    // body's own _meta, before the revision).
+    char mismatch[160];
+    session->header_version = header_version.value_or(std::string_view());
+    session->header_mismatch = nullptr;
+    if (modern && is_request && body_version.is_string()) {
+        auto tool_name = method.string_equals("tools/call") ? root.find("params").find("name").plain_string() : std::nullopt;
+        const Tool* tool = tool_name ? m_server.allowed_tool(*tool_name) : nullptr;
+        if (!mirrored_headers_agree(head, root, tool, m_schema_nodes, mismatch))
+            session->header_mismatch = mismatch;
+    }
 
     size_t n = m_server.handle(body, *session, { m_scratch, sizeof m_scratch });
     session->api_key = {};
+    session->header_version = {};
+    session->header_mismatch = nullptr;
     if (n == 0) {
         if (is_request) { // deferred: a tool task answers later on this connection
             outcome.kind = HttpOutcome::Deferred;
@@ -381,6 +402,14 @@ size_t HttpTransport::post(Reply& r, const http::Head& head, std::string_view bo
         return finish(w);
     }
     std::string_view reply(m_scratch, n);
+    if (session->reply_kind != ReplyKind::Normal) {
+        // 2026-07-28 protocol errors have statuses of their own; the JSON-RPC error is the body.
+        http::ResponseWriter w(r.out);
+        w.status(session->reply_kind == ReplyKind::NotFound ? 404 : 400);
+        common_headers(w, r.keep_alive);
+        w.header("Content-Type", "application/json").header("Content-Length", uint64_t(n)).end_head().body(reply);
+        return finish(w);
+    }
 
     // Auth and limit refusals are transport-level failures: their status, the envelope as body.
     auto answer = json::Document::parse(reply, m_nodes);

@@ -13,10 +13,16 @@
 //     SSE stream, one at a time (409), carrying what belongs to no request: notifications/
 //     resources/updated for its subscriptions and, after logging/setLevel, kernel log records.
 //     DELETE ends a session (and its stream).
-//  4. MCP-Protocol-Version, when sent, must be a revision we serve (400).
+//  4. MCP-Protocol-Version, when sent, must be a revision we serve (400); a 2026-07-28 request's
+//     is judged with its body, in JSON-RPC terms (below).
 //  5. Sessions (2025 revisions): initialize creates one and names it in Mcp-Session-Id; every
 //     later request must carry it (400 without, 404 for an unknown or expired id). 2026-07-28
-//     requests (protocolVersion in _meta) are stateless and need none.
+//     requests (protocolVersion in _meta, or that MCP-Protocol-Version) are stateless and need
+//     none; their headers must mirror the body (mirrored_headers.h), which the dispatcher
+//     reports as -32020 HeaderMismatch after checking the body's own _meta. Their protocol
+//     errors have statuses: 400 for invalid _meta, a header mismatch, a revision not served or
+//     an undeclared client capability; 404 for a method the revision does not have; the
+//     JSON-RPC error, with the request's id, is the body.
 //  6. The API key from `Authorization: Bearer KEY` or `X-MCP-API-Key: KEY` goes to the
 //     dispatcher, which authenticates, authorises, validates and limits as on the serial line.
 //     Its auth and limit refusals become 401 (with WWW-Authenticate), 403 and 429 (with
@@ -135,6 +141,7 @@ private:
     Slot m_slots[kMaxSessions];
     uint64_t m_refusals = 0; // numbers request_id of transport-level refusals ("http-N")
     json::Node m_nodes[4096]; // peeking at a message's method and _meta before dispatch
+    json::Node m_schema_nodes[512]; // a tool's input schema, for its x-mcp-header parameters
     char m_scratch[192 * 1024];
 };
 

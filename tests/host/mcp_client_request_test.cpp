@@ -224,10 +224,11 @@ TEST(McpClientRequest, CallsMayAskOnlyWhatTheClientDeclared) {
     EXPECT_EQ(f.sampling_call(modern + R"({"elicitation":{}}})").client_caps, mcp::kClientElicitation);
     EXPECT_EQ(f.sampling_call(modern + "{}}").client_caps, 0);
 
-    // A transport that cannot bring responses back (HTTP without a session) lets no call ask.
+    // A transport that cannot bring responses back (HTTP without a session) lets no 2025 call
+    // ask; a 2026-07-28 call asks in its result (an input round), which needs no way back.
     f.session.client_replies = false;
     EXPECT_EQ(f.sampling_call().client_caps, 0);
-    EXPECT_EQ(f.sampling_call(modern + R"({"sampling":{}}})").client_caps, 0);
+    EXPECT_EQ(f.sampling_call(modern + R"({"sampling":{}}})").client_caps, mcp::kClientSampling);
 }
 
 TEST(McpClientRequest, TheRequestIsOneJsonRpcMessage) {

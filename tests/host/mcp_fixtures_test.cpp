@@ -169,8 +169,8 @@ TEST(McpFixtures, EveryFixtureToolIsListedOnOnePageWithABoundedSchema) {
     }
 }
 
-// json-schema-2020-12 (SEP-1613): the listing keeps $schema, $defs and additionalProperties, and
-// the $ref is enforced on call.
+// json-schema-2020-12 (SEP-1613, SEP-2106): the listing keeps $schema, $defs, $anchor,
+// additionalProperties, allOf/anyOf and if/then/else, and each is enforced on call.
 TEST(McpFixtures, JsonSchema202012KeywordsArePreservedAndEnforced) {
     Fixture f;
     Reply list(f.request("tools/list"));
@@ -182,11 +182,25 @@ TEST(McpFixtures, JsonSchema202012KeywordsArePreservedAndEnforced) {
     EXPECT_EQ(str(schema.find("$schema")), "https://json-schema.org/draft/2020-12/schema");
     EXPECT_TRUE(schema.find("$defs").find("address").is_object());
     EXPECT_EQ(schema.find("additionalProperties").as_bool(), false);
-    Reply ok(f.request("tools/call", R"({"name":"json_schema_2020_12_tool","arguments":{"name":"a","address":{"city":"Rome"}}})"));
+    EXPECT_TRUE(schema.find("$defs").find("address").find("$anchor").is_string());
+    EXPECT_TRUE(schema.find("allOf").at(0).find("anyOf").is_array());
+    EXPECT_TRUE(schema.find("if").is_object() && schema.find("then").is_object() && schema.find("else").is_object());
+    auto call = [&](const char* arguments) {
+        return Reply(f.request("tools/call", std::string(R"({"name":"json_schema_2020_12_tool","arguments":)") + arguments + "}"));
+    };
+    Reply ok = call(R"({"name":"a","address":{"city":"Rome"},"email":"a@example.org"})");
     EXPECT_EQ(ok.result().find("isError").as_bool(), false) << ok.text;
-    Reply bad(f.request("tools/call", R"({"name":"json_schema_2020_12_tool","arguments":{"address":{"zip":"1"}}})"));
+    Reply phone = call(R"({"contactMethod":"phone","phone":"123"})");
+    EXPECT_EQ(phone.result().find("isError").as_bool(), false) << "then: the phone is there; " << phone.text;
+    Reply bad = call(R"({"address":{"zip":"1"},"email":"a@example.org"})");
     EXPECT_EQ(bad.error_code(), "validation_failed");
     EXPECT_EQ(bad.reason(), "additional_property") << bad.text;
+    Reply neither = call(R"({"name":"a"})");
+    EXPECT_EQ(neither.reason(), "no_alternative") << "allOf/anyOf: a phone or an email; " << neither.text;
+    Reply then = call(R"({"contactMethod":"phone","email":"a@example.org"})");
+    EXPECT_EQ(then.reason(), "required") << "if contactMethod is phone then phone is required; " << then.text;
+    Reply otherwise = call(R"({"contactMethod":"email","phone":"123"})");
+    EXPECT_EQ(otherwise.reason(), "required") << "else: email is required; " << otherwise.text;
 }
 
 TEST(McpFixtures, AnonymousReachesExactlyTheFixturesInTheProfile) {
@@ -447,7 +461,7 @@ TEST(McpFixtures, PromptArgumentsAreValidatedAndUnknownPromptsRefused) {
     f.config.prompt_allowlist = f.prompt_allow;
     EXPECT_EQ(Reply(f.request("prompts/get", R"({"name":"test_simple_prompt"})")).error_code(), "validation_unknown_tool");
     Reply list(f.request("prompts/list"));
-    EXPECT_EQ(list.result().find("prompts").size(), 3u) << "an unlisted prompt is not listed either";
+    EXPECT_EQ(list.result().find("prompts").size(), mcp::fixtures::prompts().size() - 1) << "an unlisted prompt is not listed either";
 }
 
 TEST(McpFixtures, CompletionOffersPrefixMatches) {

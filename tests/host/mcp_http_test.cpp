@@ -3,6 +3,8 @@
 // calls and their SSE framing.
 #include <http/request.h>
 #include <mcp/server/server.h>
+#include <mcp/server/client_request.h>
+#include <mcp/transport/mirrored_headers.h>
 #include <mcp/transport/streamable_http.h>
 
 #include <gtest/gtest.h>
@@ -103,6 +105,24 @@ struct Fixture {
                             const std::string& accept = "application/json, text/event-stream") {
         return "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: application/json\r\nAccept: " + accept +
                "\r\n" + extra + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+    }
+
+    // A 2026-07-28 request as a conforming client sends it: its revision, method and name (tool,
+    // prompt or resource) mirrored in headers.
+    static std::string post_modern(const std::string& body, const std::string& extra = "") {
+        json::Node nodes[512];
+        auto doc = json::Document::parse(body, nodes);
+        EXPECT_TRUE(doc.ok()) << body;
+        std::string headers = "MCP-Protocol-Version: 2026-07-28\r\n";
+        if (doc) {
+            json::Value root = doc->root();
+            headers += "Mcp-Method: " + std::string(root.find("method").plain_string().value_or("")) + "\r\n";
+            json::Value params = root.find("params");
+            json::Value name = params.find("name").valid() ? params.find("name") : params.find("uri");
+            if (name.is_string())
+                headers += "Mcp-Name: " + std::string(name.plain_string().value_or("")) + "\r\n";
+        }
+        return post(body, headers + extra);
     }
 
     std::string initialize(const std::string& extra = "") {
@@ -277,8 +297,8 @@ TEST(McpHttp, AnUnknownKeyIsRefusedForEveryMethod) {
     }
     for (const char* method : { "server/discover", "tools/list" }) {
         const std::string body = std::string(R"({"jsonrpc":"2.0","id":4,"method":")") + method + R"(","params":{)" + modern_meta + "}}";
-        EXPECT_EQ(f.send(f.post(body)).status, 200) << method;
-        auto bad = f.send(f.post(body, wrong));
+        EXPECT_EQ(f.send(f.post_modern(body)).status, 200) << method;
+        auto bad = f.send(f.post_modern(body, wrong));
         EXPECT_EQ(bad.status, 403) << method << ": " << bad.text;
     }
     auto good = f.send(f.post(R"({"jsonrpc":"2.0","id":5,"method":"tools/list"})", sid + "Authorization: Bearer " + kKey + "\r\n"));
@@ -361,7 +381,7 @@ TEST(McpHttp, EachSessionHasOneStandaloneStream) {
 
 TEST(McpHttp, ModernRequestsAreStateless) {
     Fixture f;
-    auto r = f.send(f.post(R"({"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}})"));
+    auto r = f.send(f.post_modern(R"({"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}})"));
     EXPECT_EQ(r.status, 200) << r.text;
     EXPECT_EQ(r.header("Mcp-Session-Id"), "");
     EXPECT_NE(r.body().find("\"supportedVersions\""), std::string::npos);
@@ -408,3 +428,173 @@ TEST(McpHttp, SseFramingIsChunked) {
 }
 
 } // namespace
+
+// ---- 2026-07-28 over HTTP: protocol errors' statuses and the headers that mirror the body ----
+
+namespace {
+
+const std::string kModernMeta =
+    R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}})";
+
+std::string modern_body(const std::string& method, const std::string& params = "", int id = 7) {
+    return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":")" + method + R"(","params":{)" + params +
+           (params.empty() ? "" : ",") + kModernMeta + "}}";
+}
+
+struct Rpc {
+    int status;
+    json::Document doc;
+    std::string text;
+    std::vector<json::Node> nodes = std::vector<json::Node>(4096);
+    explicit Rpc(const Fixture::Response& r) : status(r.status), text(r.body()) {
+        auto d = json::Document::parse(text, nodes);
+        EXPECT_TRUE(d.ok()) << r.text;
+        if (d)
+            doc = *d;
+    }
+    json::Value root() const { return doc.root(); }
+    int64_t code() const { return root().find("error").find("code").as_int64().value_or(0); }
+};
+
+// Mirrored arguments: a string, an integer and a boolean at the top, and one nested.
+const char* kMirrorSchema =
+    R"({"type":"object","properties":{"region":{"type":"string","maxLength":64,"x-mcp-header":"Region"},)"
+    R"("priority":{"type":"integer","minimum":-100,"maximum":100,"x-mcp-header":"Priority"},)"
+    R"("verbose":{"type":"boolean","x-mcp-header":"Verbose"},)"
+    R"("where":{"type":"object","properties":{"zone":{"type":"string","maxLength":16,"x-mcp-header":"Zone"}},"additionalProperties":false}},)"
+    R"("additionalProperties":false})";
+bool mirror_tool(const json::Value&, json::Writer& w, mcp::ToolError&) {
+    w.begin_object().key("ok").boolean(true).end_object();
+    return true;
+}
+mcp::Tool mirror_tools[] = {
+    { "mirror", "Mirror", "Mirrored arguments", kMirrorSchema, "{\"type\":\"object\"}", 0, mirror_tool },
+    { "asks", "Asks", "Needs sampling", kSchema, "{\"type\":\"object\"}", 0, echo_tool },
+};
+const std::string_view kMirrorAllow[] = { "mirror", "asks" };
+
+struct ModernFixture : Fixture {
+    ModernFixture() {
+        mirror_tools[1].client_needs = mcp::kClientSampling;
+        config.tools = mirror_tools;
+        config.allowlist = kMirrorAllow;
+        server = std::make_unique<mcp::Server>(config, limiter);
+        transport = std::make_unique<mcp::HttpTransport>(*server, http);
+    }
+    // A tools/call of "mirror" with these arguments and extra headers beside the standard ones.
+    Rpc call(const std::string& arguments, const std::string& headers) {
+        g_now += 1'000'000'000; // a second apart: the caller's rate bucket never runs dry
+        return Rpc(send(post(modern_body("tools/call", R"("name":"mirror","arguments":)" + arguments),
+                             "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: mirror\r\n" + headers)));
+    }
+};
+
+} // namespace
+
+TEST(McpHttp, ModernProtocolErrorsHaveTheirStatusesAndEchoTheId) {
+    ModernFixture f;
+    // _meta without its required members: 400, -32602, the request's id.
+    Rpc meta(f.send(f.post(R"({"jsonrpc":"2.0","id":101,"method":"server/discover","params":{}})",
+                           "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: server/discover\r\n")));
+    EXPECT_EQ(meta.status, 400) << meta.text;
+    EXPECT_EQ(meta.code(), -32602);
+    EXPECT_EQ(meta.root().find("id").as_int64(), 101);
+    // Not a method of the revision (removed ones included): 404 with -32601.
+    for (const char* method : { "unknown/method", "initialize", "ping", "logging/setLevel", "resources/subscribe" }) {
+        Rpc r(f.send(f.post_modern(modern_body(method, "", 500))));
+        EXPECT_EQ(r.status, 404) << method << ": " << r.text;
+        EXPECT_EQ(r.code(), -32601) << method;
+        EXPECT_EQ(r.root().find("id").as_int64(), 500) << method;
+    }
+    // A revision not served, named alike in header and body: 400, -32022, what is served.
+    std::string v999 = modern_body("server/discover", "", 301);
+    v999.replace(v999.find("2026-07-28"), 10, "v999.0.0");
+    Rpc unsupported(f.send(f.post(v999, "MCP-Protocol-Version: v999.0.0\r\nMcp-Method: server/discover\r\n")));
+    EXPECT_EQ(unsupported.status, 400) << unsupported.text;
+    EXPECT_EQ(unsupported.code(), -32022);
+    EXPECT_EQ(unsupported.root().find("id").as_int64(), 301);
+    json::Value data = unsupported.root().find("error").find("data");
+    EXPECT_TRUE(data.find("supported").at(0).string_equals("2026-07-28"));
+    EXPECT_TRUE(data.find("requested").string_equals("v999.0.0"));
+    // The header says one revision, the body another: a mismatch, not a negotiation.
+    Rpc mismatch(f.send(f.post(v999, "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: server/discover\r\n")));
+    EXPECT_EQ(mismatch.status, 400);
+    EXPECT_EQ(mismatch.code(), -32020) << mismatch.text;
+    // A tool that cannot work without sampling, for a client that did not declare it: 400,
+    // -32021, what is missing as a capabilities object; declared, the call goes ahead.
+    Rpc needs(f.send(f.post_modern(modern_body("tools/call", R"("name":"asks","arguments":{})", 401))));
+    EXPECT_EQ(needs.status, 400) << needs.text;
+    EXPECT_EQ(needs.code(), -32021);
+    EXPECT_TRUE(needs.root().find("error").find("data").find("requiredCapabilities").find("sampling").is_object());
+    std::string with_sampling = modern_body("tools/call", R"("name":"asks","arguments":{})", 402);
+    with_sampling.replace(with_sampling.find(R"(clientCapabilities":{})"), 22, R"(clientCapabilities":{"sampling":{}})");
+    Rpc asked(f.send(f.post_modern(with_sampling)));
+    EXPECT_EQ(asked.status, 200) << asked.text;
+    EXPECT_EQ(asked.root().find("result").find("isError").as_bool(), false);
+}
+
+TEST(McpHttp, StandardHeadersMustMirrorTheBody) {
+    ModernFixture f;
+    const std::string list = modern_body("tools/list");
+    const std::string v = "MCP-Protocol-Version: 2026-07-28\r\n";
+    auto status = [&](const std::string& body, const std::string& headers) {
+        Rpc r(f.send(f.post(body, headers)));
+        if (r.status == 400)
+            EXPECT_EQ(r.code(), -32020) << r.text;
+        return r.status;
+    };
+    EXPECT_EQ(status(list, v + "Mcp-Method: tools/list\r\n"), 200);
+    EXPECT_EQ(status(list, v + "mcp-method: tools/list\r\n"), 200) << "header names are case-insensitive";
+    EXPECT_EQ(status(list, v + "MCP-METHOD: tools/list\r\n"), 200);
+    EXPECT_EQ(status(list, v), 400) << "Mcp-Method missing";
+    EXPECT_EQ(status(list, v + "Mcp-Method: prompts/list\r\n"), 400);
+    EXPECT_EQ(status(list, v + "Mcp-Method: TOOLS/LIST\r\n"), 400) << "values are case-sensitive";
+    EXPECT_EQ(status(list, "Mcp-Method: tools/list\r\n"), 400) << "MCP-Protocol-Version missing";
+    const std::string call = modern_body("tools/call", R"("name":"mirror","arguments":{})");
+    const std::string m = v + "Mcp-Method: tools/call\r\n";
+    EXPECT_EQ(status(call, m + "Mcp-Name: mirror\r\n"), 200);
+    EXPECT_EQ(status(call, m + "Mcp-Name:   mirror  \r\n"), 200) << "surrounding whitespace is not part of a value";
+    EXPECT_EQ(status(call, m + "Mcp-Name: =?base64?bWlycm9y?=\r\n"), 200) << "a name may come base64-encoded";
+    EXPECT_EQ(status(call, m), 400) << "Mcp-Name missing";
+    EXPECT_EQ(status(call, m + "Mcp-Name: wrong_tool_name\r\n"), 400);
+}
+
+TEST(McpHttp, McpParamHeadersMustMatchTheirArguments) {
+    ModernFixture f;
+    auto ok = [&](const std::string& args, const std::string& headers) { return f.call(args, headers).status == 200; };
+    EXPECT_TRUE(ok(R"({"region":"us-west1"})", "Mcp-Param-Region: us-west1\r\n"));
+    EXPECT_TRUE(ok(R"({"region":"Hello"})", "Mcp-Param-Region: =?base64?SGVsbG8=?=\r\n"));
+    EXPECT_FALSE(ok(R"({"region":"Hello"})", "Mcp-Param-Region: =?base64?SGVsbG8?=\r\n")) << "padding is required";
+    EXPECT_FALSE(ok(R"({"region":"Hello"})", "Mcp-Param-Region: =?base64?SGVs!!!bG8=?=\r\n"));
+    EXPECT_TRUE(ok(R"({"region":"SGVsbG8="})", "Mcp-Param-Region: SGVsbG8=\r\n")) << "no sentinel: a literal";
+    EXPECT_TRUE(ok(R"({"region":"=?base64?SGVsbG8="})", "Mcp-Param-Region: =?base64?SGVsbG8=\r\n"));
+    EXPECT_TRUE(ok(R"({"region":"Hello, \u4e16\u754c"})", "Mcp-Param-Region: =?base64?SGVsbG8sIOS4lueVjA==?=\r\n"));
+    EXPECT_FALSE(ok(R"({"region":"eu"})", "")) << "an argument present, its header missing";
+    EXPECT_FALSE(ok(R"({"region":"eu"})", "Mcp-Param-Region: us\r\n"));
+    EXPECT_TRUE(ok("{}", "")) << "no argument, no header expected";
+    EXPECT_TRUE(ok(R"({"region":null})", "")) << "null counts as absent";
+    EXPECT_FALSE(ok("{}", "Mcp-Param-Region: eu\r\n")) << "a header claiming an argument the body lacks";
+    EXPECT_TRUE(ok(R"({"priority":42})", "Mcp-Param-Priority: 42\r\n"));
+    EXPECT_TRUE(ok(R"({"priority":42})", "Mcp-Param-Priority: 42.0\r\n")) << "integers compare as numbers";
+    EXPECT_FALSE(ok(R"({"priority":42})", "Mcp-Param-Priority: 43\r\n"));
+    EXPECT_FALSE(ok(R"({"priority":42})", "Mcp-Param-Priority: forty-two\r\n"));
+    EXPECT_TRUE(ok(R"({"verbose":true})", "Mcp-Param-Verbose: true\r\n"));
+    EXPECT_FALSE(ok(R"({"verbose":true})", "Mcp-Param-Verbose: True\r\n"));
+    EXPECT_TRUE(ok(R"({"where":{"zone":"a1"}})", "mcp-param-zone: a1\r\n")) << "nested, any header-name case";
+    EXPECT_FALSE(ok(R"({"where":{"zone":"a1"}})", "Mcp-Param-Zone: b2\r\n"));
+    Rpc bad = f.call(R"({"region":"eu"})", "Mcp-Param-Region: us\r\n");
+    EXPECT_EQ(bad.status, 400);
+    EXPECT_EQ(bad.code(), -32020);
+    EXPECT_NE(bad.text.find("Mcp-Param-Region"), std::string::npos) << "the error names the header: " << bad.text;
+}
+
+TEST(McpHttp, HeaderValuesDecode) {
+    char buf[64];
+    EXPECT_EQ(mcp::decode_header_value("us-west1", buf).value_or("?"), "us-west1");
+    EXPECT_EQ(mcp::decode_header_value("=?base64?IHBhZGRlZCA=?=", buf).value_or("?"), " padded ");
+    EXPECT_EQ(mcp::decode_header_value("=?base64??=", buf).value_or("?"), "");
+    EXPECT_FALSE(mcp::decode_header_value("a\x01z", buf)) << "control characters are not plain values";
+    EXPECT_FALSE(mcp::decode_header_value("caf\xc3\xa9", buf)) << "nor is non-ASCII text";
+    EXPECT_FALSE(mcp::decode_header_value("=?base64?/w==?=", buf)) << "decoded bytes must be UTF-8";
+    EXPECT_FALSE(mcp::decode_header_value(std::string(100, 'a'), buf)) << "longer than the buffer";
+}

@@ -125,6 +125,7 @@ TEST(Schema, ReasonNamesAreStable) {
         { R::BadName, "bad_name" },
         { R::Unbounded, "unbounded" },
         { R::SchemaUnsupported, "schema_unsupported" },
+        { R::NoAlternative, "no_alternative" },
     };
     for (const auto& [reason, name] : names)
         EXPECT_STREQ(reason_name(reason), name);
@@ -388,15 +389,18 @@ TEST(Schema, AnnotationsAreIgnored) {
 TEST(Schema, UnsupportedKeywordsFailClosed) {
     // Keywords we do not enforce, wherever they are: the pointer names the keyword in the schema.
     EXPECT_UNSUPPORTED(R"({"type":"string","pattern":"^a"})", R"("a")", "", "/pattern");
-    EXPECT_UNSUPPORTED(R"({"oneOf":[{"type":"string"}]})", R"("a")", "", "/oneOf");
+    EXPECT_UNSUPPORTED(R"({"patternProperties":{"a":{"type":"string"}}})", R"("a")", "", "/patternProperties");
     EXPECT_UNSUPPORTED(R"({"$id":"x"})", R"("a")", "", "/$id");
-    EXPECT_UNSUPPORTED(R"({"const":1})", "1", "", "/const");
+    EXPECT_UNSUPPORTED(R"({"dependentRequired":{"a":["b"]}})", "1", "", "/dependentRequired");
     EXPECT_UNSUPPORTED(R"({"type":"object","properties":{"x":{"type":"string","pattern":"a"}}})", R"({"x":"a"})",
                        "", "/properties/x/pattern");
     // ...even in a branch this instance never reaches.
     EXPECT_UNSUPPORTED(R"({"type":"object","properties":{"x":{"minContains":1}}})", "{}", "", "/properties/x/minContains");
     EXPECT_UNSUPPORTED(R"({"items":{"uniqueItems":true}})", "[]", "", "/items/uniqueItems");
-    EXPECT_UNSUPPORTED(R"({"additionalProperties":{"not":{}}})", "{}", "", "/additionalProperties/not");
+    EXPECT_UNSUPPORTED(R"({"additionalProperties":{"contains":{}}})", "{}", "", "/additionalProperties/contains");
+    // ...and inside the applicators' subschemas.
+    EXPECT_UNSUPPORTED(R"({"anyOf":[{"type":"string"},{"pattern":"a"}]})", R"("a")", "", "/anyOf/1/pattern");
+    EXPECT_UNSUPPORTED(R"({"if":{"type":"string"},"then":{"format":"email"}})", R"("a")", "format", "/then");
     // Unknown keys are named as written, escaped for the pointer.
     EXPECT_UNSUPPORTED(R"({"a/b":1})", "1", "", "/a~1b");
 
@@ -531,6 +535,52 @@ const char* kWellBounded =
     R"("n":{"type":"object","properties":{"a":{"type":"null"}},"required":["a"],)"
     R"("additionalProperties":{"type":"integer","minimum":0,"maximum":1}}},)"
     R"("required":["q"],"additionalProperties":false})";
+
+// 2020-12 applicators and const (SEP-2106): each narrows the schema it sits in.
+TEST(Schema, ApplicatorsNarrowTheSchema) {
+    const char* any = R"({"type":"object","anyOf":[{"required":["a"]},{"required":["b"]}]})";
+    EXPECT_VALID(any, R"({"a":1})");
+    EXPECT_VALID(any, R"({"a":1,"b":2})");
+    EXPECT_INVALID(any, R"({"c":1})", "no_alternative", "anyOf", "");
+    const char* one = R"({"oneOf":[{"type":"integer"},{"type":"number","minimum":10}]})";
+    EXPECT_VALID(one, "3");
+    EXPECT_VALID(one, "10.5");
+    EXPECT_INVALID(one, "12", "no_alternative", "oneOf", "") << "both match: not exactly one";
+    EXPECT_INVALID(one, R"("x")", "no_alternative", "oneOf", "");
+    const char* all = R"({"allOf":[{"type":"string"},{"maxLength":2}]})";
+    EXPECT_VALID(all, R"("ab")");
+    EXPECT_INVALID(all, R"("abc")", "too_long", "maxLength", "") << "allOf reports its member's own failure";
+    EXPECT_INVALID(R"({"not":{"type":"null"}})", "null", "no_alternative", "not", "");
+    EXPECT_VALID(R"({"not":{"type":"null"}})", "0");
+    EXPECT_VALID(R"({"const":"on"})", R"("on")");
+    EXPECT_INVALID(R"({"const":"on"})", R"("off")", "not_in_enum", "const", "");
+    EXPECT_VALID(R"({"const":1})", "1.0");
+    // if/then/else: the branch follows the condition; a missing branch imposes nothing.
+    const char* cond = R"({"type":"object","if":{"properties":{"k":{"const":"p"}},"required":["k"]},)"
+                       R"("then":{"required":["p"]},"else":{"required":["e"]}})";
+    EXPECT_VALID(cond, R"({"k":"p","p":1})");
+    EXPECT_INVALID(cond, R"({"k":"p","e":1})", "required", "required", "/p");
+    EXPECT_VALID(cond, R"({"k":"x","e":1})");
+    EXPECT_INVALID(cond, R"({"p":1})", "required", "required", "/e");
+    EXPECT_VALID(R"({"if":{"type":"string"},"then":{"maxLength":1}})", "5");
+    // Their shapes are checked like every keyword's.
+    EXPECT_UNSUPPORTED(R"({"anyOf":[]})", "1", "anyOf", "");
+    EXPECT_UNSUPPORTED(R"({"allOf":{"type":"string"}})", "1", "allOf", "");
+    EXPECT_UNSUPPORTED(R"({"const":{"a":1}})", "1", "const", "");
+    // Annotations of 2026-07-28 schemas.
+    EXPECT_VALID(R"({"type":"object","properties":{"r":{"type":"string","x-mcp-header":"Region","$anchor":"r"}}})",
+                 R"({"r":"eu"})");
+}
+
+// An applicator's subschemas need no bounds of their own: the schema around them has them.
+TEST(Schema, CheckBoundedLooksThroughApplicators) {
+    EXPECT_TRUE(bounded(R"({"type":"object","properties":{"a":{"type":"string","maxLength":4}},"additionalProperties":false,)"
+                        R"("anyOf":[{"required":["a"]}],"if":{"required":["a"]},"then":{"properties":{"a":{"const":"x"}}}})")
+                    .ok);
+    Outcome o = bounded(R"({"type":"object","additionalProperties":false,"allOf":[{"pattern":"a"}]})");
+    EXPECT_FALSE(o.ok) << "unknown keywords inside still fail closed";
+    EXPECT_STREQ(o.failure.path, "/allOf/0/pattern");
+}
 
 TEST(Schema, CheckBoundedAcceptsAWellBoundedSchema) {
     Outcome o = bounded(kWellBounded);

@@ -45,10 +45,14 @@ try {
   const listed = await client.listTools();
   assert.equal(listed.nextCursor, undefined);
   assert.deepEqual(listed.tools.map((t) => t.name).sort(), [
-    "json_schema_2020_12_tool", "test_audio_content", "test_elicitation", "test_elicitation_sep1034_defaults",
-    "test_elicitation_sep1330_enums", "test_embedded_resource", "test_error_handling", "test_image_content",
-    "test_multiple_content_types", "test_reconnection", "test_sampling", "test_simple_text", "test_tool_with_logging",
-    "test_tool_with_progress",
+    "json_schema_2020_12_tool", "test_audio_content", "test_custom_headers", "test_elicitation",
+    "test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums", "test_embedded_resource", "test_error_handling",
+    "test_image_content", "test_input_required_result_capabilities", "test_input_required_result_elicitation",
+    "test_input_required_result_list_roots", "test_input_required_result_multi_round",
+    "test_input_required_result_multiple_inputs", "test_input_required_result_request_state",
+    "test_input_required_result_sampling", "test_input_required_result_tampered_state", "test_logging_tool",
+    "test_missing_capability", "test_multiple_content_types", "test_reconnection", "test_sampling", "test_simple_text",
+    "test_streaming_elicitation", "test_tool_with_logging", "test_tool_with_progress",
   ]);
   for (const t of listed.tools) {
     assert.ok(t.description, t.name);
@@ -63,7 +67,8 @@ try {
   assert.equal(invalid.isError, true, "2025-11-25: invalid arguments are a tool error (SEP-1303)");
   assert.equal(invalid.structuredContent.error.code, "validation_failed");
   assert.match(invalid.content[0].text, /Invalid arguments for tool 'json_schema_2020_12_tool'/);
-  const schemaCall = await client.callTool({ name: "json_schema_2020_12_tool", arguments: { name: "a", address: { city: "Rome" } } });
+  const schemaCall = await client.callTool({ name: "json_schema_2020_12_tool",
+                                            arguments: { name: "a", address: { city: "Rome" }, email: "a@example.org" } });
   assert.deepEqual(schemaCall.content, text("JSON Schema 2020-12 tool executed (with an address)"));
 
   // Content written by the tools themselves, each run in a tool task of its own.
@@ -200,10 +205,19 @@ try {
   r = await client.callTool({ name: "test_sampling", arguments: { prompt: "still there?" } });
   assert.deepEqual(r.content, text("LLM response: This is a test response from the client"));
 
+  // The bodies written for 2026-07-28 input rounds, in this 2025 session: the same asks go to
+  // the client as requests of their own, one after the other (one body serves both eras).
+  elicit = async () => ({ action: "accept", content: { name: "Alice" } });
+  asked.length = 0;
+  r = await client.callTool({ name: "test_input_required_result_multi_round", arguments: {} });
+  assert.deepEqual(asked.map((q) => q.params.message), ["Step 1: What is your name?", "Step 2: What is your favorite color?"]);
+  assert.deepEqual(r.content, text('step1: {"name":"Alice"}; step2: {"name":"Alice"}'));
+
   // Prompts.
   const prompts = await client.listPrompts();
   assert.deepEqual(prompts.prompts.map((p) => p.name), ["test_simple_prompt", "test_prompt_with_arguments",
-                                                        "test_prompt_with_embedded_resource", "test_prompt_with_image"]);
+                                                        "test_prompt_with_embedded_resource", "test_prompt_with_image",
+                                                        "test_input_required_result_prompt"]);
   assert.deepEqual(prompts.prompts[1].arguments.map((a) => [a.name, a.required]), [["arg1", true], ["arg2", true]]);
   let p = await client.getPrompt({ name: "test_simple_prompt" });
   assert.deepEqual(p.messages, [{ role: "user", content: { type: "text", text: "This is a simple prompt for testing." } }]);

@@ -20,8 +20,10 @@ const node = await bootHttp(["--profile", "conformance"], { kernel });
 const verdict = watch(node, "http_conformance_test", 280000);
 
 try {
-  const bin = path.join(root, ".deps/npm/node_modules/.bin");
-  const { stdout } = await promisify(execFile)(path.join(bin, "node"), [path.join(bin, "conformance"), "server", "--url", node.url],
+  // By path: .deps/npm holds two releases of the suite, and .bin/conformance may name either.
+  const modules = path.join(root, ".deps/npm/node_modules");
+  const suite = path.join(modules, "@modelcontextprotocol/conformance/dist/index.js");
+  const { stdout } = await promisify(execFile)(path.join(modules, ".bin/node"), [suite, "server", "--url", node.url],
                                                { timeout: 240000, maxBuffer: 16 << 20 }).catch((e) => e);
   const results = [...stdout.matchAll(/^([✓✗]) (\S+): (\d+) passed, (\d+) failed/gmu)]
     .map(([, , name, passed, failed]) => ({ name, passed: Number(passed), failed: Number(failed) }));

@@ -109,7 +109,7 @@ try {
   for (let i = 0; i < 20; ++i) {
     const s = await open();
     const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "kernel_info", arguments: {}, _meta: meta } });
-    const full = `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nAuthorization: Bearer ${ADMIN}\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    const full = `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nAuthorization: Bearer ${ADMIN}\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: kernel_info\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
     s.write(full.slice(0, [40, full.length - 10, full.length][i % 3]));
     if (i % 3 === 2)
       await sleep(5);
@@ -123,8 +123,9 @@ try {
     const s = await open();
     const req = (id, method, params) => {
       const body = JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: meta } });
+      const mirrored = `MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: ${method}\r\n${params.name ? `Mcp-Name: ${params.name}\r\n` : ""}`;
       return `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n` +
-             `Authorization: Bearer ${ADMIN}\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+             `Authorization: Bearer ${ADMIN}\r\n${mirrored}Content-Length: ${body.length}\r\n\r\n${body}`;
     };
     s.write(req(1, "tools/call", { name: "kernel_info", arguments: {} }) + req(2, "tools/list", {}));
     await until(() => (s.received.match(/HTTP\/1\.1 200/g) || []).length === 2 && s.received.includes('"id":2'), 10000, "two pipelined answers");

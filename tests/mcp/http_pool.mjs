@@ -35,7 +35,16 @@ export class HttpPool {
     });
   }
 
-  post(body, headers) { return this.request("POST", body, headers); }
+  // A 2026-07-28 request goes out as a conforming client sends it: its revision, method and name
+  // mirrored in headers (MCP "Streamable HTTP", Request Metadata). Headers given here win.
+  post(body, headers = {}) {
+    const version = typeof body === "object" ? body?.params?._meta?.["io.modelcontextprotocol/protocolVersion"] : undefined;
+    if (typeof version !== "string")
+      return this.request("POST", body, headers);
+    const name = body.params.name ?? body.params.uri;
+    const mirrored = { "MCP-Protocol-Version": version, "Mcp-Method": body.method, ...(typeof name === "string" ? { "Mcp-Name": name } : {}) };
+    return this.request("POST", body, { ...mirrored, ...headers });
+  }
 
   // Opens every connection of the pool (concurrent cheap requests: OPTIONS, which an MCP
   // endpoint refuses at once), leaving them idle for reuse.

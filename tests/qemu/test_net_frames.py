@@ -12,6 +12,7 @@ requests and then keep a zero window (the appliance must cut it while serving ot
 runt, oversized, truncated and random frames and a burst larger than the receive ring at it,
 and checks that the guest still answers, on the legacy and the modern transport. An lwIP
 assertion (injected into the echo service) resets that one connection; the rest goes on."""
+import json
 import os
 import random
 import select
@@ -265,13 +266,19 @@ def echo_through_header_only_fragments(seg, port, rounds):
 
 
 def mcp_request(body, key=None):
+    """A POST of body; a 2026-07-28 request with its revision and method mirrored in headers, as
+    a conforming client sends it."""
     auth = f"Authorization: Bearer {key}\r\n" if key else ""
+    message = json.loads(body)
+    version = message.get("params", {}).get("_meta", {}).get("io.modelcontextprotocol/protocolVersion")
+    mirrored = f"MCP-Protocol-Version: {version}\r\nMcp-Method: {message['method']}\r\n" if version else ""
     return (f"POST /mcp HTTP/1.1\r\nHost: 192.168.50.2\r\nContent-Type: application/json\r\n"
-            f"Accept: application/json, text/event-stream\r\n{auth}Content-Length: {len(body)}\r\n\r\n").encode() + body
+            f"Accept: application/json, text/event-stream\r\n{auth}{mirrored}Content-Length: {len(body)}\r\n\r\n").encode() + body
 
 
-LIST = b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}'
-DISCOVER = b'{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}'
+MODERN = b'"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
+LIST = b'{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{' + MODERN + b'}}'
+DISCOVER = b'{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{' + MODERN + b'}}'
 
 
 def http_exchange(seg, port, src, body, key=None, full=False):
@@ -298,7 +305,7 @@ def stalled_reader_is_cut(seg, port):
     seq = 900000
     peer = handshake(seg, port, src, seq, window=1460) + 1
     seq += 1
-    data = mcp_request(LIST) * 40
+    data = mcp_request(LIST) * 30
     check(len(data) < 8 * 1460, f"{len(data)} bytes of requests must fit the guest's window")
     for off in range(0, len(data), 1400):
         piece = data[off:off + 1400]

@@ -1,0 +1,85 @@
+#include "input_round.h"
+
+#include <json/writer.h>
+
+#include "client_request.h"
+
+namespace mcp {
+
+bool InputRound::load(std::string_view answers) {
+    m_loaded = false;
+    m_requests_len = m_used_len = m_used_count = 0;
+    m_used_full = false;
+    if (answers.empty())
+        return true;
+    if (answers.size() > kMaxAnswers)
+        return false;
+    for (size_t i = 0; i < answers.size(); ++i)
+        m_answers[i] = answers[i];
+    auto doc = json::Document::parse({ m_answers, answers.size() }, m_nodes);
+    if (!doc || !doc->root().is_object())
+        return false;
+    m_doc = *doc;
+    m_loaded = true;
+    return true;
+}
+
+json::Value InputRound::answer(std::string_view key) {
+    if (!m_loaded)
+        return {};
+    json::Value v = m_doc.root().find(key);
+    if (!v.is_object())
+        return {};
+    // The same answer twice (a body that asks again) is carried once: answers are told apart by
+    // where their text lies in m_answers.
+    const char* at = v.json_text().data();
+    for (size_t i = 0; i < m_used_count; ++i)
+        if (m_used_at[i] == at)
+            return v;
+    if (m_used_count == kMaxUsedAnswers) {
+        m_used_full = true;
+        return v;
+    }
+    m_used_at[m_used_count++] = at;
+    if (!append_member(m_used, kMaxUsed, m_used_len, key, { v.json_text() }))
+        m_used_full = true;
+    return v;
+}
+
+bool InputRound::can_ask(std::string_view method) const {
+    uint8_t need = capability_for(method);
+    return need != 0 && (m_caps & need) == need;
+}
+
+bool InputRound::ask(std::string_view key, std::string_view method, size_t params_len) {
+    // The method is one of the three can_ask() knows: plain ASCII, nothing to escape.
+    if (params_len > kMaxParams || !can_ask(method))
+        return false;
+    return append_member(m_requests, kMaxRequests, m_requests_len, key,
+                         { "{\"method\":\"", method, "\",\"params\":", { m_params, params_len }, "}" });
+}
+
+bool InputRound::append_member(char* buf, size_t cap, size_t& len, std::string_view key,
+                               std::initializer_list<std::string_view> json) {
+    char member[256];
+    json::Writer k(member);
+    k.begin_object().key(key).raw("0").end_object(); // the key escaped: {"key":0}
+    if (!k.complete())
+        return false;
+    std::string_view quoted = k.view().substr(1, k.view().size() - 3); // "key":
+    size_t need = (len ? 1 : 0) + quoted.size();
+    for (std::string_view piece : json)
+        need += piece.size();
+    if (len + need > cap)
+        return false;
+    if (len)
+        buf[len++] = ',';
+    for (char c : quoted)
+        buf[len++] = c;
+    for (std::string_view piece : json)
+        for (char c : piece)
+            buf[len++] = c;
+    return true;
+}
+
+} // namespace mcp
