@@ -465,12 +465,12 @@ bool Executor::start(const mcp::Tool& tool, const json::Value& arguments, const 
     job->exchange_wanted = false;
     job->exchange_refused = false;
     job->round = nullptr;
-    job->call.answers = {}; // the bridge's buffer: copied into the round below
+    job->call.answers = job->call.carried = {}; // the bridge's buffers: copied into the round below
     if (call.modern && impl->asks) {
         auto mem = kheap::alloc(sizeof(mcp::InputRound));
         if (mem)
             job->round = new (*mem) mcp::InputRound;
-        if (!job->round || !job->round->load(call.answers)) {
+        if (!job->round || !job->round->load(call.answers, call.carried)) {
             err = job->round ? mcp::ToolError { mcp::ErrorCode::ValidationFailed, "the input responses have too many values",
                                                 "input_too_large" }
                              : mcp::ToolError { mcp::ErrorCode::InternalError, "no memory for the call's input round" };
@@ -647,7 +647,7 @@ void Executor::poll(mcp::Server& server, std::span<char> out, Send send_to, void
             }
             if (!j.answered && !j.cancel && round && round->pending()) {
                 // It asked for input (2026-07-28): this round ends with the requests.
-                send(j, server.input_required(j.call, round->requests(), round->used(), out), true);
+                send(j, server.input_required(j.call, round->requests(), round->used(), round->used_fits(), out), true);
             } else if (!j.answered) {
                 bool stopped_late = j.ok && now >= j.deadline_ns;
                 mcp::ToolError err = stopped_late ? mcp::ToolError { mcp::ErrorCode::LimitTimeExceeded, "the tool ran past its wall-time limit" }

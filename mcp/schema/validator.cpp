@@ -467,10 +467,18 @@ public:
 
 private:
     // Whether v satisfies sub, without reporting: the branches of anyOf/oneOf/not/if are tried.
-    [[gnu::noinline]] bool satisfies(const json::Value& sub, const json::Value& v, int depth) {
+    // A branch that cannot be evaluated (nested too deeply) is no "no": it fails the whole
+    // check (Error), so that not/else never turn it into an acceptance.
+    enum class Outcome : uint8_t { Match, NoMatch, Error };
+    [[gnu::noinline]] Outcome satisfies(const json::Value& sub, const json::Value& v, int depth) {
         Failure scratch;
         Pointer at(scratch.path);
-        return InstanceWalker(m_root, scratch, at).check(sub, v, depth + 1);
+        if (InstanceWalker(m_root, scratch, at).check(sub, v, depth + 1))
+            return Outcome::Match;
+        if (scratch.reason != Reason::SchemaUnsupported)
+            return Outcome::NoMatch;
+        fail(m_f, Reason::SchemaUnsupported, scratch.keyword, scratch.message);
+        return Outcome::Error;
     }
 
     bool applicators(const json::Value& s, const json::Value& v, int depth) {
@@ -479,23 +487,39 @@ private:
                 return false;
         if (json::Value any = s.find("anyOf"); any.valid()) {
             bool found = false;
-            for (json::Value e = any.first(); e.valid() && !found; e = e.next_sibling())
-                found = satisfies(e, v, depth);
+            for (json::Value e = any.first(); e.valid() && !found; e = e.next_sibling()) {
+                Outcome o = satisfies(e, v, depth);
+                if (o == Outcome::Error)
+                    return false;
+                found = o == Outcome::Match;
+            }
             if (!found)
                 return fail(m_f, Reason::NoAlternative, "anyOf", "value matches none of the anyOf schemas");
         }
         if (json::Value one = s.find("oneOf"); one.valid()) {
             uint32_t matched = 0;
-            for (json::Value e = one.first(); e.valid() && matched < 2; e = e.next_sibling())
-                matched += satisfies(e, v, depth);
+            for (json::Value e = one.first(); e.valid() && matched < 2; e = e.next_sibling()) {
+                Outcome o = satisfies(e, v, depth);
+                if (o == Outcome::Error)
+                    return false;
+                matched += o == Outcome::Match;
+            }
             if (matched != 1)
                 return fail(m_f, Reason::NoAlternative, "oneOf",
                             matched ? "value matches more than one oneOf schema" : "value matches none of the oneOf schemas");
         }
-        if (json::Value no = s.find("not"); no.valid() && satisfies(no, v, depth))
-            return fail(m_f, Reason::NoAlternative, "not", "value matches the schema under not");
+        if (json::Value no = s.find("not"); no.valid()) {
+            Outcome o = satisfies(no, v, depth);
+            if (o == Outcome::Error)
+                return false;
+            if (o == Outcome::Match)
+                return fail(m_f, Reason::NoAlternative, "not", "value matches the schema under not");
+        }
         if (json::Value cond = s.find("if"); cond.valid()) {
-            bool holds = satisfies(cond, v, depth);
+            Outcome o = satisfies(cond, v, depth);
+            if (o == Outcome::Error)
+                return false;
+            bool holds = o == Outcome::Match;
             json::Value branch = s.find(holds ? "then" : "else");
             if (branch.valid() && !check(branch, v, depth + 1))
                 return false;

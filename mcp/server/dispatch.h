@@ -73,7 +73,7 @@ void write_page(json::Writer& w, const char* key, const Items& items, uint32_t o
 
 // {"resultType":"input_required","inputRequests":{..},"requestState":".."} (the state is always
 // there: it binds the next round to this one). False when the answers used so far do not fit in
-// a state.
+// a state (over its payload limit).
 template <typename Begin>
 inline bool write_input_required(json::Writer& w, Begin&& begin, std::span<const uint8_t> key, const StateBinding& b,
                                  uint64_t now_ns, std::string_view requests, std::string_view used, std::span<char> state) {

@@ -6,32 +6,47 @@
 
 namespace mcp {
 
-bool InputRound::load(std::string_view answers) {
-    m_loaded = false;
+bool InputRound::load(std::string_view fresh, std::string_view carried) {
+    m_has_fresh = m_has_carried = false;
     m_requests_len = m_used_len = m_used_count = 0;
     m_used_full = false;
-    if (answers.empty())
-        return true;
-    if (answers.size() > kMaxAnswers)
+    if (fresh.size() > kMaxAnswers || carried.size() > kMaxUsed)
         return false;
-    for (size_t i = 0; i < answers.size(); ++i)
-        m_answers[i] = answers[i];
-    auto doc = json::Document::parse({ m_answers, answers.size() }, m_nodes);
-    if (!doc || !doc->root().is_object())
-        return false;
-    m_doc = *doc;
-    m_loaded = true;
+    if (!fresh.empty()) {
+        for (size_t i = 0; i < fresh.size(); ++i)
+            m_answers[i] = fresh[i];
+        auto doc = json::Document::parse({ m_answers, fresh.size() }, m_nodes);
+        if (!doc || !doc->root().is_object())
+            return false;
+        m_fresh = *doc;
+        m_has_fresh = true;
+    }
+    if (!carried.empty()) {
+        size_t n = 0;
+        m_carried_text[n++] = '{';
+        for (char c : carried)
+            m_carried_text[n++] = c;
+        m_carried_text[n++] = '}';
+        auto doc = json::Document::parse({ m_carried_text, n }, m_carried_nodes);
+        if (!doc || !doc->root().is_object()) {
+            m_has_fresh = false;
+            return false;
+        }
+        m_carried = *doc;
+        m_has_carried = true;
+    }
     return true;
 }
 
 json::Value InputRound::answer(std::string_view key) {
-    if (!m_loaded)
-        return {};
-    json::Value v = m_doc.root().find(key);
+    // A client may send again what an earlier round's state carries: its newer answer counts.
+    json::Value v = m_has_fresh ? m_fresh.root().find(key) : json::Value();
+    if (!v.is_object())
+        v = m_has_carried ? m_carried.root().find(key) : json::Value();
     if (!v.is_object())
         return {};
     // The same answer twice (a body that asks again) is carried once: answers are told apart by
-    // where their text lies in m_answers.
+    // where their text lies (in m_answers or m_carried_text).
     const char* at = v.json_text().data();
     for (size_t i = 0; i < m_used_count; ++i)
         if (m_used_at[i] == at)

@@ -23,16 +23,18 @@ namespace mcp {
 
 class InputRound {
 public:
-    static constexpr size_t kMaxAnswers = 16384;  // bytes of all answers together
-    static constexpr size_t kMaxNodes = 1024;     // values in them
+    static constexpr size_t kMaxAnswers = 16384;  // bytes of the answers a request brings
+    static constexpr size_t kMaxNodes = 1024;     // values in them (and as many in the carried ones)
     static constexpr size_t kMaxRequests = 16384; // bytes of the requests of one round
     static constexpr size_t kMaxUsed = 6144;      // bytes of the answers a round carries forward
     static constexpr size_t kMaxParams = 8192;    // bytes of one request's params
 
-    // The answers: one JSON object of answer objects (empty text: none). False: it does not
-    // fit or does not parse (the round then has no answers).
-    bool load(std::string_view answers);
-    // The answer under `key` (an object), noted as used; invalid when the client gave none.
+    // The answers: those the request brings (its inputResponses: one JSON object of answer
+    // objects; empty: none) and those its requestState carried (the members of such an object;
+    // empty: none). False: they do not fit or do not parse (the round then has no answers).
+    bool load(std::string_view fresh, std::string_view carried);
+    // The answer under `key` (an object; a fresh one before a carried one), noted as used;
+    // invalid when the client gave none.
     json::Value answer(std::string_view key);
     // The capabilities the client declared (ClientCapability bits): what may be asked.
     void set_caps(uint8_t caps) { m_caps = caps; }
@@ -55,8 +57,8 @@ private:
     static bool append_member(char* buf, size_t cap, size_t& len, std::string_view key,
                               std::initializer_list<std::string_view> json);
 
-    json::Document m_doc;
-    bool m_loaded = false;
+    json::Document m_fresh, m_carried;
+    bool m_has_fresh = false, m_has_carried = false;
     bool m_used_full = false;
     uint8_t m_caps = 0;
     size_t m_requests_len = 0;
@@ -65,7 +67,9 @@ private:
     const char* m_used_at[kMaxUsedAnswers] = {};
     size_t m_used_count = 0;
     char m_answers[kMaxAnswers];
+    char m_carried_text[kMaxUsed + 2];
     json::Node m_nodes[kMaxNodes];
+    json::Node m_carried_nodes[kMaxNodes];
     char m_requests[kMaxRequests];
     char m_used[kMaxUsed];
     char m_params[kMaxParams];

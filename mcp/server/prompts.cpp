@@ -104,11 +104,11 @@ void Server::prompts_get(Request& r, Session& s) {
     bool ok;
     if (p->get_input && r.modern) {
         // 2026-07-28: the prompt may ask the client (input_round.h), its answers in this request.
-        const StateBinding b { "prompts/get", name, r.args_hash, r.principal ? r.principal->id : uint16_t(0) };
-        std::string_view answers;
-        if (!gather_input(r, b, answers))
+        const StateBinding b { "prompts/get", bound_name(name), r.args_hash, r.principal ? r.principal->id : uint16_t(0) };
+        std::string_view fresh, carried;
+        if (!gather_input(r, b, fresh, carried))
             return;
-        if (!m_round.load(answers)) {
+        if (!m_round.load(fresh, carried)) {
             error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed,
                         "the input responses have too many values", r.request_id, r.timestamp,
                         { { "reason", "input_too_large" } });
@@ -118,7 +118,8 @@ void Server::prompts_get(Request& r, Session& s) {
         ok = p->get_input(args, &m_round, mw, err);
         if (m_round.pending()) {
             auto begin = [&](json::Writer& w) { begin_reply(w, r.id); };
-            if (write_input_required(r.w, begin, m_config.state_key, b, m_config.now_ns ? m_config.now_ns() : 0,
+            if (m_round.used_fits() &&
+                write_input_required(r.w, begin, m_config.state_key, b, m_config.now_ns ? m_config.now_ns() : 0,
                                      m_round.requests(), m_round.used(), m_state_text)) {
                 audit(r, AuditOutcome::Allow, "input_required");
                 return;

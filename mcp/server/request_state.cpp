@@ -7,7 +7,8 @@
 namespace mcp {
 namespace {
 
-constexpr size_t kMacText = 44; // base64 of 32 bytes
+constexpr size_t kMacText = 44;    // base64 of 32 bytes
+constexpr size_t kMaxBinding = 224; // the binding's lines: sealing and opening agree on what fits
 
 // The binding's lines before the expiry, as sealed; 0 when they do not fit.
 size_t binding_lines(const StateBinding& b, char* out, size_t cap) {
@@ -45,7 +46,7 @@ size_t seal_state(std::span<const uint8_t> key, const StateBinding& b, uint64_t 
                   std::span<char> out) {
     if (key.empty())
         return 0;
-    char head[224];
+    char head[kMaxBinding];
     size_t h = binding_lines(b, head, sizeof head);
     if (h == 0)
         return 0;
@@ -101,7 +102,7 @@ StateCheck open_state(std::span<const uint8_t> key, const StateBinding& b, uint6
         return StateCheck::Forged;
     // Sealed by us, so laid out as seal_state() writes it: the binding's lines must be this
     // request's, then the expiry, then the answers.
-    char mine[192];
+    char mine[kMaxBinding];
     size_t k = binding_lines(b, mine, sizeof mine);
     if (k == 0 || !payload.starts_with(std::string_view(mine, k)))
         return StateCheck::Foreign;

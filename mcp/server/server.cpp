@@ -205,7 +205,7 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
     bool modern = meta.find(kProtocolVersionMeta).valid() || method.string_equals("server/discover") ||
                   session.header_version == kModernVersion;
     bool handled = true;
-    if (modern && !modern_envelope(r, meta, session)) {
+    if (modern && !modern_envelope(r, root, session)) {
         // answered with the error
     } else if (!authenticate(r, session)) {
         // A key that matches nothing is refused whatever the method: a mistyped key must not
@@ -364,7 +364,8 @@ void Server::cache_hint(Request& r, uint32_t ttl_ms, const char* scope) {
 // In this order: the body's own metadata, then whether the headers agree with it, then whether
 // its revision is served (a header naming one revision and a body another is a mismatch, not a
 // revision to negotiate).
-bool Server::modern_envelope(Request& r, const json::Value& meta, Session& s) {
+bool Server::modern_envelope(Request& r, const json::Value& root, Session& s) {
+    json::Value meta = r.params.find("_meta");
     json::Value version = meta.find(kProtocolVersionMeta);
     json::Value caps = meta.find(kClientCapabilitiesMeta);
     s.reply_kind = ReplyKind::BadRequest; // until the request is found good
@@ -375,10 +376,17 @@ bool Server::modern_envelope(Request& r, const json::Value& meta, Session& s) {
                     r.request_id, r.timestamp, { { "reason", "missing_meta" } });
         return false;
     }
-    if (s.header_mismatch) {
-        error_reply(r.w, r.id, kHeaderMismatch, "Header mismatch", ErrorCode::ValidationFailed, s.header_mismatch,
-                    r.request_id, r.timestamp, { { "reason", "header_mismatch" } });
-        return false;
+    if (s.headers_agree) {
+        const Tool* tool = nullptr;
+        if (root.find("method").string_equals("tools/call"))
+            if (auto name = r.params.find("name").plain_string())
+                tool = allowed_tool(*name);
+        char why[160];
+        if (!s.headers_agree(s.headers_ctx, root, tool, { why, sizeof why })) {
+            error_reply(r.w, r.id, kHeaderMismatch, "Header mismatch", ErrorCode::ValidationFailed, why, r.request_id,
+                        r.timestamp, { { "reason", "header_mismatch" } });
+            return false;
+        }
     }
     if (!version.string_equals(kModernVersion)) {
         char requested[32];
@@ -580,7 +588,7 @@ static uint8_t copy_text(char (&dst)[N], std::string_view src) {
 }
 
 void Server::start_pending(Request& r, const Session& s, const Tool& tool, const json::Value& arguments,
-                           std::string_view answers) {
+                           std::string_view answers, std::string_view carried) {
     PendingCall call;
     std::string_view id = r.id.raw();
     uint16_t who = r.principal ? r.principal->id : 0;
@@ -616,6 +624,7 @@ void Server::start_pending(Request& r, const Session& s, const Tool& tool, const
     if (!s.client_replies && !r.modern)
         call.client_caps = 0; // 2026-07-28 asks in its result, which needs no way back
     call.answers = answers;
+    call.carried = carried;
     ToolError err;
     if (!m_config.start_call(tool, arguments, call, err)) {
         m_limiter.release(who);
@@ -779,14 +788,15 @@ void Server::tools_call(Request& r, Session& s) {
     }
     if (r.modern && !declared_needs(r, s, *tool))
         return;
-    std::string_view answers;
-    if (r.modern && !gather_input(r, { "tools/call", tool_name, r.args_hash, r.principal ? r.principal->id : uint16_t(0) }, answers))
+    std::string_view answers, carried;
+    if (r.modern && !gather_input(r, { "tools/call", bound_name(tool_name), r.args_hash, r.principal ? r.principal->id : uint16_t(0) },
+                                  answers, carried))
         return;
     uint16_t who = r.principal ? r.principal->id : 0;
     if (!admit(r))
         return;
     if (m_config.start_call) {
-        start_pending(r, s, *tool, arguments, answers);
+        start_pending(r, s, *tool, arguments, answers, carried);
         return;
     }
     if (!tool->run) {
@@ -842,10 +852,10 @@ bool Server::declared_needs(Request& r, Session& s, const Tool& tool) {
 // 2026-07-28 tools/call and prompts/get (SEP-2322): the client's input for a body that asked.
 // inputResponses must be an object of response objects (anything else is a protocol error, never
 // a silent "no answer"), and a requestState must open under the kernel's key for exactly this
-// request and principal. answers: one object's text, the new responses first (they win over
-// ones the state carried under the same key); empty when there are none.
-bool Server::gather_input(Request& r, const StateBinding& binding, std::string_view& answers) {
-    answers = {};
+// request and principal. fresh: the inputResponses object's text; carried: the members of the
+// answers the state carried (in m_state_payload); either empty when there are none.
+bool Server::gather_input(Request& r, const StateBinding& binding, std::string_view& fresh, std::string_view& carried) {
+    fresh = carried = {};
     json::Value responses = r.params.find("inputResponses");
     json::Value state = r.params.find("requestState");
     auto refuse = [&](const char* message, const char* reason) {
@@ -860,10 +870,10 @@ bool Server::gather_input(Request& r, const StateBinding& binding, std::string_v
         if (!v.is_object())
             return refuse("each input response must be an object (an ElicitResult, CreateMessageResult or ListRootsResult)",
                           "invalid_input_responses");
-    std::string_view carried;
+    if (responses.valid() && responses.raw().size() > InputRound::kMaxAnswers)
+        return refuse("the input responses are over 16 KiB", "input_too_large");
     if (state.valid()) {
-        // The state's text goes where the merged answers will: it is dead once opened (what it
-        // carried is in m_state_payload).
+        // The state's text is dead once opened: what it carried is in m_state_payload.
         auto n = state.is_string() ? state.string_into({ m_state_text, sizeof m_state_text })
                                    : ktl::Result<size_t>(ktl::Error::Corrupt);
         StateCheck check = n ? open_state(m_config.state_key, binding, m_config.now_ns ? m_config.now_ns() : 0,
@@ -881,40 +891,25 @@ bool Server::gather_input(Request& r, const StateBinding& binding, std::string_v
             return false;
         }
     }
-    // The object's members without its braces (and without blank space that would leave a comma
-    // dangling).
-    auto members = [](std::string_view object) {
-        std::string_view in = object.size() >= 2 ? object.substr(1, object.size() - 2) : std::string_view();
-        while (!in.empty() && (in.front() == ' ' || in.front() == '\n' || in.front() == '\t' || in.front() == '\r'))
-            in.remove_prefix(1);
-        return in;
-    };
-    std::string_view fresh = responses.valid() ? members(responses.raw()) : std::string_view();
-    if (fresh.empty() && carried.empty())
-        return true;
-    size_t need = fresh.size() + carried.size() + 3;
-    if (need > sizeof m_answers)
-        return refuse("the input responses are over 16 KiB", "input_too_large");
-    size_t n = 0;
-    m_answers[n++] = '{';
-    for (char c : fresh)
-        m_answers[n++] = c;
-    if (!fresh.empty() && !carried.empty())
-        m_answers[n++] = ',';
-    for (char c : carried)
-        m_answers[n++] = c;
-    m_answers[n++] = '}';
-    answers = { m_answers, n };
+    if (responses.valid())
+        fresh = responses.raw();
     return true;
 }
 
-size_t Server::input_required(const PendingCall& call, std::string_view requests, std::string_view used,
+// The name a requestState binds: as much of it as a PendingCall keeps, so that the state a
+// deferred call seals opens for the request that sends it back.
+std::string_view Server::bound_name(std::string_view name) {
+    return name.substr(0, sizeof(PendingCall::tool) - 1);
+}
+
+size_t Server::input_required(const PendingCall& call, std::string_view requests, std::string_view used, bool used_fits,
                               std::span<char> out) {
     m_limiter.release(call.principal ? call.principal->id : 0);
     json::Writer w(out);
     auto begin = [&](json::Writer& wr) { begin_call_reply(wr, call); };
     const StateBinding b { "tools/call", call.tool, call.args_hash, call.principal ? call.principal->id : uint16_t(0) };
-    if (write_input_required(w, begin, m_config.state_key, b, m_config.now_ns ? m_config.now_ns() : 0, requests, used,
+    if (used_fits &&
+        write_input_required(w, begin, m_config.state_key, b, m_config.now_ns ? m_config.now_ns() : 0, requests, used,
                              m_state_text) &&
         w.complete()) {
         audit_call(call, AuditOutcome::Allow, "input_required");

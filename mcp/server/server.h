@@ -201,10 +201,12 @@ struct PendingCall {
     // the session's declared capabilities, or the 2026-07-28 request's own; 0 when the transport
     // could not bring a response back.
     uint8_t client_caps = 0;
-    // 2026-07-28: the client's answers to the call's earlier input requests (one JSON object's
-    // text: the request's inputResponses and what its requestState carried). Valid only during
-    // start_call, which copies it; empty when there are none or the call is of the 2025 era.
+    // 2026-07-28: the client's answers to the call's earlier input requests: the request's
+    // inputResponses (an object's text) and the answers its requestState carried (an object's
+    // members). Valid only during start_call, which copies them; empty when there are none or
+    // the call is of the 2025 era.
     std::string_view answers;
+    std::string_view carried;
     bool matches(std::string_view raw_id, bool is_string, uint32_t from) const {
         return from == origin && is_string == id_is_string && raw_id == std::string_view(id, id_len);
     }
@@ -291,11 +293,15 @@ struct Session {
     // the message being handled; a key in params._meta takes precedence. Valid during handle().
     std::string_view api_key;
     // Streamable HTTP, for the message being handled: the MCP-Protocol-Version header (empty:
-    // none; 2026-07-28 makes a request stateless even without _meta, which it then lacks) and,
-    // when the headers that mirror the body (2026-07-28 "Request Metadata") disagree with it, why
-    // (nullptr: they agree, or nothing is mirrored). Valid during handle().
+    // none; 2026-07-28 makes a request stateless even without _meta, which it then lacks), and
+    // the check that the headers mirroring a 2026-07-28 request agree with its body ("Request
+    // Metadata"): asked by handle() on the message as it parsed it, so no body escapes it. The
+    // request's JSON-RPC object and the tool a tools/call names (nullptr if none it serves);
+    // false with the reason in why. nullptr: nothing is mirrored (the serial line). Valid during
+    // handle().
     std::string_view header_version;
-    const char* header_mismatch = nullptr;
+    bool (*headers_agree)(const void* ctx, const json::Value& request, const Tool* tool, std::span<char> why) = nullptr;
+    const void* headers_ctx = nullptr;
     // Set by handle() for the transport.
     ReplyKind reply_kind = ReplyKind::Normal;
     // HTTP: every request authenticates with its own key; a key presented at initialize does not
@@ -336,7 +342,10 @@ public:
     // The answer to a 2026-07-28 call whose body asked for the client's input (input_round.h):
     // an InputRequiredResult with `requests` (members of inputRequests) and a requestState
     // carrying `used` (members: the answers the body used). Audited; returns the reply length.
-    size_t input_required(const PendingCall& call, std::string_view requests, std::string_view used, std::span<char> out);
+    // used_fits false (InputRound::used_fits): the answers used so far cannot all travel on, and
+    // the call is refused (input_too_large) rather than asking again for ever.
+    size_t input_required(const PendingCall& call, std::string_view requests, std::string_view used, bool used_fits,
+                          std::span<char> out);
     // notifications/progress for a call that asked for it (MCP "Progress"); 0 when it did not.
     size_t progress(const PendingCall& call, uint64_t done, uint64_t total, std::string_view message, std::span<char> out);
     // notifications/message that a running call emits itself (logger: the tool), if the call's
@@ -366,14 +375,15 @@ private:
     struct Request;
     void initialize(Request& r, Session& s);
     void client_response(const json::Value& root, const Session& s);
-    bool modern_envelope(Request& r, const json::Value& meta, Session& s);
+    bool modern_envelope(Request& r, const json::Value& root, Session& s);
     void discover(Request& r);
     void begin_result(Request& r);
     void cache_hint(Request& r, uint32_t ttl_ms, const char* scope);
     void tools_list(Request& r);
     void tools_call(Request& r, Session& s);
     bool declared_needs(Request& r, Session& s, const Tool& tool);
-    bool gather_input(Request& r, const StateBinding& binding, std::string_view& answers);
+    bool gather_input(Request& r, const StateBinding& binding, std::string_view& fresh, std::string_view& carried);
+    static std::string_view bound_name(std::string_view name);
     void resources_list(Request& r);
     void resources_read(Request& r, Session& s);
     void set_log_level(Request& r, Session& s);
@@ -401,7 +411,7 @@ private:
     void audit(const Request& r, AuditOutcome outcome, const char* code);
     bool resource_allowed(std::string_view uri) const;
     void start_pending(Request& r, const Session& s, const Tool& tool, const json::Value& arguments,
-                       std::string_view answers);
+                       std::string_view answers, std::string_view carried);
     void audit_call(const PendingCall& call, AuditOutcome outcome, const char* code);
     bool allowed(std::string_view tool) const;
     const Tool* find_tool(std::string_view name) const;
@@ -414,9 +424,8 @@ private:
     // they go into its reply. A Server handles one message at a time, so one buffer serves every
     // kind; it belongs to this Server (one per line), never to a function shared by all of them.
     char m_scratch[kMaxToolOutput];
-    // 2026-07-28 input rounds: the merged answers of a request, a requestState's payload, and
-    // the round of a prompt that asks (tools' rounds live with their calls).
-    char m_answers[InputRound::kMaxAnswers];
+    // 2026-07-28 input rounds: a requestState's text and payload (what it carried), and the
+    // round of a prompt that asks (tools' rounds live with their calls).
     char m_state_payload[kMaxStatePayload];
     char m_state_text[kMaxState];
     InputRound m_round;

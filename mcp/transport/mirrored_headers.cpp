@@ -11,6 +11,7 @@ constexpr std::string_view kBase64Open = "=?base64?", kBase64Close = "?=";
 constexpr size_t kMaxValue = 1024;   // bytes of one decoded header value (a longer one is refused)
 constexpr int kMaxSchemaDepth = 8;   // nesting of properties searched for x-mcp-header
 constexpr size_t kMaxHeaderName = 96;
+constexpr size_t kMaxPropertyName = 128; // as the schema validator's
 
 // RFC 9110 field values as the transport keeps them: visible ASCII, space and tab.
 bool plain_value(std::string_view v) {
@@ -27,13 +28,7 @@ public:
     // The header `name` must be there and, decoded, equal `expected` (a JSON string's content).
     bool same_string(const char* name, const json::Value& expected) {
         auto decoded = header_value(name);
-        if (!decoded)
-            return false;
-        char body[kMaxValue];
-        auto n = expected.string_into(body);
-        if (!n || std::string_view(body, *n) != *decoded)
-            return fail("%s header does not match the body", name);
-        return true;
+        return decoded && same_string_value(name, expected, *decoded);
     }
 
     // Every x-mcp-header parameter of `schema` (an object schema, properties at any depth) whose
@@ -45,12 +40,15 @@ public:
             return true;
         for (uint32_t i = 0; i < props.size(); ++i) {
             json::Value prop = props.at(i);
-            char key[64];
-            auto k = prop.key_into(key);
-            if (!k)
-                continue; // a property name this long cannot be an argument we compare
-            json::Value arg = args.is_object() ? args.find({ key, *k }) : json::Value();
             json::Value mirrored = prop.find("x-mcp-header");
+            char key[kMaxPropertyName];
+            auto k = prop.key_into(key);
+            if (!k) {
+                if (mirrored.valid())
+                    return fail("%s: a mirrored argument's name is too long to compare", "x-mcp-header");
+                continue; // nothing mirrored beneath a name no argument of ours can have
+            }
+            json::Value arg = args.is_object() ? args.find({ key, *k }) : json::Value();
             if (mirrored.is_string() && !parameter(mirrored, arg))
                 return false;
             if (!parameters(prop, arg, depth + 1))
@@ -81,7 +79,8 @@ public:
     }
 
 private:
-    bool parameter(const json::Value& mirrored, const json::Value& arg) {
+    // Out of line: parameters() recurses, and this frame's buffers need not be on every level.
+    [[gnu::noinline]] bool parameter(const json::Value& mirrored, const json::Value& arg) {
         char label[64];
         auto l = mirrored.string_into({ label, sizeof label - 1 });
         if (!l)
@@ -103,25 +102,32 @@ private:
         if (arg.is_bool())
             return *decoded == (*arg.as_bool() ? "true" : "false") || fail("%s header does not match the body", name);
         if (arg.is_number()) {
-            // Compared as numbers (42 and 42.0 are one value), parsed as the JSON number it must be.
+            // Compared as numbers (42 and 42.0 are one value), parsed as the JSON number it must be;
+            // exactly where both are integers, as doubles otherwise.
             json::Node n[1];
             auto doc = json::Document::parse(*decoded, n);
-            auto h = doc ? doc->root().as_double() : std::nullopt;
+            bool number = doc && doc->root().is_number();
+            auto hi = number ? doc->root().as_int64() : std::nullopt;
+            auto bi = arg.as_int64();
+            if (hi && bi)
+                return *hi == *bi || fail("%s header does not match the body", name);
+            auto h = number ? doc->root().as_double() : std::nullopt;
             auto b = arg.as_double();
-            return (h && b && doc->root().is_number() && *h == *b) || fail("%s header does not match the body", name);
+            return (h && b && *h == *b) || fail("%s header does not match the body", name);
         }
         return fail("%s mirrors an argument that is not a string, integer or boolean", name);
     }
 
+    // The body's string, unescaped into m_body (the decoded header is in m_value), equals decoded.
     bool same_string_value(const char* name, const json::Value& arg, std::string_view decoded) {
-        char body[kMaxValue];
-        auto n = arg.string_into(body);
-        return (n && std::string_view(body, *n) == decoded) || fail("%s header does not match the body", name);
+        auto n = arg.string_into(m_body);
+        return (n && std::string_view(m_body, *n) == decoded) || fail("%s header does not match the body", name);
     }
 
     const http::Head& m_head;
     std::span<char> m_why;
     char m_value[kMaxValue];
+    char m_body[kMaxValue];
 };
 
 } // namespace

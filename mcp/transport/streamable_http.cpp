@@ -374,22 +374,24 @@ size_t HttpTransport::post(Reply& r, const http::Head& head, std::string_view bo
 
     // The key travels in a header; the dispatcher authenticates it like a key in _meta.
     session->api_key = header_key;
-    // 2026-07-28: the headers must mirror the body; the dispatcher says so in its turn (after the
-    // body's own _meta, before the revision).
-    char mismatch[160];
+    // 2026-07-28: the headers must mirror the body; the dispatcher asks (after the body's own
+    // _meta, before the revision) on the message as it parsed it.
+    struct Mirror {
+        const http::Head* head;
+        std::span<json::Node> nodes;
+    } mirror { &head, m_schema_nodes };
     session->header_version = header_version.value_or(std::string_view());
-    session->header_mismatch = nullptr;
-    if (modern && is_request && body_version.is_string()) {
-        auto tool_name = method.string_equals("tools/call") ? root.find("params").find("name").plain_string() : std::nullopt;
-        const Tool* tool = tool_name ? m_server.allowed_tool(*tool_name) : nullptr;
-        if (!mirrored_headers_agree(head, root, tool, m_schema_nodes, mismatch))
-            session->header_mismatch = mismatch;
-    }
+    session->headers_ctx = &mirror;
+    session->headers_agree = [](const void* ctx, const json::Value& request, const Tool* tool, std::span<char> why) {
+        auto* m = static_cast<const Mirror*>(ctx);
+        return mirrored_headers_agree(*m->head, request, tool, m->nodes, why);
+    };
 
     size_t n = m_server.handle(body, *session, { m_scratch, sizeof m_scratch });
     session->api_key = {};
     session->header_version = {};
-    session->header_mismatch = nullptr;
+    session->headers_agree = nullptr;
+    session->headers_ctx = nullptr;
     if (n == 0) {
         if (is_request) { // deferred: a tool task answers later on this connection
             outcome.kind = HttpOutcome::Deferred;

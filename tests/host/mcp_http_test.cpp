@@ -477,6 +477,9 @@ struct ModernFixture : Fixture {
     ModernFixture() {
         mirror_tools[1].client_needs = mcp::kClientSampling;
         config.tools = mirror_tools;
+        // Messages larger than the dispatcher's own arena, as the kernel allows them.
+        config.alloc_nodes = [](size_t count) { return new json::Node[count]; };
+        config.free_nodes = [](json::Node* nodes) { delete[] nodes; };
         config.allowlist = kMirrorAllow;
         server = std::make_unique<mcp::Server>(config, limiter);
         transport = std::make_unique<mcp::HttpTransport>(*server, http);
@@ -539,8 +542,9 @@ TEST(McpHttp, StandardHeadersMustMirrorTheBody) {
     const std::string v = "MCP-Protocol-Version: 2026-07-28\r\n";
     auto status = [&](const std::string& body, const std::string& headers) {
         Rpc r(f.send(f.post(body, headers)));
-        if (r.status == 400)
+        if (r.status == 400) {
             EXPECT_EQ(r.code(), -32020) << r.text;
+        }
         return r.status;
     };
     EXPECT_EQ(status(list, v + "Mcp-Method: tools/list\r\n"), 200);
@@ -557,6 +561,24 @@ TEST(McpHttp, StandardHeadersMustMirrorTheBody) {
     EXPECT_EQ(status(call, m + "Mcp-Name: =?base64?bWlycm9y?=\r\n"), 200) << "a name may come base64-encoded";
     EXPECT_EQ(status(call, m), 400) << "Mcp-Name missing";
     EXPECT_EQ(status(call, m + "Mcp-Name: wrong_tool_name\r\n"), 400);
+}
+
+// A body too large for the transport's own look at it is checked all the same: the dispatcher
+// compares the headers with the body as it parsed it.
+TEST(McpHttp, LargeBodiesDoNotEscapeTheHeaderCheck) {
+    ModernFixture f;
+    std::string pad = R"("pad":[0)";
+    for (int i = 0; i < 6000; ++i)
+        pad += ",0";
+    pad += "]";
+    const std::string big = modern_body("tools/list", pad);
+    Rpc mismatched(f.send(f.post(big, "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: prompts/list\r\n")));
+    EXPECT_EQ(mismatched.status, 400) << mismatched.text.substr(0, 300);
+    EXPECT_EQ(mismatched.code(), -32020);
+    Rpc missing(f.send(f.post(big)));
+    EXPECT_EQ(missing.status, 400) << "no headers at all";
+    Rpc good(f.send(f.post(big, "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list\r\n")));
+    EXPECT_EQ(good.status, 200) << good.text.substr(0, 300);
 }
 
 TEST(McpHttp, McpParamHeadersMustMatchTheirArguments) {
@@ -592,7 +614,7 @@ TEST(McpHttp, HeaderValuesDecode) {
     char buf[64];
     EXPECT_EQ(mcp::decode_header_value("us-west1", buf).value_or("?"), "us-west1");
     EXPECT_EQ(mcp::decode_header_value("=?base64?IHBhZGRlZCA=?=", buf).value_or("?"), " padded ");
-    EXPECT_EQ(mcp::decode_header_value("=?base64??=", buf).value_or("?"), "");
+    EXPECT_EQ(mcp::decode_header_value(R"(=?base64??=)", buf).value_or("?"), "");
     EXPECT_FALSE(mcp::decode_header_value("a\x01z", buf)) << "control characters are not plain values";
     EXPECT_FALSE(mcp::decode_header_value("caf\xc3\xa9", buf)) << "nor is non-ASCII text";
     EXPECT_FALSE(mcp::decode_header_value("=?base64?/w==?=", buf)) << "decoded bytes must be UTF-8";

@@ -61,7 +61,7 @@ TEST(RequestState, OpensOnlyForWhatSealedIt) {
 
 TEST(InputRound, AnswersAreLookedUpAndUsedOnesCarriedOnce) {
     auto round = std::make_unique<mcp::InputRound>();
-    ASSERT_TRUE(round->load(R"({"user_name":{"action":"accept","content":{"name":"Ada"}},"other":{"x":1}})"));
+    ASSERT_TRUE(round->load(R"({"user_name":{"action":"accept","content":{"name":"Ada"}},"other":{"x":1}})", ""));
     round->set_caps(mcp::kClientElicitation);
     EXPECT_TRUE(round->answer("user_name").find("content").find("name").string_equals("Ada"));
     EXPECT_TRUE(round->answer("user_name").valid());
@@ -78,20 +78,27 @@ TEST(InputRound, AnswersAreLookedUpAndUsedOnesCarriedOnce) {
     EXPECT_FALSE(ask("who", "tools/call", "{}")) << "not a request a server sends";
     EXPECT_TRUE(round->pending());
     EXPECT_EQ(round->requests(), R"("color":{"method":"elicitation/create","params":{"message":"Colour?"}})");
-    EXPECT_FALSE(round->load("[1]")) << "answers are an object";
+    EXPECT_FALSE(round->load("[1]", "")) << "answers are an object";
     EXPECT_FALSE(round->pending()) << "a new load starts a new round";
-    EXPECT_TRUE(round->load(""));
+    EXPECT_TRUE(round->load("", ""));
     EXPECT_FALSE(round->answer("user_name").valid());
+    // Answers a state carried, and a newer one the client sent again under the same key.
+    ASSERT_TRUE(round->load(R"({"a":{"v":2}})", R"("a":{"v":1},"b":{"v":3})"));
+    EXPECT_EQ(round->answer("a").find("v").as_int64(), 2) << "the fresh answer wins";
+    EXPECT_EQ(round->answer("b").find("v").as_int64(), 3);
+    EXPECT_EQ(round->used(), R"("a":{"v":2},"b":{"v":3})");
+    EXPECT_TRUE(round->used_fits());
+    EXPECT_FALSE(round->load("", R"("a":)")) << "carried members that do not parse";
 }
 
 // The dispatcher with the conformance fixtures and asynchronous calls, as the kernel runs it.
 struct Started {
     mcp::PendingCall call;
-    std::string answers;
+    std::string answers, carried;
 };
 std::vector<Started> g_started;
 bool start_call(const mcp::Tool&, const json::Value&, const mcp::PendingCall& call, mcp::ToolError&) {
-    g_started.push_back({ call, std::string(call.answers) });
+    g_started.push_back({ call, std::string(call.answers), std::string(call.carried) });
     return true;
 }
 
@@ -136,9 +143,10 @@ struct Fixture {
 };
 
 // What the kernel does when the body asked: the dispatcher's InputRequiredResult.
-std::string input_required(Fixture& f, const mcp::PendingCall& call, std::string_view requests, std::string_view used) {
+std::string input_required(Fixture& f, const mcp::PendingCall& call, std::string_view requests, std::string_view used,
+                           bool used_fits = true) {
     std::vector<char> out(1 << 16);
-    return std::string(out.data(), f.server->input_required(call, requests, used, out));
+    return std::string(out.data(), f.server->input_required(call, requests, used, used_fits, out));
 }
 
 TEST(InputRounds, ACallAsksAndIsAnsweredInTheNextRound) {
@@ -161,6 +169,7 @@ TEST(InputRounds, ACallAsksAndIsAnsweredInTheNextRound) {
     EXPECT_EQ(f.call(R"(,"inputResponses":{"user_name":)" + answer + R"(},"requestState":")" + state1 + "\""), "");
     ASSERT_EQ(g_started.size(), 2u);
     EXPECT_EQ(g_started[1].answers, R"({"user_name":)" + answer + "}");
+    EXPECT_EQ(g_started[1].carried, "") << "the state of a first round carries nothing";
     Reply r2(input_required(f, g_started[1].call, R"("color":{"method":"elicitation/create","params":{}})",
                             R"("user_name":)" + answer));
     std::string state2(r2.result().find("requestState").plain_string().value_or(""));
@@ -170,7 +179,13 @@ TEST(InputRounds, ACallAsksAndIsAnsweredInTheNextRound) {
     const std::string color = R"({"action":"accept","content":{"color":"blue"}})";
     EXPECT_EQ(f.call(R"(,"inputResponses":{"color":)" + color + R"(},"requestState":")" + state2 + "\""), "");
     ASSERT_EQ(g_started.size(), 3u);
-    EXPECT_EQ(g_started[2].answers, R"({"color":)" + color + R"(,"user_name":)" + answer + "}");
+    EXPECT_EQ(g_started[2].answers, R"({"color":)" + color + "}");
+    EXPECT_EQ(g_started[2].carried, R"("user_name":)" + answer);
+
+    // A body whose used answers no longer fit in a state is refused, not asked again for ever.
+    Reply full(input_required(f, g_started[2].call, R"("more":{"method":"elicitation/create","params":{}})", "", false));
+    EXPECT_EQ(full.result().find("isError").as_bool(), true) << full.text;
+    EXPECT_EQ(Reply::plain(full.result().find("structuredContent").find("error").find("details").find("reason")), "input_too_large");
 }
 
 TEST(InputRounds, BadInputIsAProtocolError) {

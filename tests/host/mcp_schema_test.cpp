@@ -567,6 +567,19 @@ TEST(Schema, ApplicatorsNarrowTheSchema) {
     EXPECT_UNSUPPORTED(R"({"anyOf":[]})", "1", "anyOf", "");
     EXPECT_UNSUPPORTED(R"({"allOf":{"type":"string"}})", "1", "allOf", "");
     EXPECT_UNSUPPORTED(R"({"const":{"a":1}})", "1", "const", "");
+    // A branch that cannot be evaluated (too deep) is refused, never read as "does not match".
+    std::string deep = "{}";
+    for (int i = 0; i < 20; ++i)
+        deep = R"({"x":)" + deep + "}";
+    const char* recursive = R"({"$defs":{"n":{"type":"object","properties":{"x":{"$ref":"#/$defs/n"}}}},)"
+                            R"("not":{"$ref":"#/$defs/n"}})";
+    mcp::schema::Failure failure;
+    json::Node sn[64], in[128];
+    auto sd = json::Document::parse(recursive, sn);
+    auto id = json::Document::parse(deep, in);
+    ASSERT_TRUE(sd.ok() && id.ok());
+    EXPECT_FALSE(mcp::schema::validate(sd->root(), id->root(), failure));
+    EXPECT_EQ(failure.reason, mcp::schema::Reason::SchemaUnsupported);
     // Annotations of 2026-07-28 schemas.
     EXPECT_VALID(R"({"type":"object","properties":{"r":{"type":"string","x-mcp-header":"Region","$anchor":"r"}}})",
                  R"({"r":"eu"})");
