@@ -4,12 +4,15 @@
 // would: `server --spec-version 2026-07-28 --suite all`. Every scenario of that revision must pass
 // with at least one check of its own and no warning; the extension scenarios (tasks, skills),
 // which the suite does not run at a revision, must stay absent (the README lists them as not
-// served). Usage: node http_conformance_2026_test.mjs KERNEL_ELF
+// served). Then the official v2 client (@modelcontextprotocol/client, pinned to 2026-07-28)
+// completes tools and a prompt that ask in input rounds, its own handlers answering.
+// Usage: node http_conformance_2026_test.mjs KERNEL_ELF
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 
 import { bootHttp, root, watch } from "./sdk.mjs";
@@ -51,6 +54,39 @@ try {
         off.push(`${dir}: ${c.id} ${c.status} ${c.errorMessage ?? ""}`);
   assert.deepEqual(off, [], "checks that warned or failed");
   console.log(`conformance 2026-07-28: ${total[0]} in ${outcome.length} scenarios; not served (extensions): ${extensions.join(", ")}`);
+
+  // The official v2 client pinned to 2026-07-28 drives the input rounds itself: its handlers
+  // answer the embedded requests, it sends the original request again with the answers and the
+  // state, until the result is complete.
+  const V2 = await import(pathToFileURL(path.join(modules, "@modelcontextprotocol/client/dist/index.mjs")));
+  const client = new V2.Client({ name: "basalt-mrtr", version: "1.0.0" },
+                               { capabilities: { elicitation: {}, sampling: {}, roots: {} }, versionNegotiation: { mode: { pin: "2026-07-28" } } });
+  const asked = [];
+  client.setRequestHandler("elicitation/create", async (req) => {
+    asked.push(req.params.message);
+    return { action: "accept", content: /colou?r/.test(req.params.message) ? { color: "blue" } : /context/.test(req.params.message) ? { context: "tests" } : { name: "Alice" } };
+  });
+  client.setRequestHandler("sampling/createMessage", async () => {
+    asked.push("sampling");
+    return { role: "assistant", content: { type: "text", text: "Hello there!" }, model: "test-model", stopReason: "endTurn" };
+  });
+  client.setRequestHandler("roots/list", async () => {
+    asked.push("roots");
+    return { roots: [{ uri: "file:///work", name: "work" }] };
+  });
+  await client.connect(new V2.StreamableHTTPClientTransport(new URL(node.url)));
+  const started = performance.now();
+  let r = await client.callTool({ name: "test_input_required_result_multi_round", arguments: {} });
+  const threeLegsMs = performance.now() - started;
+  assert.deepEqual(r.content, [{ type: "text", text: 'step1: {"name":"Alice"}; step2: {"color":"blue"}' }], JSON.stringify(r));
+  assert.deepEqual(asked.splice(0), ["Step 1: What is your name?", "Step 2: What is your favorite color?"], "one round each");
+  r = await client.callTool({ name: "test_input_required_result_multiple_inputs", arguments: {} });
+  assert.equal(r.content[0].text, 'user_name: {"name":"Alice"}; greeting: Hello there!; client_roots: 1 root(s), the first file:///work');
+  assert.deepEqual(asked.splice(0).sort(), ["What is your name?", "roots", "sampling"]);
+  const prompt = await client.getPrompt({ name: "test_input_required_result_prompt" });
+  assert.match(prompt.messages[0].content.text, /context in mind: .*tests/);
+  await client.close();
+  console.log(`official v2 client: a call in three legs (two input rounds) took ${threeLegsMs.toFixed(1)} ms`);
   await verdict.pass();
 } catch (e) {
   await verdict.fail(e);
