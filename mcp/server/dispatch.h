@@ -35,7 +35,6 @@ struct Server::Request {
     int8_t log_level = -1; // its logLevel opt-in
     uint32_t origin = 0;   // the session's (PendingCall::origin / reply_to)
     uint32_t reply_to = 0;
-    bool authenticated = false; // authenticate() ran: its answer stands for the whole request
 };
 
 // {"jsonrpc":"2.0","id":<id or null>  (the caller goes on with "result" or "error")

@@ -77,12 +77,12 @@ void Server::prompts_list(Request& r) {
     w.end_object().end_object();
 }
 
-void Server::prompts_get(Request& r, Session& s) {
+void Server::prompts_get(Request& r) {
     json::Value args;
     if (!named_request(r, AuditKind::Prompt, "prompts/get needs a name and an arguments object", args))
         return;
     std::string_view name = r.name;
-    if (!authenticate(r, s) || !admit_inline(r))
+    if (!admit_inline(r))
         return;
     const Prompt* p = find_prompt(name);
     if (!p) {
@@ -146,7 +146,7 @@ void Server::prompts_get(Request& r, Session& s) {
 // completion/complete: ref/prompt (a prompt's argument) or ref/resource (a template's
 // variable, the template named by its exact uriTemplate). Values are the argument's candidates
 // that start with the given value, in their order.
-void Server::complete(Request& r, Session& s) {
+void Server::complete(Request& r) {
     if (m_config.prompt_allowlist.empty() && m_config.resource_templates.empty()) {
         error_reply(r.w, r.id, kMethodNotFound, "Method not found", ErrorCode::ValidationFailed,
                     "nothing here completes", r.request_id, r.timestamp, { { "reason", "unknown_method" } });
@@ -169,8 +169,6 @@ void Server::complete(Request& r, Session& s) {
     }
     r.kind = is_prompt ? AuditKind::Prompt : AuditKind::Resource;
     r.name = *target;
-    if (!authenticate(r, s))
-        return;
     std::span<const Argument> arguments;
     uint32_t scopes = 0;
     bool found = false;

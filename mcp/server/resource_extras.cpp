@@ -112,8 +112,6 @@ void Server::subscribe(Request& r, Session& s, bool on) {
     auto uri = r.params.find("uri").plain_string();
     r.kind = AuditKind::Resource;
     r.name = uri.value_or("");
-    if (!authenticate(r, s))
-        return;
     const Resource* res = uri ? find_resource(*uri) : nullptr;
     if (!res) {
         refuse_unknown(r, kResourceNotFound, "Resource not found", "no such resource, or it is not on the allowlist",

@@ -223,7 +223,7 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
     else if (method.string_equals("resources/list"))
         resources_list(r);
     else if (method.string_equals("resources/read"))
-        resources_read(r, session);
+        resources_read(r);
     else if (method.string_equals("resources/templates/list"))
         templates_list(r);
     else if (!modern && m_config.subscriptions && method.string_equals("resources/subscribe"))
@@ -233,9 +233,9 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
     else if (!m_config.prompts.empty() && method.string_equals("prompts/list"))
         prompts_list(r);
     else if (!m_config.prompts.empty() && method.string_equals("prompts/get"))
-        prompts_get(r, session);
+        prompts_get(r);
     else if (method.string_equals("completion/complete"))
-        complete(r, session);
+        complete(r);
     else if (!modern && method.string_equals("logging/setLevel"))
         set_log_level(r, session);
     else
@@ -273,16 +273,13 @@ void Server::client_response(const json::Value& root, const Session& s) {
 
 // The line's principal, unless the request presents a key in params._meta (MCP "_meta" keys may
 // carry a reverse-DNS prefix). On a line, a key presented with initialize becomes the session's
-// principal; over HTTP (key_per_request) every request carries its own.
+// principal; over HTTP (key_per_request) every request carries its own. Asked once per request,
+// by handle(), before any method is dispatched: handlers find r.principal set.
 bool Server::authenticate(Request& r, Session& s) {
-    if (r.authenticated)
-        return true; // refusals end the request, so only a success is ever asked again
     r.principal = s.principal;
     json::Value key = r.params.find("_meta").find(kApiKeyMeta);
-    if (!key.valid() && s.api_key.empty()) {
-        r.authenticated = true;
+    if (!key.valid() && s.api_key.empty())
         return true;
-    }
     auto text = key.valid() ? key.plain_string() : std::optional<std::string_view>(s.api_key);
     const uint64_t now = m_config.now_ns ? m_config.now_ns() : 0;
     // Fingerprinted only where a gate keeps them (a hash per request otherwise for nothing).
@@ -317,7 +314,6 @@ bool Server::authenticate(Request& r, Session& s) {
         return false;
     }
     r.principal = who;
-    r.authenticated = true;
     return true;
 }
 
@@ -440,8 +436,6 @@ const Principal* Server::principal_for(std::string_view key) const {
 }
 
 void Server::initialize(Request& r, Session& s) {
-    if (!authenticate(r, s))
-        return;
     if (!s.key_per_request)
         s.principal = r.principal; // a line: its key holds for the session
     const char* chosen = kLatestVersion;
@@ -756,8 +750,6 @@ void Server::tools_call(Request& r, Session& s) {
     if (!named_request(r, AuditKind::Tool, "tools/call needs a name and an arguments object", arguments))
         return;
     std::string_view tool_name = r.name;
-    if (!authenticate(r, s))
-        return;
     const Tool* tool = allowed(tool_name) ? find_tool(tool_name) : nullptr;
     if (!tool) {
         refuse_unknown(r, kInvalidParams, "Unknown tool", "no such tool, or it is not on the allowlist", { "tool", tool_name });
@@ -1004,11 +996,11 @@ void Server::resources_list(Request& r) {
     w.end_array().end_object().end_object();
 }
 
-void Server::resources_read(Request& r, Session& s) {
+void Server::resources_read(Request& r) {
     auto uri = r.params.find("uri").plain_string();
     r.kind = AuditKind::Resource;
     r.name = uri.value_or("");
-    if (!authenticate(r, s) || !admit_inline(r))
+    if (!admit_inline(r))
         return;
     if (uri && read_contents(r, *uri))
         return; // a resource that writes its own contents, or a template's

@@ -385,14 +385,14 @@ private:
     bool gather_input(Request& r, const StateBinding& binding, std::string_view& fresh, std::string_view& carried);
     static std::string_view bound_name(std::string_view name);
     void resources_list(Request& r);
-    void resources_read(Request& r, Session& s);
+    void resources_read(Request& r);
     void set_log_level(Request& r, Session& s);
     void templates_list(Request& r);
     bool read_contents(Request& r, std::string_view uri); // resource_extras.cpp: contents() resources and templates
     void subscribe(Request& r, Session& s, bool on);
     void prompts_list(Request& r);
-    void prompts_get(Request& r, Session& s);
-    void complete(Request& r, Session& s);
+    void prompts_get(Request& r);
+    void complete(Request& r);
     bool begin_list(Request& r, uint32_t& offset);
     void refuse_unknown(Request& r, int rpc_code, const char* rpc_message, std::string_view message, Detail detail);
     bool named_request(Request& r, AuditKind kind, const char* refusal, json::Value& arguments);
