@@ -150,7 +150,7 @@ const ToolImpl kImpls[] = {
     { "test_elicitation_sep1034_defaults", ask_client, Grant::Nothing, kcap::kRead, true },
     { "test_elicitation_sep1330_enums", ask_client, Grant::Nothing, kcap::kRead, true },
     { "test_custom_headers", content<fx::custom_headers>, Grant::Nothing, kcap::kRead },
-    { "test_missing_capability", ask_client, Grant::Nothing, kcap::kRead, true },
+    { "test_missing_capability", in_rounds, Grant::Nothing, kcap::kRead, true },
     { "test_logging_tool", with_logging, Grant::Nothing, kcap::kRead },
     { "test_streaming_elicitation", in_rounds, Grant::Nothing, kcap::kRead, true },
     { "test_input_required_result_elicitation", in_rounds, Grant::Nothing, kcap::kRead, true },

@@ -202,10 +202,7 @@ bool ToolContext::log(mcp::LogLevel level, const char* text) const {
 
 bool ToolContext::in_rounds() const { return job->call.modern; }
 
-bool ToolContext::can_ask(std::string_view method) const {
-    uint8_t need = mcp::capability_for(method);
-    return need != 0 && (job->call.client_caps & need) == need;
-}
+bool ToolContext::can_ask(std::string_view method) const { return mcp::may_ask(job->call.client_caps, method); }
 
 bool ToolContext::from_round(std::string_view key, std::string_view method, ClientAnswer& answer, mcp::ToolError& err,
                              std::span<char>& params) const {
@@ -243,11 +240,10 @@ bool ToolContext::ask_round(std::string_view key, std::string_view method, const
 }
 
 mcp::ClientExchange* ToolContext::exchange(std::string_view method, mcp::ToolError& err) const {
-    uint8_t need = mcp::capability_for(method);
-    if (need == 0 || (job->call.client_caps & need) != need) {
+    if (!can_ask(method)) {
         err = { mcp::ErrorCode::ValidationFailed,
-                need == 0 ? "not a request this server sends to clients"
-                          : "the client did not declare the capability this needs (sampling or elicitation)",
+                mcp::capability_for(method) == 0 ? "not a request this server sends to clients"
+                                                 : "the client did not declare the capability this needs (sampling or elicitation)",
                 "client_capability_missing" };
         return nullptr;
     }

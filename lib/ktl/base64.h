@@ -4,6 +4,8 @@
 // large payload is decoded in bounded pieces without a buffer for all of it.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string_view>
 
 namespace ktl {
@@ -101,5 +103,15 @@ private:
     uint32_t m_bits = 0;
     bool m_failed = false;
 };
+
+// The whole of `text` decoded into out: the byte count, or nullopt when it is not valid base64
+// (padding included) or does not fit.
+inline std::optional<size_t> base64_decode(std::string_view text, std::span<uint8_t> out) {
+    Base64Reader reader(text);
+    size_t n = reader.decoded_size();
+    if ((n == 0 && !text.empty()) || n > out.size() || reader.read(out.data(), n) != n || reader.failed())
+        return std::nullopt;
+    return n;
+}
 
 } // namespace ktl

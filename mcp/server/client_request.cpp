@@ -2,19 +2,39 @@
 
 namespace mcp {
 
+namespace {
+constexpr struct {
+    ClientCapability bit;
+    const char* name;
+} kCapabilities[] = { { kClientSampling, "sampling" }, { kClientElicitation, "elicitation" }, { kClientRoots, "roots" } };
+} // namespace
+
 uint8_t client_capabilities(const json::Value& caps) {
     if (!caps.is_object())
         return 0;
     uint8_t bits = 0;
     // MCP "Capabilities": each is an object (elicitation's members name its modes; an empty
     // object means form mode, the one this server uses).
-    if (caps.find("sampling").is_object())
-        bits |= kClientSampling;
-    if (caps.find("elicitation").is_object())
-        bits |= kClientElicitation;
-    if (caps.find("roots").is_object())
-        bits |= kClientRoots;
+    for (const auto& c : kCapabilities)
+        if (caps.find(c.name).is_object())
+            bits |= c.bit;
     return bits;
+}
+
+const char* capability_name(ClientCapability bit) {
+    for (const auto& c : kCapabilities)
+        if (c.bit == bit)
+            return c.name;
+    return "?";
+}
+
+uint8_t declared_capabilities(const json::Value& params) {
+    return client_capabilities(params.find("_meta").find(kClientCapabilitiesMeta));
+}
+
+bool may_ask(uint8_t declared, std::string_view method) {
+    uint8_t need = capability_for(method);
+    return need != 0 && (declared & need) == need;
 }
 
 uint8_t capability_for(std::string_view method) {

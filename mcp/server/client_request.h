@@ -27,6 +27,13 @@ enum ClientCapability : uint8_t { kClientSampling = 1, kClientElicitation = 2, k
 uint8_t client_capabilities(const json::Value& caps);
 // The capability a server-to-client method needs; 0 for a method this server never sends.
 uint8_t capability_for(std::string_view method);
+// Whether a client that declared `declared` (ClientCapability bits) may be sent `method`.
+bool may_ask(uint8_t declared, std::string_view method);
+// The capabilities object's member name of one ClientCapability bit ("sampling", ...).
+const char* capability_name(ClientCapability bit);
+// The capabilities a 2026-07-28 request declares: its params._meta clientCapabilities.
+constexpr const char* kClientCapabilitiesMeta = "io.modelcontextprotocol/clientCapabilities";
+uint8_t declared_capabilities(const json::Value& params);
 
 class ClientExchange {
 public:

@@ -61,17 +61,16 @@ json::Value InputRound::answer(std::string_view key) {
     return v;
 }
 
-bool InputRound::can_ask(std::string_view method) const {
-    uint8_t need = capability_for(method);
-    return need != 0 && (m_caps & need) == need;
-}
+bool InputRound::can_ask(std::string_view method) const { return may_ask(m_caps, method); }
 
 bool InputRound::ask(std::string_view key, std::string_view method, size_t params_len) {
+    return params_len <= kMaxParams && ask(key, method, std::string_view(m_params, params_len));
+}
+
+bool InputRound::ask(std::string_view key, std::string_view method, std::string_view params) {
     // The method is one of the three can_ask() knows: plain ASCII, nothing to escape.
-    if (params_len > kMaxParams || !can_ask(method))
-        return false;
-    return append_member(m_requests, kMaxRequests, m_requests_len, key,
-                         { "{\"method\":\"", method, "\",\"params\":", { m_params, params_len }, "}" });
+    return can_ask(method) && append_member(m_requests, kMaxRequests, m_requests_len, key,
+                                            { "{\"method\":\"", method, "\",\"params\":", params, "}" });
 }
 
 bool InputRound::append_member(char* buf, size_t cap, size_t& len, std::string_view key,

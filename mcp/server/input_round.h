@@ -44,6 +44,8 @@ public:
     // Asks the client for `method` with params_buffer()[0..params_len) under `key`. False: the
     // client did not declare the capability the method needs, or the round's requests are full.
     bool ask(std::string_view key, std::string_view method, size_t params_len);
+    // The same with params (one JSON object's text) that are already written.
+    bool ask(std::string_view key, std::string_view method, std::string_view params);
 
     bool pending() const { return m_requests_len > 0; }
     // The object members (no braces) of inputRequests, and of the answers used.

@@ -114,7 +114,7 @@ void Server::prompts_get(Request& r) {
                         { { "reason", "input_too_large" } });
             return;
         }
-        m_round.set_caps(client_capabilities(r.params.find("_meta").find("io.modelcontextprotocol/clientCapabilities")));
+        m_round.set_caps(declared_capabilities(r.params));
         ok = p->get_input(args, &m_round, mw, err);
         if (m_round.pending()) {
             auto begin = [&](json::Writer& w) { begin_reply(w, r.id); };

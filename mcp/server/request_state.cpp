@@ -23,11 +23,9 @@ crypto::Digest mac(std::span<const uint8_t> key, std::string_view payload) {
 }
 
 bool decode(std::string_view text, std::span<char> out, size_t& n) {
-    ktl::Base64Reader reader(text);
-    n = reader.decoded_size();
-    if ((n == 0 && !text.empty()) || n > out.size())
-        return false;
-    return reader.read(reinterpret_cast<uint8_t*>(out.data()), n) == n && !reader.failed();
+    auto got = ktl::base64_decode(text, { reinterpret_cast<uint8_t*>(out.data()), out.size() });
+    n = got.value_or(0);
+    return got.has_value();
 }
 
 // The next line of text from pos (without its newline); false at the end.

@@ -21,7 +21,6 @@ constexpr const char* kVersions[] = { "2025-11-25", "2025-06-18", "2025-03-26" }
 constexpr int kHeaderMismatch = -32020, kMissingCapability = -32021, kUnsupportedVersion = -32022;
 
 // 2026-07-28 per-request metadata keys.
-constexpr const char* kClientCapabilitiesMeta = "io.modelcontextprotocol/clientCapabilities";
 constexpr const char* kLogLevelMeta = "io.modelcontextprotocol/logLevel";
 constexpr const char* kServerInfoMeta = "io.modelcontextprotocol/serverInfo";
 } // namespace
@@ -614,7 +613,7 @@ void Server::start_pending(Request& r, const Session& s, const Tool& tool, const
     call.notify_level = r.modern ? r.log_level : s.logging ? static_cast<int8_t>(s.log_level) : int8_t(-1);
     call.result = tool.result;
     // What the call may ask the client: per request in 2026-07-28, else what the session declared.
-    call.client_caps = r.modern ? client_capabilities(r.params.find("_meta").find(kClientCapabilitiesMeta)) : s.client_caps;
+    call.client_caps = r.modern ? declared_capabilities(r.params) : s.client_caps;
     if (!s.client_replies && !r.modern)
         call.client_caps = 0; // 2026-07-28 asks in its result, which needs no way back
     call.answers = answers;
@@ -750,7 +749,7 @@ void Server::tools_call(Request& r, Session& s) {
     if (!named_request(r, AuditKind::Tool, "tools/call needs a name and an arguments object", arguments))
         return;
     std::string_view tool_name = r.name;
-    const Tool* tool = allowed(tool_name) ? find_tool(tool_name) : nullptr;
+    const Tool* tool = allowed_tool(tool_name);
     if (!tool) {
         refuse_unknown(r, kInvalidParams, "Unknown tool", "no such tool, or it is not on the allowlist", { "tool", tool_name });
         return;
@@ -817,7 +816,7 @@ void Server::tools_call(Request& r, Session& s) {
 // (MissingRequiredClientCapabilityError), its data naming what is missing as a capabilities
 // object ({"sampling":{}}).
 bool Server::declared_needs(Request& r, Session& s, const Tool& tool) {
-    uint8_t declared = client_capabilities(r.params.find("_meta").find(kClientCapabilitiesMeta));
+    uint8_t declared = declared_capabilities(r.params);
     uint8_t missing = static_cast<uint8_t>(tool.client_needs & ~declared);
     if (!missing)
         return true;
@@ -829,13 +828,9 @@ bool Server::declared_needs(Request& r, Session& s, const Tool& tool) {
     write_envelope_members(w, ErrorCode::ValidationFailed, "this tool asks the client for input the request did not declare it can give",
                            r.request_id, r.timestamp, { { "reason", "missing_client_capability" } });
     w.key("requiredCapabilities").begin_object();
-    static constexpr struct {
-        uint8_t bit;
-        const char* name;
-    } kNames[] = { { kClientSampling, "sampling" }, { kClientElicitation, "elicitation" }, { kClientRoots, "roots" } };
-    for (const auto& n : kNames)
-        if (missing & n.bit)
-            w.key(n.name).begin_object().end_object();
+    for (auto bit : { kClientSampling, kClientElicitation, kClientRoots })
+        if (missing & bit)
+            w.key(capability_name(bit)).begin_object().end_object();
     w.end_object().end_object().end_object().end_object();
     audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::ValidationFailed));
     return false;
@@ -875,12 +870,9 @@ bool Server::gather_input(Request& r, const StateBinding& binding, std::string_v
             char reason[40];
             ktl::Formatter f(reason, sizeof reason);
             f.append("request_state_%s", state_check_name(check));
-            error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed,
-                        "requestState failed verification: send back exactly the state of this request's last "
-                        "InputRequiredResult, within 10 minutes",
-                        r.request_id, r.timestamp, { { "reason", reason } });
-            audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::ValidationFailed));
-            return false;
+            return refuse("requestState failed verification: send back exactly the state of this request's last "
+                          "InputRequiredResult, within 10 minutes",
+                          reason);
         }
     }
     if (responses.valid())

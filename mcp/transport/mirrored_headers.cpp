@@ -3,6 +3,7 @@
 #include <json/writer.h>
 #include <ktl/base64.h>
 #include <ktl/format.h>
+#include <mcp/schema/validator.h>
 
 namespace mcp {
 namespace {
@@ -11,7 +12,6 @@ constexpr std::string_view kBase64Open = "=?base64?", kBase64Close = "?=";
 constexpr size_t kMaxValue = 1024;   // bytes of one decoded header value (a longer one is refused)
 constexpr int kMaxSchemaDepth = 8;   // nesting of properties searched for x-mcp-header
 constexpr size_t kMaxHeaderName = 96;
-constexpr size_t kMaxPropertyName = 128; // as the schema validator's
 
 // RFC 9110 field values as the transport keeps them: visible ASCII, space and tab.
 bool plain_value(std::string_view v) {
@@ -41,7 +41,7 @@ public:
         for (uint32_t i = 0; i < props.size(); ++i) {
             json::Value prop = props.at(i);
             json::Value mirrored = prop.find("x-mcp-header");
-            char key[kMaxPropertyName];
+            char key[schema::kMaxPropertyName];
             auto k = prop.key_into(key);
             if (!k) {
                 if (mirrored.valid())
@@ -140,14 +140,10 @@ std::optional<std::string_view> decode_header_value(std::string_view value, std:
         return value;
     }
     std::string_view text = value.substr(kBase64Open.size(), value.size() - kBase64Open.size() - kBase64Close.size());
-    ktl::Base64Reader reader(text);
-    size_t n = reader.decoded_size();
-    if ((n == 0 && !text.empty()) || n > buf.size())
+    auto n = ktl::base64_decode(text, { reinterpret_cast<uint8_t*>(buf.data()), buf.size() });
+    if (!n)
         return std::nullopt;
-    auto* out = reinterpret_cast<uint8_t*>(buf.data());
-    if (reader.read(out, n) != n || reader.failed())
-        return std::nullopt;
-    std::string_view decoded(buf.data(), n);
+    std::string_view decoded(buf.data(), *n);
     if (!json::valid_utf8(decoded))
         return std::nullopt;
     return decoded;
