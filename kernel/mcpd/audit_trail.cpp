@@ -5,6 +5,7 @@
 #include "../clock.h"
 #include "../syscall/sys.h"
 
+#include <ktl/utf8.h>
 #include <mcp/policy/roles.h>
 
 namespace mcpd {
@@ -56,9 +57,7 @@ uint64_t given_way() { return g_count > capacity_records() ? g_count - capacity_
 
 // Truncates at a UTF-8 character boundary: a record must stay valid text for the JSON writer.
 void copy(char* dst, size_t cap, std::string_view src) {
-    size_t n = src.size() < cap - 1 ? src.size() : cap - 1;
-    while (n > 0 && n < src.size() && (static_cast<unsigned char>(src[n]) & 0xc0) == 0x80)
-        --n;
+    size_t n = ktl::utf8_prefix(src, cap - 1);
     for (size_t i = 0; i < n; ++i)
         dst[i] = src[i];
     dst[n] = '\0';

@@ -20,6 +20,7 @@
 #include <iterator>
 
 #include <ktl/format.h>
+#include <ktl/utf8.h>
 
 namespace mcpd {
 namespace {
@@ -198,9 +199,7 @@ void audit_hook(const mcp::AuditEvent& e) {
     // A refusal repeated in a burst is counted into the trail, not logged again each time.
     if (!audit_trail_record(e) || e.outcome == mcp::AuditOutcome::Allow)
         return;
-    size_t n = e.name.size() < 48 ? e.name.size() : 48;
-    while (n > 0 && n < e.name.size() && (static_cast<unsigned char>(e.name[n]) & 0xc0) == 0x80)
-        --n;
+    size_t n = ktl::utf8_prefix(e.name, 48);
     KLOG_NOTICE("mcp: %s %s '%.*s' for %s over %s: %s", mcp::audit_outcome_name(e.outcome), mcp::audit_kind_name(e.kind),
                 static_cast<int>(n), e.name.data(), e.principal ? e.principal->name : "anonymous", e.transport, e.code);
 }

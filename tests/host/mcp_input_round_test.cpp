@@ -259,6 +259,21 @@ TEST(InputRounds, FixturesSummarizeTheirAnswers) {
         EXPECT_NE(std::string(out).find(expected[i]), std::string::npos) << out;
         EXPECT_EQ(std::string(out).rfind(tool->asks[i].key, 0), 0u) << out;
     }
+    {
+        // A long answer is cut between characters, never inside one: the text stays valid UTF-8.
+        std::string multi(106, 'b'); // with {"name":" before it, byte 120 is inside an é
+        for (int i = 0; i < 10; ++i)
+            multi += "\xc3\xa9"; // é as UTF-8 bytes in the answer's text
+        const std::string answer = R"({"action":"accept","content":{"name":")" + multi + R"("}})";
+        json::Node n[16];
+        auto doc = json::Document::parse(answer, n);
+        ASSERT_TRUE(doc.ok());
+        char cut[256];
+        mcp::ToolError e;
+        ASSERT_TRUE(fx::summarize(tool->asks[0], doc->root(), cut, sizeof cut, e));
+        EXPECT_TRUE(json::valid_utf8(cut)) << cut;
+        EXPECT_LT(std::string(cut).size(), std::string("user_name: ").size() + 121);
+    }
     json::Node nodes[16];
     auto declined = json::Document::parse(R"({"action":"decline"})", nodes);
     char out[64];

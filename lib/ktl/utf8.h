@@ -1,0 +1,18 @@
+#pragma once
+// Cutting text to fit without breaking a character: what is cut must stay valid UTF-8, or the
+// JSON writer (which refuses invalid text) drops the whole value.
+#include <cstddef>
+#include <string_view>
+
+namespace ktl {
+
+// The length of the longest prefix of s of at most max bytes that ends between characters
+// (never inside a multi-byte sequence). s itself is assumed valid UTF-8.
+constexpr size_t utf8_prefix(std::string_view s, size_t max) {
+    size_t n = s.size() < max ? s.size() : max;
+    while (n > 0 && n < s.size() && (static_cast<unsigned char>(s[n]) & 0xc0) == 0x80)
+        --n;
+    return n;
+}
+
+} // namespace ktl
