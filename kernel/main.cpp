@@ -20,6 +20,7 @@
 #include "dev/serial_device.h"
 #include "ktest/ktest.h"
 #include "mcpd/audit_trail.h"
+#include "mcpd/provenance_log.h"
 #include "mcpd/bridge_config.h"
 #include "mcpd/http_task.h"
 #include "mcpd/serial_task.h"
@@ -146,6 +147,13 @@ constexpr uint32_t kVectorWorkers = 2;
                                     : ktl::Result<uint64_t>(audit_region.error());
     if (!audit_trail)
         KLOG_ERROR("mcp: no audit region (%s); decisions will be counted as dropped", ktl::error_name(audit_trail.error()));
+    // Provenance nodes: the same kind of ring, shared by the bridges the same way.
+    auto provenance_region = handlers::make_region(mcpd::provenance_log_bytes(), 3 /* ring */,
+                                                   mcpd::provenance_log_record_bytes(), true);
+    auto provenance = provenance_region ? kcap::register_object(kcap::ObjectType::Region, *provenance_region)
+                                        : ktl::Result<uint64_t>(provenance_region.error());
+    if (!provenance)
+        KLOG_ERROR("mcp: no provenance region (%s); requests will have no provenance node", ktl::error_name(provenance.error()));
     // Cluster membership (`cluster=`): its task opens its UDP endpoint at run time through the
     // NetStack capability; the bridges get the Cluster object for its tools and resource.
     static int netstack_object;
@@ -162,6 +170,7 @@ constexpr uint32_t kVectorWorkers = 2;
         caps.factory = kcap::grant_existing(t, *factory, kcap::kWrite).value_or(~0u);
         caps.audit = kcap::grant_existing(t, *audit_log, kcap::kRead).value_or(~0u);
         caps.audit_region = audit_trail ? kcap::grant_existing(t, *audit_trail, kcap::kRead | kcap::kWrite).value_or(~0u) : ~0u;
+        caps.provenance_region = provenance ? kcap::grant_existing(t, *provenance, kcap::kRead | kcap::kWrite).value_or(~0u) : ~0u;
         // Grant: vector tools get a token for one collection (store_open) or for the store itself.
         caps.store = kcap::grant_existing(t, *vector_store, kcap::kAll).value_or(~0u);
         if (cluster)

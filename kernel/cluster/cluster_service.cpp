@@ -91,7 +91,7 @@ void audit_refusal(const cluster::Event& e) {
     char at[32];
     clock::rfc3339_now(at, sizeof at);
     mcp::AuditEvent a { "", at, nullptr, "udp", mcp::AuditKind::Peer, from, mcp::AuditOutcome::Deny,
-                        cluster::verdict_name(e.verdict), 0, 0, 0 };
+                        cluster::verdict_name(e.verdict), 0, 0, 0, 0, "receive", {} };
     (void)mcpd::audit_trail_record(a);
 }
 

@@ -1,4 +1,5 @@
 #include "audit_trail.h"
+#include "task_slots.h"
 
 #include "../arch/aarch64/cpu.h"
 #include "../bootargs.h"
@@ -6,6 +7,7 @@
 #include "../syscall/sys.h"
 
 #include <ktl/utf8.h>
+#include <mcp/policy/provenance.h>
 #include <mcp/policy/roles.h>
 
 namespace mcpd {
@@ -33,16 +35,13 @@ struct Record {
     uint8_t outcome;
     uint8_t reserved;
     uint32_t repeats; // identical refusals this record stands for (1: just itself)
-    uint8_t pad[12];
+    uint64_t provenance_id; // the request's provenance node (0: none)
+    char action[16];
+    char target[64];    // what it acted on: a collection and how many ids
 };
-static_assert(sizeof(Record) == 256);
+static_assert(sizeof(Record) == 336);
 
-// The bridges share one region; each reaches it through a slot of its own capability table.
-struct Holder {
-    uint32_t task = ~0u;
-    uint32_t slot = ~0u;
-};
-Holder g_holders[4];
+TaskSlots g_slots; // the bridges share one region, each through a slot of its own
 uint64_t g_count = 0;     // records written
 uint64_t g_failed = 0;    // records that could not be written at all
 uint64_t g_decisions = 0; // decisions, repeats included
@@ -56,12 +55,7 @@ uint64_t capacity_records() { return audit_trail_bytes() / sizeof(Record); }
 uint64_t given_way() { return g_count > capacity_records() ? g_count - capacity_records() : 0; }
 
 // Truncates at a UTF-8 character boundary: a record must stay valid text for the JSON writer.
-void copy(char* dst, size_t cap, std::string_view src) {
-    size_t n = ktl::utf8_prefix(src, cap - 1);
-    for (size_t i = 0; i < n; ++i)
-        dst[i] = src[i];
-    dst[n] = '\0';
-}
+void copy(char* dst, size_t cap, std::string_view src) { ktl::utf8_copy(dst, cap, src); }
 
 std::string_view text(const char* s, size_t cap) {
     size_t n = 0;
@@ -70,13 +64,7 @@ std::string_view text(const char* s, size_t cap) {
     return { s, n };
 }
 
-uint32_t region_slot() {
-    uint32_t self = static_cast<uint32_t>(sys::self());
-    for (const auto& h : g_holders)
-        if (h.task == self)
-            return h.slot;
-    return ~0u;
-}
+uint32_t region_slot() { return g_slots.slot(); }
 
 } // namespace
 
@@ -86,15 +74,7 @@ uint64_t audit_trail_bytes() {
 }
 uint32_t audit_trail_record_bytes() { return sizeof(Record); }
 
-bool audit_trail_attach(uint32_t region) {
-    arch::IrqGuard guard;
-    for (auto& h : g_holders)
-        if (h.task == ~0u) {
-            h = { static_cast<uint32_t>(sys::self()), region };
-            return region != ~0u;
-        }
-    return false;
-}
+bool audit_trail_attach(uint32_t region) { return g_slots.attach(region); }
 
 namespace {
 
@@ -110,6 +90,7 @@ bool same_refusal(const Record& a, const Record& b) {
         return true;
     };
     return a.kind == b.kind && a.outcome == b.outcome && a.role == b.role && eq(a.principal, b.principal, sizeof a.principal) &&
+           eq(a.action, b.action, sizeof a.action) && eq(a.target, b.target, sizeof a.target) &&
            eq(a.name, b.name, sizeof a.name) && eq(a.code, b.code, sizeof a.code) &&
            eq(a.transport, b.transport, sizeof a.transport);
 }
@@ -151,6 +132,9 @@ bool audit_trail_record(const mcp::AuditEvent& e) {
     copy(r.name, sizeof r.name, e.name);
     copy(r.code, sizeof r.code, e.code ? e.code : "");
     copy(r.transport, sizeof r.transport, e.transport ? e.transport : "");
+    copy(r.action, sizeof r.action, e.action ? e.action : "");
+    copy(r.target, sizeof r.target, e.target);
+    r.provenance_id = e.provenance_id;
     r.role = static_cast<uint8_t>(e.principal ? e.principal->role : mcp::Role::Anonymous);
     r.kind = static_cast<uint8_t>(e.kind);
     r.outcome = static_cast<uint8_t>(e.outcome);
@@ -173,7 +157,37 @@ bool audit_trail_record(const mcp::AuditEvent& e) {
     return true;
 }
 
-void audit_trail_write(json::Writer& w, uint32_t max) {
+namespace {
+
+void write_record(json::Writer& w, const Record& r) {
+    char hash[17];
+    for (int k = 0; k < 16; ++k)
+        hash[k] = "0123456789abcdef"[(r.args_hash >> (60 - 4 * k)) & 0xf];
+    hash[16] = '\0';
+    w.begin_object();
+    w.key("seq").number(r.seq).key("timestamp").string(text(r.timestamp, sizeof r.timestamp));
+    w.key("request_id").string(text(r.request_id, sizeof r.request_id));
+    w.key("principal").string(text(r.principal, sizeof r.principal));
+    w.key("role").string(mcp::role_name(static_cast<mcp::Role>(r.role)));
+    w.key("transport").string(text(r.transport, sizeof r.transport));
+    w.key("kind").string(mcp::audit_kind_name(static_cast<mcp::AuditKind>(r.kind)));
+    w.key("name").string(text(r.name, sizeof r.name));
+    w.key("action").string(text(r.action, sizeof r.action)).key("target").string(text(r.target, sizeof r.target));
+    char node[mcp::kProvenanceIdText];
+    mcp::format_provenance_id(r.provenance_id, node);
+    w.key("provenance_node_id").string(node);
+    w.key("outcome").string(mcp::audit_outcome_name(static_cast<mcp::AuditOutcome>(r.outcome)));
+    w.key("code").string(text(r.code, sizeof r.code));
+    w.key("token_id").number(r.token_id);
+    w.key("args_hash").string(r.args_hash ? std::string_view(hash, 16) : std::string_view());
+    w.key("duration_us").number(r.duration_us);
+    w.key("repeats").number(uint64_t(r.repeats)).key("dropped_before").number(r.dropped_before);
+    w.end_object();
+}
+
+// Writes, oldest first, those of the newest `max` records still held that `keep` accepts.
+template <typename Keep>
+void write_records(json::Writer& w, uint32_t max, Keep keep) {
     {
         arch::IrqGuard guard;
         flush_pending(); // a reader sees every decision so far
@@ -187,27 +201,20 @@ void audit_trail_write(json::Writer& w, uint32_t max) {
         if (sys::call(sys::Number::region_read, region_slot(), i * sizeof(Record), reinterpret_cast<uint64_t>(&r), sizeof r) !=
             static_cast<int64_t>(sizeof r))
             break;
-        char hash[17];
-        for (int k = 0; k < 16; ++k)
-            hash[k] = "0123456789abcdef"[(r.args_hash >> (60 - 4 * k)) & 0xf];
-        hash[16] = '\0';
-        w.begin_object();
-        w.key("seq").number(r.seq).key("timestamp").string(text(r.timestamp, sizeof r.timestamp));
-        w.key("request_id").string(text(r.request_id, sizeof r.request_id));
-        w.key("principal").string(text(r.principal, sizeof r.principal));
-        w.key("role").string(mcp::role_name(static_cast<mcp::Role>(r.role)));
-        w.key("transport").string(text(r.transport, sizeof r.transport));
-        w.key("kind").string(mcp::audit_kind_name(static_cast<mcp::AuditKind>(r.kind)));
-        w.key("name").string(text(r.name, sizeof r.name));
-        w.key("outcome").string(mcp::audit_outcome_name(static_cast<mcp::AuditOutcome>(r.outcome)));
-        w.key("code").string(text(r.code, sizeof r.code));
-        w.key("token_id").number(r.token_id);
-        w.key("args_hash").string(r.args_hash ? std::string_view(hash, 16) : std::string_view());
-        w.key("duration_us").number(r.duration_us);
-        w.key("repeats").number(uint64_t(r.repeats)).key("dropped_before").number(r.dropped_before);
-        w.end_object();
+        if (keep(r))
+            write_record(w, r);
     }
     w.end_array();
+}
+
+} // namespace
+
+void audit_trail_write(json::Writer& w, uint32_t max) {
+    write_records(w, max, [](const Record&) { return true; });
+}
+
+void audit_trail_write_node(json::Writer& w, uint64_t provenance_id, uint32_t scan) {
+    write_records(w, scan, [provenance_id](const Record& r) { return r.provenance_id == provenance_id; });
 }
 
 uint64_t audit_trail_count() { return g_count; }

@@ -23,6 +23,8 @@ bool audit_trail_attach(uint32_t region_slot);
 bool audit_trail_record(const mcp::AuditEvent& event);
 // Writes the newest `max` records still held, oldest first, as a JSON array.
 void audit_trail_write(json::Writer& w, uint32_t max);
+// Writes those of the newest `scan` records that name provenance node `provenance_id`.
+void audit_trail_write_node(json::Writer& w, uint64_t provenance_id, uint32_t scan);
 uint64_t audit_trail_count();   // records written
 uint64_t audit_trail_dropped(); // records that gave way (or could not be written)
 uint64_t audit_trail_decisions(); // decisions recorded, repeats included

@@ -10,6 +10,7 @@
 #include "audit_trail.h"
 #include "fixture_tools.h"
 #include "kernel_resources.h"
+#include "provenance_log.h"
 #include "tool_exec.h"
 
 #include <mcp/fixtures/conformance.h>
@@ -124,12 +125,17 @@ size_t build_allowlist() {
 // fixtures' resources and template).
 size_t build_resource_allowlist() {
     auto uri = [](const mcp::Resource& r) { return r.uri; };
-    if (!conformance_profile())
-        return allowlist(bootargs::get().resources, kernel_resources(), uri, g_resource_allow);
+    auto uri_template = [](const mcp::ResourceTemplate& t) { return t.uri_template; };
+    if (!conformance_profile()) {
+        // A configured list names templates by their URI template; by default all are listed.
+        size_t n = allowlist(bootargs::get().resources, kernel_resources(), uri, g_resource_allow);
+        if (bootargs::get().resources.empty())
+            n += allowlist({}, kernel_resource_templates(), uri_template, g_resource_allow + n);
+        return n;
+    }
     size_t n = allowlist(bootargs::get().resources, mcp::fixtures::resources(), uri, g_resource_allow);
     if (bootargs::get().resources.empty())
-        n += allowlist({}, mcp::fixtures::resource_templates(), [](const mcp::ResourceTemplate& t) { return t.uri_template; },
-                       g_resource_allow + n);
+        n += allowlist({}, mcp::fixtures::resource_templates(), uri_template, g_resource_allow + n);
     return n;
 }
 
@@ -259,6 +265,7 @@ mcp::ServerConfig base_server_config() {
     config.allowlist = std::span<const std::string_view>(g_allow, g_allow_count);
     config.resources = kernel_resources();
     config.resource_allowlist = std::span<const std::string_view>(g_resource_allow, g_resource_allow_count);
+    config.resource_templates = kernel_resource_templates();
     if (conformance_profile()) {
         // The suite's fixtures, reachable by every caller (it sends no credentials); the kernel's
         // resources are not served, and one list page holds every fixture.
@@ -278,6 +285,7 @@ mcp::ServerConfig base_server_config() {
     };
     config.free_nodes = [](json::Node* nodes) { kheap::free(nodes); };
     config.audit = audit_hook;
+    config.provenance = provenance_log_record;
     config.now_rfc3339 = now_rfc3339;
     config.now_ns = now_ns;
     // Each bridge seals its own input rounds' requestState (request_state.h) with 32 bytes from

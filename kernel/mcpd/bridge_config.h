@@ -15,6 +15,7 @@ struct BridgeCaps {
     uint32_t factory = ~0u;       // creates tool tasks
     uint32_t audit = ~0u;         // reads the kernel's capability audit records
     uint32_t audit_region = ~0u;  // the append-only MCP audit trail (shared by the bridges)
+    uint32_t provenance_region = ~0u; // the provenance nodes' ring (shared the same way)
     uint32_t store = ~0u;         // the named vector store (all rights: tokens for vector tools come from it)
     uint32_t cluster = ~0u;       // cluster membership (read, write, grant: tokens for the cluster tools; cluster://members)
 };

@@ -12,8 +12,8 @@ namespace mcpd {
 namespace {
 
 const char* kFaultIn = R"({"type":"object","properties":{)"
-                       R"("mode":{"type":"string","enum":["data","write","exec","undef","brk","hang","tamper"],)"
-                       R"("description":"how to end: a fault of that kind, or hang: ignore the stop and be killed; tamper: the arguments change after the token is issued"},)"
+                       R"("mode":{"type":"string","enum":["data","write","exec","undef","brk","hang","tamper","reparent"],)"
+                       R"("description":"how to end: a fault of that kind, or hang: ignore the stop and be killed; tamper: the arguments change after the token is issued; reparent: the call's provenance node does"},)"
                        R"("blocks":{"type":"integer","minimum":0,"maximum":256,"description":"200-byte heap blocks taken first, default 16"},)"
                        R"("large_kib":{"type":"integer","minimum":0,"maximum":4096,"description":"one large heap block taken first, default 64"}},)"
                        R"("required":["mode"],"additionalProperties":false})";
@@ -56,13 +56,19 @@ const mcp::Tool kTools[] = {
 
 } // namespace
 
-void tamper_if_asked(const char* tool, char* args, size_t len) {
+void tamper_if_asked(const char* tool, char* args, size_t len, uint64_t& provenance) {
     if (!faults_profile() || std::string_view(tool) != "test_fault")
         return;
     constexpr std::string_view kAsk = "\"tamper\"";
+    constexpr std::string_view kReparent = "\"reparent\"";
     for (size_t i = 0; i + kAsk.size() <= len; ++i)
         if (std::string_view(args + i, kAsk.size()) == kAsk) {
             args[i + 1] = 'T'; // "Tamper": still valid JSON, no longer what the token was bound to
+            return;
+        }
+    for (size_t i = 0; i + kReparent.size() <= len; ++i)
+        if (std::string_view(args + i, kReparent.size()) == kReparent) {
+            provenance ^= 1; // the arguments as bound, but acting for another node
             return;
         }
 }

@@ -10,6 +10,7 @@
 #include "../panic.h"
 #include "../syscall/sys.h"
 #include "audit_trail.h"
+#include "provenance_log.h"
 #include "bridge_config.h"
 #include "kernel_resources.h"
 #include "tool_exec.h"
@@ -460,6 +461,8 @@ int64_t http_task_main(void* arg) {
                      bootargs::get().tool_output_bytes, g_caps.signal, kMaxHttpCalls);
     if (!audit_trail_attach(g_caps.bridge.audit_region))
         KLOG_ERROR("mcp: http: no audit region; decisions are counted as dropped");
+    if (!provenance_log_attach(g_caps.bridge.provenance_region))
+        KLOG_ERROR("mcp: http: no provenance region; requests get no provenance node");
     build_hosts();
 
     // Callers without a key act as `http_role` (default anonymous: the network is not trusted

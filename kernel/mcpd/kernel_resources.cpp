@@ -14,6 +14,8 @@
 #include "../version.h"
 #include <drivers/serial_port.h>
 #include "audit_trail.h"
+#include "provenance_log.h"
+#include "../mm/kheap.h"
 #include "cluster_tools.h"
 #include "../cluster/cluster_service.h"
 #include "bridge_config.h"
@@ -84,6 +86,7 @@ bool read_status(json::Writer& w, mcp::ToolError& err) {
     w.key("line_role").string(mcp::role_name(p ? p->role : mcp::Role::Anonymous));
     w.key("tools_allowed").number(uint64_t(ctx().tools_allowed));
     w.key("audit_records").number(audit_trail_count()).key("audit_dropped").number(audit_trail_dropped());
+    w.key("provenance_nodes").number(provenance_log_count()).key("provenance_failed").number(provenance_log_failed());
     w.key("config_warnings").begin_array();
     for (const auto& text : config_warnings())
         w.string(text);
@@ -138,6 +141,53 @@ bool read_audit(json::Writer& w, mcp::ToolError&) {
     return true;
 }
 
+// provenance://node/{id}: the node, its chain of parents, and the audit trail's decisions that
+// name it (among the newest 1024 records). Written as JSON text into a heap block of its own: two
+// bridges may read at once.
+constexpr uint32_t kChainDepth = 8;
+constexpr uint32_t kDecisionScan = 1024;
+constexpr size_t kNodeText = 16384;
+
+bool read_provenance_node(const mcp::ResourceRead& in, json::Writer& w, mcp::ToolError& err) {
+    auto id = in.vars.empty() ? std::nullopt : mcp::parse_provenance_id(in.vars[0].value);
+    if (!id) {
+        err = { mcp::ErrorCode::ValidationFailed, "not a provenance node id (8 hex digits, '-', a number: 9c1e02aa-17)",
+                "invalid_id" };
+        return false;
+    }
+    auto mem = kheap::alloc(kNodeText);
+    if (!mem) {
+        err = { mcp::ErrorCode::InternalError, "no memory to read the node" };
+        return false;
+    }
+    json::Writer tw({ static_cast<char*>(*mem), kNodeText });
+    const char* why = "";
+    tw.begin_object();
+    bool held = provenance_log_write(tw, *id, kChainDepth, why);
+    if (held) {
+        tw.key("decisions");
+        audit_trail_write_node(tw, *id, kDecisionScan);
+    }
+    tw.end_object();
+    bool ok = held && tw.complete();
+    if (ok)
+        w.key("text").string(tw.view());
+    else
+        err = held ? mcp::ToolError { mcp::ErrorCode::LimitOutputExceeded, "the node's decisions do not fit one read" }
+                   : mcp::ToolError { mcp::ErrorCode::NotFound, why, "missing_node" };
+    kheap::free(*mem);
+    return ok;
+}
+
+constexpr mcp::Argument kNodeVars[] = { { "id", "The node's id, as vector_get and the audit trail give it", true } };
+
+const mcp::ResourceTemplate kTemplates[] = {
+    { "provenance://node/{id}", "provenance-node", "Provenance node",
+      "Where a request came from (principal, line, session, client as declared, integrity), the chain of requests it "
+      "derives from, and the decisions recorded for it.",
+      "application/json", mcp::kAuditRead, "1", kNodeVars, read_provenance_node },
+};
+
 const mcp::Resource kResources[] = {
     { "kernel://status", "status", "Kernel status", "Uptime, memory, tasks and the MCP line's principal.", mcp::kKernelRead,
       "1", read_status },
@@ -162,6 +212,8 @@ void set_resource_context(const ResourceContext& context) {
             return;
         }
 }
+std::span<const mcp::ResourceTemplate> kernel_resource_templates() { return kTemplates; }
+
 std::span<const mcp::Resource> kernel_resources() {
     std::span<const mcp::Resource> all(kResources);
     return clusterd::configured() ? all : all.first(all.size() - 1);

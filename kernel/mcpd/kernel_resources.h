@@ -18,5 +18,7 @@ struct ResourceContext {
 
 void set_resource_context(const ResourceContext& context);
 std::span<const mcp::Resource> kernel_resources();
+// provenance://node/{id}: a provenance node, its chain of parents and the decisions it led to.
+std::span<const mcp::ResourceTemplate> kernel_resource_templates();
 
 } // namespace mcpd

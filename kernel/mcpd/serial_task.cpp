@@ -6,6 +6,7 @@
 #include "../syscall/sys.h"
 #include "../version.h"
 #include "audit_trail.h"
+#include "provenance_log.h"
 #include "bridge_config.h"
 #include "fixture_tools.h"
 #include "kernel_resources.h"
@@ -75,6 +76,8 @@ int64_t serial_task_main(void* arg) {
                                        mcp::CallLimiter::kMaxPrincipals - 1);
     if (!audit_trail_attach(caps.bridge.audit_region))
         KLOG_ERROR("mcp: no audit region; decisions are counted as dropped");
+    if (!provenance_log_attach(caps.bridge.provenance_region))
+        KLOG_ERROR("mcp: no provenance region; requests get no provenance node");
 
     static mcp::ServerConfig config = base_server_config();
     static mcp::AuthGate gate; // this bridge's own: one source, the line

@@ -79,12 +79,15 @@ constexpr uint64_t kToolPriority = 15; // below the bridge: a tool starts once t
 
 uint64_t g_calls = 0; // per boot, across bridges (incremented with IRQs masked: see start())
 
-// What a token is bound to: who calls, which tool, with which argument text, as which call. The
-// bridge computes it to issue the token; the tool task computes it again from the text it is
-// about to parse, so a token redeems only for exactly what runs.
-uint64_t call_binding(uint16_t principal_id, const char* tool, std::string_view args, uint64_t call_number) {
+// What a token is bound to: who calls, which tool, with which argument text, as which call, on
+// behalf of which provenance node. The bridge computes it to issue the token; the tool task
+// computes it again from the text it is about to parse and the node it will act for, so a token
+// redeems only for exactly what runs (a node that differs: refused, the tool never runs).
+uint64_t call_binding(uint16_t principal_id, const char* tool, std::string_view args, uint64_t call_number,
+                      uint64_t provenance_id) {
     crypto::Sha256 h;
     h.update(std::string_view(reinterpret_cast<const char*>(&principal_id), sizeof principal_id));
+    h.update(std::string_view(reinterpret_cast<const char*>(&provenance_id), sizeof provenance_id));
     h.update(std::string_view(tool));
     h.update(std::string_view("\0", 1));
     h.update(args);
@@ -107,7 +110,7 @@ int64_t tool_task_main(void* arg) {
     // Fail-closed: no token, a stale one or one bound to another call -> the tool never runs. The
     // binding is recomputed here, over the very text parsed below.
     const std::string_view args(job.args, job.args_len);
-    uint64_t binding = call_binding(job.principal_id, job.call.tool, args, job.call.token_id);
+    uint64_t binding = call_binding(job.principal_id, job.call.tool, args, job.call.token_id, job.call.provenance_id);
     int64_t slot = sys::call(sys::Number::token_redeem, job.token, binding);
     if (slot < 0) {
         job.ok = false;
@@ -163,6 +166,7 @@ void Executor::configure(const ExecCaps& caps, uint64_t wall_limit_ns, size_t ou
 bool ToolContext::expired() const { return clock::monotonic_ns() >= job->deadline_ns; }
 bool ToolContext::cancelled() const { return job->cancel; }
 const char* ToolContext::tool() const { return job->call.tool; }
+uint64_t ToolContext::provenance() const { return job->call.provenance_id; }
 
 void ToolContext::progress(uint64_t done, uint64_t total, const char* message) const {
     // One report in flight: wait (bounded) until the bridge has sent the previous one, so a
@@ -494,7 +498,7 @@ bool Executor::start(const mcp::Tool& tool, const json::Value& arguments, const 
         n = ++g_calls;
     }
     job->call.token_id = n; // the audit trail names the token by its call number
-    const uint64_t binding = call_binding(job->principal_id, tool.name, text, n);
+    const uint64_t binding = call_binding(job->principal_id, tool.name, text, n, call.provenance_id);
 
     char name[24] = "tool:";
     for (size_t i = 5, k = 0; i + 1 < sizeof name && tool.name[k]; ++i, ++k)
@@ -523,7 +527,8 @@ bool Executor::start(const mcp::Tool& tool, const json::Value& arguments, const 
         drop_source();
         job->source_transient = false;
     }
-    tamper_if_asked(tool.name, job->args, job->args_len); // profile=faults only: proves the binding is checked
+    // profile=faults only: proves the binding is checked
+    tamper_if_asked(tool.name, job->args, job->args_len, job->call.provenance_id);
     return true;
 }
 

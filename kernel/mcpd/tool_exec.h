@@ -56,6 +56,9 @@ struct ToolContext {
     bool cancelled() const; // the client sent notifications/cancelled
     bool should_stop() const { return expired() || cancelled(); }
     const char* tool() const; // the tool's name
+    // The provenance node the call acts for (the token was redeemed against it): what the tool
+    // stores remembers it.
+    uint64_t provenance() const;
     void progress(uint64_t done, uint64_t total, const char* message) const;
     // Queues one record for the bridge (text cut at 119 bytes on a UTF-8 boundary); waits while
     // the call's queue is full. False when the call was told to stop first.

@@ -6,6 +6,7 @@
 #include "../vector/collection.h"
 
 #include <hnsw/params.h>
+#include <mcp/policy/provenance.h>
 
 namespace mcpd::vec {
 namespace {
@@ -73,9 +74,21 @@ bool search(const json::Value& args, json::Writer& w, mcp::ToolError& err, const
         err = error_of(n);
         return false;
     }
+    const bool with_provenance = args.find("with_provenance").as_bool().value_or(false);
     w.begin_object().key("hits").begin_array();
-    for (int64_t i = 0; i < n; ++i)
-        w.begin_object().key("id").number(out[i].id).key("distance").number(static_cast<double>(out[i].distance)).end_object();
+    for (int64_t i = 0; i < n; ++i) {
+        w.begin_object().key("id").number(out[i].id).key("distance").number(static_cast<double>(out[i].distance));
+        if (with_provenance) {
+            // The query is spent: its buffer takes the vector vec_get copies along. A hit
+            // replaced since names its new write; one deleted since, none ("").
+            uint64_t node = 0;
+            sys::call(sys::Number::vec_get, ctx.cap, out[i].id, reinterpret_cast<uint64_t>(query), reinterpret_cast<uint64_t>(&node));
+            char node_id[mcp::kProvenanceIdText];
+            mcp::format_provenance_id(node, node_id);
+            w.key("provenance_node_id").string(node_id);
+        }
+        w.end_object();
+    }
     w.end_array().key("count").number(n).end_object();
     return true;
 }
@@ -102,7 +115,8 @@ bool get(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     bool found[kMaxIds] = {};
     w.begin_object().key("vectors").begin_array();
     for (size_t i = 0; i < n; ++i) {
-        int64_t rc = sys::call(sys::Number::vec_get, ctx.cap, ids[i], reinterpret_cast<uint64_t>(v));
+        uint64_t node = 0;
+        int64_t rc = sys::call(sys::Number::vec_get, ctx.cap, ids[i], reinterpret_cast<uint64_t>(v), reinterpret_cast<uint64_t>(&node));
         if (rc == -static_cast<int64_t>(ktl::Error::NotFound))
             continue;
         if (rc < 0) {
@@ -110,7 +124,9 @@ bool get(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
             return false;
         }
         found[i] = true;
-        w.begin_object().key("id").number(ids[i]).key("vector").begin_array();
+        char node_id[mcp::kProvenanceIdText];
+        mcp::format_provenance_id(node, node_id);
+        w.begin_object().key("id").number(ids[i]).key("provenance_node_id").string(node_id).key("vector").begin_array();
         for (uint32_t d = 0; d < *dim; ++d)
             w.number(static_cast<double>(v[d]));
         w.end_array().end_object();

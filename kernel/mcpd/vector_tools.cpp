@@ -49,21 +49,24 @@ const char* kUpsertIn = R"({"type":"object","properties":{"collection":)" NAME_S
                         R"("description":"instead of vectors: base64 strings of whole rows of little-endian float32, in order"}},)"
                         R"("required":["collection","ids"],"additionalProperties":false})";
 const char* kUpsertOut = R"({"type":"object","properties":{"upserted":{"type":"integer"},"requested":{"type":"integer"},)"
-                         R"("count":{"type":"integer"}},"required":["upserted","requested"]})";
+                         R"("count":{"type":"integer"},"provenance_node_id":{"type":"string","description":"this call's node: what the stored vectors remember"}},)"
+                         R"("required":["upserted","requested"]})";
 const char* kSearchIn = R"({"type":"object","properties":{"collection":)" NAME_SCHEMA R"(,)"
                         R"("vector":{"type":"array","minItems":1,"maxItems":4096,"items":)" COMPONENT_SCHEMA R"(},)"
                         R"("k":{"type":"integer","minimum":1,"maximum":100,"description":"default 10"},)"
                         R"("ef":{"type":"integer","minimum":1,"maximum":512,"description":"default 64, raised to k"},)"
-                        R"("filter_ids":{"type":"array","maxItems":1024,"items":)" ID_SCHEMA R"(,"description":"only these ids may be returned"}},)"
+                        R"("filter_ids":{"type":"array","maxItems":1024,"items":)" ID_SCHEMA R"(,"description":"only these ids may be returned"},)"
+                        R"("with_provenance":{"type":"boolean","description":"each hit also names the provenance node of the write that stored it"}},)"
                         R"("required":["collection","vector"],"additionalProperties":false})";
 const char* kSearchOut = R"({"type":"object","properties":{"hits":{"type":"array","items":{"type":"object",)"
-                         R"("properties":{"id":{"type":"integer"},"distance":{"type":"number"}}}},"count":{"type":"integer"}},)"
+                         R"("properties":{"id":{"type":"integer"},"distance":{"type":"number"},"provenance_node_id":{"type":"string"}}}},"count":{"type":"integer"}},)"
                          R"("required":["hits","count"]})";
 const char* kGetIn = R"({"type":"object","properties":{"collection":)" NAME_SCHEMA R"(,)"
                      R"("ids":{"type":"array","minItems":1,"maxItems":16,"items":)" ID_SCHEMA R"(}},)"
                      R"("required":["collection","ids"],"additionalProperties":false})";
 const char* kGetOut = R"({"type":"object","properties":{"vectors":{"type":"array","items":{"type":"object",)"
-                      R"("properties":{"id":{"type":"integer"},"vector":{"type":"array","items":{"type":"number"}}}}},)"
+                      R"("properties":{"id":{"type":"integer"},"vector":{"type":"array","items":{"type":"number"}},)"
+                      R"("provenance_node_id":{"type":"string","description":"the provenance node of the write that stored it (provenance://node/{id}); empty: unknown"}}}},)"
                       R"("missing":{"type":"array","items":{"type":"integer"}}},"required":["vectors","missing"]})";
 const char* kDeleteIn = R"({"type":"object","properties":{"collection":)" NAME_SCHEMA R"(,)"
                         R"("ids":{"type":"array","minItems":1,"maxItems":1024,"items":)" ID_SCHEMA R"(}},)"
@@ -225,33 +228,33 @@ constexpr ToolImpl kImpls[] = {
 const mcp::Tool kTools[] = {
     { "collection_create", "Create a vector collection",
       "New HNSW collection: dimension (<= 4096), metric l2 | cosine | ip, M, ef_construction, capacity or memory budget.",
-      kCreateIn, kCreateOut, mcp::kVectorAdmin, nullptr },
+      kCreateIn, kCreateOut, mcp::kVectorAdmin, nullptr, mcp::ToolResult::Structured, 0, "create", "name" },
     { "collection_drop", "Drop a vector collection", "Destroys a collection and everything in it (refused while it is busy).",
-      kNameIn, kDropOut, mcp::kVectorAdmin, nullptr },
+      kNameIn, kDropOut, mcp::kVectorAdmin, nullptr, mcp::ToolResult::Structured, 0, "drop", "name" },
     { "collection_list", "List vector collections", "Every collection with its parameters and live vector count.", kNoArgs,
-      kListOut, mcp::kVectorRead, nullptr },
+      kListOut, mcp::kVectorRead, nullptr, mcp::ToolResult::Structured, 0, "read", nullptr },
     { "collection_stats", "Vector collection statistics",
       "Live and deleted vectors, graph levels, bytes used and budgeted, distance computations.", kCollectionIn, kStatsOut,
-      mcp::kVectorRead, nullptr },
+      mcp::kVectorRead, nullptr, mcp::ToolResult::Structured, 0, "read", "collection" },
     { "vector_upsert", "Insert or replace vectors",
       "A batch of ids with their vectors (JSON rows or base64 float32); reports progress, stops when cancelled keeping "
       "what was stored.",
-      kUpsertIn, kUpsertOut, mcp::kVectorWrite, nullptr },
+      kUpsertIn, kUpsertOut, mcp::kVectorWrite, nullptr, mcp::ToolResult::Structured, 0, "write", "collection" },
     { "vector_search", "Nearest-neighbour search",
       "Up to k nearest live vectors to a query (ascending distance), optionally only among given ids.", kSearchIn,
-      kSearchOut, mcp::kVectorRead, nullptr },
+      kSearchOut, mcp::kVectorRead, nullptr, mcp::ToolResult::Structured, 0, "read", "collection" },
     { "vector_get", "Get vectors by id", "The stored vectors of up to 16 ids (cosine collections store them normalised).",
-      kGetIn, kGetOut, mcp::kVectorRead, nullptr },
+      kGetIn, kGetOut, mcp::kVectorRead, nullptr, mcp::ToolResult::Structured, 0, "read", "collection" },
     { "vector_delete", "Delete vectors by id", "Deletes ids; they are never returned by a search afterwards.", kDeleteIn,
-      kDeleteOut, mcp::kVectorWrite, nullptr },
+      kDeleteOut, mcp::kVectorWrite, nullptr, mcp::ToolResult::Structured, 0, "delete", "collection" },
     { "collection_export", "Export a collection snapshot",
       "One page (<= 45,000 bytes, base64) of the collection's CRC-checked snapshot, with the snapshot's size, the collection's write generation (the same on every page of one snapshot) and the page's CRC-32.",
-      kExportIn, kExportOut, mcp::kVectorRead, nullptr },
+      kExportIn, kExportOut, mcp::kVectorRead, nullptr, mcp::ToolResult::Structured, 0, "read", "collection" },
     { "collection_import", "Import a collection snapshot",
       "A new collection from a snapshot (base64 strings, checked whole: CRCs, structure, parameters) under a new name; "
       "a large one in chunks, in order from offset 0, each answered with the next offset until it is imported. "
       "Its memory follows what the snapshot holds unless max_elements asks for more.",
-      kImportIn, kImportOut, mcp::kVectorAdmin, nullptr },
+      kImportIn, kImportOut, mcp::kVectorAdmin, nullptr, mcp::ToolResult::Structured, 0, "import", "name" },
 };
 
 } // namespace

@@ -11,6 +11,7 @@
 
 #include <ktl/base64.h>
 #include <ktl/format.h>
+#include <mcp/policy/provenance.h>
 
 namespace mcpd::vec {
 namespace {
@@ -155,8 +156,9 @@ bool upsert(const json::Value& args, json::Writer& w, mcp::ToolError& err, const
             err = { mcp::ErrorCode::InternalError, "batch changed while storing" };
             return false;
         }
+        // Each vector remembers the provenance node of this call (the one its token was bound to).
         int64_t rc = sys::call(sys::Number::vec_insert, ctx.cap, reinterpret_cast<uint64_t>(ids + done),
-                               reinterpret_cast<uint64_t>(chunk), count);
+                               reinterpret_cast<uint64_t>(chunk), count, ctx.provenance());
         if (rc < 0 || static_cast<size_t>(rc) != count) {
             done += rc > 0 ? static_cast<size_t>(rc) : 0;
             KLOG_WARN("mcp: vector_upsert stopped by the store after %zu of %zu vectors", done, n);
@@ -182,7 +184,9 @@ bool upsert(const json::Value& args, json::Writer& w, mcp::ToolError& err, const
     vector::Stats st {};
     sys::call(sys::Number::vec_stats, ctx.cap, reinterpret_cast<uint64_t>(&st));
     w.begin_object().key("upserted").number(static_cast<uint64_t>(done)).key("requested").number(static_cast<uint64_t>(n));
-    w.key("count").number(st.count).end_object();
+    char node[mcp::kProvenanceIdText];
+    mcp::format_provenance_id(ctx.provenance(), node);
+    w.key("count").number(st.count).key("provenance_node_id").string(node).end_object();
     return true;
 }
 

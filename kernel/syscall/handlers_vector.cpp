@@ -102,7 +102,7 @@ int64_t vec_insert(arch::TrapFrame& f, const kcap::Resolved& o) {
     if (count == 0 || count > 4096 || !buffers::readable(f.x[1], count * 8) ||
         !buffers::readable(f.x[2], count * dim * sizeof(float)))
         return err(ktl::Error::InvalidArgs);
-    return finish_outcome(vector::submit(vector::Op::Insert, &collection(o), { f.x[1], f.x[2], count, 0, 0 }));
+    return finish_outcome(vector::submit(vector::Op::Insert, &collection(o), { f.x[1], f.x[2], count, f.x[4], 0 }));
 }
 
 // The optional id filter (a5) is a strictly ascending list, so the workers can binary-search it;
@@ -134,9 +134,10 @@ int64_t vec_search(arch::TrapFrame& f, const kcap::Resolved& o) {
 }
 
 int64_t vec_get(arch::TrapFrame& f, const kcap::Resolved& o) {
-    if (!buffers::writable(f.x[2], collection(o).index.params().dim * sizeof(float)))
+    if (!buffers::writable(f.x[2], collection(o).index.params().dim * sizeof(float)) ||
+        (f.x[3] != 0 && !buffers::writable(f.x[3], sizeof(uint64_t))))
         return err(ktl::Error::InvalidArgs);
-    return finish_outcome(vector::submit(vector::Op::Get, &collection(o), { f.x[1], f.x[2], 0, 0, 0 }));
+    return finish_outcome(vector::submit(vector::Op::Get, &collection(o), { f.x[1], f.x[2], f.x[3], 0, 0 }));
 }
 
 int64_t vec_delete(arch::TrapFrame& f, const kcap::Resolved& o) {

@@ -91,7 +91,7 @@ int64_t execute(const Job& job) {
         uint64_t count = job.a[2];
         ++c.writes;
         for (uint64_t i = 0; i < count; ++i) {
-            auto r = c.index.upsert(ids[i], { vectors + i * dim, dim });
+            auto r = c.index.upsert(ids[i], { vectors + i * dim, dim }, job.a[3]); // a3: the write's provenance node
             if (!r)
                 return i > 0 ? static_cast<int64_t>(i) : err(r.error()); // count stored before the failure
         }
@@ -100,6 +100,8 @@ int64_t execute(const Job& job) {
     case Op::Search: return search(c, job);
     case Op::Get: {
         auto r = c.index.get(job.a[0], { reinterpret_cast<float*>(job.a[1]), dim });
+        if (r && job.a[2] != 0)
+            *reinterpret_cast<uint64_t*>(job.a[2]) = c.index.tag_of(job.a[0]).value_or(0);
         return r ? dim : err(r.error());
     }
     case Op::Delete: {

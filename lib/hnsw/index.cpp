@@ -255,7 +255,7 @@ void Index::store_vector(const float* src, float* dst) const {
 
 // --- insert / get -------------------------------------------------------------------------
 
-Result<void> Index::insert(uint64_t id, std::span<const float> vector) {
+Result<void> Index::insert(uint64_t id, std::span<const float> vector, uint64_t tag) {
     if (!m_records)
         return Error::BadHandle;
     TRY_VOID(check_vector(vector));
@@ -286,6 +286,7 @@ Result<void> Index::insert(uint64_t id, std::span<const float> vector) {
     n->level = uint8_t(level);
     n->flags = kLive;
     n->reserved = 0;
+    n->tag = tag;
     for (uint32_t l = 0; l <= level; ++l)
         links(slot, l)[0] = 0;
     store_vector(vector.data(), vec(slot));
@@ -305,11 +306,11 @@ Result<void> Index::insert(uint64_t id, std::span<const float> vector) {
     return {};
 }
 
-Result<void> Index::upsert(uint64_t id, std::span<const float> vector) {
+Result<void> Index::upsert(uint64_t id, std::span<const float> vector, uint64_t tag) {
     TRY_VOID(check_vector(vector));
     if (find(id) != kNone)
         TRY_VOID(remove(id));
-    return insert(id, vector);
+    return insert(id, vector, tag);
 }
 
 BatchResult Index::insert_batch(std::span<const uint64_t> ids, std::span<const float> vectors,
@@ -345,6 +346,13 @@ Result<void> Index::get(uint64_t id, std::span<float> out) const {
         return Error::NotFound;
     std::memcpy(out.data(), vec(slot), sizeof(float) * m_params.dim);
     return {};
+}
+
+Result<uint64_t> Index::tag_of(uint64_t id) const {
+    uint32_t slot = find(id);
+    if (slot == kNone)
+        return Error::NotFound;
+    return node(slot)->tag;
 }
 
 Stats Index::stats() const {

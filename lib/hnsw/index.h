@@ -6,7 +6,9 @@
 // Memory: everything lives in one caller-provided span, carved once by create()/load():
 //   [level-0 records][id table][visited marks][heaps + buffers][upper-level link pool ...]
 // A level-0 record keeps header, links and vector together for locality:
-//   [NodeHeader 16 B][count u32][links u32 x 2M][vector f32 x dim] (rounded up to 8 bytes)
+//   [NodeHeader 24 B][count u32][links u32 x 2M][vector f32 x dim] (rounded up to 8 bytes)
+// The header holds, besides the id, a 64-bit tag per vector that the index only keeps (the
+// vector store records there the provenance node of the write that stored it): 8 bytes a vector.
 // Nothing allocates after creation; search() touches only its Scratch.
 //
 // Concurrency: mutations (insert/remove/compact) and search() with the internal scratch
@@ -71,10 +73,11 @@ public:
     // Exists if the id is present; Full when no slot is left (after compaction), NoMemory
     // when the upper-level pool is exhausted. On error the contents are unchanged (a
     // compaction the insert triggered may have run).
-    ktl::Result<void> insert(uint64_t id, std::span<const float> vector);
+    // tag: kept with the vector, returned by tag_of(), carried by snapshots.
+    ktl::Result<void> insert(uint64_t id, std::span<const float> vector, uint64_t tag = 0);
     // Insert, replacing the vector of an existing id (remove + insert: should the insert
-    // fail, e.g. NoMemory, the id is left absent).
-    ktl::Result<void> upsert(uint64_t id, std::span<const float> vector);
+    // fail, e.g. NoMemory, the id is left absent). The tag is the new one.
+    ktl::Result<void> upsert(uint64_t id, std::span<const float> vector, uint64_t tag = 0);
     // vectors holds ids.size() * dim floats, row-major.
     BatchResult insert_batch(std::span<const uint64_t> ids, std::span<const float> vectors,
                              const Progress* progress = nullptr);
@@ -91,6 +94,8 @@ public:
     // Copies the stored vector (normalised for Cosine).
     ktl::Result<void> get(uint64_t id, std::span<float> out) const;
     bool contains(uint64_t id) const { return find(id) != kNone; }
+    // The tag stored with a live id's vector; NotFound when the id is absent.
+    ktl::Result<uint64_t> tag_of(uint64_t id) const;
 
     // Tombstones the id, repairs the neighbours that linked to it (Algorithm 4 re-run over
     // their remaining links and the deleted node's links), re-elects the entry point, and
@@ -137,8 +142,9 @@ private:
         uint8_t level;
         uint8_t flags;
         uint16_t reserved;
+        uint64_t tag;   // the caller's word for this vector (insert's tag)
     };
-    static_assert(sizeof(NodeHeader) == 16);
+    static_assert(sizeof(NodeHeader) == 24);
     static constexpr uint8_t kLive = 1;
     static constexpr uint8_t kDeleted = 2;
 

@@ -2,7 +2,7 @@
 // bits, so a snapshot loads identically on x86_64 and AArch64.
 //
 //   header (116 bytes)
-//     0  magic "BSLTHNSW"          8  u32 version (1)       12 u32 endian tag 0x01020304
+//     0  magic "BSLTHNSW"          8  u32 version (2; 1 is read) 12 u32 endian tag 0x01020304
 //    16  u32 header size (116)    20  u32 section count (3) 24 u64 total snapshot size
 //    32  params: dim, metric, m, ef_construction, max_ef, max_elements, compact_percent,
 //        reserved (u32 each), 64 seed (u64)
@@ -12,8 +12,8 @@
 //   sections, in this order: "NODE", "TOMB", "FREE", each
 //     u32 tag, u64 payload size, payload, u32 CRC-32 of tag + size + payload
 //   NODE: per slot below high_water: u8 flags (0 free, 1 live, 2 deleted); unless free:
-//         u8 level, u16 0, u64 id, per level 0..level: u32 count + count u32 links,
-//         then dim f32
+//         u8 level, u16 0, u64 id, u64 tag (version 2; version 1 has none and loads as 0),
+//         per level 0..level: u32 count + count u32 links, then dim f32
 //   TOMB: u32 slots of the deleted nodes, ascending (must match the NODE flags)
 //   FREE: u32 slots of the free queue, head first
 // load() checks CRCs first, then every structural invariant the search relies on (link
@@ -34,7 +34,8 @@ using ktl::Result;
 namespace {
 
 constexpr uint8_t kMagic[8] = { 'B', 'S', 'L', 'T', 'H', 'N', 'S', 'W' };
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
+constexpr uint32_t kUntaggedVersion = 1; // before per-vector tags: still loaded
 constexpr uint32_t kEndianTag = 0x01020304;
 constexpr size_t kHeaderSize = 116;
 constexpr uint32_t kSectionCount = 3;
@@ -48,6 +49,7 @@ struct Header {
     uint64_t rng_state;
     uint32_t high_water, count, deleted, free_count, entry, max_level, compactions;
     uint64_t total_size;
+    uint32_t version;
 };
 
 Result<Header> parse_header(std::span<const std::byte> snapshot) {
@@ -61,11 +63,12 @@ Result<Header> parse_header(std::span<const std::byte> snapshot) {
     const uint32_t tag = r.u32();
     if (tag != kEndianTag)
         return Error::Unsupported;
-    if (version != kVersion)
+    if (version != kVersion && version != kUntaggedVersion)
         return Error::Unsupported;
     if (r.u32() != kHeaderSize || r.u32() != kSectionCount)
         return Error::Corrupt;
     Header h {};
+    h.version = version;
     h.total_size = r.u64();
     Params& p = h.params;
     p.dim = r.u32();
@@ -256,6 +259,7 @@ Result<Index> Index::load(std::span<const std::byte> snapshot, std::span<std::by
         n->upper = kNone;
         n->level = 0;
         n->id = kNone;
+        n->tag = 0;
         if (n->flags == 0) {
             ++free_count;
             continue;
@@ -265,6 +269,7 @@ Result<Index> Index::load(std::span<const std::byte> snapshot, std::span<std::by
         const uint32_t level = nodes.u8();
         const uint16_t reserved = nodes.u16();
         n->id = nodes.u64();
+        n->tag = h.version >= 2 ? nodes.u64() : 0;
         if (nodes.failed())
             return Error::Corrupt;
         if (level > kMaxLevel || reserved != 0)

@@ -17,6 +17,7 @@ void Index::emit_node(Writer& w, uint32_t s) const {
     w.u8(n->level);
     w.u16(0);
     w.u64(n->id);
+    w.u64(n->tag);
     for (uint32_t l = 0; l <= n->level; ++l) {
         const uint32_t* list = links(s, l);
         w.u32(list[0]);

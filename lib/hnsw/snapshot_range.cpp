@@ -83,7 +83,7 @@ uint64_t Index::node_record_bytes(uint32_t s) const {
     const NodeHeader* n = node(s);
     if (n->flags == 0)
         return 1;
-    uint64_t bytes = 1 + 1 + 2 + 8 + 4ull * m_params.dim;
+    uint64_t bytes = 1 + 1 + 2 + 8 + 8 + 4ull * m_params.dim;
     for (uint32_t l = 0; l <= n->level; ++l)
         bytes += 4 + 4ull * links(s, l)[0];
     return bytes;

@@ -15,4 +15,14 @@ constexpr size_t utf8_prefix(std::string_view s, size_t max) {
     return n;
 }
 
+// Copies the longest prefix of src that fits cap - 1 bytes between characters into dst (cap > 0)
+// and ends it with a NUL; returns the bytes copied.
+constexpr size_t utf8_copy(char* dst, size_t cap, std::string_view src) {
+    size_t n = utf8_prefix(src, cap - 1);
+    for (size_t i = 0; i < n; ++i)
+        dst[i] = src[i];
+    dst[n] = '\0';
+    return n;
+}
+
 } // namespace ktl

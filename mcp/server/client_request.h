@@ -33,6 +33,8 @@ bool may_ask(uint8_t declared, std::string_view method);
 const char* capability_name(ClientCapability bit);
 // The capabilities a 2026-07-28 request declares: its params._meta clientCapabilities.
 constexpr const char* kClientCapabilitiesMeta = "io.modelcontextprotocol/clientCapabilities";
+// 2026-07-28: the client's name and version, per request (the handshake era's clientInfo).
+constexpr const char* kClientInfoMeta = "io.modelcontextprotocol/clientInfo";
 uint8_t declared_capabilities(const json::Value& params);
 
 class ClientExchange {

@@ -35,6 +35,9 @@ struct Server::Request {
     int8_t log_level = -1; // its logLevel opt-in
     uint32_t origin = 0;   // the session's (PendingCall::origin / reply_to)
     uint32_t reply_to = 0;
+    uint64_t provenance = 0; // its provenance node, once admitted
+    const char* action = ""; // for the audit trail (AuditEvent::action, target)
+    char target[64] = "";
 };
 
 // {"jsonrpc":"2.0","id":<id or null>  (the caller goes on with "result" or "error")

@@ -81,6 +81,7 @@ void Server::prompts_get(Request& r) {
     json::Value args;
     if (!named_request(r, AuditKind::Prompt, "prompts/get needs a name and an arguments object", args))
         return;
+    r.action = "get";
     std::string_view name = r.name;
     if (!admit_inline(r))
         return;

@@ -96,6 +96,12 @@ bool Server::read_contents(Request& r, std::string_view uri) {
     ew.key("_meta").begin_object().key("version").string(res ? res->payload_version : tpl->payload_version);
     ew.key("generated_at").string(r.timestamp).key("source_commit").string(m_config.source_commit).end_object();
     ew.end_object();
+    if (!ok && err.code == ErrorCode::NotFound) {
+        // A template whose variables name nothing: the resource does not exist, said the way an
+        // unknown URI is, with the reason the contents gave.
+        refuse_unknown(r, r.modern ? kInvalidParams : kResourceNotFound, "Resource not found", err.message, { "uri", uri });
+        return true;
+    }
     if (!output_ready(r, ok, ew, err, "Resource unavailable"))
         return true;
     json::Writer& w = r.w;

@@ -8,6 +8,7 @@
 
 #include <crypto/sha256.h>
 #include <ktl/format.h>
+#include <ktl/utf8.h>
 #include <mcp/policy/roles.h>
 #include <mcp/schema/validator.h>
 
@@ -43,6 +44,13 @@ const char* audit_outcome_name(AuditOutcome outcome) {
     case AuditOutcome::Error: return "error";
     }
     return "?";
+}
+
+// Cut at a character boundary: what is copied may be shown as JSON text again.
+template <size_t N>
+static uint8_t copy_text(char (&dst)[N], std::string_view src) {
+    static_assert(N <= 256);
+    return static_cast<uint8_t>(ktl::utf8_copy(dst, N, src));
 }
 
 static constexpr const char* kLevelNames[] = { "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency" };
@@ -209,6 +217,8 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
     } else if (!authenticate(r, session)) {
         // A key that matches nothing is refused whatever the method: a mistyped key must not
         // appear to connect as anonymous and fail only later.
+    } else if (note_provenance(r, session, method); false) {
+        // (admitted: the request has its provenance node before anything decides about it)
     } else if (modern && method.string_equals("server/discover"))
         discover(r);
     else if (!modern && method.string_equals("initialize"))
@@ -287,6 +297,7 @@ bool Server::authenticate(Request& r, Session& s) {
     if (m_config.gate && !m_config.gate->admit(s.source, fp, now)) {
         r.kind = AuditKind::Auth;
         r.name = "api-key";
+        r.action = "authenticate";
         error_reply(r.w, r.id, kLimitError, "Too many requests", ErrorCode::LimitRateExceeded,
                     "too many failed authentications from this source; slow down", r.request_id, r.timestamp,
                     { { "reason", "auth_throttled" } });
@@ -307,6 +318,7 @@ bool Server::authenticate(Request& r, Session& s) {
     if (!who) {
         r.kind = AuditKind::Auth;
         r.name = "api-key";
+        r.action = "authenticate";
         error_reply(r.w, r.id, kAuthError, "Unauthorized", ErrorCode::AuthInvalidApiKey, "the API key matches no principal (check it for typos; ./basalt run --key ROLE:SECRET sets the keys)",
                     r.request_id, r.timestamp);
         audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::AuthInvalidApiKey));
@@ -314,6 +326,33 @@ bool Server::authenticate(Request& r, Session& s) {
     }
     r.principal = who;
     return true;
+}
+
+// The adapter contract: a node before policy, for every request whose decision is audited.
+// Everything in it that the client declared (its name and version) is recorded as declared and
+// the node is UNTRUSTED: nothing a client sends vouches for itself.
+void Server::note_provenance(Request& r, const Session& s, const json::Value& method) {
+    if (!m_config.provenance || !(method.string_equals("tools/call") || method.string_equals("resources/read") ||
+                                  method.string_equals("prompts/get")))
+        return;
+    ProvenanceNode node;
+    node.principal = r.principal;
+    node.transport = m_config.transport;
+    node.session = s.origin;
+    node.request_id = r.request_id;
+    node.method = method.plain_string().value_or("");
+    node.client_name = s.client_name;
+    node.client_version = s.client_version;
+    char name[sizeof s.client_name], version[sizeof s.client_version];
+    json::Value info = r.params.find("_meta").find(kClientInfoMeta);
+    if (r.modern && info.is_object()) {
+        copy_text(name, info.find("name").plain_string().value_or(""));
+        copy_text(version, info.find("version").plain_string().value_or(""));
+        node.client_name = name;
+        node.client_version = version;
+    }
+    node.integrity = Integrity::Untrusted;
+    r.provenance = m_config.provenance(node);
 }
 
 bool Server::authorise(Request& r, uint32_t scopes) {
@@ -338,7 +377,7 @@ void Server::audit(const Request& r, AuditOutcome outcome, const char* code) {
         return;
     uint64_t now = m_config.now_ns ? m_config.now_ns() : 0;
     AuditEvent e { r.request_id, r.timestamp, r.principal, m_config.transport, r.kind, r.name, outcome, code, 0,
-                   r.args_hash, now > r.start_ns ? (now - r.start_ns) / 1000 : 0 };
+                   r.args_hash, now > r.start_ns ? (now - r.start_ns) / 1000 : 0, r.provenance, r.action, r.target };
     m_config.audit(e);
 }
 
@@ -447,6 +486,9 @@ void Server::initialize(Request& r, Session& s) {
         s.protocol_version[i] = chosen[i];
     s.protocol_version[i] = '\0';
     s.client_caps = client_capabilities(r.params.find("capabilities"));
+    json::Value info = r.params.find("clientInfo");
+    copy_text(s.client_name, info.find("name").plain_string().value_or(""));
+    copy_text(s.client_version, info.find("version").plain_string().value_or(""));
     json::Writer& w = r.w;
     begin_reply(w, r.id);
     w.key("result").begin_object();
@@ -566,18 +608,25 @@ static void write_tool_result(json::Writer& w, Begin&& begin, bool modern, ToolR
     w.end_object().end_object();
 }
 
+// What a call acts on, for the audit trail: the value of its target argument and how many ids it
+// names ("docs, 3 ids"). Written before validation, so only what has the expected shape is used.
+static void describe_target(const Tool& tool, const json::Value& args, char (&out)[64]) {
+    out[0] = '\0';
+    if (!tool.target_key)
+        return;
+    auto target = args.find(tool.target_key).plain_string();
+    if (!target)
+        return;
+    size_t n = copy_text(out, *target);
+    json::Value ids = args.find("ids");
+    if (!ids.is_array())
+        return;
+    ktl::Formatter(out + n, sizeof out - n).append(", %u ids", static_cast<unsigned>(ids.size()));
+}
+
 // A structured result is an object, a Content result an array (the writer made either well formed).
 static bool well_shaped(ToolResult kind, std::string_view out) {
     return !out.empty() && out[0] == (kind == ToolResult::Content ? '[' : '{');
-}
-
-template <size_t N>
-static uint8_t copy_text(char (&dst)[N], std::string_view src) {
-    size_t n = src.size() < N - 1 ? src.size() : N - 1;
-    for (size_t i = 0; i < n; ++i)
-        dst[i] = src[i];
-    dst[n] = '\0';
-    return static_cast<uint8_t>(n);
 }
 
 void Server::start_pending(Request& r, const Session& s, const Tool& tool, const json::Value& arguments,
@@ -618,6 +667,9 @@ void Server::start_pending(Request& r, const Session& s, const Tool& tool, const
         call.client_caps = 0; // 2026-07-28 asks in its result, which needs no way back
     call.answers = answers;
     call.carried = carried;
+    call.provenance_id = r.provenance;
+    call.action = r.action;
+    copy_text(call.target, r.target);
     ToolError err;
     if (!m_config.start_call(tool, arguments, call, err)) {
         m_limiter.release(who);
@@ -646,7 +698,8 @@ void Server::audit_call(const PendingCall& call, AuditOutcome outcome, const cha
         m_config.now_rfc3339(now, sizeof now);
     uint64_t t = m_config.now_ns ? m_config.now_ns() : 0;
     AuditEvent e { call.request_id, now, call.principal, m_config.transport, AuditKind::Tool, call.tool, outcome, code,
-                   call.token_id, call.args_hash, t > call.start_ns ? (t - call.start_ns) / 1000 : 0 };
+                   call.token_id, call.args_hash, t > call.start_ns ? (t - call.start_ns) / 1000 : 0, call.provenance_id,
+                   call.action, call.target };
     m_config.audit(e);
 }
 
@@ -754,6 +807,8 @@ void Server::tools_call(Request& r, Session& s) {
         refuse_unknown(r, kInvalidParams, "Unknown tool", "no such tool, or it is not on the allowlist", { "tool", tool_name });
         return;
     }
+    r.action = tool->action ? tool->action : "call";
+    describe_target(*tool, arguments, r.target);
     if (!authorise(r, tool->scopes))
         return;
     // Validate against the declared schema; a schema we cannot read fails closed.
@@ -992,6 +1047,7 @@ void Server::resources_read(Request& r) {
     auto uri = r.params.find("uri").plain_string();
     r.kind = AuditKind::Resource;
     r.name = uri.value_or("");
+    r.action = "read";
     if (!admit_inline(r))
         return;
     if (uri && read_contents(r, *uri))
@@ -1054,7 +1110,11 @@ bool Server::output_ready(Request& r, bool ok, const json::Writer& out, ToolErro
                                               : ToolError { ErrorCode::InternalError, "malformed output" };
     }
     if (!ok) {
-        error_reply(r.w, r.id, kInvalidRequest, refusal, err.code, err.message, r.request_id, r.timestamp);
+        if (err.reason)
+            error_reply(r.w, r.id, kInvalidRequest, refusal, err.code, err.message, r.request_id, r.timestamp,
+                        { { "reason", err.reason } });
+        else
+            error_reply(r.w, r.id, kInvalidRequest, refusal, err.code, err.message, r.request_id, r.timestamp);
         audit(r, AuditOutcome::Error, error_code_name(err.code));
     }
     return ok;

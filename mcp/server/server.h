@@ -35,6 +35,7 @@
 #include <mcp/policy/call_limiter.h>
 #include <mcp/policy/error_code.h>
 #include <mcp/policy/key_store.h>
+#include <mcp/policy/provenance.h>
 #include <mcp/server/input_round.h>
 #include <mcp/server/request_state.h>
 
@@ -75,6 +76,10 @@ struct Tool {
     // client_request.h). A 2026-07-28 request that does not declare them is refused before the
     // tool runs (MissingRequiredClientCapabilityError): the spec forbids relying on undeclared ones.
     uint8_t client_needs = 0;
+    // For the audit trail: what the call does to what ("drop", "write"; nullptr: "call"), and the
+    // argument naming its target (a collection), recorded with how many "ids" the call names.
+    const char* action = nullptr;
+    const char* target_key = nullptr;
 };
 
 // What a resource's contents() is asked for: the URI as requested (for a template, the expanded
@@ -163,6 +168,9 @@ struct AuditEvent {
     uint64_t token_id;
     uint64_t args_hash; // first 8 bytes of SHA-256 of the arguments' JSON text, 0 without
     uint64_t duration_us;
+    uint64_t provenance_id = 0; // the request's provenance node (0: none, e.g. refused at authentication)
+    const char* action = "";    // what it does: "call", "read", "get", "drop", ...
+    std::string_view target;    // what it acts on: a collection and how many ids, a URI
 };
 
 const char* audit_kind_name(AuditKind kind);
@@ -207,6 +215,11 @@ struct PendingCall {
     // the call is of the 2025 era.
     std::string_view answers;
     std::string_view carried;
+    // The request's provenance node (the execution token is bound to it) and, for the audit
+    // trail when the call ends, what it does to what.
+    uint64_t provenance_id = 0;
+    const char* action = "call";
+    char target[64] = "";
     bool matches(std::string_view raw_id, bool is_string, uint32_t from) const {
         return from == origin && is_string == id_is_string && raw_id == std::string_view(id, id_len);
     }
@@ -260,6 +273,9 @@ struct ServerConfig {
     // Seals the requestState of 2026-07-28 input rounds (request_state.h): 32 random bytes drawn
     // at boot. Empty: no call can ask for input across rounds.
     std::span<const uint8_t> state_key;
+    // Keeps a provenance node for every admitted tools/call, resources/read and prompts/get,
+    // before it is routed or authorised; returns its id (0: not kept). nullptr: no provenance.
+    uint64_t (*provenance)(const ProvenanceNode& node) = nullptr;
 };
 
 // A resources/subscribe of the session: the resource (index in ServerConfig::resources) and the
@@ -289,6 +305,9 @@ struct Session {
     // can bring its responses back to this session (HTTP: not without a session to post them to).
     uint8_t client_caps = 0;
     bool client_replies = true;
+    // The clientInfo it declared at initialize (cut to fit; for provenance, never trusted).
+    char client_name[32] = "";
+    char client_version[16] = "";
     // An API key the transport received out of band (HTTP Authorization / X-MCP-API-Key) for
     // the message being handled; a key in params._meta takes precedence. Valid during handle().
     std::string_view api_key;
@@ -401,6 +420,7 @@ private:
     const ResourceTemplate* match_template(std::string_view uri, TemplateVar* vars, size_t max_vars, size_t& nvars) const;
     const Prompt* find_prompt(std::string_view name) const;
     bool authenticate(Request& r, Session& s);
+    void note_provenance(Request& r, const Session& s, const json::Value& method);
     // The caller's rate and concurrency admission (a slot held until released). False: refused,
     // answered and audited. admit_inline: the same for work done in the bridge itself (resource
     // reads, prompts), the slot given back at once.

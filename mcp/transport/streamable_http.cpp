@@ -161,7 +161,7 @@ size_t HttpTransport::refuse(Reply& r, uint16_t status, ErrorCode code, const ch
     request_id[k] = '\0';
     if ((status == 401 || status == 403) && m_config.audit) {
         AuditEvent e { request_id, now_text, nullptr, "http", AuditKind::Auth, reason, AuditOutcome::Deny,
-                       error_code_name(code), 0, 0, 0 };
+                       error_code_name(code), 0, 0, 0, 0, "authenticate", {} };
         m_config.audit(e);
     }
     char body[512];

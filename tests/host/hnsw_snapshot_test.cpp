@@ -232,7 +232,7 @@ TEST(HnswSnapshot, StructuralChecksBehindValidCrcs) {
     while (uint8_t(snap[at]) == 0)
         ++at;
     ASSERT_NE(uint8_t(snap[at]), 0);
-    const size_t level_at = at + 1, count_at = at + 12, first_link_at = at + 16;
+    const size_t level_at = at + 1, count_at = at + 20, first_link_at = at + 24; // flags, level, 0, id, tag
     ASSERT_GT(u32_at(snap, count_at), 0u);
     const uint32_t high_water = u32_at(snap, 80);
 
@@ -254,7 +254,7 @@ TEST(HnswSnapshot, StructuralChecksBehindValidCrcs) {
         put32(bad, 112, hnsw::crc32(0, reinterpret_cast<const uint8_t*>(bad.data()), 112));
         EXPECT_EQ(load_error(bad, memory), want) << "field at " << field;
     };
-    header_corrupt(8, 2, Error::Unsupported);           // version
+    header_corrupt(8, 3, Error::Unsupported);           // version (1 and 2 are read)
     header_corrupt(12, 0x04030201, Error::Unsupported); // byte-swapped writer
     header_corrupt(32, 0, Error::Corrupt);              // dim
     header_corrupt(36, 9, Error::Corrupt);              // metric
@@ -326,8 +326,8 @@ TEST(HnswSnapshot, GoldenBuildIsPlatformIndependent) {
         std::memcpy(&dist_bits, &hits[0].distance, 4);
         std::printf("golden (%s): snapshot %zu bytes crc %08x, nearest id %llu distance bits %08x\n",
                     hnsw::isa_name(isa), snap.size(), crc, (unsigned long long)hits[0].id, dist_bits);
-        EXPECT_EQ(snap.size(), 82112u);
-        EXPECT_EQ(crc, 0x04daac99u);
+        EXPECT_EQ(snap.size(), 85312u);
+        EXPECT_EQ(crc, 0x87e56459u);
         EXPECT_EQ(hits[0].id, 831u);
         EXPECT_EQ(dist_bits, 0x3f129e25u);
     }
@@ -364,4 +364,82 @@ TEST(HnswSnapshot, RangesAreSlicesOfTheWholeSnapshot) {
     EXPECT_EQ(index.save_range(size + 1, joined).error(), Error::OutOfRange);
     std::vector<std::byte> mem(hnsw::Index::memory_needed(hnsw::Index::peek(joined).value()));
     EXPECT_TRUE(hnsw::Index::load(joined, mem).ok());
+}
+
+// Each vector keeps a 64-bit tag (the store's provenance node): insert sets it, upsert replaces
+// it, removal forgets it, and snapshots carry it; a version-1 snapshot (before tags) still loads,
+// its vectors untagged.
+TEST(HnswSnapshot, TagsTravelWithTheirVectors) {
+    hnsw::Params p = Built::make_params(6, 64, hnsw::Metric::L2);
+    OwnedIndex a(p);
+    Dataset d = make_random(6, 64, 5);
+    for (uint32_t i = 0; i < 40; ++i)
+        ASSERT_TRUE(a.index.insert(100 + i, { d.row(i), 6 }, 0xabc00000000ull + i).ok());
+    ASSERT_TRUE(a.index.upsert(105, { d.row(50), 6 }, 77).ok());
+    ASSERT_TRUE(a.index.remove(106).ok());
+    EXPECT_EQ(*a.index.tag_of(100), 0xabc00000000ull);
+    EXPECT_EQ(*a.index.tag_of(105), 77u) << "the write that replaced it";
+    EXPECT_EQ(a.index.tag_of(106).error(), Error::NotFound);
+    EXPECT_EQ(a.index.tag_of(5).error(), Error::NotFound);
+
+    auto snap = save(a.index);
+    std::vector<std::byte> mem(hnsw::Index::memory_needed(p));
+    auto loaded = hnsw::Index::load(snap, mem);
+    ASSERT_TRUE(loaded.ok());
+    for (uint32_t i = 0; i < 40; ++i) {
+        if (i == 6)
+            continue;
+        EXPECT_EQ(*loaded->tag_of(100 + i), i == 5 ? 77u : 0xabc00000000ull + i) << i;
+    }
+
+    // The same snapshot in version 1: NODE records without the tag, sizes and CRCs redone.
+    auto u32_at = [](const std::vector<std::byte>& s, size_t at) {
+        uint32_t v = 0;
+        for (int i = 0; i < 4; ++i)
+            v |= uint32_t(uint8_t(s[at + i])) << (8 * i);
+        return v;
+    };
+    auto put = [](std::vector<std::byte>& s, size_t at, uint64_t v, int bytes) {
+        for (int i = 0; i < bytes; ++i)
+            s[at + i] = std::byte(uint8_t(v >> (8 * i)));
+    };
+    const size_t node_section = 116;
+    const uint32_t high_water = u32_at(snap, 80);
+    std::vector<std::byte> v1(snap.begin(), snap.begin() + node_section + 12);
+    size_t at = node_section + 12;
+    for (uint32_t s = 0; s < high_water; ++s) {
+        const uint8_t flags = uint8_t(snap[at]);
+        if (flags == 0) {
+            v1.push_back(snap[at++]);
+            continue;
+        }
+        const uint8_t level = uint8_t(snap[at + 1]);
+        v1.insert(v1.end(), snap.begin() + at, snap.begin() + at + 12); // flags, level, 0, id
+        at += 20;                                                       // ... and the tag, dropped
+        size_t body = 0;
+        for (uint32_t l = 0; l <= level; ++l)
+            body += 4 + 4 * size_t(u32_at(snap, at + body));
+        body += 4 * 6;
+        v1.insert(v1.end(), snap.begin() + at, snap.begin() + at + body);
+        at += body;
+    }
+    at += 4; // the NODE section's CRC, redone below
+    const size_t node_payload = v1.size() - (node_section + 12);
+    v1.resize(v1.size() + 4);
+    v1.insert(v1.end(), snap.begin() + at, snap.end()); // TOMB and FREE as they were
+    put(v1, node_section + 4, node_payload, 8);
+    put(v1, node_section + 12 + node_payload,
+        hnsw::crc32(0, reinterpret_cast<const uint8_t*>(v1.data()) + node_section, 12 + node_payload), 4);
+    put(v1, 8, 1, 4);            // version 1
+    put(v1, 24, v1.size(), 8);   // total size
+    put(v1, 112, hnsw::crc32(0, reinterpret_cast<const uint8_t*>(v1.data()), 112), 4);
+    std::vector<std::byte> mem1(hnsw::Index::memory_needed(p));
+    auto old = hnsw::Index::load(v1, mem1);
+    ASSERT_TRUE(old.ok()) << ktl::error_name(old.error());
+    EXPECT_EQ(old->size(), loaded->size());
+    EXPECT_EQ(*old->tag_of(105), 0u) << "untagged before version 2";
+    std::vector<float> x(6), y(6);
+    ASSERT_TRUE(old->get(105, x).ok());
+    ASSERT_TRUE(loaded->get(105, y).ok());
+    EXPECT_EQ(x, y) << "the vectors themselves are the same";
 }

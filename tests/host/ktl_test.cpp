@@ -4,6 +4,7 @@
 #include <ktl/format.h>
 #include <ktl/log_ring.h>
 #include <ktl/ring_buffer.h>
+#include <ktl/utf8.h>
 
 #include <gtest/gtest.h>
 
@@ -160,4 +161,18 @@ TEST(CivilTime, RejectsOutOfRangeAndSmallBuffers) {
     char small[8];
     EXPECT_FALSE(ktl::format_rfc3339(0, small, sizeof small));
     EXPECT_EQ(small[0], '\0');
+}
+
+// Text cut to fit a fixed field is cut between characters: "é" is two bytes, never split.
+TEST(Utf8, CopiesTheLongestWholePrefixThatFits) {
+    char out[6];
+    EXPECT_EQ(ktl::utf8_copy(out, sizeof out, "abcdé"), 4u) << "the é would need bytes 5 and 6";
+    EXPECT_STREQ(out, "abcd");
+    EXPECT_EQ(ktl::utf8_copy(out, sizeof out, "abé"), 4u);
+    EXPECT_STREQ(out, "abé");
+    EXPECT_EQ(ktl::utf8_copy(out, sizeof out, "€€"), 3u) << "one three-byte character of two";
+    EXPECT_STREQ(out, "€");
+    EXPECT_EQ(ktl::utf8_copy(out, 1, "abc"), 0u);
+    EXPECT_STREQ(out, "");
+    EXPECT_EQ(ktl::utf8_prefix("a😀", 4), 1u) << "a four-byte character is whole or absent";
 }

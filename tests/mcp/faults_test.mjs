@@ -64,13 +64,19 @@ try {
   assert.equal(tampered.isError, true);
   assert.equal(tampered.structuredContent.error.code, "internal_error");
   assert.equal(tampered.structuredContent.error.details.reason, "token_refused", JSON.stringify(tampered.structuredContent));
+  // The token binds the provenance node too: the same arguments acting for another node are refused.
+  const reparented = await call("test_fault", { mode: "reparent" });
+  assert.equal(reparented.isError, true);
+  assert.equal(reparented.structuredContent.error.details.reason, "token_refused", JSON.stringify(reparented.structuredContent));
   const audit = JSON.parse((await client.request({ method: "resources/read", params: { uri: "audit://log" } },
                                                  ReadResourceResultSchema)).contents[0].text);
   const refusal = audit.capability_events.filter((e) => e.task === "tool:test_fault" && e.syscall === 21 && e.outcome === "deny");
-  assert.equal(refusal.length, 1, `one refused redeem: ${JSON.stringify(audit.capability_events)}`);
-  assert.equal(refusal[0].error, "access_denied", "refused for its binding");
+  assert.equal(refusal.length, 2, `two refused redeems: ${JSON.stringify(audit.capability_events)}`);
+  assert.ok(refusal.every((e) => e.error === "access_denied"), "refused for their binding");
   const decision = audit.decisions.filter((d) => d.name === "test_fault" && d.code === "internal_error");
-  assert.equal(decision.length, MODES.length + 1, "the warm-up faults and the refused call are decisions of the MCP trail");
+  assert.equal(decision.length, MODES.length + 2, "the warm-up faults and the refused calls are decisions of the MCP trail");
+  assert.ok(decision.every((d) => /^[0-9a-f]{8}-[1-9][0-9]*$/.test(d.provenance_node_id)), JSON.stringify(decision));
+  assert.equal(new Set(decision.map((d) => d.provenance_node_id)).size, decision.length, "one node per request");
   assert.ok(await taskGone((p) => call(p.name, p.arguments), "tool:test_fault"), "tampered tool task gone");
 
   const before = await memory();

@@ -135,7 +135,12 @@ try {
     assert.match(snap.generated_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     assert.equal(snap.source_commit, info.structuredContent.source_commit);
   }
-  assert.deepEqual((await client.listResourceTemplates()).resourceTemplates, []);
+  assert.deepEqual((await client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate), ["provenance://node/{id}"]);
+  // A stateless request's node records the client it declares per request.
+  const trail = JSON.parse((await client.readResource({ uri: "audit://log" })).contents[0].text).decisions;
+  const read = trail.filter((d) => d.name === "kernel://status").at(-1);
+  const prov = JSON.parse((await client.readResource({ uri: `provenance://node/${read.provenance_node_id}` })).contents[0].text);
+  assert.deepEqual([prov.node.integrity, prov.node.method, prov.node.client.name], ["UNTRUSTED", "resources/read", "basalt-modern-test"]);
 
   // Deny by default, the same envelope as in the 2025 revisions.
   await assert.rejects(client.callTool({ name: "rm_rf", arguments: {} }), (err) => {

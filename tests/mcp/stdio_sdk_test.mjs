@@ -132,7 +132,25 @@ try {
   assert.equal(status.mcp.serial_counters.rx_dropped, 0);
   assert.deepEqual(status.mcp.config_warnings, [], "a default boot has nothing to warn about");
   assert.equal(status.mcp.line_role, "admin");
-  assert.deepEqual((await client.listResourceTemplates()).resourceTemplates, []);
+  assert.deepEqual((await client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate), ["provenance://node/{id}"]);
+  // Provenance: the status read above has a node, named by its audit record; the node says who
+  // sent it, over which line, as which client (as the client declared itself), and is UNTRUSTED.
+  const trail = JSON.parse((await client.readResource({ uri: "audit://log" })).contents[0].text).decisions;
+  const statusRead = trail.filter((d) => d.name === "kernel://status" && d.action === "read").at(-1);
+  assert.match(statusRead.provenance_node_id, /^[0-9a-f]{8}-[1-9][0-9]*$/, JSON.stringify(statusRead));
+  const prov = JSON.parse((await client.readResource({ uri: `provenance://node/${statusRead.provenance_node_id}` })).contents[0].text);
+  assert.equal(prov.node.id, statusRead.provenance_node_id);
+  assert.deepEqual([prov.node.integrity, prov.node.principal, prov.node.role, prov.node.transport, prov.node.method],
+                   ["UNTRUSTED", "console", "admin", "serial", "resources/read"]);
+  assert.deepEqual(prov.node.client, { name: "basalt-test", version: "1.0.0" });
+  assert.equal(prov.node.parent, "");
+  assert.deepEqual(prov.chain, [], "a request straight from a client derives from nothing");
+  assert.deepEqual(prov.decisions.map((d) => [d.name, d.outcome]), [["kernel://status", "allow"]]);
+  const unknown = prov.node.id.replace(/-\d+$/, "-999999");
+  await assert.rejects(client.readResource({ uri: `provenance://node/${unknown}` }),
+                       (e) => e.code === -32002 && /no such node/.test(e.data.error.message));
+  await assert.rejects(client.readResource({ uri: "provenance://node/00000000-1" }),
+                       (e) => e.data.error.details.reason === "invalid_id" && /not a provenance node id/.test(e.data.error.message));
 
   // Logging: after logging/setLevel, kernel log records arrive as notifications/message.
   const { LoggingMessageNotificationSchema } = types;

@@ -30,7 +30,7 @@ def test(args):
         m = q.find(r"syscall round trip (\d+) ns .*ping-pong (\d+) ns per switch")
         print(f"syscall round trip {m.group(1)} ns, context switch {m.group(2)} ns (QEMU TCG)")
         for isa in ("neon", "scalar"):
-            q.find(rf"golden \({isa}\): snapshot 82112 bytes crc 04daac99, nearest id 831")
+            q.find(rf"golden \({isa}\): snapshot 85312 bytes crc 87e56459, nearest id 831")
         m = q.find(r"(\d+) queries/s with NEON, (\d+) scalar")
         print(f"in-kernel HNSW search: {m.group(1)} q/s NEON, {m.group(2)} q/s scalar (QEMU TCG)")
         m = q.find(r"vectors: (\d+) inserted in (\d+) ms, recall@10 ([\d.]+)")

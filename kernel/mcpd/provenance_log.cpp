@@ -1,0 +1,156 @@
+#include "provenance_log.h"
+#include "task_slots.h"
+
+#include "../arch/aarch64/cpu.h"
+#include "../clock.h"
+#include "../syscall/sys.h"
+
+#include <ktl/utf8.h>
+#include <mcp/policy/roles.h>
+
+namespace mcpd {
+namespace {
+
+constexpr uint64_t kRegionBytes = 1u << 20;
+
+struct NodeRecord {
+    uint64_t id;
+    uint64_t parent;
+    uint64_t mono_ns;
+    char timestamp[24];
+    char request_id[48];
+    char principal[32];
+    char client_name[32];
+    char client_version[16];
+    char method[24];
+    char transport[8];
+    uint32_t session;
+    uint8_t role;
+    uint8_t integrity;
+    uint8_t pad[42];
+};
+static_assert(sizeof(NodeRecord) == 256);
+
+TaskSlots g_slots;
+uint64_t g_count = 0;  // nodes written (node number n is record n - 1)
+uint64_t g_failed = 0;
+volatile uint32_t g_tag = 0;
+
+uint64_t capacity() { return kRegionBytes / sizeof(NodeRecord); }
+uint64_t given_way() { return g_count > capacity() ? g_count - capacity() : 0; }
+
+void copy(char* dst, size_t cap, std::string_view src) { ktl::utf8_copy(dst, cap, src); }
+
+std::string_view text(const char* s, size_t cap) { return { s, __builtin_strnlen(s, cap) }; }
+
+// Drawn once, by the first bridge to keep a node: nonzero, so that no id is ever 0.
+uint32_t boot_tag() {
+    if (g_tag)
+        return g_tag;
+    uint32_t tag = 0;
+    if (sys::call(sys::Number::random_bytes, reinterpret_cast<uint64_t>(&tag), sizeof tag) != int64_t(sizeof tag) || !tag)
+        tag = static_cast<uint32_t>(clock::monotonic_ns()) | 1;
+    arch::IrqGuard guard;
+    if (!g_tag)
+        g_tag = tag;
+    return g_tag;
+}
+
+bool read(uint64_t id, NodeRecord& out, const char*& why) {
+    const uint64_t number = mcp::provenance_number(id);
+    if (mcp::provenance_boot(id) != g_tag || g_tag == 0) {
+        why = "the node is of another boot: this one keeps only its own";
+        return false;
+    }
+    if (number == 0 || number > g_count) {
+        why = "no such node";
+        return false;
+    }
+    if (number - 1 < given_way()) {
+        why = "the node has given way to newer ones (the ring holds 4096)";
+        return false;
+    }
+    if (sys::call(sys::Number::region_read, g_slots.slot(), (number - 1) * sizeof(NodeRecord), reinterpret_cast<uint64_t>(&out),
+                  sizeof out) != int64_t(sizeof out)) {
+        why = "the provenance ring could not be read";
+        return false;
+    }
+    return true;
+}
+
+void write_node(json::Writer& w, const NodeRecord& r) {
+    char id[mcp::kProvenanceIdText], parent[mcp::kProvenanceIdText];
+    mcp::format_provenance_id(r.id, id);
+    mcp::format_provenance_id(r.parent, parent);
+    w.begin_object().key("id").string(id).key("parent").string(parent);
+    w.key("integrity").string(mcp::integrity_name(static_cast<mcp::Integrity>(r.integrity)));
+    w.key("created_at").string(text(r.timestamp, sizeof r.timestamp));
+    w.key("principal").string(text(r.principal, sizeof r.principal));
+    w.key("role").string(mcp::role_name(static_cast<mcp::Role>(r.role)));
+    w.key("transport").string(text(r.transport, sizeof r.transport)).key("session").number(uint64_t(r.session));
+    w.key("client").begin_object().key("name").string(text(r.client_name, sizeof r.client_name));
+    w.key("version").string(text(r.client_version, sizeof r.client_version)).end_object();
+    w.key("request_id").string(text(r.request_id, sizeof r.request_id));
+    w.key("method").string(text(r.method, sizeof r.method)).end_object();
+}
+
+} // namespace
+
+uint64_t provenance_log_bytes() { return kRegionBytes; }
+uint32_t provenance_log_record_bytes() { return sizeof(NodeRecord); }
+bool provenance_log_attach(uint32_t region) { return g_slots.attach(region); }
+uint64_t provenance_log_count() { return g_count; }
+uint64_t provenance_log_failed() { return g_failed; }
+uint32_t provenance_boot_tag() { return g_tag; }
+
+uint64_t provenance_log_record(const mcp::ProvenanceNode& n) {
+    const uint32_t tag = boot_tag();
+    NodeRecord r {};
+    r.parent = n.parent;
+    r.mono_ns = clock::monotonic_ns();
+    clock::rfc3339_now(r.timestamp, sizeof r.timestamp);
+    copy(r.request_id, sizeof r.request_id, n.request_id);
+    copy(r.principal, sizeof r.principal, n.principal ? std::string_view(n.principal->name) : "anonymous");
+    copy(r.client_name, sizeof r.client_name, n.client_name);
+    copy(r.client_version, sizeof r.client_version, n.client_version);
+    copy(r.method, sizeof r.method, n.method);
+    copy(r.transport, sizeof r.transport, n.transport ? n.transport : "");
+    r.session = n.session;
+    r.role = static_cast<uint8_t>(n.principal ? n.principal->role : mcp::Role::Anonymous);
+    r.integrity = static_cast<uint8_t>(n.integrity);
+    arch::IrqGuard guard; // two bridges keep nodes at once: numbers and the ring stay in step
+    if (g_count >= 0xffffffffull) { // a 32-bit number per boot
+        ++g_failed;
+        return 0;
+    }
+    r.id = mcp::make_provenance_id(tag, static_cast<uint32_t>(g_count + 1));
+    uint32_t slot = g_slots.slot();
+    if (slot == TaskSlots::kNone ||
+        sys::call(sys::Number::region_append, slot, reinterpret_cast<uint64_t>(&r), sizeof r) < 0) {
+        ++g_failed;
+        return 0;
+    }
+    ++g_count;
+    return r.id;
+}
+
+bool provenance_log_write(json::Writer& w, uint64_t id, uint32_t depth, const char*& why) {
+    NodeRecord r;
+    if (!read(id, r, why))
+        return false;
+    w.key("node");
+    write_node(w, r);
+    // The chain: each parent in turn, as far as it is held (a parent that gave way ends it).
+    w.key("chain").begin_array();
+    for (uint32_t i = 1; i < depth && r.parent; ++i) {
+        const char* ignored = nullptr;
+        uint64_t parent = r.parent;
+        if (!read(parent, r, ignored))
+            break;
+        write_node(w, r);
+    }
+    w.end_array();
+    return true;
+}
+
+} // namespace mcpd
