@@ -10,6 +10,7 @@
 #include "fault_tools.h"
 
 #include <crypto/sha256.h>
+#include <ktl/utf8.h>
 #include <mcp/server/input_round.h>
 
 #include <new>
@@ -191,12 +192,8 @@ bool ToolContext::log(mcp::LogLevel level, const char* text) const {
         sys::sleep_ns(1'000'000);
     }
     Job::LogSlot& slot = job->logs[job->log_head % Job::kLogSlots];
-    size_t n = 0;
-    for (; text && text[n] && n + 1 < sizeof slot.text; ++n)
-        slot.text[n] = text[n];
-    while (n > 0 && text[n] && (static_cast<unsigned char>(text[n]) & 0xc0) == 0x80)
-        --n; // cut before a continuation byte: the record stays valid UTF-8
-    slot.text[n] = '\0';
+    // Cut between characters: the record stays valid UTF-8.
+    ktl::utf8_copy(slot.text, sizeof slot.text, text ? std::string_view(text, __builtin_strnlen(text, sizeof slot.text)) : "");
     slot.level = level;
     __atomic_store_n(&job->log_head, job->log_head + 1, __ATOMIC_RELEASE);
     if (job->wake)

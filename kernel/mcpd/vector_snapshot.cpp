@@ -100,13 +100,12 @@ bool import_snapshot(const json::Value& args, json::Writer& w, mcp::ToolError& e
     auto* bytes = mem.as<uint8_t>();
     uint64_t at = 0;
     for (json::Value p = parts.first(); p.valid(); p = p.next_sibling()) {
-        ktl::Base64Reader r(*p.plain_string());
-        size_t want = r.decoded_size();
-        if (r.read(bytes + at, want) != want || r.failed()) {
+        auto n = ktl::base64_decode(*p.plain_string(), { bytes + at, total - at });
+        if (!n) {
             err = { mcp::ErrorCode::ValidationFailed, "snapshot_b64 is not valid base64", "invalid_base64" };
             return false;
         }
-        at += want;
+        at += *n;
     }
     auto stage = [&](uint32_t action, vector::StageChunk& chunk) {
         chunk.total = size;
