@@ -55,6 +55,8 @@ void parse(std::string_view args) {
         }
     }
     g_config.audit_kib = parse_u32(dtb::bootarg_value(args, "audit_kib").value_or(""), 0, 16, 1024);
+    g_config.step_up = dtb::bootarg_value(args, "step_up").value_or("");
+    g_config.step_up_delete_over = parse_u32(dtb::bootarg_value(args, "step_up_delete_over").value_or(""), 100, 0, 100);
     g_config.node = dtb::bootarg_value(args, "node").value_or("");
     g_config.cluster = dtb::bootarg_value(args, "cluster").value_or("");
     g_config.peers = dtb::bootarg_value(args, "peers").value_or("");

@@ -23,6 +23,8 @@ struct Config {
     uint32_t rate_per_second = 20;
     bool rate_set = false;         // without `rate=`, each role's own bucket (mcp::kRoleRates)
     uint32_t audit_kib = 0;        // `audit_kib=N` (16..1024): the MCP audit trail's ring (default 1 MiB)
+    std::string_view step_up;      // `step_up=delete,write,create`: more sinks that need a human's yes (never fewer)
+    uint32_t step_up_delete_over = 0; // `step_up_delete_over=N` (0..100): a lower bulk-delete threshold (default 100)
     uint32_t list_page = 0;        // `list_page=N` (1..64): tools and prompts per list page (default: all in one page)
     uint32_t tool_output_bytes = 0; // `tool_output_bytes=N` (256..65536): tighter MCP tool output limit (default 64 KiB)
     bool netcheck = false;         // `netcheck`: ARP request for 10.0.2.2 through the raw driver at boot, answer logged

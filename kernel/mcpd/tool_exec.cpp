@@ -8,6 +8,7 @@
 #include "../syscall/sys.h"
 #include "../vector/store.h"
 #include "fault_tools.h"
+#include "sink_gate.h"
 
 #include <crypto/sha256.h>
 #include <ktl/utf8.h>
@@ -72,6 +73,8 @@ struct Job {
     // 2026-07-28 calls of a tool that asks: the client's answers and this round's requests
     // (allocated by the bridge at start, freed when the call is reaped).
     mcp::InputRound* round = nullptr;
+    // The sink policy's view of the call (sink_gate.h), found out by the bridge at start.
+    StepUp step_up;
 };
 
 namespace {
@@ -113,9 +116,10 @@ int64_t tool_task_main(void* arg) {
     const std::string_view args(job.args, job.args_len);
     uint64_t binding = call_binding(job.principal_id, job.call.tool, args, job.call.token_id, job.call.provenance_id);
     int64_t slot = sys::call(sys::Number::token_redeem, job.token, binding);
-    if (slot < 0) {
+    ToolContext ctx { slot >= 0 ? static_cast<uint32_t>(slot) : ~0u, &job };
+    // The sink policy decides: BLOCK without a redeemed token; STEP_UP asks the human first.
+    if (!sink_gate(job.step_up, job.token != ~0u, slot >= 0, ctx, job.err)) {
         job.ok = false;
-        job.err = { mcp::ErrorCode::InternalError, "the execution token was refused; the tool did not run", "token_refused" };
         return finish(1);
     }
     auto doc = json::Document::parse(args, { job.nodes, job.node_count });
@@ -125,7 +129,6 @@ int64_t tool_task_main(void* arg) {
         return finish(1);
     }
     json::Writer w({ job.out, job.output_limit });
-    ToolContext ctx { static_cast<uint32_t>(slot), &job };
     // The granted capability is the whole table: nothing else was ever put there.
     job.ok = job.body(doc->root(), w, job.err, ctx);
     if (job.ok && !w.complete()) {
@@ -412,13 +415,84 @@ ktl::Result<uint32_t> token_source(ExecCaps& caps, const ToolImpl& impl, const j
 bool Executor::start(const mcp::Tool& tool, const json::Value& arguments, const mcp::PendingCall& call,
                      mcp::ToolError& err) {
     const ToolImpl* impl = impl_of(tool.name);
+    if (!impl) {
+        err = { mcp::ErrorCode::InternalError, "no body for this tool" };
+        return false;
+    }
+    const std::string_view name(tool.name);
+    const uint64_t proposal = arguments.find("proposal_id").as_uint64().value_or(0);
+    if (name == "proposal_approve")
+        return start_approved(tool, proposal, call, err);
+    if (name == "proposal_reject" && !reject(static_cast<uint32_t>(proposal), call, err))
+        return false;
+    // The sink policy: a critical sink is checked against the store now; a client that cannot be
+    // asked gets a proposal instead of the call (the tool task asks the others).
+    StepUp step = classify(name, arguments);
+    if (step.critical) {
+        step.facts = target_facts(m_caps.store, step.target);
+        if (!step.facts.exists && step.sink != mcp::Sink::Create) {
+            err = { mcp::ErrorCode::NotFound, "no collection of that name", "missing_collection" };
+            return false;
+        }
+        if (!mcp::may_ask(call.client_caps, "elicitation/create")) {
+            propose(step, name, arguments.valid() ? arguments.raw() : std::string_view("{}"), call, err);
+            return false;
+        }
+    }
+    return launch(tool, *impl, arguments, call, step, err);
+}
+
+// proposal_approve: the proposal's own call, exactly as proposed, under the approving call's name
+// (its token is bound to that and to the proposal's argument text) and with the capability the
+// proposed tool needs; approved, so the tool task does not ask again.
+bool Executor::start_approved(const mcp::Tool& tool, uint64_t id, const mcp::PendingCall& call, mcp::ToolError& err) {
+    auto mem = kheap::alloc(mcp::Proposal::kMaxArgs);
+    if (!mem) {
+        err = { mcp::ErrorCode::InternalError, "no memory for the proposal" };
+        return false;
+    }
+    char* text = static_cast<char*>(*mem);
+    char effect[32];
+    size_t len = 0;
+    StepUp step;
+    bool ok = id <= 0xffffffffull &&
+              approve(static_cast<uint32_t>(id), call, m_caps.store, effect, text, mcp::Proposal::kMaxArgs, len, step, err);
+    if (!ok && id > 0xffffffffull)
+        err = { mcp::ErrorCode::NotFound, "no proposal with that id", "unknown_proposal" };
+    const ToolImpl* impl = ok ? impl_of(effect) : nullptr;
+    if (ok && !impl) {
+        err = { mcp::ErrorCode::InternalError, "the proposal's tool is gone" };
+        ok = false;
+    }
+    json::Node* nodes = nullptr;
+    if (ok) {
+        const std::string_view args(text, len);
+        const size_t need = json::value_bound(args) + 1;
+        auto nodes_mem = kheap::alloc(need * sizeof(json::Node));
+        nodes = nodes_mem ? static_cast<json::Node*>(*nodes_mem) : nullptr;
+        auto doc = nodes ? json::Document::parse(args, { nodes, need }) : ktl::Result<json::Document>(ktl::Error::NoMemory);
+        if (!doc) {
+            err = { mcp::ErrorCode::InternalError, "the proposal's arguments could not be read" };
+            ok = false;
+        } else {
+            ok = launch(tool, *impl, doc->root(), call, step, err);
+        }
+    }
+    if (nodes)
+        kheap::free(nodes);
+    kheap::free(text);
+    return ok;
+}
+
+bool Executor::launch(const mcp::Tool& tool, const ToolImpl& impl_ref, const json::Value& arguments,
+                      const mcp::PendingCall& call, const StepUp& step, mcp::ToolError& err) {
+    const ToolImpl* impl = &impl_ref;
     Job* job = nullptr;
     for (size_t i = 0; i < m_slots; ++i)
         if (!job && m_jobs[i].state == Job::State::Free)
             job = &m_jobs[i];
-    if (!impl || !job) {
-        err = impl ? mcp::ToolError { mcp::ErrorCode::LimitConcurrencyExceeded, "every tool task slot is busy" }
-                   : mcp::ToolError { mcp::ErrorCode::InternalError, "no body for this tool" };
+    if (!job) {
+        err = { mcp::ErrorCode::LimitConcurrencyExceeded, "every tool task slot is busy" };
         return false;
     }
     std::string_view text = arguments.valid() ? arguments.raw() : std::string_view("{}");
@@ -462,8 +536,11 @@ bool Executor::start(const mcp::Tool& tool, const json::Value& arguments, const 
     job->exchange_wanted = false;
     job->exchange_refused = false;
     job->round = nullptr;
+    job->step_up = step;
     job->call.answers = job->call.carried = {}; // the bridge's buffers: copied into the round below
-    if (call.modern && impl->asks) {
+    // A call the human must confirm asks like a tool that asks (2026-07-28: in input rounds).
+    const bool confirms = step.critical && !step.approved;
+    if (call.modern && (impl->asks || confirms)) {
         auto mem = kheap::alloc(sizeof(mcp::InputRound));
         if (mem)
             job->round = new (*mem) mcp::InputRound;
@@ -481,7 +558,9 @@ bool Executor::start(const mcp::Tool& tool, const json::Value& arguments, const 
     // The caller's own overrides may tighten the bridge's limits, never loosen them.
     const mcp::PrincipalLimits none;
     const mcp::PrincipalLimits& own = call.principal ? call.principal->limits : none;
-    const uint64_t wall_ns = mcp::tightened_wall_ns(m_wall_limit_ns, own);
+    // A human confirming a destructive call gets 45 s on top of the call's limit (2025
+    // revisions: the call waits for the answer; 2026-07-28 asks in a round of its own instead).
+    const uint64_t wall_ns = mcp::tightened_wall_ns(m_wall_limit_ns, own) + (confirms && !call.modern ? kConfirmNs : 0);
     job->deadline_ns = clock::monotonic_ns() + wall_ns;
     job->kill_at_ns = 0;
     job->wake = m_wake;

@@ -24,6 +24,9 @@ constexpr size_t kToolOutputLimit = 65536;       // contracts: output limit per 
 constexpr uint64_t kToolHeapLimit = 8u << 20;    // each tool task's kernel heap (task_limit)
 constexpr uint64_t kToolSyscallLimit = 100000;   // each tool task's system calls (task_limit)
 constexpr size_t kMaxCalls = 10; // tool tasks at once: the contracts' default in-flight cap per principal
+// A human's time to confirm a destructive call (sink_gate.h), on top of the call's limit: within
+// the longest a token may live (60 s, token_issue).
+constexpr uint64_t kConfirmNs = 45'000'000'000ull;
 
 // The bridge's capabilities for starting tool tasks.
 struct ExecCaps {
@@ -35,6 +38,8 @@ struct ExecCaps {
 };
 
 struct Job;
+struct StepUp;
+struct ToolImpl;
 
 // The client's answer to ToolContext::request: its result object, or (is_error) its JSON-RPC
 // error object, parsed. Valid until the call's next request.
@@ -142,6 +147,9 @@ public:
     int log_floor() const;
 
 private:
+    bool start_approved(const mcp::Tool& tool, uint64_t proposal_id, const mcp::PendingCall& call, mcp::ToolError& err);
+    bool launch(const mcp::Tool& tool, const ToolImpl& impl, const json::Value& arguments, const mcp::PendingCall& call,
+                const StepUp& step, mcp::ToolError& err);
     ExecCaps m_caps;
     void (*m_wake)() = nullptr;
     uint64_t m_wall_limit_ns = 0;

@@ -7,6 +7,7 @@
 #include "fault_tools.h"
 #include "fixture_tools.h"
 #include "kernel_tools.h"
+#include "proposal_tools.h"
 #include "tool_exec.h"
 #include "vector_tools.h"
 
@@ -15,7 +16,7 @@
 namespace mcpd {
 namespace {
 
-constexpr size_t kMaxTools = 48;
+constexpr size_t kMaxTools = 64;
 
 struct Table {
     mcp::Tool tools[kMaxTools];
@@ -32,7 +33,7 @@ const Table& table() {
         std::span<const mcp::Tool> (*fixtures)() = none;
         if (conformance_profile())
             fixtures = mcp::fixtures::tools;
-        for (auto list : { kernel_tools, cluster_tools, vector_tools, fault_tools, fixtures })
+        for (auto list : { kernel_tools, cluster_tools, vector_tools, proposal_tools, fault_tools, fixtures })
             for (const auto& tool : list())
                 if (g_table.count < kMaxTools)
                     g_table.tools[g_table.count++] = tool;
@@ -46,7 +47,8 @@ const Table& table() {
 std::span<const mcp::Tool> all_tools() { return { table().tools, table().count }; }
 
 const ToolImpl* impl_of(std::string_view tool_name) {
-    for (auto list : { kernel_tool_impls, cluster_tool_impls, vector_tool_impls, fault_tool_impls, fixture_tool_impls })
+    for (auto list : { kernel_tool_impls, cluster_tool_impls, vector_tool_impls, proposal_tool_impls, fault_tool_impls,
+                       fixture_tool_impls })
         for (const auto& impl : list())
             if (tool_name == impl.name)
                 return &impl;

@@ -15,6 +15,8 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::LimitOutputExceeded: return "limit_output_exceeded";
     case ErrorCode::LimitSyscallsExceeded: return "limit_syscalls_exceeded";
     case ErrorCode::NotFound: return "not_found";
+    case ErrorCode::StepUpRequired: return "step_up_required";
+    case ErrorCode::StepUpRefused: return "step_up_refused";
     case ErrorCode::InternalError: return "internal_error";
     }
     return "internal_error";

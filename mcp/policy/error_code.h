@@ -18,6 +18,9 @@ enum class ErrorCode : uint8_t {
     LimitOutputExceeded,
     LimitSyscallsExceeded, // the call's tool task used up its system-call budget (contracts: per-call limits)
     NotFound,
+    // The sink policy (sink_policy.h): a destructive call from untrusted provenance did not run.
+    StepUpRequired, // no human could be asked: a proposal awaits an administrator (details.proposal_id)
+    StepUpRefused,  // the human said no, or typed the wrong name (details.reason)
     InternalError,
 };
 

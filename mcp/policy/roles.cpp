@@ -11,7 +11,7 @@ struct ScopeName {
 constexpr ScopeName kScopes[] = {
     { kKernelRead, "kernel:read" }, { kKernelAdmin, "kernel:admin" }, { kAuditRead, "audit:read" },
     { kVectorRead, "vector:read" }, { kVectorWrite, "vector:write" }, { kVectorAdmin, "vector:admin" },
-    { kConformanceFixtures, "conformance:fixtures" },
+    { kConformanceFixtures, "conformance:fixtures" }, { kProposalApprove, "proposal:approve" },
 };
 } // namespace
 

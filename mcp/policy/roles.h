@@ -19,7 +19,9 @@ enum Scope : uint32_t {
     // The conformance test profile's fixtures (boot argument profile=conformance): held by every
     // caller in that profile (ServerConfig::anonymous_scopes), by nobody but admin otherwise.
     kConformanceFixtures = 1u << 6,
-    kAllScopes = (1u << 7) - 1,
+    // Approving or rejecting a proposal (a destructive call the sink policy held back): admin only.
+    kProposalApprove = 1u << 7,
+    kAllScopes = (1u << 8) - 1,
 };
 
 constexpr uint32_t scopes_of(Role role) {

@@ -599,7 +599,12 @@ static void write_tool_result(json::Writer& w, Begin&& begin, bool modern, ToolR
     } else {
         char envelope[1024];
         json::Writer ew(envelope);
-        if (err.reason)
+        char proposal[12];
+        ktl::Formatter(proposal, sizeof proposal).append("%u", static_cast<unsigned>(err.proposal_id));
+        if (err.reason && err.proposal_id)
+            write_envelope(ew, err.code, err.message, request_id, timestamp,
+                           { { "reason", err.reason }, { "proposal_id", proposal } });
+        else if (err.reason)
             write_envelope(ew, err.code, err.message, request_id, timestamp, { { "reason", err.reason } });
         else
             write_envelope(ew, err.code, err.message, request_id, timestamp);

@@ -53,6 +53,7 @@ struct ToolError {
     ErrorCode code = ErrorCode::InternalError;
     const char* message = "";
     const char* reason = nullptr; // details.reason of the envelope (e.g. validation_failed), if any
+    uint32_t proposal_id = 0;     // details.proposal_id: the proposal a held-back call became (step_up_required)
 };
 
 // What a tool's body writes. Structured: one JSON object, conforming to the output schema; the

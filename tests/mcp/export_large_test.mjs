@@ -6,13 +6,15 @@
 import assert from "node:assert/strict";
 import zlib from "node:zlib";
 
-import { boot, types } from "./sdk.mjs";
+import { boot, confirmAsHuman, types } from "./sdk.mjs";
 
 const { CallToolResultSchema } = types;
 const kernel = process.argv[2];
 const DIM = 1024;
 const BUDGET = 64 << 20;
-const { client, transport, fail, done } = boot("basalt-export-large-test", [], { kernel, timeoutMs: 900000 });
+const { client, transport, fail, done } = boot("basalt-export-large-test", [], { kernel, timeoutMs: 900000,
+                                                                                capabilities: { elicitation: {} } });
+confirmAsHuman(client); // the drops at the end need a human's yes (the sink policy)
 
 async function ok(name, args) {
   const r = await client.request({ method: "tools/call", params: { name, arguments: args } }, CallToolResultSchema, { timeout: 600000 });

@@ -150,3 +150,14 @@ export function watch(node, name, timeoutMs) {
     cancel: () => clearTimeout(timer), // the node is stopped by hand and another watched
   };
 }
+
+// A client standing in for the human at the sink policy's confirmation form (a destructive call
+// from a client is held back until someone types the collection's name back): it must have
+// declared elicitation ({ capabilities: { elicitation: {} } } to boot), and answers every
+// confirmation by typing back the name the form's message quotes.
+export function confirmAsHuman(client) {
+  client.setRequestHandler(types.ElicitRequestSchema, async (req) => {
+    const quoted = /collection '([^']+)'/.exec(req.params.message);
+    return quoted ? { action: "accept", content: { name: quoted[1] } } : { action: "decline" };
+  });
+}

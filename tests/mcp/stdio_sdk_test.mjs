@@ -5,12 +5,15 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 
-import { board, boot, root, taskGone, types } from "./sdk.mjs";
+import { board, boot, confirmAsHuman, root, taskGone, types } from "./sdk.mjs";
 
 const kernel = process.argv[2];
 const started = Date.now();
 // Five tools a page (the default serves every tool in one): pagination proven from outside.
-const { client, transport, fail, done } = boot("basalt-test", ["--append", "list_page=5"], { kernel });
+// It declares elicitation and confirms destructive calls as a human would (the sink policy).
+const { client, transport, fail, done } = boot("basalt-test", ["--append", "list_page=5"],
+                                               { kernel, capabilities: { elicitation: {} } });
+confirmAsHuman(client);
 
 try {
   await client.connect(transport); // initialize + notifications/initialized
@@ -35,7 +38,8 @@ try {
   assert.deepEqual(names.sort(), ["collection_create", "collection_drop", "collection_export", "collection_import",
                                  "collection_list", "collection_stats",
                                  "kernel_caps", "kernel_diagnose", "kernel_info", "kernel_log", "kernel_mem", "kernel_perf",
-                                 "kernel_tasks", "vector_delete", "vector_get", "vector_search", "vector_upsert"]);
+                                 "kernel_tasks", "proposal_approve", "proposal_get", "proposal_list", "proposal_reject",
+                                 "vector_delete", "vector_get", "vector_search", "vector_upsert"]);
   assert.equal(pages, Math.ceil(names.length / 5), "list_page=5: five tools a page");
 
   const t0 = process.hrtime.bigint();

@@ -14,7 +14,7 @@ import { pathToFileURL } from "node:url";
 
 import { loadGlove } from "./glove.mjs";
 import { HostIndex } from "./hnsw_host.mjs";
-import { boot, root, types } from "./sdk.mjs";
+import { boot, confirmAsHuman, root, types } from "./sdk.mjs";
 
 const { CallToolResultSchema } = types;
 const { AjvJsonSchemaValidator } = await import(pathToFileURL(
@@ -44,7 +44,8 @@ const idOf = (i) => 1000 + i; // ids are not row numbers: the mapping must survi
 
 const { client, transport, fail, done } = boot("basalt-vector-test", ["--key", READER, "--key", OPERATOR, "--key", TIGHT,
                                                                    "--limit", "tim:memory_bytes=16384"],
-                                               { kernel, timeoutMs: 300000 });
+                                               { kernel, timeoutMs: 300000, capabilities: { elicitation: {} } });
+confirmAsHuman(client); // drops and large deletes need a human's yes (the sink policy)
 const meta = (spec) => (spec ? { _meta: { "io.basalt/api-key": secret(spec) } } : {});
 const call = (name, args, key, options) =>
   client.request({ method: "tools/call", params: { name, arguments: args, ...meta(key) } }, CallToolResultSchema,

@@ -1,0 +1,278 @@
+#include "sink_gate.h"
+#include "tool_exec.h"
+
+#include "../arch/aarch64/cpu.h"
+#include "../bootargs.h"
+#include "../cap/kcap.h"
+#include "../clock.h"
+#include "../log.h"
+#include "../syscall/sys.h"
+#include "../vector/collection.h"
+#include "../vector/store.h"
+
+#include <ktl/format.h>
+#include <ktl/utf8.h>
+
+namespace mcpd {
+namespace {
+
+mcp::ProposalBook g_book; // shared by the bridges and the proposal tools' tasks: IRQs masked around it
+
+mcp::SinkRules make_rules() {
+    mcp::SinkRules rules;
+    if (!bootargs::get().step_up.empty() && !rules.add_sinks(bootargs::get().step_up))
+        KLOG_WARN("mcp: step_up=%.*s names something that is not a sink (delete, write, create); ignored",
+                  static_cast<int>(bootargs::get().step_up.size()), bootargs::get().step_up.data());
+    rules.lower_delete_threshold(bootargs::get().step_up_delete_over);
+    return rules;
+}
+
+// How many items an array argument has (0 when absent).
+uint64_t items(const json::Value& v) { return v.is_array() ? v.size() : 0; }
+
+void write_facts(json::Writer& w, const mcp::TargetFacts& f) {
+    w.begin_object().key("exists").boolean(f.exists).key("vectors").number(f.count).key("generation").number(f.generation);
+    w.end_object();
+}
+
+void write(json::Writer& w, const mcp::Proposal& p) {
+    char node[mcp::kProvenanceIdText], decided[mcp::kProvenanceIdText];
+    mcp::format_provenance_id(p.provenance, node);
+    mcp::format_provenance_id(p.decided_provenance, decided);
+    w.begin_object().key("id").number(uint64_t(p.id)).key("state").string(mcp::proposal_state_name(p.state));
+    w.key("tool").string(p.tool).key("sink").string(mcp::sink_name(p.sink)).key("collection").string(p.target);
+    w.key("ids").number(p.ids).key("target_when_proposed");
+    write_facts(w, p.facts);
+    w.key("arguments").raw(p.arguments());
+    w.key("proposed_by").string(p.proposer_name).key("provenance_node_id").string(node);
+    w.key("created_at").string(p.created_at);
+    const uint64_t now = clock::monotonic_ns();
+    w.key("expires_in_s").number(p.state == mcp::ProposalState::Pending && p.expires_ns > now ? (p.expires_ns - now) / 1'000'000'000 : 0);
+    w.key("decided_by").string(p.decider_name).key("decided_provenance_node_id").string(decided).end_object();
+}
+
+// The form: exactly what will be destroyed, with counts; the collection's name typed back.
+void confirm_params(const StepUp& s, std::string_view tool, json::Writer& w) {
+    char message[320];
+    ktl::Formatter f(message, sizeof message);
+    switch (s.sink) {
+    case mcp::Sink::Drop:
+        f.append("%.*s will destroy collection '%s' and the %llu vectors in it. This cannot be undone.",
+                 static_cast<int>(tool.size()), tool.data(), s.target, static_cast<unsigned long long>(s.facts.count));
+        break;
+    case mcp::Sink::BulkDelete:
+    case mcp::Sink::Delete:
+        f.append("%.*s will delete up to %llu vectors from collection '%s' (it holds %llu). This cannot be undone.",
+                 static_cast<int>(tool.size()), tool.data(), static_cast<unsigned long long>(s.ids), s.target,
+                 static_cast<unsigned long long>(s.facts.count));
+        break;
+    default:
+        f.append("%.*s will change collection '%s' (%s, %llu ids).", static_cast<int>(tool.size()), tool.data(), s.target,
+                 mcp::sink_name(s.sink), static_cast<unsigned long long>(s.ids));
+        break;
+    }
+    f.append(" Type the collection's name to confirm.");
+    w.begin_object().key("message").string({ message, f.length() });
+    w.key("requestedSchema").begin_object().key("type").string("object").key("properties").begin_object();
+    w.key("name").begin_object().key("type").string("string").key("title").string("Collection name");
+    w.key("description").string("The name of the collection, exactly, to confirm").key("maxLength").number(uint64_t(64));
+    w.end_object().end_object().key("required").begin_array().string("name").end_array().end_object().end_object();
+}
+
+} // namespace
+
+const mcp::SinkRules& sink_rules() {
+    static const mcp::SinkRules rules = make_rules();
+    return rules;
+}
+
+StepUp classify(std::string_view tool, const json::Value& args) {
+    StepUp s;
+    std::string_view target;
+    if (tool == "collection_drop") {
+        s.sink = mcp::Sink::Drop;
+        target = args.find("name").plain_string().value_or("");
+    } else if (tool == "collection_create") {
+        s.sink = mcp::Sink::Create;
+        target = args.find("name").plain_string().value_or("");
+    } else if (tool == "vector_delete" || tool == "vector_upsert") {
+        s.ids = items(args.find("ids"));
+        s.sink = tool == "vector_upsert" ? mcp::Sink::Write : sink_rules().delete_sink(s.ids);
+        target = args.find("collection").plain_string().value_or("");
+    } else {
+        return s;
+    }
+    ktl::utf8_copy(s.target, sizeof s.target, target);
+    s.critical = sink_rules().critical_sink(s.sink);
+    return s;
+}
+
+mcp::TargetFacts target_facts(uint32_t store, std::string_view name) {
+    mcp::TargetFacts f;
+    if (name.empty() || name.size() > vector::kMaxNameLength)
+        return f;
+    int64_t slot = sys::call(sys::Number::store_open, store, reinterpret_cast<uint64_t>(name.data()), name.size(), kcap::kRead);
+    if (slot < 0)
+        return f;
+    vector::Stats st {};
+    f.exists = true;
+    if (sys::call(sys::Number::vec_stats, static_cast<uint64_t>(slot), reinterpret_cast<uint64_t>(&st)) == 0) {
+        f.count = st.count;
+        f.generation = st.writes;
+    }
+    sys::call(sys::Number::cap_delete, static_cast<uint64_t>(slot));
+    return f;
+}
+
+void propose(const StepUp& step, std::string_view tool, std::string_view args, const mcp::PendingCall& call,
+             mcp::ToolError& err) {
+    char created[24] = "";
+    clock::rfc3339_now(created, sizeof created);
+    mcp::ProposalBook::Draft d;
+    d.sink = step.sink;
+    d.tool = tool;
+    d.target = step.target;
+    d.args = args;
+    d.ids = step.ids;
+    d.facts = step.facts;
+    d.proposer = call.principal;
+    d.provenance = call.provenance_id;
+    d.now_ns = clock::monotonic_ns();
+    d.created_at = created;
+    ktl::Result<uint32_t> id = ktl::Error::InvalidArgs;
+    {
+        arch::IrqGuard guard;
+        id = g_book.submit(d);
+    }
+    if (!id) {
+        err = id.error() == ktl::Error::Full
+                  ? mcp::ToolError { mcp::ErrorCode::StepUpRequired, "this needs a human's yes, and 16 proposals already await one; nothing ran",
+                                     "proposals_full" }
+                  : mcp::ToolError { mcp::ErrorCode::StepUpRequired, "this needs a human's yes: an identified caller's proposal (an API key), or a client that can be asked (elicitation); nothing ran",
+                                     "proposal_refused" };
+        return;
+    }
+    err = { mcp::ErrorCode::StepUpRequired,
+            "this destroys data and came from a client that cannot be asked: it is now a proposal, which another "
+            "administrator approves with proposal_approve (or rejects); nothing ran",
+            "proposal_pending", *id };
+}
+
+bool approve(uint32_t id, const mcp::PendingCall& call, uint32_t store, char (&tool)[32], char* args, size_t cap,
+             size_t& args_len, StepUp& step, mcp::ToolError& err) {
+    if (!call.principal) {
+        err = { mcp::ErrorCode::AuthInsufficientRole, "an anonymous caller approves nothing", "anonymous" };
+        return false;
+    }
+    char target[72] = "";
+    {
+        arch::IrqGuard guard;
+        const mcp::Proposal* p = g_book.find(id);
+        if (p) {
+            ktl::utf8_copy(target, sizeof target, p->target);
+        }
+    }
+    // The target as it is now (outside the lock: a system call), compared under it.
+    const mcp::TargetFacts now = target_facts(store, target);
+    arch::IrqGuard guard;
+    auto refusal = g_book.approve(id, *call.principal, call.provenance_id, now, clock::monotonic_ns());
+    if (refusal != mcp::ProposalBook::Refusal::None) {
+        using R = mcp::ProposalBook::Refusal;
+        const char* reason = mcp::refusal_reason(refusal);
+        err = refusal == R::Unknown       ? mcp::ToolError { mcp::ErrorCode::NotFound, "no proposal with that id", reason }
+              : refusal == R::OwnProposal ? mcp::ToolError { mcp::ErrorCode::AuthInsufficientRole, "the proposer cannot approve its own proposal", reason }
+              : refusal == R::Stale ? mcp::ToolError { mcp::ErrorCode::ValidationFailed, "the collection changed since the proposal; it will not run (propose it again)", reason }
+              : refusal == R::Expired ? mcp::ToolError { mcp::ErrorCode::ValidationFailed, "the proposal expired", reason }
+                                      : mcp::ToolError { mcp::ErrorCode::ValidationFailed, "the proposal was already decided", reason };
+        return false;
+    }
+    const mcp::Proposal* p = g_book.find(id);
+    if (p->args_len > cap) {
+        err = { mcp::ErrorCode::InternalError, "the proposal's arguments do not fit" };
+        return false;
+    }
+    ktl::utf8_copy(tool, sizeof tool, p->tool);
+    for (size_t i = 0; i < p->args_len; ++i)
+        args[i] = p->args[i];
+    args_len = p->args_len;
+    step.sink = p->sink;
+    step.critical = true;
+    step.approved = true;
+    ktl::utf8_copy(step.target, sizeof step.target, p->target);
+    step.ids = p->ids;
+    step.facts = now;
+    return true;
+}
+
+bool reject(uint32_t id, const mcp::PendingCall& call, mcp::ToolError& err) {
+    if (!call.principal) {
+        err = { mcp::ErrorCode::AuthInsufficientRole, "an anonymous caller rejects nothing", "anonymous" };
+        return false;
+    }
+    arch::IrqGuard guard;
+    auto refusal = g_book.reject(id, *call.principal, call.provenance_id, clock::monotonic_ns());
+    if (refusal == mcp::ProposalBook::Refusal::None)
+        return true;
+    using R = mcp::ProposalBook::Refusal;
+    const char* reason = mcp::refusal_reason(refusal);
+    err = refusal == R::Unknown       ? mcp::ToolError { mcp::ErrorCode::NotFound, "no proposal with that id", reason }
+          : refusal == R::OwnProposal ? mcp::ToolError { mcp::ErrorCode::AuthInsufficientRole, "the proposer cannot decide its own proposal", reason }
+                                      : mcp::ToolError { mcp::ErrorCode::ValidationFailed, "the proposal is no longer pending", reason };
+    return false;
+}
+
+bool write_proposal(json::Writer& w, uint32_t id) {
+    arch::IrqGuard guard; // a short, bounded write: one proposal
+    g_book.expire(clock::monotonic_ns());
+    const mcp::Proposal* p = g_book.find(id);
+    if (p)
+        write(w, *p);
+    return p != nullptr;
+}
+
+void write_proposals(json::Writer& w) {
+    arch::IrqGuard guard; // at most 16
+    g_book.expire(clock::monotonic_ns());
+    w.begin_array();
+    g_book.for_each([&](const mcp::Proposal& p) { write(w, p); });
+    w.end_array();
+}
+
+bool sink_gate(const StepUp& step, bool token_present, bool token_matches, const ToolContext& ctx, mcp::ToolError& err) {
+    mcp::SinkCall c;
+    c.token_present = token_present;
+    c.token_matches = token_matches;
+    c.integrity = mcp::Integrity::Untrusted; // everything a client sent
+    c.sink = step.critical ? step.sink : mcp::Sink::None;
+    c.approved = step.approved;
+    const mcp::Decision d = mcp::decide(sink_rules(), c);
+    if (d.verdict == mcp::Verdict::Allow)
+        return true;
+    if (d.verdict == mcp::Verdict::Block) {
+        err = { mcp::ErrorCode::InternalError, "the execution token was refused; the tool did not run", "token_refused" };
+        return false;
+    }
+    // STEP_UP: the human is asked (the bridge filed a proposal instead when it could not be).
+    ClientAnswer answer;
+    if (!ctx.request("step_up_confirm", "elicitation/create",
+                     [&](json::Writer& w) { confirm_params(step, ctx.tool(), w); }, answer, err))
+        return false; // could not ask, or (2026-07-28) asked: the call ends with the request
+    const char* why = nullptr;
+    if (answer.is_error)
+        why = "elicitation_failed";
+    else if (answer.value.find("action").string_equals("decline"))
+        why = "declined";
+    else if (!answer.value.find("action").string_equals("accept"))
+        why = "cancelled";
+    else if (!answer.value.find("content").find("name").string_equals(step.target))
+        why = "name_mismatch";
+    if (!why)
+        return true;
+    err = { mcp::ErrorCode::StepUpRefused,
+            std::string_view(why) == "name_mismatch" ? "the name typed back is not the collection's; nothing ran"
+                                                     : "the human did not confirm; nothing ran",
+            why };
+    return false;
+}
+
+} // namespace mcpd

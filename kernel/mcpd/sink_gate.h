@@ -1,0 +1,55 @@
+#pragma once
+// The sink policy (mcp/policy/sink_policy.h) applied to the kernel's tools. The bridge classifies
+// each admitted call before starting it (what it would do, to which collection, in what state the
+// collection is) and, for a call the policy holds back (STEP_UP) from a client that cannot be
+// asked, files a proposal instead of running it. The tool task takes the final decision after
+// redeeming its token, and for a held-back call asks the human (elicitation/create: a form that
+// says what will be destroyed and asks for the collection's name to be typed back). Proposals
+// (mcp/policy/proposal_book.h) are shared by the bridges.
+#include <cstdint>
+#include <string_view>
+
+#include <json/json.h>
+#include <mcp/policy/proposal_book.h>
+#include <mcp/policy/sink_policy.h>
+#include <mcp/server/server.h>
+
+namespace mcpd {
+
+struct ToolContext;
+
+// What the bridge found out about a call's sink before starting it.
+struct StepUp {
+    mcp::Sink sink = mcp::Sink::None;
+    bool critical = false; // the rules make this sink critical
+    bool approved = false; // an administrator approved it as a proposal
+    char target[72] = "";  // the collection
+    uint64_t ids = 0;      // how many ids the call names
+    mcp::TargetFacts facts; // the collection as it is (filled for critical sinks)
+};
+
+// The rules: the defaults, widened by `step_up=` and `step_up_delete_over=`.
+const mcp::SinkRules& sink_rules();
+// The sink a call of `tool` with `args` is: None for tools without effects.
+StepUp classify(std::string_view tool, const json::Value& args);
+// The collection `name` as the store has it, through the bridge's store capability.
+mcp::TargetFacts target_facts(uint32_t store, std::string_view name);
+
+// Files the call as a proposal (the bridge, when the client cannot be asked); err says so.
+void propose(const StepUp& step, std::string_view tool, std::string_view args, const mcp::PendingCall& call,
+             mcp::ToolError& err);
+// proposal_approve: the proposal's tool and arguments (copied into `args`, at most its size)
+// once approved (the target re-checked through `store`); false + err when refused.
+bool approve(uint32_t id, const mcp::PendingCall& call, uint32_t store, char (&tool)[32], char* args, size_t cap,
+             size_t& args_len, StepUp& step, mcp::ToolError& err);
+// proposal_reject: false + err when refused.
+bool reject(uint32_t id, const mcp::PendingCall& call, mcp::ToolError& err);
+// Writes proposal `id` (false: unknown) or every proposal, for the proposal tools.
+bool write_proposal(json::Writer& w, uint32_t id);
+void write_proposals(json::Writer& w);
+
+// In the tool task, after its token was redeemed (or not): the decision. True: run the body.
+// STEP_UP asks the human; without a yes, false + err (nothing ran).
+bool sink_gate(const StepUp& step, bool token_present, bool token_matches, const ToolContext& ctx, mcp::ToolError& err);
+
+} // namespace mcpd

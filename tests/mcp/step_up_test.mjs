@@ -1,0 +1,167 @@
+// Step-up and proposals end to end (the sink policy), with the official SDK clients over
+// Streamable HTTP. A destructive call from a client is never simply run, whatever its role:
+//  - a client that declared elicitation is asked (a form naming the collection and its vector
+//    count, the name to be typed back): declined, cancelled or a wrong name leave the collection
+//    whole; the right name drops it. A v2 client pinned to 2026-07-28 answers in an input round.
+//  - a client that cannot be asked gets a proposal: nothing runs until another administrator
+//    approves it; its proposer cannot; an operator lacks the scope; a proposal whose collection
+//    changed since is refused as stale; a rejected one never runs.
+//  - deletes of more than 100 ids step up; smaller ones run at once.
+// Usage: node step_up_test.mjs KERNEL_ELF
+import assert from "node:assert/strict";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+
+import { Client, StreamableHTTPClientTransport, bootHttp, root, types, watch } from "./sdk.mjs";
+
+const kernel = process.argv[2];
+const ANA = "admin-ana-key-0123456789";
+const BEN = "admin-ben-key-0123456789";
+const OLGA = "operator-olga-key-012345";
+const node = await bootHttp(["--key", `admin:ana:${ANA}`, "--key", `admin:ben:${BEN}`, "--key", `operator:olga:${OLGA}`],
+                            { kernel });
+const verdict = watch(node, "step_up_test", 150000);
+
+const connect = async (key, capabilities) => {
+  const transport = new StreamableHTTPClientTransport(new URL(node.url), { requestInit: { headers: { Authorization: `Bearer ${key}` } } });
+  const client = new Client({ name: "basalt-step-up", version: "1.0.0" }, capabilities ? { capabilities } : undefined);
+  await client.connect(transport);
+  return client;
+};
+const ok = async (client, name, args) => {
+  const r = await client.callTool({ name, arguments: args });
+  assert.ok(!r.isError, `${name}: ${JSON.stringify(r.structuredContent)}`);
+  return r.structuredContent;
+};
+const refused = async (client, name, args, code, reason) => {
+  const r = await client.callTool({ name, arguments: args });
+  assert.equal(r.isError, true, `${name} ran: ${JSON.stringify(r.structuredContent)}`);
+  const e = r.structuredContent.error;
+  assert.deepEqual([e.code, e.details?.reason], [code, reason], JSON.stringify(r.structuredContent));
+  return e;
+};
+const collections = async (client) => (await ok(client, "collection_list", {})).collections.map((c) => c.name).sort();
+
+try {
+  // The human: ana's key, elicitation declared, answers as told.
+  const human = await connect(ANA, { elicitation: {} });
+  const forms = [];
+  let answer = () => ({ action: "decline" });
+  human.setRequestHandler(types.ElicitRequestSchema, async (req) => {
+    forms.push(req.params);
+    return answer(req.params);
+  });
+  await ok(human, "collection_create", { name: "docs", dim: 4, metric: "l2" });
+  await ok(human, "vector_upsert", { collection: "docs", ids: [1, 2, 3], vectors: [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]] });
+  assert.equal(forms.length, 0, "creating and writing are not critical sinks by default");
+
+  await refused(human, "collection_drop", { name: "docs" }, "step_up_refused", "declined");
+  assert.equal(forms.length, 1);
+  assert.match(forms[0].message, /destroy collection 'docs' and the 3 vectors in it/);
+  assert.deepEqual(forms[0].requestedSchema.required, ["name"]);
+  answer = () => ({ action: "cancel" });
+  await refused(human, "collection_drop", { name: "docs" }, "step_up_refused", "cancelled");
+  answer = () => ({ action: "accept", content: { name: "doc" } });
+  await refused(human, "collection_drop", { name: "docs" }, "step_up_refused", "name_mismatch");
+  assert.deepEqual(await collections(human), ["docs"], "declined, cancelled, mistyped: the collection is whole");
+  assert.equal((await ok(human, "collection_stats", { collection: "docs" })).count, 3);
+  answer = () => ({ action: "accept", content: { name: "docs" } });
+  assert.deepEqual(await ok(human, "collection_drop", { name: "docs" }), { dropped: "docs" });
+  assert.deepEqual(await collections(human), []);
+  assert.equal(forms.length, 4);
+
+  // Bulk deletes: more than 100 ids need the yes; 100 or fewer do not.
+  const ids = Array.from({ length: 150 }, (_, i) => i + 1);
+  await ok(human, "collection_create", { name: "bulk", dim: 2, metric: "l2" });
+  await ok(human, "vector_upsert", { collection: "bulk", ids, vectors: ids.map((i) => [i, 1]) });
+  assert.equal((await ok(human, "vector_delete", { collection: "bulk", ids: ids.slice(0, 100) })).deleted, 100);
+  assert.equal(forms.length, 4, "100 ids: no question");
+  answer = () => ({ action: "decline" });
+  await refused(human, "vector_delete", { collection: "bulk", ids }, "step_up_refused", "declined");
+  assert.match(forms[4].message, /delete up to 150 vectors from collection 'bulk' \(it holds 50\)/);
+  assert.equal((await ok(human, "collection_stats", { collection: "bulk" })).count, 50);
+
+  // The model: ana's key again, no elicitation: its drop becomes a proposal.
+  const model = await connect(ANA);
+  await ok(model, "collection_create", { name: "logs", dim: 2, metric: "l2" });
+  await ok(model, "vector_upsert", { collection: "logs", ids: [1, 2], vectors: [[1, 0], [0, 1]] });
+  const held = await refused(model, "collection_drop", { name: "logs" }, "step_up_required", "proposal_pending");
+  const id = Number(held.details.proposal_id);
+  assert.ok(id > 0, JSON.stringify(held));
+  assert.ok((await collections(model)).includes("logs"), "nothing ran");
+  const listed = (await ok(model, "proposal_list", {})).proposals.find((p) => p.id === id);
+  assert.deepEqual([listed.state, listed.tool, listed.sink, listed.collection, listed.proposed_by], ["pending", "collection_drop", "drop", "logs", "ana"]);
+  assert.deepEqual(listed.arguments, { name: "logs" });
+  assert.deepEqual(listed.target_when_proposed.vectors, 2);
+  assert.match(listed.provenance_node_id, /^[0-9a-f]{8}-[1-9][0-9]*$/);
+
+  // Four eyes: not the proposer (whoever it is), not an operator; another administrator may.
+  await refused(model, "proposal_approve", { proposal_id: id }, "auth_insufficient_role", "own_proposal");
+  await refused(human, "proposal_approve", { proposal_id: id }, "auth_insufficient_role", "own_proposal");
+  const olga = await connect(OLGA);
+  const denied = await olga.callTool({ name: "proposal_approve", arguments: { proposal_id: id } }).catch((e) => e);
+  assert.ok(denied instanceof Error ? /auth_insufficient_role|Forbidden/.test(JSON.stringify(denied.data ?? denied.message))
+                                    : denied.isError && denied.structuredContent.error.code === "auth_insufficient_role",
+            "an operator lacks proposal:approve");
+  assert.ok((await collections(model)).includes("logs"));
+  const ben = await connect(BEN);
+  assert.deepEqual(await ok(ben, "proposal_approve", { proposal_id: id }), { dropped: "logs" }, "the proposal's own answer");
+  assert.ok(!(await collections(model)).includes("logs"));
+  const approved = await ok(ben, "proposal_get", { proposal_id: id });
+  assert.deepEqual([approved.state, approved.decided_by], ["approved", "ben"]);
+  await refused(ben, "proposal_approve", { proposal_id: id }, "validation_failed", "already_decided");
+
+  // Stale: the collection moved after the proposal; approving it would run something else.
+  await ok(model, "collection_create", { name: "keep", dim: 2, metric: "l2" });
+  await ok(model, "vector_upsert", { collection: "keep", ids: [1], vectors: [[1, 1]] });
+  const stale = Number((await refused(model, "collection_drop", { name: "keep" }, "step_up_required", "proposal_pending")).details.proposal_id);
+  await ok(model, "vector_upsert", { collection: "keep", ids: [2], vectors: [[2, 2]] });
+  await refused(ben, "proposal_approve", { proposal_id: stale }, "validation_failed", "target_changed");
+  assert.equal((await ok(ben, "proposal_get", { proposal_id: stale })).state, "stale");
+  assert.ok((await collections(model)).includes("keep"));
+
+  // Rejected: never runs.
+  const rejected = Number((await refused(model, "collection_drop", { name: "keep" }, "step_up_required", "proposal_pending")).details.proposal_id);
+  assert.equal((await ok(ben, "proposal_reject", { proposal_id: rejected })).state, "rejected");
+  await refused(ben, "proposal_approve", { proposal_id: rejected }, "validation_failed", "already_decided");
+  assert.ok((await collections(model)).includes("keep"));
+  await refused(ben, "proposal_approve", { proposal_id: 999999 }, "not_found", "unknown_proposal");
+
+  // A bulk delete from the model: a proposal too, approved by ben, run exactly as proposed.
+  await ok(model, "vector_upsert", { collection: "bulk", ids, vectors: ids.map((i) => [i, 2]) });
+  const bulk = Number((await refused(model, "vector_delete", { collection: "bulk", ids }, "step_up_required", "proposal_pending")).details.proposal_id);
+  assert.equal((await ok(model, "collection_stats", { collection: "bulk" })).count, 150);
+  const del = await ok(ben, "proposal_approve", { proposal_id: bulk });
+  assert.equal(del.deleted, 150);
+  assert.equal((await ok(model, "collection_stats", { collection: "bulk" })).count, 0);
+
+  // 2026-07-28: the v2 client is asked in an input round and answers; the drop then runs.
+  const V2 = await import(pathToFileURL(path.join(root, ".deps/npm/node_modules/@modelcontextprotocol/client/dist/index.mjs")));
+  const modern = new V2.Client({ name: "basalt-step-up-modern", version: "1.0.0" },
+                               { capabilities: { elicitation: {} }, versionNegotiation: { mode: { pin: "2026-07-28" } } });
+  const modernForms = [];
+  modern.setRequestHandler("elicitation/create", async (req) => {
+    modernForms.push(req.params.message);
+    return { action: "accept", content: { name: "keep" } };
+  });
+  await modern.connect(new V2.StreamableHTTPClientTransport(new URL(node.url), { requestInit: { headers: { "X-MCP-API-Key": BEN } } }));
+  const dropped = await modern.callTool({ name: "collection_drop", arguments: { name: "keep" } });
+  assert.deepEqual(dropped.structuredContent, { dropped: "keep" }, JSON.stringify(dropped));
+  assert.equal(modernForms.length, 1);
+  assert.match(modernForms[0], /destroy collection 'keep' and the 2 vectors in it/);
+
+  // The audit trail: every held-back call, refusal and approval, each naming its node.
+  const trail = JSON.parse((await ben.readResource({ uri: "audit://log" })).contents[0].text).decisions;
+  const codes = trail.filter((d) => d.action === "drop").map((d) => d.code);
+  for (const code of ["step_up_refused", "step_up_required", ""])
+    assert.ok(codes.includes(code), `${code} in ${codes}`);
+  const proposing = trail.find((d) => d.provenance_node_id === listed.provenance_node_id);
+  assert.deepEqual([proposing.name, proposing.code, proposing.target], ["collection_drop", "step_up_required", "logs"]);
+  const approval = trail.filter((d) => d.name === "proposal_approve" && d.code === "");
+  assert.equal(approval.length, 2, "two approvals ran");
+  console.log(`step_up_test: ${forms.length + modernForms.length} confirmations asked, 4 proposals decided (approved, stale, rejected, bulk)`);
+  await Promise.all([human, model, olga, ben, modern].map((c) => c.close()));
+  await verdict.pass();
+} catch (e) {
+  await verdict.fail(e);
+}
