@@ -15,6 +15,7 @@
 
 #include <mcp/fixtures/conformance.h>
 #include <mcp/policy/roles.h>
+#include <mcp/policy/sink_policy.h>
 #include <mcp/schema/validator.h>
 
 #include <cstdarg>
@@ -218,6 +219,9 @@ void bridge_config_init() {
     bootargs::for_each_limit(add_limit, nullptr); // after the keys: it names their principals
     g_allow_count = build_allowlist();
     g_resource_allow_count = build_resource_allowlist();
+    if (const auto list = bootargs::get().step_up; !list.empty() && !mcp::SinkRules().add_sinks(list))
+        config_warning("step_up=%.*s names something that is not a sink (delete, write, create); ignored",
+                       static_cast<int>(list.size() < 48 ? list.size() : 48), list.data());
     if (conformance_profile()) {
         g_prompt_allow_count = allowlist(bootargs::get().prompts, mcp::fixtures::prompts(),
                                          [](const mcp::Prompt& p) { return p.name; }, g_prompt_allow);

@@ -15,6 +15,7 @@
 #include <drivers/serial_port.h>
 #include "audit_trail.h"
 #include "provenance_log.h"
+#include "sink_gate.h"
 #include "../mm/kheap.h"
 #include "cluster_tools.h"
 #include "../cluster/cluster_service.h"
@@ -87,6 +88,8 @@ bool read_status(json::Writer& w, mcp::ToolError& err) {
     w.key("tools_allowed").number(uint64_t(ctx().tools_allowed));
     w.key("audit_records").number(audit_trail_count()).key("audit_dropped").number(audit_trail_dropped());
     w.key("provenance_nodes").number(provenance_log_count()).key("provenance_failed").number(provenance_log_failed());
+    w.key("step_up");
+    write_policy(w);
     w.key("config_warnings").begin_array();
     for (const auto& text : config_warnings())
         w.string(text);

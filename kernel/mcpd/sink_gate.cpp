@@ -5,7 +5,6 @@
 #include "../bootargs.h"
 #include "../cap/kcap.h"
 #include "../clock.h"
-#include "../log.h"
 #include "../syscall/sys.h"
 #include "../vector/collection.h"
 #include "../vector/store.h"
@@ -18,11 +17,11 @@ namespace {
 
 mcp::ProposalBook g_book; // shared by the bridges and the proposal tools' tasks: IRQs masked around it
 
+// A step_up= list that names something else is ignored whole (bridge_config warns of it).
 mcp::SinkRules make_rules() {
     mcp::SinkRules rules;
-    if (!bootargs::get().step_up.empty() && !rules.add_sinks(bootargs::get().step_up))
-        KLOG_WARN("mcp: step_up=%.*s names something that is not a sink (delete, write, create); ignored",
-                  static_cast<int>(bootargs::get().step_up.size()), bootargs::get().step_up.data());
+    if (!bootargs::get().step_up.empty())
+        (void)rules.add_sinks(bootargs::get().step_up);
     rules.lower_delete_threshold(bootargs::get().step_up_delete_over);
     return rules;
 }
@@ -219,6 +218,22 @@ bool reject(uint32_t id, const mcp::PendingCall& call, mcp::ToolError& err) {
           : refusal == R::OwnProposal ? mcp::ToolError { mcp::ErrorCode::AuthInsufficientRole, "the proposer cannot decide its own proposal", reason }
                                       : mcp::ToolError { mcp::ErrorCode::ValidationFailed, "the proposal is no longer pending", reason };
     return false;
+}
+
+void write_policy(json::Writer& w) {
+    const mcp::SinkRules& rules = sink_rules();
+    w.begin_object().key("critical_sinks").begin_array();
+    for (auto sink : { mcp::Sink::Drop, mcp::Sink::BulkDelete, mcp::Sink::Delete, mcp::Sink::Write, mcp::Sink::Create })
+        if (rules.critical_sink(sink))
+            w.string(mcp::sink_name(sink));
+    w.end_array().key("delete_over").number(uint64_t(rules.delete_over));
+    uint64_t pending = 0;
+    {
+        arch::IrqGuard guard;
+        g_book.expire(clock::monotonic_ns());
+        g_book.for_each([&](const mcp::Proposal& p) { pending += p.state == mcp::ProposalState::Pending; });
+    }
+    w.key("proposals_pending").number(pending).end_object();
 }
 
 bool write_proposal(json::Writer& w, uint32_t id) {

@@ -47,6 +47,8 @@ bool reject(uint32_t id, const mcp::PendingCall& call, mcp::ToolError& err);
 // Writes proposal `id` (false: unknown) or every proposal, for the proposal tools.
 bool write_proposal(json::Writer& w, uint32_t id);
 void write_proposals(json::Writer& w);
+// The policy in force (kernel://status): critical sinks, the bulk-delete threshold, pending proposals.
+void write_policy(json::Writer& w);
 
 // In the tool task, after its token was redeemed (or not): the decision. True: run the body.
 // STEP_UP asks the human; without a yes, false + err (nothing ran).

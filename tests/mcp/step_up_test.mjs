@@ -42,10 +42,11 @@ const refused = async (client, name, args, code, reason) => {
 };
 const collections = async (client) => (await ok(client, "collection_list", {})).collections.map((c) => c.name).sort();
 
+const forms = [];
+const modernForms = [];
 try {
   // The human: ana's key, elicitation declared, answers as told.
   const human = await connect(ANA, { elicitation: {} });
-  const forms = [];
   let answer = () => ({ action: "decline" });
   human.setRequestHandler(types.ElicitRequestSchema, async (req) => {
     forms.push(req.params);
@@ -139,7 +140,6 @@ try {
   const V2 = await import(pathToFileURL(path.join(root, ".deps/npm/node_modules/@modelcontextprotocol/client/dist/index.mjs")));
   const modern = new V2.Client({ name: "basalt-step-up-modern", version: "1.0.0" },
                                { capabilities: { elicitation: {} }, versionNegotiation: { mode: { pin: "2026-07-28" } } });
-  const modernForms = [];
   modern.setRequestHandler("elicitation/create", async (req) => {
     modernForms.push(req.params.message);
     return { action: "accept", content: { name: "keep" } };
@@ -159,9 +159,50 @@ try {
   assert.deepEqual([proposing.name, proposing.code, proposing.target], ["collection_drop", "step_up_required", "logs"]);
   const approval = trail.filter((d) => d.name === "proposal_approve" && d.code === "");
   assert.equal(approval.length, 2, "two approvals ran");
-  console.log(`step_up_test: ${forms.length + modernForms.length} confirmations asked, 4 proposals decided (approved, stale, rejected, bulk)`);
+  const status = JSON.parse((await ben.readResource({ uri: "kernel://status" })).contents[0].text).mcp;
+  assert.deepEqual(status.step_up, { critical_sinks: ["drop", "bulk_delete"], delete_over: 100, proposals_pending: 0 });
   await Promise.all([human, model, olga, ben, modern].map((c) => c.close()));
-  await verdict.pass();
+  verdict.cancel();
+  await node.stop();
 } catch (e) {
   await verdict.fail(e);
+}
+
+// Boot arguments widen the policy (creation becomes a sink, deletes of more than 10 ids need a
+// yes), and cannot narrow it: a threshold above 100 is ignored, a list naming no sink is
+// refused whole with a warning.
+for (const [args, want, warned] of [
+  [["--append", "step_up=create", "--append", "step_up_delete_over=10"], { critical_sinks: ["drop", "bulk_delete", "create"], delete_over: 10 }, false],
+  [["--append", "step_up=drop,nothing", "--append", "step_up_delete_over=5000"], { critical_sinks: ["drop", "bulk_delete"], delete_over: 100 }, true],
+]) {
+  const wide = await bootHttp(["--key", `admin:ana:${ANA}`, ...args], { kernel });
+  const check = watch(wide, "step_up_test (boot arguments)", 60000);
+  try {
+    const transport = new StreamableHTTPClientTransport(new URL(wide.url), { requestInit: { headers: { Authorization: `Bearer ${ANA}` } } });
+    const model = new Client({ name: "basalt-step-up", version: "1.0.0" });
+    await model.connect(transport);
+    const status = JSON.parse((await model.readResource({ uri: "kernel://status" })).contents[0].text).mcp;
+    assert.deepEqual({ critical_sinks: status.step_up.critical_sinks, delete_over: status.step_up.delete_over }, want);
+    assert.equal(status.config_warnings.some((w) => /step_up=drop,nothing/.test(w)), warned, JSON.stringify(status.config_warnings));
+    const create = await model.callTool({ name: "collection_create", arguments: { name: "c", dim: 2, metric: "l2" } });
+    if (want.critical_sinks.includes("create")) {
+      assert.equal(create.structuredContent.error?.code, "step_up_required", JSON.stringify(create.structuredContent));
+    } else {
+      assert.equal(create.isError, false);
+      const ids = Array.from({ length: 11 }, (_, i) => i + 1);
+      await model.callTool({ name: "vector_upsert", arguments: { collection: "c", ids, vectors: ids.map((i) => [i, 0]) } });
+      const del = await model.callTool({ name: "vector_delete", arguments: { collection: "c", ids } });
+      assert.equal(del.structuredContent.deleted, 11, "11 ids are under the default threshold");
+    }
+    await model.close();
+    if (warned) {
+      console.log(`step_up_test: ${forms.length + modernForms.length} confirmations asked, 4 proposals decided ` +
+                  "(approved, stale, rejected, bulk); boot arguments widen and never narrow");
+      await check.pass();
+    }
+    check.cancel();
+    await wide.stop();
+  } catch (e) {
+    await check.fail(e);
+  }
 }
