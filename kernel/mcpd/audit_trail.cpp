@@ -38,8 +38,11 @@ struct Record {
     uint64_t provenance_id; // the request's provenance node (0: none)
     char action[16];
     char target[64];    // what it acted on: a collection and how many ids
+    char reason[24];    // details.reason of a refusal or failure (declined, proposal_pending, ...)
+    uint16_t principal_id;
+    uint8_t pad[6];
 };
-static_assert(sizeof(Record) == 336);
+static_assert(sizeof(Record) == 368);
 
 TaskSlots g_slots; // the bridges share one region, each through a slot of its own
 uint64_t g_count = 0;     // records written
@@ -91,6 +94,7 @@ bool same_refusal(const Record& a, const Record& b) {
     };
     return a.kind == b.kind && a.outcome == b.outcome && a.role == b.role && eq(a.principal, b.principal, sizeof a.principal) &&
            eq(a.action, b.action, sizeof a.action) && eq(a.target, b.target, sizeof a.target) &&
+           eq(a.reason, b.reason, sizeof a.reason) &&
            eq(a.name, b.name, sizeof a.name) && eq(a.code, b.code, sizeof a.code) &&
            eq(a.transport, b.transport, sizeof a.transport);
 }
@@ -135,6 +139,8 @@ bool audit_trail_record(const mcp::AuditEvent& e) {
     copy(r.action, sizeof r.action, e.action ? e.action : "");
     copy(r.target, sizeof r.target, e.target);
     r.provenance_id = e.provenance_id;
+    copy(r.reason, sizeof r.reason, e.reason ? e.reason : "");
+    r.principal_id = e.principal ? e.principal->id : 0;
     r.role = static_cast<uint8_t>(e.principal ? e.principal->role : mcp::Role::Anonymous);
     r.kind = static_cast<uint8_t>(e.kind);
     r.outcome = static_cast<uint8_t>(e.outcome);
@@ -167,7 +173,7 @@ void write_record(json::Writer& w, const Record& r) {
     w.begin_object();
     w.key("seq").number(r.seq).key("timestamp").string(text(r.timestamp, sizeof r.timestamp));
     w.key("request_id").string(text(r.request_id, sizeof r.request_id));
-    w.key("principal").string(text(r.principal, sizeof r.principal));
+    w.key("principal").string(text(r.principal, sizeof r.principal)).key("principal_id").number(uint64_t(r.principal_id));
     w.key("role").string(mcp::role_name(static_cast<mcp::Role>(r.role)));
     w.key("transport").string(text(r.transport, sizeof r.transport));
     w.key("kind").string(mcp::audit_kind_name(static_cast<mcp::AuditKind>(r.kind)));
@@ -177,7 +183,7 @@ void write_record(json::Writer& w, const Record& r) {
     mcp::format_provenance_id(r.provenance_id, node);
     w.key("provenance_node_id").string(node);
     w.key("outcome").string(mcp::audit_outcome_name(static_cast<mcp::AuditOutcome>(r.outcome)));
-    w.key("code").string(text(r.code, sizeof r.code));
+    w.key("code").string(text(r.code, sizeof r.code)).key("reason").string(text(r.reason, sizeof r.reason));
     w.key("token_id").number(r.token_id);
     w.key("args_hash").string(r.args_hash ? std::string_view(hash, 16) : std::string_view());
     w.key("duration_us").number(r.duration_us);

@@ -12,8 +12,8 @@ namespace mcpd {
 namespace {
 
 const char* kFaultIn = R"({"type":"object","properties":{)"
-                       R"("mode":{"type":"string","enum":["data","write","exec","undef","brk","hang","tamper","reparent"],)"
-                       R"("description":"how to end: a fault of that kind, or hang: ignore the stop and be killed; tamper: the arguments change after the token is issued; reparent: the call's provenance node does"},)"
+                       R"("mode":{"type":"string","enum":["data","write","exec","undef","brk","hang","tamper","reparent","no_token"],)"
+                       R"("description":"how to end: a fault of that kind, or hang: ignore the stop and be killed; tamper: the arguments change after the token is issued; reparent: the call's provenance node does; no_token: the token is withheld"},)"
                        R"("blocks":{"type":"integer","minimum":0,"maximum":256,"description":"200-byte heap blocks taken first, default 16"},)"
                        R"("large_kib":{"type":"integer","minimum":0,"maximum":4096,"description":"one large heap block taken first, default 64"}},)"
                        R"("required":["mode"],"additionalProperties":false})";
@@ -56,11 +56,17 @@ const mcp::Tool kTools[] = {
 
 } // namespace
 
-void tamper_if_asked(const char* tool, char* args, size_t len, uint64_t& provenance) {
+void tamper_if_asked(const char* tool, char* args, size_t len, uint64_t& provenance, uint32_t& token) {
     if (!faults_profile() || std::string_view(tool) != "test_fault")
         return;
     constexpr std::string_view kAsk = "\"tamper\"";
     constexpr std::string_view kReparent = "\"reparent\"";
+    constexpr std::string_view kNoToken = "\"no_token\"";
+    for (size_t i = 0; i + kNoToken.size() <= len; ++i)
+        if (std::string_view(args + i, kNoToken.size()) == kNoToken) {
+            token = ~0u; // the task is never told its token: it must not run
+            return;
+        }
     for (size_t i = 0; i + kAsk.size() <= len; ++i)
         if (std::string_view(args + i, kAsk.size()) == kAsk) {
             args[i + 1] = 'T'; // "Tamper": still valid JSON, no longer what the token was bound to
@@ -68,7 +74,7 @@ void tamper_if_asked(const char* tool, char* args, size_t len, uint64_t& provena
         }
     for (size_t i = 0; i + kReparent.size() <= len; ++i)
         if (std::string_view(args + i, kReparent.size()) == kReparent) {
-            provenance ^= 1; // the arguments as bound, but acting for another node
+            provenance ^= 1u << 31; // the arguments as bound, but acting for a node no request has
             return;
         }
 }

@@ -264,7 +264,8 @@ bool sink_gate(const StepUp& step, bool token_present, bool token_matches, const
     if (d.verdict == mcp::Verdict::Allow)
         return true;
     if (d.verdict == mcp::Verdict::Block) {
-        err = { mcp::ErrorCode::InternalError, "the execution token was refused; the tool did not run", "token_refused" };
+        err = token_present ? mcp::ToolError { mcp::ErrorCode::InternalError, "the execution token was refused; the tool did not run", "token_refused" }
+                            : mcp::ToolError { mcp::ErrorCode::InternalError, "the call has no execution token; the tool did not run", "token_missing" };
         return false;
     }
     // STEP_UP: the human is asked (the bridge filed a proposal instead when it could not be).

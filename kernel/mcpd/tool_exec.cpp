@@ -604,7 +604,7 @@ bool Executor::launch(const mcp::Tool& tool, const ToolImpl& impl_ref, const jso
         job->source_transient = false;
     }
     // profile=faults only: proves the binding is checked
-    tamper_if_asked(tool.name, job->args, job->args_len, job->call.provenance_id);
+    tamper_if_asked(tool.name, job->args, job->args_len, job->call.provenance_id, job->token);
     return true;
 }
 

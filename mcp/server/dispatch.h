@@ -36,7 +36,8 @@ struct Server::Request {
     uint32_t origin = 0;   // the session's (PendingCall::origin / reply_to)
     uint32_t reply_to = 0;
     uint64_t provenance = 0; // its provenance node, once admitted
-    const char* action = ""; // for the audit trail (AuditEvent::action, target)
+    const char* action = ""; // for the audit trail (AuditEvent::action, target, reason)
+    const char* reason = "";
     char target[64] = "";
 };
 

@@ -377,7 +377,8 @@ void Server::audit(const Request& r, AuditOutcome outcome, const char* code) {
         return;
     uint64_t now = m_config.now_ns ? m_config.now_ns() : 0;
     AuditEvent e { r.request_id, r.timestamp, r.principal, m_config.transport, r.kind, r.name, outcome, code, 0,
-                   r.args_hash, now > r.start_ns ? (now - r.start_ns) / 1000 : 0, r.provenance, r.action, r.target };
+                   r.args_hash, now > r.start_ns ? (now - r.start_ns) / 1000 : 0, r.provenance, r.action, r.target,
+                   r.reason ? r.reason : "" };
     m_config.audit(e);
 }
 
@@ -680,6 +681,7 @@ void Server::start_pending(Request& r, const Session& s, const Tool& tool, const
         m_limiter.release(who);
         write_tool_result(r.w, [&](json::Writer& w) { begin_reply(w, r.id); }, r.modern, tool.result, false, {}, err,
                           r.request_id, r.timestamp);
+        r.reason = err.reason;
         audit(r, AuditOutcome::Error, error_code_name(err.code));
         return;
     }
@@ -695,7 +697,7 @@ static void begin_call_reply(json::Writer& w, const PendingCall& call) {
         w.raw({ call.id, call.id_len });
 }
 
-void Server::audit_call(const PendingCall& call, AuditOutcome outcome, const char* code) {
+void Server::audit_call(const PendingCall& call, AuditOutcome outcome, const char* code, const char* reason) {
     if (!m_config.audit)
         return;
     char now[32] = "unknown";
@@ -704,7 +706,7 @@ void Server::audit_call(const PendingCall& call, AuditOutcome outcome, const cha
     uint64_t t = m_config.now_ns ? m_config.now_ns() : 0;
     AuditEvent e { call.request_id, now, call.principal, m_config.transport, AuditKind::Tool, call.tool, outcome, code,
                    call.token_id, call.args_hash, t > call.start_ns ? (t - call.start_ns) / 1000 : 0, call.provenance_id,
-                   call.action, call.target };
+                   call.action, call.target, reason ? reason : "" };
     m_config.audit(e);
 }
 
@@ -726,7 +728,7 @@ size_t Server::finish_call(const PendingCall& call, bool ok, std::string_view st
     json::Writer w(out);
     auto begin = [&](json::Writer& wr) { begin_call_reply(wr, call); };
     write_tool_result(w, begin, call.modern, call.result, ok, structured, e, call.request_id, now);
-    audit_call(call, ok ? AuditOutcome::Allow : AuditOutcome::Error, ok ? "" : error_code_name(e.code));
+    audit_call(call, ok ? AuditOutcome::Allow : AuditOutcome::Error, ok ? "" : error_code_name(e.code), ok ? nullptr : e.reason);
     if (!w.complete()) {
         json::Writer fallback(out);
         ToolError big { ErrorCode::LimitOutputExceeded, "reply too large for the line" };
@@ -868,6 +870,7 @@ void Server::tools_call(Request& r, Session& s) {
     }
     write_tool_result(r.w, [&](json::Writer& w) { begin_reply(w, r.id); }, r.modern, tool->result, ok, sw.view(), err,
                       r.request_id, r.timestamp);
+    r.reason = ok ? "" : err.reason;
     audit(r, ok ? AuditOutcome::Allow : AuditOutcome::Error, ok ? "" : error_code_name(err.code));
 }
 

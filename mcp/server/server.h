@@ -172,6 +172,7 @@ struct AuditEvent {
     uint64_t provenance_id = 0; // the request's provenance node (0: none, e.g. refused at authentication)
     const char* action = "";    // what it does: "call", "read", "get", "drop", ...
     std::string_view target;    // what it acts on: a collection and how many ids, a URI
+    const char* reason = "";    // details.reason of a refusal or failure, when it has one (declined, proposal_pending, ...)
 };
 
 const char* audit_kind_name(AuditKind kind);
@@ -433,7 +434,7 @@ private:
     bool resource_allowed(std::string_view uri) const;
     void start_pending(Request& r, const Session& s, const Tool& tool, const json::Value& arguments,
                        std::string_view answers, std::string_view carried);
-    void audit_call(const PendingCall& call, AuditOutcome outcome, const char* code);
+    void audit_call(const PendingCall& call, AuditOutcome outcome, const char* code, const char* reason = nullptr);
     bool allowed(std::string_view tool) const;
     const Tool* find_tool(std::string_view name) const;
 

@@ -68,13 +68,19 @@ try {
   const reparented = await call("test_fault", { mode: "reparent" });
   assert.equal(reparented.isError, true);
   assert.equal(reparented.structuredContent.error.details.reason, "token_refused", JSON.stringify(reparented.structuredContent));
+  // Without its token the call does not run either (the sink policy's BLOCK, token_missing).
+  const untokened = await call("test_fault", { mode: "no_token" });
+  assert.equal(untokened.isError, true);
+  assert.equal(untokened.structuredContent.error.details.reason, "token_missing", JSON.stringify(untokened.structuredContent));
   const audit = JSON.parse((await client.request({ method: "resources/read", params: { uri: "audit://log" } },
                                                  ReadResourceResultSchema)).contents[0].text);
   const refusal = audit.capability_events.filter((e) => e.task === "tool:test_fault" && e.syscall === 21 && e.outcome === "deny");
-  assert.equal(refusal.length, 2, `two refused redeems: ${JSON.stringify(audit.capability_events)}`);
-  assert.ok(refusal.every((e) => e.error === "access_denied"), "refused for their binding");
+  assert.deepEqual(refusal.map((e) => e.error), ["access_denied", "access_denied", "bad_handle"],
+                   `two redeems refused for their binding, one with no token at all: ${JSON.stringify(audit.capability_events)}`);
   const decision = audit.decisions.filter((d) => d.name === "test_fault" && d.code === "internal_error");
-  assert.equal(decision.length, MODES.length + 2, "the warm-up faults and the refused calls are decisions of the MCP trail");
+  assert.equal(decision.length, MODES.length + 3, "the warm-up faults and the refused calls are decisions of the MCP trail");
+  assert.deepEqual(decision.slice(-3).map((d) => d.reason), ["token_refused", "token_refused", "token_missing"],
+                   "the trail says why each was refused");
   assert.ok(decision.every((d) => /^[0-9a-f]{8}-[1-9][0-9]*$/.test(d.provenance_node_id)), JSON.stringify(decision));
   assert.equal(new Set(decision.map((d) => d.provenance_node_id)).size, decision.length, "one node per request");
   assert.ok(await taskGone((p) => call(p.name, p.arguments), "tool:test_fault"), "tampered tool task gone");

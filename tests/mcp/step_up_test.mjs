@@ -156,7 +156,11 @@ try {
   for (const code of ["step_up_refused", "step_up_required", ""])
     assert.ok(codes.includes(code), `${code} in ${codes}`);
   const proposing = trail.find((d) => d.provenance_node_id === listed.provenance_node_id);
-  assert.deepEqual([proposing.name, proposing.code, proposing.target], ["collection_drop", "step_up_required", "logs"]);
+  assert.deepEqual([proposing.name, proposing.code, proposing.reason, proposing.target, proposing.principal],
+                   ["collection_drop", "step_up_required", "proposal_pending", "logs", "ana"]);
+  const reasons = trail.filter((d) => d.code === "step_up_refused").map((d) => d.reason);
+  for (const why of ["declined", "cancelled", "name_mismatch"])
+    assert.ok(reasons.includes(why), `${why} in ${reasons}`);
   const approval = trail.filter((d) => d.name === "proposal_approve" && d.code === "");
   assert.equal(approval.length, 2, "two approvals ran");
   const status = JSON.parse((await ben.readResource({ uri: "kernel://status" })).contents[0].text).mcp;
