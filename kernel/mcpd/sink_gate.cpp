@@ -200,6 +200,7 @@ bool approve(uint32_t id, const mcp::PendingCall& call, uint32_t store, char (&t
     ktl::utf8_copy(step.target, sizeof step.target, p->target);
     step.ids = p->ids;
     step.facts = now;
+    step.proposed_at = p->provenance;
     return true;
 }
 

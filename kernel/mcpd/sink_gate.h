@@ -26,6 +26,7 @@ struct StepUp {
     char target[72] = "";  // the collection
     uint64_t ids = 0;      // how many ids the call names
     mcp::TargetFacts facts; // the collection as it is (filled for critical sinks)
+    uint64_t proposed_at = 0; // approved proposals: the proposing request's provenance node
 };
 
 // The rules: the defaults, widened by `step_up=` and `step_up_delete_over=`.

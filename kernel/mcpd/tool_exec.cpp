@@ -8,6 +8,7 @@
 #include "../syscall/sys.h"
 #include "../vector/store.h"
 #include "fault_tools.h"
+#include "provenance_log.h"
 #include "sink_gate.h"
 
 #include <crypto/sha256.h>
@@ -475,7 +476,19 @@ bool Executor::start_approved(const mcp::Tool& tool, uint64_t id, const mcp::Pen
             err = { mcp::ErrorCode::InternalError, "the proposal's arguments could not be read" };
             ok = false;
         } else {
-            ok = launch(tool, *impl, doc->root(), call, step, err);
+            // The call runs as work derived from the proposal: a node of its own (the approver's)
+            // whose parent is the proposing request's, so its decision leads back to the proposal.
+            mcp::ProvenanceNode derived;
+            derived.parent = step.proposed_at;
+            derived.principal = call.principal;
+            derived.transport = "approval";
+            derived.session = call.origin;
+            derived.request_id = call.request_id;
+            derived.method = "proposal_approve";
+            mcp::PendingCall as_derived = call;
+            if (uint64_t node = provenance_log_record(derived))
+                as_derived.provenance_id = node;
+            ok = launch(tool, *impl, doc->root(), as_derived, step, err);
         }
     }
     if (nodes)

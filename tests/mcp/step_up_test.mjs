@@ -163,6 +163,11 @@ try {
     assert.ok(reasons.includes(why), `${why} in ${reasons}`);
   const approval = trail.filter((d) => d.name === "proposal_approve" && d.code === "");
   assert.equal(approval.length, 2, "two approvals ran");
+  // The approved call's node derives from the proposing request's: the chain leads back to it.
+  const derived = JSON.parse((await ben.readResource({ uri: `provenance://node/${approval[0].provenance_node_id}` })).contents[0].text);
+  assert.deepEqual([derived.node.principal, derived.node.method, derived.node.parent], ["ben", "proposal_approve", listed.provenance_node_id]);
+  assert.deepEqual(derived.chain.map((n) => [n.id, n.principal, n.method]), [[listed.provenance_node_id, "ana", "tools/call"]]);
+  assert.deepEqual(derived.decisions.map((d) => [d.name, d.outcome]), [["proposal_approve", "allow"]]);
   const status = JSON.parse((await ben.readResource({ uri: "kernel://status" })).contents[0].text).mcp;
   assert.deepEqual(status.step_up, { critical_sinks: ["drop", "bulk_delete"], delete_over: 100, proposals_pending: 0 });
   await Promise.all([human, model, olga, ben, modern].map((c) => c.close()));
