@@ -38,11 +38,11 @@ struct Record {
     uint64_t provenance_id; // the request's provenance node (0: none)
     char action[16];
     char target[64];    // what it acted on: a collection and how many ids
-    char reason[24];    // details.reason of a refusal or failure (declined, proposal_pending, ...)
+    char reason[32];    // details.reason of a refusal or failure (declined, proposal_pending, ...)
     uint16_t principal_id;
     uint8_t pad[6];
 };
-static_assert(sizeof(Record) == 368);
+static_assert(sizeof(Record) == 376);
 
 TaskSlots g_slots; // the bridges share one region, each through a slot of its own
 uint64_t g_count = 0;     // records written

@@ -9,6 +9,7 @@
 #include "../vector/collection.h"
 #include "../vector/store.h"
 
+#include <crypto/sha256.h>
 #include <ktl/format.h>
 #include <ktl/utf8.h>
 
@@ -34,7 +35,8 @@ void write_facts(json::Writer& w, const mcp::TargetFacts& f) {
     w.end_object();
 }
 
-void write(json::Writer& w, const mcp::Proposal& p) {
+// with_arguments false: a summary (the list), whose size does not grow with the arguments'.
+void write(json::Writer& w, const mcp::Proposal& p, bool with_arguments = true) {
     char node[mcp::kProvenanceIdText], decided[mcp::kProvenanceIdText];
     mcp::format_provenance_id(p.provenance, node);
     mcp::format_provenance_id(p.decided_provenance, decided);
@@ -42,7 +44,8 @@ void write(json::Writer& w, const mcp::Proposal& p) {
     w.key("tool").string(p.tool).key("sink").string(mcp::sink_name(p.sink)).key("collection").string(p.target);
     w.key("ids").number(p.ids).key("target_when_proposed");
     write_facts(w, p.facts);
-    w.key("arguments").raw(p.arguments());
+    if (with_arguments)
+        w.key("arguments").raw(p.arguments());
     w.key("proposed_by").string(p.proposer_name).key("provenance_node_id").string(node);
     w.key("created_at").string(p.created_at);
     const uint64_t now = clock::monotonic_ns();
@@ -106,21 +109,50 @@ StepUp classify(std::string_view tool, const json::Value& args) {
     return s;
 }
 
-mcp::TargetFacts target_facts(uint32_t store, std::string_view name) {
+ktl::Result<mcp::TargetFacts> target_facts(uint32_t store, std::string_view name) {
     mcp::TargetFacts f;
     if (name.empty() || name.size() > vector::kMaxNameLength)
         return f;
     int64_t slot = sys::call(sys::Number::store_open, store, reinterpret_cast<uint64_t>(name.data()), name.size(), kcap::kRead);
-    if (slot < 0)
+    if (slot == -static_cast<int64_t>(ktl::Error::NotFound))
         return f;
+    if (slot < 0)
+        return static_cast<ktl::Error>(-slot);
     vector::Stats st {};
-    f.exists = true;
-    if (sys::call(sys::Number::vec_stats, static_cast<uint64_t>(slot), reinterpret_cast<uint64_t>(&st)) == 0) {
-        f.count = st.count;
-        f.generation = st.writes;
-    }
+    int64_t rc = sys::call(sys::Number::vec_stats, static_cast<uint64_t>(slot), reinterpret_cast<uint64_t>(&st));
     sys::call(sys::Number::cap_delete, static_cast<uint64_t>(slot));
+    if (rc < 0)
+        return static_cast<ktl::Error>(-rc);
+    f.exists = true;
+    f.serial = st.serial;
+    f.count = st.count;
+    f.generation = st.writes;
     return f;
+}
+
+void derive_confirm_key(StepUp& step, uint16_t principal_id, uint64_t args_hash) {
+    static uint8_t secret[32];
+    static bool drawn = false;
+    if (!drawn) { // the bridges run on one core: the first to get here draws it
+        drawn = sys::call(sys::Number::random_bytes, reinterpret_cast<uint64_t>(secret), sizeof secret) == int64_t(sizeof secret);
+        if (!drawn)
+            for (size_t i = 0; i < sizeof secret; ++i)
+                secret[i] = static_cast<uint8_t>(clock::monotonic_ns() >> (i % 8));
+        drawn = true;
+    }
+    crypto::Sha256 h;
+    auto bytes = [&](const void* p, size_t n) { h.update(std::string_view(static_cast<const char*>(p), n)); };
+    bytes(secret, sizeof secret);
+    bytes(&principal_id, sizeof principal_id);
+    bytes(&args_hash, sizeof args_hash);
+    bytes(&step.facts.serial, sizeof step.facts.serial);
+    bytes(&step.facts.generation, sizeof step.facts.generation);
+    h.update(std::string_view(step.target));
+    auto digest = h.finish();
+    ktl::Formatter f(step.confirm_key, sizeof step.confirm_key);
+    f.append("confirm_");
+    for (int i = 0; i < 10; ++i)
+        f.append("%02x", digest[i]);
 }
 
 void propose(const StepUp& step, std::string_view tool, std::string_view args, const mcp::PendingCall& call,
@@ -144,11 +176,24 @@ void propose(const StepUp& step, std::string_view tool, std::string_view args, c
         id = g_book.submit(d);
     }
     if (!id) {
-        err = id.error() == ktl::Error::Full
-                  ? mcp::ToolError { mcp::ErrorCode::StepUpRequired, "this needs a human's yes, and 16 proposals already await one; nothing ran",
-                                     "proposals_full" }
-                  : mcp::ToolError { mcp::ErrorCode::StepUpRequired, "this needs a human's yes: an identified caller's proposal (an API key), or a client that can be asked (elicitation); nothing ran",
-                                     "proposal_refused" };
+        switch (id.error()) {
+        case ktl::Error::Full:
+            err = { mcp::ErrorCode::StepUpRequired, "this needs a human's yes, and 16 proposals already await one; nothing ran",
+                    "proposals_full" };
+            break;
+        case ktl::Error::Exhausted:
+            err = { mcp::ErrorCode::StepUpRequired, "this needs a human's yes, and 4 of this caller's proposals already await one; nothing ran",
+                    "too_many_proposals" };
+            break;
+        case ktl::Error::AccessDenied:
+            err = { mcp::ErrorCode::StepUpRequired, "this needs a human's yes: from a client that can be asked (elicitation), or as a proposal by an identified caller (an API key); nothing ran",
+                    "anonymous_proposal" };
+            break;
+        default:
+            err = { mcp::ErrorCode::StepUpRequired, "this needs a human's yes, and its arguments are over 20 KiB, too large to keep as a proposal; nothing ran",
+                    "proposal_too_large" };
+            break;
+        }
         return;
     }
     err = { mcp::ErrorCode::StepUpRequired,
@@ -163,16 +208,30 @@ bool approve(uint32_t id, const mcp::PendingCall& call, uint32_t store, char (&t
         err = { mcp::ErrorCode::AuthInsufficientRole, "an anonymous caller approves nothing", "anonymous" };
         return false;
     }
-    char target[72] = "";
+    char target[72] = "", proposed[32] = "";
     {
         arch::IrqGuard guard;
         const mcp::Proposal* p = g_book.find(id);
         if (p) {
             ktl::utf8_copy(target, sizeof target, p->target);
+            ktl::utf8_copy(proposed, sizeof proposed, p->tool);
         }
     }
-    // The target as it is now (outside the lock: a system call), compared under it.
-    const mcp::TargetFacts now = target_facts(store, target);
+    // The approver must hold what the proposed call itself needs: a key narrowed to
+    // proposal:approve approves nothing it could not do.
+    for (const auto& t : all_tools())
+        if (std::string_view(t.name) == proposed && (call.principal->scopes & t.scopes) != t.scopes) {
+            err = { mcp::ErrorCode::AuthInsufficientRole, "the approver lacks a scope the proposed call needs", "approver_lacks_scope" };
+            return false;
+        }
+    // The target as it is now (outside the lock: a system call), compared under it. A target that
+    // cannot be read now leaves the proposal pending.
+    auto read = target_facts(store, target);
+    if (!read) {
+        err = { mcp::ErrorCode::InternalError, "the collection could not be checked; try again", "target_unreadable" };
+        return false;
+    }
+    const mcp::TargetFacts now = *read;
     arch::IrqGuard guard;
     auto refusal = g_book.approve(id, *call.principal, call.provenance_id, now, clock::monotonic_ns());
     if (refusal != mcp::ProposalBook::Refusal::None) {
@@ -202,6 +261,11 @@ bool approve(uint32_t id, const mcp::PendingCall& call, uint32_t store, char (&t
     step.facts = now;
     step.proposed_at = p->provenance;
     return true;
+}
+
+void reopen_proposal(uint32_t id) {
+    arch::IrqGuard guard;
+    g_book.reopen(id);
 }
 
 bool reject(uint32_t id, const mcp::PendingCall& call, mcp::ToolError& err) {
@@ -250,7 +314,7 @@ void write_proposals(json::Writer& w) {
     arch::IrqGuard guard; // at most 16
     g_book.expire(clock::monotonic_ns());
     w.begin_array();
-    g_book.for_each([&](const mcp::Proposal& p) { write(w, p); });
+    g_book.for_each([&](const mcp::Proposal& p) { write(w, p, false); });
     w.end_array();
 }
 
@@ -271,7 +335,7 @@ bool sink_gate(const StepUp& step, bool token_present, bool token_matches, const
     }
     // STEP_UP: the human is asked (the bridge filed a proposal instead when it could not be).
     ClientAnswer answer;
-    if (!ctx.request("step_up_confirm", "elicitation/create",
+    if (!ctx.request(step.confirm_key, "elicitation/create",
                      [&](json::Writer& w) { confirm_params(step, ctx.tool(), w); }, answer, err))
         return false; // could not ask, or (2026-07-28) asked: the call ends with the request
     const char* why = nullptr;

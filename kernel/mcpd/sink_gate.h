@@ -27,14 +27,22 @@ struct StepUp {
     uint64_t ids = 0;      // how many ids the call names
     mcp::TargetFacts facts; // the collection as it is (filled for critical sinks)
     uint64_t proposed_at = 0; // approved proposals: the proposing request's provenance node
+    // The key the confirmation is asked and answered under (2026-07-28 input rounds): derived from
+    // a boot secret, the caller, the arguments and the collection's identity and generation, so an
+    // answer sent before the question was asked, or kept from an earlier state of the collection,
+    // answers nothing.
+    char confirm_key[32] = "";
 };
 
 // The rules: the defaults, widened by `step_up=` and `step_up_delete_over=`.
 const mcp::SinkRules& sink_rules();
 // The sink a call of `tool` with `args` is: None for tools without effects.
 StepUp classify(std::string_view tool, const json::Value& args);
-// The collection `name` as the store has it, through the bridge's store capability.
-mcp::TargetFacts target_facts(uint32_t store, std::string_view name);
+// The collection `name` as the store has it, through the bridge's store capability: exists false
+// when there is none; an error when it could not be read (busy, no capability slot).
+ktl::Result<mcp::TargetFacts> target_facts(uint32_t store, std::string_view name);
+// Fills step.confirm_key for a call of `principal_id` whose arguments hash to `args_hash`.
+void derive_confirm_key(StepUp& step, uint16_t principal_id, uint64_t args_hash);
 
 // Files the call as a proposal (the bridge, when the client cannot be asked); err says so.
 void propose(const StepUp& step, std::string_view tool, std::string_view args, const mcp::PendingCall& call,
@@ -43,6 +51,8 @@ void propose(const StepUp& step, std::string_view tool, std::string_view args, c
 // once approved (the target re-checked through `store`); false + err when refused.
 bool approve(uint32_t id, const mcp::PendingCall& call, uint32_t store, char (&tool)[32], char* args, size_t cap,
              size_t& args_len, StepUp& step, mcp::ToolError& err);
+// An approved proposal whose call could not be started: pending again.
+void reopen_proposal(uint32_t id);
 // proposal_reject: false + err when refused.
 bool reject(uint32_t id, const mcp::PendingCall& call, mcp::ToolError& err);
 // Writes proposal `id` (false: unknown) or every proposal, for the proposal tools.

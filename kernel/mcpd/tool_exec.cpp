@@ -12,6 +12,7 @@
 #include "sink_gate.h"
 
 #include <crypto/sha256.h>
+#include <ktl/format.h>
 #include <ktl/utf8.h>
 #include <mcp/server/input_round.h>
 
@@ -430,7 +431,13 @@ bool Executor::start(const mcp::Tool& tool, const json::Value& arguments, const 
     // asked gets a proposal instead of the call (the tool task asks the others).
     StepUp step = classify(name, arguments);
     if (step.critical) {
-        step.facts = target_facts(m_caps.store, step.target);
+        auto facts = target_facts(m_caps.store, step.target);
+        if (!facts) {
+            err = { mcp::ErrorCode::InternalError, "the collection could not be checked; try again", "target_unreadable" };
+            return false;
+        }
+        step.facts = *facts;
+        derive_confirm_key(step, call.principal ? call.principal->id : 0, call.args_hash);
         if (!step.facts.exists && step.sink != mcp::Sink::Create) {
             err = { mcp::ErrorCode::NotFound, "no collection of that name", "missing_collection" };
             return false;
@@ -460,6 +467,7 @@ bool Executor::start_approved(const mcp::Tool& tool, uint64_t id, const mcp::Pen
               approve(static_cast<uint32_t>(id), call, m_caps.store, effect, text, mcp::Proposal::kMaxArgs, len, step, err);
     if (!ok && id > 0xffffffffull)
         err = { mcp::ErrorCode::NotFound, "no proposal with that id", "unknown_proposal" };
+    const bool approved = ok;
     const ToolImpl* impl = ok ? impl_of(effect) : nullptr;
     if (ok && !impl) {
         err = { mcp::ErrorCode::InternalError, "the proposal's tool is gone" };
@@ -488,9 +496,13 @@ bool Executor::start_approved(const mcp::Tool& tool, uint64_t id, const mcp::Pen
             mcp::PendingCall as_derived = call;
             if (uint64_t node = provenance_log_record(derived))
                 as_derived.provenance_id = node;
+            // The trail names what the approval ran, not only the proposal's number.
+            ktl::Formatter(as_derived.target, sizeof as_derived.target).append("%s %s", effect, step.target);
             ok = launch(tool, *impl, doc->root(), as_derived, step, err);
         }
     }
+    if (approved && !ok) // not started after all (no task slot, no memory): it can be approved again
+        reopen_proposal(static_cast<uint32_t>(id));
     if (nodes)
         kheap::free(nodes);
     kheap::free(text);

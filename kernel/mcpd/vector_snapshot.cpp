@@ -14,6 +14,7 @@
 
 #include <hnsw/crc32.h>
 #include <ktl/base64.h>
+#include <mcp/policy/provenance.h>
 
 namespace mcpd::vec {
 namespace {
@@ -139,6 +140,7 @@ bool import_snapshot(const json::Value& args, json::Writer& w, mcp::ToolError& e
         return false;
     }
     done.capacity = args.find("max_elements").as_uint64().value_or(0);
+    done.provenance = ctx.provenance(); // the imported vectors remember this import
     int64_t capacity = stage(1, done); // committed: the collection's capacity
     if (capacity < 0) {
         err = capacity == -static_cast<int64_t>(ktl::Error::OutOfRange)
@@ -146,8 +148,10 @@ bool import_snapshot(const json::Value& args, json::Writer& w, mcp::ToolError& e
                   : error_of(capacity);
         return false;
     }
+    char node[mcp::kProvenanceIdText];
+    mcp::format_provenance_id(ctx.provenance(), node);
     w.begin_object().key("imported").string(*name).key("size").number(size).key("max_elements").number(static_cast<uint64_t>(capacity));
-    w.end_object();
+    w.key("provenance_node_id").string(node).end_object();
     return true;
 }
 

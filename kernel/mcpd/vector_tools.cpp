@@ -92,7 +92,7 @@ const char* kImportIn = R"({"type":"object","properties":{"name":)" NAME_SCHEMA 
                         R"("required":["name","snapshot_b64","size"],"additionalProperties":false})";
 const char* kImportOut = R"({"type":"object","properties":{"imported":{"type":"string"},"name":{"type":"string"},)"
                          R"("size":{"type":"integer"},"received":{"type":"integer"},"next":{"type":"integer"},)"
-                         R"("max_elements":{"type":"integer"}},"required":["size"]})";
+                         R"("max_elements":{"type":"integer"},"provenance_node_id":{"type":"string","description":"the import's node: what the imported vectors remember"}},"required":["size"]})";
 
 uint32_t parse_metric(const json::Value& v) {
     for (uint32_t m = 0; m < 3; ++m)

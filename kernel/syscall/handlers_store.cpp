@@ -136,6 +136,7 @@ struct Staging {
     unsigned order = 0;
     uint32_t crc = 0;
     uint64_t touched_ns = 0;
+    uint64_t provenance = 0; // committed: what the loaded vectors are stamped with
 };
 Staging g_stagings[kStagings];
 
@@ -148,9 +149,16 @@ void release(Staging& st) {
 // The commit's Load ends here, in the worker's vec_serve: the collection is kept and the staged
 // pages go back, whatever the outcome.
 int64_t keep_staged(const vector::Job& job, int64_t result, sched::Task* caller) {
+    uint64_t provenance = 0;
     for (auto& st : g_stagings)
-        if (st.used && st.loading && st.pages == job.a[0])
+        if (st.used && st.loading && st.pages == job.a[0]) {
+            provenance = st.provenance;
             release(st);
+        }
+    // A snapshot's own claims about who wrote its vectors cannot be checked (anyone holding
+    // vector:admin can write one): the vectors remember the import that stored them.
+    if (vector::Collection* c = loaded(result))
+        c->index.retag(provenance);
     int64_t kept = keep_loaded(job, result, caller);
     // The commit answers the capacity the content was given (the store holds the collection now).
     return kept < 0 ? kept : loaded(result)->index.params().max_elements;
@@ -246,6 +254,7 @@ int64_t store_stage(arch::TrapFrame& f, const kcap::Resolved&) {
         return err(ktl::Error::Truncated);
     arch::IrqGuard guard;
     st->loading = true;
+    st->provenance = chunk.provenance;
     int64_t rc = submit_load(st->pages, st->total, chunk.capacity, keep_staged, f.x[1], f.x[2]);
     if (rc != kBlocked) // refused before the worker saw it
         release(*st);

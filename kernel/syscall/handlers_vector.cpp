@@ -40,6 +40,8 @@ ktl::Result<vector::Collection*> make_collection(ktl::Result<hnsw::Index>&& inde
     c->index = static_cast<hnsw::Index&&>(*index);
     c->pages = pages.addr;
     c->order = pages.order;
+    static uint64_t serials = 0;
+    c->serial = __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED);
     return c;
 }
 

@@ -30,6 +30,7 @@ struct Stats {
     uint32_t dim;
     uint32_t metric;
     uint64_t writes; // upsert and delete requests served: a paged export checks it did not move
+    uint64_t serial; // which collection this is: every one created or loaded this boot gets its own
 };
 
 // Optional id filter of vec_search (a5): only these ids may be returned; ascending, unique.
@@ -48,6 +49,7 @@ struct Collection {
     uint32_t queued_writes = 0; // writes waiting: later reads queue behind them (no starvation)
     uint32_t outstanding = 0;   // queued + running requests (drop refuses while > 0)
     uint64_t writes = 0;        // upserts and deletes served (Stats::writes)
+    uint64_t serial = 0;        // Stats::serial: a name dropped and made again names another collection
 };
 
 constexpr uint64_t kMaxCollectionBytes = 64ull << 20;

@@ -24,6 +24,7 @@ struct StageChunk {
     uint32_t crc_out;  // written back: CRC-32 of everything staged so far
     uint64_t received_out; // written back: bytes staged so far
     uint64_t capacity;     // commit: the collection's capacity (0: what the snapshot holds plus room to grow)
+    uint64_t provenance;   // commit: the node every imported vector is stamped with (the import's own)
 };
 
 struct StoreEntry {

@@ -125,6 +125,7 @@ int64_t execute(const Job& job) {
         out->levels = s.levels;
         out->bytes_used = s.bytes_used;
         out->writes = c.writes;
+        out->serial = c.serial;
         out->bytes_budget = s.bytes_budget;
         out->distance_computations = s.distance_computations;
         out->dim = dim;

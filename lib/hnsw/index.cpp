@@ -355,6 +355,11 @@ Result<uint64_t> Index::tag_of(uint64_t id) const {
     return node(slot)->tag;
 }
 
+void Index::retag(uint64_t tag) {
+    for (uint32_t s = 0; s < m_high_water; ++s)
+        node(s)->tag = tag;
+}
+
 Stats Index::stats() const {
     Stats s;
     s.count = m_count;

@@ -96,6 +96,8 @@ public:
     bool contains(uint64_t id) const { return find(id) != kNone; }
     // The tag stored with a live id's vector; NotFound when the id is absent.
     ktl::Result<uint64_t> tag_of(uint64_t id) const;
+    // Gives every vector the same tag (O(slots)).
+    void retag(uint64_t tag);
 
     // Tombstones the id, repairs the neighbours that linked to it (Algorithm 4 re-run over
     // their remaining links and the deleted node's links), re-elects the entry point, and

@@ -28,9 +28,16 @@ const char* refusal_reason(ProposalBook::Refusal refusal) {
 }
 
 ktl::Result<uint32_t> ProposalBook::submit(const Draft& d) {
-    if (d.args.size() > Proposal::kMaxArgs || !d.proposer || d.proposer->id == 0)
+    if (d.args.size() > Proposal::kMaxArgs)
         return ktl::Error::InvalidArgs;
+    if (!d.proposer || d.proposer->id == 0)
+        return ktl::Error::AccessDenied;
     expire(d.now_ns);
+    size_t own = 0;
+    for (const auto& s : m_slots)
+        own += s.id && s.state == ProposalState::Pending && s.proposer == d.proposer->id;
+    if (own >= kMaxPerProposer)
+        return ktl::Error::Exhausted;
     // A free slot, else the oldest decided one: pending proposals are never pushed out.
     Proposal* p = nullptr;
     for (auto& s : m_slots) {
@@ -116,6 +123,16 @@ ProposalBook::Refusal ProposalBook::approve(uint32_t id, const Principal& approv
     }
     p->state = ProposalState::Approved;
     return Refusal::None;
+}
+
+void ProposalBook::reopen(uint32_t id) {
+    Proposal* p = slot(id);
+    if (!p || p->state != ProposalState::Approved)
+        return;
+    p->state = ProposalState::Pending;
+    p->decider = 0;
+    p->decider_name[0] = '\0';
+    p->decided_provenance = 0;
 }
 
 ProposalBook::Refusal ProposalBook::reject(uint32_t id, const Principal& who, uint64_t provenance, uint64_t now_ns) {

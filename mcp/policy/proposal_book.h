@@ -18,10 +18,12 @@
 
 namespace mcp {
 
-// The target as the store has it: whether the collection exists, how many vectors it holds and
-// its write generation (every upsert and delete moves it).
+// The target as the store has it: whether the collection exists, which one it is (a name dropped
+// and made again is another), how many vectors it holds and its write generation (every upsert
+// and delete moves it).
 struct TargetFacts {
     bool exists = false;
+    uint64_t serial = 0;
     uint64_t count = 0;
     uint64_t generation = 0;
     bool operator==(const TargetFacts&) const = default;
@@ -70,8 +72,11 @@ public:
         uint64_t now_ns = 0;
         std::string_view created_at;
     };
-    // Submits a draft; its id. InvalidArgs: arguments over kMaxArgs or an anonymous proposer
-    // (nobody could ever be told apart from it); Full: every slot holds a pending proposal.
+    // Submits a draft; its id. InvalidArgs: arguments over kMaxArgs; AccessDenied: an anonymous
+    // proposer (nobody could ever be told apart from it); Exhausted: the proposer already has
+    // kMaxPerProposer pending (one caller cannot fill the book for everyone); Full: every slot
+    // holds a pending proposal.
+    static constexpr size_t kMaxPerProposer = 4;
     ktl::Result<uint32_t> submit(const Draft& draft);
 
     enum class Refusal : uint8_t { None, Unknown, NotPending, Expired, OwnProposal, Stale };
@@ -79,6 +84,9 @@ public:
     // proposal becomes Stale and is refused). The caller then runs proposal->arguments().
     Refusal approve(uint32_t id, const Principal& approver, uint64_t provenance, const TargetFacts& now_facts, uint64_t now_ns);
     Refusal reject(uint32_t id, const Principal& who, uint64_t provenance, uint64_t now_ns);
+    // An approved proposal whose call could not be started after all (no task slot, no memory):
+    // pending again, to be approved once more.
+    void reopen(uint32_t id);
     const Proposal* find(uint32_t id) const;
     // Pending proposals past their time become Expired.
     void expire(uint64_t now_ns);

@@ -36,6 +36,9 @@ struct Server::Request {
     uint32_t origin = 0;   // the session's (PendingCall::origin / reply_to)
     uint32_t reply_to = 0;
     uint64_t provenance = 0; // its provenance node, once admitted
+    // An anonymous request's node is made once the limiter admits it (note_provenance).
+    const Session* node_session = nullptr;
+    std::string_view node_method;
     const char* action = ""; // for the audit trail (AuditEvent::action, target, reason)
     const char* reason = "";
     char target[64] = "";

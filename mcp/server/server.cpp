@@ -330,17 +330,29 @@ bool Server::authenticate(Request& r, Session& s) {
 
 // The adapter contract: a node before policy, for every request whose decision is audited.
 // Everything in it that the client declared (its name and version) is recorded as declared and
-// the node is UNTRUSTED: nothing a client sends vouches for itself.
+// the node is UNTRUSTED: nothing a client sends vouches for itself. An anonymous request gets its
+// node once the limiter admits it (admit()): a flood of them, all refused, cannot push the nodes
+// that stored data points to out of the ring; their refusals are audited without one.
 void Server::note_provenance(Request& r, const Session& s, const json::Value& method) {
     if (!m_config.provenance || !(method.string_equals("tools/call") || method.string_equals("resources/read") ||
                                   method.string_equals("prompts/get")))
         return;
+    std::string_view name = method.plain_string().value_or("");
+    if (!r.principal) {
+        r.node_session = &s;
+        r.node_method = name;
+        return;
+    }
+    make_node(r, s, name);
+}
+
+void Server::make_node(Request& r, const Session& s, std::string_view method) {
     ProvenanceNode node;
     node.principal = r.principal;
     node.transport = m_config.transport;
     node.session = s.origin;
     node.request_id = r.request_id;
-    node.method = method.plain_string().value_or("");
+    node.method = method;
     node.client_name = s.client_name;
     node.client_version = s.client_version;
     char name[sizeof s.client_name], version[sizeof s.client_version];
@@ -1014,8 +1026,11 @@ bool Server::admit(Request& r) {
     uint16_t who = r.principal ? r.principal->id : 0;
     auto decision = m_limiter.acquire(who, m_config.now_ns ? m_config.now_ns() : 0, r.principal ? &r.principal->limits : nullptr,
                                       r.principal ? r.principal->role : Role::Anonymous);
-    if (decision.allowed)
+    if (decision.allowed) {
+        if (r.node_session && r.provenance == 0)
+            make_node(r, *r.node_session, r.node_method);
         return true;
+    }
     error_reply(r.w, r.id, kLimitError, "Too many requests", decision.code, "per-caller limit reached", r.request_id,
                 r.timestamp);
     audit(r, AuditOutcome::Deny, error_code_name(decision.code));

@@ -423,6 +423,7 @@ private:
     const Prompt* find_prompt(std::string_view name) const;
     bool authenticate(Request& r, Session& s);
     void note_provenance(Request& r, const Session& s, const json::Value& method);
+    void make_node(Request& r, const Session& s, std::string_view method);
     // The caller's rate and concurrency admission (a slot held until released). False: refused,
     // answered and audited. admit_inline: the same for work done in the bridge itself (resource
     // reads, prompts), the slot given back at once.

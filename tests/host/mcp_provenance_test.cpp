@@ -186,3 +186,19 @@ TEST(Provenance, AnAsynchronousCallCarriesItsNodeToTheHostAndToItsAudit) {
     EXPECT_EQ(g_decisions[0].target, "docs, 1 ids");
     EXPECT_EQ(g_decisions[0].outcome, mcp::AuditOutcome::Allow);
 }
+
+TEST(Provenance, AnAnonymousRequestGetsItsNodeOnlyOnceAdmitted) {
+    Fixture f;
+    f.session.principal = nullptr;
+    f.call(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"admin_only","arguments":{}}})");
+    f.call(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope","arguments":{}}})");
+    EXPECT_TRUE(g_nodes.empty()) << "refused before the limiter: a flood of these cannot churn the ring";
+    ASSERT_EQ(g_decisions.size(), 2u);
+    EXPECT_EQ(g_decisions[0].node, 0u);
+    f.call(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"plain","arguments":{}}})");
+    ASSERT_EQ(g_nodes.size(), 1u);
+    EXPECT_EQ(g_nodes[0].principal, "anonymous");
+    EXPECT_EQ(g_nodes[0].request_id, "3");
+    ASSERT_EQ(g_decisions.size(), 3u);
+    EXPECT_EQ(g_decisions[2].node, mcp::make_provenance_id(0xabcd0001u, 1));
+}

@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 using mcp::Decision;
 using mcp::Integrity;
@@ -91,7 +92,7 @@ constexpr uint64_t kSecond = 1'000'000'000;
 TEST(ProposalBook, FourEyesExpiryAndStaleTargets) {
     auto book = std::make_unique<mcp::ProposalBook>();
     const auto alice = principal(1, "alice"), bob = principal(2, "bob");
-    const mcp::TargetFacts docs { true, 1234, 77 };
+    const mcp::TargetFacts docs { true, 9, 1234, 77 };
     mcp::ProposalBook::Draft d;
     d.sink = Sink::Drop;
     d.tool = "collection_drop";
@@ -138,6 +139,18 @@ TEST(ProposalBook, FourEyesExpiryAndStaleTargets) {
     EXPECT_EQ(book->find(*third)->state, mcp::ProposalState::Expired);
     EXPECT_EQ(book->reject(*third, bob, 47, late), R::Expired);
 
+    // An approved proposal whose call could not be started is pending again, for anyone but its proposer.
+    auto retry = book->submit(d);
+    ASSERT_EQ(book->approve(*retry, bob, 49, docs, 15 * kSecond), R::None);
+    book->reopen(*retry);
+    EXPECT_EQ(book->find(*retry)->state, mcp::ProposalState::Pending);
+    EXPECT_STREQ(book->find(*retry)->decider_name, "");
+    EXPECT_EQ(book->approve(*retry, bob, 50, docs, 16 * kSecond), R::None);
+    mcp::TargetFacts recreated = docs;
+    recreated.serial = docs.serial + 1;
+    auto other = book->submit(d);
+    EXPECT_EQ(book->approve(*other, bob, 51, recreated, 17 * kSecond), R::Stale) << "dropped and made again: another collection";
+
     // Rejection.
     auto fourth = book->submit(d);
     EXPECT_EQ(book->reject(*fourth, bob, 48, 20 * kSecond), R::None);
@@ -154,11 +167,22 @@ TEST(ProposalBook, BoundedWithoutPushingOutPendingOnes) {
     d.proposer = &alice;
     d.now_ns = kSecond;
     uint32_t first = 0;
-    for (size_t i = 0; i < mcp::ProposalBook::kMaxProposals; ++i) {
+    for (size_t i = 0; i < mcp::ProposalBook::kMaxPerProposer; ++i) {
         auto id = book->submit(d);
         ASSERT_TRUE(id.ok());
         first = first ? first : *id;
     }
+    EXPECT_EQ(book->submit(d).error(), ktl::Error::Exhausted) << "one caller cannot fill the book for everyone";
+    std::vector<mcp::Principal> others;
+    for (uint16_t i = 0; i < 3; ++i)
+        others.push_back(principal(uint16_t(10 + i), "other"));
+    for (const auto& who : others) {
+        d.proposer = &who;
+        for (size_t i = 0; i < mcp::ProposalBook::kMaxPerProposer; ++i)
+            ASSERT_TRUE(book->submit(d).ok());
+    }
+    const auto late = principal(20, "late");
+    d.proposer = &late;
     EXPECT_EQ(book->submit(d).error(), ktl::Error::Full) << "16 pending: none is pushed out";
     ASSERT_EQ(book->reject(first, bob, 0, 2 * kSecond), mcp::ProposalBook::Refusal::None);
     auto reused = book->submit(d);
@@ -170,5 +194,5 @@ TEST(ProposalBook, BoundedWithoutPushingOutPendingOnes) {
     mcp::Principal nobody;
     d.args = "{}";
     d.proposer = &nobody;
-    EXPECT_EQ(book->submit(d).error(), ktl::Error::InvalidArgs) << "anonymous proposals could never be told apart";
+    EXPECT_EQ(book->submit(d).error(), ktl::Error::AccessDenied) << "anonymous proposals could never be told apart";
 }

@@ -4,7 +4,7 @@
 // burst of failures its source allows, the attacker's requests are refused before any key is
 // checked (429, auth_throttled) while the good key, which authenticated from the same address
 // (QEMU's user network shows every host connection as one peer), still passes. The trail (a ring
-// of 44 records here: audit_kib=16) counts the bad keys into a few records with repeat counts,
+// of 43 records here: audit_kib=16) counts the bad keys into a few records with repeat counts,
 // still holds the good client's latest decisions, and says how many records gave way.
 // Usage: node http_flood_test.mjs KERNEL_ELF [BAD_REQUESTS]
 import assert from "node:assert/strict";
@@ -88,10 +88,10 @@ try {
   assert.ok(lastGood.length > 0, "the good client's recent decisions are in the trail");
   assert.ok(decisions.some((d) => d.repeats > 1 && d.outcome === "deny"), "repeated refusals are counted into one record");
   const counted = decisions.filter((d) => d.outcome === "deny").reduce((n, d) => n + d.repeats, 0);
-  assert.ok(log.decisions_dropped > 0, `the 44-record ring overflowed: ${log.decisions_dropped} dropped`);
+  assert.ok(log.decisions_dropped > 0, `the 43-record ring overflowed: ${log.decisions_dropped} dropped`);
   const newest = decisions[decisions.length - 1];
   assert.ok(newest.dropped_before > 0, "the newest record says how many gave way before it");
-  assert.ok(decisions.length <= 44, "the ring holds 44 records");
+  assert.ok(decisions.length <= 43, "the ring holds 43 records");
 
   console.log(`http_flood_test: ${BAD} bad-key requests in ${seconds.toFixed(1)} s (${Math.round(BAD / seconds)}/s): ` +
               `${checked} keys checked (403), ${throttled} throttled before authentication (429); the good client ` +

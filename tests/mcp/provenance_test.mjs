@@ -1,6 +1,6 @@
 // Provenance end to end, with the official SDK client over the serial line: every stored vector
 // remembers the provenance node of the upsert that wrote it (vector_get, vector_search on
-// request, and through an exported and imported snapshot); the node reads back through
+// request, an exported snapshot; an imported one remembers the import); the node reads back through
 // provenance://node/{id} with who sent the write (the console, or a principal whose key the call
 // presented) and as which client; and the audit trail names the node, the action and the target
 // of every decision.
@@ -69,14 +69,19 @@ try {
   const drop = trail.filter((d) => d.name === "collection_create");
   assert.deepEqual([drop[0].action, drop[0].target], ["create", "docs"]);
 
-  // A snapshot carries each vector's node: the imported copy names the writes of the original.
+  // A snapshot carries each vector's node; an import does not take a snapshot's word for who wrote
+  // its vectors (anyone with vector:admin can write one): they remember the import that stored them.
   const page = await call("collection_export", { collection: "docs", offset: 0 });
   assert.equal(page.next, page.size, "one page");
   const snapshot = Buffer.from(page.data, "base64");
-  await call("collection_import", { name: "copy", size: snapshot.length, offset: 0, snapshot_b64: [page.data],
-                                    crc32: zlib.crc32(snapshot) });
+  const nodeA = Buffer.alloc(8);
+  nodeA.writeBigUInt64LE((BigInt(`0x${a.provenance_node_id.split("-")[0]}`) << 32n) | BigInt(a.provenance_node_id.split("-")[1]));
+  assert.ok(snapshot.includes(nodeA), "the exported snapshot holds the node of the write");
+  const imported = await call("collection_import", { name: "copy", size: snapshot.length, offset: 0, snapshot_b64: [page.data],
+                                                     crc32: zlib.crc32(snapshot) });
+  assert.match(imported.provenance_node_id, NODE);
   const copied = await call("vector_get", { collection: "copy", ids: [1, 2, 3] });
-  assert.deepEqual(copied.vectors.map((v) => v.provenance_node_id), got.vectors.map((v) => v.provenance_node_id));
+  assert.deepEqual(copied.vectors.map((v) => v.provenance_node_id), Array(3).fill(imported.provenance_node_id));
 
   // Ids that name no node of this boot are told apart.
   const status = await read("kernel://status");

@@ -18,7 +18,9 @@ const kernel = process.argv[2];
 const ANA = "admin-ana-key-0123456789";
 const BEN = "admin-ben-key-0123456789";
 const OLGA = "operator-olga-key-012345";
-const node = await bootHttp(["--key", `admin:ana:${ANA}`, "--key", `admin:ben:${BEN}`, "--key", `operator:olga:${OLGA}`],
+const CARL = "admin-carl-key-012345678"; // an administrator narrowed to approving and reading
+const node = await bootHttp(["--key", `admin:ana:${ANA}`, "--key", `admin:ben:${BEN}`, "--key", `operator:olga:${OLGA}`,
+                             "--key", `admin:carl:${CARL}`, "--limit", "carl:scopes=proposal:approve+vector:read"],
                             { kernel });
 const verdict = watch(node, "step_up_test", 150000);
 
@@ -92,7 +94,8 @@ try {
   assert.ok((await collections(model)).includes("logs"), "nothing ran");
   const listed = (await ok(model, "proposal_list", {})).proposals.find((p) => p.id === id);
   assert.deepEqual([listed.state, listed.tool, listed.sink, listed.collection, listed.proposed_by], ["pending", "collection_drop", "drop", "logs", "ana"]);
-  assert.deepEqual(listed.arguments, { name: "logs" });
+  assert.equal(listed.arguments, undefined, "the list is a summary");
+  assert.deepEqual((await ok(model, "proposal_get", { proposal_id: id })).arguments, { name: "logs" }, "exactly what would run");
   assert.deepEqual(listed.target_when_proposed.vectors, 2);
   assert.match(listed.provenance_node_id, /^[0-9a-f]{8}-[1-9][0-9]*$/);
 
@@ -104,7 +107,10 @@ try {
   assert.ok(denied instanceof Error ? /auth_insufficient_role|Forbidden/.test(JSON.stringify(denied.data ?? denied.message))
                                     : denied.isError && denied.structuredContent.error.code === "auth_insufficient_role",
             "an operator lacks proposal:approve");
+  const carl = await connect(CARL);
+  await refused(carl, "proposal_approve", { proposal_id: id }, "auth_insufficient_role", "approver_lacks_scope");
   assert.ok((await collections(model)).includes("logs"));
+  assert.equal((await ok(model, "proposal_get", { proposal_id: id })).state, "pending", "still pending after the refusals");
   const ben = await connect(BEN);
   assert.deepEqual(await ok(ben, "proposal_approve", { proposal_id: id }), { dropped: "logs" }, "the proposal's own answer");
   assert.ok(!(await collections(model)).includes("logs"));
@@ -163,14 +169,23 @@ try {
     assert.ok(reasons.includes(why), `${why} in ${reasons}`);
   const approval = trail.filter((d) => d.name === "proposal_approve" && d.code === "");
   assert.equal(approval.length, 2, "two approvals ran");
+  assert.deepEqual(approval.map((d) => d.target), ["collection_drop logs", "vector_delete bulk"], "the trail names what they ran");
   // The approved call's node derives from the proposing request's: the chain leads back to it.
   const derived = JSON.parse((await ben.readResource({ uri: `provenance://node/${approval[0].provenance_node_id}` })).contents[0].text);
   assert.deepEqual([derived.node.principal, derived.node.method, derived.node.parent], ["ben", "proposal_approve", listed.provenance_node_id]);
   assert.deepEqual(derived.chain.map((n) => [n.id, n.principal, n.method]), [[listed.provenance_node_id, "ana", "tools/call"]]);
   assert.deepEqual(derived.decisions.map((d) => [d.name, d.outcome]), [["proposal_approve", "allow"]]);
+  // One caller cannot fill the book: four pending proposals each, then a refusal.
+  await ok(model, "collection_create", { name: "many", dim: 2, metric: "l2" });
+  const mine = [];
+  for (let i = 0; i < 4; ++i)
+    mine.push(Number((await refused(model, "collection_drop", { name: "many" }, "step_up_required", "proposal_pending")).details.proposal_id));
+  await refused(model, "collection_drop", { name: "many" }, "step_up_required", "too_many_proposals");
+  for (const p of mine)
+    assert.equal((await ok(ben, "proposal_reject", { proposal_id: p })).state, "rejected");
   const status = JSON.parse((await ben.readResource({ uri: "kernel://status" })).contents[0].text).mcp;
   assert.deepEqual(status.step_up, { critical_sinks: ["drop", "bulk_delete"], delete_over: 100, proposals_pending: 0 });
-  await Promise.all([human, model, olga, ben, modern].map((c) => c.close()));
+  await Promise.all([human, model, olga, carl, ben, modern].map((c) => c.close()));
   verdict.cancel();
   await node.stop();
 } catch (e) {
