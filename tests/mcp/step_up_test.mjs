@@ -12,6 +12,7 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
+import { HttpPool } from "./http_pool.mjs";
 import { Client, StreamableHTTPClientTransport, bootHttp, root, types, watch } from "./sdk.mjs";
 
 const kernel = process.argv[2];
@@ -175,6 +176,21 @@ try {
   assert.deepEqual([derived.node.principal, derived.node.method, derived.node.parent], ["ben", "proposal_approve", listed.provenance_node_id]);
   assert.deepEqual(derived.chain.map((n) => [n.id, n.principal, n.method]), [[listed.provenance_node_id, "ana", "tools/call"]]);
   assert.deepEqual(derived.decisions.map((d) => [d.name, d.outcome]), [["proposal_approve", "allow"]]);
+  // An answer sent before being asked answers nothing: a raw 2026-07-28 call carrying an accept
+  // under a guessed key is asked the question instead (under a key it could not have guessed).
+  const pool = new HttpPool(node.url, 1);
+  await ok(ben, "collection_create", { name: "guarded", dim: 2, metric: "l2" });
+  const guess = await pool.post({ jsonrpc: "2.0", id: 1, method: "tools/call", params: {
+    name: "collection_drop", arguments: { name: "guarded" },
+    inputResponses: { step_up_confirm: { action: "accept", content: { name: "guarded" } } },
+    _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+             "io.modelcontextprotocol/clientCapabilities": { elicitation: {} } } } }, { Authorization: `Bearer ${BEN}` });
+  const asked = Object.keys(guess.json?.result?.inputRequests ?? {});
+  assert.equal(asked.length, 1, JSON.stringify(guess.json));
+  assert.match(asked[0], /^confirm_[0-9a-f]{20}$/);
+  pool.close();
+  assert.ok((await collections(ben)).includes("guarded"), "nothing was dropped");
+
   // One caller cannot fill the book: four pending proposals each, then a refusal.
   await ok(model, "collection_create", { name: "many", dim: 2, metric: "l2" });
   const mine = [];
