@@ -53,6 +53,22 @@ void write(json::Writer& w, const mcp::Proposal& p, bool with_arguments = true) 
     w.key("decided_by").string(p.decider_name).key("decided_provenance_node_id").string(decided).end_object();
 }
 
+// Why a proposal could not be decided, as the caller is told.
+mcp::ToolError refusal_error(mcp::ProposalBook::Refusal refusal) {
+    using R = mcp::ProposalBook::Refusal;
+    const char* reason = mcp::refusal_reason(refusal);
+    switch (refusal) {
+    case R::Unknown: return { mcp::ErrorCode::NotFound, "no proposal with that id", reason };
+    case R::OwnProposal: return { mcp::ErrorCode::AuthInsufficientRole, "the proposer cannot decide its own proposal", reason };
+    case R::Stale:
+        return { mcp::ErrorCode::ValidationFailed, "the collection changed since the proposal; it will not run (propose it again)", reason };
+    case R::Expired: return { mcp::ErrorCode::ValidationFailed, "the proposal expired", reason };
+    case R::NotPending:
+    case R::None: break;
+    }
+    return { mcp::ErrorCode::ValidationFailed, "the proposal was already decided", reason };
+}
+
 // The form: exactly what will be destroyed, with counts; the collection's name typed back.
 void confirm_params(const StepUp& s, std::string_view tool, json::Writer& w) {
     char message[320];
@@ -235,13 +251,7 @@ bool approve(uint32_t id, const mcp::PendingCall& call, uint32_t store, char (&t
     arch::IrqGuard guard;
     auto refusal = g_book.approve(id, *call.principal, call.provenance_id, now, clock::monotonic_ns());
     if (refusal != mcp::ProposalBook::Refusal::None) {
-        using R = mcp::ProposalBook::Refusal;
-        const char* reason = mcp::refusal_reason(refusal);
-        err = refusal == R::Unknown       ? mcp::ToolError { mcp::ErrorCode::NotFound, "no proposal with that id", reason }
-              : refusal == R::OwnProposal ? mcp::ToolError { mcp::ErrorCode::AuthInsufficientRole, "the proposer cannot approve its own proposal", reason }
-              : refusal == R::Stale ? mcp::ToolError { mcp::ErrorCode::ValidationFailed, "the collection changed since the proposal; it will not run (propose it again)", reason }
-              : refusal == R::Expired ? mcp::ToolError { mcp::ErrorCode::ValidationFailed, "the proposal expired", reason }
-                                      : mcp::ToolError { mcp::ErrorCode::ValidationFailed, "the proposal was already decided", reason };
+        err = refusal_error(refusal);
         return false;
     }
     const mcp::Proposal* p = g_book.find(id);
@@ -277,11 +287,7 @@ bool reject(uint32_t id, const mcp::PendingCall& call, mcp::ToolError& err) {
     auto refusal = g_book.reject(id, *call.principal, call.provenance_id, clock::monotonic_ns());
     if (refusal == mcp::ProposalBook::Refusal::None)
         return true;
-    using R = mcp::ProposalBook::Refusal;
-    const char* reason = mcp::refusal_reason(refusal);
-    err = refusal == R::Unknown       ? mcp::ToolError { mcp::ErrorCode::NotFound, "no proposal with that id", reason }
-          : refusal == R::OwnProposal ? mcp::ToolError { mcp::ErrorCode::AuthInsufficientRole, "the proposer cannot decide its own proposal", reason }
-                                      : mcp::ToolError { mcp::ErrorCode::ValidationFailed, "the proposal is no longer pending", reason };
+    err = refusal_error(refusal);
     return false;
 }
 

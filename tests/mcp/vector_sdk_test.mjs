@@ -338,12 +338,14 @@ try {
   await toolError("collection_import", chunk(2), "validation_failed", "out_of_order");
   assert.equal((await ok("collection_import", chunk(1))).next, 2 * third);
   // Sized by what the snapshot holds (twice its slots, at least 1024), never beyond the 2,000 it declares.
-  assert.deepEqual(await ok("collection_import", chunk(2)),
-                   { imported: "copy", size: snapshot.length, max_elements: Math.min(2000, Math.max(2 * kept, 1024)) });
+  // The answer names the import's provenance node: what the imported vectors remember.
+  const node = (answer) => (assert.match(answer.provenance_node_id, /^[0-9a-f]{8}-[1-9][0-9]*$/), { ...answer, provenance_node_id: "" });
+  assert.deepEqual(node(await ok("collection_import", chunk(2))),
+                   { imported: "copy", size: snapshot.length, max_elements: Math.min(2000, Math.max(2 * kept, 1024)), provenance_node_id: "" });
   // Or as asked: the declared capacity back; never below the slots it uses.
   const whole = { snapshot_b64: parts(snapshot), size: snapshot.length };
-  assert.deepEqual(await ok("collection_import", { name: "copy2", ...whole, max_elements: 2000 }),
-                   { imported: "copy2", size: snapshot.length, max_elements: 2000 });
+  assert.deepEqual(node(await ok("collection_import", { name: "copy2", ...whole, max_elements: 2000 })),
+                   { imported: "copy2", size: snapshot.length, max_elements: 2000, provenance_node_id: "" });
   assert.deepEqual(await ok("collection_drop", { name: "copy2" }), { dropped: "copy2" });
   if (kept > 1)
     await toolError("collection_import", { name: "copy2", ...whole, max_elements: kept - 1 }, "validation_failed", "capacity_too_small");
