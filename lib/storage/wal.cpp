@@ -1,0 +1,236 @@
+#include "wal.h"
+#include "crc32c.h"
+
+#include <cstring>
+
+namespace storage {
+namespace {
+
+void put16(std::byte* p, uint16_t v) {
+    for (int i = 0; i < 2; ++i)
+        p[i] = std::byte(uint8_t(v >> (8 * i)));
+}
+void put32(std::byte* p, uint32_t v) {
+    for (int i = 0; i < 4; ++i)
+        p[i] = std::byte(uint8_t(v >> (8 * i)));
+}
+void put64(std::byte* p, uint64_t v) {
+    for (int i = 0; i < 8; ++i)
+        p[i] = std::byte(uint8_t(v >> (8 * i)));
+}
+uint16_t get16(const std::byte* p) { return uint16_t(uint8_t(p[0]) | uint8_t(p[1]) << 8); }
+uint32_t get32(const std::byte* p) {
+    uint32_t v = 0;
+    for (int i = 0; i < 4; ++i)
+        v |= uint32_t(uint8_t(p[i])) << (8 * i);
+    return v;
+}
+uint64_t get64(const std::byte* p) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i)
+        v |= uint64_t(uint8_t(p[i])) << (8 * i);
+    return v;
+}
+constexpr size_t round8(size_t n) { return (n + 7) & ~size_t(7); }
+
+// The chain's start for an epoch, and one link.
+uint32_t seed(uint32_t epoch) {
+    std::byte e[4];
+    put32(e, epoch);
+    return crc32c(0, e, 4);
+}
+uint32_t link(uint32_t chain, uint32_t crc) {
+    std::byte c[4];
+    put32(c, crc);
+    return crc32c(chain, c, 4);
+}
+// CRC of a record: header bytes [0, 24) and its payload.
+uint32_t record_crc(const std::byte* h) {
+    return crc32c(crc32c(0, h, 24), h + Wal::kHeader, get32(h + 16));
+}
+
+} // namespace
+
+Wal::Wal(BlockDevice& device, uint64_t first, uint64_t count, uint32_t epoch, std::span<std::byte> buffer)
+    : m_dev(device), m_first(first), m_count(count), m_epoch(epoch), m_buf(buffer), m_sector(device.sector_size()),
+      m_tail(first), m_chain(seed(epoch)) {}
+
+ktl::Result<uint64_t> Wal::append(uint16_t type, std::span<const std::byte> payload) {
+    const size_t need = kHeader + round8(payload.size());
+    if (payload.size() > 0xffffffffu || need > m_buf.size())
+        return ktl::Error::OutOfRange;
+    if (m_used + need > m_buf.size())
+        return ktl::Error::Full;
+    std::byte* h = m_buf.data() + m_used;
+    const uint64_t seq = m_next_seq + m_pending;
+    put32(h, kMagic);
+    put32(h + 4, m_epoch);
+    put64(h + 8, seq);
+    put32(h + 16, static_cast<uint32_t>(payload.size()));
+    put16(h + 20, type);
+    put16(h + 22, 0); // flags, CRC and chain are set by commit()
+    put32(h + 24, 0);
+    put32(h + 28, 0);
+    if (!payload.empty())
+        std::memcpy(h + kHeader, payload.data(), payload.size());
+    std::memset(h + kHeader + payload.size(), 0, need - kHeader - payload.size());
+    m_last_header = m_used;
+    m_used += need;
+    ++m_pending;
+    return seq;
+}
+
+ktl::Result<void> Wal::commit() {
+    if (m_used == 0)
+        return {};
+    const size_t bytes = (m_used + m_sector - 1) / m_sector * m_sector;
+    const uint64_t sectors = bytes / m_sector;
+    if (bytes > m_buf.size() || m_tail + sectors > m_first + m_count)
+        return ktl::Error::Full;
+    // Flags, CRCs and the chain, now that the commit's last record is known.
+    uint32_t chain = m_chain;
+    for (size_t at = 0; at < m_used;) {
+        std::byte* h = m_buf.data() + at;
+        put16(h + 22, uint16_t((at == 0 ? kFirst : 0) | (at == m_last_header ? kLast : 0)));
+        const uint32_t crc = record_crc(h);
+        put32(h + 24, crc);
+        chain = link(chain, crc);
+        put32(h + 28, chain);
+        at += kHeader + round8(get32(h + 16));
+    }
+    std::memset(m_buf.data() + m_used, 0, bytes - m_used);
+    if (auto w = m_dev.write(m_tail, { m_buf.data(), bytes }); !w)
+        return w.error(); // nothing acknowledged; the records stay pending
+    auto flushed = m_dev.flush();
+    m_tail += sectors;
+    m_chain = chain;
+    m_next_seq += m_pending;
+    m_pending = 0;
+    m_used = 0;
+    return flushed;
+}
+
+ktl::Result<bool> Wal::load(uint64_t lba, size_t bytes, size_t& loaded) {
+    while (loaded < bytes) {
+        const uint64_t sector = lba + loaded / m_sector;
+        if (loaded + m_sector > m_buf.size() || sector >= m_first + m_count)
+            return false;
+        if (auto r = m_dev.read(sector, { m_buf.data() + loaded, m_sector }); !r)
+            return r.error();
+        loaded += m_sector;
+    }
+    return true;
+}
+
+// A header that can be the record `seq` of this epoch (first of its commit or not), before its CRC.
+static bool header_fits(const std::byte* h, uint32_t magic, uint32_t epoch, uint64_t seq, bool first) {
+    return get32(h) == magic && get32(h + 4) == epoch && get64(h + 8) == seq && ((get16(h + 22) & Wal::kFirst) != 0) == first &&
+           (get16(h + 22) & ~(Wal::kFirst | Wal::kLast)) == 0;
+}
+
+ktl::Result<Recovery> Wal::recover_impl(VisitFn visit, void* ctx) {
+    Recovery rep;
+    m_tail = m_first;
+    m_next_seq = 1;
+    m_chain = seed(m_epoch);
+    m_used = 0;
+    m_pending = 0;
+    // At most one commit per sector: the walk is bounded by the region.
+    for (uint64_t guard = 0; guard < m_count && m_tail < m_first + m_count; ++guard) {
+        size_t loaded = 0;
+        auto got = load(m_tail, kHeader, loaded);
+        if (!got)
+            return got.error();
+        if (!*got || get32(m_buf.data()) == 0)
+            break; // the region's end, or a sector never written: the log ends cleanly
+        // One commit: every record checked, chain and sequence included, before any is replayed.
+        uint64_t seq = m_next_seq;
+        uint32_t chain = m_chain;
+        size_t at = 0;
+        bool whole = false;
+        while (true) {
+            auto h_ok = load(m_tail, at + kHeader, loaded);
+            if (!h_ok)
+                return h_ok.error();
+            if (!*h_ok)
+                break;
+            const std::byte* h = m_buf.data() + at;
+            if (!header_fits(h, kMagic, m_epoch, seq, at == 0))
+                break;
+            const size_t need = kHeader + round8(get32(h + 16));
+            if (need > m_buf.size() - at)
+                break;
+            auto body = load(m_tail, at + need, loaded);
+            if (!body)
+                return body.error();
+            if (!*body || record_crc(h) != get32(h + 24) || link(chain, get32(h + 24)) != get32(h + 28))
+                break;
+            chain = get32(h + 28);
+            ++seq;
+            at += need;
+            if (get16(h + 22) & kLast) {
+                whole = true;
+                break;
+            }
+        }
+        if (!whole) {
+            if (intact_commit_after(m_tail + 1, m_next_seq)) {
+                rep.damaged = true;
+                rep.damaged_seq = m_next_seq;
+            } else {
+                rep.torn_tail = true;
+            }
+            break;
+        }
+        for (size_t r = 0; r < at;) {
+            const std::byte* h = m_buf.data() + r;
+            const uint32_t len = get32(h + 16);
+            visit(ctx, LogRecord { get64(h + 8), get16(h + 20), { h + kHeader, len } });
+            r += kHeader + round8(len);
+        }
+        ++rep.commits;
+        rep.records += seq - m_next_seq;
+        m_next_seq = seq;
+        m_chain = chain;
+        m_tail += (at + m_sector - 1) / m_sector;
+    }
+    rep.next_seq = m_next_seq;
+    rep.tail_lba = m_tail;
+    return rep;
+}
+
+bool Wal::intact_commit_after(uint64_t lba, uint64_t seq) {
+    for (uint64_t l = lba; l < m_first + m_count; ++l) {
+        size_t loaded = 0;
+        auto got = load(l, kHeader, loaded);
+        if (!got || !*got)
+            return false;
+        const std::byte* h = m_buf.data();
+        if (get32(h) != kMagic || get32(h + 4) != m_epoch || !(get16(h + 22) & kFirst) || get64(h + 8) <= seq)
+            continue;
+        // A commit's own records check out (their chain cannot: it runs through what failed).
+        uint64_t s = get64(h + 8);
+        size_t at = 0;
+        while (true) {
+            auto more = load(l, at + kHeader, loaded);
+            if (!more || !*more)
+                break;
+            h = m_buf.data() + at;
+            if (!header_fits(h, kMagic, m_epoch, s, at == 0))
+                break;
+            const size_t need = kHeader + round8(get32(h + 16));
+            if (need > m_buf.size() - at)
+                break;
+            auto body = load(l, at + need, loaded);
+            if (!body || !*body || record_crc(h) != get32(h + 24))
+                break;
+            if (get16(h + 22) & kLast)
+                return true;
+            ++s;
+            at += need;
+        }
+    }
+    return false;
+}
+
+} // namespace storage

@@ -1,0 +1,97 @@
+#pragma once
+// A write-ahead log of records over a region of a block device (issue 19, its first part: the
+// record format, group commit and recovery; checkpoints and the superblock come next).
+//
+// Record: a 32-byte header, then the payload, padded to 8 bytes.
+//    0 u32 magic "BWAL"   4 u32 epoch (the log's generation)   8 u64 sequence number (from 1)
+//   16 u32 payload length 20 u16 type   22 u16 flags (1: first record of a commit, 2: last)
+//   24 u32 CRC-32C of bytes [0, 24) and the payload
+//   28 u32 chain: CRC-32C of the previous record's chain and this record's CRC (the first record
+//      of an epoch chains from the epoch itself)
+// A commit is one or more records written together, starting at a sector boundary and padded with
+// zeros to the next one, so a later commit never rewrites a sector holding acknowledged records
+// (a torn write of that sector cannot take them with it). commit() returns once the device has
+// flushed: what it acknowledged survives a power cut.
+// Recovery accepts whole commits only, each record's CRC and chain checked and sequence numbers
+// consecutive; the chain keeps what a torn, unacknowledged commit left on the disk from ever
+// passing for the continuation of a later one. The first commit that fails ends the log. If a
+// whole commit that starts later on is intact (its own first record checks out with a higher
+// sequence number), the failure was damage in the middle, not a torn tail: that is reported, and
+// nothing after it is replayed silently.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include <ktl/result.h>
+
+#include "block_device.h"
+
+namespace storage {
+
+struct LogRecord {
+    uint64_t seq;
+    uint16_t type;
+    std::span<const std::byte> payload;
+};
+
+struct Recovery {
+    uint64_t commits = 0;
+    uint64_t records = 0;
+    uint64_t next_seq = 1;
+    uint64_t tail_lba = 0;     // where the next commit goes (absolute)
+    bool torn_tail = false;    // an unacknowledged commit was cut short and dropped
+    bool damaged = false;      // a commit in the middle failed its checks while later ones are intact
+    uint64_t damaged_seq = 0;  // the first sequence number not replayed
+};
+
+class Wal {
+public:
+    static constexpr uint32_t kMagic = 0x4C415742; // "BWAL"
+    static constexpr size_t kHeader = 32;
+    static constexpr uint16_t kFirst = 1, kLast = 2;
+
+    // The log lives in sectors [first, first + count). `buffer` holds one commit (a multiple of the
+    // sector size): it bounds a commit, and recovery reads each commit into it.
+    Wal(BlockDevice& device, uint64_t first, uint64_t count, uint32_t epoch, std::span<std::byte> buffer);
+
+    // Replays every whole commit in order, calling visit(const LogRecord&) for each of its records
+    // once the whole commit has checked out, and positions the log after the last one.
+    template <typename Visit>
+    ktl::Result<Recovery> recover(Visit&& visit) {
+        return recover_impl([](void* ctx, const LogRecord& r) { (*static_cast<Visit*>(ctx))(r); }, &visit);
+    }
+
+    // Adds a record to the commit being built; its sequence number. TooLarge-like errors:
+    // OutOfRange when it cannot fit one commit at all, Full when this commit has no room left
+    // (commit() first).
+    ktl::Result<uint64_t> append(uint16_t type, std::span<const std::byte> payload);
+    // Writes the commit being built and flushes: acknowledged once it returns. Full: the region has
+    // no room for it (nothing written; the records stay pending). Unsupported: the device cannot
+    // flush (written, but durability unknown: the caller reports it).
+    ktl::Result<void> commit();
+    uint64_t next_seq() const { return m_next_seq; }
+    size_t pending_bytes() const { return m_used; }
+    uint64_t free_sectors() const { return m_first + m_count - m_tail; }
+
+private:
+    using VisitFn = void (*)(void* ctx, const LogRecord& r);
+    ktl::Result<Recovery> recover_impl(VisitFn visit, void* ctx);
+    // Loads sectors from `lba` into the buffer until at least `bytes` are there (false: past the
+    // region or the buffer).
+    ktl::Result<bool> load(uint64_t lba, size_t bytes, size_t& loaded);
+    bool intact_commit_after(uint64_t lba, uint64_t seq);
+
+    BlockDevice& m_dev;
+    uint64_t m_first, m_count;
+    uint32_t m_epoch;
+    std::span<std::byte> m_buf;
+    uint32_t m_sector;
+    uint64_t m_tail;          // next commit's sector
+    uint64_t m_next_seq = 1;
+    uint32_t m_chain;         // the last record's chain
+    size_t m_used = 0;        // bytes of the commit being built
+    size_t m_last_header = 0; // offset of its last record's header (its flags are set at commit)
+    uint64_t m_pending = 0;   // records of the commit being built
+};
+
+} // namespace storage
