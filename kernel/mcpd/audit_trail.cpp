@@ -57,15 +57,6 @@ Record g_pending {};
 uint64_t capacity_records() { return audit_trail_bytes() / sizeof(Record); }
 uint64_t given_way() { return g_count > capacity_records() ? g_count - capacity_records() : 0; }
 
-// Truncates at a UTF-8 character boundary: a record must stay valid text for the JSON writer.
-void copy(char* dst, size_t cap, std::string_view src) { ktl::utf8_copy(dst, cap, src); }
-
-std::string_view text(const char* s, size_t cap) {
-    size_t n = 0;
-    while (n < cap && s[n])
-        ++n;
-    return { s, n };
-}
 
 uint32_t region_slot() { return g_slots.slot(); }
 
@@ -83,20 +74,10 @@ namespace {
 
 // Same decision as the last refusal written, but for its request id and times.
 bool same_refusal(const Record& a, const Record& b) {
-    auto eq = [](const char* x, const char* y, size_t n) {
-        for (size_t i = 0; i < n; ++i) {
-            if (x[i] != y[i])
-                return false;
-            if (!x[i])
-                return true;
-        }
-        return true;
-    };
-    return a.kind == b.kind && a.outcome == b.outcome && a.role == b.role && eq(a.principal, b.principal, sizeof a.principal) &&
-           eq(a.action, b.action, sizeof a.action) && eq(a.target, b.target, sizeof a.target) &&
-           eq(a.reason, b.reason, sizeof a.reason) &&
-           eq(a.name, b.name, sizeof a.name) && eq(a.code, b.code, sizeof a.code) &&
-           eq(a.transport, b.transport, sizeof a.transport);
+    auto eq = [](const auto& x, const auto& y) { return ktl::field_text(x) == ktl::field_text(y); };
+    return a.kind == b.kind && a.outcome == b.outcome && a.role == b.role && eq(a.principal, b.principal) &&
+           eq(a.action, b.action) && eq(a.target, b.target) && eq(a.reason, b.reason) && eq(a.name, b.name) &&
+           eq(a.code, b.code) && eq(a.transport, b.transport);
 }
 
 // Appends one record (IRQs masked by the caller: sequence numbers and the ring stay in step).
@@ -130,16 +111,16 @@ bool audit_trail_record(const mcp::AuditEvent& e) {
     r.args_hash = e.args_hash;
     r.duration_us = e.duration_us;
     r.repeats = 1;
-    copy(r.timestamp, sizeof r.timestamp, e.timestamp);
-    copy(r.request_id, sizeof r.request_id, e.request_id);
-    copy(r.principal, sizeof r.principal, e.principal ? std::string_view(e.principal->name) : "anonymous");
-    copy(r.name, sizeof r.name, e.name);
-    copy(r.code, sizeof r.code, e.code ? e.code : "");
-    copy(r.transport, sizeof r.transport, e.transport ? e.transport : "");
-    copy(r.action, sizeof r.action, e.action ? e.action : "");
-    copy(r.target, sizeof r.target, e.target);
+    ktl::utf8_copy(r.timestamp, e.timestamp);
+    ktl::utf8_copy(r.request_id, e.request_id);
+    ktl::utf8_copy(r.principal, e.principal ? std::string_view(e.principal->name) : "anonymous");
+    ktl::utf8_copy(r.name, e.name);
+    ktl::utf8_copy(r.code, e.code ? e.code : "");
+    ktl::utf8_copy(r.transport, e.transport ? e.transport : "");
+    ktl::utf8_copy(r.action, e.action ? e.action : "");
+    ktl::utf8_copy(r.target, e.target);
     r.provenance_id = e.provenance_id;
-    copy(r.reason, sizeof r.reason, e.reason ? e.reason : "");
+    ktl::utf8_copy(r.reason, e.reason ? e.reason : "");
     r.principal_id = e.principal ? e.principal->id : 0;
     r.role = static_cast<uint8_t>(e.principal ? e.principal->role : mcp::Role::Anonymous);
     r.kind = static_cast<uint8_t>(e.kind);
@@ -171,19 +152,19 @@ void write_record(json::Writer& w, const Record& r) {
         hash[k] = "0123456789abcdef"[(r.args_hash >> (60 - 4 * k)) & 0xf];
     hash[16] = '\0';
     w.begin_object();
-    w.key("seq").number(r.seq).key("timestamp").string(text(r.timestamp, sizeof r.timestamp));
-    w.key("request_id").string(text(r.request_id, sizeof r.request_id));
-    w.key("principal").string(text(r.principal, sizeof r.principal)).key("principal_id").number(uint64_t(r.principal_id));
+    w.key("seq").number(r.seq).key("timestamp").string(ktl::field_text(r.timestamp));
+    w.key("request_id").string(ktl::field_text(r.request_id));
+    w.key("principal").string(ktl::field_text(r.principal)).key("principal_id").number(uint64_t(r.principal_id));
     w.key("role").string(mcp::role_name(static_cast<mcp::Role>(r.role)));
-    w.key("transport").string(text(r.transport, sizeof r.transport));
+    w.key("transport").string(ktl::field_text(r.transport));
     w.key("kind").string(mcp::audit_kind_name(static_cast<mcp::AuditKind>(r.kind)));
-    w.key("name").string(text(r.name, sizeof r.name));
-    w.key("action").string(text(r.action, sizeof r.action)).key("target").string(text(r.target, sizeof r.target));
+    w.key("name").string(ktl::field_text(r.name));
+    w.key("action").string(ktl::field_text(r.action)).key("target").string(ktl::field_text(r.target));
     char node[mcp::kProvenanceIdText];
     mcp::format_provenance_id(r.provenance_id, node);
     w.key("provenance_node_id").string(node);
     w.key("outcome").string(mcp::audit_outcome_name(static_cast<mcp::AuditOutcome>(r.outcome)));
-    w.key("code").string(text(r.code, sizeof r.code)).key("reason").string(text(r.reason, sizeof r.reason));
+    w.key("code").string(ktl::field_text(r.code)).key("reason").string(ktl::field_text(r.reason));
     w.key("token_id").number(r.token_id);
     w.key("args_hash").string(r.args_hash ? std::string_view(hash, 16) : std::string_view());
     w.key("duration_us").number(r.duration_us);

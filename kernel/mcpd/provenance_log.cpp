@@ -39,9 +39,6 @@ volatile uint32_t g_tag = 0;
 uint64_t capacity() { return kRegionBytes / sizeof(NodeRecord); }
 uint64_t given_way() { return g_count > capacity() ? g_count - capacity() : 0; }
 
-void copy(char* dst, size_t cap, std::string_view src) { ktl::utf8_copy(dst, cap, src); }
-
-std::string_view text(const char* s, size_t cap) { return { s, __builtin_strnlen(s, cap) }; }
 
 // Drawn once, by the first bridge to keep a node: nonzero, so that no id is ever 0.
 uint32_t boot_tag() {
@@ -84,14 +81,14 @@ void write_node(json::Writer& w, const NodeRecord& r) {
     mcp::format_provenance_id(r.parent, parent);
     w.begin_object().key("id").string(id).key("parent").string(parent);
     w.key("integrity").string(mcp::integrity_name(static_cast<mcp::Integrity>(r.integrity)));
-    w.key("created_at").string(text(r.timestamp, sizeof r.timestamp));
-    w.key("principal").string(text(r.principal, sizeof r.principal));
+    w.key("created_at").string(ktl::field_text(r.timestamp));
+    w.key("principal").string(ktl::field_text(r.principal));
     w.key("role").string(mcp::role_name(static_cast<mcp::Role>(r.role)));
-    w.key("transport").string(text(r.transport, sizeof r.transport)).key("session").number(uint64_t(r.session));
-    w.key("client").begin_object().key("name").string(text(r.client_name, sizeof r.client_name));
-    w.key("version").string(text(r.client_version, sizeof r.client_version)).end_object();
-    w.key("request_id").string(text(r.request_id, sizeof r.request_id));
-    w.key("method").string(text(r.method, sizeof r.method)).end_object();
+    w.key("transport").string(ktl::field_text(r.transport)).key("session").number(uint64_t(r.session));
+    w.key("client").begin_object().key("name").string(ktl::field_text(r.client_name));
+    w.key("version").string(ktl::field_text(r.client_version)).end_object();
+    w.key("request_id").string(ktl::field_text(r.request_id));
+    w.key("method").string(ktl::field_text(r.method)).end_object();
 }
 
 } // namespace
@@ -109,12 +106,12 @@ uint64_t provenance_log_record(const mcp::ProvenanceNode& n) {
     r.parent = n.parent;
     r.mono_ns = clock::monotonic_ns();
     clock::rfc3339_now(r.timestamp, sizeof r.timestamp);
-    copy(r.request_id, sizeof r.request_id, n.request_id);
-    copy(r.principal, sizeof r.principal, n.principal ? std::string_view(n.principal->name) : "anonymous");
-    copy(r.client_name, sizeof r.client_name, n.client_name);
-    copy(r.client_version, sizeof r.client_version, n.client_version);
-    copy(r.method, sizeof r.method, n.method);
-    copy(r.transport, sizeof r.transport, n.transport ? n.transport : "");
+    ktl::utf8_copy(r.request_id, n.request_id);
+    ktl::utf8_copy(r.principal, n.principal ? std::string_view(n.principal->name) : "anonymous");
+    ktl::utf8_copy(r.client_name, n.client_name);
+    ktl::utf8_copy(r.client_version, n.client_version);
+    ktl::utf8_copy(r.method, n.method);
+    ktl::utf8_copy(r.transport, n.transport ? n.transport : "");
     r.session = n.session;
     r.role = static_cast<uint8_t>(n.principal ? n.principal->role : mcp::Role::Anonymous);
     r.integrity = static_cast<uint8_t>(n.integrity);

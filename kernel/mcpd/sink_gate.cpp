@@ -120,7 +120,7 @@ StepUp classify(std::string_view tool, const json::Value& args) {
     } else {
         return s;
     }
-    ktl::utf8_copy(s.target, sizeof s.target, target);
+    ktl::utf8_copy(s.target, target);
     s.critical = sink_rules().critical_sink(s.sink);
     return s;
 }
@@ -229,8 +229,8 @@ bool approve(uint32_t id, const mcp::PendingCall& call, uint32_t store, char (&t
         arch::IrqGuard guard;
         const mcp::Proposal* p = g_book.find(id);
         if (p) {
-            ktl::utf8_copy(target, sizeof target, p->target);
-            ktl::utf8_copy(proposed, sizeof proposed, p->tool);
+            ktl::utf8_copy(target, p->target);
+            ktl::utf8_copy(proposed, p->tool);
         }
     }
     // The approver must hold what the proposed call itself needs: a key narrowed to
@@ -259,14 +259,14 @@ bool approve(uint32_t id, const mcp::PendingCall& call, uint32_t store, char (&t
         err = { mcp::ErrorCode::InternalError, "the proposal's arguments do not fit" };
         return false;
     }
-    ktl::utf8_copy(tool, sizeof tool, p->tool);
+    ktl::utf8_copy(tool, p->tool);
     for (size_t i = 0; i < p->args_len; ++i)
         args[i] = p->args[i];
     args_len = p->args_len;
     step.sink = p->sink;
     step.critical = true;
     step.approved = true;
-    ktl::utf8_copy(step.target, sizeof step.target, p->target);
+    ktl::utf8_copy(step.target, p->target);
     step.ids = p->ids;
     step.facts = now;
     step.proposed_at = p->provenance;

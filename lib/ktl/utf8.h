@@ -25,4 +25,19 @@ constexpr size_t utf8_copy(char* dst, size_t cap, std::string_view src) {
     return n;
 }
 
+// The same into a fixed field.
+template <size_t N>
+constexpr size_t utf8_copy(char (&dst)[N], std::string_view src) {
+    return utf8_copy(dst, N, src);
+}
+
+// The text of a fixed field as utf8_copy filled it: up to its NUL, or the whole field.
+template <size_t N>
+constexpr std::string_view field_text(const char (&field)[N]) {
+    size_t n = 0;
+    while (n < N && field[n])
+        ++n;
+    return { field, n };
+}
+
 } // namespace ktl

@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include <ktl/le_bytes.h>
+
 namespace storage {
 namespace {
 
@@ -10,32 +12,13 @@ constexpr uint8_t kMagic[8] = { 'B', 'S', 'L', 'T', 'S', 'U', 'P', 'R' };
 constexpr uint32_t kVersion = 1;
 constexpr size_t kBytes = 68; // the CRC's offset
 
-struct Writer {
-    std::byte* p;
-    void u32(uint32_t v) {
-        for (int i = 0; i < 4; ++i)
-            *p++ = std::byte(uint8_t(v >> (8 * i)));
-    }
-    void u64(uint64_t v) {
-        for (int i = 0; i < 8; ++i)
-            *p++ = std::byte(uint8_t(v >> (8 * i)));
-    }
+// Field offsets (the layout in superblock.h).
+enum Offset : size_t {
+    kVersionAt = 8, kSectorAt = 12, kGenerationAt = 16, kEpochAt = 24, kZeroAt = 28, kLogFirstAt = 32,
+    kLogCountAt = 40, kCheckpointFirstAt = 48, kCheckpointBytesAt = 56, kCheckpointCrcAt = 64, kCrcAt = kBytes,
 };
-struct Reader {
-    const std::byte* p;
-    uint32_t u32() {
-        uint32_t v = 0;
-        for (int i = 0; i < 4; ++i)
-            v |= uint32_t(uint8_t(*p++)) << (8 * i);
-        return v;
-    }
-    uint64_t u64() {
-        uint64_t v = 0;
-        for (int i = 0; i < 8; ++i)
-            v |= uint64_t(uint8_t(*p++)) << (8 * i);
-        return v;
-    }
-};
+using ktl::get_le;
+using ktl::put_le;
 
 enum class Copy { Valid, Blank, Bad };
 
@@ -47,17 +30,17 @@ Copy parse(std::span<const std::byte> s, uint32_t sector, Superblock& out) {
         return Copy::Blank;
     if (std::memcmp(s.data(), kMagic, 8) != 0)
         return Copy::Bad;
-    Reader r { s.data() + 8 };
-    const uint32_t version = r.u32(), size = r.u32();
-    out.generation = r.u64();
-    out.epoch = r.u32();
-    const uint32_t zero = r.u32();
-    out.log_first = r.u64();
-    out.log_count = r.u64();
-    out.checkpoint_first = r.u64();
-    out.checkpoint_bytes = r.u64();
-    out.checkpoint_crc = r.u32();
-    const uint32_t crc = r.u32();
+    const std::byte* p = s.data();
+    const uint32_t version = get_le<uint32_t>(p + kVersionAt), size = get_le<uint32_t>(p + kSectorAt);
+    out.generation = get_le<uint64_t>(p + kGenerationAt);
+    out.epoch = get_le<uint32_t>(p + kEpochAt);
+    const uint32_t zero = get_le<uint32_t>(p + kZeroAt);
+    out.log_first = get_le<uint64_t>(p + kLogFirstAt);
+    out.log_count = get_le<uint64_t>(p + kLogCountAt);
+    out.checkpoint_first = get_le<uint64_t>(p + kCheckpointFirstAt);
+    out.checkpoint_bytes = get_le<uint64_t>(p + kCheckpointBytesAt);
+    out.checkpoint_crc = get_le<uint32_t>(p + kCheckpointCrcAt);
+    const uint32_t crc = get_le<uint32_t>(p + kCrcAt);
     if (crc != crc32c(0, s.data(), kBytes) || version != kVersion || size != sector || zero != 0)
         return Copy::Bad;
     return Copy::Valid;
@@ -96,18 +79,17 @@ ktl::Result<uint64_t> write_superblock(BlockDevice& dev, const Superblock& curre
     next.generation = current.generation + 1;
     std::memset(scratch.data(), 0, sector);
     std::memcpy(scratch.data(), kMagic, 8);
-    Writer w { scratch.data() + 8 };
-    w.u32(kVersion);
-    w.u32(sector);
-    w.u64(next.generation);
-    w.u32(next.epoch);
-    w.u32(0);
-    w.u64(next.log_first);
-    w.u64(next.log_count);
-    w.u64(next.checkpoint_first);
-    w.u64(next.checkpoint_bytes);
-    w.u32(next.checkpoint_crc);
-    w.u32(crc32c(0, scratch.data(), kBytes));
+    std::byte* p = scratch.data();
+    put_le<uint32_t>(p + kVersionAt, kVersion);
+    put_le<uint32_t>(p + kSectorAt, sector);
+    put_le<uint64_t>(p + kGenerationAt, next.generation);
+    put_le<uint32_t>(p + kEpochAt, next.epoch);
+    put_le<uint64_t>(p + kLogFirstAt, next.log_first);
+    put_le<uint64_t>(p + kLogCountAt, next.log_count);
+    put_le<uint64_t>(p + kCheckpointFirstAt, next.checkpoint_first);
+    put_le<uint64_t>(p + kCheckpointBytesAt, next.checkpoint_bytes);
+    put_le<uint32_t>(p + kCheckpointCrcAt, next.checkpoint_crc);
+    put_le<uint32_t>(p + kCrcAt, crc32c(0, p, kBytes));
     // Generation g lives in copy g % 2: the copy holding the current one is never touched.
     if (auto r = dev.write(next.generation % 2, scratch.first(sector)); !r)
         return r.error();

@@ -3,34 +3,17 @@
 
 #include <cstring>
 
+#include <ktl/le_bytes.h>
+
 namespace storage {
 namespace {
 
-void put16(std::byte* p, uint16_t v) {
-    for (int i = 0; i < 2; ++i)
-        p[i] = std::byte(uint8_t(v >> (8 * i)));
-}
-void put32(std::byte* p, uint32_t v) {
-    for (int i = 0; i < 4; ++i)
-        p[i] = std::byte(uint8_t(v >> (8 * i)));
-}
-void put64(std::byte* p, uint64_t v) {
-    for (int i = 0; i < 8; ++i)
-        p[i] = std::byte(uint8_t(v >> (8 * i)));
-}
-uint16_t get16(const std::byte* p) { return uint16_t(uint8_t(p[0]) | uint8_t(p[1]) << 8); }
-uint32_t get32(const std::byte* p) {
-    uint32_t v = 0;
-    for (int i = 0; i < 4; ++i)
-        v |= uint32_t(uint8_t(p[i])) << (8 * i);
-    return v;
-}
-uint64_t get64(const std::byte* p) {
-    uint64_t v = 0;
-    for (int i = 0; i < 8; ++i)
-        v |= uint64_t(uint8_t(p[i])) << (8 * i);
-    return v;
-}
+constexpr auto put16 = ktl::put_le<uint16_t>;
+constexpr auto put32 = ktl::put_le<uint32_t>;
+constexpr auto put64 = ktl::put_le<uint64_t>;
+constexpr auto get16 = ktl::get_le<uint16_t>;
+constexpr auto get32 = ktl::get_le<uint32_t>;
+constexpr auto get64 = ktl::get_le<uint64_t>;
 constexpr size_t round8(size_t n) { return (n + 7) & ~size_t(7); }
 
 // The chain's start for an epoch, and one link.

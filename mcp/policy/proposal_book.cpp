@@ -55,19 +55,19 @@ ktl::Result<uint32_t> ProposalBook::submit(const Draft& d) {
         m_next_id = 1;
     p->state = ProposalState::Pending;
     p->sink = d.sink;
-    ktl::utf8_copy(p->tool, sizeof p->tool, d.tool);
-    ktl::utf8_copy(p->target, sizeof p->target, d.target);
+    ktl::utf8_copy(p->tool, d.tool);
+    ktl::utf8_copy(p->target, d.target);
     p->ids = d.ids;
     p->facts = d.facts;
     p->proposer = d.proposer->id;
-    ktl::utf8_copy(p->proposer_name, sizeof p->proposer_name, d.proposer->name);
+    ktl::utf8_copy(p->proposer_name, d.proposer->name);
     p->provenance = d.provenance;
     p->decider = 0;
     p->decider_name[0] = '\0';
     p->decided_provenance = 0;
     p->created_ns = d.now_ns;
     p->expires_ns = d.now_ns + kLifetimeNs;
-    ktl::utf8_copy(p->created_at, sizeof p->created_at, d.created_at);
+    ktl::utf8_copy(p->created_at, d.created_at);
     for (size_t i = 0; i < d.args.size(); ++i)
         p->args[i] = d.args[i];
     p->args_len = static_cast<uint32_t>(d.args.size());
@@ -115,7 +115,7 @@ ProposalBook::Refusal ProposalBook::approve(uint32_t id, const Principal& approv
     if (r != Refusal::None)
         return r;
     p->decider = approver.id;
-    ktl::utf8_copy(p->decider_name, sizeof p->decider_name, approver.name);
+    ktl::utf8_copy(p->decider_name, approver.name);
     p->decided_provenance = provenance;
     if (!(now_facts == p->facts)) {
         p->state = ProposalState::Stale; // what was approved is no longer what would run
@@ -142,7 +142,7 @@ ProposalBook::Refusal ProposalBook::reject(uint32_t id, const Principal& who, ui
         return r;
     p->state = ProposalState::Rejected;
     p->decider = who.id;
-    ktl::utf8_copy(p->decider_name, sizeof p->decider_name, who.name);
+    ktl::utf8_copy(p->decider_name, who.name);
     p->decided_provenance = provenance;
     return Refusal::None;
 }

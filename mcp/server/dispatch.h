@@ -38,7 +38,7 @@ struct Server::Request {
     uint64_t provenance = 0; // its provenance node, once admitted
     // An anonymous request's node is made once the limiter admits it (note_provenance).
     const Session* node_session = nullptr;
-    std::string_view node_method;
+    std::string_view node_method = {};
     const char* action = ""; // for the audit trail (AuditEvent::action, target, reason)
     const char* reason = "";
     char target[64] = "";

@@ -1,0 +1,23 @@
+#pragma once
+// Little-endian integers at a byte position: every on-disk and on-wire format here is
+// little-endian whatever the CPU, so a file written on x86_64 reads the same on AArch64.
+#include <cstddef>
+#include <cstdint>
+
+namespace ktl {
+
+template <typename T>
+constexpr void put_le(std::byte* p, T v) {
+    for (size_t i = 0; i < sizeof(T); ++i)
+        p[i] = std::byte(uint8_t(uint64_t(v) >> (8 * i)));
+}
+
+template <typename T>
+constexpr T get_le(const std::byte* p) {
+    uint64_t v = 0;
+    for (size_t i = 0; i < sizeof(T); ++i)
+        v |= uint64_t(uint8_t(p[i])) << (8 * i);
+    return static_cast<T>(v);
+}
+
+} // namespace ktl
