@@ -39,6 +39,7 @@ void parse(std::string_view args) {
     if (clock_arg.size() == 10 && ktl::parse_decimal(clock_arg, clock_unix))
         g_config.clock_unix = static_cast<int64_t>(clock_unix);
     g_config.mcp_serial = dtb::bootarg_value(args, "mcp").value_or("") == "serial";
+    g_config.disk_off = dtb::bootarg_value(args, "disk").value_or("") == "off";
     g_config.tools = dtb::bootarg_value(args, "tools").value_or("");
     g_config.serial_role = dtb::bootarg_value(args, "serial_role").value_or("admin");
     g_config.resources = dtb::bootarg_value(args, "resources").value_or("");

@@ -17,6 +17,7 @@
 #include "shell.h"
 #include "version.h"
 #include "cap/kcap.h"
+#include "dev/disk.h"
 #include "dev/serial_device.h"
 #include "ktest/ktest.h"
 #include "mcpd/audit_trail.h"
@@ -28,7 +29,10 @@
 #include "net/endpoint.h"
 #include "net/net_task.h"
 #include "sched/scheduler.h"
+#include "storage/journal.h"
+#include "storage/storage_task.h"
 #include "syscall/handlers.h"
+#include "vector/service.h"
 #include "vector/worker.h"
 
 #include <drivers/generic_timer.h>
@@ -121,6 +125,27 @@ void start_shell(uint64_t factory, uint64_t introspection, uint64_t audit_log, u
 
 constexpr uint32_t kVectorWorkers = 2;
 
+// The disk, when there is one: only the storage task holds it, and until it has replayed the log
+// the store is its alone (the bridges wait for it with storage_wait).
+void start_storage(uint64_t vector_store) {
+    dev::Disk* disk = dev::disk();
+    if (!disk) {
+        journal::init_off(bootargs::get().disk_off ? "disk=off: collections live in memory"
+                                                   : "no disk attached: collections live in memory");
+        return;
+    }
+    static storaged::Caps storage_caps;
+    auto disk_object = kcap::register_object(kcap::ObjectType::Disk, disk);
+    auto t = sched::create("storage", storaged::task_main, &storage_caps, sched::CreateOptions { 17, true });
+    if (!disk_object || !t)
+        panic("storage: cannot start the storage task");
+    storage_caps.disk = kcap::grant_existing(*t, *disk_object, kcap::kRead | kcap::kWrite).value_or(~0u);
+    storage_caps.store = kcap::grant_existing(*t, vector_store, kcap::kRead | kcap::kWrite | kcap::kGrant | kcap::kCreate |
+                                                                    kcap::kDrop).value_or(~0u);
+    journal::init_recovering(*t);
+    journal::set_space_waker(vector::kick);
+}
+
 // Kernel singletons reached through capabilities, and the first tasks.
 [[noreturn]] void start_tasks() {
     kcap::init();
@@ -136,6 +161,7 @@ constexpr uint32_t kVectorWorkers = 2;
     auto vector_store = kcap::register_object(kcap::ObjectType::VectorStore, &vector_store_object);
     if (!factory || !introspection || !audit_log || !serial_object || !vector_store)
         panic("cap: cannot register the kernel singletons");
+    start_storage(*vector_store);
     if (line)
         line->set_rx_notify([](void* d) { static_cast<dev::SerialDevice*>(d)->on_rx(); }, &serial);
 

@@ -3,16 +3,19 @@
 // first two network devices are bound to the virtio-net driver (vn0, vn1 in device-tree order:
 // QEMU lists the last `-device` on its command line first), the first console to the virtio-console
 // driver (it then carries the serial line), each with its interrupt routed from the slot's
-// `interrupts` property; the first entropy device to the (polled) virtio-rng driver.
+// `interrupts` property; the first entropy device to the (polled) virtio-rng driver; the first
+// block device to the virtio-blk driver (the disk the storage task keeps the store on).
 #include "platform.h"
 
 #include "bootargs.h"
 #include "irq.h"
 #include "log.h"
+#include "dev/disk.h"
 #include "mm/pmm.h"
 
 #include <drivers/generic_timer.h>
 #include <drivers/pl011.h>
+#include <drivers/virtio/virtio_blk.h>
 #include <drivers/virtio/virtio_console.h>
 #include <drivers/virtio/virtio_mmio.h>
 #include <drivers/virtio/virtio_net.h>
@@ -98,6 +101,34 @@ void bind_console(const dtb::Blob& blob, dtb::Node node, const virtio::VirtioMmi
               g_console->port_name()[0] ? " \"" : "", g_console->port_name(), g_console->port_name()[0] ? "\"" : "");
 }
 
+void bind_block(const dtb::Blob& blob, dtb::Node node, const virtio::VirtioMmio& dev) {
+    if (bootargs::get().disk_off) {
+        KLOG_INFO("virtio-blk @ 0x%lx: not used (disk=off)", static_cast<unsigned long>(dev.base()));
+        return;
+    }
+    auto irq_spec = blob.interrupt(node, 0);
+    if (!irq_spec) {
+        KLOG_WARN("virtio-blk @ 0x%lx: no interrupt in the device tree; not used", static_cast<unsigned long>(dev.base()));
+        return;
+    }
+    auto blk = virtio::VirtioBlk::create(dev, dma_alloc);
+    if (!blk) {
+        KLOG_WARN("virtio-blk @ 0x%lx: %s", static_cast<unsigned long>(dev.base()), ktl::error_name(blk.error()));
+        return;
+    }
+    static dev::Disk disk(*blk); // after create(): the completion callback needs the driver
+    if (auto r = irq::attach(irq_spec->intid(), virtio::VirtioBlk::irq_entry, *blk, false); !r) {
+        KLOG_WARN("virtio-blk: intid %u: %s", irq_spec->intid(), ktl::error_name(r.error()));
+        return;
+    }
+    dev::set_disk(&disk);
+    KLOG_INFO("virtio-blk: %s transport @ 0x%lx intid %u, %llu MiB, block %u, %s%s",
+              dev.legacy() ? "legacy" : "modern", static_cast<unsigned long>(dev.base()), irq_spec->intid(),
+              static_cast<unsigned long long>((*blk)->capacity_bytes() >> 20), (*blk)->block_size(),
+              (*blk)->can_flush() ? "flush" : "NO FLUSH (writes may sit in a volatile cache)",
+              (*blk)->read_only() ? ", read-only" : "");
+}
+
 void bind_entropy(const virtio::VirtioMmio& dev) {
     auto rng = virtio::VirtioRng::create(dev, dma_alloc);
     if (!rng) {
@@ -145,6 +176,8 @@ VirtioSummary probe_virtio(const dtb::Blob& blob) {
             bind_console(blob, *node, *dev);
         else if (dev->device_type() == virtio::DeviceType::Entropy && !g_rng)
             bind_entropy(*dev);
+        else if (dev->device_type() == virtio::DeviceType::Block && !dev::disk())
+            bind_block(blob, *node, *dev);
     }
     return summary;
 }

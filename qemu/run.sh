@@ -53,14 +53,25 @@
 #   --virtio-modern      virtio-mmio version 2 (default: QEMU's legacy version 1 transport)
 #   --no-rng             no virtio entropy device (the kernel then warns that its random numbers
 #                        are predictable, unless the CPU has RNDR: --cpu max)
-#   --print-command      print the QEMU command line instead of running it
+#   --disk PATH          keep the appliance's data in PATH: a raw image on a virtio-blk device
+#                        (virt only). A missing PATH is created (and its directory) as a sparse
+#                        file of --disk-size; an existing one must be a regular file this user
+#                        can read and write. Written back by QEMU's cache, on the host once the
+#                        kernel flushes; blocks the kernel discards are punched out of the file.
+#                        One image serves one running appliance: QEMU locks it, so a second QEMU
+#                        on the same image fails to start. No commas in PATH (QEMU's option
+#                        syntax). ./basalt run passes build/disk.img unless given --no-disk
+#   --disk-size SIZE     the size of an image --disk creates (default 1G; truncate's syntax:
+#                        digits with an optional K, M or G suffix, at least 1M); no effect on an
+#                        existing image, which keeps its size
+#   --print-command      print the QEMU command line instead of running it (creates no image)
 # Quit QEMU with Ctrl-A X, or type 'poweroff' at the basalt> prompt.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 kernel=""
 cpu=cortex-a72 gic=3 el2=0 memory=512M append="" semihosting=0 print=0 stdio=0
 net=0 static_ip=0 hostfwd="" modern=0 dgram="" mcp_port="" client_key="" line=virtio rng=1 board=virt dtb=""
-line_set=0 virt_only=""
+line_set=0 virt_only="" disk="" disk_size=1G
 while [ $# -gt 0 ]; do
   case "$1" in
     --board) board=$2; shift 2 ;;
@@ -117,6 +128,8 @@ while [ $# -gt 0 ]; do
       shift 2 ;;
     --virtio-modern) modern=1; virt_only="$virt_only --virtio-modern"; shift ;;
     --no-rng) rng=0; shift ;;
+    --disk) disk=$2; shift 2 ;;
+    --disk-size) disk_size=$2; shift 2 ;;
     --print-command) print=1; shift ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
@@ -124,6 +137,18 @@ while [ $# -gt 0 ]; do
 done
 case "$cpu" in cortex-a53|cortex-a72|cortex-a76|max) ;; *) echo "run.sh: unsupported --cpu '$cpu'" >&2; exit 2 ;; esac
 case "$gic" in 2|3) ;; *) echo "run.sh: --gic must be 2 or 3" >&2; exit 2 ;; esac
+# --disk-size: truncate's syntax restricted to [0-9]+[KMG]?, at least 1 MiB (10#: no octal).
+if [[ $disk_size =~ ^([0-9]+)([KMG]?)$ ]]; then
+  size_digits=${BASH_REMATCH[1]}
+  while [[ $size_digits == 0?* ]]; do size_digits=${size_digits#0}; done
+  case "${BASH_REMATCH[2]}" in K) size_shift=10 ;; M) size_shift=20 ;; G) size_shift=30 ;; *) size_shift=0 ;; esac
+  # More than 15 digits is far above 1M in any unit (and would overflow the arithmetic).
+  if [ ${#size_digits} -le 15 ] && (( (10#$size_digits << size_shift) < (1 << 20) )); then
+    echo "run.sh: --disk-size $disk_size is below the minimum of 1M" >&2; exit 2
+  fi
+else
+  echo "run.sh: --disk-size takes a size such as 256M or 1G (digits, then K, M or G)" >&2; exit 2
+fi
 case "$board" in
   virt)
     [ -n "$kernel" ] || kernel="$root/build/kernel/basalt.elf"
@@ -136,6 +161,7 @@ case "$board" in
       echo "run.sh: QEMU's raspi4b has no network device Basalt drives (no GENET): use --stdio" >&2; exit 2
     fi
     [ $line_set = 0 ] || [ $line = uart ] || { echo "run.sh: --board rpi4 carries MCP on its PL011 (--line uart)" >&2; exit 2; }
+    [ -z "$disk" ] || { echo "run.sh: --disk is for --board virt (QEMU's raspi4b has no virtio-blk device)" >&2; exit 2; }
     line=uart rng=0 memory=2G # raspi4b's RAM is fixed; the PL011 is the only line
     append="$append clock=$(date +%s)" # the Pi has no RTC: the host's time at launch
     [ -z "$dtb" ] || [ -f "$dtb" ] || { echo "run.sh: no device tree at $dtb" >&2; exit 2; }
@@ -143,6 +169,21 @@ case "$board" in
   *) echo "run.sh: --board must be virt or rpi4" >&2; exit 2 ;;
 esac
 [ -f "$kernel" ] || { echo "run.sh: no kernel at $kernel (run ./basalt build)" >&2; exit 2; }
+disk_create=0
+if [ -n "$disk" ]; then
+  # QEMU splits -drive at commas (a literal one would have to be doubled): refuse rather than guess.
+  case "$disk" in *,*) echo "run.sh: --disk $disk: a path with a comma cannot be passed to QEMU's -drive; choose another" >&2; exit 2 ;; esac
+  # Absolute, so that QEMU never reads a 'name:' prefix as a protocol (nbd:, json:, ...).
+  [[ $disk == /* ]] || disk="$PWD/$disk"
+  if [ -e "$disk" ]; then
+    [ -f "$disk" ] || { echo "run.sh: --disk $disk is not a regular file (a raw image file is expected)" >&2; exit 2; }
+    { [ -r "$disk" ] && [ -w "$disk" ]; } || { echo "run.sh: --disk $disk must be readable and writable by $(id -un)" >&2; exit 2; }
+  elif [ -L "$disk" ]; then
+    echo "run.sh: --disk $disk is a dangling symbolic link" >&2; exit 2
+  else
+    disk_create=1 # created only when QEMU is about to run (not for --print-command)
+  fi
+fi
 
 if [ $board = rpi4 ]; then
   # A raw image, as the Pi's firmware loads it: entered at EL2 on core 0 (an ELF would start at
@@ -171,6 +212,10 @@ if [ -n "$dgram" ]; then
 fi
 # Hardware entropy for the kernel's random generator (session ids): the host's /dev/urandom.
 [ $rng = 1 ] && args+=(-device virtio-rng-device)
+# The appliance's disk: raw, writeback (the kernel's flushes reach the file), guest discards
+# punched out of the host file to keep it sparse. Before force-legacy, which applies to it too.
+[ -n "$disk" ] && args+=(-drive "if=none,id=disk0,format=raw,file=$disk,cache=writeback,discard=unmap"
+                         -device virtio-blk-device,drive=disk0)
 [ $modern = 1 ] && args+=(-global virtio-mmio.force-legacy=false)
 # On a terminal, mon:stdio gives Ctrl-A X (quit) and passes Ctrl-C to the guest. In --stdio
 # mode the line must carry the protocol only: no monitor multiplexing.
@@ -189,6 +234,11 @@ fi
 append="${append# }"
 [ -n "$append" ] && args+=(-append "$append")
 if [ $print = 1 ]; then printf '%q ' "${args[@]}"; echo; exit 0; fi
+if [ $disk_create = 1 ]; then
+  { mkdir -p "$(dirname "$disk")" && truncate -s "$disk_size" "$disk"; } ||
+    { echo "run.sh: cannot create disk image $disk" >&2; exit 2; }
+  echo "run.sh: created disk image $disk ($disk_size, sparse)" >&2
+fi
 
 # Where to point a client, on stderr (stdout is the console), printed once the endpoint answers
 # (a configuration printed earlier sends the client to a port that does not answer yet).

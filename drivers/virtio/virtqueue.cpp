@@ -3,6 +3,7 @@
 namespace virtio {
 namespace {
 
+constexpr uint16_t kDescNext = 1;  // 2.6.5: the chain continues in `next`
 constexpr uint16_t kDescWrite = 2; // 2.6.5: the device writes this buffer
 
 constexpr size_t align_up(size_t v, size_t a) { return (v + a - 1) & ~(a - 1); }
@@ -63,6 +64,29 @@ ktl::Result<void> Virtqueue::post(uint16_t id, uint64_t addr, uint32_t len, bool
     ++m_avail_idx;
     m_in_flight[id] = true;
     m_len[id] = len;
+    return {};
+}
+
+ktl::Result<void> Virtqueue::post_chain(uint16_t head, const Segment* segments, uint16_t count) {
+    if (count == 0 || head >= m_size || count > m_size - head || m_in_flight[head])
+        return ktl::Error::InvalidArgs;
+    uint32_t writable = 0;
+    for (uint16_t i = 0; i < count; ++i) {
+        const Segment& s = segments[i];
+        if (s.len == 0 || (s.device_writes && writable > UINT32_MAX - s.len))
+            return ktl::Error::InvalidArgs;
+        const uint16_t d = static_cast<uint16_t>(head + i);
+        m_desc[d].addr = s.addr;
+        m_desc[d].len = s.len;
+        m_desc[d].flags = static_cast<uint16_t>((s.device_writes ? kDescWrite : 0) | (i + 1 < count ? kDescNext : 0));
+        m_desc[d].next = static_cast<uint16_t>(i + 1 < count ? d + 1 : 0);
+        if (s.device_writes)
+            writable += s.len;
+    }
+    m_avail[2 + (m_avail_idx % m_size)] = head;
+    ++m_avail_idx;
+    m_in_flight[head] = true;
+    m_len[head] = writable;
     return {};
 }
 

@@ -28,6 +28,15 @@ public:
 
     // Gives buffer `id` (phys addr, len) to the device; visible after publish().
     ktl::Result<void> post(uint16_t id, uint64_t addr, uint32_t len, bool device_writes);
+    // A chain of `count` buffers in descriptors head .. head + count - 1 (the caller keeps those
+    // for this one chain: e.g. request slot s uses 3s .. 3s + 2); the device reports `head`, and the
+    // completion's length is clamped to the device-writable part.
+    struct Segment {
+        uint64_t addr;
+        uint32_t len;
+        bool device_writes;
+    };
+    ktl::Result<void> post_chain(uint16_t head, const Segment* segments, uint16_t count);
     void publish();
     bool held_by_device(uint16_t id) const { return id < m_size && m_in_flight[id]; }
 

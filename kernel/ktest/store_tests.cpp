@@ -16,7 +16,7 @@ constexpr uint32_t kDim = 4;
 constexpr uint64_t kBinding = 0x5eed;
 
 int64_t create(uint32_t store, const char* name, uint64_t len) {
-    vector::CreateParams p { kDim, 0, 8, 32, 64, 64 };
+    vector::CreateParams p { kDim, 0, 8, 32, 64, 64, 0 };
     return sys::call(N::store_create, store, reinterpret_cast<uint64_t>(name), len, reinterpret_cast<uint64_t>(&p));
 }
 

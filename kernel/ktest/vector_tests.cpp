@@ -70,10 +70,10 @@ bool vector_store(const Caps& caps) {
     for (auto& x : g_queries)
         x = float(gen.next() >> 40) * (1.0f / 16777216.0f);
 
-    vector::CreateParams params { kDim, 0, 12, 100, kCount + kExtra, 128 };
+    vector::CreateParams params { kDim, 0, 12, 100, kCount + kExtra, 128, 0 };
     int64_t coll = sys::call(N::vec_create, caps.factory, reinterpret_cast<uint64_t>(&params));
     KT_CHECK(coll >= 0, "vec_create %lld", (long long)coll);
-    vector::CreateParams bad { 5000, 0, 0, 0, 10, 0 };
+    vector::CreateParams bad { 5000, 0, 0, 0, 10, 0, 0 };
     KT_CHECK(sys::call(N::vec_create, caps.factory, reinterpret_cast<uint64_t>(&bad)) == -int64_t(ktl::Error::InvalidArgs),
              "dimension 5000 accepted");
 
@@ -194,7 +194,7 @@ bool vector_store(const Caps& caps) {
     KT_CHECK(sys::call(N::object_destroy, copy) == 0, "drop the copy");
 
     // A full collection gives a clean error and keeps working.
-    vector::CreateParams small { kDim, 0, 8, 50, 50, 64 };
+    vector::CreateParams small { kDim, 0, 8, 50, 50, 64, 0 };
     int64_t tiny = sys::call(N::vec_create, caps.factory, reinterpret_cast<uint64_t>(&small));
     KT_CHECK(tiny >= 0, "create small");
     uint64_t many[100];

@@ -457,6 +457,9 @@ bool any_open() {
 
 int64_t http_task_main(void* arg) {
     g_caps = *static_cast<const HttpCaps*>(arg);
+    // The store is the storage task's until it has replayed the disk's log: nothing is served
+    // before (a client's first call simply waits).
+    sys::call(sys::Number::storage_wait);
     g_exec.configure({ g_caps.bridge.factory, g_caps.bridge.introspection, g_caps.bridge.store, ~0u, g_caps.bridge.cluster }, uint64_t(bootargs::get().tool_time_ms) * 1000000,
                      bootargs::get().tool_output_bytes, g_caps.signal, kMaxHttpCalls);
     if (!audit_trail_attach(g_caps.bridge.audit_region))

@@ -62,6 +62,9 @@ uint64_t forward_log(mcp::Server& server, const mcp::Session& session, uint32_t 
 
 int64_t serial_task_main(void* arg) {
     const auto& caps = *static_cast<const SerialCaps*>(arg);
+    // The store is the storage task's until it has replayed the disk's log: nothing is served
+    // before (a client's first call simply waits).
+    sys::call(sys::Number::storage_wait);
     g_log_slot = caps.bridge.introspection;
     g_serial_slot = caps.serial;
     g_exec.configure({ caps.bridge.factory, caps.bridge.introspection, caps.bridge.store, ~0u, caps.bridge.cluster }, uint64_t(bootargs::get().tool_time_ms) * 1000000,

@@ -24,18 +24,19 @@ const char* kCreateIn = R"({"type":"object","properties":{"name":)" NAME_SCHEMA 
                         R"("m":{"type":"integer","minimum":2,"maximum":64,"description":"links per node, default 16"},)"
                         R"("ef_construction":{"type":"integer","minimum":1,"maximum":4096,"description":"default 200"},)"
                         R"("max_elements":{"type":"integer","minimum":1,"maximum":1000000,"description":"capacity; default: what the budget holds, at most 100000"},)"
-                        R"("budget_bytes":{"type":"integer","minimum":65536,"maximum":67108864,"description":"memory budget, default 64 MiB"}},)"
+                        R"("budget_bytes":{"type":"integer","minimum":65536,"maximum":67108864,"description":"memory budget, default 64 MiB"},)"
+                        R"("durability":{"type":"string","maxLength":6,"enum":["disk","memory"],"description":"disk (default): every change is answered once it is on the disk and survives a restart; memory: faster, gone at restart"}},)"
                         R"("required":["name","dim","metric"],"additionalProperties":false})";
 const char* kCreateOut = R"({"type":"object","properties":{"name":{"type":"string"},"dim":{"type":"integer"},"metric":{"type":"string"},)"
                          R"("m":{"type":"integer"},"ef_construction":{"type":"integer"},"max_elements":{"type":"integer"},)"
-                         R"("bytes_budget":{"type":"integer"}},"required":["name","dim","metric","max_elements"]})";
+                         R"("bytes_budget":{"type":"integer"},"durability":{"type":"string","enum":["disk","memory"]}},"required":["name","dim","metric","max_elements"]})";
 const char* kNameIn = R"({"type":"object","properties":{"name":)" NAME_SCHEMA R"(},"required":["name"],"additionalProperties":false})";
 const char* kDropOut = R"({"type":"object","properties":{"dropped":{"type":"string"}},"required":["dropped"]})";
 const char* kNoArgs = R"({"type":"object","properties":{},"additionalProperties":false})";
 const char* kListOut = R"({"type":"object","properties":{"collections":{"type":"array","items":{"type":"object","properties":{)"
                        R"("name":{"type":"string"},"dim":{"type":"integer"},"metric":{"type":"string"},"m":{"type":"integer"},)"
                        R"("ef_construction":{"type":"integer"},"max_elements":{"type":"integer"},"count":{"type":"integer"},)"
-                       R"("bytes_budget":{"type":"integer"}}}}},"required":["collections"]})";
+                       R"("bytes_budget":{"type":"integer"},"durability":{"type":"string","enum":["disk","memory"]}}}}},"required":["collections"]})";
 const char* kCollectionIn = R"({"type":"object","properties":{"collection":)" NAME_SCHEMA R"(},"required":["collection"],"additionalProperties":false})";
 const char* kStatsOut = R"({"type":"object","properties":{"collection":{"type":"string"},"count":{"type":"integer"},"deleted":{"type":"integer"},)"
                         R"("levels":{"type":"integer"},"bytes_used":{"type":"integer"},"bytes_budget":{"type":"integer"},)"
@@ -138,7 +139,9 @@ bool collection_create(const json::Value& args, json::Writer& w, mcp::ToolError&
         err = { mcp::ErrorCode::ValidationFailed, "these parameters do not fit the memory budget", "over_budget" };
         return false;
     }
-    vector::CreateParams cp { p.dim, metric, p.m, p.ef_construction, p.max_elements, p.max_ef };
+    const bool memory = args.find("durability").plain_string().value_or("disk") == "memory";
+    vector::CreateParams cp { p.dim, metric, p.m, p.ef_construction, p.max_elements, p.max_ef,
+                              memory ? vector::kCreateMemoryOnly : 0 };
     int64_t rc = sys::call(sys::Number::store_create, ctx.cap, reinterpret_cast<uint64_t>(name->data()), name->size(),
                            reinterpret_cast<uint64_t>(&cp));
     if (rc < 0) {
@@ -152,7 +155,8 @@ bool collection_create(const json::Value& args, json::Writer& w, mcp::ToolError&
     uint64_t reserved = 4096; // the store takes whole pages, a power of two of them
     while (reserved < hnsw::Index::memory_needed(p))
         reserved *= 2;
-    w.key("bytes_budget").number(reserved).end_object();
+    // 1: logged to the disk; 0: no disk (or asked for memory): it lives in memory only.
+    w.key("bytes_budget").number(reserved).key("durability").string(rc == 1 ? "disk" : "memory").end_object();
     return true;
 }
 
@@ -190,7 +194,8 @@ bool collection_list(const json::Value&, json::Writer& w, mcp::ToolError& err, c
         const auto& r = rows[i];
         w.begin_object().key("name").string(r.name).key("dim").number(r.dim).key("metric").string(vec::metric_name(r.metric));
         w.key("m").number(r.m).key("ef_construction").number(r.ef_construction).key("max_elements").number(r.max_elements);
-        w.key("count").number(r.count).key("bytes_budget").number(r.bytes_budget).end_object();
+        w.key("count").number(r.count).key("bytes_budget").number(r.bytes_budget);
+        w.key("durability").string(r.durable ? "disk" : "memory").end_object();
     }
     w.end_array().end_object();
     return true;

@@ -8,6 +8,7 @@
 #include "../mm/kheap.h"
 #include "../mm/pmm.h"
 #include "../sched/scheduler.h"
+#include "../storage/journal.h"
 #include "../vector/store.h"
 #include "buffers.h"
 #include "handlers.h"
@@ -35,9 +36,14 @@ ktl::Result<std::string_view> name_arg(uint64_t ptr, uint64_t len) {
 namespace {
 
 // Registers a created or loaded collection under `name`; on failure everything is released.
-int64_t keep(std::string_view name, ktl::Result<vector::Collection*> made) {
+// durable: its changes are logged (journal.h).
+int64_t keep(std::string_view name, ktl::Result<vector::Collection*> made, bool durable = false) {
     if (!made)
         return err(made.error());
+    (*made)->durable = durable;
+    (*made)->name_length = static_cast<uint8_t>(name.size());
+    for (size_t i = 0; i < name.size(); ++i)
+        (*made)->name[i] = name[i];
     // A kernel object nobody holds a capability to yet: the store is its owner.
     auto id = kcap::register_object(kcap::ObjectType::VectorCollection, *made);
     if (!id) {
@@ -56,19 +62,57 @@ int64_t keep(std::string_view name, ktl::Result<vector::Collection*> made) {
 
 } // namespace
 
+// While the storage task replays the log the store is its alone: anyone else is told to come back.
+bool recovering() { return journal::state() == journal::State::Recovering && !journal::replaying(); }
+
+// Stages the record of a create or drop that was reserved (`bytes`) and blocks the caller until it
+// is durable; a journal that failed meanwhile answers -IoError at once.
+template <typename Encode>
+int64_t log_and_wait(storage::RecordType type, size_t bytes, int64_t result, Encode&& encode) {
+    uint64_t ticket = 0;
+    std::span<std::byte> out = journal::stage(type, bytes, bytes, ticket);
+    if (out.empty() || !encode(out))
+        return err(ktl::Error::IoError);
+    return finish(journal::wait(ticket, result));
+}
+
 int64_t store_create(arch::TrapFrame& f, const kcap::Resolved&) {
+    if (recovering())
+        return err(ktl::Error::WouldBlock);
     auto name = name_arg(f.x[1], f.x[2]);
     if (!name)
         return err(name.error());
     auto params = create_params(f.x[3]);
     if (!params)
         return err(params.error());
+    const uint32_t flags = reinterpret_cast<const vector::CreateParams*>(f.x[3])->flags;
+    if (flags & ~vector::kCreateMemoryOnly)
+        return err(ktl::Error::InvalidArgs);
+    const bool memory_only = (flags & vector::kCreateMemoryOnly) != 0;
+    if (!memory_only && journal::state() == journal::State::Failed)
+        return err(ktl::Error::IoError); // a durable collection cannot be promised now
+    const bool durable = !memory_only && journal::durable_by_default();
+    const bool logged = durable && !journal::replaying();
     if (vector::find(*name))
         return err(ktl::Error::Exists); // before any memory is taken
+    if (logged) {
+        if (ktl::Error e = journal::reserve(storage::kCreateRecordBytes); e != ktl::Error::None)
+            return err(e == ktl::Error::WouldBlock ? ktl::Error::WouldBlock : e);
+    }
     auto pages = alloc_index_pages(hnsw::Index::memory_needed(*params));
-    if (!pages)
-        return err(pages.error());
-    return keep(*name, make_collection(hnsw::Index::create(*params, pages->span()), *pages));
+    int64_t kept = pages ? keep(*name, make_collection(hnsw::Index::create(*params, pages->span()), *pages), durable)
+                         : err(pages.error());
+    if (!logged)
+        return kept < 0 ? kept : (durable ? 1 : 0);
+    if (kept < 0) {
+        journal::unreserve(storage::kCreateRecordBytes);
+        return kept;
+    }
+    const auto& in = *reinterpret_cast<const vector::CreateParams*>(f.x[3]);
+    storage::CreateRecord rec { params->dim, static_cast<uint32_t>(params->metric), params->m, params->ef_construction,
+                                params->max_elements, params->max_ef, in.flags };
+    return log_and_wait(storage::RecordType::Create, storage::kCreateRecordBytes, 1,
+                        [&](std::span<std::byte> out) { return static_cast<bool>(storage::encode_create(out, *name, rec)); });
 }
 
 namespace {
@@ -92,6 +136,8 @@ int64_t keep_loaded(const vector::Job& job, int64_t result, sched::Task* caller)
 // The snapshot is checked (CRCs, structure, parameters) by load(), in a vector worker, before
 // anything is kept. a5: the capacity (0: sized by the content).
 int64_t store_import(arch::TrapFrame& f, const kcap::Resolved&) {
+    if (recovering())
+        return err(ktl::Error::WouldBlock);
     auto name = name_arg(f.x[1], f.x[2]);
     if (!name)
         return err(name.error());
@@ -101,6 +147,8 @@ int64_t store_import(arch::TrapFrame& f, const kcap::Resolved&) {
 }
 
 int64_t store_open(arch::TrapFrame& f, const kcap::Resolved& store) {
+    if (recovering())
+        return err(ktl::Error::WouldBlock);
     auto name = name_arg(f.x[1], f.x[2]);
     if (!name)
         return err(name.error());
@@ -204,6 +252,8 @@ ktl::Result<Staging*> start_staging(std::string_view name, uint64_t total) {
 } // namespace
 
 int64_t store_stage(arch::TrapFrame& f, const kcap::Resolved&) {
+    if (recovering())
+        return err(ktl::Error::WouldBlock);
     auto name = name_arg(f.x[1], f.x[2]);
     if (!name)
         return err(name.error());
@@ -262,6 +312,8 @@ int64_t store_stage(arch::TrapFrame& f, const kcap::Resolved&) {
 }
 
 int64_t store_list(arch::TrapFrame& f, const kcap::Resolved&) {
+    if (recovering())
+        return err(ktl::Error::WouldBlock);
     uint64_t max = f.x[2];
     if (max == 0 || max > vector::kMaxNamed || !buffers::writable(f.x[1], max * sizeof(vector::StoreEntry)))
         return err(ktl::Error::InvalidArgs);
@@ -270,6 +322,8 @@ int64_t store_list(arch::TrapFrame& f, const kcap::Resolved&) {
 }
 
 int64_t store_drop(arch::TrapFrame& f, const kcap::Resolved&) {
+    if (recovering())
+        return err(ktl::Error::WouldBlock);
     auto name = name_arg(f.x[1], f.x[2]);
     if (!name)
         return err(name.error());
@@ -280,12 +334,23 @@ int64_t store_drop(arch::TrapFrame& f, const kcap::Resolved&) {
     vector::Collection* c = entry->collection;
     if (c->outstanding > 0)
         return err(ktl::Error::WouldBlock); // requests still queued or running on it
+    const bool logged = c->durable && !journal::replaying();
+    if (logged) {
+        if (ktl::Error e = journal::reserve(storage::kDropRecordBytes); e != ktl::Error::None)
+            return err(e); // Full: the log has no room even for the drop (nothing is destroyed)
+    }
     // Every capability dies first (tool tasks holding one included), then the memory goes.
-    if (auto r = kcap::destroy_object(entry->object_id); !r)
+    if (auto r = kcap::destroy_object(entry->object_id); !r) {
+        if (logged)
+            journal::unreserve(storage::kDropRecordBytes);
         return err(r.error());
+    }
     vector::remove(entry);
     destroy_collection(c);
-    return 0;
+    if (!logged)
+        return 0;
+    return log_and_wait(storage::RecordType::Drop, storage::kDropRecordBytes, 0,
+                        [&](std::span<std::byte> out) { return static_cast<bool>(storage::encode_drop(out, *name)); });
 }
 
 } // namespace handlers

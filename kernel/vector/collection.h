@@ -17,6 +17,7 @@ struct CreateParams {
     uint32_t ef_construction; // 0 = default (200)
     uint32_t max_elements;
     uint32_t max_ef;          // 0 = default (512)
+    uint32_t flags;           // kCreateMemoryOnly
 };
 
 // Layout returned by vec_stats.
@@ -50,7 +51,16 @@ struct Collection {
     uint32_t outstanding = 0;   // queued + running requests (drop refuses while > 0)
     uint64_t writes = 0;        // upserts and deletes served (Stats::writes)
     uint64_t serial = 0;        // Stats::serial: a name dropped and made again names another collection
+    // Kept in the store under this name and logged to the disk: its writes are answered once
+    // durable (journal.h). False for collections outside the store, imported ones (until
+    // checkpoints carry snapshots) and those created with durability "memory".
+    bool durable = false;
+    uint8_t name_length = 0;
+    char name[65] = {};
 };
+
+// CreateParams::flags
+constexpr uint32_t kCreateMemoryOnly = 1; // durability "memory": never logged, gone at restart
 
 constexpr uint64_t kMaxCollectionBytes = 64ull << 20;
 

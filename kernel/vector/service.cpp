@@ -2,6 +2,7 @@
 
 #include "../mm/kheap.h"
 #include "../sched/scheduler.h"
+#include "../storage/journal.h"
 
 #include <new>
 
@@ -15,6 +16,8 @@ struct Request {
     bool running;
     Finish finish;
     uint8_t worker_priority; // the worker's own, while a Load runs it lower (0: not lowered)
+    bool logged;             // a write to a durable collection: answered once its record is durable
+    size_t reserved;         // journal bytes reserved for its record (0: none yet)
 };
 
 constexpr uint32_t kMaxRequests = 256;
@@ -61,27 +64,106 @@ void start(Request& r, sched::Task* worker) {
     }
 }
 
+// The most a logged write's record can take (the whole chunk stored).
+size_t record_bound(const Request& r) {
+    if (r.job.op == Op::Delete)
+        return storage::kDeleteRecordBytes;
+    return storage::upsert_record_bytes(r.job.collection->index.params().dim, r.job.a[2]);
+}
+
+void unlink(Request* r, Request* prev) {
+    if (prev)
+        prev->next = r->next;
+    else
+        g_queue_head = r->next;
+    if (g_queue_tail == r)
+        g_queue_tail = prev;
+    r->next = nullptr;
+}
+
+// A queued logged write the journal cannot take (the log is full, or the journal failed): it is
+// answered now, without running, so nothing is changed that the disk would not have.
+void refuse(Request* r, ktl::Error e) {
+    Collection& c = *r->job.collection;
+    --c.queued_writes;
+    --c.outstanding;
+    --g_stats.queued;
+    ++g_stats.completed;
+    sched::wake_one(r->caller, -static_cast<int64_t>(e));
+    kheap::free(r);
+}
+
 // First queued request whose collection lock is free. A read queued behind a write to the
 // same collection waits for it, so writes are never starved and order per collection holds.
+// A logged write also needs room in the journal for its record: it waits while the staging
+// buffer is full, and is refused when the log is.
 Request* take_runnable() {
     Request* prev = nullptr;
-    for (Request* r = g_queue_head; r; prev = r, r = r->next) {
+    Request* next = nullptr;
+    for (Request* r = g_queue_head; r; prev = r, r = next) {
+        next = r->next;
         bool blocked_by_earlier_write = false;
         for (Request* e = g_queue_head; e != r; e = e->next)
             if (e->job.collection == r->job.collection && is_write(e->job.op))
                 blocked_by_earlier_write = true;
         if (blocked_by_earlier_write || !runnable(*r))
             continue;
-        if (prev)
-            prev->next = r->next;
-        else
-            g_queue_head = r->next;
-        if (g_queue_tail == r)
-            g_queue_tail = prev;
-        r->next = nullptr;
+        if (r->logged && r->reserved == 0) {
+            const size_t bound = record_bound(*r);
+            ktl::Error e = bound ? journal::reserve(bound) : ktl::Error::InvalidArgs;
+            if (e == ktl::Error::WouldBlock)
+                continue; // the storage task's next take makes room (it calls kick())
+            if (e != ktl::Error::None) {
+                unlink(r, prev);
+                refuse(r, e);
+                r = prev; // the walk goes on after the request before it (the new head if none)
+                if (!r)
+                    next = g_queue_head;
+                continue;
+            }
+            r->reserved = bound;
+        }
+        unlink(r, prev);
         return r;
     }
     return nullptr;
+}
+
+// Writes the record of a logged write that completed with `result`; true when the caller is now
+// answered by the journal once the record is durable.
+bool log_write(Request& r, int64_t& result) {
+    const Job& job = r.job;
+    const Collection& c = *job.collection;
+    std::string_view name(c.name, c.name_length);
+    size_t bytes = 0;
+    if (job.op == Op::Insert && result > 0)
+        bytes = storage::upsert_record_bytes(c.index.params().dim, static_cast<uint64_t>(result));
+    else if (job.op == Op::Delete && result == 0)
+        bytes = storage::kDeleteRecordBytes;
+    if (bytes == 0) { // nothing changed: nothing to log
+        journal::unreserve(r.reserved);
+        return false;
+    }
+    uint64_t ticket = 0;
+    auto type = job.op == Op::Insert ? storage::RecordType::Upsert : storage::RecordType::Delete;
+    std::span<std::byte> out = journal::stage(type, bytes, r.reserved, ticket);
+    ktl::Result<size_t> written = ktl::Error::IoError;
+    if (!out.empty()) {
+        // The ids and vectors are still the blocked caller's: read them as the worker did.
+        written = job.op == Op::Insert
+                      ? storage::encode_upsert(out, name, c.index.params().dim, static_cast<uint32_t>(result), job.a[3],
+                                               reinterpret_cast<const uint64_t*>(job.a[0]),
+                                               reinterpret_cast<const float*>(job.a[1]))
+                      : storage::encode_delete(out, name, job.a[0]);
+    }
+    if (!written) {
+        // Applied in memory but not logged: the journal has failed (it says so); the caller
+        // learns its write is not durable.
+        result = -static_cast<int64_t>(ktl::Error::IoError);
+        return false;
+    }
+    journal::defer(r.caller, result, &r, ticket);
+    return true;
 }
 
 void hand_to_idle_workers() {
@@ -121,6 +203,8 @@ ipc::Outcome submit(Op op, Collection* collection, const uint64_t (&args)[5], Fi
     for (int i = 0; i < 5; ++i)
         r->job.a[i] = args[i];
     r->finish = finish;
+    // The storage task's own writes while it replays the log are the log: never logged again.
+    r->logged = collection && is_write(op) && collection->durable && !journal::replaying();
     if (collection) {
         if (is_write(op))
             ++collection->queued_writes;
@@ -158,8 +242,10 @@ ipc::Outcome serve(uint64_t done, int64_t result, Job* job_out) {
         ++g_stats.completed;
         if (r->finish)
             result = r->finish(r->job, result, r->caller.head);
-        sched::wake_one(r->caller, result);
-        kheap::free(r);
+        if (!r->logged || !log_write(*r, result)) {
+            sched::wake_one(r->caller, result);
+            kheap::free(r);
+        }
         hand_to_idle_workers(); // the lock just released may unblock queued requests
     }
     if (Request* next = take_runnable()) {
@@ -175,5 +261,7 @@ ipc::Outcome serve(uint64_t done, int64_t result, Job* job_out) {
 }
 
 ServiceStats stats() { return g_stats; }
+
+void kick() { hand_to_idle_workers(); }
 
 } // namespace vector

@@ -46,4 +46,8 @@ struct ServiceStats {
 };
 ServiceStats stats();
 
+// Hands queued requests to idle workers again: the journal made room for logged writes that
+// waited for it (exception context).
+void kick();
+
 } // namespace vector

@@ -30,7 +30,8 @@ struct StageChunk {
 struct StoreEntry {
     char name[kMaxNameLength + 1];
     uint8_t metric;
-    uint16_t reserved;
+    uint8_t durable; // logged to the disk (1) or in memory only (0)
+    uint8_t reserved;
     uint32_t dim;
     uint32_t m;
     uint32_t ef_construction;

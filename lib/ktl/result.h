@@ -23,6 +23,8 @@ enum class Error : uint16_t {
     Full,
     WrongType, // a capability names an object of another type
     Exhausted, // a budget (the task's system calls) is used up
+    IoError,   // a device reported that a transfer failed
+    NoSpace,   // the disk (its log) has no room left
 };
 
 constexpr const char* error_name(Error e) {
@@ -43,6 +45,8 @@ constexpr const char* error_name(Error e) {
     case Error::Full: return "full";
     case Error::WrongType: return "wrong_type";
     case Error::Exhausted: return "exhausted";
+    case Error::IoError: return "io_error";
+    case Error::NoSpace: return "no_space";
     }
     return "unknown";
 }

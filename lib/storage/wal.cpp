@@ -183,7 +183,12 @@ ktl::Result<Recovery> Wal::recover_impl(VisitFn visit, void* ctx) {
 }
 
 bool Wal::intact_commit_after(uint64_t lba, uint64_t seq) {
-    for (uint64_t l = lba; l < m_first + m_count; ++l) {
+    // A commit is at most one buffer long, so the commit after a damaged one starts within a
+    // buffer's reach; the window allows a few damaged ones in a row. Scanning the whole (mostly
+    // never written) region instead would read every sector of the disk at every boot.
+    const uint64_t window = kDamageScanCommits * (m_buf.size() / m_sector + 1);
+    const uint64_t end = m_first + m_count - lba > window ? lba + window : m_first + m_count;
+    for (uint64_t l = lba; l < end; ++l) {
         size_t loaded = 0;
         auto got = load(l, kHeader, loaded);
         if (!got || !*got)

@@ -15,9 +15,9 @@
 // Recovery accepts whole commits only, each record's CRC and chain checked and sequence numbers
 // consecutive; the chain keeps what a torn, unacknowledged commit left on the disk from ever
 // passing for the continuation of a later one. The first commit that fails ends the log. If a
-// whole commit that starts later on is intact (its own first record checks out with a higher
-// sequence number), the failure was damage in the middle, not a torn tail: that is reported, and
-// nothing after it is replayed silently.
+// whole commit that starts later on (within kDamageScanCommits commits' reach) is intact (its own
+// first record checks out with a higher sequence number), the failure was damage in the middle,
+// not a torn tail: that is reported, and nothing after it is replayed silently.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -49,6 +49,9 @@ public:
     static constexpr uint32_t kMagic = 0x4C415742; // "BWAL"
     static constexpr size_t kHeader = 32;
     static constexpr uint16_t kFirst = 1, kLast = 2;
+    // How many commits' worth of sectors past a failed commit recovery searches for an intact one
+    // (damage in the middle) before calling the failure a torn tail.
+    static constexpr uint64_t kDamageScanCommits = 4;
 
     // The log lives in sectors [first, first + count). `buffer` holds one commit (a multiple of the
     // sector size): it bounds a commit, and recovery reads each commit into it.

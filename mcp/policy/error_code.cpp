@@ -17,6 +17,7 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::NotFound: return "not_found";
     case ErrorCode::StepUpRequired: return "step_up_required";
     case ErrorCode::StepUpRefused: return "step_up_refused";
+    case ErrorCode::StorageFull: return "storage_full";
     case ErrorCode::InternalError: return "internal_error";
     }
     return "internal_error";

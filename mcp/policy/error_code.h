@@ -21,6 +21,7 @@ enum class ErrorCode : uint8_t {
     // The sink policy (sink_policy.h): a destructive call from untrusted provenance did not run.
     StepUpRequired, // no human could be asked: a proposal awaits an administrator (details.proposal_id)
     StepUpRefused,  // the human said no, or typed the wrong name (details.reason)
+    StorageFull,    // the disk's log has no room: the write was not done (reads go on)
     InternalError,
 };
 

@@ -161,3 +161,37 @@ TEST_F(VirtqueueRing, IndicesWrapAt16Bits) {
     EXPECT_EQ(dev.avail_idx(q), static_cast<uint16_t>(70000));
     EXPECT_EQ(q.rejected(), 0u);
 }
+
+// A chain (virtio-blk's header, data and status) occupies consecutive descriptors linked by NEXT;
+// the device answers with the head, and only the device-writable part bounds the length.
+TEST_F(VirtqueueRing, ChainIsLinkedAndAnsweredByItsHead) {
+    Virtqueue::Segment chain[3] = { { 0x1000, 16, false }, { 0x2000, 512, true }, { 0x3000, 1, true } };
+    ASSERT_TRUE(q.post_chain(3, chain, 3));
+    q.publish();
+    EXPECT_EQ(dev.avail_idx(q), 1);
+    EXPECT_EQ(dev.avail_entry(q, 0), 3);
+    EXPECT_EQ(dev.desc_addr(q, 3), 0x1000u);
+    EXPECT_EQ(dev.desc_flags(q, 3), 1);     // NEXT, device-readable
+    EXPECT_EQ(dev.desc_flags(q, 4), 1 | 2); // NEXT | WRITE
+    EXPECT_EQ(dev.desc_flags(q, 5), 2);     // WRITE, the end
+    EXPECT_TRUE(q.held_by_device(3));
+
+    dev.complete(q, 4, 513); // a descriptor inside the chain is not a buffer the device holds
+    dev.complete(q, 3, 100000); // the head, with a length past the writable 513 bytes
+    Virtqueue::Completion c {};
+    ASSERT_TRUE(q.pop(c));
+    EXPECT_EQ(c.id, 3);
+    EXPECT_EQ(c.len, 513u);
+    EXPECT_EQ(q.rejected(), 1u);
+    EXPECT_FALSE(q.held_by_device(3));
+}
+
+TEST_F(VirtqueueRing, ChainRefusesWhatDoesNotFit) {
+    Virtqueue::Segment chain[3] = { { 0x1000, 16, false }, { 0x2000, 512, true }, { 0x3000, 1, true } };
+    EXPECT_FALSE(q.post_chain(6, chain, 3)); // descriptors 6, 7, 8: past the ring of 8
+    EXPECT_FALSE(q.post_chain(0, chain, 0));
+    Virtqueue::Segment empty[1] = { { 0x1000, 0, false } };
+    EXPECT_FALSE(q.post_chain(0, empty, 1));
+    ASSERT_TRUE(q.post_chain(0, chain, 3));
+    EXPECT_FALSE(q.post_chain(0, chain, 3)); // the head is still with the device
+}

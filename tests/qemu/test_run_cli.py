@@ -6,13 +6,16 @@ answered), under QEMU's user network the address is set at boot (no DHCP wait), 
 names port P, the one the client uses. On the console: a log line that arrives while a command is
 being typed goes above the prompt, which is drawn again with the typed text; `help` lists exactly
 the commands the README's shell section names."""
+import atexit
 import json
 import os
 import re
 import select
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 import urllib.request
 
@@ -27,11 +30,24 @@ def free_port():
         return s.getsockname()[1]
 
 
+SCRATCH = tempfile.mkdtemp(prefix="basalt-run-cli.")
+atexit.register(shutil.rmtree, SCRATCH, True)
+
+
+def scratch_disk():
+    """A disk image of the test's own (./basalt run's default, build/disk.img, belongs to the user and
+    QEMU locks it while an appliance runs), made beforehand so that creating it prints nothing."""
+    path = os.path.join(SCRATCH, f"disk{len(os.listdir(SCRATCH))}.img")
+    with open(path, "wb") as f:
+        f.truncate(64 << 20)
+    return path
+
+
 def stdio_is_quiet():
     msgs = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
              "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
             {"jsonrpc": "2.0", "id": 2, "method": "ping"}]
-    r = subprocess.run([BASALT, "run", "--stdio"], input="".join(json.dumps(m) + "\n" for m in msgs),
+    r = subprocess.run([BASALT, "run", "--stdio", "--disk", scratch_disk()], input="".join(json.dumps(m) + "\n" for m in msgs),
                        capture_output=True, text=True, timeout=60)
     answers = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
     check([a.get("id") for a in answers] == [1, 2], f"stdio answers: {r.stdout!r}")
@@ -83,7 +99,7 @@ def readme_shell_commands():
 
 def http_run():
     port = free_port()
-    proc = subprocess.Popen([BASALT, "run", "--port", str(port)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([BASALT, "run", "--port", str(port), "--disk", scratch_disk()], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True)
     try:
         err = ""

@@ -1,0 +1,87 @@
+#pragma once
+// The journal: where the vector store's changes wait to become durable. System calls and the
+// vector service stage encoded records here (exception context, a copy and nothing else); the
+// storage task, the only holder of the disk, takes everything staged as one group, writes it to
+// the write-ahead log with one flush (group commit), and reports back. Each caller stays blocked
+// until the group carrying its record is durable: it is answered only then.
+//
+// States: Off (no disk: every collection lives in memory), Recovering (the storage task replays
+// the log; nobody else may touch the store), Ready, Failed (a commit failed: what is in memory is
+// ahead of the disk, so durable collections refuse writes until a restart; reads go on).
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include <ktl/result.h>
+#include <storage/records.h>
+
+#include "../ipc/sync.h"
+#include "../sched/task.h"
+
+namespace journal {
+
+enum class State : uint8_t { Off, Recovering, Ready, Failed };
+
+constexpr size_t kStagingBytes = 512 * 1024;
+constexpr size_t kMaxRecord = 256 * 1024;  // one record at most (a vector tool's chunk is 16 KiB)
+constexpr size_t kStagedHeader = 8;        // u16 type, u16 0, u32 length; payload padded to 8
+constexpr uint32_t kMaxAcks = 320;         // the vector service's 256 requests, creates and drops
+
+// Boot: no disk (`why` says so), or a disk the storage task `owner` is about to recover.
+void init_off(const char* why);
+void init_recovering(sched::Task* owner);
+
+State state();
+const char* state_name(State s);
+const char* reason(); // why Off or Failed ("" otherwise)
+// True while the storage task itself replays the log: its calls change the store without logging.
+bool replaying();
+// Whether a new collection should be durable (a disk is attached and working).
+bool durable_by_default();
+
+// Room for a record of `bytes` (payload): None, NoSpace (the log is out of room: storage_full),
+// IoError (the journal failed), WouldBlock (the staging buffer is full until the storage task
+// takes it), InvalidArgs (larger than kMaxRecord). A reservation is either staged or given back.
+ktl::Error reserve(size_t bytes);
+void unreserve(size_t bytes);
+// Space for a record of exactly `bytes` made by a reservation of `reserved` >= bytes (the rest is
+// given back), to encode into before the next call; the commit number that will carry it comes
+// back in `ticket`. Empty when the journal failed meanwhile: the caller answers -IoError.
+std::span<std::byte> stage(storage::RecordType type, size_t bytes, size_t reserved, uint64_t& ticket);
+
+// Wakes the task blocked on `wq` with `result` once commit `ticket` is durable (with -IoError if
+// it fails), then frees `heap` (kheap; may be null).
+void defer(sched::WaitQueue& wq, int64_t result, void* heap, uint64_t ticket);
+// Blocks the calling task until commit `ticket` is durable; it then gets `result`.
+ipc::Outcome wait(uint64_t ticket, int64_t result);
+// Blocks the calling task until recovery has ended (returns at once otherwise).
+ipc::Outcome wait_ready();
+
+// --- the storage task ---
+// Copies every staged record into out (cap bytes, at least kStagingBytes) and makes them the
+// group in flight; returns the byte count, or blocks until something is staged (deadline).
+ipc::Outcome take(std::byte* out, size_t cap, uint64_t deadline_ns);
+// The group in flight is durable (status 0) or failed (-error: the journal fails). log_free: bytes
+// the log has left. `wake` is called when staging space was freed (the vector service re-runs
+// writes that waited for it).
+void done(int64_t status, uint64_t log_free);
+void open(uint64_t log_free); // recovery ended: Ready
+void fail(const char* why);   // recovery or a commit failed
+void set_space_waker(void (*wake)());
+
+struct Stats {
+    State state;
+    uint64_t commits;        // groups made durable
+    uint64_t records;        // records made durable
+    uint64_t bytes;          // payload bytes made durable
+    uint64_t waiters_max;    // most callers answered by one group
+    uint64_t refused_full;   // reservations refused: the log was full
+    uint64_t log_free;       // bytes the log had left at the last commit
+    uint64_t last_commit_ns; // how long the last group took (write and flush)
+    uint32_t staged_bytes;
+    uint32_t pending_acks;
+};
+Stats stats();
+void note_commit_time(uint64_t ns);
+
+} // namespace journal

@@ -1,0 +1,34 @@
+#pragma once
+// Layout returned by storage_info: what kernel://status reports under `storage`.
+#include <cstdint>
+
+namespace storage_info {
+
+struct StorageInfo {
+    uint8_t state;        // journal::State
+    uint8_t has_disk;
+    uint8_t can_flush;
+    uint8_t damaged;      // recovery found damage in the middle of the log
+    uint32_t block_size;
+    uint64_t disk_bytes;
+    uint64_t log_bytes;   // the log region
+    uint64_t log_free;    // bytes the log has left
+    uint64_t commits, records, bytes, waiters_max, refused_full, last_commit_ns;
+    uint64_t recovered_records, recovered_commits, recovery_ms;
+    uint64_t reads, writes, flushes, errors;
+    uint32_t staged_bytes, pending_acks;
+    uint8_t torn_tail;    // recovery dropped an unacknowledged, half-written group
+    uint8_t formatted;    // this boot wrote a fresh superblock
+    uint8_t reserved[6];
+    char reason[128];     // why off or failed
+};
+
+// What the storage task learnt at recovery (set once, read by storage_info).
+struct Recovered {
+    uint64_t log_bytes, records, commits, ms;
+    bool damaged, torn_tail, formatted;
+};
+void set_recovered(const Recovered& r);
+const Recovered& recovered();
+
+} // namespace storage_info

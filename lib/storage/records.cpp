@@ -1,0 +1,130 @@
+#include "records.h"
+
+#include <cstring>
+
+#include <ktl/le_bytes.h>
+
+namespace storage {
+namespace {
+
+constexpr auto put32 = ktl::put_le<uint32_t>;
+constexpr auto put64 = ktl::put_le<uint64_t>;
+constexpr auto get32 = ktl::get_le<uint32_t>;
+constexpr auto get64 = ktl::get_le<uint64_t>;
+
+bool name_ok(std::string_view name) { return !name.empty() && name.size() <= kRecordNameMax; }
+
+void put_prefix(std::byte* p, std::string_view name) {
+    std::memset(p, 0, kRecordPrefix);
+    p[0] = std::byte(name.size());
+    std::memcpy(p + 1, name.data(), name.size());
+}
+
+} // namespace
+
+size_t upsert_record_bytes(uint32_t dim, uint64_t count) {
+    if (dim == 0 || dim > kRecordMaxDim || count > 0xffffffffu)
+        return 0;
+    const uint64_t per = 8ull + 4ull * dim;
+    if (count > (UINT64_MAX / 2 - kUpsertFixed) / per)
+        return 0;
+    return static_cast<size_t>(kUpsertFixed + per * count);
+}
+
+ktl::Result<size_t> encode_create(std::span<std::byte> out, std::string_view name, const CreateRecord& r) {
+    if (!name_ok(name))
+        return ktl::Error::InvalidArgs;
+    if (out.size() < kCreateRecordBytes)
+        return ktl::Error::OutOfRange;
+    std::byte* p = out.data();
+    put_prefix(p, name);
+    const uint32_t fields[7] = { r.dim, r.metric, r.m, r.ef_construction, r.max_elements, r.max_ef, r.flags };
+    for (size_t i = 0; i < 7; ++i)
+        put32(p + kRecordPrefix + 4 * i, fields[i]);
+    return kCreateRecordBytes;
+}
+
+ktl::Result<size_t> encode_drop(std::span<std::byte> out, std::string_view name) {
+    if (!name_ok(name))
+        return ktl::Error::InvalidArgs;
+    if (out.size() < kDropRecordBytes)
+        return ktl::Error::OutOfRange;
+    put_prefix(out.data(), name);
+    return kDropRecordBytes;
+}
+
+ktl::Result<size_t> encode_delete(std::span<std::byte> out, std::string_view name, uint64_t id) {
+    if (!name_ok(name))
+        return ktl::Error::InvalidArgs;
+    if (out.size() < kDeleteRecordBytes)
+        return ktl::Error::OutOfRange;
+    put_prefix(out.data(), name);
+    put64(out.data() + kRecordPrefix, id);
+    return kDeleteRecordBytes;
+}
+
+ktl::Result<size_t> encode_upsert(std::span<std::byte> out, std::string_view name, uint32_t dim, uint32_t count,
+                                  uint64_t provenance, const uint64_t* ids, const float* vectors) {
+    const size_t bytes = upsert_record_bytes(dim, count);
+    if (!name_ok(name) || bytes == 0 || count == 0 || !ids || !vectors)
+        return ktl::Error::InvalidArgs;
+    if (out.size() < bytes)
+        return ktl::Error::OutOfRange;
+    std::byte* p = out.data();
+    put_prefix(p, name);
+    put32(p + kRecordPrefix, dim);
+    put32(p + kRecordPrefix + 4, count);
+    put64(p + kRecordPrefix + 8, provenance);
+    // Both sides are little-endian: the arrays go over as they are.
+    std::memcpy(p + kUpsertFixed, ids, 8ull * count);
+    std::memcpy(p + kUpsertFixed + 8ull * count, vectors, 4ull * dim * count);
+    return bytes;
+}
+
+ktl::Result<DecodedRecord> decode_record(uint16_t type, std::span<const std::byte> payload) {
+    DecodedRecord d {};
+    if (type < 1 || type > 4 || payload.size() < kRecordPrefix)
+        return ktl::Error::Corrupt;
+    d.type = static_cast<RecordType>(type);
+    const std::byte* p = payload.data();
+    const size_t len = std::to_integer<size_t>(p[0]);
+    if (len == 0 || len > kRecordNameMax)
+        return ktl::Error::Corrupt;
+    for (size_t i = 1 + len; i < kRecordPrefix; ++i)
+        if (p[i] != std::byte(0))
+            return ktl::Error::Corrupt;
+    d.name = { reinterpret_cast<const char*>(p + 1), len };
+    switch (d.type) {
+    case RecordType::Create: {
+        if (payload.size() != kCreateRecordBytes)
+            return ktl::Error::Corrupt;
+        uint32_t f[7];
+        for (size_t i = 0; i < 7; ++i)
+            f[i] = get32(p + kRecordPrefix + 4 * i);
+        d.create = { f[0], f[1], f[2], f[3], f[4], f[5], f[6] };
+        return d;
+    }
+    case RecordType::Drop:
+        if (payload.size() != kDropRecordBytes)
+            return ktl::Error::Corrupt;
+        return d;
+    case RecordType::Delete:
+        if (payload.size() != kDeleteRecordBytes)
+            return ktl::Error::Corrupt;
+        d.id = get64(p + kRecordPrefix);
+        return d;
+    case RecordType::Upsert: {
+        if (payload.size() < kUpsertFixed)
+            return ktl::Error::Corrupt;
+        const uint32_t dim = get32(p + kRecordPrefix);
+        const uint32_t count = get32(p + kRecordPrefix + 4);
+        if (count == 0 || upsert_record_bytes(dim, count) != payload.size())
+            return ktl::Error::Corrupt;
+        d.upsert = { dim, count, get64(p + kRecordPrefix + 8), p + kUpsertFixed, p + kUpsertFixed + 8ull * count };
+        return d;
+    }
+    }
+    return ktl::Error::Corrupt;
+}
+
+} // namespace storage

@@ -1,0 +1,68 @@
+#pragma once
+// What the vector store writes to the log: one record per acknowledged change. Every record
+// names its collection (names are unique in the store at any moment, and the log keeps the order
+// of creates and drops), so replay needs nothing but the records themselves.
+//
+// Common prefix (72 bytes): u8 name length (1..64), the name zero-padded to 64 bytes, 7 zero bytes.
+//   Create (type 1): u32 dim, metric, m, ef_construction, max_elements, max_ef, flags  (100 bytes)
+//   Drop   (type 2): nothing more                                                      (72 bytes)
+//   Upsert (type 3): u32 dim, u32 count, u64 provenance node, u64 ids[count],
+//                    f32 vectors[count * dim] row-major (ids start 8-aligned)
+//   Delete (type 4): u64 id                                                            (80 bytes)
+// Little-endian throughout. Decoding distrusts the bytes even though the log's CRCs passed: a
+// record from a newer build or a bug must be refused, not followed out of bounds.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include <ktl/result.h>
+
+namespace storage {
+
+enum class RecordType : uint16_t { Create = 1, Drop = 2, Upsert = 3, Delete = 4 };
+
+constexpr size_t kRecordNameMax = 64;
+constexpr size_t kRecordPrefix = 72;
+constexpr size_t kCreateRecordBytes = kRecordPrefix + 28;
+constexpr size_t kDropRecordBytes = kRecordPrefix;
+constexpr size_t kDeleteRecordBytes = kRecordPrefix + 8;
+constexpr size_t kUpsertFixed = kRecordPrefix + 16;
+constexpr uint32_t kRecordMaxDim = 4096;
+
+struct CreateRecord {
+    uint32_t dim, metric, m, ef_construction, max_elements, max_ef, flags;
+};
+
+struct UpsertRecord {
+    uint32_t dim;
+    uint32_t count;
+    uint64_t provenance;
+    const std::byte* ids;     // count little-endian u64, 8-aligned when the record is
+    const std::byte* vectors; // count * dim little-endian f32
+};
+
+struct DecodedRecord {
+    RecordType type;
+    std::string_view name;
+    CreateRecord create;  // Create
+    UpsertRecord upsert;  // Upsert
+    uint64_t id;          // Delete
+};
+
+// Bytes an upsert of `count` vectors of `dim` floats takes (0: too large to express).
+size_t upsert_record_bytes(uint32_t dim, uint64_t count);
+
+// Each writes one record into `out` (at least its size) and returns the bytes written;
+// InvalidArgs for a name or size out of bounds, OutOfRange when `out` is too small.
+ktl::Result<size_t> encode_create(std::span<std::byte> out, std::string_view name, const CreateRecord& r);
+ktl::Result<size_t> encode_drop(std::span<std::byte> out, std::string_view name);
+ktl::Result<size_t> encode_delete(std::span<std::byte> out, std::string_view name, uint64_t id);
+// ids and vectors are the caller's native arrays (the kernel and the host are little-endian).
+ktl::Result<size_t> encode_upsert(std::span<std::byte> out, std::string_view name, uint32_t dim, uint32_t count,
+                                  uint64_t provenance, const uint64_t* ids, const float* vectors);
+
+// Corrupt for anything malformed (unknown type, bad name, sizes that do not add up).
+ktl::Result<DecodedRecord> decode_record(uint16_t type, std::span<const std::byte> payload);
+
+} // namespace storage
