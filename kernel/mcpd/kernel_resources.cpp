@@ -9,6 +9,8 @@
 #include "../log.h"
 #include "../platform.h"
 #include "../rng.h"
+#include "../storage/journal.h"
+#include "../storage/storage_info.h"
 #include "../syscall/handlers.h"
 #include "../syscall/sys.h"
 #include "../version.h"
@@ -22,6 +24,7 @@
 #include "bridge_config.h"
 
 #include <ktl/log_ring.h>
+#include <ktl/utf8.h>
 #include <mcp/policy/roles.h>
 
 namespace mcpd {
@@ -41,6 +44,31 @@ const ResourceContext& ctx() {
         if (b.task == self)
             return b.ctx;
     return none;
+}
+
+// Where the collections live and how the disk is doing: state "off" (no disk: memory only),
+// "recovering", "ready" or "failed" (durable collections read-only; `reason` says why).
+void write_storage(json::Writer& w) {
+    storage_info::StorageInfo s {};
+    if (sys::call(sys::Number::storage_info, ctx().introspection, reinterpret_cast<uint64_t>(&s)) < 0)
+        return;
+    w.key("storage").begin_object();
+    w.key("state").string(journal::state_name(static_cast<journal::State>(s.state)));
+    if (s.reason[0])
+        w.key("reason").string(ktl::field_text(s.reason));
+    if (s.has_disk) {
+        w.key("disk_bytes").number(s.disk_bytes).key("block_size").number(s.block_size).key("flush").boolean(s.can_flush);
+        w.key("log_bytes").number(s.log_bytes).key("log_free_bytes").number(s.log_free);
+        w.key("recovery").begin_object().key("records").number(s.recovered_records).key("commits").number(s.recovered_commits);
+        w.key("ms").number(s.recovery_ms).key("formatted").boolean(s.formatted).key("torn_tail_dropped").boolean(s.torn_tail);
+        w.key("damaged").boolean(s.damaged).end_object();
+        w.key("commits").number(s.commits).key("records").number(s.records).key("bytes").number(s.bytes);
+        w.key("most_callers_per_commit").number(s.waiters_max).key("last_commit_us").number(s.last_commit_ns / 1000);
+        w.key("refused_full").number(s.refused_full);
+        w.key("disk_io").begin_object().key("reads").number(s.reads).key("writes").number(s.writes);
+        w.key("flushes").number(s.flushes).key("errors").number(s.errors).end_object();
+    }
+    w.end_object();
 }
 
 bool read_status(json::Writer& w, mcp::ToolError& err) {
@@ -67,6 +95,7 @@ bool read_status(json::Writer& w, mcp::ToolError& err) {
     // Where secrets (session ids) come from; secure false means predictable (no hardware entropy).
     w.key("random").begin_object().key("generator").string("chacha20").key("sources").string(rng::sources());
     w.key("secure").boolean(rng::secure()).key("reseeds").number(rng::reseeds()).end_object();
+    write_storage(w);
     w.key("tasks").begin_array();
     for (int64_t i = 0; i < n; ++i)
         w.string(tasks[i].name);

@@ -204,16 +204,15 @@ bool remove(const json::Value& args, json::Writer& w, mcp::ToolError& err, const
         err = { mcp::ErrorCode::ValidationFailed, "ids: 1..1,024 integer ids", "invalid_ids" };
         return false;
     }
-    uint64_t deleted = 0;
-    for (size_t i = 0; i < n; ++i) {
-        int64_t rc = sys::call(sys::Number::vec_delete, ctx.cap, ids[i]);
-        missing[i] = rc == -static_cast<int64_t>(ktl::Error::NotFound);
-        if (rc < 0 && !missing[i]) {
-            err = error_of(rc);
-            return false;
-        }
-        deleted += rc == 0 ? 1 : 0;
+    // All the ids as one change: searches never see some gone and others not, and a durable
+    // collection logs them as one record (after a power cut, all are deleted or none).
+    int64_t rc = sys::call(sys::Number::vec_delete, ctx.cap, reinterpret_cast<uint64_t>(ids), n,
+                           reinterpret_cast<uint64_t>(missing));
+    if (rc < 0) {
+        err = error_of(rc);
+        return false;
     }
+    const uint64_t deleted = static_cast<uint64_t>(rc);
     w.begin_object().key("deleted").number(deleted).key("missing").begin_array();
     for (size_t i = 0; i < n; ++i)
         if (missing[i])

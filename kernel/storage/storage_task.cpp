@@ -119,7 +119,12 @@ public:
         }
         case storage::RecordType::Delete: {
             int64_t slot = open(d->name);
-            r = slot < 0 ? slot : sys::call(N::vec_delete, static_cast<uint64_t>(slot), d->id);
+            r = slot < 0 ? slot
+                         : sys::call(N::vec_delete, static_cast<uint64_t>(slot), ptr(d->delete_ids), d->delete_count,
+                                     ptr(m_missing));
+            // Only ids the call really deleted were logged: every one must be there to delete again.
+            if (r >= 0 && static_cast<uint64_t>(r) != d->delete_count)
+                r = -static_cast<int64_t>(ktl::Error::NotFound);
             break;
         }
         }
@@ -175,6 +180,7 @@ private:
     }
 
     static constexpr size_t kOpen = 8;
+    bool m_missing[storage::kMaxDeleteIds] = {};
     uint32_t m_store;
     Open m_open[kOpen] = {};
     size_t m_next = 0;

@@ -143,7 +143,11 @@ int64_t vec_get(arch::TrapFrame& f, const kcap::Resolved& o) {
 }
 
 int64_t vec_delete(arch::TrapFrame& f, const kcap::Resolved& o) {
-    return finish_outcome(vector::submit(vector::Op::Delete, &collection(o), { f.x[1], 0, 0, 0, 0 }));
+    const uint64_t count = f.x[2];
+    if (count > 0 && (count > vector::kMaxDeleteIds || !buffers::readable(f.x[1], count * sizeof(uint64_t)) ||
+                      !buffers::writable(f.x[3], count)))
+        return err(ktl::Error::InvalidArgs);
+    return finish_outcome(vector::submit(vector::Op::Delete, &collection(o), { f.x[1], count, f.x[3], 0, 0 }));
 }
 
 int64_t vec_stats(arch::TrapFrame& f, const kcap::Resolved& o) {

@@ -40,6 +40,7 @@ struct SearchFilter {
     uint64_t count; // <= kMaxFilterIds
 };
 constexpr uint64_t kMaxFilterIds = 4096;
+constexpr uint64_t kMaxDeleteIds = 4096; // ids one vec_delete takes together
 
 struct Collection {
     hnsw::Index index;

@@ -67,7 +67,7 @@ void start(Request& r, sched::Task* worker) {
 // The most a logged write's record can take (the whole chunk stored).
 size_t record_bound(const Request& r) {
     if (r.job.op == Op::Delete)
-        return storage::kDeleteRecordBytes;
+        return storage::delete_record_bytes(r.job.a[1] ? r.job.a[1] : 1);
     return storage::upsert_record_bytes(r.job.collection->index.params().dim, r.job.a[2]);
 }
 
@@ -138,8 +138,10 @@ bool log_write(Request& r, int64_t& result) {
     size_t bytes = 0;
     if (job.op == Op::Insert && result > 0)
         bytes = storage::upsert_record_bytes(c.index.params().dim, static_cast<uint64_t>(result));
-    else if (job.op == Op::Delete && result == 0)
-        bytes = storage::kDeleteRecordBytes;
+    else if (job.op == Op::Delete && job.a[1] == 0 && result == 0)
+        bytes = storage::delete_record_bytes(1);
+    else if (job.op == Op::Delete && job.a[1] > 0 && result > 0)
+        bytes = storage::delete_record_bytes(static_cast<uint64_t>(result));
     if (bytes == 0) { // nothing changed: nothing to log
         journal::unreserve(r.reserved);
         return false;
@@ -154,7 +156,10 @@ bool log_write(Request& r, int64_t& result) {
                       ? storage::encode_upsert(out, name, c.index.params().dim, static_cast<uint32_t>(result), job.a[3],
                                                reinterpret_cast<const uint64_t*>(job.a[0]),
                                                reinterpret_cast<const float*>(job.a[1]))
-                      : storage::encode_delete(out, name, job.a[0]);
+                      : job.a[1] == 0 ? storage::encode_delete(out, name, &job.a[0], 1)
+                                      : storage::encode_delete(out, name, reinterpret_cast<const uint64_t*>(job.a[0]),
+                                                               static_cast<uint32_t>(job.a[1]),
+                                                               reinterpret_cast<const bool*>(job.a[2]));
     }
     if (!written) {
         // Applied in memory but not logged: the journal has failed (it says so); the caller

@@ -106,8 +106,21 @@ int64_t execute(const Job& job) {
     }
     case Op::Delete: {
         ++c.writes;
-        auto r = c.index.remove(job.a[0]);
-        return r ? 0 : err(r.error());
+        if (job.a[1] == 0) {
+            auto r = c.index.remove(job.a[0]);
+            return r ? 0 : err(r.error());
+        }
+        // Several ids as one change (one log record): a[0] the ids, a[1] their count, a[2] the
+        // caller's flags for ids that were not there.
+        auto* ids = reinterpret_cast<const uint64_t*>(job.a[0]);
+        auto* missing = reinterpret_cast<bool*>(job.a[2]);
+        int64_t deleted = 0;
+        for (uint64_t i = 0; i < job.a[1]; ++i) {
+            auto r = c.index.remove(ids[i]);
+            missing[i] = !r;
+            deleted += r ? 1 : 0;
+        }
+        return deleted;
     }
     case Op::Export: {
         if (job.a[0] == 0)

@@ -31,6 +31,10 @@ size_t upsert_record_bytes(uint32_t dim, uint64_t count) {
     return static_cast<size_t>(kUpsertFixed + per * count);
 }
 
+size_t delete_record_bytes(uint64_t count) {
+    return count == 0 || count > kMaxDeleteIds ? 0 : static_cast<size_t>(kDeleteFixed + 8 * count);
+}
+
 ktl::Result<size_t> encode_create(std::span<std::byte> out, std::string_view name, const CreateRecord& r) {
     if (!name_ok(name))
         return ktl::Error::InvalidArgs;
@@ -53,14 +57,28 @@ ktl::Result<size_t> encode_drop(std::span<std::byte> out, std::string_view name)
     return kDropRecordBytes;
 }
 
-ktl::Result<size_t> encode_delete(std::span<std::byte> out, std::string_view name, uint64_t id) {
-    if (!name_ok(name))
+ktl::Result<size_t> encode_delete(std::span<std::byte> out, std::string_view name, const uint64_t* ids, uint32_t count,
+                                  const bool* skip) {
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < count; ++i)
+        kept += skip && skip[i] ? 0 : 1;
+    const size_t bytes = delete_record_bytes(kept);
+    if (!name_ok(name) || bytes == 0 || !ids)
         return ktl::Error::InvalidArgs;
-    if (out.size() < kDeleteRecordBytes)
+    if (out.size() < bytes)
         return ktl::Error::OutOfRange;
-    put_prefix(out.data(), name);
-    put64(out.data() + kRecordPrefix, id);
-    return kDeleteRecordBytes;
+    std::byte* p = out.data();
+    put_prefix(p, name);
+    put32(p + kRecordPrefix, kept);
+    put32(p + kRecordPrefix + 4, 0);
+    std::byte* at = p + kDeleteFixed;
+    for (uint32_t i = 0; i < count; ++i) {
+        if (skip && skip[i])
+            continue;
+        put64(at, ids[i]);
+        at += 8;
+    }
+    return bytes;
 }
 
 ktl::Result<size_t> encode_upsert(std::span<std::byte> out, std::string_view name, uint32_t dim, uint32_t count,
@@ -108,11 +126,16 @@ ktl::Result<DecodedRecord> decode_record(uint16_t type, std::span<const std::byt
         if (payload.size() != kDropRecordBytes)
             return ktl::Error::Corrupt;
         return d;
-    case RecordType::Delete:
-        if (payload.size() != kDeleteRecordBytes)
+    case RecordType::Delete: {
+        if (payload.size() < kDeleteFixed)
             return ktl::Error::Corrupt;
-        d.id = get64(p + kRecordPrefix);
+        const uint32_t count = get32(p + kRecordPrefix);
+        if (get32(p + kRecordPrefix + 4) != 0 || delete_record_bytes(count) != payload.size())
+            return ktl::Error::Corrupt;
+        d.delete_count = count;
+        d.delete_ids = p + kDeleteFixed;
         return d;
+    }
     case RecordType::Upsert: {
         if (payload.size() < kUpsertFixed)
             return ktl::Error::Corrupt;

@@ -8,7 +8,7 @@
 //   Drop   (type 2): nothing more                                                      (72 bytes)
 //   Upsert (type 3): u32 dim, u32 count, u64 provenance node, u64 ids[count],
 //                    f32 vectors[count * dim] row-major (ids start 8-aligned)
-//   Delete (type 4): u64 id                                                            (80 bytes)
+//   Delete (type 4): u32 count, u32 0, u64 ids[count] (one call's deletes, all or none)
 // Little-endian throughout. Decoding distrusts the bytes even though the log's CRCs passed: a
 // record from a newer build or a bug must be refused, not followed out of bounds.
 #include <cstddef>
@@ -26,7 +26,8 @@ constexpr size_t kRecordNameMax = 64;
 constexpr size_t kRecordPrefix = 72;
 constexpr size_t kCreateRecordBytes = kRecordPrefix + 28;
 constexpr size_t kDropRecordBytes = kRecordPrefix;
-constexpr size_t kDeleteRecordBytes = kRecordPrefix + 8;
+constexpr size_t kDeleteFixed = kRecordPrefix + 8;
+constexpr uint32_t kMaxDeleteIds = 4096;
 constexpr size_t kUpsertFixed = kRecordPrefix + 16;
 constexpr uint32_t kRecordMaxDim = 4096;
 
@@ -47,17 +48,22 @@ struct DecodedRecord {
     std::string_view name;
     CreateRecord create;  // Create
     UpsertRecord upsert;  // Upsert
-    uint64_t id;          // Delete
+    uint32_t delete_count; // Delete
+    const std::byte* delete_ids;
 };
 
 // Bytes an upsert of `count` vectors of `dim` floats takes (0: too large to express).
 size_t upsert_record_bytes(uint32_t dim, uint64_t count);
+// Bytes a delete of `count` ids takes (0: none, or more than kMaxDeleteIds).
+size_t delete_record_bytes(uint64_t count);
 
 // Each writes one record into `out` (at least its size) and returns the bytes written;
 // InvalidArgs for a name or size out of bounds, OutOfRange when `out` is too small.
 ktl::Result<size_t> encode_create(std::span<std::byte> out, std::string_view name, const CreateRecord& r);
 ktl::Result<size_t> encode_drop(std::span<std::byte> out, std::string_view name);
-ktl::Result<size_t> encode_delete(std::span<std::byte> out, std::string_view name, uint64_t id);
+// The ids of `ids` whose `skip` entry is false (skip may be null): those a call really deleted.
+ktl::Result<size_t> encode_delete(std::span<std::byte> out, std::string_view name, const uint64_t* ids, uint32_t count,
+                                  const bool* skip = nullptr);
 // ids and vectors are the caller's native arrays (the kernel and the host are little-endian).
 ktl::Result<size_t> encode_upsert(std::span<std::byte> out, std::string_view name, uint32_t dim, uint32_t count,
                                   uint64_t provenance, const uint64_t* ids, const float* vectors);

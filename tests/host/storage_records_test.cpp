@@ -48,12 +48,23 @@ TEST(StorageRecords, UpsertRoundTripsIdsAndVectorsExactly) {
 }
 
 TEST(StorageRecords, DropAndDeleteRoundTrip) {
-    std::vector<std::byte> buf(kDeleteRecordBytes);
-    ASSERT_TRUE(encode_delete(buf, std::string(64, 'x'), 42));
+    std::vector<std::byte> buf(delete_record_bytes(3));
+    const uint64_t ids[4] = { 42, 7, 1ull << 60, 9 };
+    const bool missing[4] = { false, true, false, false }; // only what the call really deleted
+    auto n = encode_delete(buf, std::string(64, 'x'), ids, 4, missing);
+    ASSERT_TRUE(n);
+    EXPECT_EQ(*n, buf.size());
     auto d = decode_record(uint16_t(RecordType::Delete), buf);
     ASSERT_TRUE(d);
     EXPECT_EQ(d->name.size(), 64u);
-    EXPECT_EQ(d->id, 42u);
+    ASSERT_EQ(d->delete_count, 3u);
+    uint64_t got[3];
+    std::memcpy(got, d->delete_ids, sizeof got);
+    EXPECT_EQ(got[0], 42u);
+    EXPECT_EQ(got[1], 1ull << 60);
+    EXPECT_EQ(got[2], 9u);
+    const bool all_missing[1] = { true };
+    EXPECT_FALSE(encode_delete(buf, "a", ids, 1, all_missing)); // nothing deleted: no record
     std::vector<std::byte> drop(kDropRecordBytes);
     ASSERT_TRUE(encode_drop(drop, "gone"));
     auto g = decode_record(uint16_t(RecordType::Drop), drop);
@@ -66,8 +77,8 @@ TEST(StorageRecords, EncodingRefusesBadNamesAndSmallBuffers) {
     std::vector<std::byte> buf(4096);
     EXPECT_FALSE(encode_drop(buf, ""));
     EXPECT_FALSE(encode_drop(buf, std::string(65, 'x')));
-    EXPECT_FALSE(encode_delete(std::span<std::byte>(buf.data(), kDeleteRecordBytes - 1), "a", 1));
     uint64_t id = 1;
+    EXPECT_FALSE(encode_delete(std::span<std::byte>(buf.data(), delete_record_bytes(1) - 1), "a", &id, 1));
     float v[4] = {};
     EXPECT_FALSE(encode_upsert(std::span<std::byte>(buf.data(), upsert_record_bytes(4, 1) - 1), "a", 4, 1, 0, &id, v));
     EXPECT_FALSE(encode_upsert(buf, "a", 0, 1, 0, &id, v));
@@ -85,7 +96,7 @@ TEST(StorageRecords, DecodingRefusesWhatDoesNotAddUp) {
     EXPECT_FALSE(decode_record(3, rec.first(n - 4)));         // a vector cut short
     EXPECT_FALSE(decode_record(0, rec));                      // unknown types
     EXPECT_FALSE(decode_record(5, rec));
-    EXPECT_FALSE(decode_record(4, rec));                      // a delete is exactly 80 bytes
+    EXPECT_FALSE(decode_record(4, rec));                      // not a delete's size
     EXPECT_FALSE(decode_record(3, rec.first(kRecordPrefix - 1)));
     std::vector<std::byte> bad(buf.begin(), buf.begin() + n);
     bad[kRecordPrefix + 4] = std::byte(3); // count 3 with room for 2
