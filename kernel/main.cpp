@@ -127,7 +127,7 @@ constexpr uint32_t kVectorWorkers = 2;
 
 // The disk, when there is one: only the storage task holds it, and until it has replayed the log
 // the store is its alone (the bridges wait for it with storage_wait).
-void start_storage(uint64_t vector_store) {
+void start_storage(uint64_t vector_store, uint64_t audit_object, const void* audit_region) {
     dev::Disk* disk = dev::disk();
     if (!disk) {
         journal::init_off(bootargs::get().disk_off ? "disk=off: collections live in memory"
@@ -142,6 +142,10 @@ void start_storage(uint64_t vector_store) {
     storage_caps.disk = kcap::grant_existing(*t, *disk_object, kcap::kRead | kcap::kWrite).value_or(~0u);
     storage_caps.store = kcap::grant_existing(*t, vector_store, kcap::kRead | kcap::kWrite | kcap::kGrant | kcap::kCreate |
                                                                     kcap::kDrop).value_or(~0u);
+    if (audit_object) {
+        storage_caps.audit = kcap::grant_existing(*t, audit_object, kcap::kRead | kcap::kWrite).value_or(~0u);
+        journal::set_audit_region(audit_region);
+    }
     journal::init_recovering(*t);
     journal::set_space_waker(vector::kick);
 }
@@ -161,7 +165,6 @@ void start_storage(uint64_t vector_store) {
     auto vector_store = kcap::register_object(kcap::ObjectType::VectorStore, &vector_store_object);
     if (!factory || !introspection || !audit_log || !serial_object || !vector_store)
         panic("cap: cannot register the kernel singletons");
-    start_storage(*vector_store);
     if (line)
         line->set_rx_notify([](void* d) { static_cast<dev::SerialDevice*>(d)->on_rx(); }, &serial);
 
@@ -173,6 +176,7 @@ void start_storage(uint64_t vector_store) {
                                     : ktl::Result<uint64_t>(audit_region.error());
     if (!audit_trail)
         KLOG_ERROR("mcp: no audit region (%s); decisions will be counted as dropped", ktl::error_name(audit_trail.error()));
+    start_storage(*vector_store, audit_trail ? *audit_trail : 0, audit_region ? *audit_region : nullptr);
     // Provenance nodes: the same kind of ring, shared by the bridges the same way.
     auto provenance_region = handlers::make_region(mcpd::provenance_log_bytes(), 3 /* ring */,
                                                    mcpd::provenance_log_record_bytes(), true);

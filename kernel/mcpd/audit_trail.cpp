@@ -70,6 +70,12 @@ uint32_t audit_trail_record_bytes() { return sizeof(Record); }
 
 bool audit_trail_attach(uint32_t region) { return g_slots.attach(region); }
 
+void audit_trail_resume(uint64_t records) {
+    arch::IrqGuard guard; // both bridges call it at start; the first one counts
+    if (g_count == 0)
+        g_count = records;
+}
+
 namespace {
 
 // Same decision as the last refusal written, but for its request id and times.

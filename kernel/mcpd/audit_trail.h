@@ -3,9 +3,10 @@
 // appended to a ring region the kernel creates at boot and grants to the bridges. The region's
 // policy is enforced by the kernel: once written, a record can be neither changed nor removed by
 // anyone; when the ring is full the oldest records give way, and every record says how many had
-// given way before it (durable storage will keep them later). Identical refusals in a burst (a
-// client hammering a bad key) become one record with a repeat count, so they cannot push the
-// other decisions out.
+// given way before it. With a disk every record goes to the disk too (journal.h), and the storage
+// task puts the logged ones back into the region at boot: the trail reads across restarts.
+// Identical refusals in a burst (a client hammering a bad key) become one record with a repeat
+// count, so they cannot push the other decisions out.
 #include <cstdint>
 
 #include <json/writer.h>
@@ -19,6 +20,9 @@ namespace mcpd {
 uint64_t audit_trail_bytes();
 uint32_t audit_trail_record_bytes();
 bool audit_trail_attach(uint32_t region_slot);
+// The records the storage task put back from the disk (they hold sequence numbers 0..records - 1):
+// this boot's records continue after them.
+void audit_trail_resume(uint64_t records);
 // False when the event was counted into a pending record of identical refusals (not written yet).
 bool audit_trail_record(const mcp::AuditEvent& event);
 // Writes the newest `max` records still held, oldest first, as a JSON array.

@@ -202,9 +202,20 @@ void add_limit(std::string_view spec, void*) {
 
 // Refusals also go to the kernel log (and so to a client that asked for log messages). The name
 // comes from the request: cut at a UTF-8 boundary so the record stays valid text.
+// Tool actions that change the store: their answer waits until their audit record is on the disk.
+bool changes_store(std::string_view action) {
+    return action == "write" || action == "delete" || action == "create" || action == "drop" || action == "import" ||
+           action == "approve";
+}
+
 void audit_hook(const mcp::AuditEvent& e) {
     // A refusal repeated in a burst is counted into the trail, not logged again each time.
-    if (!audit_trail_record(e) || e.outcome == mcp::AuditOutcome::Allow)
+    const bool written = audit_trail_record(e);
+    // Every answered change has its audit record on the disk: the answer is sent after this.
+    if (written && e.kind == mcp::AuditKind::Tool && e.outcome != mcp::AuditOutcome::Deny && e.action &&
+        changes_store(e.action))
+        sys::call(sys::Number::storage_sync);
+    if (!written || e.outcome == mcp::AuditOutcome::Allow)
         return;
     size_t n = ktl::utf8_prefix(e.name, 48);
     KLOG_NOTICE("mcp: %s %s '%.*s' for %s over %s: %s", mcp::audit_outcome_name(e.outcome), mcp::audit_kind_name(e.kind),

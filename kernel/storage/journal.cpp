@@ -40,6 +40,7 @@ sched::WaitQueue g_taker;        // the storage task, waiting for something to w
 sched::WaitQueue g_ready_waiters; // tasks waiting for recovery to end
 Ack g_acks[kMaxAcks];
 void (*g_space_waker)() = nullptr;
+const void* g_audit_region = nullptr;
 Stats g_stats {};
 
 void unreserve_locked(size_t bytes);
@@ -225,9 +226,8 @@ void done(int64_t status, uint64_t log_free) {
     g_inflight_ticket = 0;
     g_inflight_log_bytes = 0;
     if (status < 0) {
-        g_state = State::Failed;
-        g_reason = "a write to the disk failed";
         settle(ticket, status);
+        fail("a write to the disk failed: durable collections are read-only until a restart");
         return;
     }
     g_stats.log_free = log_free;
@@ -266,6 +266,37 @@ void fail(const char* why) {
 }
 
 void set_space_waker(void (*wake)()) { g_space_waker = wake; }
+
+void set_audit_region(const void* region) { g_audit_region = region; }
+bool is_audit_region(const void* region) { return region && region == g_audit_region; }
+
+void stage_audit(const void* record, size_t len) {
+    arch::IrqGuard guard;
+    if (g_state != State::Ready)
+        return; // no disk (nothing to count), or recovering: the storage task replays these very records
+    if (len == 0 || len > storage::kMaxAuditRecord || reserve(len) != ktl::Error::None) {
+        ++g_stats.audit_lost;
+        return;
+    }
+    uint64_t ticket = 0;
+    std::span<std::byte> out = stage(storage::RecordType::Audit, len, len, ticket);
+    if (out.empty()) {
+        ++g_stats.audit_lost;
+        return;
+    }
+    std::memcpy(out.data(), record, len);
+    ++g_stats.audit_staged;
+}
+
+ipc::Outcome sync() {
+    arch::IrqGuard guard;
+    if (g_state != State::Ready)
+        return { false, 0 };
+    const uint64_t ticket = g_staged > 0 ? g_staging_ticket : g_inflight_ticket;
+    if (ticket == 0)
+        return { false, 0 }; // nothing staged or in flight: all of it is durable
+    return wait(ticket, 0);
+}
 
 void note_commit_time(uint64_t ns) {
     arch::IrqGuard guard;

@@ -57,6 +57,16 @@ ipc::Outcome wait(uint64_t ticket, int64_t result);
 // Blocks the calling task until recovery has ended (returns at once otherwise).
 ipc::Outcome wait_ready();
 
+// The MCP audit trail's region: every record appended to it is staged too (no caller waits for
+// it: it becomes durable with the next group).
+void set_audit_region(const void* region);
+bool is_audit_region(const void* region);
+void stage_audit(const void* record, size_t len);
+// Blocks the calling task until everything staged so far is durable (at once when nothing is, or
+// there is no working disk): a bridge calls it before answering a call that changed something,
+// so the audit record of every answered change is on the disk.
+ipc::Outcome sync();
+
 // --- the storage task ---
 // Copies every staged record into out (cap bytes, at least kStagingBytes) and makes them the
 // group in flight; returns the byte count, or blocks until something is staged (deadline).
@@ -80,6 +90,8 @@ struct Stats {
     uint64_t last_commit_ns; // how long the last group took (write and flush)
     uint32_t staged_bytes;
     uint32_t pending_acks;
+    uint64_t audit_staged;   // audit records sent to the disk
+    uint64_t audit_lost;     // audit records the disk could not take (full, failed)
 };
 Stats stats();
 void note_commit_time(uint64_t ns);

@@ -17,6 +17,7 @@ struct StorageInfo {
     uint64_t recovered_records, recovered_commits, recovery_ms;
     uint64_t reads, writes, flushes, errors;
     uint32_t staged_bytes, pending_acks;
+    uint64_t audit_staged, audit_lost, recovered_audit;
     uint8_t torn_tail;    // recovery dropped an unacknowledged, half-written group
     uint8_t formatted;    // this boot wrote a fresh superblock
     uint8_t reserved[6];
@@ -26,6 +27,7 @@ struct StorageInfo {
 // What the storage task learnt at recovery (set once, read by storage_info).
 struct Recovered {
     uint64_t log_bytes, records, commits, ms;
+    uint64_t audit_records; // audit trail records put back into the trail's region
     bool damaged, torn_tail, formatted;
 };
 void set_recovered(const Recovered& r);

@@ -88,7 +88,7 @@ private:
 // Replays records into the store through its system calls, keeping the collections it has opened.
 class Replayer {
 public:
-    explicit Replayer(uint32_t store) : m_store(store) {}
+    Replayer(uint32_t store, uint32_t audit) : m_store(store), m_audit(audit) {}
 
     void apply(const storage::LogRecord& rec) {
         auto d = storage::decode_record(rec.type, rec.payload);
@@ -98,6 +98,15 @@ public:
         }
         int64_t r = 0;
         switch (d->type) {
+        case storage::RecordType::Audit:
+            r = m_audit == ~0u ? 0 : sys::call(N::region_append, m_audit, ptr(d->audit.data()), d->audit.size());
+            if (r >= 0 && m_audit != ~0u)
+                ++m_audit_records;
+            if (r < 0) { // the trail's region refused it (a record size of another build): not fatal
+                ++m_audit_refused;
+                r = 0;
+            }
+            break;
         case storage::RecordType::Create: {
             vector::CreateParams p { d->create.dim, d->create.metric, d->create.m, d->create.ef_construction,
                                      d->create.max_elements, d->create.max_ef, d->create.flags };
@@ -140,6 +149,8 @@ public:
                 sys::call(N::cap_delete, o.slot);
     }
     uint64_t applied() const { return m_applied; }
+    uint64_t audit_records() const { return m_audit_records; }
+    uint64_t audit_refused() const { return m_audit_refused; }
     uint64_t errors() const { return m_errors; }
 
 private:
@@ -182,6 +193,9 @@ private:
     static constexpr size_t kOpen = 8;
     bool m_missing[storage::kMaxDeleteIds] = {};
     uint32_t m_store;
+    uint32_t m_audit;
+    uint64_t m_audit_records = 0;
+    uint64_t m_audit_refused = 0;
     Open m_open[kOpen] = {};
     size_t m_next = 0;
     uint64_t m_applied = 0;
@@ -286,7 +300,7 @@ int64_t task_main(void* arg) {
     rec.log_bytes = sb.log_count * dev::kDiskSector;
 
     static storage::Wal wal(client, sb.log_first, sb.log_count, sb.epoch, { g_commit, sizeof g_commit });
-    Replayer replay(caps.store);
+    Replayer replay(caps.store, caps.audit);
     auto recovered = wal.recover([&](const storage::LogRecord& r) { replay.apply(r); });
     replay.close_all();
     rec.ms = (sys::clock_ns() - started) / 1000000;
@@ -296,6 +310,9 @@ int64_t task_main(void* arg) {
         return give_up(caps.disk, kUnreadable);
     }
     rec.records = recovered->records;
+    rec.audit_records = replay.audit_records();
+    if (replay.audit_refused())
+        KLOG_WARN("storage: %llu audit records from the log did not fit the trail's region", static_cast<unsigned long long>(replay.audit_refused()));
     rec.commits = recovered->commits;
     rec.damaged = recovered->damaged;
     rec.torn_tail = recovered->torn_tail;

@@ -15,6 +15,7 @@ constexpr uint64_t kIoTimeoutNs = 30'000'000'000ull; // a disk that does not ans
 struct Caps {
     uint32_t disk = ~0u;  // Disk: read, write
     uint32_t store = ~0u; // VectorStore: create, drop, grant (replay)
+    uint32_t audit = ~0u; // the MCP audit trail's region: write (replay puts the logged records back)
 };
 
 int64_t task_main(void* caps);

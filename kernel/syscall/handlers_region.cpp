@@ -5,6 +5,7 @@
 #include "../sched/scheduler.h"
 #include "buffers.h"
 #include "handlers.h"
+#include "../storage/journal.h"
 
 #include <mm/region.h>
 
@@ -82,6 +83,8 @@ int64_t region_append(arch::TrapFrame& f, const kcap::Resolved& o) {
     if (len && !buffers::readable(ptr, len))
         return err(ktl::Error::InvalidArgs);
     auto r = region_of(o).append({ reinterpret_cast<const std::byte*>(ptr), len });
+    if (r && journal::is_audit_region(o.object))
+        journal::stage_audit(reinterpret_cast<const void*>(ptr), len); // the trail goes to the disk too
     return r ? static_cast<int64_t>(*r) : err(r.error());
 }
 

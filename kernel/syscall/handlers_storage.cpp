@@ -75,6 +75,8 @@ int64_t journal_open(arch::TrapFrame& f, const kcap::Resolved&) {
 
 int64_t storage_wait(arch::TrapFrame&, const kcap::Resolved&) { return finish(journal::wait_ready()); }
 
+int64_t storage_sync(arch::TrapFrame&, const kcap::Resolved&) { return finish(journal::sync()); }
+
 int64_t storage_info(arch::TrapFrame& f, const kcap::Resolved&) {
     if (!buffers::writable(f.x[1], sizeof(storage_info::StorageInfo)))
         return err(ktl::Error::InvalidArgs);
@@ -91,6 +93,9 @@ int64_t storage_info(arch::TrapFrame& f, const kcap::Resolved&) {
     s.log_free = j.log_free;
     s.staged_bytes = j.staged_bytes;
     s.pending_acks = j.pending_acks;
+    s.audit_staged = j.audit_staged;
+    s.audit_lost = j.audit_lost;
+    s.recovered_audit = r.audit_records;
     s.log_bytes = r.log_bytes;
     s.recovered_records = r.records;
     s.recovered_commits = r.commits;

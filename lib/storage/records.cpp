@@ -101,6 +101,13 @@ ktl::Result<size_t> encode_upsert(std::span<std::byte> out, std::string_view nam
 
 ktl::Result<DecodedRecord> decode_record(uint16_t type, std::span<const std::byte> payload) {
     DecodedRecord d {};
+    if (type == uint16_t(RecordType::Audit)) {
+        if (payload.empty() || payload.size() > kMaxAuditRecord)
+            return ktl::Error::Corrupt;
+        d.type = RecordType::Audit;
+        d.audit = payload;
+        return d;
+    }
     if (type < 1 || type > 4 || payload.size() < kRecordPrefix)
         return ktl::Error::Corrupt;
     d.type = static_cast<RecordType>(type);
@@ -136,6 +143,7 @@ ktl::Result<DecodedRecord> decode_record(uint16_t type, std::span<const std::byt
         d.delete_ids = p + kDeleteFixed;
         return d;
     }
+    case RecordType::Audit: break; // above
     case RecordType::Upsert: {
         if (payload.size() < kUpsertFixed)
             return ktl::Error::Corrupt;

@@ -9,6 +9,7 @@
 //   Upsert (type 3): u32 dim, u32 count, u64 provenance node, u64 ids[count],
 //                    f32 vectors[count * dim] row-major (ids start 8-aligned)
 //   Delete (type 4): u32 count, u32 0, u64 ids[count] (one call's deletes, all or none)
+//   Audit  (type 5): one record of the MCP audit trail, as the trail wrote it (no prefix, no name)
 // Little-endian throughout. Decoding distrusts the bytes even though the log's CRCs passed: a
 // record from a newer build or a bug must be refused, not followed out of bounds.
 #include <cstddef>
@@ -20,7 +21,10 @@
 
 namespace storage {
 
-enum class RecordType : uint16_t { Create = 1, Drop = 2, Upsert = 3, Delete = 4 };
+enum class RecordType : uint16_t { Create = 1, Drop = 2, Upsert = 3, Delete = 4, Audit = 5 };
+
+// An audit record (the MCP audit trail's fixed-size record, carried as it is: no name prefix).
+constexpr size_t kMaxAuditRecord = 1024;
 
 constexpr size_t kRecordNameMax = 64;
 constexpr size_t kRecordPrefix = 72;
@@ -50,6 +54,7 @@ struct DecodedRecord {
     UpsertRecord upsert;  // Upsert
     uint32_t delete_count; // Delete
     const std::byte* delete_ids;
+    std::span<const std::byte> audit; // Audit
 };
 
 // Bytes an upsert of `count` vectors of `dim` floats takes (0: too large to express).

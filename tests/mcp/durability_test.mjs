@@ -5,6 +5,7 @@
 //     deleted, and a call that was in flight at the kill is either wholly there or wholly absent;
 //   - searches answer what a brute-force replay of the operations on the host answers;
 //   - a collection created with durability "memory" is gone, a durable one is not;
+//   - audit://log, read across the restart, holds a record of every answered call of the stream;
 //   - kernel://status reports the recovery (records replayed, a torn tail dropped or not).
 // Usage: node durability_test.mjs KERNEL_ELF [RUNS] [SEED]   (RUNS default 20; the long campaign
 // passes hundreds)
@@ -43,6 +44,7 @@ const vector = () => Array.from(new Float32Array(Array.from({ length: DIM }, () 
 const model = new Map(); // id -> vector, the acknowledged state
 let nextId = 1;
 let nextPending = []; // the calls in flight at the last kill
+let streamFrom = 0, acked = 0; // the audit trail's length when the last stream began; its answered calls
 
 function bootOnDisk(name) {
   // stderr: QEMU's end by SIGKILL is reported by run.sh's shell there, once per run.
@@ -170,10 +172,20 @@ for (let run = 0; run < RUNS; ++run) {
       await s.call("vector_upsert", { collection: "scratch", ids: [1], vectors: [vector()] });
     } else {
       tornTails += status.recovery.torn_tail_dropped ? 1 : 0;
+      // The audit trail reads across the restart and holds every acknowledged call of the stream
+      // (a call in flight at the kill may or may not have its record).
+      const trail = JSON.parse((await s.client.readResource({ uri: "audit://log" })).contents[0].text);
+      const streamed = trail.decisions.filter((d) => d.seq >= streamFrom && d.outcome === "allow" &&
+                                                   (d.name === "vector_upsert" || d.name === "vector_delete"));
+      assert.ok(streamed.length >= acked && streamed.length <= acked + nextPending.length,
+                `run ${run}: the trail holds ${streamed.length} stream calls of the last boot, ${acked} were answered ` +
+                `and ${nextPending.length} in flight`);
       const names = (await s.call("collection_list", {})).collections.map((c) => `${c.name}:${c.durability}`);
       assert.deepEqual(names, ["crash:disk"], `run ${run}: the memory collection is gone, the durable one is not`);
       await verify(s.call, nextPending, run);
     }
+    streamFrom = JSON.parse((await s.client.readResource({ uri: "audit://log" })).contents[0].text).records_total;
+    acked = 0;
     // The stream: IN_FLIGHT calls at a time; the kill comes after a random number of them, with
     // others still in flight.
     const busy = new Set();
@@ -197,6 +209,7 @@ for (let run = 0; run < RUNS; ++run) {
             if (p.op === "delete")
               assert.equal(r.deleted + r.missing.length, p.ids.length);
             apply(p);
+            ++acked;
             inFlight.delete(p);
             p.ids.forEach((id) => busy.delete(id));
             launch();
