@@ -61,10 +61,12 @@ void write_storage(json::Writer& w) {
         w.key("log_bytes").number(s.log_bytes).key("log_free_bytes").number(s.log_free);
         w.key("recovery").begin_object().key("records").number(s.recovered_records).key("commits").number(s.recovered_commits);
         w.key("ms").number(s.recovery_ms).key("formatted").boolean(s.formatted).key("torn_tail_dropped").boolean(s.torn_tail);
-        w.key("damaged").boolean(s.damaged).end_object();
+        w.key("damaged").boolean(s.damaged).key("superblock_copy_damaged").boolean(s.superblock_copy_damaged).end_object();
         w.key("commits").number(s.commits).key("records").number(s.records).key("bytes").number(s.bytes);
         w.key("most_callers_per_commit").number(s.waiters_max).key("last_commit_us").number(s.last_commit_ns / 1000);
         w.key("refused_full").number(s.refused_full);
+        w.key("audit_records_logged").number(s.audit_staged).key("audit_records_not_logged").number(s.audit_lost);
+        w.key("audit_records_recovered").number(s.recovered_audit);
         w.key("disk_io").begin_object().key("reads").number(s.reads).key("writes").number(s.writes);
         w.key("flushes").number(s.flushes).key("errors").number(s.errors).end_object();
     }

@@ -20,7 +20,8 @@ struct StorageInfo {
     uint64_t audit_staged, audit_lost, recovered_audit;
     uint8_t torn_tail;    // recovery dropped an unacknowledged, half-written group
     uint8_t formatted;    // this boot wrote a fresh superblock
-    uint8_t reserved[6];
+    uint8_t superblock_copy_damaged; // one of the two copies failed its checks (the other was used)
+    uint8_t reserved[5];
     char reason[128];     // why off or failed
 };
 
@@ -28,7 +29,7 @@ struct StorageInfo {
 struct Recovered {
     uint64_t log_bytes, records, commits, ms;
     uint64_t audit_records; // audit trail records put back into the trail's region
-    bool damaged, torn_tail, formatted;
+    bool damaged, torn_tail, formatted, copy_damaged;
 };
 void set_recovered(const Recovered& r);
 const Recovered& recovered();

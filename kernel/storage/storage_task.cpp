@@ -208,7 +208,7 @@ alignas(64) std::byte g_commit[journal::kStagingBytes + 256 * 1024];
 alignas(64) std::byte g_group[journal::kStagingBytes];
 DiskClient* g_client = nullptr;
 
-enum Reason : uint64_t { kForeign = 1, kDamaged = 2, kUnreadable = 3, kReplay = 4, kReadOnly = 5, kTooSmall = 6 };
+enum Reason : uint64_t { kForeign = 1, kDamaged = 2, kUnreadable = 3, kReplay = 4, kReadOnly = 5, kTooSmall = 6, kTruncated = 7 };
 
 int64_t give_up(uint32_t disk, Reason why) {
     sys::call(N::journal_open, disk, static_cast<uint64_t>(-1), 0, why);
@@ -273,12 +273,17 @@ int64_t task_main(void* arg) {
         fresh.epoch = 1;
         fresh.log_first = kLogFirst;
         fresh.log_count = client.sectors() - kLogFirst;
+        // Both copies, so that damage to either one later leaves the other.
         auto written = storage::write_superblock(client, storage::Superblock {}, fresh, sector);
+        if (written || written.error() == ktl::Error::Unsupported) {
+            fresh.generation = written ? *written : 1;
+            written = storage::write_superblock(client, fresh, fresh, sector);
+        }
         if (!written && written.error() != ktl::Error::Unsupported) {
             KLOG_ERROR("storage: cannot format the disk: %s", ktl::error_name(written.error()));
             return give_up(caps.disk, kUnreadable);
         }
-        fresh.generation = written ? *written : 1;
+        fresh.generation = written ? *written : 2;
         sb = fresh;
         rec.formatted = true;
         KLOG_INFO("storage: formatted an empty disk of %llu MiB", static_cast<unsigned long long>(info.bytes >> 20));
@@ -288,13 +293,15 @@ int64_t task_main(void* arg) {
         return give_up(caps.disk, sb_read.error() == ktl::Error::IoError ? kUnreadable : kForeign);
     } else {
         sb = sb_read->sb;
+        rec.copy_damaged = sb_read->copy_damaged;
         if (sb_read->copy_damaged)
             KLOG_WARN("storage: one superblock copy is damaged; the other (generation %llu) is used",
                       static_cast<unsigned long long>(sb.generation));
         if (sb.log_first < 2 || sb.log_first > client.sectors() || sb.log_count == 0 ||
             sb.log_count > client.sectors() - sb.log_first) {
-            KLOG_ERROR("storage: the superblock describes a log outside the disk: collections live in memory only");
-            return give_up(caps.disk, kForeign);
+            KLOG_ERROR("storage: the superblock describes a log past the end of this %llu MiB disk (a truncated image?): "
+                       "collections live in memory only", static_cast<unsigned long long>(info.bytes >> 20));
+            return give_up(caps.disk, kTruncated);
         }
     }
     rec.log_bytes = sb.log_count * dev::kDiskSector;

@@ -24,7 +24,8 @@ const char* reason_text(uint64_t code) {
     case 3: return "the disk could not be read";
     case 4: return "a logged change could not be replayed";
     case 5: return "the disk is read-only";
-    case 6: return "the disk is too small";
+    case 6: return "the disk is too small (4 MiB at least)";
+    case 7: return "the disk is smaller than its superblock says (a truncated image?)";
     default: return "recovery failed";
     }
 }
@@ -103,6 +104,7 @@ int64_t storage_info(arch::TrapFrame& f, const kcap::Resolved&) {
     s.damaged = r.damaged;
     s.torn_tail = r.torn_tail;
     s.formatted = r.formatted;
+    s.superblock_copy_damaged = r.copy_damaged;
     if (dev::Disk* d = dev::disk()) {
         dev::DiskInfo di = d->info();
         s.has_disk = 1;

@@ -226,6 +226,12 @@ ipc::Outcome submit(Op op, Collection* collection, const uint64_t (&args)[5], Fi
     // blocked (only a running task faults).
     sched::block_current(r->caller, 0);
     hand_to_idle_workers();
+    // Refused on the spot (take_runnable: the journal cannot take its record): woken already,
+    // before this call returns, so its answer goes out as this call's result (a wake's result
+    // lands in the saved frame, which the switch at the end of the call would overwrite).
+    sched::Task* self = sched::current();
+    if (self->state != sched::TaskState::Blocked)
+        return { false, static_cast<int64_t>(self->frame.x[0]) };
     return { true, 0 };
 }
 

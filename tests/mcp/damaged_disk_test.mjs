@@ -1,0 +1,142 @@
+// Damaged disks boot with a clear report, never a crash: the appliance serves (memory
+// collections work), kernel://status says why the disk is not used, and durable writes are refused
+// with an error that says so.
+//   - random bytes, a foreign superblock, an image too small, a truncated image: nothing is
+//     replayed; the disk is left as it is (never formatted over);
+//   - one superblock copy damaged: the other is used, everything is there, the status says so;
+//   - a commit damaged in the middle of the log: what came before it is served read-only, the
+//     status reports damage (not a torn tail), writes are refused.
+// Usage: node damaged_disk_test.mjs KERNEL_ELF
+import assert from "node:assert/strict";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+import { boot, types } from "./sdk.mjs";
+
+const { CallToolResultSchema } = types;
+const [kernel] = process.argv.slice(2);
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "basalt-damaged."));
+process.on("exit", () => process.env.KEEP ? console.log(dir) : fs.rmSync(dir, { recursive: true, force: true }));
+const SECTOR = 512, LOG_FIRST = 2048 * SECTOR;
+
+async function session(image, fn) {
+  const s = boot(`damaged-${path.basename(image)}`, ["--disk", image], { kernel, timeoutMs: 60000 });
+  const call = (name, args) => s.client.request({ method: "tools/call", params: { name, arguments: args } },
+                                                CallToolResultSchema, { timeout: 30000 });
+  try {
+    await s.client.connect(s.transport);
+    const status = async () =>
+      JSON.parse((await s.client.readResource({ uri: "kernel://status" })).contents[0].text).storage;
+    await fn({ call, status });
+    await s.done();
+  } catch (e) {
+    await s.fail(e);
+  }
+}
+
+const image = (name, bytes) => {
+  const p = path.join(dir, name);
+  fs.writeFileSync(p, bytes);
+  return p;
+};
+const code = (r) => r.structuredContent?.error?.code;
+const reason = (r) => r.structuredContent?.error?.details?.reason;
+
+// The appliance on a disk it must not use: it still serves, says why, refuses durable writes.
+async function refused(file, why) {
+  const before = fs.readFileSync(file);
+  await session(file, async ({ call, status }) => {
+    const st = await status();
+    assert.equal(st.state, "failed", `${path.basename(file)}: ${JSON.stringify(st)}`);
+    assert.match(st.reason, why);
+    const durable = await call("collection_create", { name: "d", dim: 4, metric: "l2" });
+    assert.equal(durable.isError, true, "no durable collection on a disk that is not used");
+    assert.equal(reason(durable), "storage_failed");
+    const mem = await call("collection_create", { name: "m", dim: 4, metric: "l2", durability: "memory" });
+    assert.equal(mem.isError, false, JSON.stringify(mem));
+    assert.equal(mem.structuredContent.durability, "memory");
+    const up = await call("vector_upsert", { collection: "m", ids: [1], vectors: [[1, 2, 3, 4]] });
+    assert.equal(up.isError, false, "memory collections work as ever");
+  });
+  assert.ok(before.equals(fs.readFileSync(file)), `${path.basename(file)}: the disk is left as it was`);
+}
+
+await refused(image("random.img", crypto.randomBytes(8 << 20)), /no Basalt superblock/);
+const foreign = Buffer.alloc(8 << 20);
+foreign.write("BSLTSUPR", 0); // the magic, but nothing valid after it (both copies)
+foreign.write("BSLTSUPR", SECTOR);
+await refused(image("foreign.img", foreign), /no Basalt superblock/);
+await refused(image("tiny.img", Buffer.alloc(1 << 20)), /too small/);
+
+// A good disk with a history: a collection, 24 upserts (one commit each), some deletes.
+const good = path.join(dir, "good.img");
+fs.writeFileSync(good, "");
+fs.truncateSync(good, 16 << 20);
+const row = (i) => [i, i * 0.5, -(i + 1), 1 / (i + 1)];
+await session(good, async ({ call, status }) => {
+  assert.equal((await status()).recovery.formatted, true);
+  const made = await call("collection_create", { name: "kept", dim: 4, metric: "l2" });
+  assert.equal(made.structuredContent.durability, "disk");
+  for (let i = 0; i < 24; ++i)
+    assert.equal((await call("vector_upsert", { collection: "kept", ids: [i], vectors: [row(i)] })).isError, false);
+  assert.equal((await call("vector_delete", { collection: "kept", ids: [0, 1] })).isError, false);
+});
+const goodBytes = fs.readFileSync(good);
+
+// Truncated: the superblock describes a log past the end.
+await refused(image("truncated.img", goodBytes.subarray(0, 8 << 20)), /smaller than its superblock says/);
+
+// One superblock copy damaged: the other serves, all is there.
+{
+  const b = Buffer.from(goodBytes);
+  b.fill(0x5a, 0, 64); // copy 0 (generation 2, the newest: formatting writes both)
+  const f = image("one-copy.img", b);
+  await session(f, async ({ call, status }) => {
+    const st = await status();
+    assert.equal(st.state, "ready", JSON.stringify(st));
+    assert.equal(st.recovery.superblock_copy_damaged, true);
+    const got = await call("vector_get", { collection: "kept", ids: [5, 23, 0] });
+    assert.deepEqual(got.structuredContent.vectors.map((v) => v.id), [5, 23]);
+    assert.deepEqual(got.structuredContent.missing, [0]);
+  });
+}
+
+// A commit damaged in the middle: the log's commits start at sector boundaries with "BWAL" and the
+// first-of-commit flag; the 10th one gets a flipped byte in its payload.
+{
+  const b = Buffer.from(goodBytes);
+  const commits = [];
+  for (let at = LOG_FIRST; at + SECTOR <= b.length; at += SECTOR)
+    if (b.toString("latin1", at, at + 4) === "BWAL" && (b.readUInt16LE(at + 22) & 1))
+      commits.push(at);
+  assert.ok(commits.length >= 25, `commits found: ${commits.length}`);
+  const victim = commits[9];
+  b[victim + 40] ^= 0x01;
+  const f = image("middle.img", b);
+  await session(f, async ({ call, status }) => {
+    const st = await status();
+    assert.equal(st.state, "failed", JSON.stringify(st));
+    assert.equal(st.recovery.damaged, true);
+    assert.equal(st.recovery.torn_tail_dropped, false, "damage in the middle is not a torn tail");
+    assert.match(st.reason, /damaged in the middle/);
+    // What came before the damage is there; nothing after it was replayed.
+    const list = (await call("collection_list", {})).structuredContent.collections;
+    assert.deepEqual(list.map((c) => c.name), ["kept"]);
+    const count = list[0].count;
+    assert.ok(count > 0 && count < 22, `a prefix of the history: ${count} vectors`);
+    assert.equal(st.recovery.records, 9, "the nine commits before the damaged tenth (one record each)");
+    const got = await call("vector_get", { collection: "kept", ids: [0] });
+    assert.deepEqual(got.structuredContent.vectors.map((v) => v.vector), [row(0)]);
+    // Read-only: the disk is behind what a write would change.
+    const up = await call("vector_upsert", { collection: "kept", ids: [100], vectors: [row(100)] });
+    assert.equal(up.isError, true);
+    assert.equal(reason(up), "storage_failed");
+    const search = await call("vector_search", { collection: "kept", vector: row(0), k: 1 });
+    assert.equal(search.structuredContent.hits[0].id, 0, "reads are served");
+  });
+  assert.ok(b.equals(fs.readFileSync(f)), "the damaged disk is left as it was, for whoever repairs it");
+}
+console.log("damaged disks: random, foreign, tiny, truncated refused with a reason; one superblock copy and damage " +
+            "in the middle of the log reported, what is intact served");
