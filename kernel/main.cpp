@@ -141,7 +141,7 @@ void start_storage(uint64_t vector_store, uint64_t audit_object, const void* aud
         panic("storage: cannot start the storage task");
     storage_caps.disk = kcap::grant_existing(*t, *disk_object, kcap::kRead | kcap::kWrite).value_or(~0u);
     storage_caps.store = kcap::grant_existing(*t, vector_store, kcap::kRead | kcap::kWrite | kcap::kGrant | kcap::kCreate |
-                                                                    kcap::kDrop).value_or(~0u);
+                                                                    kcap::kDrop | kcap::kImport).value_or(~0u);
     if (audit_object) {
         storage_caps.audit = kcap::grant_existing(*t, audit_object, kcap::kRead | kcap::kWrite).value_or(~0u);
         journal::set_audit_region(audit_region);

@@ -45,7 +45,8 @@ struct Record {
 static_assert(sizeof(Record) == 376);
 
 TaskSlots g_slots; // the bridges share one region, each through a slot of its own
-uint64_t g_count = 0;     // records written
+uint64_t g_count = 0;     // records in the region (written this boot, or put back from the disk)
+uint64_t g_seq_base = 0;  // the sequence number of the region's first record
 uint64_t g_failed = 0;    // records that could not be written at all
 uint64_t g_decisions = 0; // decisions, repeats included
 // The last refusal written, and identical ones since that are not written yet.
@@ -71,9 +72,18 @@ uint32_t audit_trail_record_bytes() { return sizeof(Record); }
 bool audit_trail_attach(uint32_t region) { return g_slots.attach(region); }
 
 void audit_trail_resume(uint64_t records) {
+    if (records == 0)
+        return;
+    // Sequence numbers go on from the last record put back (a checkpoint keeps only the ring's
+    // newest records, so the region may hold fewer than were ever written).
+    Record last {};
+    const bool read = sys::call(sys::Number::region_read, region_slot(), (records - 1) * sizeof(Record),
+                                reinterpret_cast<uint64_t>(&last), sizeof last) == static_cast<int64_t>(sizeof last);
     arch::IrqGuard guard; // both bridges call it at start; the first one counts
-    if (g_count == 0)
-        g_count = records;
+    if (g_count != 0)
+        return;
+    g_count = records;
+    g_seq_base = read && last.seq + 1 >= records ? last.seq + 1 - records : 0;
 }
 
 namespace {
@@ -89,7 +99,7 @@ bool same_refusal(const Record& a, const Record& b) {
 // Appends one record (IRQs masked by the caller: sequence numbers and the ring stay in step).
 void append(Record& r) {
     uint32_t region = region_slot();
-    r.seq = g_count;
+    r.seq = g_seq_base + g_count;
     r.dropped_before = given_way() + g_failed;
     if (region == ~0u || sys::call(sys::Number::region_append, region, reinterpret_cast<uint64_t>(&r), sizeof r) < 0) {
         ++g_failed;
@@ -210,7 +220,7 @@ void audit_trail_write_node(json::Writer& w, uint64_t provenance_id, uint32_t sc
     write_records(w, scan, [provenance_id](const Record& r) { return r.provenance_id == provenance_id; });
 }
 
-uint64_t audit_trail_count() { return g_count; }
+uint64_t audit_trail_count() { return g_seq_base + g_count; }
 uint64_t audit_trail_dropped() { return given_way() + g_failed; }
 uint64_t audit_trail_decisions() { return g_decisions; }
 

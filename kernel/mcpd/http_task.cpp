@@ -463,13 +463,13 @@ int64_t http_task_main(void* arg) {
     sys::call(sys::Number::storage_wait);
     g_exec.configure({ g_caps.bridge.factory, g_caps.bridge.introspection, g_caps.bridge.store, ~0u, g_caps.bridge.cluster }, uint64_t(bootargs::get().tool_time_ms) * 1000000,
                      bootargs::get().tool_output_bytes, g_caps.signal, kMaxHttpCalls);
+    if (!audit_trail_attach(g_caps.bridge.audit_region))
+        KLOG_ERROR("mcp: http: no audit region; decisions are counted as dropped");
     {
         storage_info::StorageInfo storage {};
         if (sys::call(sys::Number::storage_info, g_caps.bridge.introspection, reinterpret_cast<uint64_t>(&storage)) == 0)
             audit_trail_resume(storage.recovered_audit); // the trail continues after what the disk gave back
     }
-    if (!audit_trail_attach(g_caps.bridge.audit_region))
-        KLOG_ERROR("mcp: http: no audit region; decisions are counted as dropped");
     if (!provenance_log_attach(g_caps.bridge.provenance_region))
         KLOG_ERROR("mcp: http: no provenance region; requests get no provenance node");
     build_hosts();

@@ -78,13 +78,13 @@ int64_t serial_task_main(void* arg) {
     session.source = 1; // the serial line: one source for the authentication gate
     session.principal = line_principal(console, "console", bootargs::get().serial_role, mcp::Role::Admin,
                                        mcp::CallLimiter::kMaxPrincipals - 1);
+    if (!audit_trail_attach(caps.bridge.audit_region))
+        KLOG_ERROR("mcp: no audit region; decisions are counted as dropped");
     {
         storage_info::StorageInfo storage {};
         if (sys::call(sys::Number::storage_info, caps.bridge.introspection, reinterpret_cast<uint64_t>(&storage)) == 0)
             audit_trail_resume(storage.recovered_audit); // the trail continues after what the disk gave back
     }
-    if (!audit_trail_attach(caps.bridge.audit_region))
-        KLOG_ERROR("mcp: no audit region; decisions are counted as dropped");
     if (!provenance_log_attach(caps.bridge.provenance_region))
         KLOG_ERROR("mcp: no provenance region; requests get no provenance node");
 

@@ -36,14 +36,26 @@ uint64_t g_inflight_ticket = 0;    // the commit being written (0: none)
 uint64_t g_inflight_records = 0;
 uint64_t g_inflight_bytes = 0;
 uint64_t g_staged_records = 0;
+uint64_t g_staged_audit = 0;       // of which audit records
 sched::WaitQueue g_taker;        // the storage task, waiting for something to write
 sched::WaitQueue g_ready_waiters; // tasks waiting for recovery to end
 Ack g_acks[kMaxAcks];
 void (*g_space_waker)() = nullptr;
 const void* g_audit_region = nullptr;
+uint64_t g_audit_total = 0;        // records appended to the audit trail's region this boot
+// Checkpoints: the barrier holds writes back while one is taken; the hold keeps the trail's new
+// records for the new log; tickets of acks waiting for a checkpoint carry kCheckpointTicket.
+constexpr uint64_t kCheckpointTicket = 1ull << 63;
+bool g_barrier = false;
+bool g_hold = false;
+bool g_checkpoint_requested = false;
+bool g_checkpoint_hopeless = false; // the last one could not make room: a full log is storage_full
+uint64_t g_checkpoints_cut = 0;     // checkpoints past their cut (the import tickets' clock)
+uint64_t g_import_ticket = 0;       // set by note_import(), taken by take_import_ticket()
 Stats g_stats {};
 
 void unreserve_locked(size_t bytes);
+void request_checkpoint_locked();
 
 bool log_room(uint64_t extra) {
     const uint64_t committed = g_staged_log_bytes + g_inflight_log_bytes + extra + kLogMargin;
@@ -101,20 +113,30 @@ const char* state_name(State s) {
 
 const char* reason() { return g_reason; }
 
-bool replaying() { return g_state == State::Recovering && sched::current() == g_owner; }
+bool replaying() { return replaying_for(sched::current()); }
+bool replaying_for(const sched::Task* caller) { return g_state == State::Recovering && caller && caller == g_owner; }
 
 bool durable_by_default() { return g_state == State::Ready || replaying(); }
 
-ktl::Error reserve(size_t bytes) {
-    arch::IrqGuard guard;
+namespace {
+
+// audit: an audit record, which passes a checkpoint's barrier (the trail goes on meanwhile).
+ktl::Error reserve_impl(size_t bytes, bool audit) {
     if (bytes > kMaxRecord)
         return ktl::Error::InvalidArgs;
     if (g_state == State::Failed)
         return ktl::Error::IoError;
     if (g_state != State::Ready)
         return ktl::Error::Unsupported;
+    if (g_barrier && !audit)
+        return ktl::Error::WouldBlock; // a checkpoint is being taken: writes wait for its end
     const size_t need = kStagedHeader + ((bytes + 7) & ~size_t(7));
     if (!log_room(bytes + kLogOverhead)) {
+        // A checkpoint empties the log: the write waits for it, unless checkpoints cannot help.
+        if (!g_checkpoint_hopeless) {
+            request_checkpoint_locked();
+            return ktl::Error::WouldBlock;
+        }
         ++g_stats.refused_full;
         return ktl::Error::NoSpace;
     }
@@ -123,6 +145,13 @@ ktl::Error reserve(size_t bytes) {
     g_reserved += need;
     g_staged_log_bytes += bytes + kLogOverhead;
     return ktl::Error::None;
+}
+
+} // namespace
+
+ktl::Error reserve(size_t bytes) {
+    arch::IrqGuard guard;
+    return reserve_impl(bytes, false);
 }
 
 void unreserve(size_t bytes) {
@@ -211,6 +240,7 @@ ipc::Outcome take(std::byte* out, size_t cap, uint64_t deadline_ns) {
     g_inflight_bytes = n;
     g_staged_log_bytes = 0;
     g_staged_records = 0;
+    g_staged_audit = 0;
     // Reservations not yet staged keep their place at the start of the emptied buffer.
     g_staged = 0;
     if (g_space_waker)
@@ -267,14 +297,100 @@ void fail(const char* why) {
 
 void set_space_waker(void (*wake)()) { g_space_waker = wake; }
 
+namespace {
+void request_checkpoint_locked() {
+    if (g_checkpoint_requested)
+        return;
+    g_checkpoint_requested = true;
+    sched::wake_one(g_taker, 0); // the storage task may be waiting for records: it looks again
+}
+} // namespace
+
+void request_checkpoint() {
+    arch::IrqGuard guard;
+    request_checkpoint_locked();
+}
+
+void note_import() {
+    arch::IrqGuard guard;
+    g_import_ticket = kCheckpointTicket | (g_checkpoints_cut + 1);
+    request_checkpoint_locked();
+}
+
+uint64_t take_import_ticket() {
+    const uint64_t t = g_import_ticket;
+    g_import_ticket = 0;
+    return t;
+}
+
+int64_t checkpoint_step(CheckpointStep step, int64_t status, uint64_t log_free) {
+    arch::IrqGuard guard;
+    switch (step) {
+    case CheckpointStep::Query:
+        return g_checkpoint_requested ? 1 : 0;
+    case CheckpointStep::Begin:
+        if (g_state != State::Ready)
+            return -static_cast<int64_t>(ktl::Error::IoError);
+        g_barrier = true;
+        g_checkpoint_requested = false;
+        return 0;
+    case CheckpointStep::Quiesced:
+        // Every logged write that got room has staged and been written: memory equals the log.
+        return g_reserved == 0 && g_staged_records == g_staged_audit && g_inflight_ticket == 0 ? 1 : 0;
+    case CheckpointStep::Cut:
+        ++g_checkpoints_cut;
+        return static_cast<int64_t>(g_checkpoints_cut);
+    case CheckpointStep::Hold: {
+        // From here the trail's new records wait for the new log; those staged now are in the
+        // region the checkpoint copies: dropped from staging, their waiters answered with it.
+        g_hold = true;
+        for (Ack& a : g_acks)
+            if (a.used && a.ticket == g_staging_ticket)
+                a.ticket = kCheckpointTicket | g_checkpoints_cut;
+        g_staged = 0;
+        g_staged_records = 0;
+        g_staged_audit = 0;
+        g_staged_log_bytes = 0;
+        ++g_staging_ticket;
+        return static_cast<int64_t>(g_audit_total);
+    }
+    case CheckpointStep::Done:
+        g_barrier = false;
+        g_hold = false;
+        if (status < 0) {
+            fail("a checkpoint could not be written: durable collections are read-only until a restart");
+            return 0;
+        }
+        if (status == 1) // nothing was wrong, but the checkpoint area was too small: the log stays
+            g_checkpoint_hopeless = true;
+        else {
+            g_checkpoint_hopeless = false;
+            g_stats.log_free = log_free;
+            ++g_stats.checkpoints;
+        }
+        settle(kCheckpointTicket | g_checkpoints_cut, status == 1 ? -static_cast<int64_t>(ktl::Error::NoSpace) : 0);
+        if (g_space_waker)
+            g_space_waker();
+        if (g_staged > 0)
+            sched::wake_one(g_taker, 0);
+        return 0;
+    }
+    return -static_cast<int64_t>(ktl::Error::InvalidArgs);
+}
+
+uint64_t audit_total() { return g_audit_total; }
+
 void set_audit_region(const void* region) { g_audit_region = region; }
 bool is_audit_region(const void* region) { return region && region == g_audit_region; }
 
 void stage_audit(const void* record, size_t len) {
     arch::IrqGuard guard;
-    if (g_state != State::Ready)
-        return; // no disk (nothing to count), or recovering: the storage task replays these very records
-    if (len == 0 || len > storage::kMaxAuditRecord || reserve(len) != ktl::Error::None) {
+    if (g_state != State::Ready) {
+        ++g_audit_total;
+        return; // no disk, or recovering: the storage task puts back these very records
+    }
+    ++g_audit_total; // (before any refusal: it counts the region's records, disk or not)
+    if (len == 0 || len > storage::kMaxAuditRecord || reserve_impl(len, true) != ktl::Error::None) {
         ++g_stats.audit_lost;
         return;
     }
@@ -286,6 +402,7 @@ void stage_audit(const void* record, size_t len) {
     }
     std::memcpy(out.data(), record, len);
     ++g_stats.audit_staged;
+    ++g_staged_audit;
 }
 
 ipc::Outcome sync() {

@@ -36,6 +36,7 @@ const char* state_name(State s);
 const char* reason(); // why Off or Failed ("" otherwise)
 // True while the storage task itself replays the log: its calls change the store without logging.
 bool replaying();
+bool replaying_for(const sched::Task* caller); // the same for a blocked caller (a worker finishing its request)
 // Whether a new collection should be durable (a disk is attached and working).
 bool durable_by_default();
 
@@ -67,6 +68,25 @@ void stage_audit(const void* record, size_t len);
 // so the audit record of every answered change is on the disk.
 ipc::Outcome sync();
 
+// Checkpoints (the storage task takes them; see storage_task.h). An import is durable only once a
+// checkpoint holds its snapshot: note_import() asks for one, and the import's answer waits for the
+// ticket take_import_ticket() hands out (called right after, in the same exception context).
+void request_checkpoint();
+void note_import();
+uint64_t take_import_ticket();
+// The audit trail's region: records appended this boot (replayed ones included).
+uint64_t audit_total();
+
+enum class CheckpointStep : uint8_t {
+    Query = 0,    // 1 when one was asked for (an import, a full log)
+    Begin = 1,    // the barrier: logged writes wait from now on
+    Quiesced = 2, // 1 once every write that got room has been written to the log
+    Cut = 3,      // memory equals the log: imports noted so far are in this checkpoint
+    Hold = 4,     // the trail's new records wait for the new log; returns the region's record count
+    Done = 5,     // status 0: written (log_free: the new log's room); 1: no room for it; < 0: failed
+};
+int64_t checkpoint_step(CheckpointStep step, int64_t status, uint64_t log_free);
+
 // --- the storage task ---
 // Copies every staged record into out (cap bytes, at least kStagingBytes) and makes them the
 // group in flight; returns the byte count, or blocks until something is staged (deadline).
@@ -90,6 +110,7 @@ struct Stats {
     uint64_t last_commit_ns; // how long the last group took (write and flush)
     uint32_t staged_bytes;
     uint32_t pending_acks;
+    uint64_t checkpoints;    // checkpoints written this boot
     uint64_t audit_staged;   // audit records sent to the disk
     uint64_t audit_lost;     // audit records the disk could not take (full, failed)
 };

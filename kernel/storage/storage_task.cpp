@@ -5,6 +5,9 @@
 #include "../log.h"
 #include "../syscall/sys.h"
 #include "../vector/collection.h"
+#include "../bootargs.h"
+#include "checkpointer.h"
+#include "disk_client.h"
 #include "journal.h"
 #include "storage_info.h"
 
@@ -19,71 +22,6 @@ namespace storaged {
 namespace {
 
 using N = sys::Number;
-
-// The disk through the storage task's capability, as the log sees a block device. Reads go
-// through a read-ahead window: recovery walks the log a sector at a time, and one system call
-// per sector would make a boot with a long log slow for nothing.
-class DiskClient final : public storage::BlockDevice {
-public:
-    static constexpr uint32_t kWindow = 64 * 1024;
-
-    DiskClient(uint32_t cap, uint64_t bytes) : m_cap(cap), m_sectors(bytes / dev::kDiskSector) {}
-    uint32_t sector_size() const override { return dev::kDiskSector; }
-    uint64_t sectors() const override { return m_sectors; }
-
-    ktl::Result<void> read(uint64_t lba, std::span<std::byte> out) override {
-        if (out.size() % dev::kDiskSector != 0 || lba > m_sectors || out.size() / dev::kDiskSector > m_sectors - lba)
-            return ktl::Error::OutOfRange;
-        for (size_t done = 0; done < out.size(); done += dev::kDiskSector) {
-            const uint64_t sector = lba + done / dev::kDiskSector;
-            if (!m_window_valid || sector < m_window_first || sector >= m_window_first + m_window_sectors) {
-                uint64_t want = kWindow / dev::kDiskSector;
-                if (want > m_sectors - sector)
-                    want = m_sectors - sector;
-                int64_t r = sys::call(N::disk_read, m_cap, sector, reinterpret_cast<uint64_t>(m_window),
-                                      want * dev::kDiskSector, kIoTimeoutNs);
-                if (r < 0)
-                    return ktl::Error::IoError;
-                m_window_first = sector;
-                m_window_sectors = want;
-                m_window_valid = true;
-            }
-            std::memcpy(out.data() + done, m_window + (sector - m_window_first) * dev::kDiskSector, dev::kDiskSector);
-        }
-        return {};
-    }
-
-    ktl::Result<void> write(uint64_t lba, std::span<const std::byte> data) override {
-        if (data.size() % dev::kDiskSector != 0 || lba > m_sectors || data.size() / dev::kDiskSector > m_sectors - lba)
-            return ktl::Error::OutOfRange;
-        m_window_valid = false; // what it held may be stale now
-        for (size_t done = 0; done < data.size();) {
-            size_t n = data.size() - done;
-            if (n > kWindow)
-                n = kWindow;
-            int64_t r = sys::call(N::disk_write, m_cap, lba + done / dev::kDiskSector,
-                                  reinterpret_cast<uint64_t>(data.data() + done), n, kIoTimeoutNs);
-            if (r < 0)
-                return r == -static_cast<int64_t>(ktl::Error::OutOfRange) ? ktl::Error::OutOfRange : ktl::Error::IoError;
-            done += n;
-        }
-        return {};
-    }
-
-    ktl::Result<void> flush() override {
-        int64_t r = sys::call(N::disk_flush, m_cap, kIoTimeoutNs);
-        if (r == -static_cast<int64_t>(ktl::Error::Unsupported))
-            return ktl::Error::Unsupported;
-        return r < 0 ? ktl::Result<void>(ktl::Error::IoError) : ktl::Result<void>();
-    }
-
-private:
-    uint32_t m_cap;
-    uint64_t m_sectors;
-    alignas(64) std::byte m_window[kWindow];
-    uint64_t m_window_first = 0, m_window_sectors = 0;
-    bool m_window_valid = false;
-};
 
 // Replays records into the store through its system calls, keeping the collections it has opened.
 class Replayer {
@@ -208,7 +146,9 @@ alignas(64) std::byte g_commit[journal::kStagingBytes + 256 * 1024];
 alignas(64) std::byte g_group[journal::kStagingBytes];
 DiskClient* g_client = nullptr;
 
-enum Reason : uint64_t { kForeign = 1, kDamaged = 2, kUnreadable = 3, kReplay = 4, kReadOnly = 5, kTooSmall = 6, kTruncated = 7 };
+enum Reason : uint64_t {
+    kForeign = 1, kDamaged = 2, kUnreadable = 3, kReplay = 4, kReadOnly = 5, kTooSmall = 6, kTruncated = 7, kCheckpoint = 8,
+};
 
 int64_t give_up(uint32_t disk, Reason why) {
     sys::call(N::journal_open, disk, static_cast<uint64_t>(-1), 0, why);
@@ -243,6 +183,26 @@ ktl::Result<void> write_group(storage::Wal& wal, size_t bytes, bool& flush_unsup
     return c;
 }
 
+uint32_t g_disk_cap = ~0u;
+
+// Waits up to `timeout_ns` (0: for ever) for a staged group and writes it; false once the journal
+// has failed.
+bool serve_once(storage::Wal& wal, uint64_t timeout_ns) {
+    int64_t n = sys::call(N::journal_take, g_disk_cap, reinterpret_cast<uint64_t>(g_group), sizeof g_group, timeout_ns);
+    if (n <= 0)
+        return true; // nothing staged (woken to look at a checkpoint, or the wait ran out)
+    const uint64_t t0 = sys::clock_ns();
+    bool flush_unsupported = false;
+    auto r = write_group(wal, static_cast<size_t>(n), flush_unsupported);
+    if (!r)
+        KLOG_ERROR("storage: writing the log failed (%s): durable collections are read-only until a restart",
+                   ktl::error_name(r.error()));
+    journal::note_commit_time(sys::clock_ns() - t0);
+    sys::call(N::journal_done, g_disk_cap, r ? 0 : static_cast<uint64_t>(-static_cast<int64_t>(r.error())),
+              wal.free_sectors() * dev::kDiskSector);
+    return r.ok();
+}
+
 } // namespace
 
 int64_t task_main(void* arg) {
@@ -268,11 +228,11 @@ int64_t task_main(void* arg) {
     auto sb_read = storage::read_superblock(client, sector);
     storage::Superblock sb;
     if (!sb_read && sb_read.error() == ktl::Error::NotFound) {
-        // An empty disk: formatted with one log over everything past the superblock.
+        // An empty disk: formatted with an empty log and no checkpoint yet.
         storage::Superblock fresh;
         fresh.epoch = 1;
         fresh.log_first = kLogFirst;
-        fresh.log_count = client.sectors() - kLogFirst;
+        fresh.log_count = log_sectors_for(client.sectors());
         // Both copies, so that damage to either one later leaves the other.
         auto written = storage::write_superblock(client, storage::Superblock {}, fresh, sector);
         if (written || written.error() == ktl::Error::Unsupported) {
@@ -306,6 +266,17 @@ int64_t task_main(void* arg) {
     }
     rec.log_bytes = sb.log_count * dev::kDiskSector;
 
+    // The last checkpoint first, then the log written since.
+    static Checkpointer checkpointer(client, caps.disk, caps.store, caps.audit);
+    auto loaded = checkpointer.load(sb);
+    if (!loaded) {
+        KLOG_ERROR("storage: the checkpoint at sector %llu is damaged (%s): collections live in memory only",
+                   static_cast<unsigned long long>(sb.checkpoint_first), ktl::error_name(loaded.error()));
+        rec.ms = (sys::clock_ns() - started) / 1000000;
+        storage_info::set_recovered(rec);
+        return give_up(caps.disk, loaded.error() == ktl::Error::IoError ? kUnreadable : kCheckpoint);
+    }
+    rec.checkpoint_bytes = loaded->bytes;
     static storage::Wal wal(client, sb.log_first, sb.log_count, sb.epoch, { g_commit, sizeof g_commit });
     Replayer replay(caps.store, caps.audit);
     auto recovered = wal.recover([&](const storage::LogRecord& r) { replay.apply(r); });
@@ -317,14 +288,16 @@ int64_t task_main(void* arg) {
         return give_up(caps.disk, kUnreadable);
     }
     rec.records = recovered->records;
-    rec.audit_records = replay.audit_records();
+    rec.audit_records = loaded->audit_records + replay.audit_records();
     if (replay.audit_refused())
         KLOG_WARN("storage: %llu audit records from the log did not fit the trail's region", static_cast<unsigned long long>(replay.audit_refused()));
     rec.commits = recovered->commits;
     rec.damaged = recovered->damaged;
     rec.torn_tail = recovered->torn_tail;
     storage_info::set_recovered(rec);
-    KLOG_INFO("storage: recovered %llu records in %llu commits in %llu ms (log %llu MiB, %llu MiB free)%s",
+    KLOG_INFO("storage: recovered a checkpoint of %llu KiB (%u collections) and %llu records in %llu commits in %llu ms "
+              "(log %llu MiB, %llu MiB free)%s",
+              static_cast<unsigned long long>(loaded->bytes >> 10), loaded->collections,
               static_cast<unsigned long long>(rec.records), static_cast<unsigned long long>(rec.commits),
               static_cast<unsigned long long>(rec.ms), static_cast<unsigned long long>(rec.log_bytes >> 20),
               static_cast<unsigned long long>((wal.free_sectors() * dev::kDiskSector) >> 20),
@@ -344,21 +317,26 @@ int64_t task_main(void* arg) {
         KLOG_WARN("storage: the disk cannot flush: acknowledged writes may sit in a volatile cache");
     sys::call(N::journal_open, caps.disk, 0, wal.free_sectors() * dev::kDiskSector);
 
+    g_disk_cap = caps.disk;
+    // The log's use that starts a checkpoint; after one found no room, the next try waits until the
+    // log has grown by another eighth.
+    const uint64_t threshold = bootargs::get().checkpoint_kib ? bootargs::get().checkpoint_kib * 2ull
+                                                              : sb.log_count / 2; // sectors
+    uint64_t next_try = threshold;
     for (;;) {
-        int64_t n = sys::call(N::journal_take, caps.disk, reinterpret_cast<uint64_t>(g_group), sizeof g_group, 0);
-        if (n <= 0)
-            continue; // woken without a group (nothing staged)
-        const uint64_t t0 = sys::clock_ns();
-        bool flush_unsupported = false;
-        auto r = write_group(wal, static_cast<size_t>(n), flush_unsupported);
-        if (!r)
-            KLOG_ERROR("storage: writing the log failed (%s): durable collections are read-only until a restart",
-                       ktl::error_name(r.error()));
-        journal::note_commit_time(sys::clock_ns() - t0);
-        sys::call(N::journal_done, caps.disk, r ? 0 : static_cast<uint64_t>(-static_cast<int64_t>(r.error())),
-                  wal.free_sectors() * dev::kDiskSector);
-        if (!r)
+        if (!serve_once(wal, 0))
             return 0; // the journal has failed: nothing more to write
+        const bool asked = sys::call(N::journal_checkpoint, caps.disk, static_cast<uint64_t>(journal::CheckpointStep::Query)) == 1;
+        if (!asked && wal.used_sectors() < next_try)
+            continue;
+        CheckpointResult r = checkpointer.take(sb, wal, [](storage::Wal& w) -> ktl::Result<void> {
+            return serve_once(w, 5'000'000) ? ktl::Result<void>() : ktl::Result<void>(ktl::Error::IoError);
+        });
+        if (r.status < 0)
+            return 0; // the journal has failed
+        next_try = r.status == 0 ? threshold : wal.used_sectors() + sb.log_count / 8;
+        if (r.status == 0)
+            storage_info::note_checkpoint(r.ms, r.bytes);
     }
 }
 
@@ -369,5 +347,9 @@ namespace {
 Recovered g_recovered {};
 }
 void set_recovered(const Recovered& r) { g_recovered = r; }
+void note_checkpoint(uint64_t ms, uint64_t bytes) {
+    g_recovered.last_checkpoint_ms = ms;
+    g_recovered.last_checkpoint_bytes = bytes;
+}
 const Recovered& recovered() { return g_recovered; }
 } // namespace storage_info

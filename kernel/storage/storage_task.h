@@ -3,19 +3,22 @@
 // empty disk), replays the write-ahead log into the vector store through the same system calls a
 // tool uses, then opens the journal and writes each staged group to the log with one flush.
 //
-// Disk layout (512-byte sectors): 0 and 1 the superblock's two copies; [kLogFirst, end) the log.
+// Disk layout (512-byte sectors): 0 and 1 the superblock's two copies; from kLogFirst the log (a
+// quarter of the disk, 2 MiB .. 1 GiB); the rest two checkpoint areas (checkpointer.h). A
+// checkpoint is taken when the log is half full (or `checkpoint_kib=` of it is used), when an
+// import asks for one, and when a write finds the log full.
 #include <cstdint>
 
 namespace storaged {
 
 constexpr uint64_t kLogFirst = 2048;         // 1 MiB in: room for the superblock and what comes later
-constexpr uint64_t kMinDiskBytes = 4ull << 20;
+constexpr uint64_t kMinDiskBytes = 8ull << 20;  // the superblock, a 2 MiB log, two checkpoint areas
 constexpr uint64_t kIoTimeoutNs = 30'000'000'000ull; // a disk that does not answer in 30 s has failed
 
 struct Caps {
     uint32_t disk = ~0u;  // Disk: read, write
     uint32_t store = ~0u; // VectorStore: create, drop, grant (replay)
-    uint32_t audit = ~0u; // the MCP audit trail's region: write (replay puts the logged records back)
+    uint32_t audit = ~0u; // the MCP audit trail's region: read (checkpoints), write (recovery puts records back)
 };
 
 int64_t task_main(void* caps);

@@ -3,6 +3,9 @@
 #include "../dev/disk.h"
 #include "../storage/journal.h"
 #include "../storage/storage_info.h"
+#include "../vector/service.h"
+#include "../vector/store.h"
+#include "../arch/aarch64/cpu.h"
 #include "buffers.h"
 #include "handlers.h"
 
@@ -24,8 +27,9 @@ const char* reason_text(uint64_t code) {
     case 3: return "the disk could not be read";
     case 4: return "a logged change could not be replayed";
     case 5: return "the disk is read-only";
-    case 6: return "the disk is too small (4 MiB at least)";
+    case 6: return "the disk is too small (8 MiB at least)";
     case 7: return "the disk is smaller than its superblock says (a truncated image?)";
+    case 8: return "the checkpoint is damaged: nothing was replayed";
     default: return "recovery failed";
     }
 }
@@ -76,6 +80,25 @@ int64_t journal_open(arch::TrapFrame& f, const kcap::Resolved&) {
 
 int64_t storage_wait(arch::TrapFrame&, const kcap::Resolved&) { return finish(journal::wait_ready()); }
 
+int64_t journal_checkpoint(arch::TrapFrame& f, const kcap::Resolved&) {
+    if (f.x[1] > static_cast<uint64_t>(journal::CheckpointStep::Done))
+        return err(ktl::Error::InvalidArgs);
+    const auto step = static_cast<journal::CheckpointStep>(f.x[1]);
+    if (step == journal::CheckpointStep::Cut) {
+        arch::IrqGuard guard; // the store's table is shared
+        vector::checkpoint_cut();
+        return journal::checkpoint_step(step, 0, 0);
+    }
+    if (step == journal::CheckpointStep::Done) {
+        arch::IrqGuard guard;
+        vector::checkpoint_end(f.x[2] == 0);
+        int64_t r = journal::checkpoint_step(step, static_cast<int64_t>(f.x[2]), f.x[3]);
+        vector::kick(); // writes parked for the checkpoint may run now
+        return r;
+    }
+    return journal::checkpoint_step(step, static_cast<int64_t>(f.x[2]), f.x[3]);
+}
+
 int64_t storage_sync(arch::TrapFrame&, const kcap::Resolved&) { return finish(journal::sync()); }
 
 int64_t storage_info(arch::TrapFrame& f, const kcap::Resolved&) {
@@ -95,8 +118,12 @@ int64_t storage_info(arch::TrapFrame& f, const kcap::Resolved&) {
     s.staged_bytes = j.staged_bytes;
     s.pending_acks = j.pending_acks;
     s.audit_staged = j.audit_staged;
+    s.checkpoints = j.checkpoints;
+    s.checkpoint_ms = r.last_checkpoint_ms;
+    s.checkpoint_bytes = r.last_checkpoint_bytes;
     s.audit_lost = j.audit_lost;
     s.recovered_audit = r.audit_records;
+    s.recovered_checkpoint_bytes = r.checkpoint_bytes;
     s.log_bytes = r.log_bytes;
     s.recovered_records = r.records;
     s.recovered_commits = r.commits;

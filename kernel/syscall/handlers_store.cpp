@@ -128,7 +128,16 @@ int64_t keep_loaded(const vector::Job& job, int64_t result, sched::Task* caller)
         destroy_collection(c);
         return err(name ? ktl::Error::TimedOut : name.error());
     }
-    return keep(*name, c);
+    // On a disk an import is durable through a checkpoint (its snapshot is no log record): its
+    // writes wait for it, and so does its answer (vector/service.cpp takes the ticket).
+    const bool replay = journal::replaying_for(caller);
+    const bool on_disk = replay || journal::state() == journal::State::Ready;
+    int64_t kept = keep(*name, c, on_disk);
+    if (kept == 0 && on_disk && !replay) {
+        c->awaiting_checkpoint = true;
+        journal::note_import();
+    }
+    return kept < 0 ? kept : (on_disk ? 1 : 0);
 }
 
 } // namespace
@@ -205,7 +214,8 @@ int64_t keep_staged(const vector::Job& job, int64_t result, sched::Task* caller)
         }
     // A snapshot's own claims about who wrote its vectors cannot be checked (anyone holding
     // vector:admin can write one): the vectors remember the import that stored them.
-    if (vector::Collection* c = loaded(result))
+    // (Put back from a checkpoint, the vectors keep the nodes they were stored with.)
+    if (vector::Collection* c = loaded(result); c && !journal::replaying_for(caller))
         c->index.retag(provenance);
     int64_t kept = keep_loaded(job, result, caller);
     // The commit answers the capacity the content was given (the store holds the collection now).
@@ -334,7 +344,8 @@ int64_t store_drop(arch::TrapFrame& f, const kcap::Resolved&) {
     vector::Collection* c = entry->collection;
     if (c->outstanding > 0)
         return err(ktl::Error::WouldBlock); // requests still queued or running on it
-    const bool logged = c->durable && !journal::replaying();
+    // (An import not yet in a checkpoint was never on the disk: nothing to log.)
+    const bool logged = c->durable && !c->awaiting_checkpoint && !journal::replaying();
     if (logged) {
         if (ktl::Error e = journal::reserve(storage::kDropRecordBytes); e != ktl::Error::None)
             return err(e); // Full: the log has no room even for the drop (nothing is destroyed)

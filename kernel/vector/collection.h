@@ -56,6 +56,10 @@ struct Collection {
     // durable (journal.h). False for collections outside the store, imported ones (until
     // checkpoints carry snapshots) and those created with durability "memory".
     bool durable = false;
+    // Imported while a disk is attached: durable once the next checkpoint holds its snapshot;
+    // until then its writes wait (the log cannot name a collection it never saw created).
+    bool awaiting_checkpoint = false;
+    bool in_checkpoint = false; // awaiting, and in the checkpoint being written now
     uint8_t name_length = 0;
     char name[65] = {};
 };

@@ -17,6 +17,7 @@ struct Request {
     Finish finish;
     uint8_t worker_priority; // the worker's own, while a Load runs it lower (0: not lowered)
     bool logged;             // a write to a durable collection: answered once its record is durable
+    bool parked;             // a logged write waiting for the journal (room, a checkpoint): reads may pass it
     size_t reserved;         // journal bytes reserved for its record (0: none yet)
 };
 
@@ -102,17 +103,25 @@ Request* take_runnable() {
     Request* next = nullptr;
     for (Request* r = g_queue_head; r; prev = r, r = next) {
         next = r->next;
+        // An earlier write to the same collection goes first, unless it is parked: a write nobody
+        // has been answered for orders nothing, and a checkpoint's own reads must get through.
         bool blocked_by_earlier_write = false;
         for (Request* e = g_queue_head; e != r; e = e->next)
-            if (e->job.collection == r->job.collection && is_write(e->job.op))
+            if (e->job.collection == r->job.collection && is_write(e->job.op) && !(e->parked && !is_write(r->job.op)))
                 blocked_by_earlier_write = true;
         if (blocked_by_earlier_write || !runnable(*r))
             continue;
         if (r->logged && r->reserved == 0) {
+            if (r->job.collection->awaiting_checkpoint) {
+                r->parked = true; // the checkpoint that makes its collection durable comes first
+                continue;
+            }
             const size_t bound = record_bound(*r);
             ktl::Error e = bound ? journal::reserve(bound) : ktl::Error::InvalidArgs;
-            if (e == ktl::Error::WouldBlock)
-                continue; // the storage task's next take makes room (it calls kick())
+            if (e == ktl::Error::WouldBlock) {
+                r->parked = true; // the storage task's next take or checkpoint makes room (it calls kick())
+                continue;
+            }
             if (e != ktl::Error::None) {
                 unlink(r, prev);
                 refuse(r, e);
@@ -122,6 +131,7 @@ Request* take_runnable() {
                 continue;
             }
             r->reserved = bound;
+            r->parked = false;
         }
         unlink(r, prev);
         return r;
@@ -253,7 +263,10 @@ ipc::Outcome serve(uint64_t done, int64_t result, Job* job_out) {
         ++g_stats.completed;
         if (r->finish)
             result = r->finish(r->job, result, r->caller.head);
-        if (!r->logged || !log_write(*r, result)) {
+        // An import kept on a disk is answered once the checkpoint holding it is written.
+        if (const uint64_t ticket = r->job.op == Op::Load ? journal::take_import_ticket() : 0) {
+            journal::defer(r->caller, result, r, ticket);
+        } else if (!r->logged || !log_write(*r, result)) {
             sched::wake_one(r->caller, result);
             kheap::free(r);
         }

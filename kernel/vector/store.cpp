@@ -73,4 +73,22 @@ uint32_t list(StoreEntry* out, uint32_t max) {
     return n;
 }
 
+void checkpoint_cut() {
+    for (auto& e : g_named)
+        if (e.collection && e.collection->awaiting_checkpoint)
+            e.collection->in_checkpoint = true;
+}
+
+void checkpoint_end(bool written) {
+    for (auto& e : g_named) {
+        Collection* c = e.collection;
+        if (!c || !c->in_checkpoint)
+            continue;
+        c->in_checkpoint = false;
+        c->awaiting_checkpoint = false;
+        if (!written)
+            c->durable = false;
+    }
+}
+
 } // namespace vector

@@ -56,5 +56,9 @@ Named* find(std::string_view name);
 ktl::Result<Named*> add(std::string_view name, uint64_t object_id, Collection* collection);
 void remove(Named* entry);
 uint32_t list(StoreEntry* out, uint32_t max);
+// A checkpoint's cut: the imports awaiting one are in it. Its end: written (they are durable), or
+// not (they stay in memory only: nothing on the disk could name them).
+void checkpoint_cut();
+void checkpoint_end(bool written);
 
 } // namespace vector

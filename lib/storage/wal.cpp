@@ -38,11 +38,22 @@ Wal::Wal(BlockDevice& device, uint64_t first, uint64_t count, uint32_t epoch, st
     : m_dev(device), m_first(first), m_count(count), m_epoch(epoch), m_buf(buffer), m_sector(device.sector_size()),
       m_tail(first), m_chain(seed(epoch)) {}
 
+void Wal::reset(uint32_t epoch) {
+    m_epoch = epoch;
+    m_tail = m_first;
+    m_next_seq = 1;
+    m_chain = seed(epoch);
+    m_used = 0;
+    m_pending = 0;
+    m_last_header = 0;
+}
+
 ktl::Result<uint64_t> Wal::append(uint16_t type, std::span<const std::byte> payload) {
     const size_t need = kHeader + round8(payload.size());
-    if (payload.size() > 0xffffffffu || need > m_buf.size())
+    const size_t room = m_buf.size() - m_sector; // one sector stays free for the end marker
+    if (payload.size() > 0xffffffffu || need > room)
         return ktl::Error::OutOfRange;
-    if (m_used + need > m_buf.size())
+    if (m_used + need > room)
         return ktl::Error::Full;
     std::byte* h = m_buf.data() + m_used;
     const uint64_t seq = m_next_seq + m_pending;
@@ -81,8 +92,11 @@ ktl::Result<void> Wal::commit() {
         put32(h + 28, chain);
         at += kHeader + round8(get32(h + 16));
     }
-    std::memset(m_buf.data() + m_used, 0, bytes - m_used);
-    if (auto w = m_dev.write(m_tail, { m_buf.data(), bytes }); !w)
+    // A zero sector after the commit, in the same write where the region has room: the log's end
+    // is then always a clean one, even over what an older epoch left (the next commit overwrites it).
+    const size_t marker = m_tail + sectors < m_first + m_count ? m_sector : 0;
+    std::memset(m_buf.data() + m_used, 0, bytes + marker - m_used);
+    if (auto w = m_dev.write(m_tail, { m_buf.data(), bytes + marker }); !w)
         return w.error(); // nothing acknowledged; the records stay pending
     auto flushed = m_dev.flush();
     m_tail += sectors;
@@ -126,6 +140,10 @@ ktl::Result<Recovery> Wal::recover_impl(VisitFn visit, void* ctx) {
             return got.error();
         if (!*got || get32(m_buf.data()) == 0)
             break; // the region's end, or a sector never written: the log ends cleanly
+        if (get32(m_buf.data()) == kMagic && get32(m_buf.data() + 4) != m_epoch) {
+            rep.stale_end = true; // a header of another epoch: the log before a checkpoint, not damage
+            break;
+        }
         // One commit: every record checked, chain and sequence included, before any is replayed.
         uint64_t seq = m_next_seq;
         uint32_t chain = m_chain;

@@ -10,8 +10,10 @@
 //      of an epoch chains from the epoch itself)
 // A commit is one or more records written together, starting at a sector boundary and padded with
 // zeros to the next one, so a later commit never rewrites a sector holding acknowledged records
-// (a torn write of that sector cannot take them with it). commit() returns once the device has
-// flushed: what it acknowledged survives a power cut.
+// (a torn write of that sector cannot take them with it), and followed in the same write by a zero
+// sector, so that the log always ends cleanly, also over what an older epoch left (a checkpoint
+// starts the log over). commit() returns once the device has flushed: what it acknowledged
+// survives a power cut.
 // Recovery accepts whole commits only, each record's CRC and chain checked and sequence numbers
 // consecutive; the chain keeps what a torn, unacknowledged commit left on the disk from ever
 // passing for the continuation of a later one. The first commit that fails ends the log. If a
@@ -40,6 +42,7 @@ struct Recovery {
     uint64_t next_seq = 1;
     uint64_t tail_lba = 0;     // where the next commit goes (absolute)
     bool torn_tail = false;    // an unacknowledged commit was cut short and dropped
+    bool stale_end = false;    // the log ends where an older epoch's records begin (a checkpoint's cut)
     bool damaged = false;      // a commit in the middle failed its checks while later ones are intact
     uint64_t damaged_seq = 0;  // the first sequence number not replayed
 };
@@ -53,8 +56,8 @@ public:
     // (damage in the middle) before calling the failure a torn tail.
     static constexpr uint64_t kDamageScanCommits = 4;
 
-    // The log lives in sectors [first, first + count). `buffer` holds one commit (a multiple of the
-    // sector size): it bounds a commit, and recovery reads each commit into it.
+    // The log lives in sectors [first, first + count). `buffer` holds one commit and its end marker
+    // (a multiple of the sector size): it bounds a commit, and recovery reads each commit into it.
     Wal(BlockDevice& device, uint64_t first, uint64_t count, uint32_t epoch, std::span<std::byte> buffer);
 
     // Replays every whole commit in order, calling visit(const LogRecord&) for each of its records
@@ -72,7 +75,12 @@ public:
     // no room for it (nothing written; the records stay pending). Unsupported: the device cannot
     // flush (written, but durability unknown: the caller reports it).
     ktl::Result<void> commit();
+    // Starts the log over, empty, in a new epoch (after a checkpoint took in everything before):
+    // what the old epoch left on the disk is never read as part of the new one.
+    void reset(uint32_t epoch);
+    uint32_t epoch() const { return m_epoch; }
     uint64_t next_seq() const { return m_next_seq; }
+    uint64_t used_sectors() const { return m_tail - m_first; }
     size_t pending_bytes() const { return m_used; }
     uint64_t free_sectors() const { return m_first + m_count - m_tail; }
 

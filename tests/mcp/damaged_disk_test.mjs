@@ -5,7 +5,8 @@
 //     replayed; the disk is left as it is (never formatted over);
 //   - one superblock copy damaged: the other is used, everything is there, the status says so;
 //   - a commit damaged in the middle of the log: what came before it is served read-only, the
-//     status reports damage (not a torn tail), writes are refused.
+//     status reports damage (not a torn tail), writes are refused;
+//   - a checkpoint with a flipped byte: refused as damaged (an intact one loads).
 // Usage: node damaged_disk_test.mjs KERNEL_ELF
 import assert from "node:assert/strict";
 import crypto from "node:crypto";
@@ -73,7 +74,7 @@ await refused(image("tiny.img", Buffer.alloc(1 << 20)), /too small/);
 // A good disk with a history: a collection, 24 upserts (one commit each), some deletes.
 const good = path.join(dir, "good.img");
 fs.writeFileSync(good, "");
-fs.truncateSync(good, 16 << 20);
+fs.truncateSync(good, 64 << 20); // a 16 MiB log from 1 MiB in, then two checkpoint areas
 const row = (i) => [i, i * 0.5, -(i + 1), 1 / (i + 1)];
 await session(good, async ({ call, status }) => {
   assert.equal((await status()).recovery.formatted, true);
@@ -86,7 +87,7 @@ await session(good, async ({ call, status }) => {
 const goodBytes = fs.readFileSync(good);
 
 // Truncated: the superblock describes a log past the end.
-await refused(image("truncated.img", goodBytes.subarray(0, 8 << 20)), /smaller than its superblock says/);
+await refused(image("truncated.img", goodBytes.subarray(0, 12 << 20)), /smaller than its superblock says/);
 
 // One superblock copy damaged: the other serves, all is there.
 {
@@ -138,5 +139,37 @@ await refused(image("truncated.img", goodBytes.subarray(0, 8 << 20)), /smaller t
   });
   assert.ok(b.equals(fs.readFileSync(f)), "the damaged disk is left as it was, for whoever repairs it");
 }
-console.log("damaged disks: random, foreign, tiny, truncated refused with a reason; one superblock copy and damage " +
-            "in the middle of the log reported, what is intact served");
+// A damaged checkpoint: the import of a copy of "kept" takes one (imports are durable through a
+// checkpoint); a byte flipped inside its first piece is refused, with nothing replayed over it.
+{
+  const f = image("checkpointed.img", goodBytes);
+  await session(f, async ({ call, status }) => {
+    let snapshot = Buffer.alloc(0);
+    for (let offset = 0, size = 1; offset < size;) {
+      const page = (await call("collection_export", { collection: "kept", offset })).structuredContent;
+      snapshot = Buffer.concat([snapshot, Buffer.from(page.data, "base64")]);
+      size = page.size;
+      offset = page.next;
+    }
+    const imported = await call("collection_import", { name: "copy", snapshot_b64: [snapshot.toString("base64")],
+                                                       size: snapshot.length });
+    assert.equal(imported.isError, false, JSON.stringify(imported));
+    assert.equal((await status()).checkpoints, 1);
+  });
+  const b = fs.readFileSync(f);
+  // The newest superblock copy names the checkpoint (generation at 16, checkpoint sector at 48).
+  const newest = b.readBigUInt64LE(16) > b.readBigUInt64LE(SECTOR + 16) ? 0 : SECTOR;
+  const at = Number(b.readBigUInt64LE(newest + 48)) * SECTOR;
+  assert.ok(at > LOG_FIRST, "a checkpoint is named");
+  await session(image("checkpoint-ok.img", b), async ({ call, status }) => {
+    const st = await status();
+    assert.equal(st.state, "ready", JSON.stringify(st));
+    assert.ok(st.recovery.checkpoint_bytes > 0);
+    const list = (await call("collection_list", {})).structuredContent.collections.map((c) => c.name).sort();
+    assert.deepEqual(list, ["copy", "kept"]);
+  });
+  b[at + 4096 + 100] ^= 0x01;
+  await refused(image("checkpoint-bad.img", b), /checkpoint is damaged/);
+}
+console.log("damaged disks: random, foreign, tiny, truncated and a damaged checkpoint refused with a reason; one " +
+            "superblock copy and damage in the middle of the log reported, what is intact served");

@@ -7,8 +7,11 @@
 //   - a collection created with durability "memory" is gone, a durable one is not;
 //   - audit://log, read across the restart, holds a record of every answered call of the stream;
 //   - kernel://status reports the recovery (records replayed, a torn tail dropped or not).
-// Usage: node durability_test.mjs KERNEL_ELF [RUNS] [SEED]   (RUNS default 20; the long campaign
-// passes hundreds)
+//   - a collection imported (collection_import) is there with its exact content after every
+//     restart (imports are durable through a checkpoint; checkpoint_kib makes them frequent, so
+//     kills also land while one is written, and recovery starts from one).
+// Usage: node durability_test.mjs KERNEL_ELF [RUNS] [SEED] [CHECKPOINT_KIB]   (RUNS default 20; the
+// long campaign passes hundreds)
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -18,9 +21,10 @@ import path from "node:path";
 import { boot, types } from "./sdk.mjs";
 
 const { CallToolResultSchema } = types;
-const [kernel, runsArg, seedArg] = process.argv.slice(2);
+const [kernel, runsArg, seedArg, checkpointArg] = process.argv.slice(2);
 const RUNS = Number(runsArg ?? 20);
 const SEED = Number(seedArg ?? 19);
+const CHECKPOINT_KIB = Number(checkpointArg ?? 0);
 const DIM = 8, K = 5, IN_FLIGHT = 3;
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "basalt-durability."));
@@ -42,13 +46,16 @@ const randInt = (n) => Math.floor(rand() * n);
 const vector = () => Array.from(new Float32Array(Array.from({ length: DIM }, () => rand() * 2 - 1)));
 
 const model = new Map(); // id -> vector, the acknowledged state
+let copy = null;         // the imported collection's content (id -> vector), once imported
+let fromCheckpoint = 0;
 let nextId = 1;
 let nextPending = []; // the calls in flight at the last kill
 let streamFrom = 0, acked = 0; // the audit trail's length when the last stream began; its answered calls
 
 function bootOnDisk(name) {
   // stderr: QEMU's end by SIGKILL is reported by run.sh's shell there, once per run.
-  const session = boot(name, ["--disk", disk], { kernel, timeoutMs: 0, stderr: "ignore" });
+  const extra = CHECKPOINT_KIB ? ["--append", `checkpoint_kib=${CHECKPOINT_KIB}`] : [];
+  const session = boot(name, ["--disk", disk, ...extra], { kernel, timeoutMs: 0, stderr: "ignore" });
   const call = async (tool, args) => {
     const r = await session.client.request({ method: "tools/call", params: { name: tool, arguments: args } },
                                            CallToolResultSchema, { timeout: 60000 });
@@ -179,10 +186,39 @@ for (let run = 0; run < RUNS; ++run) {
                                                    (d.name === "vector_upsert" || d.name === "vector_delete"));
       assert.ok(streamed.length >= acked && streamed.length <= acked + nextPending.length,
                 `run ${run}: the trail holds ${streamed.length} stream calls of the last boot, ${acked} were answered ` +
-                `and ${nextPending.length} in flight`);
-      const names = (await s.call("collection_list", {})).collections.map((c) => `${c.name}:${c.durability}`);
-      assert.deepEqual(names, ["crash:disk"], `run ${run}: the memory collection is gone, the durable one is not`);
+                `and ${nextPending.length} in flight; the trail from seq ${streamFrom}: ` +
+                JSON.stringify(trail.decisions.filter((d) => d.seq >= streamFrom).map((d) => [d.seq, d.name, d.target])));
+      const names = (await s.call("collection_list", {})).collections.map((c) => `${c.name}:${c.durability}`).sort();
+      assert.deepEqual(names, copy ? ["copy:disk", "crash:disk"] : ["crash:disk"],
+                       `run ${run}: the memory collection is gone, the durable ones are not`);
       await verify(s.call, nextPending, run);
+      if (copy) {
+        const got = await readAll((tool, args) => s.call(tool, { ...args, collection: "copy" }), [...copy.keys()]);
+        assert.equal(got.size, copy.size, `run ${run}: the imported collection`);
+        for (const [id, v] of copy)
+          assert.ok(sameVec(got.get(id), v), `run ${run}: imported id ${id}`);
+      }
+      fromCheckpoint += status.recovery.checkpoint_bytes > 0 ? 1 : 0;
+    }
+    if (run === 2) {
+      // Exported page by page, imported under a new name: answered once a checkpoint holds it.
+      let snapshot = Buffer.alloc(0);
+      for (let offset = 0, size = 1; offset < size;) {
+        const page = await s.call("collection_export", { collection: "crash", offset });
+        snapshot = Buffer.concat([snapshot, Buffer.from(page.data, "base64")]);
+        size = page.size;
+        offset = page.next;
+      }
+      const parts = Array.from({ length: Math.ceil(snapshot.length / 40000) },
+                               (_, i) => snapshot.subarray(i * 40000, (i + 1) * 40000).toString("base64"));
+      await s.call("collection_import", { name: "copy", snapshot_b64: parts, size: snapshot.length });
+      copy = new Map(model);
+      // A write to it right away: it waits for the checkpoint that makes the collection durable.
+      const v = vector();
+      await s.call("vector_upsert", { collection: "copy", ids: [999999], vectors: [v] });
+      copy.set(999999, v);
+      const after = JSON.parse((await s.client.readResource({ uri: "kernel://status" })).contents[0].text).storage;
+      assert.ok(after.checkpoints >= 1, `the import took a checkpoint: ${JSON.stringify(after)}`);
     }
     streamFrom = JSON.parse((await s.client.readResource({ uri: "audit://log" })).contents[0].text).records_total;
     acked = 0;
@@ -252,7 +288,10 @@ for (let run = 0; run < RUNS; ++run) {
     console.log(`durability: ${RUNS} SIGKILLs (seed ${SEED}) in ${((Date.now() - started) / 1000).toFixed(1)} s; ` +
                 `${model.size} vectors acknowledged and intact; of the calls in flight at the kills ${inFlightDone} had ` +
                 `become durable, ${inFlightLost} had not; ${tornTails} restarts dropped a torn tail; ` +
-                `${status.recovery.records} records replayed at the last boot in ${status.recovery.ms} ms`);
+                `${status.recovery.records} records replayed at the last boot in ${status.recovery.ms} ms; ` +
+                `${fromCheckpoint} restarts began from a checkpoint`);
+    if (CHECKPOINT_KIB)
+      assert.ok(fromCheckpoint > 0, "with checkpoint_kib, restarts begin from checkpoints");
     await s.done();
   } catch (e) {
     await s.fail(e);

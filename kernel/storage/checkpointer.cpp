@@ -1,0 +1,291 @@
+#include "checkpointer.h"
+
+#include "../cap/kcap.h"
+#include "../log.h"
+#include "../mcpd/audit_trail.h"
+#include "../vector/store.h"
+#include "journal.h"
+
+#include <storage/checkpoint.h>
+#include <ktl/utf8.h>
+#include <storage/crc32c.h>
+
+namespace storaged {
+namespace {
+
+using N = sys::Number;
+using Step = journal::CheckpointStep;
+
+constexpr uint32_t kChunk = 64 * 1024;
+constexpr uint64_t kSector = dev::kDiskSector;
+constexpr uint32_t kMaxDrainRounds = 100000; // 5 ms each at most: a writer that never stages is a bug
+
+alignas(64) std::byte g_chunk[kChunk];
+alignas(64) std::byte g_header[storage::kCheckpointHeaderBytes];
+
+uint64_t ptr(const void* p) { return reinterpret_cast<uint64_t>(p); }
+uint64_t round_up(uint64_t v) { return (v + kSector - 1) / kSector * kSector; }
+ktl::Error error_of(int64_t r) { return static_cast<ktl::Error>(-r); }
+
+// Records of `rec` bytes per chunk such that a chunk is whole sectors (0: none fit).
+uint64_t records_per_chunk(uint32_t rec) {
+    uint64_t a = rec, b = kSector;
+    while (b) {
+        const uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    const uint64_t step = kSector / a; // records per sector-aligned run
+    return (kChunk / rec) / step * step;
+}
+
+struct Areas {
+    uint64_t first[2];
+    uint64_t sectors;
+};
+
+Areas areas_of(const storage::Superblock& sb, uint64_t disk_sectors) {
+    const uint64_t first = sb.log_first + sb.log_count;
+    const uint64_t half = disk_sectors > first ? (disk_sectors - first) / 2 : 0;
+    return { { first, first + half }, half };
+}
+
+} // namespace
+
+uint64_t log_sectors_for(uint64_t sectors) {
+    uint64_t log = sectors / 4;
+    if (log < (2u << 20) / kSector)
+        log = (2u << 20) / kSector;
+    if (log > (1ull << 30) / kSector)
+        log = (1ull << 30) / kSector;
+    return log;
+}
+
+ktl::Result<void> Checkpointer::write_piece_bytes(uint64_t area, uint64_t offset, const std::byte* data, size_t len) {
+    return m_disk.write(area + offset / kSector, { data, len });
+}
+
+CheckpointResult Checkpointer::take(storage::Superblock& sb, storage::Wal& wal, Drain drain) {
+    const uint64_t t0 = sys::clock_ns();
+    auto step = [&](Step s, int64_t status = 0, uint64_t room = 0) {
+        return sys::call(N::journal_checkpoint, m_disk_cap, static_cast<uint64_t>(s), static_cast<uint64_t>(status), room);
+    };
+    if (step(Step::Begin) < 0)
+        return { -static_cast<int>(ktl::Error::IoError), 0, 0, 0 };
+    // Every write that got room before the barrier is staged and written: memory equals the log.
+    bool quiet = false;
+    for (uint32_t i = 0; i < kMaxDrainRounds && !(quiet = step(Step::Quiesced) == 1); ++i) {
+        if (auto r = drain(wal); !r) {
+            step(Step::Done, -static_cast<int64_t>(r.error()));
+            return { -static_cast<int>(r.error()), 0, 0, 0 };
+        }
+    }
+    if (!quiet) {
+        step(Step::Done, -static_cast<int64_t>(ktl::Error::TimedOut));
+        return { -static_cast<int>(ktl::Error::TimedOut), 0, 0, 0 };
+    }
+    step(Step::Cut);
+
+    const Areas areas = areas_of(sb, m_disk.sectors());
+    const uint64_t area = sb.checkpoint_first == areas.first[0] ? areas.first[1] : areas.first[0];
+    const uint64_t room = areas.sectors * kSector;
+    storage::CheckpointHeader h;
+    h.epoch = wal.epoch() + 1;
+    int status = 0;
+    auto fail = [&](int s) {
+        if (status == 0)
+            status = s;
+    };
+
+    // The collections, each as the store exports it (writes are held back: the pages agree).
+    static vector::StoreEntry rows[vector::kMaxNamed];
+    int64_t listed = sys::call(N::store_list, m_store, ptr(rows), vector::kMaxNamed);
+    for (int64_t i = 0; status == 0 && i < listed; ++i) {
+        if (!rows[i].durable)
+            continue;
+        std::string_view name = ktl::field_text(rows[i].name);
+        int64_t slot = sys::call(N::store_open, m_store, ptr(name.data()), name.size(), kcap::kRead);
+        if (slot < 0) {
+            fail(-static_cast<int>(error_of(slot)));
+            break;
+        }
+        const int64_t size = sys::call(N::vec_export, static_cast<uint64_t>(slot), 0, 0, 0);
+        if (size <= 0 || !storage::add_piece(h, storage::PieceKind::Collection, name, static_cast<uint64_t>(size), 0,
+                                             rows[i].max_elements, 0, kSector) ||
+            h.bytes > room) {
+            fail(size <= 0 ? -static_cast<int>(ktl::Error::IoError) : 1);
+            sys::call(N::cap_delete, static_cast<uint64_t>(slot));
+            break;
+        }
+        storage::CheckpointEntry& e = h.entries[h.count - 1];
+        uint32_t crc = 0;
+        for (uint64_t off = 0; status == 0 && off < e.length; off += kChunk) {
+            const uint64_t want = e.length - off < kChunk ? e.length - off : kChunk;
+            int64_t got = sys::call(N::vec_export, static_cast<uint64_t>(slot), ptr(g_chunk), want, off);
+            if (got != static_cast<int64_t>(want)) {
+                fail(-static_cast<int>(ktl::Error::IoError));
+                break;
+            }
+            crc = storage::crc32c(crc, g_chunk, want);
+            const uint64_t padded = round_up(want);
+            for (uint64_t b = want; b < padded; ++b)
+                g_chunk[b] = std::byte(0);
+            if (!write_piece_bytes(area, e.offset + off, g_chunk, padded))
+                fail(-static_cast<int>(ktl::Error::IoError));
+        }
+        e.crc = crc;
+        sys::call(N::cap_delete, static_cast<uint64_t>(slot));
+    }
+
+    // The audit trail: from here its new records wait for the new log; the ones before are copied.
+    const int64_t total = step(Step::Hold);
+    if (status == 0 && m_audit != ~0u && total > 0) {
+        const uint32_t rec = mcpd::audit_trail_record_bytes();
+        const uint64_t capacity = mcpd::audit_trail_bytes() / rec;
+        const uint64_t n = static_cast<uint64_t>(total) < capacity ? static_cast<uint64_t>(total) : capacity;
+        const uint64_t first = static_cast<uint64_t>(total) - n;
+        const uint64_t per_chunk = records_per_chunk(rec);
+        if (per_chunk == 0 || !storage::add_piece(h, storage::PieceKind::Audit, "", n * rec, 0, rec, 0, kSector) ||
+            h.bytes > room) {
+            fail(1);
+        } else {
+            storage::CheckpointEntry& e = h.entries[h.count - 1];
+            uint64_t written = 0, in_chunk = 0;
+            uint32_t crc = 0;
+            // Chunks of whole records that are whole sectors too, so each lands at its own offset.
+            auto flush_chunk = [&] {
+                const uint64_t bytes = in_chunk * rec;
+                crc = storage::crc32c(crc, g_chunk, bytes);
+                const uint64_t padded = round_up(bytes);
+                for (uint64_t b = bytes; b < padded; ++b)
+                    g_chunk[b] = std::byte(0);
+                if (!write_piece_bytes(area, e.offset + written, g_chunk, padded))
+                    fail(-static_cast<int>(ktl::Error::IoError));
+                written += bytes;
+                in_chunk = 0;
+            };
+            for (uint64_t i = 0; status == 0 && i < n; ++i) {
+                // A record the ring has let go of meanwhile (a burst of new ones) is skipped.
+                if (sys::call(N::region_read, m_audit, (first + i) * rec, ptr(g_chunk + in_chunk * rec), rec) !=
+                    static_cast<int64_t>(rec))
+                    continue;
+                if (++in_chunk == per_chunk)
+                    flush_chunk();
+            }
+            if (status == 0 && in_chunk > 0)
+                flush_chunk();
+            e.length = written;
+            e.crc = crc;
+            h.bytes = round_up(e.offset + e.length);
+        }
+    }
+
+    // The header, then the superblock that makes it the checkpoint; the log starts over.
+    if (status == 0) {
+        const uint32_t crc = storage::encode_checkpoint_header({ g_header, sizeof g_header }, h);
+        if (!write_piece_bytes(area, 0, g_header, sizeof g_header))
+            fail(-static_cast<int>(ktl::Error::IoError));
+        else if (auto f = m_disk.flush(); !f && f.error() != ktl::Error::Unsupported)
+            fail(-static_cast<int>(f.error()));
+        if (status == 0) {
+            storage::Superblock next = sb;
+            next.epoch = h.epoch;
+            next.checkpoint_first = area;
+            next.checkpoint_bytes = h.bytes;
+            next.checkpoint_crc = crc;
+            auto g = storage::write_superblock(m_disk, sb, next, { g_chunk, kSector });
+            if (!g && g.error() != ktl::Error::Unsupported) {
+                fail(-static_cast<int>(g.error()));
+            } else {
+                next.generation = g ? *g : sb.generation + 1;
+                sb = next;
+                wal.reset(h.epoch);
+            }
+        }
+    }
+    step(Step::Done, status, wal.free_sectors() * kSector);
+    const uint64_t ms = (sys::clock_ns() - t0) / 1000000;
+    if (status == 0)
+        KLOG_INFO("storage: checkpoint of %u pieces, %llu KiB, in %llu ms; the log starts over (epoch %u)", h.count,
+                  static_cast<unsigned long long>(h.bytes >> 10), static_cast<unsigned long long>(ms), h.epoch);
+    else if (status == 1)
+        KLOG_WARN("storage: no room for a checkpoint (%llu KiB area): the log keeps growing until storage_full",
+                  static_cast<unsigned long long>(room >> 10));
+    else
+        KLOG_ERROR("storage: checkpoint failed (%s)", ktl::error_name(static_cast<ktl::Error>(-status)));
+    return { status, h.bytes, h.count, ms };
+}
+
+ktl::Result<Checkpointer::Loaded> Checkpointer::load(const storage::Superblock& sb) {
+    Loaded out {};
+    if (sb.checkpoint_first == 0)
+        return out;
+    const uint64_t first = sb.checkpoint_first;
+    if (first >= m_disk.sectors() || sb.checkpoint_bytes / kSector > m_disk.sectors() - first)
+        return ktl::Error::Truncated;
+    TRY_VOID(m_disk.read(first, { g_header, sizeof g_header }));
+    storage::CheckpointHeader h = TRY(storage::decode_checkpoint_header({ g_header, sizeof g_header }, sb.checkpoint_crc, kSector));
+    if (h.epoch != sb.epoch || h.bytes != sb.checkpoint_bytes)
+        return ktl::Error::Corrupt;
+    out.bytes = h.bytes;
+    for (uint32_t i = 0; i < h.count; ++i) {
+        const storage::CheckpointEntry& e = h.entries[i];
+        auto read_chunk = [&](uint64_t off, uint64_t want) {
+            return m_disk.read(first + (e.offset + off) / kSector, { g_chunk, round_up(want) });
+        };
+        if (e.kind == storage::PieceKind::Collection) {
+            std::string_view name = e.name_view();
+            vector::StageChunk chunk {};
+            chunk.total = e.length;
+            uint32_t crc = 0;
+            for (uint64_t off = 0; off < e.length; off += kChunk) {
+                const uint64_t want = e.length - off < kChunk ? e.length - off : kChunk;
+                TRY_VOID(read_chunk(off, want));
+                crc = storage::crc32c(crc, g_chunk, want);
+                chunk.offset = off;
+                chunk.data = ptr(g_chunk);
+                chunk.len = want;
+                chunk.action = 0;
+                int64_t r = sys::call(N::store_stage, m_store, ptr(name.data()), name.size(), ptr(&chunk));
+                if (r < 0)
+                    return error_of(r);
+            }
+            if (crc != e.crc) {
+                chunk.action = 2; // abandoned: nothing of it is kept
+                sys::call(N::store_stage, m_store, ptr(name.data()), name.size(), ptr(&chunk));
+                return ktl::Error::Corrupt;
+            }
+            chunk.action = 1;
+            chunk.capacity = e.extra;
+            chunk.provenance = 0;
+            int64_t r = sys::call(N::store_stage, m_store, ptr(name.data()), name.size(), ptr(&chunk));
+            if (r < 0)
+                return error_of(r);
+            ++out.collections;
+        } else {
+            const uint32_t rec = e.extra;
+            const uint64_t per_chunk = rec ? records_per_chunk(rec) * rec : 0;
+            if (rec == 0 || rec > storage::kMaxAuditRecord || e.length % rec != 0 || per_chunk == 0)
+                return ktl::Error::Corrupt;
+            // Checked whole before any record goes back: a damaged trail is refused, not half kept.
+            uint32_t crc = 0;
+            for (uint64_t off = 0; off < e.length; off += per_chunk) {
+                const uint64_t want = e.length - off < per_chunk ? e.length - off : per_chunk;
+                TRY_VOID(read_chunk(off, want));
+                crc = storage::crc32c(crc, g_chunk, want);
+            }
+            if (crc != e.crc)
+                return ktl::Error::Corrupt;
+            for (uint64_t off = 0; m_audit != ~0u && off < e.length; off += per_chunk) {
+                const uint64_t want = e.length - off < per_chunk ? e.length - off : per_chunk;
+                TRY_VOID(read_chunk(off, want));
+                for (uint64_t at = 0; at < want; at += rec)
+                    if (sys::call(N::region_append, m_audit, ptr(g_chunk + at), rec) >= 0)
+                        ++out.audit_records;
+            }
+        }
+    }
+    return out;
+}
+
+} // namespace storaged
