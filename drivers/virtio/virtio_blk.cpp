@@ -165,8 +165,14 @@ void VirtioBlk::handle_irq() {
         else if (m_op[slot] == Op::Read && c.len < m_len[slot] + 1)
             result = ktl::Error::Corrupt;
         switch (m_op[slot]) {
-        case Op::Read: ++m_reads; break;
-        case Op::Write: ++m_writes; break;
+        case Op::Read:
+            ++m_reads;
+            m_bytes_read += result == ktl::Error::None ? m_len[slot] : 0;
+            break;
+        case Op::Write:
+            ++m_writes;
+            m_bytes_written += result == ktl::Error::None ? m_len[slot] : 0;
+            break;
         case Op::Flush: ++m_flushes; break;
         }
         if (result != ktl::Error::None)
@@ -181,7 +187,8 @@ VirtioBlk::Stats VirtioBlk::stats() const {
     uint32_t in_flight = 0;
     for (uint16_t s = 0; s < kSlots; ++s)
         in_flight += (m_state[s] == SlotState::InFlight && (s + 1u) * 3u <= m_queue.size()) ? 1 : 0;
-    return { m_irqs, m_reads, m_writes, m_flushes, m_errors, m_queue.rejected(), in_flight, m_queue.broken() };
+    return { m_irqs, m_reads, m_writes, m_flushes, m_errors, m_queue.rejected(), m_bytes_read, m_bytes_written, in_flight,
+             m_queue.broken() };
 }
 
 } // namespace virtio

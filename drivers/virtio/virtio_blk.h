@@ -57,6 +57,7 @@ public:
 
     struct Stats {
         uint64_t irqs, reads, writes, flushes, errors, rejected;
+        uint64_t bytes_read, bytes_written;
         uint32_t in_flight;
         bool broken;
     };
@@ -90,6 +91,7 @@ private:
     void* m_done_ctx = nullptr;
     volatile uint64_t m_irqs = 0;
     uint64_t m_reads = 0, m_writes = 0, m_flushes = 0, m_errors = 0;
+    uint64_t m_bytes_read = 0, m_bytes_written = 0;
 };
 
 } // namespace virtio

@@ -39,6 +39,8 @@ DiskInfo Disk::info() const {
     d.errors = s.errors;
     d.irqs = s.irqs;
     d.rejected = s.rejected;
+    d.bytes_read = s.bytes_read;
+    d.bytes_written = s.bytes_written;
     d.max_transfer = Blk::kMaxTransfer;
     d.in_flight = s.in_flight;
     return d;

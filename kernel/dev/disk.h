@@ -19,6 +19,7 @@ struct DiskInfo {
     uint32_t block_size; // the device's preferred unit
     uint32_t flags;      // kDiskCanFlush, kDiskReadOnly
     uint64_t reads, writes, flushes, errors, irqs, rejected;
+    uint64_t bytes_read, bytes_written;
     uint32_t max_transfer; // bytes per disk_read / disk_write
     uint32_t in_flight;
 };

@@ -67,11 +67,13 @@ void write_storage(json::Writer& w) {
         w.key("last_checkpoint_bytes").number(s.checkpoint_bytes);
         w.key("commits").number(s.commits).key("records").number(s.records).key("bytes").number(s.bytes);
         w.key("most_callers_per_commit").number(s.waiters_max).key("last_commit_us").number(s.last_commit_ns / 1000);
+        w.key("mean_commit_us").number(s.commits ? s.commit_ns_total / s.commits / 1000 : 0);
         w.key("refused_full").number(s.refused_full);
         w.key("audit_records_logged").number(s.audit_staged).key("audit_records_not_logged").number(s.audit_lost);
         w.key("audit_records_recovered").number(s.recovered_audit);
         w.key("disk_io").begin_object().key("reads").number(s.reads).key("writes").number(s.writes);
-        w.key("flushes").number(s.flushes).key("errors").number(s.errors).end_object();
+        w.key("flushes").number(s.flushes).key("errors").number(s.errors);
+        w.key("bytes_read").number(s.bytes_read).key("bytes_written").number(s.bytes_written).end_object();
     }
     w.end_object();
 }

@@ -418,6 +418,7 @@ ipc::Outcome sync() {
 void note_commit_time(uint64_t ns) {
     arch::IrqGuard guard;
     g_stats.last_commit_ns = ns;
+    g_stats.commit_ns_total += ns;
 }
 
 Stats stats() {

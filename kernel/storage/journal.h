@@ -108,6 +108,7 @@ struct Stats {
     uint64_t refused_full;   // reservations refused: the log was full
     uint64_t log_free;       // bytes the log had left at the last commit
     uint64_t last_commit_ns; // how long the last group took (write and flush)
+    uint64_t commit_ns_total; // all groups' (their mean: commit_ns_total / commits)
     uint32_t staged_bytes;
     uint32_t pending_acks;
     uint64_t checkpoints;    // checkpoints written this boot

@@ -16,6 +16,7 @@ struct StorageInfo {
     uint64_t commits, records, bytes, waiters_max, refused_full, last_commit_ns;
     uint64_t recovered_records, recovered_commits, recovery_ms;
     uint64_t reads, writes, flushes, errors;
+    uint64_t bytes_read, bytes_written, commit_ns_total;
     uint32_t staged_bytes, pending_acks;
     uint64_t audit_staged, audit_lost, recovered_audit;
     uint64_t checkpoints, checkpoint_ms, checkpoint_bytes; // this boot's; the last one's time and size

@@ -318,10 +318,22 @@ int64_t task_main(void* arg) {
     sys::call(N::journal_open, caps.disk, 0, wal.free_sectors() * dev::kDiskSector);
 
     g_disk_cap = caps.disk;
-    // The log's use that starts a checkpoint; after one found no room, the next try waits until the
-    // log has grown by another eighth.
-    const uint64_t threshold = bootargs::get().checkpoint_kib ? bootargs::get().checkpoint_kib * 2ull
-                                                              : sb.log_count / 2; // sectors
+    // The log's use that starts a checkpoint (sectors). Recovery replays the log record by record
+    // (rebuilding the index as it goes) but loads a checkpoint as it is, so the log is kept to a
+    // quarter of what the last checkpoint held (2 MiB at least, half the log at most): recovery
+    // then replays at most that, and checkpoints write at most about four bytes per byte logged.
+    // checkpoint_kib= sets it outright. After one found no room, the next try waits until the log
+    // has grown by another eighth.
+    const uint64_t fixed = bootargs::get().checkpoint_kib * 2ull;
+    auto threshold_after = [&](uint64_t checkpoint_bytes) {
+        if (fixed)
+            return fixed;
+        uint64_t t = checkpoint_bytes / 4 / dev::kDiskSector;
+        const uint64_t floor = (2u << 20) / dev::kDiskSector;
+        t = t < floor ? floor : t;
+        return t > sb.log_count / 2 ? sb.log_count / 2 : t;
+    };
+    uint64_t threshold = threshold_after(sb.checkpoint_bytes);
     uint64_t next_try = threshold;
     for (;;) {
         if (!serve_once(wal, 0))
@@ -334,6 +346,8 @@ int64_t task_main(void* arg) {
         });
         if (r.status < 0)
             return 0; // the journal has failed
+        if (r.status == 0)
+            threshold = threshold_after(r.bytes);
         next_try = r.status == 0 ? threshold : wal.used_sectors() + sb.log_count / 8;
         if (r.status == 0)
             storage_info::note_checkpoint(r.ms, r.bytes);

@@ -5,8 +5,9 @@
 //
 // Disk layout (512-byte sectors): 0 and 1 the superblock's two copies; from kLogFirst the log (a
 // quarter of the disk, 2 MiB .. 1 GiB); the rest two checkpoint areas (checkpointer.h). A
-// checkpoint is taken when the log is half full (or `checkpoint_kib=` of it is used), when an
-// import asks for one, and when a write finds the log full.
+// checkpoint is taken when the log holds a quarter of what the last one held (2 MiB at least, half
+// the log at most; `checkpoint_kib=` sets it), when an import asks for one, and when a write finds
+// the log full.
 #include <cstdint>
 
 namespace storaged {

@@ -114,6 +114,7 @@ int64_t storage_info(arch::TrapFrame& f, const kcap::Resolved&) {
     s.waiters_max = j.waiters_max;
     s.refused_full = j.refused_full;
     s.last_commit_ns = j.last_commit_ns;
+    s.commit_ns_total = j.commit_ns_total;
     s.log_free = j.log_free;
     s.staged_bytes = j.staged_bytes;
     s.pending_acks = j.pending_acks;
@@ -142,6 +143,8 @@ int64_t storage_info(arch::TrapFrame& f, const kcap::Resolved&) {
         s.writes = di.writes;
         s.flushes = di.flushes;
         s.errors = di.errors;
+        s.bytes_read = di.bytes_read;
+        s.bytes_written = di.bytes_written;
     }
     ktl::utf8_copy(s.reason, journal::reason());
     *reinterpret_cast<storage_info::StorageInfo*>(f.x[1]) = s;

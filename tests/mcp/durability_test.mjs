@@ -13,7 +13,6 @@
 // Usage: node durability_test.mjs KERNEL_ELF [RUNS] [SEED] [CHECKPOINT_KIB]   (RUNS default 20; the
 // long campaign passes hundreds)
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -66,11 +65,22 @@ function bootOnDisk(name) {
   return { ...session, call };
 }
 
-// The QEMU process serving this disk (run.sh runs it as a child in --stdio mode).
+// The QEMU process serving this disk (run.sh runs it as a child in --stdio mode), found in /proc
+// (a fresh Debian has no pgrep).
 function qemuPid() {
-  const out = execFileSync("pgrep", ["-f", `file=${disk}`]).toString().trim().split("\n").filter(Boolean);
-  assert.equal(out.length, 1, `one QEMU on ${disk}: ${out}`);
-  return Number(out[0]);
+  const found = [];
+  for (const pid of fs.readdirSync("/proc").filter((d) => /^[0-9]+$/.test(d))) {
+    let cmd = "";
+    try {
+      cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "latin1");
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (cmd.startsWith("qemu-system-aarch64\0") && cmd.includes(`file=${disk},`))
+      found.push(Number(pid));
+  }
+  assert.equal(found.length, 1, `one QEMU on ${disk}: ${found}`);
+  return found[0];
 }
 
 async function readAll(call, ids) {
