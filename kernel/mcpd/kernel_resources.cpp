@@ -62,7 +62,10 @@ void write_storage(json::Writer& w) {
         w.key("recovery").begin_object().key("records").number(s.recovered_records).key("commits").number(s.recovered_commits);
         w.key("ms").number(s.recovery_ms).key("formatted").boolean(s.formatted).key("torn_tail_dropped").boolean(s.torn_tail);
         w.key("damaged").boolean(s.damaged).key("superblock_copy_damaged").boolean(s.superblock_copy_damaged);
-        w.key("checkpoint_bytes").number(s.recovered_checkpoint_bytes).end_object();
+        w.key("checkpoint_bytes").number(s.recovered_checkpoint_bytes);
+        if (s.state == static_cast<uint8_t>(journal::State::Recovering))
+            w.key("replayed_so_far").number(s.recovery_progress);
+        w.end_object();
         w.key("checkpoints").number(s.checkpoints).key("last_checkpoint_ms").number(s.checkpoint_ms);
         w.key("last_checkpoint_bytes").number(s.checkpoint_bytes);
         w.key("commits").number(s.commits).key("records").number(s.records).key("bytes").number(s.bytes);

@@ -102,6 +102,19 @@ uint32_t parse_metric(const json::Value& v) {
     return ~0u;
 }
 
+// A create or drop the store answers WouldBlock for a moment (a checkpoint holding writes back,
+// the last requests on a collection draining): tried again for up to two seconds, in steps of
+// 5 ms, before the caller hears `busy`.
+template <typename Call>
+int64_t store_call_retrying(Call&& call) {
+    int64_t rc = call();
+    for (int i = 0; i < 400 && rc == -static_cast<int64_t>(ktl::Error::WouldBlock); ++i) {
+        sys::sleep_ns(5'000'000);
+        rc = call();
+    }
+    return rc;
+}
+
 // Capacity for a budget: the largest element count whose arena fits (memory_needed grows with
 // the count), capped so a default collection does not claim the whole budget for nothing.
 uint32_t capacity_for(hnsw::Params p, uint64_t budget, uint32_t cap) {
@@ -142,8 +155,10 @@ bool collection_create(const json::Value& args, json::Writer& w, mcp::ToolError&
     const bool memory = args.find("durability").plain_string().value_or("disk") == "memory";
     vector::CreateParams cp { p.dim, metric, p.m, p.ef_construction, p.max_elements, p.max_ef,
                               memory ? vector::kCreateMemoryOnly : 0 };
-    int64_t rc = sys::call(sys::Number::store_create, ctx.cap, reinterpret_cast<uint64_t>(name->data()), name->size(),
-                           reinterpret_cast<uint64_t>(&cp));
+    int64_t rc = store_call_retrying([&] {
+        return sys::call(sys::Number::store_create, ctx.cap, reinterpret_cast<uint64_t>(name->data()), name->size(),
+                         reinterpret_cast<uint64_t>(&cp));
+    });
     if (rc < 0) {
         err = rc == -static_cast<int64_t>(ktl::Error::Full)
                   ? mcp::ToolError { mcp::ErrorCode::InternalError, "the store holds 32 collections already", "store_full" }
@@ -166,7 +181,9 @@ bool collection_drop(const json::Value& args, json::Writer& w, mcp::ToolError& e
         err = { mcp::ErrorCode::ValidationFailed, "not a valid collection name", "invalid_name" };
         return false;
     }
-    int64_t rc = sys::call(sys::Number::store_drop, ctx.cap, reinterpret_cast<uint64_t>(name->data()), name->size());
+    int64_t rc = store_call_retrying([&] {
+        return sys::call(sys::Number::store_drop, ctx.cap, reinterpret_cast<uint64_t>(name->data()), name->size());
+    });
     if (rc < 0) {
         err = rc == -static_cast<int64_t>(ktl::Error::NotFound)
                   ? mcp::ToolError { mcp::ErrorCode::NotFound, "no collection of that name", "missing_collection" }

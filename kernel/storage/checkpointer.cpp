@@ -216,7 +216,7 @@ CheckpointResult Checkpointer::take(storage::Superblock& sb, storage::Wal& wal, 
     return { status, h.bytes, h.count, ms };
 }
 
-ktl::Result<Checkpointer::Loaded> Checkpointer::load(const storage::Superblock& sb) {
+ktl::Result<Checkpointer::Loaded> Checkpointer::load(const storage::Superblock& sb, storage::PieceKind kind) {
     Loaded out {};
     if (sb.checkpoint_first == 0)
         return out;
@@ -230,6 +230,8 @@ ktl::Result<Checkpointer::Loaded> Checkpointer::load(const storage::Superblock& 
     out.bytes = h.bytes;
     for (uint32_t i = 0; i < h.count; ++i) {
         const storage::CheckpointEntry& e = h.entries[i];
+        if (e.kind != kind)
+            continue;
         auto read_chunk = [&](uint64_t off, uint64_t want) {
             return m_disk.read(first + (e.offset + off) / kSector, { g_chunk, round_up(want) });
         };

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include <ktl/result.h>
+#include <storage/checkpoint.h>
 #include <storage/superblock.h>
 #include <storage/wal.h>
 
@@ -47,7 +48,9 @@ public:
         uint64_t audit_records;
         uint64_t bytes;
     };
-    ktl::Result<Loaded> load(const storage::Superblock& sb);
+    // `kind`: the pieces of that kind only (recovery puts the audit trail back first, so the
+    // bridges can serve while the collections load).
+    ktl::Result<Loaded> load(const storage::Superblock& sb, storage::PieceKind kind);
 
 private:
     ktl::Result<void> write_piece_bytes(uint64_t first_sector, uint64_t offset, const std::byte* data, size_t len);

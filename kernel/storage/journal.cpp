@@ -42,6 +42,7 @@ sched::WaitQueue g_ready_waiters; // tasks waiting for recovery to end
 Ack g_acks[kMaxAcks];
 void (*g_space_waker)() = nullptr;
 const void* g_audit_region = nullptr;
+bool g_audit_ready = false;        // the trail's records are back: the bridges may serve
 uint64_t g_audit_total = 0;        // records appended to the audit trail's region this boot
 // Checkpoints: the barrier holds writes back while one is taken; the hold keeps the trail's new
 // records for the new log; tickets of acks waiting for a checkpoint carry kCheckpointTicket.
@@ -120,18 +121,21 @@ bool durable_by_default() { return g_state == State::Ready || replaying(); }
 
 namespace {
 
-// audit: an audit record, which passes a checkpoint's barrier (the trail goes on meanwhile).
+// audit: an audit record, which passes a checkpoint's barrier (the trail goes on meanwhile), and
+// is staged while the store is still recovered (the bridges serve by then): the storage task
+// writes it once the log is open.
 ktl::Error reserve_impl(size_t bytes, bool audit) {
     if (bytes > kMaxRecord)
         return ktl::Error::InvalidArgs;
     if (g_state == State::Failed)
         return ktl::Error::IoError;
-    if (g_state != State::Ready)
+    const bool early = audit && g_state == State::Recovering && g_audit_ready;
+    if (g_state != State::Ready && !early)
         return ktl::Error::Unsupported;
     if (g_barrier && !audit)
         return ktl::Error::WouldBlock; // a checkpoint is being taken: writes wait for its end
     const size_t need = kStagedHeader + ((bytes + 7) & ~size_t(7));
-    if (!log_room(bytes + kLogOverhead)) {
+    if (!early && !log_room(bytes + kLogOverhead)) {
         // A checkpoint empties the log: the write waits for it, unless checkpoints cannot help.
         if (!g_checkpoint_hopeless) {
             request_checkpoint_locked();
@@ -176,7 +180,8 @@ std::span<std::byte> stage(storage::RecordType type, size_t bytes, size_t reserv
     const size_t need = kStagedHeader + padded;
     // The journal failed meanwhile (nothing staged now will be written), or no reservation made
     // this room (a bug): the caller answers with an error instead of waiting for ever.
-    if (bytes > reserved || g_state != State::Ready || g_staged + need > kStagingBytes)
+    const bool early_audit = type == storage::RecordType::Audit && g_state == State::Recovering && g_audit_ready;
+    if (bytes > reserved || (g_state != State::Ready && !early_audit) || g_staged + need > kStagingBytes)
         return {};
     g_staged_log_bytes += bytes + kLogOverhead;
     std::byte* h = g_staging + g_staged;
@@ -218,7 +223,7 @@ ipc::Outcome wait(uint64_t ticket, int64_t result) {
 
 ipc::Outcome wait_ready() {
     arch::IrqGuard guard;
-    if (g_state != State::Recovering || sched::current() == g_owner)
+    if (g_state != State::Recovering || g_audit_ready || sched::current() == g_owner)
         return { false, 0 };
     sched::block_current(g_ready_waiters, 0);
     return { true, 0 };
@@ -267,6 +272,12 @@ void done(int64_t status, uint64_t log_free) {
     uint32_t woken = settle(ticket, 0);
     if (woken > g_stats.waiters_max)
         g_stats.waiters_max = woken;
+}
+
+void audit_ready() {
+    arch::IrqGuard guard;
+    g_audit_ready = true;
+    sched::wake_all(g_ready_waiters, 0);
 }
 
 void open(uint64_t log_free) {
@@ -385,9 +396,9 @@ bool is_audit_region(const void* region) { return region && region == g_audit_re
 
 void stage_audit(const void* record, size_t len) {
     arch::IrqGuard guard;
-    if (g_state != State::Ready) {
+    if (g_state != State::Ready && !(g_state == State::Recovering && g_audit_ready)) {
         ++g_audit_total;
-        return; // no disk, or recovering: the storage task puts back these very records
+        return; // no disk, or the storage task putting back these very records
     }
     ++g_audit_total; // (before any refusal: it counts the region's records, disk or not)
     if (len == 0 || len > storage::kMaxAuditRecord || reserve_impl(len, true) != ktl::Error::None) {

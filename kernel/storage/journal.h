@@ -55,7 +55,8 @@ std::span<std::byte> stage(storage::RecordType type, size_t bytes, size_t reserv
 void defer(sched::WaitQueue& wq, int64_t result, void* heap, uint64_t ticket);
 // Blocks the calling task until commit `ticket` is durable; it then gets `result`.
 ipc::Outcome wait(uint64_t ticket, int64_t result);
-// Blocks the calling task until recovery has ended (returns at once otherwise).
+// Blocks the calling task until the audit trail's records are back (the first thing recovery
+// does; the bridges serve from then on while the store is still recovered; returns at once otherwise).
 ipc::Outcome wait_ready();
 
 // The MCP audit trail's region: every record appended to it is staged too (no caller waits for
@@ -95,6 +96,7 @@ ipc::Outcome take(std::byte* out, size_t cap, uint64_t deadline_ns);
 // the log has left. `wake` is called when staging space was freed (the vector service re-runs
 // writes that waited for it).
 void done(int64_t status, uint64_t log_free);
+void audit_ready();           // recovery put the audit trail back (the store comes next)
 void open(uint64_t log_free); // recovery ended: Ready
 void fail(const char* why);   // recovery or a commit failed
 void set_space_waker(void (*wake)());

@@ -21,6 +21,7 @@ struct StorageInfo {
     uint64_t audit_staged, audit_lost, recovered_audit;
     uint64_t checkpoints, checkpoint_ms, checkpoint_bytes; // this boot's; the last one's time and size
     uint64_t recovered_checkpoint_bytes;                   // the checkpoint recovery started from
+    uint64_t recovery_progress;                            // store changes replayed so far
     uint8_t torn_tail;    // recovery dropped an unacknowledged, half-written group
     uint8_t formatted;    // this boot wrote a fresh superblock
     uint8_t superblock_copy_damaged; // one of the two copies failed its checks (the other was used)
@@ -34,10 +35,12 @@ struct Recovered {
     uint64_t audit_records; // audit trail records put back into the trail's region
     uint64_t checkpoint_bytes;      // the checkpoint recovery loaded (0: none)
     uint64_t last_checkpoint_ms, last_checkpoint_bytes; // written by the storage task after each one
+    uint64_t progress_records;      // store changes replayed so far
     bool damaged, torn_tail, formatted, copy_damaged;
 };
 void set_recovered(const Recovered& r);
 void note_checkpoint(uint64_t ms, uint64_t bytes);
+void note_progress(uint64_t records); // store changes replayed so far (while recovering)
 const Recovered& recovered();
 
 } // namespace storage_info

@@ -26,7 +26,10 @@ using N = sys::Number;
 // Replays records into the store through its system calls, keeping the collections it has opened.
 class Replayer {
 public:
-    Replayer(uint32_t store, uint32_t audit) : m_store(store), m_audit(audit) {}
+    // Recovery reads the log twice: the audit trail's records first (the bridges serve as soon as
+    // the trail is back), then the store's changes (the index is rebuilt: the long part).
+    enum class Pass : uint8_t { Audit, Store };
+    Replayer(uint32_t store, uint32_t audit, Pass pass) : m_store(store), m_audit(audit), m_pass(pass) {}
 
     void apply(const storage::LogRecord& rec) {
         auto d = storage::decode_record(rec.type, rec.payload);
@@ -34,6 +37,8 @@ public:
             failed(rec.seq, "undecodable record", d.error());
             return;
         }
+        if ((d->type == storage::RecordType::Audit) != (m_pass == Pass::Audit))
+            return; // the other pass's
         int64_t r = 0;
         switch (d->type) {
         case storage::RecordType::Audit:
@@ -77,8 +82,8 @@ public:
         }
         if (r < 0)
             failed(rec.seq, "record not applied", static_cast<ktl::Error>(-r));
-        else
-            ++m_applied;
+        else if (++m_applied % 64 == 0 && m_pass == Pass::Store)
+            storage_info::note_progress(m_applied); // kernel://status shows how far recovery is
     }
 
     void close_all() {
@@ -132,6 +137,7 @@ private:
     bool m_missing[storage::kMaxDeleteIds] = {};
     uint32_t m_store;
     uint32_t m_audit;
+    Pass m_pass;
     uint64_t m_audit_records = 0;
     uint64_t m_audit_refused = 0;
     Open m_open[kOpen] = {};
@@ -266,19 +272,34 @@ int64_t task_main(void* arg) {
     }
     rec.log_bytes = sb.log_count * dev::kDiskSector;
 
-    // The last checkpoint first, then the log written since.
+    // The audit trail first (the last checkpoint's, then the log's), so that the bridges can serve
+    // while the store is rebuilt; then the collections the same way.
     static Checkpointer checkpointer(client, caps.disk, caps.store, caps.audit);
-    auto loaded = checkpointer.load(sb);
-    if (!loaded) {
+    auto damaged_checkpoint = [&](ktl::Error e) {
         KLOG_ERROR("storage: the checkpoint at sector %llu is damaged (%s): collections live in memory only",
-                   static_cast<unsigned long long>(sb.checkpoint_first), ktl::error_name(loaded.error()));
+                   static_cast<unsigned long long>(sb.checkpoint_first), ktl::error_name(e));
         rec.ms = (sys::clock_ns() - started) / 1000000;
         storage_info::set_recovered(rec);
-        return give_up(caps.disk, loaded.error() == ktl::Error::IoError ? kUnreadable : kCheckpoint);
-    }
-    rec.checkpoint_bytes = loaded->bytes;
+        return give_up(caps.disk, e == ktl::Error::IoError ? kUnreadable : kCheckpoint);
+    };
+    auto trail = checkpointer.load(sb, storage::PieceKind::Audit);
+    if (!trail)
+        return damaged_checkpoint(trail.error());
     static storage::Wal wal(client, sb.log_first, sb.log_count, sb.epoch, { g_commit, sizeof g_commit });
-    Replayer replay(caps.store, caps.audit);
+    Replayer audit_pass(caps.store, caps.audit, Replayer::Pass::Audit);
+    auto first = wal.recover([&](const storage::LogRecord& r) { audit_pass.apply(r); });
+    if (!first) {
+        KLOG_ERROR("storage: the log could not be read (%s)", ktl::error_name(first.error()));
+        return give_up(caps.disk, kUnreadable);
+    }
+    rec.audit_records = trail->audit_records + audit_pass.audit_records();
+    storage_info::set_recovered(rec);
+    sys::call(N::journal_open, caps.disk, 1); // the bridges serve from here; the store says `recovering`
+    auto loaded = checkpointer.load(sb, storage::PieceKind::Collection);
+    if (!loaded)
+        return damaged_checkpoint(loaded.error());
+    rec.checkpoint_bytes = loaded->bytes;
+    Replayer replay(caps.store, caps.audit, Replayer::Pass::Store);
     auto recovered = wal.recover([&](const storage::LogRecord& r) { replay.apply(r); });
     replay.close_all();
     rec.ms = (sys::clock_ns() - started) / 1000000;
@@ -288,9 +309,9 @@ int64_t task_main(void* arg) {
         return give_up(caps.disk, kUnreadable);
     }
     rec.records = recovered->records;
-    rec.audit_records = loaded->audit_records + replay.audit_records();
-    if (replay.audit_refused())
-        KLOG_WARN("storage: %llu audit records from the log did not fit the trail's region", static_cast<unsigned long long>(replay.audit_refused()));
+    if (audit_pass.audit_refused())
+        KLOG_WARN("storage: %llu audit records from the log did not fit the trail's region",
+                  static_cast<unsigned long long>(audit_pass.audit_refused()));
     rec.commits = recovered->commits;
     rec.damaged = recovered->damaged;
     rec.torn_tail = recovered->torn_tail;
@@ -361,6 +382,7 @@ namespace {
 Recovered g_recovered {};
 }
 void set_recovered(const Recovered& r) { g_recovered = r; }
+void note_progress(uint64_t records) { g_recovered.progress_records = records; }
 void note_checkpoint(uint64_t ms, uint64_t bytes) {
     g_recovered.last_checkpoint_ms = ms;
     g_recovered.last_checkpoint_bytes = bytes;

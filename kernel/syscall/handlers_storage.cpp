@@ -73,6 +73,8 @@ int64_t journal_done(arch::TrapFrame& f, const kcap::Resolved&) {
 int64_t journal_open(arch::TrapFrame& f, const kcap::Resolved&) {
     if (static_cast<int64_t>(f.x[1]) < 0)
         journal::fail(reason_text(f.x[3]));
+    else if (f.x[1] == 1)
+        journal::audit_ready();
     else
         journal::open(f.x[2]);
     return 0;
@@ -125,6 +127,7 @@ int64_t storage_info(arch::TrapFrame& f, const kcap::Resolved&) {
     s.audit_lost = j.audit_lost;
     s.recovered_audit = r.audit_records;
     s.recovered_checkpoint_bytes = r.checkpoint_bytes;
+    s.recovery_progress = r.progress_records;
     s.log_bytes = r.log_bytes;
     s.recovered_records = r.records;
     s.recovered_commits = r.commits;

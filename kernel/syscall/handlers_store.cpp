@@ -62,7 +62,8 @@ int64_t keep(std::string_view name, ktl::Result<vector::Collection*> made, bool 
 
 } // namespace
 
-// While the storage task replays the log the store is its alone: anyone else is told to come back.
+// While the storage task recovers the store from the disk it is its alone: anyone else is told so
+// (the bridges serve meanwhile; their vector tools answer `recovering`).
 bool recovering() { return journal::state() == journal::State::Recovering && !journal::replaying(); }
 
 // Stages the record of a create or drop that was reserved (`bytes`) and blocks the caller until it
@@ -78,7 +79,7 @@ int64_t log_and_wait(storage::RecordType type, size_t bytes, int64_t result, Enc
 
 int64_t store_create(arch::TrapFrame& f, const kcap::Resolved&) {
     if (recovering())
-        return err(ktl::Error::WouldBlock);
+        return err(ktl::Error::NotReady);
     auto name = name_arg(f.x[1], f.x[2]);
     if (!name)
         return err(name.error());
@@ -146,7 +147,7 @@ int64_t keep_loaded(const vector::Job& job, int64_t result, sched::Task* caller)
 // anything is kept. a5: the capacity (0: sized by the content).
 int64_t store_import(arch::TrapFrame& f, const kcap::Resolved&) {
     if (recovering())
-        return err(ktl::Error::WouldBlock);
+        return err(ktl::Error::NotReady);
     auto name = name_arg(f.x[1], f.x[2]);
     if (!name)
         return err(name.error());
@@ -157,7 +158,7 @@ int64_t store_import(arch::TrapFrame& f, const kcap::Resolved&) {
 
 int64_t store_open(arch::TrapFrame& f, const kcap::Resolved& store) {
     if (recovering())
-        return err(ktl::Error::WouldBlock);
+        return err(ktl::Error::NotReady);
     auto name = name_arg(f.x[1], f.x[2]);
     if (!name)
         return err(name.error());
@@ -263,7 +264,7 @@ ktl::Result<Staging*> start_staging(std::string_view name, uint64_t total) {
 
 int64_t store_stage(arch::TrapFrame& f, const kcap::Resolved&) {
     if (recovering())
-        return err(ktl::Error::WouldBlock);
+        return err(ktl::Error::NotReady);
     auto name = name_arg(f.x[1], f.x[2]);
     if (!name)
         return err(name.error());
@@ -323,7 +324,7 @@ int64_t store_stage(arch::TrapFrame& f, const kcap::Resolved&) {
 
 int64_t store_list(arch::TrapFrame& f, const kcap::Resolved&) {
     if (recovering())
-        return err(ktl::Error::WouldBlock);
+        return err(ktl::Error::NotReady);
     uint64_t max = f.x[2];
     if (max == 0 || max > vector::kMaxNamed || !buffers::writable(f.x[1], max * sizeof(vector::StoreEntry)))
         return err(ktl::Error::InvalidArgs);
@@ -333,7 +334,7 @@ int64_t store_list(arch::TrapFrame& f, const kcap::Resolved&) {
 
 int64_t store_drop(arch::TrapFrame& f, const kcap::Resolved&) {
     if (recovering())
-        return err(ktl::Error::WouldBlock);
+        return err(ktl::Error::NotReady);
     auto name = name_arg(f.x[1], f.x[2]);
     if (!name)
         return err(name.error());

@@ -25,6 +25,7 @@ enum class Error : uint16_t {
     Exhausted, // a budget (the task's system calls) is used up
     IoError,   // a device reported that a transfer failed
     NoSpace,   // the disk (its log) has no room left
+    NotReady,  // still being brought up (the store while it is recovered from the disk)
 };
 
 constexpr const char* error_name(Error e) {
@@ -47,6 +48,7 @@ constexpr const char* error_name(Error e) {
     case Error::Exhausted: return "exhausted";
     case Error::IoError: return "io_error";
     case Error::NoSpace: return "no_space";
+    case Error::NotReady: return "not_ready";
     }
     return "unknown";
 }

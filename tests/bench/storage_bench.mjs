@@ -7,6 +7,7 @@
 //   - bytes written to the disk per byte acknowledged (vector and id payload);
 //   - recovery time for 100,000 vectors: from the log alone, and from a checkpoint.
 // Usage: node tests/bench/storage_bench.mjs [--kernel ELF] [--calls N] [--vectors N] [--dim D]
+//        [--recovery log,checkpoints]   (which recoveries to measure; default both)
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -21,6 +22,7 @@ const kernel = opt("--kernel", path.join(root, "build/kernel/basalt.elf"));
 const CALLS = Number(opt("--calls", 400));
 const VECTORS = Number(opt("--vectors", 100000));
 const DIM = Number(opt("--dim", 64));
+const RECOVERY = opt("--recovery", "log,checkpoints").split(",");
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "basalt-storage-bench."));
 process.on("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -119,7 +121,10 @@ const fmt = (x) => x.toFixed(0);
 }
 
 // The log alone: checkpoints put off (checkpoint_kib at its largest); then the default, adaptive.
-for (const [label, extra] of [["the log alone", ["--append", "checkpoint_kib=1048576"]], ["checkpoints (the default)", []]]) {
+for (const [key, label, extra] of [["log", "the log alone", ["--append", "checkpoint_kib=1048576"]],
+                                   ["checkpoints", "checkpoints (the default)", []]]) {
+  if (!RECOVERY.includes(key))
+    continue;
   const disk = image(`recovery-${label.length}.img`);
   let s = await boot(disk, extra);
   await s.call("collection_create", { name: "big", dim: DIM, metric: "l2", max_elements: VECTORS });

@@ -14,7 +14,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-import { boot, types } from "./sdk.mjs";
+import { boot, storageReady, types } from "./sdk.mjs";
 
 const { CallToolResultSchema } = types;
 const [kernel] = process.argv.slice(2);
@@ -28,6 +28,7 @@ async function session(image, fn) {
                                                 CallToolResultSchema, { timeout: 30000 });
   try {
     await s.client.connect(s.transport);
+    await storageReady(s.client);
     const status = async () =>
       JSON.parse((await s.client.readResource({ uri: "kernel://status" })).contents[0].text).storage;
     await fn({ call, status });

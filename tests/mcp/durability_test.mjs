@@ -17,7 +17,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-import { boot, types } from "./sdk.mjs";
+import { boot, storageReady, types } from "./sdk.mjs";
 
 const { CallToolResultSchema } = types;
 const [kernel, runsArg, seedArg, checkpointArg] = process.argv.slice(2);
@@ -46,7 +46,7 @@ const vector = () => Array.from(new Float32Array(Array.from({ length: DIM }, () 
 
 const model = new Map(); // id -> vector, the acknowledged state
 let copy = null;         // the imported collection's content (id -> vector), once imported
-let fromCheckpoint = 0;
+let fromCheckpoint = 0, recoveringSeen = false;
 let nextId = 1;
 let nextPending = []; // the calls in flight at the last kill
 let streamFrom = 0, acked = 0; // the audit trail's length when the last stream began; its answered calls
@@ -178,7 +178,7 @@ for (let run = 0; run < RUNS; ++run) {
   const s = bootOnDisk(`durability-${run}`);
   try {
     await s.client.connect(s.transport);
-    const status = JSON.parse((await s.client.readResource({ uri: "kernel://status" })).contents[0].text).storage;
+    const status = await storageReady(s.client);
     assert.equal(status.state, "ready", `run ${run}: storage ${JSON.stringify(status)}`);
     if (run === 0) {
       assert.equal(status.recovery.formatted, true, "the empty image is formatted at the first boot");
@@ -292,6 +292,19 @@ for (let run = 0; run < RUNS; ++run) {
   const s = bootOnDisk("durability-final");
   try {
     await s.client.connect(s.transport);
+    // The appliance answers while it rebuilds the store: a store call then says so (whichever of
+    // the two this boot shows, its answer must fit it).
+    const early = await s.client.request({ method: "tools/call", params: { name: "collection_list", arguments: {} } },
+                                         CallToolResultSchema);
+    const during = JSON.parse((await s.client.readResource({ uri: "kernel://status" })).contents[0].text).storage;
+    if (early.isError) {
+      assert.equal(early.structuredContent.error.details.reason, "recovering", JSON.stringify(early.structuredContent));
+      recoveringSeen = true;
+    } else {
+      assert.ok(early.structuredContent.collections.length > 0, "served after recovery: the collections are there");
+    }
+    assert.ok(["recovering", "ready"].includes(during.state), JSON.stringify(during));
+    await storageReady(s.client);
     await verify(s.call, nextPending, RUNS);
     const status = JSON.parse((await s.client.readResource({ uri: "kernel://status" })).contents[0].text).storage;
     assert.ok(status.recovery.records > 0, JSON.stringify(status));
@@ -299,7 +312,8 @@ for (let run = 0; run < RUNS; ++run) {
                 `${model.size} vectors acknowledged and intact; of the calls in flight at the kills ${inFlightDone} had ` +
                 `become durable, ${inFlightLost} had not; ${tornTails} restarts dropped a torn tail; ` +
                 `${status.recovery.records} records replayed at the last boot in ${status.recovery.ms} ms; ` +
-                `${fromCheckpoint} restarts began from a checkpoint`);
+                `${fromCheckpoint} restarts began from a checkpoint; the last boot answered ` +
+                `${recoveringSeen ? "`recovering` while it rebuilt the store" : "after the store was back"}`);
     if (CHECKPOINT_KIB)
       assert.ok(fromCheckpoint > 0, "with checkpoint_kib, restarts begin from checkpoints");
     await s.done();

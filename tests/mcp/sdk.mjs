@@ -161,3 +161,15 @@ export function confirmAsHuman(client) {
     return quoted ? { action: "accept", content: { name: quoted[1] } } : { action: "decline" };
   });
 }
+
+// kernel://status's storage section once recovery has ended: with a disk the appliance answers
+// while it rebuilds the store (vector tools then say `recovering`), so tests about the store wait.
+export async function storageReady(client, timeoutMs = 300000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const storage = JSON.parse((await client.readResource({ uri: "kernel://status" })).contents[0].text).storage;
+    if (storage.state !== "recovering" || Date.now() > deadline)
+      return storage;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
