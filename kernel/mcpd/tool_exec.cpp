@@ -9,6 +9,7 @@
 #include "../vector/store.h"
 #include "fault_tools.h"
 #include "provenance_log.h"
+#include "vector_support.h"
 #include "sink_gate.h"
 
 #include <crypto/sha256.h>
@@ -529,9 +530,12 @@ bool Executor::launch(const mcp::Tool& tool, const ToolImpl& impl_ref, const jso
     bool transient = false;
     auto source = token_source(m_caps, *impl, arguments, &transient);
     if (!source) {
-        err = source.error() == ktl::Error::NotFound
-                  ? mcp::ToolError { mcp::ErrorCode::NotFound, "no collection of that name", "missing_collection" }
-                  : mcp::ToolError { mcp::ErrorCode::ValidationFailed, "not a valid collection name", "invalid_name" };
+        if (source.error() == ktl::Error::NotFound)
+            err = { mcp::ErrorCode::NotFound, "no collection of that name", "missing_collection" };
+        else if (source.error() == ktl::Error::NotReady) // the store is being recovered from the disk
+            err = vec::error_of(-static_cast<int64_t>(ktl::Error::NotReady));
+        else
+            err = { mcp::ErrorCode::ValidationFailed, "not a valid collection name", "invalid_name" };
         return false;
     }
     auto drop_source = [&] {

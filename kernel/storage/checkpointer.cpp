@@ -65,6 +65,14 @@ ktl::Result<void> Checkpointer::write_piece_bytes(uint64_t area, uint64_t offset
     return m_disk.write(area + offset / kSector, { data, len });
 }
 
+// The first `bytes` of the chunk buffer at `offset` of the area, zero-padded to whole sectors.
+ktl::Result<void> Checkpointer::write_chunk(uint64_t area, uint64_t offset, uint64_t bytes) {
+    const uint64_t padded = round_up(bytes);
+    for (uint64_t b = bytes; b < padded; ++b)
+        g_chunk[b] = std::byte(0);
+    return write_piece_bytes(area, offset, g_chunk, padded);
+}
+
 CheckpointResult Checkpointer::take(storage::Superblock& sb, storage::Wal& wal, Drain drain) {
     const uint64_t t0 = sys::clock_ns();
     auto step = [&](Step s, int64_t status = 0, uint64_t room = 0) {
@@ -127,10 +135,7 @@ CheckpointResult Checkpointer::take(storage::Superblock& sb, storage::Wal& wal, 
                 break;
             }
             crc = storage::crc32c(crc, g_chunk, want);
-            const uint64_t padded = round_up(want);
-            for (uint64_t b = want; b < padded; ++b)
-                g_chunk[b] = std::byte(0);
-            if (!write_piece_bytes(area, e.offset + off, g_chunk, padded))
+            if (!write_chunk(area, e.offset + off, want))
                 fail(-static_cast<int>(ktl::Error::IoError));
         }
         e.crc = crc;
@@ -156,10 +161,7 @@ CheckpointResult Checkpointer::take(storage::Superblock& sb, storage::Wal& wal, 
             auto flush_chunk = [&] {
                 const uint64_t bytes = in_chunk * rec;
                 crc = storage::crc32c(crc, g_chunk, bytes);
-                const uint64_t padded = round_up(bytes);
-                for (uint64_t b = bytes; b < padded; ++b)
-                    g_chunk[b] = std::byte(0);
-                if (!write_piece_bytes(area, e.offset + written, g_chunk, padded))
+                if (!write_chunk(area, e.offset + written, bytes))
                     fail(-static_cast<int>(ktl::Error::IoError));
                 written += bytes;
                 in_chunk = 0;

@@ -54,6 +54,7 @@ public:
 
 private:
     ktl::Result<void> write_piece_bytes(uint64_t first_sector, uint64_t offset, const std::byte* data, size_t len);
+    ktl::Result<void> write_chunk(uint64_t first_sector, uint64_t offset, uint64_t bytes);
 
     DiskClient& m_disk;
     uint32_t m_disk_cap, m_store, m_audit;

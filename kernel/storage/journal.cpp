@@ -58,8 +58,10 @@ Stats g_stats {};
 void unreserve_locked(size_t bytes);
 void request_checkpoint_locked();
 
-bool log_room(uint64_t extra) {
-    const uint64_t committed = g_staged_log_bytes + g_inflight_log_bytes + extra + kLogMargin;
+// margin: whether the record may use the reserve kept for drops (which free room: after one, a
+// checkpoint can empty the log again).
+bool log_room(uint64_t extra, bool margin = false) {
+    const uint64_t committed = g_staged_log_bytes + g_inflight_log_bytes + extra + (margin ? kLogMargin / 2 : kLogMargin);
     return g_stats.log_free >= committed;
 }
 
@@ -124,7 +126,7 @@ namespace {
 // audit: an audit record, which passes a checkpoint's barrier (the trail goes on meanwhile), and
 // is staged while the store is still recovered (the bridges serve by then): the storage task
 // writes it once the log is open.
-ktl::Error reserve_impl(size_t bytes, bool audit) {
+ktl::Error reserve_impl(size_t bytes, bool audit, bool margin = false) {
     if (bytes > kMaxRecord)
         return ktl::Error::InvalidArgs;
     if (g_state == State::Failed)
@@ -135,7 +137,7 @@ ktl::Error reserve_impl(size_t bytes, bool audit) {
     if (g_barrier && !audit)
         return ktl::Error::WouldBlock; // a checkpoint is being taken: writes wait for its end
     const size_t need = kStagedHeader + ((bytes + 7) & ~size_t(7));
-    if (!early && !log_room(bytes + kLogOverhead)) {
+    if (!early && !log_room(bytes + kLogOverhead, margin)) {
         // A checkpoint empties the log: the write waits for it, unless checkpoints cannot help.
         if (!g_checkpoint_hopeless) {
             request_checkpoint_locked();
@@ -156,6 +158,17 @@ ktl::Error reserve_impl(size_t bytes, bool audit) {
 ktl::Error reserve(size_t bytes) {
     arch::IrqGuard guard;
     return reserve_impl(bytes, false);
+}
+
+ktl::Error reserve_drop(size_t bytes) {
+    arch::IrqGuard guard;
+    ktl::Error e = reserve_impl(bytes, false, true);
+    if (e == ktl::Error::None && g_checkpoint_hopeless) {
+        // The data shrinks: the checkpoint that found no room may find it now.
+        g_checkpoint_hopeless = false;
+        request_checkpoint_locked();
+    }
+    return e;
 }
 
 void unreserve(size_t bytes) {

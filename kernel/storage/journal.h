@@ -44,6 +44,9 @@ bool durable_by_default();
 // IoError (the journal failed), WouldBlock (the staging buffer is full until the storage task
 // takes it), InvalidArgs (larger than kMaxRecord). A reservation is either staged or given back.
 ktl::Error reserve(size_t bytes);
+// The same for a drop, which may use a reserve kept back from everything else: on a full disk a
+// collection can still be dropped, and the checkpoint after it gives the room back.
+ktl::Error reserve_drop(size_t bytes);
 void unreserve(size_t bytes);
 // Space for a record of exactly `bytes` made by a reservation of `reserved` >= bytes (the rest is
 // given back), to encode into before the next call; the commit number that will carry it comes

@@ -348,7 +348,7 @@ int64_t store_drop(arch::TrapFrame& f, const kcap::Resolved&) {
     // (An import not yet in a checkpoint was never on the disk: nothing to log.)
     const bool logged = c->durable && !c->awaiting_checkpoint && !journal::replaying();
     if (logged) {
-        if (ktl::Error e = journal::reserve(storage::kDropRecordBytes); e != ktl::Error::None)
+        if (ktl::Error e = journal::reserve_drop(storage::kDropRecordBytes); e != ktl::Error::None)
             return err(e); // Full: the log has no room even for the drop (nothing is destroyed)
     }
     // Every capability dies first (tool tasks holding one included), then the memory goes.
