@@ -191,7 +191,11 @@ bool sched_fairness(const Caps& caps) {
                     hi ? double(lo) / double(hi) : 0.0, cpu_max ? double(cpu_min) / double(cpu_max) : 0.0,
                     (unsigned long long)(cpu_min / kMs), (unsigned long long)(cpu_max / kMs));
     KT_CHECK(lo > 0, "a task never ran: no preemption");
-    KT_CHECK(double(lo) / double(hi) >= 0.8, "iteration spread %llu..%llu beyond 20%%", (unsigned long long)lo,
+    // Fairness is judged by the CPU time each task got (the guest's clock). Iterations are only
+    // a sanity check: the host may deschedule QEMU inside one task's slices and not another's
+    // (a busy machine: 0.79 seen while the CPU times agreed to 0.985), so a tight bound on them
+    // would test the host, not the scheduler; half still catches a task starved of its turns.
+    KT_CHECK(double(lo) / double(hi) >= 0.5, "iteration spread %llu..%llu beyond 50%%", (unsigned long long)lo,
              (unsigned long long)hi);
     KT_CHECK(cpu_max && double(cpu_min) / double(cpu_max) >= 0.8, "CPU time spread beyond 20%%");
     return true;
