@@ -14,29 +14,14 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-import { boot, storageReady, types } from "./sdk.mjs";
+import { diskSession } from "./sdk.mjs";
 
-const { CallToolResultSchema } = types;
 const [kernel] = process.argv.slice(2);
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "basalt-damaged."));
 process.on("exit", () => process.env.KEEP ? console.log(dir) : fs.rmSync(dir, { recursive: true, force: true }));
 const SECTOR = 512, LOG_FIRST = 2048 * SECTOR;
 
-async function session(image, fn) {
-  const s = boot(`damaged-${path.basename(image)}`, ["--disk", image], { kernel, timeoutMs: 60000 });
-  const call = (name, args) => s.client.request({ method: "tools/call", params: { name, arguments: args } },
-                                                CallToolResultSchema, { timeout: 30000 });
-  try {
-    await s.client.connect(s.transport);
-    await storageReady(s.client);
-    const status = async () =>
-      JSON.parse((await s.client.readResource({ uri: "kernel://status" })).contents[0].text).storage;
-    await fn({ call, status });
-    await s.done();
-  } catch (e) {
-    await s.fail(e);
-  }
-}
+const session = (image, fn) => diskSession(`damaged-${path.basename(image)}`, image, fn, { kernel });
 
 const image = (name, bytes) => {
   const p = path.join(dir, name);

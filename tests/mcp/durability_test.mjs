@@ -17,7 +17,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-import { boot, storageReady, types } from "./sdk.mjs";
+import { boot, storageReady, storageStatus, types } from "./sdk.mjs";
 
 const { CallToolResultSchema } = types;
 const [kernel, runsArg, seedArg, checkpointArg] = process.argv.slice(2);
@@ -227,7 +227,7 @@ for (let run = 0; run < RUNS; ++run) {
       const v = vector();
       await s.call("vector_upsert", { collection: "copy", ids: [999999], vectors: [v] });
       copy.set(999999, v);
-      const after = JSON.parse((await s.client.readResource({ uri: "kernel://status" })).contents[0].text).storage;
+      const after = (await storageStatus(s.client));
       assert.ok(after.checkpoints >= 1, `the import took a checkpoint: ${JSON.stringify(after)}`);
     }
     streamFrom = JSON.parse((await s.client.readResource({ uri: "audit://log" })).contents[0].text).records_total;
@@ -296,7 +296,7 @@ for (let run = 0; run < RUNS; ++run) {
     // the two this boot shows, its answer must fit it).
     const early = await s.client.request({ method: "tools/call", params: { name: "collection_list", arguments: {} } },
                                          CallToolResultSchema);
-    const during = JSON.parse((await s.client.readResource({ uri: "kernel://status" })).contents[0].text).storage;
+    const during = (await storageStatus(s.client));
     if (early.isError) {
       assert.equal(early.structuredContent.error.details.reason, "recovering", JSON.stringify(early.structuredContent));
       recoveringSeen = true;
@@ -306,7 +306,7 @@ for (let run = 0; run < RUNS; ++run) {
     assert.ok(["recovering", "ready"].includes(during.state), JSON.stringify(during));
     await storageReady(s.client);
     await verify(s.call, nextPending, RUNS);
-    const status = JSON.parse((await s.client.readResource({ uri: "kernel://status" })).contents[0].text).storage;
+    const status = (await storageStatus(s.client));
     assert.ok(status.recovery.records > 0, JSON.stringify(status));
     console.log(`durability: ${RUNS} SIGKILLs (seed ${SEED}) in ${((Date.now() - started) / 1000).toFixed(1)} s; ` +
                 `${model.size} vectors acknowledged and intact; of the calls in flight at the kills ${inFlightDone} had ` +

@@ -162,14 +162,39 @@ export function confirmAsHuman(client) {
   });
 }
 
-// kernel://status's storage section once recovery has ended: with a disk the appliance answers
-// while it rebuilds the store (vector tools then say `recovering`), so tests about the store wait.
+// kernel://status's storage section.
+export async function storageStatus(client) {
+  return JSON.parse((await client.readResource({ uri: "kernel://status" })).contents[0].text).storage;
+}
+
+// The same once recovery has ended: with a disk the appliance answers while it rebuilds the store
+// (vector tools then say `recovering`), so tests about the store wait.
 export async function storageReady(client, timeoutMs = 300000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const storage = JSON.parse((await client.readResource({ uri: "kernel://status" })).contents[0].text).storage;
+    const storage = await storageStatus(client);
     if (storage.state !== "recovering" || Date.now() > deadline)
       return storage;
     await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+// One session on a disk image, once its store is recovered: fn({ call, status }) with call(tool,
+// args) answering the raw result (errors included) and status() the storage section. human: a
+// client that confirms what the sink policy asks (drops).
+export async function diskSession(name, disk, fn, { kernel = defaultKernel, timeoutMs = 60000, callTimeoutMs = 30000,
+                                                   human = false } = {}) {
+  const s = boot(name, ["--disk", disk], { kernel, timeoutMs, capabilities: human ? { elicitation: {} } : undefined });
+  if (human)
+    confirmAsHuman(s.client);
+  const call = (tool, args) => s.client.request({ method: "tools/call", params: { name: tool, arguments: args } },
+                                                types.CallToolResultSchema, { timeout: callTimeoutMs });
+  try {
+    await s.client.connect(s.transport);
+    await storageReady(s.client);
+    await fn({ call, status: () => storageStatus(s.client) });
+    await s.done();
+  } catch (e) {
+    await s.fail(e);
   }
 }

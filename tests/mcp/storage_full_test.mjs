@@ -13,9 +13,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-import { boot, confirmAsHuman, storageReady, types } from "./sdk.mjs";
+import { diskSession } from "./sdk.mjs";
 
-const { CallToolResultSchema } = types;
 const [kernel] = process.argv.slice(2);
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "basalt-full."));
 const disk = path.join(dir, "disk.img");
@@ -38,24 +37,9 @@ const b64 = (f32) => {
 };
 const rowOf = (f32, i) => Array.from(f32.subarray(i * DIM, (i + 1) * DIM));
 
-async function session(name, fn) {
-  const s = boot(name, ["--disk", disk], { kernel, timeoutMs: 240000, capabilities: { elicitation: {} } });
-  confirmAsHuman(s.client); // the drop needs a human's yes (the sink policy)
-  const call = (tool, args) => s.client.request({ method: "tools/call", params: { name: tool, arguments: args } },
-                                                CallToolResultSchema, { timeout: 120000 });
-  try {
-    await s.client.connect(s.transport);
-    await storageReady(s.client);
-    const status = async () =>
-      JSON.parse((await s.client.readResource({ uri: "kernel://status" })).contents[0].text).storage;
-    await fn({ call, status });
-    await s.done();
-  } catch (e) {
-    await s.fail(e);
-  }
-}
+// (human: the drop needs a human's yes, the sink policy)
+const session = (name, fn) => diskSession(name, disk, fn, { kernel, timeoutMs: 240000, callTimeoutMs: 120000, human: true });
 
-const acked = []; // [id, row] of every acknowledged vector (a sample is checked: all would be slow)
 let count = 0;
 let first = null, last = null;
 await session("full-1", async ({ call, status }) => {
