@@ -62,6 +62,7 @@ void write_storage(json::Writer& w) {
         w.key("recovery").begin_object().key("records").number(s.recovered_records).key("commits").number(s.recovered_commits);
         w.key("ms").number(s.recovery_ms).key("formatted").boolean(s.formatted).key("torn_tail_dropped").boolean(s.torn_tail);
         w.key("damaged").boolean(s.damaged).key("superblock_copy_damaged").boolean(s.superblock_copy_damaged);
+        w.key("newer_checkpoint_found").boolean(s.newer_checkpoint);
         w.key("checkpoint_bytes").number(s.recovered_checkpoint_bytes);
         if (s.state == static_cast<uint8_t>(journal::State::Recovering))
             w.key("replayed_so_far").number(s.recovery_progress);

@@ -103,12 +103,13 @@ uint32_t parse_metric(const json::Value& v) {
 }
 
 // A create or drop the store answers WouldBlock for a moment (a checkpoint holding writes back,
-// the last requests on a collection draining): tried again for up to two seconds, in steps of
+// the last requests on a collection draining): tried again for up to eight seconds (a checkpoint
+// of a large collection takes seconds; the tool limit is ten), in steps of
 // 5 ms, before the caller hears `busy`.
 template <typename Call>
 int64_t store_call_retrying(Call&& call) {
     int64_t rc = call();
-    for (int i = 0; i < 400 && rc == -static_cast<int64_t>(ktl::Error::WouldBlock); ++i) {
+    for (int i = 0; i < 1600 && rc == -static_cast<int64_t>(ktl::Error::WouldBlock); ++i) {
         sys::sleep_ns(5'000'000);
         rc = call();
     }

@@ -7,6 +7,8 @@
 #include "journal.h"
 
 #include <storage/checkpoint.h>
+#include <storage/layout.h>
+#include <ktl/le_bytes.h>
 #include <ktl/utf8.h>
 #include <storage/crc32c.h>
 
@@ -39,15 +41,11 @@ uint64_t records_per_chunk(uint32_t rec) {
     return (kChunk / rec) / step * step;
 }
 
-struct Areas {
-    uint64_t first[2];
-    uint64_t sectors;
-};
-
-Areas areas_of(const storage::Superblock& sb, uint64_t disk_sectors) {
-    const uint64_t first = sb.log_first + sb.log_count;
-    const uint64_t half = disk_sectors > first ? (disk_sectors - first) / 2 : 0;
-    return { { first, first + half }, half };
+// Where the checkpoint after the one `sb` names goes (never over that one: see storage/layout.h).
+storage::Extent next_area(const storage::Superblock& sb, uint64_t disk_sectors) {
+    const storage::Extent live = sb.checkpoint_first == 0 ? storage::Extent {}
+                                                          : storage::Extent { sb.checkpoint_first, round_up(sb.checkpoint_bytes) / kSector };
+    return storage::next_checkpoint_area(sb.log_first + sb.log_count, disk_sectors, live);
 }
 
 } // namespace
@@ -94,9 +92,9 @@ CheckpointResult Checkpointer::take(storage::Superblock& sb, storage::Wal& wal, 
     }
     step(Step::Cut);
 
-    const Areas areas = areas_of(sb, m_disk.sectors());
-    const uint64_t area = sb.checkpoint_first == areas.first[0] ? areas.first[1] : areas.first[0];
-    const uint64_t room = areas.sectors * kSector;
+    const storage::Extent target = next_area(sb, m_disk.sectors());
+    const uint64_t area = target.first;
+    const uint64_t room = target.sectors * kSector;
     storage::CheckpointHeader h;
     h.epoch = wal.epoch() + 1;
     int status = 0;
@@ -185,7 +183,11 @@ CheckpointResult Checkpointer::take(storage::Superblock& sb, storage::Wal& wal, 
     // The header, then the superblock that makes it the checkpoint; the log starts over.
     if (status == 0) {
         const uint32_t crc = storage::encode_checkpoint_header({ g_header, sizeof g_header }, h);
-        if (!write_piece_bytes(area, 0, g_header, sizeof g_header))
+        // The pieces are on the disk before the header that vouches for them: a whole header is
+        // then a whole checkpoint (recovery may take one the superblock never named: adopt_newer).
+        if (auto f = m_disk.flush(); !f && f.error() != ktl::Error::Unsupported)
+            fail(-static_cast<int>(f.error()));
+        else if (!write_piece_bytes(area, 0, g_header, sizeof g_header))
             fail(-static_cast<int>(ktl::Error::IoError));
         else if (auto f = m_disk.flush(); !f && f.error() != ktl::Error::Unsupported)
             fail(-static_cast<int>(f.error()));
@@ -216,6 +218,23 @@ CheckpointResult Checkpointer::take(storage::Superblock& sb, storage::Wal& wal, 
     else
         KLOG_ERROR("storage: checkpoint failed (%s)", ktl::error_name(static_cast<ktl::Error>(-status)));
     return { status, h.bytes, h.count, ms };
+}
+
+bool Checkpointer::adopt_newer(storage::Superblock& sb) {
+    const storage::Extent target = next_area(sb, m_disk.sectors());
+    if (target.sectors * kSector < sizeof g_header || !m_disk.read(target.first, { g_header, sizeof g_header }))
+        return false;
+    // The header's own CRC (its last four bytes) is all there is to check it against: the
+    // superblock that kept a copy of it is the damaged one.
+    const uint32_t crc = ktl::get_le<uint32_t>(g_header + sizeof g_header - 4);
+    auto h = storage::decode_checkpoint_header({ g_header, sizeof g_header }, crc, kSector);
+    if (!h || h->epoch != sb.epoch + 1 || h->bytes > target.sectors * kSector)
+        return false;
+    sb.epoch = h->epoch;
+    sb.checkpoint_first = target.first;
+    sb.checkpoint_bytes = h->bytes;
+    sb.checkpoint_crc = crc;
+    return true;
 }
 
 ktl::Result<Checkpointer::Loaded> Checkpointer::load(const storage::Superblock& sb, storage::PieceKind kind) {

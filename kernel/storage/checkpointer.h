@@ -8,7 +8,9 @@
 // and a new log epoch, and the log starts over. A power cut anywhere before the superblock write
 // leaves the previous checkpoint and log as they were.
 //
-// Disk layout: [0, kLogFirst) superblock; the log; then two checkpoint areas of equal size.
+// Disk layout: [0, kLogFirst) superblock; the log; then two checkpoint areas of equal size, halves
+// of what the disk has past the log now; a checkpoint never goes over the current one's extent
+// (storage/layout.h: a grown image moves them).
 #include <cstdint>
 
 #include <ktl/result.h>
@@ -51,6 +53,13 @@ public:
     // `kind`: the pieces of that kind only (recovery puts the audit trail back first, so the
     // bridges can serve while the collections load).
     ktl::Result<Loaded> load(const storage::Superblock& sb, storage::PieceKind kind);
+
+    // With one superblock copy damaged, `sb` (the other) may be one checkpoint behind: the copy
+    // that was lost named the checkpoint written after it, in the area the next one goes to. If
+    // that area holds a whole header of the next epoch, `sb` is made to name it (true). Taking it
+    // is right even when the lost copy was a torn write of that very checkpoint's superblock: the
+    // checkpoint was complete (its header is written last), and holds everything acknowledged.
+    bool adopt_newer(storage::Superblock& sb);
 
 private:
     ktl::Result<void> write_piece_bytes(uint64_t first_sector, uint64_t offset, const std::byte* data, size_t len);

@@ -54,6 +54,13 @@ bool g_checkpoint_hopeless = false; // the last one could not make room: a full 
 uint64_t g_checkpoints_cut = 0;     // checkpoints past their cut (the import tickets' clock)
 uint64_t g_import_ticket = 0;       // set by note_import(), taken by take_import_ticket()
 Stats g_stats {};
+// The audit records staged when a checkpoint held the trail (Hold): the front of the staging
+// buffer, and the ticket their callers wait on.
+struct Held {
+    size_t bytes;
+    uint64_t records, audit, log_bytes, ticket;
+};
+Held g_held {};
 
 void unreserve_locked(size_t bytes);
 void request_checkpoint_locked();
@@ -85,6 +92,32 @@ Ack* free_ack() {
         if (!a.used)
             return &a;
     return nullptr;
+}
+
+// A checkpoint that held the trail has ended. Written: the records held are in it, so they leave
+// the staging buffer and their callers are answered. Not written: they stay staged, now carried
+// by the next group like the ones staged after them.
+void release_held(bool written) {
+    const Held h = g_held;
+    g_held = Held {};
+    if (!written) {
+        for (Ack& a : g_acks)
+            if (a.used && a.ticket == h.ticket)
+                a.ticket = g_staging_ticket;
+        return;
+    }
+    if (h.bytes > g_staged) // cannot happen (nothing takes the buffer while the trail is held)
+        return;
+    std::memmove(g_staging, g_staging + h.bytes, g_staged - h.bytes);
+    g_staged -= h.bytes;
+    g_staged_records -= h.records;
+    g_staged_audit -= h.audit;
+    g_staged_log_bytes -= h.log_bytes;
+    settle(h.ticket, 0);
+    // A sync() made during the hold waits on the staging ticket; with nothing staged after the
+    // held records, no group will carry that ticket: what it waited for is durable now.
+    if (g_staged == 0)
+        settle(g_staging_ticket, 0);
 }
 
 } // namespace
@@ -137,6 +170,8 @@ ktl::Error reserve_impl(size_t bytes, bool audit, bool margin = false) {
     if (g_barrier && !audit)
         return ktl::Error::WouldBlock; // a checkpoint is being taken: writes wait for its end
     const size_t need = kStagedHeader + ((bytes + 7) & ~size_t(7));
+    if (early && !log_room(bytes + kLogOverhead, margin))
+        return ktl::Error::NoSpace; // no checkpoint while recovering: this record is not logged
     if (!early && !log_room(bytes + kLogOverhead, margin)) {
         // A checkpoint empties the log: the write waits for it, unless checkpoints cannot help.
         if (!g_checkpoint_hopeless) {
@@ -287,8 +322,9 @@ void done(int64_t status, uint64_t log_free) {
         g_stats.waiters_max = woken;
 }
 
-void audit_ready() {
+void audit_ready(uint64_t log_free) {
     arch::IrqGuard guard;
+    g_stats.log_free = log_free;
     g_audit_ready = true;
     sched::wake_all(g_ready_waiters, 0);
 }
@@ -365,21 +401,18 @@ int64_t checkpoint_step(CheckpointStep step, int64_t status, uint64_t log_free) 
         ++g_checkpoints_cut;
         return static_cast<int64_t>(g_checkpoints_cut);
     case CheckpointStep::Hold: {
-        // From here the trail's new records wait for the new log; those staged now are in the
-        // region the checkpoint copies: dropped from staging, their waiters answered with it.
+        // From here the trail's new records wait for the new log. Those staged now are in the
+        // region the checkpoint copies, but they stay staged (their waiters with them) until Done
+        // says the checkpoint was written: one that found no room, or failed, holds none of them.
         g_hold = true;
-        for (Ack& a : g_acks)
-            if (a.used && a.ticket == g_staging_ticket)
-                a.ticket = kCheckpointTicket | g_checkpoints_cut;
-        g_staged = 0;
-        g_staged_records = 0;
-        g_staged_audit = 0;
-        g_staged_log_bytes = 0;
+        g_held = Held { g_staged, g_staged_records, g_staged_audit, g_staged_log_bytes, g_staging_ticket };
         ++g_staging_ticket;
         return static_cast<int64_t>(g_audit_total);
     }
     case CheckpointStep::Done:
         g_barrier = false;
+        if (g_hold)
+            release_held(status == 0);
         g_hold = false;
         if (status < 0) {
             fail("a checkpoint could not be written: durable collections are read-only until a restart");
@@ -401,6 +434,8 @@ int64_t checkpoint_step(CheckpointStep step, int64_t status, uint64_t log_free) 
     }
     return -static_cast<int64_t>(ktl::Error::InvalidArgs);
 }
+
+bool checkpoint_in_progress() { return g_barrier; }
 
 uint64_t audit_total() { return g_audit_total; }
 

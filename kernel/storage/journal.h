@@ -90,6 +90,9 @@ enum class CheckpointStep : uint8_t {
     Done = 5,     // status 0: written (log_free: the new log's room); 1: no room for it; < 0: failed
 };
 int64_t checkpoint_step(CheckpointStep step, int64_t status, uint64_t log_free);
+// Whether a checkpoint is being taken (between Begin and Done): a durable collection is not
+// dropped meanwhile (its drop waits), so that what the checkpoint holds and the drop agree.
+bool checkpoint_in_progress();
 
 // --- the storage task ---
 // Copies every staged record into out (cap bytes, at least kStagingBytes) and makes them the
@@ -99,7 +102,9 @@ ipc::Outcome take(std::byte* out, size_t cap, uint64_t deadline_ns);
 // the log has left. `wake` is called when staging space was freed (the vector service re-runs
 // writes that waited for it).
 void done(int64_t status, uint64_t log_free);
-void audit_ready();           // recovery put the audit trail back (the store comes next)
+// Recovery put the audit trail back (the store comes next); log_free: the room the log has left,
+// which the audit records staged from now on (the bridges serve) count against.
+void audit_ready(uint64_t log_free);
 void open(uint64_t log_free); // recovery ended: Ready
 void fail(const char* why);   // recovery or a commit failed
 void set_space_waker(void (*wake)());

@@ -25,7 +25,8 @@ struct StorageInfo {
     uint8_t torn_tail;    // recovery dropped an unacknowledged, half-written group
     uint8_t formatted;    // this boot wrote a fresh superblock
     uint8_t superblock_copy_damaged; // one of the two copies failed its checks (the other was used)
-    uint8_t reserved[5];
+    uint8_t newer_checkpoint;        // ... and the checkpoint the lost copy named was found and used
+    uint8_t reserved[4];
     char reason[128];     // why off or failed
 };
 
@@ -36,7 +37,7 @@ struct Recovered {
     uint64_t checkpoint_bytes;      // the checkpoint recovery loaded (0: none)
     uint64_t last_checkpoint_ms, last_checkpoint_bytes; // written by the storage task after each one
     uint64_t progress_records;      // store changes replayed so far
-    bool damaged, torn_tail, formatted, copy_damaged;
+    bool damaged, torn_tail, formatted, copy_damaged, newer_checkpoint;
 };
 void set_recovered(const Recovered& r);
 void note_checkpoint(uint64_t ms, uint64_t bytes);

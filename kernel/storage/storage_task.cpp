@@ -61,7 +61,12 @@ public:
             r = sys::call(N::store_drop, m_store, ptr(d->name.data()), d->name.size());
             break;
         case storage::RecordType::Upsert: {
-            int64_t slot = open(d->name);
+            uint32_t dim = 0;
+            int64_t slot = open(d->name, &dim);
+            // vec_insert reads count x (the collection's dim) floats: a record of another dim
+            // (damage that kept its CRC, or a bug) must not make it read past the record.
+            if (slot >= 0 && d->upsert.dim != dim)
+                slot = -static_cast<int64_t>(ktl::Error::InvalidArgs);
             r = slot < 0 ? slot
                          : sys::call(N::vec_insert, static_cast<uint64_t>(slot), ptr(d->upsert.ids),
                                      ptr(d->upsert.vectors), d->upsert.count, d->upsert.provenance);
@@ -102,20 +107,32 @@ private:
         uint8_t len;
         char name[65];
         uint32_t slot;
+        uint32_t dim;
     };
     static uint64_t ptr(const void* p) { return reinterpret_cast<uint64_t>(p); }
 
-    int64_t open(std::string_view name) {
+    // The collection's slot (opened once and kept), and its dimension in *dim if asked.
+    int64_t open(std::string_view name, uint32_t* dim = nullptr) {
         for (auto& o : m_open)
-            if (o.used && std::string_view(o.name, o.len) == name)
+            if (o.used && std::string_view(o.name, o.len) == name) {
+                if (dim)
+                    *dim = o.dim;
                 return o.slot;
-        int64_t slot = sys::call(N::store_open, m_store, ptr(name.data()), name.size(), kcap::kWrite);
+            }
+        int64_t slot = sys::call(N::store_open, m_store, ptr(name.data()), name.size(), kcap::kWrite | kcap::kRead);
         if (slot < 0)
             return slot;
+        vector::Stats st {};
+        if (sys::call(N::vec_stats, static_cast<uint64_t>(slot), ptr(&st)) < 0) {
+            sys::call(N::cap_delete, static_cast<uint64_t>(slot));
+            return -static_cast<int64_t>(ktl::Error::IoError);
+        }
         Open& o = m_open[m_next++ % kOpen];
         if (o.used)
             sys::call(N::cap_delete, o.slot);
-        o = Open { true, static_cast<uint8_t>(name.size()), {}, static_cast<uint32_t>(slot) };
+        o = Open { true, static_cast<uint8_t>(name.size()), {}, static_cast<uint32_t>(slot), st.dim };
+        if (dim)
+            *dim = st.dim;
         std::memcpy(o.name, name.data(), name.size());
         return slot;
     }
@@ -153,7 +170,7 @@ alignas(64) std::byte g_group[journal::kStagingBytes];
 DiskClient* g_client = nullptr;
 
 enum Reason : uint64_t {
-    kForeign = 1, kDamaged = 2, kUnreadable = 3, kReplay = 4, kReadOnly = 5, kTooSmall = 6, kTruncated = 7, kCheckpoint = 8,
+    kForeign = 1, kDamaged = 2, kUnreadable = 3, kReplay = 4, kReadOnly = 5, kTooSmall = 6, kTruncated = 7, kCheckpoint = 8, kNewerLog = 9,
 };
 
 int64_t give_up(uint32_t disk, Reason why) {
@@ -230,6 +247,7 @@ int64_t task_main(void* arg) {
     const uint64_t started = sys::clock_ns();
     storage_info::Recovered rec {};
 
+    static Checkpointer checkpointer(client, caps.disk, caps.store, caps.audit);
     std::span<std::byte> sector(g_group, dev::kDiskSector);
     auto sb_read = storage::read_superblock(client, sector);
     storage::Superblock sb;
@@ -269,12 +287,17 @@ int64_t task_main(void* arg) {
                        "collections live in memory only", static_cast<unsigned long long>(info.bytes >> 20));
             return give_up(caps.disk, kTruncated);
         }
+        // The copy that was lost may have been the newer one, naming a checkpoint written since.
+        if (sb_read->copy_damaged && checkpointer.adopt_newer(sb)) {
+            rec.newer_checkpoint = true;
+            KLOG_WARN("storage: the damaged copy named a newer checkpoint (epoch %u, sector %llu): recovering from it",
+                      sb.epoch, static_cast<unsigned long long>(sb.checkpoint_first));
+        }
     }
     rec.log_bytes = sb.log_count * dev::kDiskSector;
 
     // The audit trail first (the last checkpoint's, then the log's), so that the bridges can serve
     // while the store is rebuilt; then the collections the same way.
-    static Checkpointer checkpointer(client, caps.disk, caps.store, caps.audit);
     auto damaged_checkpoint = [&](ktl::Error e) {
         KLOG_ERROR("storage: the checkpoint at sector %llu is damaged (%s): collections live in memory only",
                    static_cast<unsigned long long>(sb.checkpoint_first), ktl::error_name(e));
@@ -294,7 +317,20 @@ int64_t task_main(void* arg) {
     }
     rec.audit_records = trail->audit_records + audit_pass.audit_records();
     storage_info::set_recovered(rec);
-    sys::call(N::journal_open, caps.disk, 1); // the bridges serve from here; the store says `recovering`
+    if (first->newer_epoch) {
+        // The log goes on in an epoch the superblock never named and its checkpoint is not to be
+        // found: starting this log over would overwrite acknowledged commits (and the checkpoint
+        // area), so nothing is written; what the disk says stays there for whoever repairs it.
+        KLOG_ERROR("storage: the log is in epoch %u but the superblock names epoch %u (a damaged superblock copy): "
+                   "nothing was replayed or overwritten; durable collections are read-only",
+                   first->found_epoch, sb.epoch);
+        rec.ms = (sys::clock_ns() - started) / 1000000;
+        storage_info::set_recovered(rec);
+        return give_up(caps.disk, kNewerLog);
+    }
+    // The bridges serve from here (the store says `recovering`); the audit records they stage
+    // meanwhile are counted against the room the log has left.
+    sys::call(N::journal_open, caps.disk, 1, wal.free_sectors() * dev::kDiskSector);
     auto loaded = checkpointer.load(sb, storage::PieceKind::Collection);
     if (!loaded)
         return damaged_checkpoint(loaded.error());

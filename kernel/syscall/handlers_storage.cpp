@@ -30,6 +30,7 @@ const char* reason_text(uint64_t code) {
     case 6: return "the disk is too small (8 MiB at least)";
     case 7: return "the disk is smaller than its superblock says (a truncated image?)";
     case 8: return "the checkpoint is damaged: nothing was replayed";
+    case 9: return "the log is newer than the superblock (a damaged superblock copy named a checkpoint that cannot be found): nothing was replayed or overwritten";
     default: return "recovery failed";
     }
 }
@@ -74,7 +75,7 @@ int64_t journal_open(arch::TrapFrame& f, const kcap::Resolved&) {
     if (static_cast<int64_t>(f.x[1]) < 0)
         journal::fail(reason_text(f.x[3]));
     else if (f.x[1] == 1)
-        journal::audit_ready();
+        journal::audit_ready(f.x[2]);
     else
         journal::open(f.x[2]);
     return 0;
@@ -136,6 +137,7 @@ int64_t storage_info(arch::TrapFrame& f, const kcap::Resolved&) {
     s.torn_tail = r.torn_tail;
     s.formatted = r.formatted;
     s.superblock_copy_damaged = r.copy_damaged;
+    s.newer_checkpoint = r.newer_checkpoint;
     if (dev::Disk* d = dev::disk()) {
         dev::DiskInfo di = d->info();
         s.has_disk = 1;

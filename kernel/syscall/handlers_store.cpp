@@ -345,6 +345,10 @@ int64_t store_drop(arch::TrapFrame& f, const kcap::Resolved&) {
     vector::Collection* c = entry->collection;
     if (c->outstanding > 0)
         return err(ktl::Error::WouldBlock); // requests still queued or running on it
+    // A checkpoint being taken may hold this collection (an import waiting for it included, whose
+    // drop is not logged): the drop waits for its end, or the checkpoint would bring it back.
+    if (c->durable && journal::checkpoint_in_progress() && !journal::replaying())
+        return err(ktl::Error::WouldBlock);
     // (An import not yet in a checkpoint was never on the disk: nothing to log.)
     const bool logged = c->durable && !c->awaiting_checkpoint && !journal::replaying();
     if (logged) {

@@ -132,16 +132,42 @@ ktl::Result<Recovery> Wal::recover_impl(VisitFn visit, void* ctx) {
     m_chain = seed(m_epoch);
     m_used = 0;
     m_pending = 0;
+    // Why the walk stopped, when it stopped at something that may be an end.
+    enum class Stop { None, Region, Zero, OtherEpoch, NewerMidway, Failed } stop = Stop::None;
     // At most one commit per sector: the walk is bounded by the region.
     for (uint64_t guard = 0; guard < m_count && m_tail < m_first + m_count; ++guard) {
         size_t loaded = 0;
         auto got = load(m_tail, kHeader, loaded);
         if (!got)
             return got.error();
-        if (!*got || get32(m_buf.data()) == 0)
-            break; // the region's end, or a sector never written: the log ends cleanly
+        if (!*got) {
+            stop = Stop::Region; // the region's end: nothing can follow
+            break;
+        }
+        if (get32(m_buf.data()) == 0) {
+            stop = Stop::Zero; // a sector never written, or an end marker: an end if nothing follows
+            break;
+        }
         if (get32(m_buf.data()) == kMagic && get32(m_buf.data() + 4) != m_epoch) {
-            rep.stale_end = true; // a header of another epoch: the log before a checkpoint, not damage
+            // An older epoch: the log before a checkpoint (an end), or damage. A newer one where
+            // the log begins: the superblock is behind the disk. A newer one after commits of this
+            // epoch: never written so (a log does not change epochs midway), so damage.
+            // (The record's CRC covers its epoch: a flipped bit there is damage, not a newer log.)
+            stop = Stop::OtherEpoch;
+            const uint32_t e = get32(m_buf.data() + 4);
+            if (e > m_epoch && m_tail == m_first) {
+                auto whole = first_record_intact(m_tail);
+                if (!whole)
+                    return whole.error();
+                if (*whole) {
+                    rep.newer_epoch = true;
+                    rep.found_epoch = e;
+                } else {
+                    stop = Stop::Failed;
+                }
+            } else if (e > m_epoch) {
+                stop = Stop::NewerMidway;
+            }
             break;
         }
         // One commit: every record checked, chain and sequence included, before any is replayed.
@@ -175,12 +201,7 @@ ktl::Result<Recovery> Wal::recover_impl(VisitFn visit, void* ctx) {
             }
         }
         if (!whole) {
-            if (intact_commit_after(m_tail + 1, m_next_seq)) {
-                rep.damaged = true;
-                rep.damaged_seq = m_next_seq;
-            } else {
-                rep.torn_tail = true;
-            }
+            stop = Stop::Failed;
             break;
         }
         for (size_t r = 0; r < at;) {
@@ -195,9 +216,34 @@ ktl::Result<Recovery> Wal::recover_impl(VisitFn visit, void* ctx) {
         m_chain = chain;
         m_tail += (at + m_sector - 1) / m_sector;
     }
+    // Whatever stopped the walk, an intact later commit of this epoch means it stopped at damage.
+    // (Not where a newer log begins: what follows it are this older epoch's own leftovers.)
+    if (stop == Stop::NewerMidway ||
+        (stop != Stop::None && stop != Stop::Region && !rep.newer_epoch && intact_commit_after(m_tail + 1, m_next_seq))) {
+        rep.damaged = true;
+        rep.damaged_seq = m_next_seq;
+    } else if (stop == Stop::Failed) {
+        rep.torn_tail = true;
+    } else if (stop == Stop::OtherEpoch && !rep.newer_epoch) {
+        rep.stale_end = true; // a header of an older epoch: the log before a checkpoint, not damage
+    }
     rep.next_seq = m_next_seq;
     rep.tail_lba = m_tail;
     return rep;
+}
+
+ktl::Result<bool> Wal::first_record_intact(uint64_t lba) {
+    size_t loaded = 0;
+    auto h = load(lba, kHeader, loaded);
+    if (!h || !*h)
+        return h;
+    const size_t need = kHeader + round8(get32(m_buf.data() + 16));
+    if (need > m_buf.size())
+        return false;
+    auto body = load(lba, need, loaded);
+    if (!body || !*body)
+        return body;
+    return record_crc(m_buf.data()) == get32(m_buf.data() + 24);
 }
 
 bool Wal::intact_commit_after(uint64_t lba, uint64_t seq) {

@@ -16,10 +16,14 @@
 // survives a power cut.
 // Recovery accepts whole commits only, each record's CRC and chain checked and sequence numbers
 // consecutive; the chain keeps what a torn, unacknowledged commit left on the disk from ever
-// passing for the continuation of a later one. The first commit that fails ends the log. If a
-// whole commit that starts later on (within kDamageScanCommits commits' reach) is intact (its own
-// first record checks out with a higher sequence number), the failure was damage in the middle,
-// not a torn tail: that is reported, and nothing after it is replayed silently.
+// passing for the continuation of a later one. The first commit that fails ends the log, and so
+// does a sector that looks like an end (a zero first word, or a header of another epoch). Wherever
+// the walk stops, the sectors after it are searched: if a whole commit that starts later on
+// (within kDamageScanCommits commits' reach) is intact (its own first record checks out with a
+// higher sequence number), what stopped the walk was damage in the middle, not an end: that is
+// reported, and nothing after it is replayed silently (one flipped bit in an epoch or a zeroed
+// first word must not cut acknowledged commits off). A header of a *newer* epoch than the log was
+// opened with is never an end either: the superblock that named this epoch is behind the disk.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -45,6 +49,8 @@ struct Recovery {
     bool stale_end = false;    // the log ends where an older epoch's records begin (a checkpoint's cut)
     bool damaged = false;      // a commit in the middle failed its checks while later ones are intact
     uint64_t damaged_seq = 0;  // the first sequence number not replayed
+    bool newer_epoch = false;  // the walk met a header of a later epoch: the superblock is out of date
+    uint32_t found_epoch = 0;  // ... that epoch
 };
 
 class Wal {
@@ -91,6 +97,8 @@ private:
     // region or the buffer).
     ktl::Result<bool> load(uint64_t lba, size_t bytes, size_t& loaded);
     bool intact_commit_after(uint64_t lba, uint64_t seq);
+    // Whether the record whose header starts sector `lba` passes its own CRC (whatever its epoch).
+    ktl::Result<bool> first_record_intact(uint64_t lba);
 
     BlockDevice& m_dev;
     uint64_t m_first, m_count;

@@ -140,14 +140,18 @@ TEST(StorageWal, DamageInTheMiddleIsReportedNotSkipped) {
     // Flip one bit in every sector the log holds, one at a time.
     size_t damaged = 0, torn = 0;
     for (uint64_t s = 2; s < clean.rep.tail_lba; ++s) {
-        for (uint32_t at : { 3u, 30u, 100u, 511u }) {
+        // (Bytes 4-7 of a header are its epoch: a flipped bit there must not pass for an end.)
+        for (uint32_t at : { 3u, 5u, 30u, 100u, 511u }) {
             SimDisk copy = disk;
             copy.bytes()[s * kSector + at] ^= std::byte { 0x10 };
             Replayed got = recover(copy, buffer, 2, 200);
             ASSERT_LE(got.payloads.size(), acked.size());
             EXPECT_TRUE(std::equal(got.payloads.begin(), got.payloads.end(), acked.begin())) << "a prefix, at sector " << s;
             if (got.payloads.size() < acked.size()) {
-                EXPECT_TRUE(got.rep.damaged || got.rep.torn_tail);
+                // The last commit's epoch turned into a later one reads as a log newer than its
+                // superblock: refused by the caller, never taken for a clean end either.
+                EXPECT_TRUE(got.rep.damaged || got.rep.torn_tail || got.rep.newer_epoch) << "sector " << s << " offset " << at;
+                EXPECT_FALSE(got.rep.stale_end) << "sector " << s << " offset " << at;
                 damaged += got.rep.damaged;
                 torn += got.rep.torn_tail;
                 // Damage before the last commit is never taken for a torn tail.
@@ -225,4 +229,65 @@ TEST(StorageWal, ANewEpochEndsCleanlyWhereTheOldOneContinues) {
     EXPECT_FALSE(rep->torn_tail);
     EXPECT_FALSE(rep->damaged);
     EXPECT_EQ(rep->next_seq, 2u);
+}
+
+// A commit header whose first word reads zero, or whose epoch reads as another one, looks like the
+// end of the log; with intact commits after it, it is damage in the middle and must be reported as
+// such (nothing after it replayed, nothing taken for a clean end).
+TEST(StorageWal, AnEndLookalikeInTheMiddleIsDamage) {
+    const auto w = workload();
+    std::vector<std::byte> buffer(8 * kSector);
+    SimDisk disk(256);
+    std::vector<std::string> acked, flight;
+    ASSERT_EQ(run(disk, buffer, w, acked, flight), w.size());
+    std::vector<uint64_t> starts; // the first sector of every commit
+    for (uint64_t s = 2; s < 202; ++s) {
+        const std::byte* h = disk.bytes().data() + s * kSector;
+        uint32_t magic, epoch;
+        uint16_t flags;
+        std::memcpy(&magic, h, 4);
+        std::memcpy(&epoch, h + 4, 4);
+        std::memcpy(&flags, h + 22, 2);
+        if (magic == storage::Wal::kMagic && epoch == 7 && (flags & storage::Wal::kFirst))
+            starts.push_back(s);
+    }
+    ASSERT_EQ(starts.size(), w.size());
+    for (size_t c = 0; c + 1 < starts.size(); ++c) {
+        struct Case {
+            const char* what;
+            uint32_t offset, value;
+        };
+        for (Case k : { Case { "a zero first word", 0, 0 }, Case { "an older epoch", 4, 6 }, Case { "a newer epoch", 4, 7 | 0x100 } }) {
+            SimDisk copy = disk;
+            std::memcpy(copy.bytes().data() + starts[c] * kSector + k.offset, &k.value, 4);
+            Replayed got = recover(copy, buffer, 2, 200);
+            EXPECT_TRUE(got.rep.damaged) << k.what << " in commit " << c;
+            EXPECT_FALSE(got.rep.stale_end) << k.what << " in commit " << c;
+            EXPECT_EQ(got.rep.commits, c) << k.what << ": the commits before it, no more";
+            EXPECT_EQ(got.rep.damaged_seq, got.rep.next_seq);
+        }
+    }
+}
+
+// A log that begins in an epoch after the one it is opened with (its superblock is one checkpoint
+// behind) is reported as such, not taken for an empty log.
+TEST(StorageWal, ALogOfANewerEpochIsNotAnEmptyOne) {
+    SimDisk disk(256);
+    std::vector<std::byte> buffer(4096);
+    {
+        storage::Wal wal(disk, 2, 200, 8, buffer);
+        for (int c = 0; c < 3; ++c) {
+            ASSERT_TRUE(wal.append(3, bytes_of(std::string(100, char('a' + c)))).ok());
+            ASSERT_TRUE(wal.commit().ok());
+        }
+    }
+    storage::Wal wal(disk, 2, 200, 7, buffer);
+    size_t seen = 0;
+    auto rep = wal.recover([&](const storage::LogRecord&) { ++seen; });
+    ASSERT_TRUE(rep.ok());
+    EXPECT_EQ(seen, 0u);
+    EXPECT_TRUE(rep->newer_epoch);
+    EXPECT_EQ(rep->found_epoch, 8u);
+    EXPECT_FALSE(rep->stale_end);
+    EXPECT_FALSE(rep->torn_tail);
 }

@@ -91,21 +91,40 @@ await refused(image("truncated.img", goodBytes.subarray(0, 12 << 20)), /smaller 
 }
 
 // A commit damaged in the middle: the log's commits start at sector boundaries with "BWAL" and the
-// first-of-commit flag; the 10th one gets a flipped byte in its payload.
-{
-  const b = Buffer.from(goodBytes);
+// first-of-commit flag; the 10th one gets a flipped byte in its payload, a flipped bit in its
+// epoch (bytes 4-7 of its header: it must not pass for the end of the log, or the older epoch's
+// leftovers after a checkpoint), or a zeroed first word (what the end of the log looks like).
+const commitStarts = (b) => {
   const commits = [];
   for (let at = LOG_FIRST; at + SECTOR <= b.length; at += SECTOR)
     if (b.toString("latin1", at, at + 4) === "BWAL" && (b.readUInt16LE(at + 22) & 1))
       commits.push(at);
+  return commits;
+};
+// How many records the commit starting at `at` holds (each: a 32-byte header, the payload padded
+// to 8; the last has flag 2).
+const recordsIn = (b, at) => {
+  for (let n = 1; ; ++n) {
+    if (b.readUInt16LE(at + 22) & 2)
+      return n;
+    at += 32 + ((b.readUInt32LE(at + 16) + 7) & ~7);
+  }
+};
+const damages = [
+  ["payload", (b, at) => { b[at + 40] ^= 0x01; }],
+  ["epoch", (b, at) => { b[at + 5] ^= 0x04; }],
+  ["zero-word", (b, at) => { b.writeUInt32LE(0, at); }],
+];
+for (const [what, damage] of damages) {
+  const b = Buffer.from(goodBytes);
+  const commits = commitStarts(b);
   assert.ok(commits.length >= 25, `commits found: ${commits.length}`);
-  const victim = commits[9];
-  b[victim + 40] ^= 0x01;
-  const f = image("middle.img", b);
+  damage(b, commits[9]);
+  const f = image(`middle-${what}.img`, b);
   await session(f, async ({ call, status }) => {
     const st = await status();
-    assert.equal(st.state, "failed", JSON.stringify(st));
-    assert.equal(st.recovery.damaged, true);
+    assert.equal(st.state, "failed", `${what}: ${JSON.stringify(st)}`);
+    assert.equal(st.recovery.damaged, true, what);
     assert.equal(st.recovery.torn_tail_dropped, false, "damage in the middle is not a torn tail");
     assert.match(st.reason, /damaged in the middle/);
     // What came before the damage is there; nothing after it was replayed.
@@ -113,7 +132,9 @@ await refused(image("truncated.img", goodBytes.subarray(0, 12 << 20)), /smaller 
     assert.deepEqual(list.map((c) => c.name), ["kept"]);
     const count = list[0].count;
     assert.ok(count > 0 && count < 22, `a prefix of the history: ${count} vectors`);
-    assert.equal(st.recovery.records, 9, "the nine commits before the damaged tenth (one record each)");
+    // (A call's audit record shares its upsert's commit or has its own: group commit decides.)
+    const before = commits.slice(0, 9).reduce((n, at) => n + recordsIn(goodBytes, at), 0);
+    assert.equal(st.recovery.records, before, `${what}: the records of the nine commits before the damaged tenth`);
     const got = await call("vector_get", { collection: "kept", ids: [0] });
     assert.deepEqual(got.structuredContent.vectors.map((v) => v.vector), [row(0)]);
     // Read-only: the disk is behind what a write would change.
@@ -157,5 +178,69 @@ await refused(image("truncated.img", goodBytes.subarray(0, 12 << 20)), /smaller 
   b[at + 4096 + 100] ^= 0x01;
   await refused(image("checkpoint-bad.img", b), /checkpoint is damaged/);
 }
+
+// The newest superblock copy damaged after a checkpoint and later commits: the other copy is one
+// checkpoint behind (checkpoints rewrite the superblock, the log then starts over in a new epoch).
+// Recovery finds the checkpoint the lost copy named and replays the new epoch's log: every
+// acknowledged vector is there. With that checkpoint's header damaged too, nothing can be
+// recovered from it: the store is read-only and says why, and the disk is not written.
+{
+  const f = path.join(dir, "behind.img");
+  fs.writeFileSync(f, "");
+  fs.truncateSync(f, 64 << 20);
+  const acked = new Map();
+  await diskSession("damaged-behind", f, async ({ call, status }) => {
+    assert.equal((await call("collection_create", { name: "c", dim: 4, metric: "l2" })).isError, false);
+    // Upserts until two checkpoints were taken (one every 64 KiB of log).
+    for (let i = 0; (await status()).checkpoints < 2; ++i) {
+      assert.ok(i < 400, "checkpoints are taken");
+      const r = await call("vector_upsert", { collection: "c", ids: [1000 + i, 2000 + i], vectors: [row(i), row(i + 1)] });
+      assert.equal(r.isError, false, JSON.stringify(r));
+      acked.set(1000 + i, row(i)).set(2000 + i, row(i + 1));
+    }
+    // The log of the newest epoch must hold commits (else the older copy's log is still whole):
+    // one more upsert until one lands after the last checkpoint.
+    for (let i = 40, settled = false; !settled; ++i) {
+      assert.ok(i < 80, "an upsert after the last checkpoint");
+      const before = (await status()).checkpoints;
+      assert.equal((await call("vector_upsert", { collection: "c", ids: [i], vectors: [row(i)] })).isError, false);
+      acked.set(i, row(i));
+      settled = (await status()).checkpoints === before;
+    }
+  }, { kernel, args: ["--append", "checkpoint_kib=64"] });
+  const b = fs.readFileSync(f);
+  const gen = (at) => b.readBigUInt64LE(at + 16);
+  const newest = gen(0) > gen(SECTOR) ? 0 : SECTOR;
+  const checkpointAt = Number(b.readBigUInt64LE(newest + 48)) * SECTOR;
+  assert.ok(checkpointAt > LOG_FIRST, "the newest copy names a checkpoint");
+  assert.ok(b.readUInt32LE(newest + 24) > b.readUInt32LE(SECTOR - newest + 24), "the other copy is of an earlier epoch");
+  b.fill(0xa5, newest, newest + 128);
+  const ids = [...acked.keys()];
+  await session(image("behind-one.img", b), async ({ call, status }) => {
+    const st = await status();
+    assert.equal(st.state, "ready", JSON.stringify(st));
+    assert.equal(st.recovery.superblock_copy_damaged, true);
+    assert.equal(st.recovery.newer_checkpoint_found, true);
+    for (let at = 0; at < ids.length; at += 16) { // vector_get takes 16 ids a call
+      const res = await call("vector_get", { collection: "c", ids: ids.slice(at, at + 16) });
+      const got = res.structuredContent;
+      assert.ok(Array.isArray(got?.vectors), JSON.stringify(res).slice(0, 400));
+      assert.deepEqual(got.missing ?? [], [], "every acknowledged vector is there");
+      for (const v of got.vectors)
+        assert.deepEqual(v.vector, acked.get(v.id).map(Math.fround));
+    }
+  });
+  const both = Buffer.from(b);
+  both[checkpointAt + 8] ^= 0x01; // the newer checkpoint's header (its version field)
+  const bothFile = image("behind-both.img", both);
+  await session(bothFile, async ({ call, status }) => {
+    const st = await status();
+    assert.equal(st.state, "failed", JSON.stringify(st));
+    assert.match(st.reason, /log is newer than the superblock/);
+    const up = await call("collection_create", { name: "d", dim: 4, metric: "l2" });
+    assert.equal(reason(up), "storage_failed");
+  });
+  assert.ok(both.equals(fs.readFileSync(bothFile)), "nothing overwritten: the log and the checkpoint are as they were");
+}
 console.log("damaged disks: random, foreign, tiny, truncated and a damaged checkpoint refused with a reason; one " +
-            "superblock copy and damage in the middle of the log reported, what is intact served");
+            "superblock copy and damage in the middle of the log (payload, epoch, first word) reported, what is intact served; a superblock one checkpoint behind recovers from the checkpoint its lost copy named, or refuses");

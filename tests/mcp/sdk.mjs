@@ -181,10 +181,10 @@ export async function storageReady(client, timeoutMs = 300000) {
 
 // One session on a disk image, once its store is recovered: fn({ call, status }) with call(tool,
 // args) answering the raw result (errors included) and status() the storage section. human: a
-// client that confirms what the sink policy asks (drops).
+// client that confirms what the sink policy asks (drops); args: more run.sh arguments.
 export async function diskSession(name, disk, fn, { kernel = defaultKernel, timeoutMs = 60000, callTimeoutMs = 30000,
-                                                   human = false } = {}) {
-  const s = boot(name, ["--disk", disk], { kernel, timeoutMs, capabilities: human ? { elicitation: {} } : undefined });
+                                                   human = false, args = [] } = {}) {
+  const s = boot(name, ["--disk", disk, ...args], { kernel, timeoutMs, capabilities: human ? { elicitation: {} } : undefined });
   if (human)
     confirmAsHuman(s.client);
   const call = (tool, args) => s.client.request({ method: "tools/call", params: { name: tool, arguments: args } },
