@@ -12,7 +12,8 @@
 #   --board rpi4|rpi5      which Pi (required)
 #   --out FILE             the image file to write (default build/sd-BOARD.img)
 #   --append "ARGS"        boot arguments for cmdline.txt (e.g. "mcp=serial" to make the UART an
-#                          MCP line instead of the console shell)
+#                          MCP line instead of the console shell); key= and cluster_key= are
+#                          refused (secrets in clear: use --key)
 #   --key ROLE:PRINCIPAL:SECRET
 #                          an MCP API key (repeatable): only its SHA-256 goes on the card
 #                          (key_sha256=); the client configuration with the secret is printed once
@@ -74,6 +75,15 @@ for k in "${keys[@]}"; do
 done
 append="${append# }"
 case "$append" in *$'\n'*) die "--append takes one line" ;; esac
+# A card can be read by anyone who holds it: no secret goes on it in clear.
+read -ra tokens <<<"$append" # split as the kernel does (spaces, tabs), without globbing
+for token in "${tokens[@]}"; do
+  case "$token" in
+    key=*) die "--append: key= would put the API key's secret on the card in clear; use --key ROLE:PRINCIPAL:SECRET (only its SHA-256 goes on the card)" ;;
+    cluster_key=*) die "--append: cluster_key= would put the cluster secret on the card in clear; a card takes none (the Pi has no network driver to join a cluster with)" ;;
+  esac
+done
+
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
