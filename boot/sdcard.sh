@@ -18,8 +18,11 @@
 #                          an MCP API key (repeatable): only its SHA-256 goes on the card
 #                          (key_sha256=); the client configuration with the secret is printed once
 #   --size MIB             the FAT32 partition's size (64..4096, default 64)
-#   --device /dev/sdX      also write the image to this card: refused if it is mounted, holds the
-#                          running system or is not removable; asks for the name typed back
+#   --device /dev/sdX      also write the image to this card (boot/card_write.py): refused if it is
+#                          a partition, backs the running system, a mount, swap or an fstab entry,
+#                          is held by LVM, dm-crypt or md, is an eMMC or is not removable; asks for
+#                          the name typed back, writes the device it checked and reads it back
+#                          from the card
 #   --yes                  with --device: do not ask
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -84,7 +87,6 @@ for token in "${tokens[@]}"; do
   esac
 done
 
-
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/fat"
@@ -117,26 +119,10 @@ done
 
 [ -n "$device" ] || exit 0
 
-# Writing a card: refuse anything that could be the wrong disk.
-[ -b "$device" ] || die "$device is not a block device"
-name=$(basename "$(readlink -f "$device")")
-[ -e "/sys/block/$name" ] || die "$device is a partition or not a whole disk (give the disk, e.g. /dev/sdb)"
-# USB card readers report removable; a laptop's own SD slot is an mmcblk device.
-removable=$(cat "/sys/block/$name/removable" 2>/dev/null || echo 0)
-case "$name" in mmcblk*) removable=1 ;; esac
-[ "$removable" = 1 ] || die "$device is not a removable disk or SD card: refusing"
-if grep -qE "^/dev/$name[p0-9]* " /proc/mounts; then die "$device (or a partition of it) is mounted: unmount it first"; fi
-rootdev=$(findmnt -no SOURCE / 2>/dev/null || true)
-case "$rootdev" in /dev/$name*) die "$device holds the running system" ;; esac
-bytes=$(stat -c %s "$out")
-if [ $yes = 0 ]; then
-  read -r -p "flash: write $bytes bytes to $device ($(cat "/sys/block/$name/device/model" 2>/dev/null || echo unknown model)), erasing it? Type the device name ($device) to go on: " answer
-  [ "$answer" = "$device" ] || die "not confirmed"
-fi
-dd if="$out" of="$device" bs=4M conv=fsync status=progress
-sync
-if cmp -n "$bytes" "$out" "$device"; then
-  echo "flash: $device written and read back: identical" >&2
-else
-  die "$device differs from the image after writing"
-fi
+# Writing a card: boot/card_write.py resolves the path once, refuses anything that could be the
+# wrong disk, asks, then writes through the one descriptor it opened and reads back from the card.
+rm -rf "$work"
+trap - EXIT
+write=(python3 "$root/boot/card_write.py" --image "$out" --device "$device")
+[ $yes = 0 ] || write+=(--yes)
+exec "${write[@]}"
