@@ -103,6 +103,8 @@ def describe(path):
         return "another process (QEMU locks the image while an appliance runs)"
     qemu = holders[0]
     argv = cmdline(qemu)
+    if not os.path.basename((argv or [""])[0]).startswith("qemu-system"):  # qemu-img, qemu-nbd...
+        return f"PID {qemu} ({os.path.basename((argv or ['?'])[0])})"
     # A stdio server's QEMU is a child of qemu/run.sh, the process its client spawned (./basalt
     # run execs run.sh): that is the PID to name. Otherwise run.sh exec'd QEMU and they are one.
     shown = qemu
