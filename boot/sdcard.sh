@@ -12,13 +12,17 @@
 #   --board rpi4|rpi5      which Pi (required)
 #   --out FILE             the image file to write (default build/sd-BOARD.img)
 #   --append "ARGS"        boot arguments for cmdline.txt (e.g. "mcp=serial" to make the UART an
-#                          MCP line instead of the console shell)
+#                          MCP line instead of the console shell); key= and cluster_key= are
+#                          refused (secrets in clear: use --key)
 #   --key ROLE:PRINCIPAL:SECRET
 #                          an MCP API key (repeatable): only its SHA-256 goes on the card
 #                          (key_sha256=); the client configuration with the secret is printed once
 #   --size MIB             the FAT32 partition's size (64..4096, default 64)
-#   --device /dev/sdX      also write the image to this card: refused if it is mounted, holds the
-#                          running system or is not removable; asks for the name typed back
+#   --device /dev/sdX      also write the image to this card (boot/card_write.py): refused if it is
+#                          a partition, backs the running system, a mount, swap or an fstab entry,
+#                          is held by LVM, dm-crypt or md, is an eMMC or is not removable; asks for
+#                          the name typed back, writes the device it checked and reads it back
+#                          from the card
 #   --yes                  with --device: do not ask
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -74,6 +78,14 @@ for k in "${keys[@]}"; do
 done
 append="${append# }"
 case "$append" in *$'\n'*) die "--append takes one line" ;; esac
+# A card can be read by anyone who holds it: no secret goes on it in clear.
+read -ra tokens <<<"$append" # split as the kernel does (spaces, tabs), without globbing
+for token in "${tokens[@]}"; do
+  case "$token" in
+    key=*) die "--append: key= would put the API key's secret on the card in clear; use --key ROLE:PRINCIPAL:SECRET (only its SHA-256 goes on the card)" ;;
+    cluster_key=*) die "--append: cluster_key= would put the cluster secret on the card in clear; a card takes none (the Pi has no network driver to join a cluster with)" ;;
+  esac
+done
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -107,26 +119,10 @@ done
 
 [ -n "$device" ] || exit 0
 
-# Writing a card: refuse anything that could be the wrong disk.
-[ -b "$device" ] || die "$device is not a block device"
-name=$(basename "$(readlink -f "$device")")
-[ -e "/sys/block/$name" ] || die "$device is a partition or not a whole disk (give the disk, e.g. /dev/sdb)"
-# USB card readers report removable; a laptop's own SD slot is an mmcblk device.
-removable=$(cat "/sys/block/$name/removable" 2>/dev/null || echo 0)
-case "$name" in mmcblk*) removable=1 ;; esac
-[ "$removable" = 1 ] || die "$device is not a removable disk or SD card: refusing"
-if grep -qE "^/dev/$name[p0-9]* " /proc/mounts; then die "$device (or a partition of it) is mounted: unmount it first"; fi
-rootdev=$(findmnt -no SOURCE / 2>/dev/null || true)
-case "$rootdev" in /dev/$name*) die "$device holds the running system" ;; esac
-bytes=$(stat -c %s "$out")
-if [ $yes = 0 ]; then
-  read -r -p "flash: write $bytes bytes to $device ($(cat "/sys/block/$name/device/model" 2>/dev/null || echo unknown model)), erasing it? Type the device name ($device) to go on: " answer
-  [ "$answer" = "$device" ] || die "not confirmed"
-fi
-dd if="$out" of="$device" bs=4M conv=fsync status=progress
-sync
-if cmp -n "$bytes" "$out" "$device"; then
-  echo "flash: $device written and read back: identical" >&2
-else
-  die "$device differs from the image after writing"
-fi
+# Writing a card: boot/card_write.py resolves the path once, refuses anything that could be the
+# wrong disk, asks, then writes through the one descriptor it opened and reads back from the card.
+rm -rf "$work"
+trap - EXIT
+write=(python3 "$root/boot/card_write.py" --image "$out" --device "$device")
+[ $yes = 0 ] || write+=(--yes)
+exec "${write[@]}"

@@ -59,8 +59,10 @@
 #                        can read and write. Written back by QEMU's cache, on the host once the
 #                        kernel flushes; blocks the kernel discards are punched out of the file.
 #                        One image serves one running appliance: QEMU locks it, so a second QEMU
-#                        on the same image fails to start. No commas in PATH (QEMU's option
-#                        syntax). ./basalt run passes build/disk.img unless given --no-disk
+#                        on the same image fails to start (./basalt run checks first, and names
+#                        the appliance that holds it: qemu/disk_holder.py). No commas in PATH
+#                        (QEMU's option syntax). ./basalt run passes build/disk.img unless
+#                        given --no-disk
 #   --disk-size SIZE     the size of an image --disk creates (default 1G; truncate's syntax:
 #                        digits with an optional K, M or G suffix, at least 1M); no effect on an
 #                        existing image, which keeps its size

@@ -4,8 +4,9 @@ table (sfdisk -J) is one bootable FAT32 partition at 1 MiB; the files on it (mto
 the Pi's firmware needs; the kernel on the card is byte-equal to the build; config.txt and
 cmdline.txt carry the keys they must; no secret is anywhere in the image. Then the Pi 4 card's own
 kernel8.img and device tree, with its cmdline.txt as the boot arguments, boot on QEMU raspi4b
-and install the key from its SHA-256 alone. Bad arguments are refused, and --device refuses
-anything that is not a removable disk."""
+and install the key from its SHA-256 alone. Bad arguments are refused (`key=` and `cluster_key=`
+in --append too: secrets in clear), and --device refuses anything that is not a block device
+(test_flash_device.py writes loop devices)."""
 import hashlib
 import json
 import os
@@ -92,9 +93,16 @@ def test(args):
                          (["--board", "rpi4", "--out", os.path.join(d, "x.img"), "--device", "/dev/null", "--yes"],
                           "not a block device"),
                          (["--board", "rpi4", "--out", os.path.join(d, "y.img"), "--device", os.path.join(d, "sd-rpi4.img"), "--yes"],
-                          "not a block device")):
+                          "not a block device"),
+                         # Secrets in clear on the card: refused, pointing to --key; no image made.
+                         (["--board", "rpi4", "--out", os.path.join(d, "k.img"), "--append", "mcp=serial\tkey=admin:" + SECRET],
+                          "key= would put the API key's secret on the card in clear; use --key ROLE:PRINCIPAL:SECRET"),
+                         (["--board", "rpi5", "--out", os.path.join(d, "c.img"), "--append", "cluster=lab cluster_key=" + SECRET],
+                          "cluster_key= would put the cluster secret on the card in clear")):
             r = run_flash(*bad)
             check(r.returncode != 0 and why in r.stderr, f"flash {bad}: exit {r.returncode}, {r.stderr.strip()!r}")
+        for name in ("k.img", "c.img"):
+            check(not os.path.exists(os.path.join(d, name)), f"{name}: an image with a secret in clear was written")
     print("flash: rpi4 and rpi5 images: one FAT32 partition at 1 MiB, the firmware's files, kernels byte-equal, "
           "keys only as SHA-256 (the card's own kernel and tree install the key); bad arguments and non-disks refused")
 

@@ -5,7 +5,9 @@ the client configuration only once the endpoint answers (a request sent the mome
 answered), under QEMU's user network the address is set at boot (no DHCP wait), and the console
 names port P, the one the client uses. On the console: a log line that arrives while a command is
 being typed goes above the prompt, which is drawn again with the typed text; `help` lists exactly
-the commands the README's shell section names."""
+the commands the README's shell section names. A second appliance on a disk image the first
+holds (HTTP or stdio, either way round) is told in one line on stderr which PID holds it and
+what to pass instead, and starts nothing."""
 import atexit
 import json
 import os
@@ -148,9 +150,70 @@ def http_run():
         proc.wait()
 
 
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+
+
+def in_use_line(disk, pid, what, port_hint=""):
+    """The one line a second appliance on a held image gets (the start time as HH:MM, or with the
+    date when the first began on another day)."""
+    return (re.escape(f"basalt: {disk} is in use by the appliance running as PID {pid} ({what}, started ")
+            + r"([A-Z][a-z]{2} \d\d )?\d\d:\d\d" + re.escape(
+                "); use --disk OTHER.img for a second appliance with its own data, or --no-disk for one without storage"
+                + port_hint) + "\n")
+
+
+def second_is_told(cmd, disk, pid, what, port_hint=""):
+    r = subprocess.run(cmd, input="", capture_output=True, text=True, timeout=60)
+    check(r.returncode != 0 and re.fullmatch(in_use_line(disk, pid, what, port_hint), r.stderr),
+          f"{cmd[1:]}: exit {r.returncode}, stderr {r.stderr!r}")
+    check(r.stdout == "", f"{cmd[1:]}: nothing on stdout (a stdio client reads it), got {r.stdout!r}")
+
+
+def two_appliances():
+    """A second appliance on an image the first holds is told in one line who holds it and what to
+    do instead, on stderr, before any QEMU starts; the held image is free again once the first is
+    killed (-9: no lock left behind, no stale record)."""
+    disk, port = scratch_disk(), free_port()
+    first = subprocess.Popen([BASALT, "run", "--port", str(port), "--disk", disk], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        err = ""
+        deadline = time.monotonic() + 60
+        while "\nInspector:" not in err:  # the endpoint answers: QEMU runs and holds the image
+            check(time.monotonic() < deadline and first.poll() is None, f"the first appliance never answered: {err!r}")
+            if select.select([first.stderr], [], [], 0.5)[0]:
+                err += os.read(first.stderr.fileno(), 65536).decode(errors="replace")
+        # run.sh execs QEMU: the PID the test started is the appliance's.
+        what = f"MCP on http://127.0.0.1:{port}/mcp"
+        second_is_told([BASALT, "run", "--port", str(free_port()), "--disk", disk], disk, first.pid, what)
+        second_is_told([BASALT, "run", "--stdio", "--disk", disk], disk, first.pid, what)
+        second_is_told([BASALT, "run", "--port", str(port), "--disk", disk], disk, first.pid, what,
+                       f", each with --port N (the first has {port})")
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait()
+
+    # A stdio server (a client's, holding its line open): QEMU is run.sh's child, and the PID named
+    # is the one its client spawned.
+    first = subprocess.Popen([BASALT, "run", "--stdio", "--disk", disk], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        first.stdin.write((json.dumps(INITIALIZE) + "\n").encode())
+        first.stdin.flush()
+        check(select.select([first.stdout], [], [], 60)[0] and b'"id":1' in first.stdout.readline(),
+              "the stdio appliance on an image freed by kill -9 did not answer")
+        second_is_told([BASALT, "run", "--port", str(free_port()), "--disk", disk], disk, first.pid,
+                       "a stdio MCP server")
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait()
+
+
 def test(args):
     stdio_is_quiet()
     http_run()
+    two_appliances()
 
 
 if __name__ == "__main__":
