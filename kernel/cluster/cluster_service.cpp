@@ -159,14 +159,21 @@ int64_t task_main(void*) {
             if (*c == '.')
                 *c = '-';
     }
-    uint64_t nonce = 0, seed = 0;
-    rng::fill(&nonce, sizeof nonce);
+    // The boot id must exceed every earlier boot's (replay.h), so it is taken from the wall
+    // clock; a board without an RTC may get its time from SNTP shortly after the address.
+    for (uint32_t waited = 0; !clock::wall_clock_known() && waited < 50; ++waited)
+        sys::sleep_ns(200 * kMs);
+    if (!clock::wall_clock_known())
+        KLOG_WARN("cluster: no wall clock: peers that heard an earlier boot of this node may refuse this one");
+    uint64_t random = 0, seed = 0;
+    rng::fill(&random, sizeof random);
     rng::fill(&seed, sizeof seed);
+    const uint64_t boot_id = cluster::make_boot_id(clock::unix_ms(), random);
     {
         arch::IrqGuard guard;
         g_endpoint = static_cast<net::Datagram*>(resolved->object);
         g_self_ip = net.address;
-        g_node = new (g_node_storage) cluster::Node(config_from_args(), g_key, g_self, { net.address, port }, nonce, seed);
+        g_node = new (g_node_storage) cluster::Node(config_from_args(), g_key, g_self, { net.address, port }, boot_id, seed);
         add_seeds(*g_node);
         if (bootargs::get().cluster_broadcast)
             g_node->set_broadcast({ net.address | ~net.netmask, port });

@@ -81,6 +81,53 @@ TEST(ClusterNode, ExactReplayIsRefused) {
     EXPECT_EQ(ev[0].addr, s.addr(1));
 }
 
+// Node 1 boots three times (A, B, C); an attacker without the key captured what it said to node 2
+// during A and B. Replayed in rotation to node 2, which has heard C, none of it is accepted, and
+// C stays alive everywhere. (With a window that remembered only the previous boot, A's capture
+// passed as a restart, after which C itself was refused as replayed and declared dead.)
+TEST(ClusterNode, CapturesOfEarlierBootsNeverComeBack) {
+    ClusterSim s(3, 6);
+    std::vector<std::vector<uint8_t>> captured; // one per boot of node 1, the latest last
+    bool want = true;
+    s.on_send = [&](size_t from, Address to, const std::vector<uint8_t>& bytes) {
+        if (from == 1 && to == s.addr(2) && want) {
+            captured.push_back(bytes);
+            want = false;
+        }
+    };
+    s.run_until(10 * kSecond);
+    ASSERT_TRUE(s.all_alive(s.all()));
+    for (int boot = 0; boot < 2; ++boot) {
+        ASSERT_EQ(captured.size(), size_t(boot + 1));
+        s.kill(1);
+        s.run_until(s.now() + 2 * kSecond);
+        s.restart(1);
+        want = true;
+        ASSERT_TRUE(s.run_until(s.now() + 20 * kSecond, [&] { return s.all_alive(s.all()); }));
+        s.run_until(s.now() + 5 * kSecond);
+    }
+    ASSERT_EQ(captured.size(), 3u);
+    EXPECT_GE(s.node(2).stats().restarts, 2u) << "node 2 saw both restarts as such";
+    const uint64_t replayed = s.node(2).stats().replayed;
+    for (int round = 0; round < 50; ++round) {
+        EXPECT_EQ(s.inject(2, s.addr(1), captured[round % 2]), Verdict::Replayed) << "round " << round;
+        s.run_until(s.now() + 100 * kMs);
+    }
+    EXPECT_EQ(s.node(2).stats().replayed, replayed + 50);
+    // C's own datagrams keep flowing, and nobody holds it anything but alive, for longer than a
+    // suspicion timeout would take to kill it.
+    uint64_t deaths = s.node(2).stats().deaths;
+    bool always_alive = true;
+    s.run_until(s.now() + 30 * kSecond, [&] {
+        if (s.inject(2, s.addr(1), captured[s.now() % 2]) != Verdict::Replayed)
+            always_alive = false;
+        always_alive &= s.all_alive(s.all());
+        return false;
+    });
+    EXPECT_TRUE(always_alive);
+    EXPECT_EQ(s.node(2).stats().deaths, deaths);
+}
+
 TEST(ClusterNode, PingMeasuresTheRoundTrip) {
     ClusterSim s(3, 4);
     s.set_delay(0, 1, 7 * kMs);
@@ -121,7 +168,7 @@ TEST(ClusterNode, WrongKeyNeverGetsIn) {
     forged.type = MessageType::Announce;
     forged.sender.set(s.name(0)); // even posing as node 0
     forged.incarnation = 1000;
-    forged.boot_nonce = 1;
+    forged.boot_id = 1;
     forged.counter = 1;
     for (size_t i = 0; i < 5; ++i) {
         forged.updates[i].name.set(s.name(i));
