@@ -85,13 +85,33 @@ void add_seeds(cluster::Node& node) {
     }
 }
 
+// Peers' refusals in the MCP audit trail: the node already limits them per kind (a handful a
+// minute in a flood, one an hour per kind after that), and a boot writes at most this share of
+// the trail's ring for them, so no flood from the network, however long, pushes MCP decisions
+// out. Beyond it refusals are only counted (cluster_status: refusals_unaudited).
+uint64_t g_peer_records = 0;
+uint64_t g_refusals_unaudited = 0;
+
+uint64_t peer_record_budget() {
+    const uint64_t share = mcpd::audit_trail_bytes() / mcpd::audit_trail_record_bytes() / 16;
+    return share < 64 ? share : 64;
+}
+
 void audit_refusal(const cluster::Event& e) {
+    if (g_peer_records >= peer_record_budget()) {
+        ++g_refusals_unaudited;
+        return;
+    }
+    ++g_peer_records;
     char from[24];
     netcfg::format_ipv4(e.addr.ip, from, sizeof from);
     char at[32];
     clock::rfc3339_now(at, sizeof at);
+    char more[40] = "";
+    if (e.unreported)
+        snprintf(more, sizeof more, "%llu more unreported before it", static_cast<unsigned long long>(e.unreported));
     mcp::AuditEvent a { "", at, nullptr, "udp", mcp::AuditKind::Peer, from, mcp::AuditOutcome::Deny,
-                        cluster::verdict_name(e.verdict), 0, 0, 0, 0, "receive", {} };
+                        cluster::verdict_name(e.verdict), 0, 0, 0, 0, "receive", more };
     (void)mcpd::audit_trail_record(a);
 }
 
@@ -106,7 +126,8 @@ void report(const cluster::Event& e) {
     case K::Dead: KLOG_WARN("cluster: %s (%s) is dead, incarnation %u", e.name, ip, e.incarnation); break;
     case K::Refuted: KLOG_INFO("cluster: refuted a rumour about us: now incarnation %u", e.incarnation); break;
     case K::Refused:
-        KLOG_WARN("cluster: refused a datagram from %s:%u (%s)", ip, e.addr.port, cluster::verdict_name(e.verdict));
+        KLOG_WARN("cluster: refused a datagram from %s:%u (%s; %llu more of that kind unreported before it)", ip,
+                  e.addr.port, cluster::verdict_name(e.verdict), static_cast<unsigned long long>(e.unreported));
         audit_refusal(e);
         break;
     }
@@ -281,6 +302,12 @@ int64_t info(cluster_abi::ClusterInfo* out, cluster_abi::MemberInfo* members, ui
     out->probes = s.probes;
     out->suspicions = s.suspicions;
     out->deaths = s.deaths;
+    out->refusals_unreported = s.refusals_unreported;
+    out->refusals_unaudited = g_refusals_unaudited;
+    out->wrong_version = s.wrong_version;
+    out->table_full = s.table_full;
+    out->restarts = s.restarts;
+    out->incarnation_jumps = s.incarnation_jumps;
     if (g_endpoint) {
         auto u = g_endpoint->stats();
         out->udp_rx = u.rx;

@@ -62,12 +62,16 @@ void Node::refuse(Address from, Verdict v, uint64_t now_ns) {
     case Verdict::FromSelf: ++m_stats.from_self; return; // our own broadcast: nothing wrong
     case Verdict::Accepted: return;
     }
-    if (!m_refusals.allow(from, now_ns))
+    uint64_t unreported = 0;
+    if (!m_refusals.allow(v, now_ns, unreported)) {
+        ++m_stats.refusals_unreported;
         return;
+    }
     Event e;
     e.kind = Event::Kind::Refused;
     e.addr = from;
     e.verdict = v;
+    e.unreported = unreported;
     if (!m_events.push(e))
         ++m_stats.events_lost;
 }

@@ -86,6 +86,7 @@ struct Event {
     Address addr;                    // for Refused: the datagram's source
     uint32_t incarnation = 0;
     Verdict verdict = Verdict::Accepted; // for Refused: why
+    uint64_t unreported = 0;             // for Refused: refusals of the same kind not reported before it
 };
 const char* event_kind_name(Event::Kind k);
 
@@ -93,6 +94,7 @@ struct Stats {
     uint64_t sent = 0, received = 0, accepted = 0, bad_mac = 0, malformed = 0, replayed = 0;
     uint64_t probes = 0, indirect_probes = 0, suspicions = 0, deaths = 0, refutations = 0, events_lost = 0;
     uint64_t from_self = 0, table_full = 0, wrong_version = 0;
+    uint64_t refusals_unreported = 0; // refused datagrams that made no Refused event (RefusalLimiter)
     uint64_t restarts = 0;           // a member heard from a later boot: its earlier life's record ends
     uint64_t incarnation_jumps = 0;  // updates refused for raising an incarnation beyond kMaxIncarnationStep
 };
