@@ -250,7 +250,11 @@ uint64_t start(uint64_t netstack_object, uint64_t audit_trail_object) {
         return 0;
     const auto& a = bootargs::get();
     std::string_view secret = bootargs::cluster_secret();
-    if (secret.size() < 8) {
+    const size_t secret_length = secret.size();
+    if (secret_length >= 8 && cluster::valid_name(a.cluster))
+        g_key = cluster::derive_key(secret, a.cluster);
+    bootargs::forget_cluster_secret(); // kept only as the key derived from it, even when unusable
+    if (secret_length < 8) {
         KLOG_ERROR("cluster: cluster=%.*s needs cluster_key=SECRET (8 characters or more): membership is off",
                    static_cast<int>(a.cluster.size()), a.cluster.data());
         return 0;
@@ -259,7 +263,6 @@ uint64_t start(uint64_t netstack_object, uint64_t audit_trail_object) {
         KLOG_ERROR("cluster: node= and cluster= take 1 to 31 of A-Z a-z 0-9 . _ -: membership is off");
         return 0;
     }
-    g_key = cluster::derive_key(secret, a.cluster);
     copy_name(g_self, sizeof g_self, a.node);
     static int cluster_object;
     auto object = kcap::register_object(kcap::ObjectType::Cluster, &cluster_object);

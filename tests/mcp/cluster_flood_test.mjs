@@ -3,6 +3,7 @@
 // alternate malformed and badly tagged ones from 200 source ports. Afterwards every one of the
 // ten decisions is still in audit://log (a ring of only 43 records here: audit_kib=16), the
 // peers' refusals hold no more records than their budget, and cluster_status counts the rest.
+// The cluster secret shows nowhere a client or the console can read.
 // Usage: node cluster_flood_test.mjs KERNEL_ELF
 import assert from "node:assert/strict";
 import dgram from "node:dgram";
@@ -85,6 +86,17 @@ try {
   assert.ok(peer.every((d) => d.transport === "udp" && d.outcome === "deny"));
   assert.equal(c.refusals_unreported + c.refusals_unaudited + peer.length, refused,
                `every refusal is a record or counted: ${JSON.stringify(c)}`);
+
+  // The cluster secret is kept only as the key derived from it: nothing a client or the console
+  // reads holds it.
+  for (const uri of ["kernel://status", "kernel://log", "audit://log"]) {
+    const r = await pool.post({ jsonrpc: "2.0", id: uri, method: "resources/read", params: { uri } }, session);
+    assert.equal(r.status, 200, r.text);
+    assert.ok(!r.text.includes(SECRET), `${uri} shows the cluster secret`);
+  }
+  assert.ok(!(JSON.stringify(st)).includes(SECRET), "cluster_status shows the cluster secret");
+  assert.ok(node.log().includes("cluster_key=***"), "the console shows the arguments, the secret hidden");
+  assert.ok(!node.log().includes(SECRET), "the console shows the cluster secret");
 
   console.log(`cluster_flood_test: ${refused} refusals (${c.malformed} malformed, ${c.bad_mac} bad MAC; ` +
               `${c.udp?.rx_dropped ?? 0} dropped by the receive ring) made ${peer.length} audit records; ` +
