@@ -7,6 +7,11 @@ namespace bootargs {
 namespace {
 Config g_config;
 std::string_view g_raw;
+// The arguments are parsed from a copy of our own: the device tree that brought them is mapped
+// read-only, and the cluster secret must be wiped from what the kernel keeps once it is used.
+// Longer arguments than this stay where the firmware put them (and the secret with them).
+char g_text[4096];
+bool g_secret_forgotten = false;
 
 uint32_t parse_u32(std::string_view s, uint32_t fallback, uint32_t lo, uint32_t hi) {
     uint32_t v;
@@ -17,7 +22,13 @@ uint32_t parse_u32(std::string_view s, uint32_t fallback, uint32_t lo, uint32_t 
 } // namespace
 
 void parse(std::string_view args) {
+    if (args.size() <= sizeof g_text) {
+        for (size_t i = 0; i < args.size(); ++i)
+            g_text[i] = args[i];
+        args = std::string_view(g_text, args.size());
+    }
     g_raw = args;
+    g_secret_forgotten = false;
     g_config.semihosting = dtb::bootarg_flag(args, "semihosting");
     g_config.panic_halt = dtb::bootarg_value(args, "panic").value_or("") == "halt";
     g_config.fault = dtb::bootarg_value(args, "fault").value_or("");
@@ -102,7 +113,23 @@ size_t redacted(char* out, size_t cap) {
     return n;
 }
 
-std::string_view cluster_secret() { return dtb::bootarg_value(g_raw, "cluster_key").value_or(""); }
+std::string_view cluster_secret() {
+    return g_secret_forgotten ? std::string_view() : dtb::bootarg_value(g_raw, "cluster_key").value_or("");
+}
+
+void forget_cluster_secret() {
+    g_secret_forgotten = true;
+    if (g_raw.data() != g_text)
+        return;
+    // Overwritten in place, to its length: every other view into the arguments stays valid.
+    for (size_t i = 0; i + 12 <= g_raw.size(); ++i) {
+        const bool at_token = i == 0 || g_raw[i - 1] == ' ' || g_raw[i - 1] == '\t' || g_raw[i - 1] == '\n';
+        if (!at_token || g_raw.substr(i, 12) != "cluster_key=")
+            continue;
+        for (size_t k = i + 12; k < g_raw.size() && g_text[k] != ' ' && g_text[k] != '\t' && g_text[k] != '\n'; ++k)
+            g_text[k] = '*';
+    }
+}
 
 void for_each_key(void (*fn)(std::string_view spec, void* ctx), void* ctx) {
     dtb::bootarg_values(g_raw, "key", fn, ctx);

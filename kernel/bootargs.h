@@ -57,8 +57,12 @@ std::string_view raw();
 // form that may be printed or logged. Returns the length written (NUL-terminated).
 size_t redacted(char* out, size_t cap);
 // The `cluster_key=` secret, for the one caller that derives the cluster key from it (the
-// secret itself is never copied, printed or served: redacted() hides it).
+// secret itself is never copied, printed or served: redacted() hides it); empty once forgotten.
 std::string_view cluster_secret();
+// Overwrites the secret in the kernel's copy of the arguments (raw() then shows `***...` in its
+// place): called once the key is derived, so that no later reader of the arguments, nor a
+// memory dump, finds it.
+void forget_cluster_secret();
 // Calls fn with each `key=` value ("ROLE:SECRET" or "ROLE:PRINCIPAL:SECRET").
 void for_each_key(void (*fn)(std::string_view spec, void* ctx), void* ctx);
 // Calls fn with each `key_sha256=` value ("ROLE:[PRINCIPAL:]HEX": the secret's SHA-256, as

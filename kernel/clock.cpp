@@ -41,6 +41,12 @@ int64_t unix_seconds() {
     return g_anchor_unix + static_cast<int64_t>((monotonic_ns() - g_anchor_mono) / 1000000000ull);
 }
 
+uint64_t unix_ms() {
+    if (!g_known || g_anchor_unix < 0)
+        return 0;
+    return static_cast<uint64_t>(g_anchor_unix) * 1000 + (monotonic_ns() - g_anchor_mono) / 1000000ull;
+}
+
 void rfc3339_now(char* out, size_t cap) {
     if (!g_known) {
         if (cap > 0) {

@@ -193,6 +193,7 @@ void start_storage(uint64_t vector_store, uint64_t audit_object, const void* aud
         KLOG_ERROR("cluster: no network device: membership is off");
     else if (netstack && platform::nic())
         cluster = clusterd::start(*netstack, audit_trail ? *audit_trail : 0);
+    bootargs::forget_cluster_secret(); // whether or not membership runs, the secret is not kept
     auto grant_bridge = [&](sched::Task* t) {
         mcpd::BridgeCaps caps;
         // Grant: the bridge hands tool tasks single-use tokens for it, never the capability itself.

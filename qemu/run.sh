@@ -46,6 +46,9 @@
 #   --hostfwd [ADDR:]HOSTPORT:GUESTPORT
 #                        forward this TCP port instead of 8080 (repeatable; ADDR default
 #                        127.0.0.1; implies --net)
+#   --udpfwd [ADDR:]HOSTPORT:GUESTPORT
+#                        forward this UDP port too (repeatable; ADDR default 127.0.0.1; implies
+#                        --net): how a test reaches the cluster protocol's port from the host
 #   --net-dgram QEMU_SOCK:PEER_SOCK
 #                        instead of the user network, a virtio-net NIC on a Unix datagram link:
 #                        QEMU binds QEMU_SOCK and sends each Ethernet frame as one datagram to
@@ -72,7 +75,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 kernel=""
 cpu=cortex-a72 gic=3 el2=0 memory=512M append="" semihosting=0 print=0 stdio=0
-net=0 static_ip=0 hostfwd="" modern=0 dgram="" mcp_port="" client_key="" line=virtio rng=1 board=virt dtb=""
+net=0 static_ip=0 hostfwd="" udpfwd="" modern=0 dgram="" mcp_port="" client_key="" line=virtio rng=1 board=virt dtb=""
 line_set=0 virt_only="" disk="" disk_size=1G
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -124,6 +127,15 @@ while [ $# -gt 0 ]; do
         case "$p" in ''|*[!0-9]*) echo "run.sh: --hostfwd takes [ADDR:]HOSTPORT:GUESTPORT" >&2; exit 2 ;; esac
       done
       hostfwd="$hostfwd,hostfwd=tcp:$fwd_addr:$fwd_host-:$fwd_guest"
+      net=1; shift 2 ;;
+    --udpfwd)
+      spec=$2
+      case "$spec" in *:*:*) ;; *) spec="127.0.0.1:$spec" ;; esac
+      IFS=: read -r fwd_addr fwd_host fwd_guest <<<"$spec"
+      for p in "$fwd_host" "$fwd_guest"; do
+        case "$p" in ''|*[!0-9]*) echo "run.sh: --udpfwd takes [ADDR:]HOSTPORT:GUESTPORT" >&2; exit 2 ;; esac
+      done
+      udpfwd="$udpfwd,hostfwd=udp:$fwd_addr:$fwd_host-:$fwd_guest"
       net=1; shift 2 ;;
     --net-dgram)
       case "$2" in *:*) dgram=$2 ;; *) echo "run.sh: --net-dgram takes QEMU_SOCK:PEER_SOCK" >&2; exit 2 ;; esac
@@ -202,7 +214,7 @@ fi
 # asked for, is a virtio-mmio device on QEMU's user-mode stack.
 if [ $net = 1 ]; then
   if [ -z "$hostfwd" ]; then hostfwd=",hostfwd=tcp:127.0.0.1:8080-:8080"; mcp_port=8080; fi
-  args+=(-netdev "user,id=n0$hostfwd" -device virtio-net-device,netdev=n0)
+  args+=(-netdev "user,id=n0$hostfwd$udpfwd" -device virtio-net-device,netdev=n0)
   # QEMU's user network always gives the guest 10.0.2.15: no need to wait for a lease (a client's
   # first SYN sent before it would wait for TCP's retransmission, ~6 s).
   [ $static_ip = 1 ] && append="ip=10.0.2.15/24,gw=10.0.2.2 $append"

@@ -20,6 +20,10 @@ struct ClusterInfo {
     uint64_t sent, received, accepted, bad_mac, malformed, replayed, refutations, probes, suspicions, deaths;
     // The UDP endpoint's own: datagrams in and out, and those its rings could not take.
     uint64_t udp_rx, udp_tx, udp_rx_dropped, udp_tx_refused, udp_tx_errors;
+    // Refused datagrams that made no audit record, counted here instead: held back by the
+    // per-kind limit, or reported beyond this boot's budget of audit records for peers.
+    uint64_t refusals_unreported, refusals_unaudited;
+    uint64_t wrong_version, table_full, restarts, incarnation_jumps;
 };
 
 struct MemberInfo {

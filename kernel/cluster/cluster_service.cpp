@@ -85,13 +85,33 @@ void add_seeds(cluster::Node& node) {
     }
 }
 
+// Peers' refusals in the MCP audit trail: the node already limits them per kind (a handful a
+// minute in a flood, one an hour per kind after that), and a boot writes at most this share of
+// the trail's ring for them, so no flood from the network, however long, pushes MCP decisions
+// out. Beyond it refusals are only counted (cluster_status: refusals_unaudited).
+uint64_t g_peer_records = 0;
+uint64_t g_refusals_unaudited = 0;
+
+uint64_t peer_record_budget() {
+    const uint64_t share = mcpd::audit_trail_bytes() / mcpd::audit_trail_record_bytes() / 16;
+    return share < 64 ? share : 64;
+}
+
 void audit_refusal(const cluster::Event& e) {
+    if (g_peer_records >= peer_record_budget()) {
+        ++g_refusals_unaudited;
+        return;
+    }
+    ++g_peer_records;
     char from[24];
     netcfg::format_ipv4(e.addr.ip, from, sizeof from);
     char at[32];
     clock::rfc3339_now(at, sizeof at);
+    char more[40] = "";
+    if (e.unreported)
+        snprintf(more, sizeof more, "%llu more unreported before it", static_cast<unsigned long long>(e.unreported));
     mcp::AuditEvent a { "", at, nullptr, "udp", mcp::AuditKind::Peer, from, mcp::AuditOutcome::Deny,
-                        cluster::verdict_name(e.verdict), 0, 0, 0, 0, "receive", {} };
+                        cluster::verdict_name(e.verdict), 0, 0, 0, 0, "receive", more };
     (void)mcpd::audit_trail_record(a);
 }
 
@@ -106,7 +126,8 @@ void report(const cluster::Event& e) {
     case K::Dead: KLOG_WARN("cluster: %s (%s) is dead, incarnation %u", e.name, ip, e.incarnation); break;
     case K::Refuted: KLOG_INFO("cluster: refuted a rumour about us: now incarnation %u", e.incarnation); break;
     case K::Refused:
-        KLOG_WARN("cluster: refused a datagram from %s:%u (%s)", ip, e.addr.port, cluster::verdict_name(e.verdict));
+        KLOG_WARN("cluster: refused a datagram from %s:%u (%s; %llu more of that kind unreported before it)", ip,
+                  e.addr.port, cluster::verdict_name(e.verdict), static_cast<unsigned long long>(e.unreported));
         audit_refusal(e);
         break;
     }
@@ -159,14 +180,21 @@ int64_t task_main(void*) {
             if (*c == '.')
                 *c = '-';
     }
-    uint64_t nonce = 0, seed = 0;
-    rng::fill(&nonce, sizeof nonce);
+    // The boot id must exceed every earlier boot's (replay.h), so it is taken from the wall
+    // clock; a board without an RTC may get its time from SNTP shortly after the address.
+    for (uint32_t waited = 0; !clock::wall_clock_known() && waited < 50; ++waited)
+        sys::sleep_ns(200 * kMs);
+    if (!clock::wall_clock_known())
+        KLOG_WARN("cluster: no wall clock: peers that heard an earlier boot of this node may refuse this one");
+    uint64_t random = 0, seed = 0;
+    rng::fill(&random, sizeof random);
     rng::fill(&seed, sizeof seed);
+    const uint64_t boot_id = cluster::make_boot_id(clock::unix_ms(), random);
     {
         arch::IrqGuard guard;
         g_endpoint = static_cast<net::Datagram*>(resolved->object);
         g_self_ip = net.address;
-        g_node = new (g_node_storage) cluster::Node(config_from_args(), g_key, g_self, { net.address, port }, nonce, seed);
+        g_node = new (g_node_storage) cluster::Node(config_from_args(), g_key, g_self, { net.address, port }, boot_id, seed);
         add_seeds(*g_node);
         if (bootargs::get().cluster_broadcast)
             g_node->set_broadcast({ net.address | ~net.netmask, port });
@@ -222,7 +250,11 @@ uint64_t start(uint64_t netstack_object, uint64_t audit_trail_object) {
         return 0;
     const auto& a = bootargs::get();
     std::string_view secret = bootargs::cluster_secret();
-    if (secret.size() < 8) {
+    const size_t secret_length = secret.size();
+    if (secret_length >= 8 && cluster::valid_name(a.cluster))
+        g_key = cluster::derive_key(secret, a.cluster);
+    bootargs::forget_cluster_secret(); // kept only as the key derived from it, even when unusable
+    if (secret_length < 8) {
         KLOG_ERROR("cluster: cluster=%.*s needs cluster_key=SECRET (8 characters or more): membership is off",
                    static_cast<int>(a.cluster.size()), a.cluster.data());
         return 0;
@@ -231,7 +263,6 @@ uint64_t start(uint64_t netstack_object, uint64_t audit_trail_object) {
         KLOG_ERROR("cluster: node= and cluster= take 1 to 31 of A-Z a-z 0-9 . _ -: membership is off");
         return 0;
     }
-    g_key = cluster::derive_key(secret, a.cluster);
     copy_name(g_self, sizeof g_self, a.node);
     static int cluster_object;
     auto object = kcap::register_object(kcap::ObjectType::Cluster, &cluster_object);
@@ -274,6 +305,12 @@ int64_t info(cluster_abi::ClusterInfo* out, cluster_abi::MemberInfo* members, ui
     out->probes = s.probes;
     out->suspicions = s.suspicions;
     out->deaths = s.deaths;
+    out->refusals_unreported = s.refusals_unreported;
+    out->refusals_unaudited = g_refusals_unaudited;
+    out->wrong_version = s.wrong_version;
+    out->table_full = s.table_full;
+    out->restarts = s.restarts;
+    out->incarnation_jumps = s.incarnation_jumps;
     if (g_endpoint) {
         auto u = g_endpoint->stats();
         out->udp_rx = u.rx;

@@ -86,6 +86,10 @@ bool cluster_status(const json::Value&, json::Writer& w, mcp::ToolError& err, co
     w.key("accepted").number(info.accepted).key("bad_mac").number(info.bad_mac).key("malformed").number(info.malformed);
     w.key("replayed").number(info.replayed).key("probes").number(info.probes).key("suspicions").number(info.suspicions);
     w.key("deaths").number(info.deaths).key("refutations").number(info.refutations);
+    w.key("wrong_version").number(info.wrong_version).key("table_full").number(info.table_full);
+    w.key("restarts").number(info.restarts).key("incarnation_jumps").number(info.incarnation_jumps);
+    w.key("refusals_unreported").number(info.refusals_unreported);
+    w.key("refusals_unaudited").number(info.refusals_unaudited);
     w.key("udp").begin_object().key("rx").number(info.udp_rx).key("tx").number(info.udp_tx);
     w.key("rx_dropped").number(info.udp_rx_dropped).key("tx_refused").number(info.udp_tx_refused);
     w.key("tx_errors").number(info.udp_tx_errors).end_object().end_object();

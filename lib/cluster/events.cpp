@@ -20,21 +20,24 @@ size_t EventRing::drain(Event* out, size_t max) {
     return n;
 }
 
-bool RefusalLimiter::allow(Address source, uint64_t now_ns) {
-    size_t victim = 0;
-    for (size_t i = 0; i < kSlots; ++i) {
-        Slot& s = m_slots[i];
-        if (s.used && s.source == source) {
-            if (now_ns - s.last_ns < kInterval && now_ns >= s.last_ns)
-                return false;
-            s.last_ns = now_ns;
-            return true;
-        }
-        // Forget the quietest source first; an unused slot is the quietest of all.
-        if (!s.used || (m_slots[victim].used && s.last_ns < m_slots[victim].last_ns))
-            victim = i;
+bool RefusalLimiter::allow(Verdict kind, uint64_t now_ns, uint64_t& unreported) {
+    unreported = 0;
+    Kind& k = m_kinds[size_t(kind) % kKinds];
+    const bool quiet = !k.seen || now_ns < k.last_seen_ns || now_ns - k.last_seen_ns >= kLongestInterval;
+    k.last_seen_ns = now_ns;
+    if (quiet) {
+        unreported = k.unreported;
+        k = Kind{ true, now_ns, now_ns, kFirstInterval, 0 };
+        return true;
     }
-    m_slots[victim] = Slot{ source, now_ns, true };
+    if (now_ns >= k.last_report_ns && now_ns - k.last_report_ns < k.interval_ns) {
+        ++k.unreported;
+        return false;
+    }
+    unreported = k.unreported;
+    k.unreported = 0;
+    k.last_report_ns = now_ns;
+    k.interval_ns = k.interval_ns >= kLongestInterval / 2 ? kLongestInterval : k.interval_ns * 2;
     return true;
 }
 

@@ -4,9 +4,9 @@
 
 namespace cluster {
 
-Node::Node(const Config& config, const Key& key, std::string_view self_name, Address self, uint64_t boot_nonce,
+Node::Node(const Config& config, const Key& key, std::string_view self_name, Address self, uint64_t boot_id,
            uint64_t seed)
-    : m_config(sanitize(config)), m_key(key), m_addr(self), m_boot_nonce(boot_nonce), m_rng(seed) {
+    : m_config(sanitize(config)), m_key(key), m_addr(self), m_boot_id(boot_id), m_rng(seed) {
     m_valid = m_self.set(self_name);
     m_members.init_self(m_valid ? self_name : std::string_view(), self, m_incarnation, 0);
 }
@@ -62,12 +62,16 @@ void Node::refuse(Address from, Verdict v, uint64_t now_ns) {
     case Verdict::FromSelf: ++m_stats.from_self; return; // our own broadcast: nothing wrong
     case Verdict::Accepted: return;
     }
-    if (!m_refusals.allow(from, now_ns))
+    uint64_t unreported = 0;
+    if (!m_refusals.allow(v, now_ns, unreported)) {
+        ++m_stats.refusals_unreported;
         return;
+    }
     Event e;
     e.kind = Event::Kind::Refused;
     e.addr = from;
     e.verdict = v;
+    e.unreported = unreported;
     if (!m_events.push(e))
         ++m_stats.events_lost;
 }
@@ -100,6 +104,12 @@ bool Node::refute(const Update& u) {
     const bool threat = u.state == State::Alive ? u.incarnation > m_incarnation : u.incarnation >= m_incarnation;
     if (!threat)
         return false;
+    // Far above anything we said: forged, and nobody who holds us believes it (apply() bounds
+    // their step too). Outbidding it would only spend our incarnations towards saturation.
+    if (u.incarnation > m_incarnation && u.incarnation - m_incarnation > kMaxIncarnationStep) {
+        ++m_stats.incarnation_jumps;
+        return false;
+    }
     m_incarnation = u.incarnation == UINT32_MAX ? UINT32_MAX : u.incarnation + 1;
     Member& self = m_members.at(0);
     self.incarnation = m_incarnation;
@@ -131,6 +141,10 @@ bool Node::apply(const Update& u, uint64_t now_ns) {
     const size_t i = size_t(found);
     Member& m = m_members.at(i);
     const uint32_t j = m.incarnation;
+    if (u.incarnation > j && u.incarnation - j > kMaxIncarnationStep) {
+        ++m_stats.incarnation_jumps;
+        return false;
+    }
     bool wins = false;
     switch (u.state) {
     case State::Alive: wins = u.incarnation > j; break;
@@ -147,6 +161,33 @@ bool Node::apply(const Update& u, uint64_t now_ns) {
     set_state(i, u.state, u.incarnation, now_ns);
     m_gossip.push(update_of(i));
     return false;
+}
+
+// A boot id's time far ahead of our own clock cannot be an honest peer's; without a wall clock of
+// our own (boot time 0) there is nothing to judge by.
+bool Node::plausible_boot(uint64_t boot_id, uint64_t now_ns) {
+    if (!m_have_origin) {
+        m_have_origin = true;
+        m_origin_ns = now_ns;
+    }
+    const uint64_t own_ms = boot_time_ms(m_boot_id);
+    if (own_ms == 0)
+        return true;
+    const uint64_t now_ms = own_ms + (now_ns >= m_origin_ns ? (now_ns - m_origin_ns) / 1000000ull : 0);
+    return boot_time_ms(boot_id) <= now_ms + kMaxBootSkewMs;
+}
+
+// The sender's first datagram of a later boot (or the first one we hear from it at all): it is
+// alive now, at the incarnation it claims, whatever we held about an earlier life. This is how a
+// member declared dead at an incarnation it cannot outbid (saturated, or beyond the step a
+// restarted node may refute by) comes back: death ends at a boot boundary.
+void Node::reborn(size_t i, Address from, uint64_t now_ns) {
+    Member& m = m_members.at(i);
+    if (m.state == State::Alive && m.incarnation == m_in.incarnation && m.addr == from)
+        return;
+    m.addr = from;
+    set_state(i, State::Alive, m_in.incarnation, now_ns);
+    m_gossip.push(update_of(i));
 }
 
 void Node::handle_ack(size_t sender, uint64_t now_ns, Transport& t) {
@@ -177,16 +218,25 @@ Verdict Node::receive(Address from, std::span<const uint8_t> datagram, uint64_t 
     Verdict v = decode(datagram, m_key, m_in);
     if (v == Verdict::Accepted && m_in.sender.view() == m_self.view())
         v = Verdict::FromSelf;
-    int found = v == Verdict::Accepted ? m_members.find(m_in.sender.view()) : -1;
-    if (v == Verdict::Accepted && found >= 0 && !m_members.window(size_t(found)).accept(m_in.boot_nonce, m_in.counter))
+    if (v == Verdict::Accepted && !plausible_boot(m_in.boot_id, now_ns))
         v = Verdict::Replayed;
+    int found = v == Verdict::Accepted ? m_members.find(m_in.sender.view()) : -1;
+    ReplayWindow::Fresh fresh = ReplayWindow::Fresh::Current;
+    bool restarted = false;
+    if (v == Verdict::Accepted && found >= 0) {
+        ReplayWindow& w = m_members.window(size_t(found));
+        restarted = w.started();
+        fresh = w.accept(m_in.boot_id, m_in.counter);
+        if (fresh == ReplayWindow::Fresh::No)
+            v = Verdict::Replayed;
+    }
     if (v == Verdict::Accepted && found < 0) {
         // A stranger speaking for itself: it joins with what its header claims.
         found = m_members.add(m_in.sender.view(), from, m_in.incarnation, now_ns);
         if (found < 0) {
             v = Verdict::TableFull;
         } else {
-            m_members.window(size_t(found)).accept(m_in.boot_nonce, m_in.counter);
+            m_members.window(size_t(found)).accept(m_in.boot_id, m_in.counter);
             ++m_generation;
             emit(Event::Kind::Joined, m_members.at(size_t(found)));
             m_gossip.push(update_of(size_t(found)));
@@ -199,6 +249,11 @@ Verdict Node::receive(Address from, std::span<const uint8_t> datagram, uint64_t 
     ++m_stats.accepted;
     const size_t sender = size_t(found);
     m_members.at(sender).last_heard_ns = now_ns;
+    if (fresh == ReplayWindow::Fresh::NewBoot) {
+        if (restarted)
+            ++m_stats.restarts;
+        reborn(sender, from, now_ns);
+    }
 
     // The header is the sender's own claim to be alive at its incarnation, from where it spoke.
     Update claim;

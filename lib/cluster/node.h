@@ -23,8 +23,9 @@ namespace cluster {
 class Node {
 public:
     // An invalid self_name leaves the node inert (valid() false): it sends nothing and refuses
-    // everything as Malformed, rather than speaking under a name peers would reject.
-    Node(const Config& config, const Key& key, std::string_view self_name, Address self, uint64_t boot_nonce,
+    // everything as Malformed, rather than speaking under a name peers would reject. boot_id:
+    // make_boot_id() of this boot (replay.h), larger than any earlier boot's of this node.
+    Node(const Config& config, const Key& key, std::string_view self_name, Address self, uint64_t boot_id,
          uint64_t seed);
     ~Node();
     Node(const Node&) = delete;
@@ -101,6 +102,8 @@ private:
     // node.cpp: incoming datagrams and the precedence rules.
     bool apply(const Update& u, uint64_t now_ns);
     bool refute(const Update& u);
+    bool plausible_boot(uint64_t boot_id, uint64_t now_ns);
+    void reborn(size_t i, Address from, uint64_t now_ns);
     void set_state(size_t i, State s, uint32_t incarnation, uint64_t now_ns);
     void handle_ack(size_t sender, uint64_t now_ns, Transport& t);
     void refuse(Address from, Verdict v, uint64_t now_ns);
@@ -126,7 +129,9 @@ private:
     Name m_self;
     Address m_addr;
     bool m_valid = false;
-    uint64_t m_boot_nonce;
+    uint64_t m_boot_id;
+    bool m_have_origin = false;
+    uint64_t m_origin_ns = 0; // the monotonic time of our first tick or datagram: boot_time_ms(m_boot_id)
     uint64_t m_counter = 0;
     uint32_t m_incarnation = 1;
     uint32_t m_next_seq = 1;

@@ -12,6 +12,10 @@ constexpr uint64_t kMs = 1000000ull;
 void Node::tick(uint64_t now_ns, Transport& t) {
     if (!m_valid)
         return;
+    if (!m_have_origin) {
+        m_have_origin = true;
+        m_origin_ns = now_ns;
+    }
     if (!m_started) {
         m_started = true;
         m_next_period_ns = now_ns;

@@ -24,7 +24,7 @@ void Node::send(Transport& t, Address to, MessageType type, uint32_t seq, std::s
     m_out.type = type;
     m_out.sender = m_self;
     m_out.incarnation = m_incarnation;
-    m_out.boot_nonce = m_boot_nonce;
+    m_out.boot_id = m_boot_id;
     m_out.counter = ++m_counter;
     m_out.seq = seq;
     m_out.target = Name{};

@@ -18,6 +18,16 @@ constexpr uint16_t kDefaultPort = 7946;
 constexpr size_t kMaxIndirect = 8;    // ping-req fan-out is clamped to this
 constexpr size_t kMaxPendingPings = 8;
 constexpr size_t kEventCapacity = 64;
+// How far one update may raise the incarnation we hold for a member (or a rumour about us may
+// raise ours). A member raises its own by one per refutation, so honest news never jumps this
+// far; an update that does is forged by a key holder, and believing it would let one datagram
+// ("dead at 2^32-1") leave its victim unable to ever outbid it. Within a bound, driving an
+// incarnation to saturation takes billions / kMaxIncarnationStep datagrams, and a restart (a
+// new boot id, replay.h) brings the member back alive whatever incarnation it was held at.
+constexpr uint32_t kMaxIncarnationStep = 1024;
+// How far ahead of our own wall clock a peer's boot id may be: further is forged (a key holder
+// posing as a later boot would lock the genuine one out), not skew between honest clocks.
+constexpr uint64_t kMaxBootSkewMs = 3600ull * 1000;
 
 struct Address {
     uint32_t ip = 0; // host byte order: 10.10.0.2 == 0x0a0a0002
@@ -76,6 +86,7 @@ struct Event {
     Address addr;                    // for Refused: the datagram's source
     uint32_t incarnation = 0;
     Verdict verdict = Verdict::Accepted; // for Refused: why
+    uint64_t unreported = 0;             // for Refused: refusals of the same kind not reported before it
 };
 const char* event_kind_name(Event::Kind k);
 
@@ -83,6 +94,9 @@ struct Stats {
     uint64_t sent = 0, received = 0, accepted = 0, bad_mac = 0, malformed = 0, replayed = 0;
     uint64_t probes = 0, indirect_probes = 0, suspicions = 0, deaths = 0, refutations = 0, events_lost = 0;
     uint64_t from_self = 0, table_full = 0, wrong_version = 0;
+    uint64_t refusals_unreported = 0; // refused datagrams that made no Refused event (RefusalLimiter)
+    uint64_t restarts = 0;           // a member heard from a later boot: its earlier life's record ends
+    uint64_t incarnation_jumps = 0;  // updates refused for raising an incarnation beyond kMaxIncarnationStep
 };
 
 bool valid_name(std::string_view name);

@@ -122,7 +122,7 @@ size_t encode(const Message& m, const Key& key, std::span<uint8_t> out) {
     w.u8(uint8_t(m.type));
     w.name(m.sender);
     w.u32(m.incarnation);
-    w.u64(m.boot_nonce);
+    w.u64(m.boot_id);
     w.u64(m.counter);
     w.u32(m.seq);
     switch (m.type) {
@@ -180,7 +180,7 @@ Verdict decode(std::span<const uint8_t> in, const Key& key, Message& out) {
     out.type = MessageType(type);
     r.name(out.sender);
     out.incarnation = r.u32();
-    out.boot_nonce = r.u64();
+    out.boot_id = r.u64();
     out.counter = r.u64();
     out.seq = r.u32();
     out.target = Name{};

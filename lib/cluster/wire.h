@@ -1,7 +1,7 @@
 #pragma once
 // The datagram format. Big-endian throughout:
 //   magic u32 "BCSW" | version u8 (1) | type u8 | sender name (len u8 + bytes) | sender incarnation u32
-//   | boot nonce u64 | message counter u64 | seq u32
+//   | boot id u64 | message counter u64 | seq u32
 //   | body: Ping: target name; Ack: subject name; PingReq: target name, ip u32, port u16; Announce: -
 //   | update count u8 (<= kMaxUpdates) | updates: name, ip u32, port u16, state u8, incarnation u32
 //   | tag: HMAC-SHA256(cluster key, every byte before it)
@@ -48,7 +48,7 @@ struct Message {
     MessageType type = MessageType::Ping;
     Name sender;
     uint32_t incarnation = 0;
-    uint64_t boot_nonce = 0;
+    uint64_t boot_id = 0;
     uint64_t counter = 0;
     uint32_t seq = 0;
     Name target;          // Ping: who should answer; Ack: whose liveness it confirms; PingReq: whom to probe

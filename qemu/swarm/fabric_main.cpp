@@ -5,8 +5,11 @@
 // lines) changes links, nodes and partitions and reads counters; `./basalt swarm` drives it.
 //
 // With --udp HOST:BASE, node N's port is also UDP port BASE+N on HOST (IPv4), for a QEMU whose
-// `-netdev dgram` has an inet remote, e.g. on another machine. The port answers whoever sent it
-// the node's last frame, so HOST should be an address only the swarm's machines reach.
+// `-netdev dgram` has an inet remote, e.g. on another machine. The port belongs to the first
+// address and port that send to it: frames from any other source are dropped (and counted), so
+// nobody else can speak as node N or take its traffic, until the node is set down through the
+// control socket (killed: its restart binds afresh). HOST should still be an address only the
+// swarm's machines reach: whoever speaks first owns the port.
 //
 //   basalt-fabric --dir DIR --nodes N --topology mesh|ring|star|tree|line|FILE.json [--seed S]
 //                 [--events FILE] [--udp HOST:BASE]
@@ -78,9 +81,15 @@ struct Port {
     int unix_fd = -1;
     sockaddr_un node {}; // the node's own socket (DIR/node-N.sock), where its frames go
     int udp_fd = -1;
-    sockaddr_in udp_peer {}; // who sent the node's last frame over UDP
+    sockaddr_in udp_peer {}; // the source the UDP port is bound to
+    bool udp_bound = false;  // udp_peer is set: no other source is heard
+    uint64_t udp_refused = 0; // frames from other sources
     bool via_udp = false;    // the node's last frame came over UDP: answer there
 };
+
+bool same_source(const sockaddr_in& a, const sockaddr_in& b) {
+    return a.sin_addr.s_addr == b.sin_addr.s_addr && a.sin_port == b.sin_port;
+}
 
 struct UdpBind {
     in_addr host {};
@@ -200,8 +209,14 @@ private:
                               : recv(port.unix_fd, buf.data(), buf.size(), 0);
             if (len <= 0)
                 break;
-            if (udp && from.sin_family == AF_INET)
+            if (udp) {
+                if (from.sin_family != AF_INET || (port.udp_bound && !same_source(from, port.udp_peer))) {
+                    ++port.udp_refused;
+                    continue;
+                }
                 port.udp_peer = from;
+                port.udp_bound = true;
+            }
             port.via_udp = udp;
             forward(n, buf.data(), static_cast<size_t>(len));
         }
@@ -372,8 +387,10 @@ private:
                 m_topology.set_node_state(n, fabric::NodeState::Up);
             else if (s.string_equals("paused"))
                 m_topology.set_node_state(n, fabric::NodeState::Paused);
-            else if (s.string_equals("down"))
+            else if (s.string_equals("down")) {
                 m_topology.set_node_state(n, fabric::NodeState::Down);
+                m_ports[n].udp_bound = false; // killed: its restart may come from another port
+            }
             else
                 return error("state must be up, paused or down");
             return "{\"ok\":true}";
@@ -443,7 +460,10 @@ private:
                 o << "unix";
             o << "\"";
         }
-        o << "]}";
+        o << "],\"node_udp_refused\":[";
+        for (uint32_t n = 0; n < m_ports.size(); ++n)
+            o << (n ? "," : "") << m_ports[n].udp_refused;
+        o << "],\"macs\":" << m_board.macs() << ",\"macs_evicted\":" << m_board.macs_evicted() << "}";
         return o.str();
     }
 

@@ -33,11 +33,11 @@ std::vector<Delivery> Switchboard::send(uint32_t from, const uint8_t* frame, siz
         return out;
     const uint64_t dst = mac_at(frame), src = mac_at(frame + 6);
     if (!(src >> 40 & 1)) // a unicast source: that node owns this address from now on
-        m_owner[src] = from;
+        learn(src, from);
     auto owner = m_owner.find(dst);
     if (!(dst >> 40 & 1) && owner != m_owner.end()) {
-        if (owner->second != from)
-            route(from, owner->second, len, now_us, out);
+        if (owner->second.node != from)
+            route(from, owner->second.node, len, now_us, out);
     } else {
         // Broadcast, multicast, unknown unicast: every other node (those out of reach are logged).
         for (uint32_t n = 0; n < m_topology.nodes(); ++n)
@@ -45,6 +45,22 @@ std::vector<Delivery> Switchboard::send(uint32_t from, const uint8_t* frame, siz
                 route(from, n, len, now_us, out);
     }
     return out;
+}
+
+void Switchboard::learn(uint64_t mac, uint32_t node) {
+    const uint64_t heard = ++m_heard;
+    auto [it, fresh] = m_owner.try_emplace(mac, Owner { node, heard });
+    if (!fresh) {
+        m_by_age.erase(it->second.heard);
+        it->second = Owner { node, heard };
+    }
+    m_by_age.emplace(heard, mac);
+    if (m_owner.size() > kMaxMacs) {
+        auto oldest = m_by_age.begin();
+        m_owner.erase(oldest->second);
+        m_by_age.erase(oldest);
+        ++m_macs_evicted;
+    }
 }
 
 void Switchboard::route(uint32_t from, uint32_t to, size_t len, uint64_t now_us, std::vector<Delivery>& out) {

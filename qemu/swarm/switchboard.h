@@ -58,6 +58,13 @@ public:
     // Per link (a < b), counting every copy that crossed it or was lost on it.
     const std::map<std::pair<uint32_t, uint32_t>, LinkCounters>& counters() const { return m_counters; }
 
+    // Learned MAC addresses are bounded: a node sending from ever new source addresses would
+    // otherwise grow the table without end. Beyond this many, the address heard from the longest
+    // ago is forgotten (its frames are flooded until it speaks again). A swarm has a few per node.
+    static constexpr size_t kMaxMacs = 4096;
+    size_t macs() const { return m_owner.size(); }
+    uint64_t macs_evicted() const { return m_macs_evicted; }
+
 private:
     double uniform(); // [0, 1)
     uint64_t next() { return m_rng.next(); }
@@ -65,7 +72,15 @@ private:
 
     Topology& m_topology;
     ktl::SplitMix64 m_rng;
-    std::map<uint64_t, uint32_t> m_owner; // MAC (48 bits) -> node
+    void learn(uint64_t mac, uint32_t node);
+    struct Owner {
+        uint32_t node;
+        uint64_t heard; // m_heard when last heard: the key of m_by_age
+    };
+    std::map<uint64_t, Owner> m_owner;     // MAC (48 bits) -> node
+    std::map<uint64_t, uint64_t> m_by_age; // heard -> MAC, oldest first
+    uint64_t m_heard = 0;
+    uint64_t m_macs_evicted = 0;
     std::vector<Event> m_log;
     bool m_keep_log = true;
     std::map<std::pair<uint32_t, uint32_t>, LinkCounters> m_counters;

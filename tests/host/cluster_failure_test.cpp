@@ -65,9 +65,10 @@ static uint64_t kill_and_rejoin(uint64_t seed) {
     const uint64_t restarted = s.now();
     EXPECT_TRUE(s.run_until(restarted + 10 * kSecond, [&] { return s.all_alive(s.all()); }))
         << "not alive everywhere within 10 s of its restart";
-    for (size_t i : s.all())
-        EXPECT_GT(s.node(i).find(s.name(2))->incarnation, before) << "seen by " << i;
-    EXPECT_GE(s.node(2).stats().refutations, 1u);
+    // Its new boot id ends the life they held dead (no need to outbid that life's incarnation);
+    // whoever heard of the return only through gossip learned it from a refutation.
+    for (size_t i : others)
+        EXPECT_TRUE(s.node(i).stats().restarts >= 1 || s.node(i).find(s.name(2))->incarnation > before) << "seen by " << i;
     if (getenv("CLUSTER_VERBOSE"))
         printf("seed %llu: dead everywhere after %llu ms, back after %llu ms\n", (unsigned long long)seed,
                (unsigned long long)(detected / kMs), (unsigned long long)((s.now() - restarted) / kMs));

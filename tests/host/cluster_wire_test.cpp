@@ -31,7 +31,7 @@ Message sample(MessageType type, size_t updates = 3) {
     m.type = type;
     m.sender.set("node-a");
     m.incarnation = 7;
-    m.boot_nonce = 0x0123456789abcdefull;
+    m.boot_id = 0x0123456789abcdefull;
     m.counter = 42;
     m.seq = 0xdeadbeef;
     if (type != MessageType::Announce)
@@ -66,7 +66,7 @@ TEST(ClusterWire, RoundTripEveryType) {
         EXPECT_EQ(d.type, type);
         EXPECT_EQ(d.sender.view(), "node-a");
         EXPECT_EQ(d.incarnation, 7u);
-        EXPECT_EQ(d.boot_nonce, m.boot_nonce);
+        EXPECT_EQ(d.boot_id, m.boot_id);
         EXPECT_EQ(d.counter, 42u);
         EXPECT_EQ(d.seq, 0xdeadbeefu);
         EXPECT_EQ(d.target.view(), m.target.view());
@@ -235,18 +235,33 @@ TEST(ClusterWire, KeyDependsOnSecretAndClusterName) {
 }
 
 TEST(ClusterReplay, Window) {
+    using F = ReplayWindow::Fresh;
     ReplayWindow w;
-    EXPECT_TRUE(w.accept(1, 10));
-    EXPECT_FALSE(w.accept(1, 10)) << "exact replay";
-    EXPECT_TRUE(w.accept(1, 12));
-    EXPECT_TRUE(w.accept(1, 11)) << "late but unseen";
-    EXPECT_FALSE(w.accept(1, 11));
-    EXPECT_TRUE(w.accept(1, 100));
-    EXPECT_TRUE(w.accept(1, 37)) << "63 behind: inside the window";
-    EXPECT_FALSE(w.accept(1, 36)) << "64 behind: outside";
-    EXPECT_FALSE(w.accept(1, 12));
-    EXPECT_TRUE(w.accept(2, 1)) << "a restart";
-    EXPECT_FALSE(w.accept(2, 1));
-    EXPECT_FALSE(w.accept(1, 101)) << "the previous boot's messages cannot pose as another restart";
-    EXPECT_TRUE(w.accept(2, 2));
+    EXPECT_EQ(w.accept(5, 10), F::NewBoot) << "the first datagram heard";
+    EXPECT_EQ(w.accept(5, 10), F::No) << "exact replay";
+    EXPECT_EQ(w.accept(5, 12), F::Current);
+    EXPECT_EQ(w.accept(5, 11), F::Current) << "late but unseen";
+    EXPECT_EQ(w.accept(5, 11), F::No);
+    EXPECT_EQ(w.accept(5, 100), F::Current);
+    EXPECT_EQ(w.accept(5, 37), F::Current) << "63 behind: inside the window";
+    EXPECT_EQ(w.accept(5, 36), F::No) << "64 behind: outside";
+    EXPECT_EQ(w.accept(5, 12), F::No);
+    EXPECT_EQ(w.accept(7, 1), F::NewBoot) << "a restart";
+    EXPECT_EQ(w.accept(7, 1), F::No);
+    EXPECT_EQ(w.accept(5, 101), F::No) << "the previous boot's messages cannot pose as another restart";
+    EXPECT_EQ(w.accept(7, 2), F::Current);
+    EXPECT_EQ(w.accept(9, 1), F::NewBoot);
+    // Rotating captures of every earlier boot gets nowhere, new counters or not.
+    for (uint64_t c = 1; c < 200; ++c) {
+        EXPECT_EQ(w.accept(5, 1000 + c), F::No);
+        EXPECT_EQ(w.accept(7, 1000 + c), F::No);
+    }
+    EXPECT_EQ(w.accept(9, 2), F::Current) << "the current boot is untouched";
+    EXPECT_EQ(w.boot_id(), 9u);
+}
+
+TEST(ClusterReplay, BootIdsGrowWithTheClock) {
+    EXPECT_LT(make_boot_id(1000, 0xffff), make_boot_id(1001, 0)) << "a later millisecond wins whatever the random part";
+    EXPECT_NE(make_boot_id(1000, 1), make_boot_id(1000, 2));
+    EXPECT_EQ(boot_time_ms(make_boot_id(1767225600000ull, 0x12345)), 1767225600000ull);
 }

@@ -5,7 +5,7 @@ node; a learned unicast reaches its node only; with a link down the frame goes a
 cuts the groups apart and heal joins them; a link's delay holds frames back at least that long;
 the counters see the traffic; bad control commands are refused; on SIGTERM it ends and leaves no
 socket behind. With --udp, nodes attached over UDP (as a QEMU on another machine would be) and
-over unix sockets reach each other. Usage: fabric_daemon_test.py FABRIC_BINARY"""
+over unix sockets reach each other, and a node's UDP port heeds only the source it is bound to. Usage: fabric_daemon_test.py FABRIC_BINARY"""
 import os
 import shutil
 import select
@@ -199,6 +199,26 @@ def udp_ports(binary):
         control = FabricControl(os.path.join(d, "control.sock"))
         ports = control(cmd="stats")["node_ports"]
         check(ports == ["unix", f"udp 127.0.0.1:{far[1].port}", f"udp 127.0.0.1:{far[2].port}"], f"node_ports: {ports}")
+        # Node 2's port is bound to node 2's first source: an impostor sending there (as node 2,
+        # or as anyone) is not heard, and does not take node 2's traffic.
+        impostor = UdpNode(base, 2)
+        impostor.send(frame(BROADCAST, mac(2), "impostor"))
+        impostor.send(frame(BROADCAST, mac(7), "impostor"))
+        check(local.received() == [] and far[1].received(0.1) == [], "an impostor on a bound UDP port was heard")
+        local.send(frame(mac(2), mac(0), "still-2"))
+        check(tags(far[2].received()) == ["still-2"] and impostor.received(0.1) == [],
+              "the impostor took node 2's traffic")
+        stats = control(cmd="stats")
+        check(stats["node_udp_refused"] == [0, 0, 2], f"node_udp_refused: {stats['node_udp_refused']}")
+        check(stats["node_ports"][2] == f"udp 127.0.0.1:{far[2].port}", "the binding moved")
+        # Set down (killed), the port is free for the node's restart, from wherever it comes.
+        check(control(cmd="node", n=2, state="down").get("ok"), "node 2 down")
+        check(control(cmd="node", n=2, state="up").get("ok"), "node 2 up")
+        restarted = UdpNode(base, 2)
+        restarted.send(frame(BROADCAST, mac(2), "restarted"))
+        check(tags(local.received()) == ["restarted"], "a restarted node 2 could not bind its port again")
+        far[2].send(frame(BROADCAST, mac(2), "old-2"))
+        check(local.received() == [], "the old source was heard after the restart bound the port")
         control.close()
     finally:
         p.terminate()

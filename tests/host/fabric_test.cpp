@@ -155,6 +155,36 @@ TEST(FabricSwitchboard, LearnsAddressesAndFloodsTheRest) {
     EXPECT_TRUE(sb.send(2, reply.data(), reply.size(), 40).empty()) << "a paused node sends nothing";
 }
 
+// A node sending from ever new source addresses (anyone can forge them) cannot grow the table
+// without bound: beyond kMaxMacs the address heard from the longest ago is forgotten, while the
+// nodes that keep speaking stay learned.
+TEST(FabricSwitchboard, MacTableIsBounded) {
+    auto t = Topology::make("mesh", 4);
+    ASSERT_TRUE(t);
+    Switchboard sb(*t, 1);
+    sb.keep_log(false);
+    auto from_node = [&](uint32_t n) {
+        auto f = frame(kBroadcast, mac_of(n));
+        (void)sb.send(n, f.data(), f.size(), 0);
+    };
+    from_node(2); // learned first, then silent: the one to be forgotten
+    from_node(3);
+    for (uint64_t i = 0; i < 3 * Switchboard::kMaxMacs; ++i) {
+        auto f = frame(kBroadcast, 0x0200'0000'0000ull + i); // locally administered, unicast
+        (void)sb.send(1, f.data(), f.size(), 0);
+        if (i % 1000 == 0)
+            from_node(3); // node 3 keeps speaking
+    }
+    EXPECT_EQ(sb.macs(), Switchboard::kMaxMacs);
+    EXPECT_EQ(sb.macs_evicted(), 3 * Switchboard::kMaxMacs + 2 - Switchboard::kMaxMacs);
+    auto to3 = frame(mac_of(3), mac_of(0));
+    EXPECT_EQ(targets(sb.send(0, to3.data(), to3.size(), 0)), (std::vector<uint32_t> { 3 })) << "still learned";
+    auto to2 = frame(mac_of(2), mac_of(0));
+    EXPECT_EQ(targets(sb.send(0, to2.data(), to2.size(), 0)), (std::vector<uint32_t> { 1, 2, 3 })) << "forgotten: flooded";
+    from_node(2);
+    EXPECT_EQ(targets(sb.send(0, to2.data(), to2.size(), 0)), (std::vector<uint32_t> { 2 })) << "learned again";
+}
+
 TEST(FabricSwitchboard, LossAndDuplicationForASeed) {
     auto t = *Topology::make("line", 3);
     t.set_link(0, 1, with(t, 0, 1, &LinkState::loss, 0.2));

@@ -1,7 +1,7 @@
 #pragma once
 // A deterministic in-process network for cluster::Node: a simulated clock in nanoseconds, an
 // event queue of datagrams with per-pair delay and loss, partitions, a broadcast address, and
-// nodes that can be killed and restarted (a new Node object with a new boot nonce). All
+// nodes that can be killed and restarted (a new Node object with a later boot id). All
 // randomness comes from one seed, so a failing run replays exactly.
 #include <cluster/node.h>
 
@@ -21,6 +21,8 @@ using cluster::Address;
 constexpr uint64_t kMs = 1000000ull;
 constexpr uint64_t kSecond = 1000 * kMs;
 constexpr Address kBroadcast{ 0x0a0affff, cluster::kDefaultPort };
+// The wall clock at simulated time 0 (2026-01-01), from which boot ids are made as a node's are.
+constexpr uint64_t kEpochMs = 1767225600000ull;
 
 inline cluster::Key test_key() { return cluster::derive_key("correct horse battery staple", "test-swarm"); }
 
@@ -180,7 +182,8 @@ private:
     void start(size_t i) {
         Slot& s = *m_nodes[i];
         s.start_ns = m_now + (m_options.stagger_ns ? m_rng.below(m_options.stagger_ns) : 0);
-        s.node = std::make_unique<cluster::Node>(m_options.config, s.key, s.name, s.addr, m_rng.next(), m_rng.next());
+        const uint64_t boot_id = cluster::make_boot_id(kEpochMs + m_now / kMs, m_rng.next());
+        s.node = std::make_unique<cluster::Node>(m_options.config, s.key, s.name, s.addr, boot_id, m_rng.next());
         if (m_options.seed_node0)
             s.node->add_seed(addr(0));
         if (m_options.broadcast)
