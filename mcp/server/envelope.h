@@ -9,14 +9,20 @@
 //  - protocol version not served (2026-07-28): -32022, error.data is the envelope plus the
 //    spec's `supported` and `requested` members
 //  - malformed messages: JSON-RPC -32700 / -32600, envelope in error.data
-//  - failures of an admitted call (validation, time/output limits, not found, internal):
-//    a tools/call result with isError true, the envelope as structuredContent.
+//  - failures of an admitted call (validation, time/output limits, not found, step-up, internal):
+//    a tools/call result with isError true, the envelope in its text content and in
+//    _meta["io.basalt/error"] (kErrorMetaKey); never as structuredContent, which is kept for
+//    output that conforms to the tool's outputSchema.
 #include <string_view>
 
 #include <json/writer.h>
 #include <mcp/policy/error_code.h>
 
 namespace mcp {
+
+// Where a failed tool result carries the envelope for code to read (a _meta key: reverse-DNS
+// prefix, ours).
+inline constexpr const char* kErrorMetaKey = "io.basalt/error";
 
 struct Detail {
     std::string_view key;

@@ -583,16 +583,21 @@ void Server::tools_list(Request& r) {
     w.end_object().end_object();
 }
 
-// A failed call's members: what the model reads as text, the envelope as structuredContent.
+// A failed call's members: what the model reads as text, and the envelope for code under
+// _meta["io.basalt/error"]. Never as structuredContent: the spec has structuredContent conform
+// to the tool's outputSchema, which describes success, and clients check it even on errors (the
+// TypeScript SDK's Client.callTool() throws its own -32602 when it does not conform), so an
+// envelope there would hide the failure from the agent. One place for every tool, with or
+// without an output schema.
 static void write_error_members(json::Writer& w, std::string_view text, std::string_view envelope) {
     w.key("content").begin_array().begin_object().key("type").string("text").key("text").string(text);
     w.end_object().end_array();
-    w.key("structuredContent").raw(envelope);
     w.key("isError").boolean(true);
+    w.key("_meta").begin_object().key(kErrorMetaKey).raw(envelope).end_object();
 }
 
-// {"jsonrpc","id","result":{content, structuredContent, isError}}; failures carry the envelope.
-// A Content tool's output is the content array itself.
+// {"jsonrpc","id","result":{content, structuredContent, isError}}; failures carry the envelope
+// (write_error_members). A Content tool's output is the content array itself.
 template <typename Begin>
 static void write_tool_result(json::Writer& w, Begin&& begin, bool modern, ToolResult kind, bool ok,
                               std::string_view structured, const ToolError& err, std::string_view request_id,
@@ -991,8 +996,8 @@ static bool tool_errors_for_arguments(std::string_view version) {
 }
 
 // Since 2025-11-25 (SEP-1303) arguments that fail the input schema are a tool execution error,
-// so the model reads what was wrong and can correct itself: a result with isError, the envelope
-// as structuredContent and a sentence in content. Older revisions get JSON-RPC -32602.
+// so the model reads what was wrong and can correct itself: a result with isError, a sentence and
+// the envelope in content, the envelope in _meta. Older revisions get JSON-RPC -32602.
 void Server::refuse_arguments(Request& r, const Session& s, std::string_view tool, const schema::Failure& failure) {
     static constexpr const char* kMessage = "the arguments do not match the tool's input schema";
     const char* reason = schema::reason_name(failure.reason);

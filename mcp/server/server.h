@@ -59,7 +59,8 @@ struct ToolError {
 // What a tool's body writes. Structured: one JSON object, conforming to the output schema; the
 // server sends it as structuredContent and as its text. Content: the result's `content` array
 // itself (text, image, audio, resource items: MCP "Tool Result"), no output schema and no
-// structuredContent. Failures are the same for both: the envelope, with isError true.
+// structuredContent. Failures are the same for both: isError true, the envelope as the text and
+// in _meta (envelope.h), no structuredContent.
 enum class ToolResult : uint8_t { Structured, Content };
 
 struct Tool {

@@ -45,7 +45,7 @@ async function boot(disk, extra = []) {
     const r = await client.request({ method: "tools/call", params: { name, arguments: args } }, types.CallToolResultSchema,
                                    { timeout: 600000 });
     if (r.isError)
-      throw new Error(`${name}: ${JSON.stringify(r.structuredContent)}`);
+      throw new Error(`${name}: ${JSON.stringify(r)}`);
     return r.structuredContent;
   };
   const status = async () => JSON.parse((await client.readResource({ uri: "kernel://status" })).contents[0].text).storage;

@@ -368,7 +368,9 @@ void check_reply(std::string_view reply, const Expectation* want) {
         CHECK(error.find("code").as_int64() && error.find("message").is_string());
         check_envelope(error.find("data"));
     } else if (result.find("isError").as_bool() == true) {
-        check_envelope(result.find("structuredContent"));
+        // A failure is never structuredContent (that must conform to the tool's outputSchema).
+        CHECK(!result.find("structuredContent").valid());
+        check_envelope(result.find("_meta").find("io.basalt/error"));
     }
 }
 

@@ -131,14 +131,14 @@ TEST(McpFixtures, ContentToolsWriteTheirOwnContentArrays) {
     EXPECT_EQ(str(content.at(2).find("resource").find("uri")), "test://mixed-content-resource");
     EXPECT_EQ(str(content.at(2).find("resource").find("text")), R"({"test":"data","value":123})");
 
-    // tools-call-error: an isError result whose first content item has text; the envelope as usual.
+    // tools-call-error: an isError result whose first content item has text; the envelope where
+    // every failed call has it (in _meta: a tool without an output schema has no structuredContent).
     Reply error(f.request("tools/call", call_tool("test_error_handling")));
     r = error.result();
-    EXPECT_EQ(r.find("isError").as_bool(), true);
     EXPECT_NE(str(r.find("content").at(0).find("text")).find("This tool intentionally returns an error for testing"),
               std::string::npos);
-    EXPECT_EQ(str(r.find("structuredContent").find("error").find("code")), "internal_error");
-    EXPECT_EQ(str(r.find("structuredContent").find("request_id")), "1");
+    EXPECT_EQ(str(error.tool_error().find("error").find("code")), "internal_error");
+    EXPECT_EQ(str(error.tool_error().find("request_id")), "1");
 }
 
 TEST(McpFixtures, EveryFixtureToolIsListedOnOnePageWithABoundedSchema) {
@@ -541,8 +541,7 @@ TEST(McpFixtures, CallsLogAtTheLevelAskedForAndAnswerWithContent) {
     // A content tool whose output is not an array is refused, like malformed output.
     f.request("tools/call", call_tool("test_tool_with_logging"), 3);
     n = f.server->finish_call(g_pending.back(), true, R"({"a":1})", {}, false, out);
-    EXPECT_EQ(str(Reply(std::string(out.data(), n)).result().find("structuredContent").find("error").find("code")),
-              "internal_error");
+    EXPECT_EQ(str(Reply(std::string(out.data(), n)).tool_error().find("error").find("code")), "internal_error");
 
     // 2026-07-28: the request's own logLevel.
     f.request("tools/call",

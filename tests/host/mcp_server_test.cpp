@@ -143,6 +143,7 @@ TEST(McpServer, Revision20260728IsServedPerRequest) {
     Reply failed(f.call(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"missing","arguments":{},)" + meta + "}}"));
     EXPECT_TRUE(failed.root.find("result").find("resultType").string_equals("complete"));
     EXPECT_EQ(failed.root.find("result").find("isError").as_bool(), true);
+    EXPECT_TRUE(failed.tool_error().find("error").find("code").string_equals("not_found")) << failed.text;
 
     Reply read(f.call(R"({"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"test://status",)" + meta + "}}"));
     EXPECT_TRUE(read.root.find("result").find("cacheScope").string_equals("private"));
@@ -256,13 +257,10 @@ TEST(McpServer, ToolsCallThroughThePolicy) {
     EXPECT_TRUE(env.find("error").find("details").find("required").string_equals("kernel:admin"));
 
     Reply failed(f.call(R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"missing","arguments":{}}})"));
-    result = failed.root.find("result");
-    EXPECT_EQ(result.find("isError").as_bool(), true);
-    EXPECT_TRUE(result.find("structuredContent").find("error").find("code").string_equals("not_found"));
+    EXPECT_TRUE(failed.tool_error().find("error").find("code").string_equals("not_found")) << failed.text;
 
     Reply huge(f.call(R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"huge","arguments":{}}})"));
-    EXPECT_TRUE(huge.root.find("result").find("structuredContent").find("error").find("code").string_equals(
-        "limit_output_exceeded"));
+    EXPECT_TRUE(huge.tool_error().find("error").find("code").string_equals("limit_output_exceeded")) << huge.text;
 
     f.session.principal = nullptr;
     Reply anon(f.call(R"({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo","arguments":{}}})"));
@@ -393,8 +391,7 @@ TEST(McpServer, SchemaFailuresAreToolErrorsFrom20251125On) {
         if (std::string_view(version) == "2025-11-25") {
             ASSERT_FALSE(r.root.find("error").valid()) << r.text;
             json::Value result = r.root.find("result");
-            EXPECT_EQ(result.find("isError").as_bool(), true);
-            json::Value env = result.find("structuredContent");
+            json::Value env = r.tool_error();
             EXPECT_EQ(env.find("ok").as_bool(), false);
             EXPECT_TRUE(env.find("error").find("code").string_equals("validation_failed")) << r.text;
             EXPECT_TRUE(env.find("error").find("details").find("reason").string_equals("type")) << r.text;
@@ -418,9 +415,8 @@ TEST(McpServer, SchemaFailuresAreToolErrorsFrom20251125On) {
     Fixture f;
     Reply modern(f.call(R"({"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"echo","arguments":{"txt":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}})"));
     EXPECT_TRUE(modern.root.find("result").find("resultType").string_equals("complete")) << modern.text;
-    EXPECT_EQ(modern.root.find("result").find("isError").as_bool(), true);
-    EXPECT_TRUE(modern.root.find("result").find("structuredContent").find("error").find("details").find("reason").string_equals(
-        "additional_property"));
+    EXPECT_TRUE(modern.tool_error().find("error").find("details").find("reason").string_equals("additional_property"))
+        << modern.text;
 }
 
 TEST(McpServer, EveryDecisionIsAudited) {
@@ -530,12 +526,11 @@ TEST(McpServer, AsynchronousCallsAnswerLaterWithProgressAndCancellation) {
     n = f.server->finish_call(g_pending.back(), false, {}, { mcp::ErrorCode::LimitTimeExceeded, "too slow" }, false, out);
     Reply slow(std::string(out.data(), n));
     EXPECT_EQ(slow.root.find("id").as_int64(), 8);
-    EXPECT_TRUE(slow.root.find("result").find("structuredContent").find("error").find("code").string_equals("limit_time_exceeded"));
+    EXPECT_TRUE(slow.tool_error().find("error").find("code").string_equals("limit_time_exceeded")) << slow.text;
 
     g_refuse_start = true;
     Reply busy(f.call(R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{}}})"));
-    EXPECT_TRUE(busy.root.find("result").find("structuredContent").find("error").find("code").string_equals(
-        "limit_concurrency_exceeded"));
+    EXPECT_TRUE(busy.tool_error().find("error").find("code").string_equals("limit_concurrency_exceeded")) << busy.text;
 }
 
 // A message with more values than the Server's own arena (4,096) is parsed again in one the host

@@ -7,7 +7,7 @@
 // Usage: node conformance_fixtures_test.mjs KERNEL_ELF
 import assert from "node:assert/strict";
 
-import { boot, types } from "./sdk.mjs";
+import { boot, envelopeOf, types } from "./sdk.mjs";
 
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR42mP4z8AAAAMBAQD3A0FDAAAAAElFTkSuQmCC";
 const kernel = process.argv[2];
@@ -65,7 +65,7 @@ try {
   await refused(client.callTool({ name: "kernel_info", arguments: {} }), -32602, "validation_unknown_tool");
   const invalid = await client.callTool({ name: "json_schema_2020_12_tool", arguments: { address: { zip: "1" } } });
   assert.equal(invalid.isError, true, "2025-11-25: invalid arguments are a tool error (SEP-1303)");
-  assert.equal(invalid.structuredContent.error.code, "validation_failed");
+  assert.equal(envelopeOf(invalid).error.code, "validation_failed");
   assert.match(invalid.content[0].text, /Invalid arguments for tool 'json_schema_2020_12_tool'/);
   const schemaCall = await client.callTool({ name: "json_schema_2020_12_tool",
                                             arguments: { name: "a", address: { city: "Rome" }, email: "a@example.org" } });
@@ -92,7 +92,7 @@ try {
   r = await call("test_error_handling");
   assert.equal(r.isError, true);
   assert.match(r.content[0].text, /This tool intentionally returns an error for testing/);
-  assert.equal(r.structuredContent.error.code, "internal_error");
+  assert.equal(envelopeOf(r).error.code, "internal_error");
   r = await call("test_reconnection");
   assert.deepEqual(r.content, text("Reconnection test completed"));
 
@@ -199,7 +199,7 @@ try {
   const started = Date.now();
   r = await client.callTool({ name: "test_elicitation", arguments: { message: "nobody home" } });
   assert.equal(r.isError, true);
-  assert.equal(r.structuredContent.error.code, "limit_time_exceeded", JSON.stringify(r));
+  assert.equal(envelopeOf(r).error.code, "limit_time_exceeded", JSON.stringify(r));
   assert.ok(Date.now() - started >= 9000, "waited for the limit");
   release();
   r = await client.callTool({ name: "test_sampling", arguments: { prompt: "still there?" } });

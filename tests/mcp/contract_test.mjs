@@ -4,7 +4,7 @@
 // Usage: node contract_test.mjs KERNEL_ELF
 import assert from "node:assert/strict";
 
-import { boot, types } from "./sdk.mjs";
+import { boot, envelopeOf, types } from "./sdk.mjs";
 
 const { CallToolResultSchema, ReadResourceResultSchema } = types;
 const kernel = process.argv[2];
@@ -41,7 +41,8 @@ const read = (uri, key) => client.request({ method: "resources/read", params: { 
 
 function expectToolEnvelope(result, code, check = () => {}) {
   assert.equal(result.isError, true, JSON.stringify(result));
-  const env = result.structuredContent;
+  assert.equal(result.structuredContent, undefined, "an error is not the tool's output");
+  const env = envelopeOf(result);
   assert.equal(env.ok, false);
   assert.equal(env.error.code, code);
   assert.match(env.timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
@@ -152,8 +153,8 @@ try {
   await row("over time -> limit_time_exceeded", async () => {
     const slow = await call("kernel_diagnose", { steps: 20, step_ms: 100 }, secret(READER));
     assert.equal(slow.isError, true);
-    assert.equal(slow.structuredContent.ok, false);
-    assert.equal(slow.structuredContent.error.code, "limit_time_exceeded");
+    assert.equal(envelopeOf(slow).ok, false);
+    assert.equal(envelopeOf(slow).error.code, "limit_time_exceeded");
   });
 
   // A tool that ignores the stop is killed: a 1 s step (sleep, then a busy loop that checks
@@ -161,7 +162,7 @@ try {
   // later instead of running on to the end of its step.
   await row("over time, not stopping -> limit_time_exceeded, task killed", async () => {
     const slow = await call("kernel_diagnose", { steps: 3, step_ms: 1000 }, secret(READER));
-    assert.equal(slow.structuredContent.error.code, "limit_time_exceeded");
+    assert.equal(envelopeOf(slow).error.code, "limit_time_exceeded");
     let killed = false, since = 0;
     for (let i = 0; i < 200 && !killed; ++i) { // pages through the log ring (4 KiB output limit)
       const log = await call("kernel_log", { since, limit: 15, min_level: "notice" }, secret(READER));
@@ -179,8 +180,8 @@ try {
   await row("over output -> limit_output_exceeded", async () => {
     const big = await call("kernel_log", { limit: 200 }, secret(READER));
     assert.equal(big.isError, true);
-    assert.equal(big.structuredContent.ok, false);
-    assert.equal(big.structuredContent.error.code, "limit_output_exceeded");
+    assert.equal(envelopeOf(big).ok, false);
+    assert.equal(envelopeOf(big).error.code, "limit_output_exceeded");
     const small = await call("kernel_log", { limit: 2 }, secret(READER));
     assert.equal(small.isError, false);
   });
@@ -193,7 +194,7 @@ try {
                                            call("kernel_diagnose", { steps: 2, step_ms: 100 }, secret(READER))]);
     const [slowRun, adaRun] = await pair();
     assert.equal(adaRun.value.isError, false, "200 ms fits ada's 300 ms");
-    assert.equal(slowRun.value.structuredContent.error.code, "limit_time_exceeded", "not slow's 150 ms");
+    assert.equal(envelopeOf(slowRun.value).error.code, "limit_time_exceeded", "not slow's 150 ms");
 
     // A page of log records that ada (4 KiB) gets whole and that is well over slow's 1 KiB.
     let limit = 4, page;
@@ -204,7 +205,7 @@ try {
         break;
     }
     const slowLog = await call("kernel_log", { limit }, secret(SLOW));
-    assert.equal(slowLog.structuredContent.error.code, "limit_output_exceeded", "over slow's 1 KiB");
+    assert.equal(envelopeOf(slowLog).error.code, "limit_output_exceeded", "over slow's 1 KiB");
 
     const three = await Promise.allSettled(
       Array.from({ length: 3 }, () => call("kernel_diagnose", { steps: 1, step_ms: 50 }, secret(SLOW))));
@@ -231,9 +232,9 @@ try {
   await row("over system calls -> limit_syscalls_exceeded", async () => {
     const tiny = await call("kernel_diagnose", { steps: 10, step_ms: 10 }, secret(TINY));
     assert.equal(tiny.isError, true);
-    assert.equal(tiny.structuredContent.error.code, "limit_syscalls_exceeded", JSON.stringify(tiny.structuredContent));
+    assert.equal(envelopeOf(tiny).error.code, "limit_syscalls_exceeded", JSON.stringify(tiny));
     const ada = await call("kernel_diagnose", { steps: 10, step_ms: 10 }, secret(READER));
-    assert.equal(ada.isError, false, JSON.stringify(ada.structuredContent));
+    assert.equal(ada.isError, false, JSON.stringify(ada));
     assert.equal(ada.structuredContent.steps_done, 10);
   });
 

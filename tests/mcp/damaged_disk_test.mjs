@@ -14,7 +14,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-import { diskSession } from "./sdk.mjs";
+import { diskSession, envelopeOf } from "./sdk.mjs";
 
 const [kernel] = process.argv.slice(2);
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "basalt-damaged."));
@@ -28,8 +28,8 @@ const image = (name, bytes) => {
   fs.writeFileSync(p, bytes);
   return p;
 };
-const code = (r) => r.structuredContent?.error?.code;
-const reason = (r) => r.structuredContent?.error?.details?.reason;
+const code = (r) => envelopeOf(r)?.error?.code;
+const reason = (r) => envelopeOf(r)?.error?.details?.reason;
 
 // The appliance on a disk it must not use: it still serves, says why, refuses durable writes.
 async function refused(file, why) {

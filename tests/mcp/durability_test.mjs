@@ -17,7 +17,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-import { boot, storageReady, storageStatus, types } from "./sdk.mjs";
+import { boot, envelopeOf, storageReady, storageStatus, types } from "./sdk.mjs";
 
 const { CallToolResultSchema } = types;
 const [kernel, runsArg, seedArg, checkpointArg] = process.argv.slice(2);
@@ -298,7 +298,7 @@ for (let run = 0; run < RUNS; ++run) {
                                          CallToolResultSchema);
     const during = (await storageStatus(s.client));
     if (early.isError) {
-      assert.equal(early.structuredContent.error.details.reason, "recovering", JSON.stringify(early.structuredContent));
+      assert.equal(envelopeOf(early).error.details.reason, "recovering", JSON.stringify(early));
       recoveringSeen = true;
     } else {
       assert.ok(early.structuredContent.collections.length > 0, "served after recovery: the collections are there");

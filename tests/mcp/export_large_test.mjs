@@ -18,7 +18,7 @@ confirmAsHuman(client); // the drops at the end need a human's yes (the sink pol
 
 async function ok(name, args) {
   const r = await client.request({ method: "tools/call", params: { name, arguments: args } }, CallToolResultSchema, { timeout: 600000 });
-  assert.equal(r.isError, false, `${name}: ${JSON.stringify(r.structuredContent).slice(0, 400)}`);
+  assert.equal(r.isError, false, `${name}: ${JSON.stringify(r).slice(0, 400)}`);
   return r.structuredContent;
 }
 

@@ -11,7 +11,7 @@
 // Usage: node faults_test.mjs KERNEL_ELF [FAULTING_CALLS]
 import assert from "node:assert/strict";
 
-import { boot, taskGone, types } from "./sdk.mjs";
+import { boot, envelopeOf, taskGone, types } from "./sdk.mjs";
 
 const { CallToolResultSchema, ReadResourceResultSchema } = types;
 const kernel = process.argv[2];
@@ -62,16 +62,16 @@ try {
 
   const tampered = await call("test_fault", { mode: "tamper" });
   assert.equal(tampered.isError, true);
-  assert.equal(tampered.structuredContent.error.code, "internal_error");
-  assert.equal(tampered.structuredContent.error.details.reason, "token_refused", JSON.stringify(tampered.structuredContent));
+  assert.equal(envelopeOf(tampered).error.code, "internal_error");
+  assert.equal(envelopeOf(tampered).error.details.reason, "token_refused", JSON.stringify(tampered));
   // The token binds the provenance node too: the same arguments acting for another node are refused.
   const reparented = await call("test_fault", { mode: "reparent" });
   assert.equal(reparented.isError, true);
-  assert.equal(reparented.structuredContent.error.details.reason, "token_refused", JSON.stringify(reparented.structuredContent));
+  assert.equal(envelopeOf(reparented).error.details.reason, "token_refused", JSON.stringify(reparented));
   // Without its token the call does not run either (the sink policy's BLOCK, token_missing).
   const untokened = await call("test_fault", { mode: "no_token" });
   assert.equal(untokened.isError, true);
-  assert.equal(untokened.structuredContent.error.details.reason, "token_missing", JSON.stringify(untokened.structuredContent));
+  assert.equal(envelopeOf(untokened).error.details.reason, "token_missing", JSON.stringify(untokened));
   const audit = JSON.parse((await client.request({ method: "resources/read", params: { uri: "audit://log" } },
                                                  ReadResourceResultSchema)).contents[0].text);
   const refusal = audit.capability_events.filter((e) => e.task === "tool:test_fault" && e.syscall === 21 && e.outcome === "deny");
@@ -92,8 +92,8 @@ try {
   const slowestFault = await campaign(CALLS, IN_FLIGHT, async (i) => {
     const r = await call("test_fault", { mode: MODES[i % MODES.length] });
     assert.equal(r.isError, true, `call ${i}: ${JSON.stringify(r)}`);
-    assert.equal(r.structuredContent.error.code, "internal_error", `call ${i}`);
-    assert.equal(r.structuredContent.error.details.reason, "tool_fault", `call ${i}: ${JSON.stringify(r.structuredContent)}`);
+    assert.equal(envelopeOf(r).error.code, "internal_error", `call ${i}`);
+    assert.equal(envelopeOf(r).error.details.reason, "tool_fault", `call ${i}: ${JSON.stringify(r)}`);
   });
   const faultSeconds = (performance.now() - t0) / 1000;
   // At once, not at the limit: a fault left to the wall-time limit is answered after 10 s.
@@ -104,7 +104,7 @@ try {
   const slowestHang = await campaign(HANGS, 2, async (i) => {
     const r = await call("test_fault", { mode: "hang" }, HANGER);
     assert.equal(r.isError, true);
-    assert.equal(r.structuredContent.error.code, "limit_time_exceeded", `hang ${i}: ${JSON.stringify(r.structuredContent)}`);
+    assert.equal(envelopeOf(r).error.code, "limit_time_exceeded", `hang ${i}: ${JSON.stringify(r)}`);
   });
   assert.ok(await taskGone((p) => call(p.name, p.arguments), "tool:test_fault", 100), "every hanging tool task was killed");
 

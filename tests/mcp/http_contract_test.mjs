@@ -48,7 +48,8 @@ function expectRpcError(r, rpcCode, code) {
 function expectToolError(r, code) {
   assert.equal(r.status, 200, r.text);
   assert.equal(r.json.result.isError, true);
-  assert.equal(r.json.result.structuredContent.error.code, code);
+  assert.equal(r.json.result.structuredContent, undefined, r.text);
+  assert.equal(r.json.result._meta["io.basalt/error"].error.code, code);
 }
 
 try {
@@ -100,8 +101,8 @@ try {
     const r = await call("kernel_log", { limit: 5000 }, READER);
     assert.equal(r.status, 200);
     assert.equal(r.json.result.isError, true, r.text);
-    assert.equal(r.json.result.structuredContent.error.code, "validation_failed");
-    assert.equal(r.json.result.structuredContent.error.details.reason, "above_maximum");
+    assert.equal(r.json.result._meta["io.basalt/error"].error.code, "validation_failed");
+    assert.equal(r.json.result._meta["io.basalt/error"].error.details.reason, "above_maximum");
     assert.match(r.json.result.content[0].text, /Invalid arguments for tool 'kernel_log'/);
   });
   // audit://log shows the newest 100 decisions: check the early ones before the rate row.
@@ -146,8 +147,8 @@ try {
     // The ten admitted calls ran: each finished, or (ten CPU-bound calls sharing one emulated
     // core against the 300 ms limit) was stopped by the wall-time limit.
     for (const r of results.filter((r) => r.status === 200)) {
-      const sc = r.json.result.structuredContent;
-      assert.ok(sc.steps_done === 2 || sc.error?.code === "limit_time_exceeded", JSON.stringify(sc));
+      const { structuredContent: sc, _meta: meta } = r.json.result;
+      assert.ok(sc?.steps_done === 2 || meta?.["io.basalt/error"]?.error?.code === "limit_time_exceeded", r.text);
     }
   });
   await row("over time -> 200 isError limit_time_exceeded", async () =>

@@ -38,7 +38,7 @@ try {
     await serialTool("collection_create", { name: c, dim: DIM, metric: "l2", max_elements: N });
     const ids = Array.from({ length: N }, (_, i) => base[c] + i);
     const r = await serialTool("vector_upsert", { collection: c, ids, vectors: ids.map((_, i) => vectorOf(c, i)) });
-    assert.equal(r.isError, false, JSON.stringify(r.structuredContent));
+    assert.equal(r.isError, false, JSON.stringify(r));
   }
 
   const end = Date.now() + 30000;

@@ -192,7 +192,8 @@ try {
   assert.equal(r.get(9).result.resultType, "complete");
   assert.equal(r.get(9).result.structuredContent.name, "Basalt");
   assert.equal(r.get(10).result.isError, true); // schema validation: a tool error since 2025-11-25
-  assert.equal(r.get(10).result.structuredContent.error.code, "validation_failed");
+  assert.equal(r.get(10).result._meta["io.basalt/error"].error.code, "validation_failed");
+  assert.equal(r.get(10).result.structuredContent, undefined, "kernel_log's outputSchema describes its records");
   assert.deepEqual(r.get(11).result, {});
   assert.equal(r.get(12).error.code, -32002);
 

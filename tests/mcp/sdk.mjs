@@ -12,6 +12,10 @@ export const { StdioClientTransport } = await load("client/stdio.js");
 export const types = await load("types.js");
 export const defaultKernel = path.join(root, "build/kernel/basalt.elf");
 
+// The envelope of a failed tool result (isError): under _meta["io.basalt/error"], never as
+// structuredContent, which is kept for output that conforms to the tool's outputSchema.
+export const envelopeOf = (result) => result._meta?.["io.basalt/error"];
+
 // BASALT_LINE=uart|virtio: which device carries the line (run.sh --line; default virtio).
 const lineArgs = process.env.BASALT_LINE ? ["--line", process.env.BASALT_LINE] : [];
 // BASALT_BOARD=rpi4: the same session on the Raspberry Pi 4 image under QEMU raspi4b (its PL011

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 
-import { board, boot, confirmAsHuman, root, taskGone, types } from "./sdk.mjs";
+import { board, boot, confirmAsHuman, envelopeOf, root, taskGone, types } from "./sdk.mjs";
 
 const kernel = process.argv[2];
 const started = Date.now();
@@ -178,21 +178,21 @@ try {
     return true;
   });
   // Invalid arguments: refused by the tool's schema before anything runs, with the field named,
-  // as a tool error the model reads (2025-11-25, SEP-1303). Through client.request: this SDK's
-  // callTool() checks an error's structuredContent against the tool's outputSchema
-  // (typescript-sdk#1943) and would throw its own -32602 instead.
-  const invalid = await client.request({ method: "tools/call", params: { name: "kernel_log", arguments: { limit: 100000 } } },
-                                       types.CallToolResultSchema);
+  // as a tool error the model reads (2025-11-25, SEP-1303). Through callTool() after listTools():
+  // this SDK checks even an error's structuredContent against the tool's outputSchema
+  // (typescript-sdk#1943), so the envelope is in _meta, never structuredContent.
+  const invalid = await client.callTool({ name: "kernel_log", arguments: { limit: 100000 } });
   assert.equal(invalid.isError, true);
-  assert.equal(invalid.structuredContent.error.code, "validation_failed");
-  assert.equal(invalid.structuredContent.error.details.path, "/limit");
+  assert.equal(invalid.structuredContent, undefined);
+  assert.equal(envelopeOf(invalid).error.code, "validation_failed");
+  assert.equal(envelopeOf(invalid).error.details.path, "/limit");
   assert.match(invalid.content[0].text, /^Invalid arguments for tool 'kernel_log': \/limit: /);
   assert.match(invalid.content[0].text, /"validation_failed"/, "the envelope travels in the text too");
 
   // A vector collection round trip: create, upsert, search, read back, drop.
   const tool = async (name, args) => {
     const r = await client.callTool({ name, arguments: args });
-    assert.equal(r.isError, false, `${name}: ${JSON.stringify(r.structuredContent)}`);
+    assert.equal(r.isError, false, `${name}: ${JSON.stringify(r)}`);
     return r.structuredContent;
   };
   await tool("collection_create", { name: "trip", dim: 4, metric: "l2", max_elements: 16 });

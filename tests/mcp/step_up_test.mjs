@@ -13,7 +13,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 
 import { HttpPool } from "./http_pool.mjs";
-import { Client, StreamableHTTPClientTransport, bootHttp, root, types, watch } from "./sdk.mjs";
+import { Client, StreamableHTTPClientTransport, bootHttp, envelopeOf, root, types, watch } from "./sdk.mjs";
 
 const kernel = process.argv[2];
 const ANA = "admin-ana-key-0123456789";
@@ -33,14 +33,14 @@ const connect = async (key, capabilities) => {
 };
 const ok = async (client, name, args) => {
   const r = await client.callTool({ name, arguments: args });
-  assert.ok(!r.isError, `${name}: ${JSON.stringify(r.structuredContent)}`);
+  assert.ok(!r.isError, `${name}: ${JSON.stringify(r)}`);
   return r.structuredContent;
 };
 const refused = async (client, name, args, code, reason) => {
   const r = await client.callTool({ name, arguments: args });
-  assert.equal(r.isError, true, `${name} ran: ${JSON.stringify(r.structuredContent)}`);
-  const e = r.structuredContent.error;
-  assert.deepEqual([e.code, e.details?.reason], [code, reason], JSON.stringify(r.structuredContent));
+  assert.equal(r.isError, true, `${name} ran: ${JSON.stringify(r)}`);
+  const e = envelopeOf(r).error;
+  assert.deepEqual([e.code, e.details?.reason], [code, reason], JSON.stringify(r));
   return e;
 };
 const collections = async (client) => (await ok(client, "collection_list", {})).collections.map((c) => c.name).sort();
@@ -106,7 +106,7 @@ try {
   const olga = await connect(OLGA);
   const denied = await olga.callTool({ name: "proposal_approve", arguments: { proposal_id: id } }).catch((e) => e);
   assert.ok(denied instanceof Error ? /auth_insufficient_role|Forbidden/.test(JSON.stringify(denied.data ?? denied.message))
-                                    : denied.isError && denied.structuredContent.error.code === "auth_insufficient_role",
+                                    : denied.isError && envelopeOf(denied).error.code === "auth_insufficient_role",
             "an operator lacks proposal:approve");
   const carl = await connect(CARL);
   await refused(carl, "proposal_approve", { proposal_id: id }, "auth_insufficient_role", "approver_lacks_scope");
@@ -226,7 +226,7 @@ for (const [args, want, warned] of [
     assert.equal(status.config_warnings.some((w) => /step_up=drop,nothing/.test(w)), warned, JSON.stringify(status.config_warnings));
     const create = await model.callTool({ name: "collection_create", arguments: { name: "c", dim: 2, metric: "l2" } });
     if (want.critical_sinks.includes("create")) {
-      assert.equal(create.structuredContent.error?.code, "step_up_required", JSON.stringify(create.structuredContent));
+      assert.equal(envelopeOf(create).error?.code, "step_up_required", JSON.stringify(create));
     } else {
       assert.equal(create.isError, false);
       const ids = Array.from({ length: 11 }, (_, i) => i + 1);

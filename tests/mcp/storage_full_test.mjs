@@ -13,7 +13,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-import { diskSession } from "./sdk.mjs";
+import { diskSession, envelopeOf } from "./sdk.mjs";
 
 const [kernel] = process.argv.slice(2);
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "basalt-full."));
@@ -50,7 +50,7 @@ await session("full-1", async ({ call, status }) => {
     const ids = Array.from({ length: PER_CALL }, (_, i) => count + i);
     const r = await call("vector_upsert", { collection: "big", ids, vectors_f32: b64(data) });
     if (r.isError) {
-      refused = r.structuredContent.error;
+      refused = envelopeOf(r).error;
       refusedData = data;
       break;
     }
@@ -97,13 +97,13 @@ await session("full-2", async ({ call, status }) => {
   assert.deepEqual(got.vectors.map((v) => v.vector), [first[1], last[1]].map((r) => Array.from(Float32Array.from(r))));
   // A drop still goes through; the checkpoint after it gives the room back.
   const dropped = await call("collection_drop", { name: "big" });
-  assert.equal(dropped.isError, false, JSON.stringify(dropped.structuredContent));
+  assert.equal(dropped.isError, false, JSON.stringify(dropped));
   assert.equal((await call("collection_create", { name: "again", dim: DIM, metric: "l2", max_elements: 1000 })).isError, false);
   let ok = null;
   for (let i = 0; i < 100 && !(ok && !ok.isError); ++i) { // until the checkpoint after the drop has run
     ok = await call("vector_upsert", { collection: "again", ids: [1], vectors_f32: b64(rows(1)) });
     if (ok.isError)
-      assert.equal(ok.structuredContent.error.code, "storage_full");
+      assert.equal(envelopeOf(ok).error.code, "storage_full");
   }
   assert.equal(ok.isError, false, "room again after the drop");
   assert.ok((await status()).checkpoints >= 1);

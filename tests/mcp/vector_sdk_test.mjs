@@ -14,7 +14,7 @@ import { pathToFileURL } from "node:url";
 
 import { loadGlove } from "./glove.mjs";
 import { HostIndex } from "./hnsw_host.mjs";
-import { boot, confirmAsHuman, root, types } from "./sdk.mjs";
+import { boot, confirmAsHuman, envelopeOf, root, types } from "./sdk.mjs";
 
 const { CallToolResultSchema } = types;
 const { AjvJsonSchemaValidator } = await import(pathToFileURL(
@@ -51,15 +51,14 @@ const call = (name, args, key, options) =>
   client.request({ method: "tools/call", params: { name, arguments: args, ...meta(key) } }, CallToolResultSchema,
                  { timeout: 120000, ...options });
 // Every successful result is checked against the tool's listed outputSchema (the SDK's own check
-// in callTool() covers only the tools of the last tools/list page it saw, and also applies it to
-// error results, whose structuredContent is the envelope).
+// in callTool() covers only the tools of the last tools/list page it saw).
 const outputCheck = new Map();
 async function ok(name, args, key, options) {
   const r = await call(name, args, key, options).catch((e) => {
     e.message = `${name} at ${new Date().toISOString()}: ${e.message}`; // which call, in the CTest log
     throw e;
   });
-  assert.equal(r.isError, false, `${name}: ${JSON.stringify(r.structuredContent)}`);
+  assert.equal(r.isError, false, `${name}: ${JSON.stringify(r)}`);
   const check = outputCheck.get(name);
   if (check) {
     const v = check(r.structuredContent);
@@ -70,9 +69,9 @@ async function ok(name, args, key, options) {
 async function toolError(name, args, code, reason, key) {
   const r = await call(name, args, key);
   assert.equal(r.isError, true, `${name} must fail with ${code}`);
-  assert.equal(r.structuredContent.error.code, code, JSON.stringify(r.structuredContent));
+  assert.equal(envelopeOf(r).error.code, code, JSON.stringify(r));
   if (reason)
-    assert.equal(r.structuredContent.error.details?.reason, reason, JSON.stringify(r.structuredContent));
+    assert.equal(envelopeOf(r).error.details?.reason, reason, JSON.stringify(r));
 }
 async function refused(promise, rpcCode, code, check = () => {}) {
   await assert.rejects(promise, (err) => {
@@ -96,8 +95,8 @@ async function overTime() {
     await run("collection_create", { name: "late", dim: DIM, metric: "cosine", max_elements: 2000 });
     const ids = Array.from({ length: 1500 }, (_, i) => 70000 + i);
     const r = await run("vector_upsert", { collection: "late", ids, vectors_f32: b64(rows(0, 1500), 25 * DIM) });
-    assert.equal(r.isError, true, JSON.stringify(r.structuredContent));
-    assert.equal(r.structuredContent.error.code, "limit_time_exceeded");
+    assert.equal(r.isError, true, JSON.stringify(r));
+    assert.equal(envelopeOf(r).error.code, "limit_time_exceeded");
     let kept = -1;
     for (let i = 0; i < 50; ++i) { // the task stops at its next chunk
       await new Promise((res) => setTimeout(res, 100));
@@ -151,8 +150,8 @@ try {
   // The same upsert from tim, whose tool tasks may hold 16 KiB of heap: refused, nothing stored.
   const tight = await call("vector_upsert", { collection: "other", ids: [11], vectors_f32: b64(rows(10, 11)) }, TIGHT);
   assert.equal(tight.isError, true);
-  assert.equal(tight.structuredContent.error.code, "internal_error");
-  assert.equal(tight.structuredContent.error.details.reason, "no_memory");
+  assert.equal(envelopeOf(tight).error.code, "internal_error");
+  assert.equal(envelopeOf(tight).error.details.reason, "no_memory");
   assert.equal((await ok("collection_stats", { collection: "other" })).count, otherBefore.count);
 
   // Upsert in batches (base64 float32), the first with progress notifications; the last batch,

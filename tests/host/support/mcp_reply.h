@@ -43,6 +43,13 @@ struct Reply {
     std::string reason() const {
         return plain(root.find("error").find("data").find("error").find("details").find("reason"));
     }
+    // The envelope of a failed tool call: isError, the envelope under _meta["io.basalt/error"] and
+    // no structuredContent (which must conform to the tool's outputSchema, a success shape).
+    json::Value tool_error() const {
+        EXPECT_EQ(result().find("isError").as_bool(), true) << text;
+        EXPECT_FALSE(result().find("structuredContent").valid()) << "an error is not the tool's output: " << text;
+        return result().find("_meta").find("io.basalt/error");
+    }
     static std::string plain(const json::Value& v) { return std::string(v.plain_string().value_or("")); }
 };
 
