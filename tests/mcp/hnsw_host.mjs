@@ -32,6 +32,12 @@ export class HostIndex {
     this.parts.push(Buffer.from("T"));
     this.kinds.push("stats");
   }
+  // Writes the index's snapshot (the format collection_import takes) to `file`.
+  save(file) {
+    const name = Buffer.from(file);
+    this.parts.push(Buffer.from("W"), u32s([name.length]), name);
+    this.kinds.push("save");
+  }
   // Runs the script; returns the answers in order.
   run(cli) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "basalt-hnsw-"));

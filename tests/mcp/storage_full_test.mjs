@@ -5,6 +5,11 @@
 //     stored and nothing else, and everything acknowledged before is there, read and searched;
 //   - a memory collection still takes writes; kernel://status says what happened (not `failed`);
 //   - after a restart exactly the acknowledged vectors are back (nothing half-written);
+//   - every answered call's audit record is on the disk, or counted as not logged: a checkpoint
+//     that found no room holds none of the records staged when it began (they stay for the log);
+//   - 1,000 audited calls while the full disk is recovered: the records the log has no room for
+//     are counted, never written past its end (the journal failed at the first group after
+//     recovery, and every durable collection with it);
 //   - dropping the collection is still possible (a drop may use a reserve kept back for it), and
 //     the checkpoint after it gives the room back: a new collection takes writes again.
 // Usage: node storage_full_test.mjs KERNEL_ELF
@@ -40,7 +45,7 @@ const rowOf = (f32, i) => Array.from(f32.subarray(i * DIM, (i + 1) * DIM));
 // (human: the drop needs a human's yes, the sink policy)
 const session = (name, fn) => diskSession(name, disk, fn, { kernel, timeoutMs: 240000, callTimeoutMs: 120000, human: true });
 
-let count = 0;
+let count = 0, upsertsAnswered = 0, auditNotLogged = 0;
 let first = null, last = null;
 await session("full-1", async ({ call, status }) => {
   assert.equal((await call("collection_create", { name: "big", dim: DIM, metric: "l2", max_elements: 20000 })).isError, false);
@@ -55,6 +60,7 @@ await session("full-1", async ({ call, status }) => {
       break;
     }
     assert.equal(r.structuredContent.upserted, PER_CALL);
+    ++upsertsAnswered;
     if (!first)
       first = [0, rowOf(data, 0)];
     last = [count + PER_CALL - 1, rowOf(data, PER_CALL - 1)];
@@ -87,8 +93,45 @@ await session("full-1", async ({ call, status }) => {
   const st = await status();
   assert.equal(st.state, "ready", JSON.stringify(st));
   assert.ok(st.refused_full > 0, JSON.stringify(st));
-  console.log(`full after ${count} vectors of ${DIM} floats on an 8 MiB disk; ${st.checkpoints} checkpoints`);
+  auditNotLogged = st.audit_records_not_logged;
+  console.log(`full after ${count} vectors of ${DIM} floats on an 8 MiB disk; ${st.checkpoints} checkpoints; ` +
+              `${st.audit_records_logged} audit records logged, ${auditNotLogged} not`);
 });
+
+// The restart on the full disk: audited calls from the first moment, while the store is recovered.
+{
+  const s = boot("full-backlog", ["--disk", disk], { kernel, timeoutMs: 240000 });
+  try {
+    await s.client.connect(s.transport);
+    await s.client.listTools();
+    // Every upsert answered before the restart has its record in the trail (the newest 100
+    // decisions cover the whole first session), except those counted as not logged.
+    const trail = JSON.parse((await s.client.readResource({ uri: "audit://log" })).contents[0].text);
+    const upserts = trail.decisions.filter((d) => d.name === "vector_upsert" && d.outcome === "allow").length;
+    assert.ok(upserts >= upsertsAnswered - auditNotLogged,
+              `${upserts} answered upserts in the trail after the restart, ${upsertsAnswered} answered, ${auditNotLogged} not logged`);
+    let recovering = 0;
+    for (let i = 0; i < 1000; i += 50) {
+      const state = (await storageStatus(s.client)).state;
+      const answers = await Promise.all(Array.from({ length: 50 }, () => s.client.callTool({ name: "kernel_info", arguments: {} })));
+      assert.ok(answers.every((a) => !a.isError));
+      if (state === "recovering")
+        recovering += 50;
+    }
+    const st = await storageReady(s.client);
+    assert.equal(st.state, "ready", `the journal works after the backlog: ${JSON.stringify(st)}`);
+    // (The first group after recovery is written now; the state after it is what matters.)
+    const drop = await s.client.callTool({ name: "collection_list", arguments: {} });
+    assert.equal(drop.isError, false);
+    const after = await storageStatus(s.client);
+    assert.equal(after.state, "ready", JSON.stringify(after));
+    console.log(`1,000 audited calls after the restart, ${recovering} of them while the store was recovered; ` +
+                `${after.audit_records_logged} audit records logged, ${after.audit_records_not_logged} not (no room)`);
+    await s.done();
+  } catch (e) {
+    await s.fail(e);
+  }
+}
 
 await session("full-2", async ({ call, status }) => {
   // Exactly the acknowledged vectors came back.

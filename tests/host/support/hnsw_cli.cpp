@@ -12,11 +12,14 @@
 //                                              as the kernel's workers do; nf = 0: no filter
 //   'G' u64 id                                 the stored vector
 //   'T'                                        statistics
+//   'W' u32 n, char path[n]                    write the index's snapshot to the file at path
+//                                              (a test's large import, built here in seconds)
 // The arena is sized like the kernel's (memory_needed rounded up to a power-of-two pages).
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include <hnsw/index.h>
@@ -150,6 +153,19 @@ int main(int argc, char** argv) {
             auto s = index->stats();
             std::printf("{\"count\":%u,\"deleted\":%u,\"levels\":%u,\"distance_computations\":%" PRIu64 "}\n", s.count,
                         s.deleted, s.levels, s.distance_computations);
+        } else if (op == 'W') {
+            uint32_t n = in.take<uint32_t>();
+            auto name = in.take_n<char>(n);
+            if (!in.ok)
+                break;
+            std::vector<std::byte> snapshot(index->snapshot_size());
+            auto written = index->save(snapshot);
+            if (!written)
+                return fail("save failed");
+            FILE* out = std::fopen(std::string(name.begin(), name.end()).c_str(), "wb");
+            if (!out || std::fwrite(snapshot.data(), 1, *written, out) != *written || std::fclose(out) != 0)
+                return fail("cannot write the snapshot");
+            std::printf("{\"snapshot_bytes\":%zu}\n", *written);
         } else {
             return fail("unknown operation");
         }
