@@ -18,7 +18,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-import { diskSession, envelopeOf } from "./sdk.mjs";
+import { boot, diskSession, envelopeOf, storageReady, storageStatus } from "./sdk.mjs";
 
 const [kernel] = process.argv.slice(2);
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "basalt-full."));
