@@ -139,8 +139,9 @@ def detached(scratch):
     finally:
         if pid and alive(pid):
             os.kill(pid, signal.SIGKILL)
-        if os.path.exists(pid_file):
-            os.unlink(pid_file)
+        for leftover in (pid_file, os.path.join(BUILD, f"run-{port}.log")):  # the log is a user's, not a test's
+            if os.path.exists(leftover):
+                os.unlink(leftover)
 
     # A record whose process has ended (a reboot, a kill -9): cleaned, not obeyed.
     dead = subprocess.Popen(["true"])
