@@ -6,7 +6,7 @@ stop it, and left no pipe of the script's open (the test's capture of its output
 appliance then answers a tools/call every second for 30 s, in a session of its own; a second
 --detach on the port is refused naming it; `./basalt stop --port P` ends it, removes its record,
 and the port no longer answers; stop is idempotent and cleans a stale record. Refusals: --detach
-with --stdio. Without --detach, an appliance started in the background of a script still dies with
+with --stdio, and on a port something else already listens on. Without --detach, an appliance started in the background of a script still dies with
 the script (nothing leaks)."""
 import json
 import os
@@ -80,6 +80,15 @@ def refusals():
                        timeout=60)
     check(r.returncode == 2 and "--detach" in r.stderr and "--stdio" in r.stderr and r.stdout == "",
           f"--detach --stdio: exit {r.returncode}, stderr {r.stderr!r}")
+    # A port something else listens on would answer for an appliance that never got it.
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        r = subprocess.run([BASALT, "run", "--detach", "--port", str(port), "--no-disk"], capture_output=True, text=True,
+                           timeout=60)
+    check(r.returncode == 2 and f"127.0.0.1:{port} already takes connections" in r.stderr and r.stdout == ""
+          and not os.path.exists(os.path.join(BUILD, f"run-{port}.pid")), f"a taken port: exit {r.returncode}, {r.stderr!r}")
 
 
 def detached(scratch):
