@@ -19,6 +19,8 @@
 #include "syscall/dispatch.h"
 #include "syscall/handlers.h"
 #include "syscall/sys.h"
+#include "mcpd/console_desk.h"
+#include "mcpd/sink_gate.h"
 
 #include <drivers/generic_timer.h>
 #include <drivers/pl011.h>
@@ -258,6 +260,63 @@ void cmd_audit(std::string_view arg) {
 
 void cmd_syscalls(std::string_view) { syscall::print_table(); }
 
+// The console is physical presence (QEMU's stdio, a board's UART): the human a held-back call
+// asks for. `proposal list` reads the book; approve and reject go through the HTTP bridge as the
+// console principal's own tools/call (mcpd/console_desk.h), so the same rules decide them.
+void cmd_proposal(std::string_view arg) {
+    std::string_view verb = arg.substr(0, arg.find(' '));
+    std::string_view rest = verb.size() < arg.size() ? arg.substr(verb.size() + 1) : std::string_view();
+    if (verb == "list" && rest.empty()) {
+        static mcpd::ProposalLine lines[mcp::ProposalBook::kMaxProposals];
+        size_t n = mcpd::pending_proposals(lines, mcp::ProposalBook::kMaxProposals);
+        if (n == 0)
+            console::printf("no proposal is pending\n");
+        for (size_t i = 0; i < n; ++i) {
+            const auto& p = lines[i];
+            console::printf("  %u  %s '%s'", p.id, p.tool, p.target);
+            if (p.ids)
+                console::printf(" (%llu ids)", static_cast<unsigned long long>(p.ids));
+            console::printf(", %llu vectors when proposed, by %s, %llu s ago, expires in %llu s\n",
+                            static_cast<unsigned long long>(p.vectors), p.proposer,
+                            static_cast<unsigned long long>(p.age_s), static_cast<unsigned long long>(p.expires_in_s));
+        }
+        return;
+    }
+    const bool approve = verb == "approve";
+    uint64_t id = 0;
+    bool digits = !rest.empty() && rest.size() <= 10;
+    for (char c : rest) {
+        digits = digits && c >= '0' && c <= '9';
+        id = id * 10 + static_cast<uint64_t>(c - '0');
+    }
+    if ((!approve && verb != "reject") || !digits || id == 0 || id > 0xffffffffull) {
+        console::printf("proposal: list | approve ID | reject ID\n");
+        return;
+    }
+    switch (mcpd::console_desk::post(approve ? mcpd::console_desk::Verb::Approve : mcpd::console_desk::Verb::Reject,
+                                     static_cast<uint32_t>(id))) {
+    case mcpd::console_desk::Posted::NoBridge:
+        console::printf("proposal: no MCP bridge takes the console's decisions (MCP over HTTP is off)\n");
+        return;
+    case mcpd::console_desk::Posted::Busy:
+        console::printf("proposal: the previous decision is still being carried out\n");
+        return;
+    case mcpd::console_desk::Posted::Ok: break;
+    }
+    // The approved call runs in a tool task within its time limit (at most 10 s); a minute is
+    // generous, and after it the answer goes to the log rather than to nobody.
+    static char line[240];
+    for (int tries = 0; tries < 600; ++tries) {
+        if (mcpd::console_desk::outcome(line, sizeof line)) {
+            console::printf("%s\n", line);
+            return;
+        }
+        sys::sleep_ns(100'000'000);
+    }
+    mcpd::console_desk::abandon();
+    console::printf("proposal %llu: no answer within 60 s; it will be in the log (`log`)\n", static_cast<unsigned long long>(id));
+}
+
 // `fault` runs the fault in a task of its own, so the report and the kill can be watched from
 // a shell that keeps working.
 int64_t fault_task(void* kind) {
@@ -310,6 +369,7 @@ const Command kCommands[] = {
     { "mem", "physical pages, kernel heap and task stacks", cmd_mem },
     { "caps", "this shell's capability table", cmd_caps },
     { "audit", "audit [N]: last N audit records (default 20)", cmd_audit },
+    { "proposal", "proposal list | approve ID | reject ID: calls held back for a human's yes", cmd_proposal },
     { "syscalls", "the system call table", cmd_syscalls },
     { "fault", "fault KIND: run a task that faults (data|write|exec|undef|brk); it is killed", cmd_fault },
     { "panic", "panic [REASON]: kernel panic with backtrace", cmd_panic },

@@ -69,6 +69,9 @@
 #   --disk-size SIZE     the size of an image --disk creates (default 1G; truncate's syntax:
 #                        digits with an optional K, M or G suffix, at least 1M); no effect on an
 #                        existing image, which keeps its size
+#   --detached           QEMU is not tied to the life of the process that started it (./basalt
+#                        run --detach starts it so, in a session of its own, and ./basalt stop
+#                        ends it); without it QEMU ends when its launcher does
 #   --print-command      print the QEMU command line instead of running it (creates no image)
 # Quit QEMU with Ctrl-A X, or type 'poweroff' at the basalt> prompt.
 set -euo pipefail
@@ -76,7 +79,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 kernel=""
 cpu=cortex-a72 gic=3 el2=0 memory=512M append="" semihosting=0 print=0 stdio=0
 net=0 static_ip=0 hostfwd="" udpfwd="" modern=0 dgram="" mcp_port="" client_key="" line=virtio rng=1 board=virt dtb=""
-line_set=0 virt_only="" disk="" disk_size=1G
+line_set=0 virt_only="" disk="" disk_size=1G detached=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --board) board=$2; shift 2 ;;
@@ -144,6 +147,7 @@ while [ $# -gt 0 ]; do
     --no-rng) rng=0; shift ;;
     --disk) disk=$2; shift 2 ;;
     --disk-size) disk_size=$2; shift 2 ;;
+    --detached) detached=1; shift ;;
     --print-command) print=1; shift ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
@@ -290,6 +294,8 @@ fi
 # when its parent dies (prctl PR_SET_PDEATHSIG, through util-linux's setpriv). Without it a killed
 # launcher leaves a guest running for good.
 tie=(setpriv --pdeathsig KILL)
+[ $detached = 0 ] || [ $stdio = 0 ] || { echo "run.sh: --detached is for an HTTP appliance, not a stdio server (its client owns its life)" >&2; exit 2; }
+[ $detached = 0 ] || tie=()
 if [ $stdio = 0 ]; then exec "${tie[@]}" "${args[@]}"; fi
 
 # A stdio MCP server must end when its client closes stdin, and QEMU does not (it keeps the

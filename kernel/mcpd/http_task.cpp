@@ -13,9 +13,12 @@
 #include "audit_trail.h"
 #include "provenance_log.h"
 #include "bridge_config.h"
+#include "console_desk.h"
 #include "kernel_resources.h"
+#include "sink_gate.h"
 #include "tool_exec.h"
 
+#include <ktl/format.h>
 #include <ktl/log_ring.h>
 #include <http/fields.h>
 #include <http/request.h>
@@ -338,8 +341,93 @@ void on_event(mcp::HttpTransport& transport, const net::StreamEvent& e) {
     }
 }
 
+// The console's decisions on proposals (console_desk.h): a session of the console's principal in
+// this bridge, its deferred answers addressed to no connection.
+constexpr uint32_t kConsoleReply = ~0u;
+constexpr uint32_t kConsoleOrigin = 0x40000000u; // apart from sessions' (slot | generation << 8) and stateless (high bit)
+mcp::Principal g_console;
+mcp::Session g_console_session;
+struct ConsoleTurn {
+    console_desk::Verb verb = console_desk::Verb::Approve;
+    uint32_t id = 0;
+    bool was_pending = false; // the proposal before the decision
+    uint32_t serial = 0;      // request ids console-1, console-2, ...
+} g_turn;
+
+// The error message of a refused or failed call's answer: the envelope's, else JSON-RPC's.
+std::string_view failure_of(const json::Value& root) {
+    json::Value envelope = root.find("result").find("_meta").find("io.basalt/error");
+    if (!envelope.valid())
+        envelope = root.find("error").find("data");
+    if (auto m = envelope.find("error").find("message").plain_string())
+        return *m;
+    return root.find("error").find("message").plain_string().value_or("");
+}
+
+// One line for the console: what the decision did, from the answer and the proposal's new state.
+void console_answer(std::string_view reply) {
+    static json::Node nodes[256];
+    auto doc = json::Document::parse(reply, nodes);
+    const bool failed = !doc || doc->root().find("error").valid() || doc->root().find("result").find("isError").as_bool().value_or(false);
+    std::string_view why = doc ? failure_of(doc->root()) : std::string_view("its answer could not be read");
+    ProposalLine p;
+    mcp::ProposalState state = mcp::ProposalState::Pending;
+    const bool known = proposal_line(g_turn.id, p, state);
+    const bool approve = g_turn.verb == console_desk::Verb::Approve;
+    // Decided now, by this call: pending before, approved or rejected after.
+    const bool decided = known && g_turn.was_pending &&
+                         state == (approve ? mcp::ProposalState::Approved : mcp::ProposalState::Rejected);
+    char line[240];
+    ktl::Formatter f(line, sizeof line);
+    if (decided && approve && !failed)
+        f.append("proposal %u approved at the console: %s '%s' ran", g_turn.id, p.tool, p.target);
+    else if (decided && approve)
+        f.append("proposal %u approved at the console, but %s '%s' failed: %.*s", g_turn.id, p.tool, p.target,
+                 static_cast<int>(why.size()), why.data());
+    else if (decided)
+        f.append("proposal %u rejected at the console: %s '%s' will never run", g_turn.id, p.tool, p.target);
+    else
+        f.append("proposal %u not %s: %.*s", g_turn.id, approve ? "approved" : "rejected", static_cast<int>(why.size()),
+                 why.data());
+    console_desk::answer({ line, f.length() });
+}
+
+// Takes the console's decision, if one waits, through the dispatcher as the console's own
+// tools/call: authorised, limited, audited and run exactly as an MCP client's would be.
+void console_turn(mcp::Server& server) {
+    console_desk::Verb verb;
+    uint32_t id;
+    if (!console_desk::take(verb, id))
+        return;
+    if (!g_console_session.initialized) {
+        static constexpr std::string_view kHello[] = {
+            R"({"jsonrpc":"2.0","id":"console-0","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"console","version":"1"}}})",
+            R"({"jsonrpc":"2.0","method":"notifications/initialized"})",
+        };
+        for (auto m : kHello)
+            (void)server.handle(m, g_console_session, { g_reply, kMaxReply });
+    }
+    g_turn.verb = verb;
+    g_turn.id = id;
+    ProposalLine before;
+    mcp::ProposalState state = mcp::ProposalState::Expired;
+    g_turn.was_pending = proposal_line(id, before, state) && state == mcp::ProposalState::Pending;
+    char request[200];
+    ktl::Formatter f(request, sizeof request);
+    f.append(R"({"jsonrpc":"2.0","id":"console-%u","method":"tools/call","params":{"name":"%s","arguments":{"proposal_id":%u}}})",
+             ++g_turn.serial, verb == console_desk::Verb::Approve ? "proposal_approve" : "proposal_reject", id);
+    size_t n = server.handle({ request, f.length() }, g_console_session, { g_reply, kMaxReply });
+    if (n > 0) // answered at once (refused before any task ran); else deliver() brings the answer
+        console_answer({ g_reply, n });
+}
+
 // Output of a deferred call for its connection.
 void deliver(void*, const mcp::PendingCall& call, size_t len, bool final) {
+    if (call.reply_to == kConsoleReply) {
+        if (final)
+            console_answer({ g_reply, len });
+        return; // progress and log notifications: the console has its own log
+    }
     Conn* c = conn_of(call.reply_to);
     if (!c || (c->state != Conn::State::Waiting && c->state != Conn::State::Streaming))
         return; // the client went away: nothing to deliver to
@@ -499,6 +587,18 @@ int64_t http_task_main(void* arg) {
     g_server = &server;
     KLOG_INFO("mcp: http: serving /mcp on port %u as '%s' for callers without a key", net::http_endpoint().port(),
               mcp::role_name(guest.role));
+    // The console shell's decisions on proposals, when the console is the shell's (not the MCP
+    // line, whose own bridge has this principal): taken as the `console` principal, the role the
+    // serial line is given (default admin: whoever holds the console owns the appliance).
+    if (!bootargs::get().mcp_serial) {
+        g_console_session.principal = line_principal(g_console, "console", bootargs::get().serial_role, mcp::Role::Admin,
+                                                     mcp::CallLimiter::kMaxPrincipals - 1);
+        g_console_session.origin = kConsoleOrigin;
+        g_console_session.reply_to = kConsoleReply;
+        g_console_session.source = 1; // the console: one source for the authentication gate, as the serial line's
+        g_console_session.transport = "console";
+        console_desk::open(g_caps.signal);
+    }
 
     static net::StreamEvent events[64];
     uint64_t last_tick = clock::monotonic_ns();
@@ -509,6 +609,7 @@ int64_t http_task_main(void* arg) {
         uint64_t timeout = busy ? 10'000'000 : streams ? kStreamPollNs : any_open() ? kTickNs : 0;
         sys::call(sys::Number::event_wait, g_caps.wake, timeout);
         refresh_own_address();
+        console_turn(server);
         for (int round = 0; round < 8; ++round) {
             int64_t n = sys::call(sys::Number::net_poll, g_caps.endpoint, reinterpret_cast<uint64_t>(events), 64);
             for (int64_t i = 0; i < n; ++i)

@@ -213,8 +213,9 @@ void propose(const StepUp& step, std::string_view tool, std::string_view args, c
         return;
     }
     err = { mcp::ErrorCode::StepUpRequired,
-            "this destroys data and came from a client that cannot be asked: it is now a proposal, which another "
-            "administrator approves with proposal_approve (or rejects); nothing ran",
+            "this destroys data and came from a client that cannot be asked: it is now a proposal (details.proposal_id), "
+            "which another administrator approves with proposal_approve (or rejects), or an operator at the appliance's "
+            "console with 'proposal approve ID' (or 'proposal reject ID'); nothing ran",
             "proposal_pending", *id };
 }
 
@@ -289,6 +290,42 @@ bool reject(uint32_t id, const mcp::PendingCall& call, mcp::ToolError& err) {
         return true;
     err = refusal_error(refusal);
     return false;
+}
+
+size_t pending_proposals(ProposalLine* out, size_t cap) {
+    arch::IrqGuard guard; // copies of at most 16: printed by the caller with interrupts on
+    const uint64_t now = clock::monotonic_ns();
+    g_book.expire(now);
+    size_t n = 0;
+    g_book.for_each([&](const mcp::Proposal& p) {
+        if (p.state != mcp::ProposalState::Pending || n == cap)
+            return;
+        ProposalLine& l = out[n++];
+        l.id = p.id;
+        ktl::utf8_copy(l.tool, p.tool);
+        ktl::utf8_copy(l.target, p.target);
+        ktl::utf8_copy(l.proposer, p.proposer_name);
+        l.ids = p.ids;
+        l.vectors = p.facts.count;
+        l.age_s = (now - p.created_ns) / 1'000'000'000;
+        l.expires_in_s = p.expires_ns > now ? (p.expires_ns - now) / 1'000'000'000 : 0;
+    });
+    return n;
+}
+
+bool proposal_line(uint32_t id, ProposalLine& line, mcp::ProposalState& state) {
+    arch::IrqGuard guard;
+    const mcp::Proposal* p = g_book.find(id);
+    if (!p)
+        return false;
+    line.id = p->id;
+    ktl::utf8_copy(line.tool, p->tool);
+    ktl::utf8_copy(line.target, p->target);
+    ktl::utf8_copy(line.proposer, p->proposer_name);
+    line.ids = p->ids;
+    line.vectors = p->facts.count;
+    state = p->state;
+    return true;
 }
 
 void write_policy(json::Writer& w) {

@@ -58,6 +58,21 @@ bool reject(uint32_t id, const mcp::PendingCall& call, mcp::ToolError& err);
 // Writes proposal `id` (false: unknown) or every proposal, for the proposal tools.
 bool write_proposal(json::Writer& w, uint32_t id);
 void write_proposals(json::Writer& w);
+// A proposal as the console shows it (a copy: printed outside the book's lock).
+struct ProposalLine {
+    uint32_t id = 0;
+    char tool[32] = "";
+    char target[72] = "";
+    char proposer[mcp::Principal::kNameMax + 1] = "";
+    uint64_t ids = 0;
+    uint64_t vectors = 0; // the target's when proposed
+    uint64_t age_s = 0;
+    uint64_t expires_in_s = 0;
+};
+// The pending proposals, oldest slot first: how many were copied into out (at most cap).
+size_t pending_proposals(ProposalLine* out, size_t cap);
+// Proposal `id` and its state (false: unknown).
+bool proposal_line(uint32_t id, ProposalLine& line, mcp::ProposalState& state);
 // The policy in force (kernel://status): critical sinks, the bulk-delete threshold, pending proposals.
 void write_policy(json::Writer& w);
 

@@ -35,6 +35,7 @@ struct Server::Request {
     int8_t log_level = -1; // its logLevel opt-in
     uint32_t origin = 0;   // the session's (PendingCall::origin / reply_to)
     uint32_t reply_to = 0;
+    const char* transport = ""; // the session's, else the server's (audit, provenance)
     uint64_t provenance = 0; // its provenance node, once admitted
     // An anonymous request's node is made once the limiter admits it (note_provenance).
     const Session* node_session = nullptr;

@@ -131,6 +131,7 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
     Request r { w, {}, {}, "", "unknown", nullptr, AuditKind::Tool, {}, 0, 0, false };
     r.origin = session.origin;
     r.reply_to = session.reply_to;
+    r.transport = session.transport ? session.transport : m_config.transport;
     if (m_config.now_rfc3339)
         m_config.now_rfc3339(r.timestamp, sizeof r.timestamp);
 
@@ -349,7 +350,7 @@ void Server::note_provenance(Request& r, const Session& s, const json::Value& me
 void Server::make_node(Request& r, const Session& s, std::string_view method) {
     ProvenanceNode node;
     node.principal = r.principal;
-    node.transport = m_config.transport;
+    node.transport = r.transport;
     node.session = s.origin;
     node.request_id = r.request_id;
     node.method = method;
@@ -388,7 +389,7 @@ void Server::audit(const Request& r, AuditOutcome outcome, const char* code) {
     if (!m_config.audit)
         return;
     uint64_t now = m_config.now_ns ? m_config.now_ns() : 0;
-    AuditEvent e { r.request_id, r.timestamp, r.principal, m_config.transport, r.kind, r.name, outcome, code, 0,
+    AuditEvent e { r.request_id, r.timestamp, r.principal, r.transport, r.kind, r.name, outcome, code, 0,
                    r.args_hash, now > r.start_ns ? (now - r.start_ns) / 1000 : 0, r.provenance, r.action, r.target,
                    r.reason ? r.reason : "" };
     m_config.audit(e);
@@ -682,6 +683,7 @@ void Server::start_pending(Request& r, const Session& s, const Tool& tool, const
     call.log_level = r.log_level;
     call.origin = r.origin;
     call.reply_to = r.reply_to;
+    call.transport = r.transport;
     call.notify_level = r.modern ? r.log_level : s.logging ? static_cast<int8_t>(s.log_level) : int8_t(-1);
     call.result = tool.result;
     // What the call may ask the client: per request in 2026-07-28, else what the session declared.
@@ -721,7 +723,8 @@ void Server::audit_call(const PendingCall& call, AuditOutcome outcome, const cha
     if (m_config.now_rfc3339)
         m_config.now_rfc3339(now, sizeof now);
     uint64_t t = m_config.now_ns ? m_config.now_ns() : 0;
-    AuditEvent e { call.request_id, now, call.principal, m_config.transport, AuditKind::Tool, call.tool, outcome, code,
+    AuditEvent e { call.request_id, now, call.principal, call.transport ? call.transport : m_config.transport,
+                   AuditKind::Tool, call.tool, outcome, code,
                    call.token_id, call.args_hash, t > call.start_ns ? (t - call.start_ns) / 1000 : 0, call.provenance_id,
                    call.action, call.target, reason ? reason : "" };
     m_config.audit(e);

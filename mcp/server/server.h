@@ -204,6 +204,7 @@ struct PendingCall {
     int8_t log_level = -1; // 2026-07-28 per-request logging opt-in (a LogLevel), -1: none
     uint32_t origin = 0;   // Session::origin of the request: ids are unique only within it
     uint32_t reply_to = 0; // Session::reply_to: where the transport delivers the answer
+    const char* transport = nullptr; // Session::transport (nullptr: the server's)
     // Notifications/message the call itself emits (call_log) go out at or above this level: the
     // request's logLevel (2026-07-28) or the session's logging/setLevel when the call began; -1: none.
     int8_t notify_level = -1;
@@ -304,6 +305,9 @@ struct Session {
     // where answers to its deferred calls go (HTTP: the connection waiting for them).
     uint32_t origin = 0;
     uint32_t reply_to = 0;
+    // What the audit trail and provenance name as this session's transport, when it is not the
+    // server's own (nullptr): the console's decisions, which the HTTP bridge carries out.
+    const char* transport = nullptr;
     // What the client declared at initialize (ClientCapability bits), and whether the transport
     // can bring its responses back to this session (HTTP: not without a session to post them to).
     uint8_t client_caps = 0;

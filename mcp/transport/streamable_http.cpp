@@ -32,6 +32,10 @@ bool oauth_probe(std::string_view path) {
     return path.starts_with("/.well-known/oauth-") || path.starts_with("/.well-known/openid-configuration") ||
            path == "/register" || path == "/authorize" || path == "/token";
 }
+// Metadata documents (RFC 9728, RFC 8414, OpenID discovery): 404, which the SDK's discovery takes
+// as "no OAuth here" and moves on. The endpoints (RFC 7591 registration, RFC 6749 authorize and
+// token): 400, as those RFCs answer a request they will not serve.
+bool oauth_metadata(std::string_view path) { return path.starts_with("/.well-known/"); }
 constexpr const char* kRetryAfterSeconds = "1"; // the rate bucket refills 20 calls a second
 constexpr uint64_t kHttpSource = 1ull << 40;    // gate sources: HTTP peers apart from lines
 
@@ -170,6 +174,22 @@ size_t HttpTransport::refuse(Reply& r, uint16_t status, ErrorCode code, const ch
     return envelope_response(r, status, jw.view());
 }
 
+// OAuth clients read refusals from these endpoints as RFC 6749 section 5.2 errors (`error` a
+// string code, `error_description` the sentence); the canonical envelope, whose `error` is an
+// object, fails their parser and hides the sentence from the user behind "Invalid OAuth error
+// response". So these, and only these, answer in OAuth's shape.
+size_t HttpTransport::oauth_refusal(Reply& r, std::string_view path) {
+    char body[384];
+    json::Writer jw({ body, sizeof body });
+    jw.begin_object().key("error").string("invalid_request").key("error_description").string(kNoOAuth).end_object();
+    http::ResponseWriter w(r.out);
+    w.status(oauth_metadata(path) ? 404 : 400);
+    common_headers(w, r.keep_alive);
+    w.header("Cache-Control", "no-store"); // RFC 6749 section 5.1: nothing from these is cached
+    w.header("Content-Type", "application/json").header("Content-Length", uint64_t(jw.view().size())).end_head().body(jw.view());
+    return finish(w);
+}
+
 // A refusal: its status, the headers that status calls for, the canonical envelope as body.
 size_t HttpTransport::envelope_response(Reply& r, uint16_t status, std::string_view envelope) {
     http::ResponseWriter w(r.out);
@@ -201,7 +221,7 @@ HttpOutcome HttpTransport::handle(const http::Head& head, std::string_view body,
         return outcome;
     };
     if (oauth_probe(head.path))
-        return respond(refuse(r, 404, ErrorCode::NotFound, kNoOAuth, "oauth_not_supported"));
+        return respond(oauth_refusal(r, head.path));
     if (head.path != kPath)
         return respond(refuse(r, 404, ErrorCode::NotFound, "no such endpoint; MCP is served on /mcp", "unknown_path"));
 

@@ -4,7 +4,10 @@
 // HTTP task feeds it complete requests and carries its bytes; host tests drive it directly.
 //
 // Per request, in this order (each failure has its status and the canonical envelope as body):
-//  1. path /mcp, else 404; method POST, GET or DELETE, else 405 with Allow.
+//  1. path /mcp, else 404; method POST, GET or DELETE, else 405 with Allow. The paths OAuth
+//     clients probe after a 401 (/.well-known/oauth-*, /register, /authorize, /token) answer in
+//     RFC 6749's error shape instead, the one thing their parsers read: 404 for metadata, 400
+//     for the endpoints, saying that this server takes an API key.
 //  2. DNS-rebinding guard: the Host name and, when sent, the Origin must be on the allowlist
 //     (403). A browser page on another site can reach 127.0.0.1 but cannot forge these.
 //  3. POST: Content-Type application/json (415), Accept covering application/json and
@@ -134,6 +137,7 @@ private:
     uint64_t now() const { return m_config.now_ns ? m_config.now_ns() : 0; }
     size_t refuse(Reply& r, uint16_t status, ErrorCode code, const char* message, const char* reason);
     size_t envelope_response(Reply& r, uint16_t status, std::string_view envelope);
+    size_t oauth_refusal(Reply& r, std::string_view path);
     size_t post(Reply& r, const http::Head& head, std::string_view body, uint32_t conn, HttpOutcome& outcome, uint64_t peer);
 
     Server& m_server;

@@ -305,20 +305,34 @@ TEST(McpHttp, AnUnknownKeyIsRefusedForEveryMethod) {
     EXPECT_EQ(good.status, 200) << good.text;
 }
 
-// The paths an OAuth client probes after a 401 answer plainly that no OAuth is spoken here.
+// The paths an OAuth client probes after a 401 answer plainly that no OAuth is spoken here, in
+// the shape OAuth clients parse (RFC 6749 section 5.2: `error` a string code and
+// `error_description`), not the canonical envelope whose `error` is an object.
 TEST(McpHttp, OAuthProbesHearThatTheServerTakesAnApiKey) {
     Fixture f;
-    for (const char* path : { "/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp",
-                              "/.well-known/oauth-authorization-server", "/.well-known/openid-configuration",
-                              "/register", "/authorize", "/token" }) {
+    struct Probe {
+        const char* path;
+        int status;
+    };
+    for (Probe p : { Probe { "/.well-known/oauth-protected-resource", 404 }, Probe { "/.well-known/oauth-protected-resource/mcp", 404 },
+                     Probe { "/.well-known/oauth-authorization-server", 404 }, Probe { "/.well-known/openid-configuration", 404 },
+                     Probe { "/register", 400 }, Probe { "/authorize", 400 }, Probe { "/token", 400 } }) {
         const std::string body = "{}";
-        auto r = f.send(std::string("POST ") + path + " HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: application/json\r\n"
+        auto r = f.send(std::string("POST ") + p.path + " HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: application/json\r\n"
                         "Content-Length: 2\r\n\r\n" + body);
-        EXPECT_EQ(r.status, 404) << path;
-        EXPECT_EQ(r.header("Content-Type"), "application/json") << path;
-        EXPECT_NE(r.body().find("\"oauth_not_supported\""), std::string::npos) << path << ": " << r.text;
-        EXPECT_NE(r.body().find("does not use OAuth; it takes an API key"), std::string::npos) << r.text;
+        EXPECT_EQ(r.status, p.status) << p.path;
+        EXPECT_EQ(r.header("Content-Type"), "application/json") << p.path;
+        json::Node nodes[16];
+        const std::string answer = r.body();
+        auto doc = json::Document::parse(answer, nodes);
+        ASSERT_TRUE(doc.ok()) << p.path << ": " << r.text;
+        json::Value root = doc->root();
+        EXPECT_EQ(root.find("error").plain_string().value_or("<not a string>"), "invalid_request") << p.path << ": " << r.text;
+        EXPECT_NE(root.find("error_description").plain_string().value_or("").find("does not use OAuth; it takes an API key"),
+                  std::string::npos)
+            << p.path << ": " << r.text;
     }
+    // Everything else keeps the canonical envelope (/mcp's 401: KeysInHeadersAuthenticate...).
     auto other = f.send("GET /elsewhere HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n");
     EXPECT_EQ(other.status, 404);
     EXPECT_NE(other.body().find("\"unknown_path\""), std::string::npos) << other.text;

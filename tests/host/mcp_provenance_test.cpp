@@ -51,11 +51,12 @@ struct Decision {
     uint64_t node;
     std::string action, target, name, code;
     mcp::AuditOutcome outcome;
+    std::string transport;
 };
 std::vector<Decision> g_decisions;
 void keep_decision(const mcp::AuditEvent& e) {
     g_decisions.push_back({ e.provenance_id, e.action ? e.action : "", std::string(e.target), std::string(e.name),
-                            e.code ? e.code : "", e.outcome });
+                            e.code ? e.code : "", e.outcome, e.transport ? e.transport : "" });
 }
 
 struct Fixture {
@@ -201,4 +202,30 @@ TEST(Provenance, AnAnonymousRequestGetsItsNodeOnlyOnceAdmitted) {
     EXPECT_EQ(g_nodes[0].request_id, "3");
     ASSERT_EQ(g_decisions.size(), 3u);
     EXPECT_EQ(g_decisions[2].node, mcp::make_provenance_id(0xabcd0001u, 1));
+}
+
+// A session may name its own transport (the console's decisions, which the HTTP bridge carries
+// out): its nodes and decisions say it, the server's other sessions keep the server's.
+TEST(Provenance, ASessionNamesItsOwnTransport) {
+    Fixture f;
+    f.session.transport = "console";
+    f.call(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},)"
+           R"("clientInfo":{"name":"console","version":"1"}}})");
+    f.call(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"vector_delete","arguments":{"collection":"docs","ids":[1]}}})");
+    f.call(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"admin_only","arguments":{}}})");
+    ASSERT_EQ(g_nodes.size(), 2u);
+    ASSERT_EQ(g_decisions.size(), 2u);
+    for (size_t i = 0; i < 2; ++i) {
+        EXPECT_EQ(g_nodes[i].transport, "console");
+        EXPECT_EQ(g_decisions[i].transport, "console") << g_decisions[i].name;
+    }
+    mcp::Session other;
+    other.principal = f.session.principal;
+    other.origin = 43;
+    std::vector<char> out(1 << 16);
+    f.server->handle(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}})",
+                     other, out);
+    f.server->handle(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"plain","arguments":{}}})", other, out);
+    ASSERT_EQ(g_decisions.size(), 3u);
+    EXPECT_EQ(g_decisions[2].transport, "http");
 }

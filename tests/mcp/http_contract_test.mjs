@@ -77,14 +77,15 @@ try {
                     "auth_invalid_api_key");
     assert.equal((await post({ jsonrpc: "2.0", id: nextId++, method: "tools/list" }, auth())).status, 200, "no key: anonymous");
   });
-  await row("OAuth discovery paths -> 404 oauth_not_supported, saying to send an API key", async () => {
-    for (const path of ["/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server", "/register"]) {
-      const res = await fetch(new URL(path, node.url), path === "/register" ? { method: "POST", body: "{}",
-                              headers: { "Content-Type": "application/json" } } : {});
+  await row("OAuth paths -> RFC 6749 error JSON (404 metadata, 400 endpoints), saying to send an API key", async () => {
+    for (const [path, status] of [["/.well-known/oauth-protected-resource/mcp", 404], ["/.well-known/oauth-authorization-server", 404],
+                                  ["/register", 400], ["/token", 400]]) {
+      const res = await fetch(new URL(path, node.url), path.startsWith("/.well-known/") ? {} : { method: "POST", body: "{}",
+                              headers: { "Content-Type": "application/json" } });
       const body = await res.json();
-      assert.equal(res.status, 404, path);
-      assert.equal(body.error.details.reason, "oauth_not_supported", path);
-      assert.match(body.error.message, /does not use OAuth; it takes an API key/);
+      assert.equal(res.status, status, path);
+      assert.equal(body.error, "invalid_request", path);
+      assert.match(body.error_description, /does not use OAuth; it takes an API key/);
     }
   });
   await row("X-MCP-API-Key bad key -> 403 auth_invalid_api_key", async () =>
