@@ -83,7 +83,12 @@ try {
   const log = JSON.parse(audit.json.result.contents[0].text);
   const decisions = log.decisions;
   assert.ok(log.decisions_total >= BAD + goodCalls, `decisions_total ${log.decisions_total}`);
-  assert.ok(log.records_total < log.decisions_total / 50, `records ${log.records_total} for ${log.decisions_total} decisions`);
+  // Refusals fold into the record before them while nothing else comes between: each good call
+  // and each bad key that was checked can start a new record (and the throttled run after it), so
+  // the records are bounded by what came between, not by how long the flood took on this machine.
+  const between = 2 * (goodCalls + checked) + 16;
+  assert.ok(log.records_total <= between && log.records_total < log.decisions_total / 10,
+            `records ${log.records_total} for ${log.decisions_total} decisions (${goodCalls} good calls, ${checked} keys checked)`);
   const lastGood = decisions.filter((d) => d.principal === "olga" && d.outcome === "allow");
   assert.ok(lastGood.length > 0, "the good client's recent decisions are in the trail");
   assert.ok(decisions.some((d) => d.repeats > 1 && d.outcome === "deny"), "repeated refusals are counted into one record");
