@@ -5,6 +5,8 @@
 #include "../clock.h"
 #include "../log.h"
 #include "../mm/kheap.h"
+#include "../storage/journal.h"
+#include "../storage/storage_info.h"
 #include "../syscall/sys.h"
 #include "../vector/store.h"
 #include "fault_tools.h"
@@ -30,9 +32,16 @@ constexpr size_t kMaxNodes = mcp::Server::kMaxMessageValues; // the most a whole
 // A tool told to stop (cancelled, or past its wall-time limit) that has not ended this much
 // later is killed: tools are meant to check should_stop(), but nothing relies on it.
 constexpr uint64_t kStopGraceNs = 250'000'000;
+// A call that needs the store while it is recovered waits for it in the bridge (no task yet),
+// reporting the recovery's progress at most this often; one that runs out of time meanwhile is
+// told to try again this much later.
+constexpr uint64_t kRecoveryProgressNs = 250'000'000;
+constexpr uint32_t kRecoveryRetryMs = 1000;
 
 struct Job {
-    enum class State : uint8_t { Free, Running, Done };
+    // Waiting: admitted, but its tool needs the store, which is being recovered from the disk; its
+    // task starts once it is back (or the call's time runs out first).
+    enum class State : uint8_t { Free, Waiting, Running, Done };
     volatile State state = State::Free;
     ToolBody body = nullptr;
     mcp::PendingCall call;
@@ -78,6 +87,10 @@ struct Job {
     mcp::InputRound* round = nullptr;
     // The sink policy's view of the call (sink_gate.h), found out by the bridge at start.
     StepUp step_up;
+    const ToolImpl* impl = nullptr; // what a Waiting call will run
+    uint64_t memory_limit = 0;      // its task's (task_limit), tightened by the caller's own
+    uint64_t syscall_limit = 0;
+    uint64_t wait_reported_ns = 0;  // a Waiting call's last progress notification
 };
 
 namespace {
@@ -413,6 +426,48 @@ ktl::Result<uint32_t> token_source(ExecCaps& caps, const ToolImpl& impl, const j
     return static_cast<uint32_t>(slot);
 }
 
+// What a token source that could not be had means for the caller.
+mcp::ToolError still_recovering(uint64_t replayed);
+mcp::ToolError source_error(ktl::Error e) {
+    if (e == ktl::Error::NotFound)
+        return { mcp::ErrorCode::NotFound, "no collection of that name", "missing_collection" };
+    if (e == ktl::Error::NotReady)
+        return still_recovering(0);
+    return { mcp::ErrorCode::ValidationFailed, "not a valid collection name", "invalid_name" };
+}
+
+// Tools whose calls reach the store (a collection's capability, or the store's).
+bool needs_store(const ToolImpl& impl) { return impl.grant == Grant::Store || impl.grant == Grant::Collection; }
+
+// The store's recovery as a bridge sees it: whether it goes on, and how many logged changes are
+// back so far.
+struct Recovery {
+    bool ongoing;
+    uint64_t replayed;
+};
+Recovery recovery(const ExecCaps& caps) {
+    storage_info::StorageInfo info {};
+    if (sys::call(sys::Number::storage_info, caps.introspection, reinterpret_cast<uint64_t>(&info)) < 0)
+        return { false, 0 }; // nothing to wait for that can be seen: the call runs and finds out
+    return { info.state == static_cast<uint8_t>(journal::State::Recovering), info.recovery_progress };
+}
+
+// A call whose time ran out while the store was still being recovered: retryable, never a failure
+// of the call itself.
+mcp::ToolError still_recovering(uint64_t replayed) {
+    mcp::ToolError e { mcp::ErrorCode::Unavailable,
+                       "the store is still being recovered from the disk: try again after details.retry_after_ms",
+                       "recovering" };
+    e.retry_after_ms = kRecoveryRetryMs;
+    e.replayed_so_far = static_cast<int64_t>(replayed);
+    return e;
+}
+
+void release_call(Job& job) {
+    release_buffers(job);
+    job.state = Job::State::Free;
+}
+
 } // namespace
 
 bool Executor::start(const mcp::Tool& tool, const json::Value& arguments, const mcp::PendingCall& call,
@@ -433,6 +488,10 @@ bool Executor::start(const mcp::Tool& tool, const json::Value& arguments, const 
     StepUp step = classify(name, arguments);
     if (step.critical) {
         auto facts = target_facts(m_caps.store, step.target);
+        if (!facts && facts.error() == ktl::Error::NotReady) {
+            err = still_recovering(recovery(m_caps).replayed); // the policy needs the store as it will be
+            return false;
+        }
         if (!facts) {
             err = { mcp::ErrorCode::InternalError, "the collection could not be checked; try again", "target_unreadable" };
             return false;
@@ -526,20 +585,21 @@ bool Executor::launch(const mcp::Tool& tool, const ToolImpl& impl_ref, const jso
         err = { mcp::ErrorCode::ValidationFailed, "arguments over 1 MiB", "arguments_too_long" };
         return false;
     }
+    // A call that needs the store while it is recovered waits for it (poll() starts its task once
+    // it is back); every other call starts now, whatever recovery is doing.
+    const bool waits = needs_store(*impl) && recovery(m_caps).ongoing;
     // Fail-closed before any task exists: the object the token is to name must be there.
     bool transient = false;
-    auto source = token_source(m_caps, *impl, arguments, &transient);
-    if (!source) {
-        if (source.error() == ktl::Error::NotFound)
-            err = { mcp::ErrorCode::NotFound, "no collection of that name", "missing_collection" };
-        else if (source.error() == ktl::Error::NotReady) // the store is being recovered from the disk
-            err = vec::error_of(-static_cast<int64_t>(ktl::Error::NotReady));
-        else
-            err = { mcp::ErrorCode::ValidationFailed, "not a valid collection name", "invalid_name" };
-        return false;
+    ktl::Result<uint32_t> source = ktl::Error::NotReady;
+    if (!waits) {
+        source = token_source(m_caps, *impl, arguments, &transient);
+        if (!source && source.error() != ktl::Error::NotReady) {
+            err = source_error(source.error());
+            return false;
+        }
     }
     auto drop_source = [&] {
-        if (transient)
+        if (source && transient)
             sys::call(sys::Number::cap_delete, *source);
     };
     if (!take_buffers(*job, text)) {
@@ -547,7 +607,12 @@ bool Executor::launch(const mcp::Tool& tool, const ToolImpl& impl_ref, const jso
         err = { mcp::ErrorCode::InternalError, "no memory for the call's arguments" };
         return false;
     }
-    job->state = Job::State::Running;
+    job->state = source ? Job::State::Running : Job::State::Waiting;
+    job->impl = impl;
+    job->wait_reported_ns = 0;
+    job->task = ~0u;
+    job->token = ~0u;
+    job->source_transient = false;
     job->body = impl->body;
     job->call = call;
     job->cancel = false;
@@ -577,9 +642,8 @@ bool Executor::launch(const mcp::Tool& tool, const ToolImpl& impl_ref, const jso
             err = job->round ? mcp::ToolError { mcp::ErrorCode::ValidationFailed, "the input responses have too many values",
                                                 "input_too_large" }
                              : mcp::ToolError { mcp::ErrorCode::InternalError, "no memory for the call's input round" };
-            release_buffers(*job);
+            release_call(*job);
             drop_source();
-            job->state = Job::State::Free;
             return false;
         }
         job->round->set_caps(call.client_caps);
@@ -589,11 +653,14 @@ bool Executor::launch(const mcp::Tool& tool, const ToolImpl& impl_ref, const jso
     const mcp::PrincipalLimits& own = call.principal ? call.principal->limits : none;
     // A human confirming a destructive call gets 45 s on top of the call's limit (2025
     // revisions: the call waits for the answer; 2026-07-28 asks in a round of its own instead).
+    // A call waiting for the store waits within its limit: the wait is part of the call.
     const uint64_t wall_ns = mcp::tightened_wall_ns(m_wall_limit_ns, own) + (confirms && !call.modern ? kConfirmNs : 0);
     job->deadline_ns = clock::monotonic_ns() + wall_ns;
     job->kill_at_ns = 0;
     job->wake = m_wake;
     job->output_limit = mcp::tightened_output(m_output_limit, own);
+    job->memory_limit = mcp::tightened_memory(kToolHeapLimit, own);
+    job->syscall_limit = mcp::tightened_syscalls(kToolSyscallLimit, own);
 
     // The token is bound to this call: principal, tool, arguments and a per-boot call number.
     job->principal_id = call.principal ? call.principal->id : 0;
@@ -603,43 +670,55 @@ bool Executor::launch(const mcp::Tool& tool, const ToolImpl& impl_ref, const jso
         n = ++g_calls;
     }
     job->call.token_id = n; // the audit trail names the token by its call number
-    const uint64_t binding = call_binding(job->principal_id, tool.name, text, n, call.provenance_id);
+    if (!source)
+        return true; // Waiting: poll() goes on
+    if (!spawn(*job, *source, transient, err)) {
+        release_call(*job);
+        return false;
+    }
+    return true;
+}
 
+// Starts the call's task and issues its token from `source` (transient: made for this call, the
+// job owns it from here; deleted if the call cannot start). False + err: no task could be started
+// (the job is left for the caller to release).
+bool Executor::spawn(Job& job, uint32_t source, bool transient, mcp::ToolError& err) {
+    const std::string_view text(job.args, job.args_len);
+    const uint64_t binding = call_binding(job.principal_id, job.call.tool, text, job.call.token_id, job.call.provenance_id);
     char name[24] = "tool:";
-    for (size_t i = 5, k = 0; i + 1 < sizeof name && tool.name[k]; ++i, ++k)
-        name[i] = tool.name[k];
+    for (size_t i = 5, k = 0; i + 1 < sizeof name && job.call.tool[k]; ++i, ++k)
+        name[i] = job.call.tool[k];
+    const uint64_t now = clock::monotonic_ns();
+    const uint64_t wall_ns = job.deadline_ns > now ? job.deadline_ns - now : 1;
+    job.state = Job::State::Running;
     int64_t task = sys::call(sys::Number::task_create, m_caps.factory, reinterpret_cast<uint64_t>(&tool_task_main),
-                             reinterpret_cast<uint64_t>(job), kToolPriority, reinterpret_cast<uint64_t>(name));
+                             reinterpret_cast<uint64_t>(&job), kToolPriority, reinterpret_cast<uint64_t>(name));
     if (task < 0) {
-        drop_source();
-        release_buffers(*job);
-        job->state = Job::State::Free;
-        KLOG_WARN("mcp: no tool task for '%s': %s", tool.name, ktl::error_name(static_cast<ktl::Error>(-task)));
+        if (transient)
+            sys::call(sys::Number::cap_delete, source);
+        KLOG_WARN("mcp: no tool task for '%s': %s", job.call.tool, ktl::error_name(static_cast<ktl::Error>(-task)));
         err = { mcp::ErrorCode::InternalError, "no tool task could be started" };
         return false;
     }
-    job->task = static_cast<uint32_t>(task);
-    sys::call(sys::Number::task_limit, job->task, mcp::tightened_memory(kToolHeapLimit, own),
-              mcp::tightened_syscalls(kToolSyscallLimit, own));
+    job.task = static_cast<uint32_t>(task);
+    sys::call(sys::Number::task_limit, job.task, job.memory_limit, job.syscall_limit);
     // Exactly the rights this tool needs, never the Grant the bridge holds; derived from the
     // bridge's capability (revoking it reaches the token) and dead at the wall-time limit.
-    int64_t token = sys::call(sys::Number::token_issue, *source, task, impl->rights, binding, wall_ns);
-    job->token = token >= 0 ? static_cast<uint32_t>(token) : ~0u; // the task fails closed without it
+    int64_t token = sys::call(sys::Number::token_issue, source, job.task, job.impl->rights, binding, wall_ns);
+    job.token = token >= 0 ? static_cast<uint32_t>(token) : ~0u; // the task fails closed without it
     // A capability made for this call lives as long as the call (the token hangs from it).
-    job->source = *source;
-    job->source_transient = transient;
-    if (token < 0) {
-        drop_source();
-        job->source_transient = false;
-    }
+    job.source = source;
+    job.source_transient = transient && token >= 0;
+    if (transient && token < 0)
+        sys::call(sys::Number::cap_delete, source);
     // profile=faults only: proves the binding is checked
-    tamper_if_asked(tool.name, job->args, job->args_len, job->call.provenance_id, job->token);
+    tamper_if_asked(job.call.tool, job.args, job.args_len, job.call.provenance_id, job.token);
     return true;
 }
 
 void Executor::cancel(std::string_view raw_id, bool id_is_string, uint32_t origin) {
     for (auto& j : std::span<Job>(m_jobs, m_slots))
-        if (j.state == Job::State::Running && j.call.matches(raw_id, id_is_string, origin)) {
+        if ((j.state == Job::State::Running || j.state == Job::State::Waiting) && j.call.matches(raw_id, id_is_string, origin)) {
             j.cancel = true;
             if (j.kill_at_ns == 0)
                 j.kill_at_ns = clock::monotonic_ns() + kStopGraceNs;
@@ -722,9 +801,50 @@ void Executor::poll(mcp::Server& server, std::span<char> out, Send send_to, void
         if (n > 0 || final)
             send_to(ctx, j.call, n, final);
     };
+    Recovery store {};
+    bool store_asked = false; // asked once per poll, for every call that waits for the store
     for (auto& j : std::span<Job>(m_jobs, m_slots)) {
         if (j.state == Job::State::Free)
             continue;
+        if (j.state == Job::State::Waiting) {
+            if (!store_asked)
+                store = recovery(m_caps);
+            store_asked = true;
+            if (j.cancel) { // cancelled while it waited: released and audited, never answered (MCP "Cancellation")
+                send(j, server.finish_call(j.call, false, {}, {}, true, out), true);
+                release_call(j);
+                continue;
+            }
+            if (store.ongoing && now < j.deadline_ns) {
+                // The client asked for progress: how far recovery is, at once and then as it goes on
+                // (a notification's progress must grow, so only a larger count is sent).
+                const bool first = j.wait_reported_ns == 0;
+                if (first || (now - j.wait_reported_ns >= kRecoveryProgressNs && store.replayed > j.done)) {
+                    j.wait_reported_ns = now;
+                    j.done = store.replayed;
+                    send(j, server.progress(j.call, store.replayed, 0, "waiting for the store: logged changes replayed so far", out),
+                         false);
+                }
+                continue;
+            }
+            mcp::ToolError err;
+            if (!store.ongoing) {
+                // The store is back: the call starts as it would have had it come now.
+                bool transient = false;
+                auto doc = json::Document::parse({ j.args, j.args_len }, { j.nodes, j.node_count });
+                auto source = doc ? token_source(m_caps, *j.impl, doc->root(), &transient)
+                                  : ktl::Result<uint32_t>(ktl::Error::InvalidArgs);
+                if (source && spawn(j, *source, transient, err))
+                    continue;
+                if (!source)
+                    err = source_error(source.error());
+            } else {
+                err = still_recovering(store.replayed);
+            }
+            send(j, server.finish_call(j.call, false, {}, err, false, out), true);
+            release_call(j);
+            continue;
+        }
         flush_logs(server, j, out, send); // what a call logged goes out before its progress and result
         // Asked before the state is read: a task that finished sets Done before it ends.
         bool ended = sys::call(sys::Number::task_status, j.task) == 1;

@@ -150,6 +150,7 @@ private:
     bool start_approved(const mcp::Tool& tool, uint64_t proposal_id, const mcp::PendingCall& call, mcp::ToolError& err);
     bool launch(const mcp::Tool& tool, const ToolImpl& impl, const json::Value& arguments, const mcp::PendingCall& call,
                 const StepUp& step, mcp::ToolError& err);
+    bool spawn(Job& job, uint32_t source, bool transient, mcp::ToolError& err);
     ExecCaps m_caps;
     void (*m_wake)() = nullptr;
     uint64_t m_wall_limit_ns = 0;

@@ -19,8 +19,11 @@ mcp::ToolError error_of(int64_t rc) {
     case ktl::Error::Unsupported: return { mcp::ErrorCode::ValidationFailed, "unsupported snapshot version or parameters", "unsupported_snapshot" };
     case ktl::Error::WouldBlock: return { mcp::ErrorCode::LimitConcurrencyExceeded, "the vector store is busy", "busy" };
     case ktl::Error::NoSpace: return { mcp::ErrorCode::StorageFull, "the disk has no room for this change: nothing was written", "storage_full" };
-    case ktl::Error::NotReady:
-        return { mcp::ErrorCode::InternalError, "the store is being recovered from the disk: try again shortly (kernel://status shows how far it is)", "recovering" };
+    case ktl::Error::NotReady: { // calls wait for the store before they start; met anyway, it is still retryable
+        mcp::ToolError e { mcp::ErrorCode::Unavailable, "the store is being recovered from the disk: try again after details.retry_after_ms (kernel://status shows how far it is)", "recovering" };
+        e.retry_after_ms = 1000;
+        return e;
+    }
     case ktl::Error::IoError:
         return { mcp::ErrorCode::InternalError, "the disk failed: durable collections are read-only until a restart (see kernel://status)", "storage_failed" };
     default: return { mcp::ErrorCode::InternalError, "the vector store failed", nullptr };

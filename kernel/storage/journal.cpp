@@ -26,6 +26,7 @@ struct Ack {
 State g_state = State::Off;
 const char* g_reason = "no disk";
 sched::Task* g_owner = nullptr;
+uint8_t g_owner_priority = 0; // the storage task's own, while recovery runs it at kRecoveryPriority (0: not lowered)
 alignas(8) std::byte g_staging[kStagingBytes];
 size_t g_staged = 0;
 size_t g_reserved = 0;
@@ -326,14 +327,27 @@ void audit_ready(uint64_t log_free) {
     arch::IrqGuard guard;
     g_stats.log_free = log_free;
     g_audit_ready = true;
+    if (g_owner && g_owner->priority > kRecoveryPriority && !g_owner_priority) {
+        g_owner_priority = g_owner->priority;
+        sched::set_priority(g_owner, kRecoveryPriority);
+    }
     sched::wake_all(g_ready_waiters, 0);
 }
+
+namespace {
+void restore_owner_priority() {
+    if (g_owner_priority && g_owner)
+        sched::set_priority(g_owner, g_owner_priority);
+    g_owner_priority = 0;
+}
+} // namespace
 
 void open(uint64_t log_free) {
     arch::IrqGuard guard;
     g_stats.log_free = log_free;
     if (g_state == State::Recovering)
         g_state = State::Ready;
+    restore_owner_priority();
     sched::wake_all(g_ready_waiters, 0);
 }
 
@@ -341,6 +355,7 @@ void fail(const char* why) {
     arch::IrqGuard guard;
     g_state = State::Failed;
     g_reason = why;
+    restore_owner_priority();
     // Whatever waits is answered: staged groups will never be written.
     for (Ack& a : g_acks) {
         if (!a.used)

@@ -22,6 +22,12 @@ namespace journal {
 
 enum class State : uint8_t { Off, Recovering, Ready, Failed };
 
+// The storage task's priority once the audit trail is back and until recovery ends: below the tool
+// tasks (15), the bridges (16) and the network (17), which answer meanwhile; what it hands the
+// vector workers runs no higher (vector::kForegroundPriority). Its own comes back when it is done:
+// from then on it writes the log, which callers wait for.
+constexpr uint8_t kRecoveryPriority = 12;
+
 constexpr size_t kStagingBytes = 512 * 1024;
 constexpr size_t kMaxRecord = 256 * 1024;  // one record at most (a vector tool's chunk is 16 KiB)
 constexpr size_t kStagedHeader = 8;        // u16 type, u16 0, u32 length; payload padded to 8
@@ -102,8 +108,8 @@ ipc::Outcome take(std::byte* out, size_t cap, uint64_t deadline_ns);
 // the log has left. `wake` is called when staging space was freed (the vector service re-runs
 // writes that waited for it).
 void done(int64_t status, uint64_t log_free);
-// Recovery put the audit trail back (the store comes next); log_free: the room the log has left,
-// which the audit records staged from now on (the bridges serve) count against.
+// Recovery put the audit trail back (the store comes next, at kRecoveryPriority); log_free: the
+// room the log has left, which the audit records staged from now on (the bridges serve) count against.
 void audit_ready(uint64_t log_free);
 void open(uint64_t log_free); // recovery ended: Ready
 void fail(const char* why);   // recovery or a commit failed

@@ -85,10 +85,15 @@ public:
             break;
         }
         }
-        if (r < 0)
+        if (r < 0) {
             failed(rec.seq, "record not applied", static_cast<ktl::Error>(-r));
-        else if (++m_applied % 64 == 0 && m_pass == Pass::Store)
-            storage_info::note_progress(m_applied); // kernel://status shows how far recovery is
+            return;
+        }
+        ++m_applied;
+        // Every record (one store): kernel://status and the calls waiting for the store show how
+        // far recovery is, and a record can take a while (up to 64 inserts).
+        if (m_pass == Pass::Store)
+            storage_info::note_progress(m_applied);
     }
 
     void close_all() {

@@ -15,7 +15,8 @@ struct Request {
     Request* next;
     bool running;
     Finish finish;
-    uint8_t worker_priority; // the worker's own, while a Load runs it lower (0: not lowered)
+    uint8_t ceiling;         // the most the worker runs it at (0: its own): a Load's, or a background submitter's
+    uint8_t worker_priority; // the worker's own, while the request runs it lower (0: not lowered)
     bool logged;             // a write to a durable collection: answered once its record is durable
     bool parked;             // a logged write waiting for the journal (room, a checkpoint): reads may pass it
     size_t reserved;         // journal bytes reserved for its record (0: none yet)
@@ -37,8 +38,8 @@ bool runnable(const Request& r) {
     return !c.writer;
 }
 
-// `worker` takes the request: locks its collection and, for a Load, drops below the tasks that
-// must keep answering meanwhile.
+// `worker` takes the request: locks its collection and, for a Load or a background submitter's
+// request, drops below the tasks that must keep answering meanwhile.
 void start(Request& r, sched::Task* worker) {
     if (Collection* c = r.job.collection) {
         if (is_write(r.job.op)) {
@@ -50,9 +51,9 @@ void start(Request& r, sched::Task* worker) {
                 g_stats.max_concurrent_reads = c->readers;
         }
     }
-    if (r.job.op == Op::Load && worker->priority > kLoadPriority) {
+    if (r.ceiling && worker->priority > r.ceiling) {
         r.worker_priority = worker->priority;
-        sched::set_priority(worker, kLoadPriority);
+        sched::set_priority(worker, r.ceiling);
     }
     r.running = true;
     --g_stats.queued;
@@ -218,6 +219,8 @@ ipc::Outcome submit(Op op, Collection* collection, const uint64_t (&args)[5], Fi
     for (int i = 0; i < 5; ++i)
         r->job.a[i] = args[i];
     r->finish = finish;
+    const uint8_t submitter = sched::current()->priority;
+    r->ceiling = op == Op::Load ? kLoadPriority : submitter < kForegroundPriority ? submitter : 0;
     // The storage task's own writes while it replays the log are the log: never logged again.
     r->logged = collection && is_write(op) && collection->durable && !journal::replaying();
     if (collection) {

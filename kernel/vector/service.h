@@ -17,6 +17,10 @@ namespace vector {
 enum class Op : uint8_t { Insert = 1, Search, Get, Delete, Stats, Export, Load };
 constexpr bool is_write(Op op) { return op == Op::Insert || op == Op::Delete; }
 constexpr uint8_t kLoadPriority = 12; // below tool tasks (15), bridges (16) and the network (17)
+// A request is served at the worker's own priority unless its submitter runs below the tool tasks
+// (the storage task replaying the log at boot): then at the submitter's, so that background work
+// handed to a worker stays background and the bridges and tool tasks keep answering meanwhile.
+constexpr uint8_t kForegroundPriority = 15;
 
 // What a worker receives (written into its buffer by vec_serve).
 struct Job {

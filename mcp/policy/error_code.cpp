@@ -18,6 +18,7 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::StepUpRequired: return "step_up_required";
     case ErrorCode::StepUpRefused: return "step_up_refused";
     case ErrorCode::StorageFull: return "storage_full";
+    case ErrorCode::Unavailable: return "unavailable";
     case ErrorCode::InternalError: return "internal_error";
     }
     return "internal_error";

@@ -22,7 +22,10 @@ enum class ErrorCode : uint8_t {
     StepUpRequired, // no human could be asked: a proposal awaits an administrator (details.proposal_id)
     StepUpRefused,  // the human said no, or typed the wrong name (details.reason)
     StorageFull,    // the disk's log has no room: the write was not done (reads go on)
-    InternalError,
+    // Not now, later: what the call needs is not there yet (the store being recovered from the
+    // disk at boot). Nothing was done; the same call may succeed after details.retry_after_ms.
+    Unavailable,
+    InternalError, // last: parse_error_code walks the codes up to it
 };
 
 const char* error_code_name(ErrorCode code); // "auth_missing_api_key", ...

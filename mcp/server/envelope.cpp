@@ -20,8 +20,12 @@ void write_envelope_members(json::Writer& w, ErrorCode code, std::string_view me
         w.null();
     } else {
         w.begin_object();
-        for (const auto& d : details)
-            w.key(d.key).string(d.value);
+        for (const auto& d : details) {
+            if (d.number)
+                w.key(d.key).raw(d.value);
+            else
+                w.key(d.key).string(d.value);
+        }
         w.end_object();
     }
     w.end_object();

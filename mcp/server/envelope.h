@@ -9,7 +9,8 @@
 //  - protocol version not served (2026-07-28): -32022, error.data is the envelope plus the
 //    spec's `supported` and `requested` members
 //  - malformed messages: JSON-RPC -32700 / -32600, envelope in error.data
-//  - failures of an admitted call (validation, time/output limits, not found, step-up, internal):
+//  - failures of an admitted call (validation, time/output limits, not found, step-up, storage
+//    full, unavailable, internal):
 //    a tools/call result with isError true, the envelope in its text content and in
 //    _meta["io.basalt/error"] (kErrorMetaKey); never as structuredContent, which is kept for
 //    output that conforms to the tool's outputSchema.
@@ -27,6 +28,7 @@ inline constexpr const char* kErrorMetaKey = "io.basalt/error";
 struct Detail {
     std::string_view key;
     std::string_view value;
+    bool number = false; // value is a JSON number's text (written as is), not a string
 };
 
 void write_envelope(json::Writer& w, ErrorCode code, std::string_view message, std::string_view request_id,

@@ -620,7 +620,16 @@ static void write_tool_result(json::Writer& w, Begin&& begin, bool modern, ToolR
         json::Writer ew(envelope);
         char proposal[12];
         ktl::Formatter(proposal, sizeof proposal).append("%u", static_cast<unsigned>(err.proposal_id));
-        if (err.reason && err.proposal_id)
+        char retry[12], replayed[24];
+        ktl::Formatter(retry, sizeof retry).append("%u", static_cast<unsigned>(err.retry_after_ms));
+        ktl::Formatter(replayed, sizeof replayed).append("%lld", static_cast<long long>(err.replayed_so_far));
+        if (err.reason && err.retry_after_ms && err.replayed_so_far >= 0)
+            write_envelope(ew, err.code, err.message, request_id, timestamp,
+                           { { "reason", err.reason }, { "retry_after_ms", retry, true }, { "replayed_so_far", replayed, true } });
+        else if (err.reason && err.retry_after_ms)
+            write_envelope(ew, err.code, err.message, request_id, timestamp,
+                           { { "reason", err.reason }, { "retry_after_ms", retry, true } });
+        else if (err.reason && err.proposal_id)
             write_envelope(ew, err.code, err.message, request_id, timestamp,
                            { { "reason", err.reason }, { "proposal_id", proposal } });
         else if (err.reason)

@@ -54,6 +54,8 @@ struct ToolError {
     const char* message = "";
     const char* reason = nullptr; // details.reason of the envelope (e.g. validation_failed), if any
     uint32_t proposal_id = 0;     // details.proposal_id: the proposal a held-back call became (step_up_required)
+    uint32_t retry_after_ms = 0;  // details.retry_after_ms: when to try again (unavailable), 0: not said
+    int64_t replayed_so_far = -1; // details.replayed_so_far: how far the store's recovery is (unavailable), -1: not said
 };
 
 // What a tool's body writes. Structured: one JSON object, conforming to the output schema; the

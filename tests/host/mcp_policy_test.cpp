@@ -338,4 +338,12 @@ TEST(McpErrorCodes, NamesAndStatuses) {
     EXPECT_EQ(http_status(ErrorCode::AuthInsufficientRole), 403);
     EXPECT_EQ(http_status(ErrorCode::LimitRateExceeded), 429);
     EXPECT_EQ(http_status(ErrorCode::ValidationFailed), 200);
+    // A retryable failure of an admitted call: in the tool result, like the other store codes.
+    EXPECT_STREQ(error_code_name(ErrorCode::Unavailable), "unavailable");
+    EXPECT_EQ(http_status(ErrorCode::Unavailable), 200);
+    ErrorCode parsed = ErrorCode::AuthMissingApiKey;
+    EXPECT_TRUE(parse_error_code("unavailable", parsed));
+    EXPECT_EQ(parsed, ErrorCode::Unavailable);
+    EXPECT_TRUE(parse_error_code("internal_error", parsed));
+    EXPECT_EQ(parsed, ErrorCode::InternalError);
 }

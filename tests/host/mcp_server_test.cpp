@@ -528,6 +528,20 @@ TEST(McpServer, AsynchronousCallsAnswerLaterWithProgressAndCancellation) {
     EXPECT_EQ(slow.root.find("id").as_int64(), 8);
     EXPECT_TRUE(slow.tool_error().find("error").find("code").string_equals("limit_time_exceeded")) << slow.text;
 
+    // Not now, later: `unavailable` says when to try again and how far the store's recovery is,
+    // as JSON numbers.
+    f.call(R"({"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"echo","arguments":{}}})");
+    mcp::ToolError later { mcp::ErrorCode::Unavailable, "not yet", "recovering" };
+    later.retry_after_ms = 1000;
+    later.replayed_so_far = 4096;
+    n = f.server->finish_call(g_pending.back(), false, {}, later, false, out);
+    Reply unavailable(std::string(out.data(), n));
+    json::Value details = unavailable.tool_error().find("error").find("details");
+    EXPECT_TRUE(unavailable.tool_error().find("error").find("code").string_equals("unavailable")) << unavailable.text;
+    EXPECT_TRUE(details.find("reason").string_equals("recovering")) << unavailable.text;
+    EXPECT_EQ(details.find("retry_after_ms").as_int64(), 1000) << unavailable.text;
+    EXPECT_EQ(details.find("replayed_so_far").as_int64(), 4096) << unavailable.text;
+
     g_refuse_start = true;
     Reply busy(f.call(R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{}}})"));
     EXPECT_TRUE(busy.tool_error().find("error").find("code").string_equals("limit_concurrency_exceeded")) << busy.text;

@@ -172,7 +172,7 @@ export async function storageStatus(client) {
 }
 
 // The same once recovery has ended: with a disk the appliance answers while it rebuilds the store
-// (vector tools then say `recovering`), so tests about the store wait.
+// (vector tools then wait for it, within their time limit), so tests about the store wait first.
 export async function storageReady(client, timeoutMs = 300000) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
