@@ -8,7 +8,7 @@
 // Usage: node console_approval_test.mjs KERNEL_ELF
 import assert from "node:assert/strict";
 
-import { Client, StreamableHTTPClientTransport, bootHttp, envelopeOf, watch } from "./sdk.mjs";
+import { Client, StreamableHTTPClientTransport, bootHttp, envelopeOf, watch, callOk, callRefused, collectionNames } from "./sdk.mjs";
 
 const kernel = process.argv[2];
 const KEY = "admin-only-key-0123456789";
@@ -32,19 +32,9 @@ async function console_(cmd, re, timeoutMs = 30000) {
   }
 }
 
-const ok = async (client, name, args) => {
-  const r = await client.callTool({ name, arguments: args });
-  assert.ok(!r.isError, `${name}: ${JSON.stringify(r)}`);
-  return r.structuredContent;
-};
-const refused = async (client, name, args, code, reason) => {
-  const r = await client.callTool({ name, arguments: args });
-  assert.equal(r.isError, true, `${name} ran: ${JSON.stringify(r)}`);
-  const e = envelopeOf(r).error;
-  assert.deepEqual([e.code, e.details?.reason], [code, reason], JSON.stringify(r));
-  return e;
-};
-const collections = async (client) => (await ok(client, "collection_list", {})).collections.map((c) => c.name).sort();
+const ok = callOk;
+const refused = callRefused;
+const collections = collectionNames;
 
 try {
   // The model: the only key there is, no elicitation.

@@ -202,3 +202,26 @@ export async function diskSession(name, disk, fn, { kernel = defaultKernel, time
     await s.fail(e);
   }
 }
+
+// A tool call through the client's own callTool() that must succeed: its structuredContent.
+export async function callOk(client, name, args) {
+  const r = await client.callTool({ name, arguments: args });
+  if (r.isError)
+    throw new Error(`${name}: ${JSON.stringify(r)}`);
+  return r.structuredContent;
+}
+
+// A tool call that must be refused with `code` and details.reason `reason`: its envelope's error.
+export async function callRefused(client, name, args, code, reason) {
+  const r = await client.callTool({ name, arguments: args });
+  if (r.isError !== true)
+    throw new Error(`${name} ran: ${JSON.stringify(r)}`);
+  const e = envelopeOf(r).error;
+  if (e.code !== code || e.details?.reason !== reason)
+    throw new Error(`${name}: expected ${code}/${reason}, got ${JSON.stringify(r)}`);
+  return e;
+}
+
+// The store's collection names, sorted.
+export const collectionNames = async (client) =>
+  (await callOk(client, "collection_list", {})).collections.map((c) => c.name).sort();

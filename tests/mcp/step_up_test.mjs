@@ -13,7 +13,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 
 import { HttpPool } from "./http_pool.mjs";
-import { Client, StreamableHTTPClientTransport, bootHttp, envelopeOf, root, types, watch } from "./sdk.mjs";
+import { Client, StreamableHTTPClientTransport, bootHttp, envelopeOf, root, types, watch, callOk, callRefused, collectionNames } from "./sdk.mjs";
 
 const kernel = process.argv[2];
 const ANA = "admin-ana-key-0123456789";
@@ -31,19 +31,9 @@ const connect = async (key, capabilities) => {
   await client.connect(transport);
   return client;
 };
-const ok = async (client, name, args) => {
-  const r = await client.callTool({ name, arguments: args });
-  assert.ok(!r.isError, `${name}: ${JSON.stringify(r)}`);
-  return r.structuredContent;
-};
-const refused = async (client, name, args, code, reason) => {
-  const r = await client.callTool({ name, arguments: args });
-  assert.equal(r.isError, true, `${name} ran: ${JSON.stringify(r)}`);
-  const e = envelopeOf(r).error;
-  assert.deepEqual([e.code, e.details?.reason], [code, reason], JSON.stringify(r));
-  return e;
-};
-const collections = async (client) => (await ok(client, "collection_list", {})).collections.map((c) => c.name).sort();
+const ok = callOk;
+const refused = callRefused;
+const collections = collectionNames;
 
 const forms = [];
 const modernForms = [];

@@ -134,3 +134,18 @@ def main(test_fn):
         print(f"FAIL {label}: {e}")
         sys.exit(1)
     print(f"PASS {label}")
+
+
+def mcp_post(url, body, key, session=None):
+    """One JSON-RPC message to an appliance's /mcp with an API key (and a session, once given):
+    (HTTP status, the parsed answer or None, the Mcp-Session-Id header)."""
+    import json
+    import urllib.request
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream"}
+    if session:
+        headers["Mcp-Session-Id"] = session
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers)
+    with urllib.request.urlopen(req, timeout=30) as r:
+        text = r.read()
+        return r.status, json.loads(text) if text else None, r.headers.get("Mcp-Session-Id")

@@ -19,9 +19,8 @@ import socket
 import subprocess
 import tempfile
 import time
-import urllib.request
 
-from harness import ROOT, check, main
+from harness import ROOT, check, main, mcp_post
 
 BASALT = os.path.join(ROOT, "basalt")
 
@@ -81,15 +80,6 @@ class Console:
         self.proc.stdin.flush()
 
 
-def post(url, body, key, session=None):
-    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json",
-               "Accept": "application/json, text/event-stream"}
-    if session:
-        headers["Mcp-Session-Id"] = session
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers)
-    with urllib.request.urlopen(req, timeout=30) as r:
-        text = r.read()
-        return r.status, json.loads(text) if text else None, r.headers.get("Mcp-Session-Id")
 
 
 def readme_shell_commands():
@@ -119,7 +109,7 @@ def http_run():
         config = json.loads(lines[2])["mcpServers"]["basalt"]
         check(config["url"] == url, f"config: {config}")
         key = config["headers"]["Authorization"].removeprefix("Bearer ")
-        status, answer, session = post(url, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        status, answer, session = mcp_post(url, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}, key)
         check(status == 200 and answer["result"]["serverInfo"]["name"] == "basalt", f"initialize: {answer}")
 
@@ -133,8 +123,8 @@ def http_run():
         console.until(r"basalt> $", 10)
         console.type("ech")
         console.until(r"basalt> ech$", 10)
-        post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, key, session)
-        status, answer, _ = post(url, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        mcp_post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, key, session)
+        status, answer, _ = mcp_post(url, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                                        "params": {"name": "kernel_diagnose", "arguments": {}}}, key, session)
         check(status == 200 and answer["result"]["isError"] is False, f"kernel_diagnose: {answer}")
         console.until(r"basalt> ech\r\x1b\[K\[[ 0-9.]+\] info +diagnose: [^\n]*\nbasalt> ech", 30)

@@ -16,9 +16,8 @@ import socket
 import subprocess
 import tempfile
 import time
-import urllib.request
 
-from harness import ROOT, check, main
+from harness import ROOT, check, main, mcp_post
 
 BASALT = os.path.join(ROOT, "basalt")
 BUILD = os.path.join(ROOT, "build")
@@ -47,15 +46,6 @@ def gone_within(pid, seconds):
     return True
 
 
-def post(url, body, key, session=None):
-    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json",
-               "Accept": "application/json, text/event-stream"}
-    if session:
-        headers["Mcp-Session-Id"] = session
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers=headers)
-    with urllib.request.urlopen(req, timeout=30) as r:
-        text = r.read()
-        return r.status, json.loads(text) if text else None, r.headers.get("Mcp-Session-Id")
 
 
 def answers(port):
@@ -118,13 +108,13 @@ def detached(scratch):
         check(os.getsid(pid) == pid, "the appliance runs in a session of its own")
 
         # The script is gone; the appliance answers a call every second for 30 s.
-        status, answer, session = post(url, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        status, answer, session = mcp_post(url, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}, key)
         check(status == 200 and answer["result"]["serverInfo"]["name"] == "basalt", f"initialize: {answer}")
-        post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, key, session)
+        mcp_post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, key, session)
         for i in range(30):
             time.sleep(1)
-            status, answer, _ = post(url, {"jsonrpc": "2.0", "id": 2 + i, "method": "tools/call",
+            status, answer, _ = mcp_post(url, {"jsonrpc": "2.0", "id": 2 + i, "method": "tools/call",
                                            "params": {"name": "kernel_info", "arguments": {}}}, key, session)
             check(status == 200 and answer["result"]["isError"] is False, f"call {i + 1} of 30: {answer}")
         with open(os.path.join(BUILD, f"run-{port}.log"), errors="replace") as f:
