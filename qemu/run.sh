@@ -75,7 +75,11 @@
 #   --print-command      print the QEMU command line instead of running it (creates no image)
 # Quit QEMU with Ctrl-A X, or type 'poweroff' at the basalt> prompt.
 set -euo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The script's directory without dirname(1): a stdio client's first answer waits for every
+# process started before QEMU.
+here=${BASH_SOURCE[0]%/*}
+[ "$here" != "${BASH_SOURCE[0]}" ] || here=.
+root=$(cd "$here/.." && pwd)
 kernel=""
 cpu=cortex-a72 gic=3 el2=0 memory=512M append="" semihosting=0 print=0 stdio=0
 net=0 static_ip=0 hostfwd="" udpfwd="" modern=0 dgram="" mcp_port="" client_key="" line=virtio rng=1 board=virt dtb=""
@@ -304,25 +308,34 @@ if [ $stdio = 0 ]; then exec "${tie[@]}" "${args[@]}"; fi
 # SIGKILL. From here on nothing may end this script before QEMU is stopped, so no `set -e`: a
 # failed `kill` of a helper that already exited must not skip the stop.
 set +e
-dir=$(mktemp -d)
-mkfifo "$dir/in" "$dir/ctl.in" "$dir/ctl.out"
-# A private QMP channel, used once: see uart_ready below (the virtio line needs no such wait:
-# the device holds input back until the kernel opens the port).
-[ $line = uart ] && args+=(-chardev "pipe,id=ctl,path=$dir/ctl" -mon chardev=ctl,mode=control)
-exec 9<>"$dir/in" # held open read-write: QEMU can open its end before any input is let through
+# The FIFOs, made by one mkfifo(1) under a name of our own choosing rather than in a mktemp(1)
+# directory: one process less before QEMU starts. mkfifo neither follows nor reuses an existing
+# name, so a name taken is simply tried again. (ctl: a private QMP channel, used once: see
+# uart_ready below; the virtio line needs no such wait: the device holds input back until the
+# kernel opens the port.)
+fifo=""
+fifos=(in)
+[ $line = uart ] && fifos+=(ctl.in ctl.out)
+for _ in 1 2 3 4 5 6 7 8; do
+  try="${TMPDIR:-/tmp}/basalt-line.$$.$RANDOM$RANDOM"
+  if mkfifo -m 600 "${fifos[@]/#/$try.}" 2>/dev/null; then fifo=$try; break; fi
+done
+[ -n "$fifo" ] || { echo "run.sh: cannot make the line's FIFOs in ${TMPDIR:-/tmp}" >&2; exit 2; }
+[ $line = uart ] && args+=(-chardev "pipe,id=ctl,path=$fifo.ctl" -mon chardev=ctl,mode=control)
+exec 9<>"$fifo.in" # held open read-write: QEMU can open its end before any input is let through
 # QEMU's note that it was stopped by a signal is how every session ends here, not news for the
 # client's user: dropped from its stderr (everything else passes).
-"${tie[@]}" "${args[@]}" <"$dir/in" 9>&- 2> >(grep -v --line-buffered '^qemu-system-aarch64: terminating on signal' >&2) &
+"${tie[@]}" "${args[@]}" <"$fifo.in" 9>&- 2> >(grep -v --line-buffered '^qemu-system-aarch64: terminating on signal' >&2) &
 qemu_pid=$!
 feeder=""
 stop() {
   [ -n "$feeder" ] && kill "$feeder" 2>/dev/null
   kill "$qemu_pid" 2>/dev/null
   wait "$qemu_pid" 2>/dev/null
-  rm -rf "$dir"
+  rm -f "${fifos[@]/#/$fifo.}"
 }
 trap 'stop; exit 143' TERM INT HUP
-[ $line = uart ] && exec 7<>"$dir/ctl.out" 8<>"$dir/ctl.in"
+[ $line = uart ] && exec 7<>"$fifo.ctl.out" 8<>"$fifo.ctl.in"
 
 # The client may write at once, but the kernel switches the UART's receive FIFO on during boot,
 # and (in QEMU as on the hardware) the switch flushes whatever the receiver holds. Hold the
