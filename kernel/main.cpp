@@ -133,6 +133,12 @@ void start_shell(uint64_t factory, uint64_t introspection, uint64_t audit_log, u
 
 constexpr uint32_t kVectorWorkers = 2;
 
+// The storage task's priority once the bridges may serve everything: above theirs, so a commit
+// is written as soon as it is staged. Until then it recovers below them, so that the serial
+// bridge's first answers (discovery, the handshake: no store needed) do not wait for the replay.
+constexpr uint8_t kStoragePriority = 17;
+constexpr uint8_t kStorageRecoveryPriority = 15;
+
 // The disk, when there is one: only the storage task holds it, and until it has replayed the log
 // the store is its alone (the bridges wait for it with storage_wait).
 void start_storage(uint64_t vector_store, uint64_t audit_object, const void* audit_region) {
@@ -144,7 +150,8 @@ void start_storage(uint64_t vector_store, uint64_t audit_object, const void* aud
     }
     static storaged::Caps storage_caps;
     auto disk_object = kcap::register_object(kcap::ObjectType::Disk, disk);
-    auto t = sched::create("storage", storaged::task_main, &storage_caps, sched::CreateOptions { 17, true });
+    auto t = sched::create("storage", storaged::task_main, &storage_caps,
+                           sched::CreateOptions { kStorageRecoveryPriority, true });
     if (!disk_object || !t)
         panic("storage: cannot start the storage task");
     storage_caps.disk = kcap::grant_existing(*t, *disk_object, kcap::kRead | kcap::kWrite).value_or(~0u);
@@ -154,7 +161,7 @@ void start_storage(uint64_t vector_store, uint64_t audit_object, const void* aud
         storage_caps.audit = kcap::grant_existing(*t, audit_object, kcap::kRead | kcap::kWrite).value_or(~0u);
         journal::set_audit_region(audit_region);
     }
-    journal::init_recovering(*t);
+    journal::init_recovering(*t, kStoragePriority);
     journal::set_space_waker(vector::kick);
 }
 

@@ -26,6 +26,7 @@ struct Ack {
 State g_state = State::Off;
 const char* g_reason = "no disk";
 sched::Task* g_owner = nullptr;
+uint8_t g_serving_priority = 0;
 alignas(8) std::byte g_staging[kStagingBytes];
 size_t g_staged = 0;
 size_t g_reserved = 0;
@@ -128,11 +129,12 @@ void init_off(const char* why) {
     g_reason = why;
 }
 
-void init_recovering(sched::Task* owner) {
+void init_recovering(sched::Task* owner, uint8_t serving_priority) {
     arch::IrqGuard guard;
     g_state = State::Recovering;
     g_reason = "";
     g_owner = owner;
+    g_serving_priority = serving_priority;
 }
 
 State state() { return g_state; }
@@ -326,6 +328,8 @@ void audit_ready(uint64_t log_free) {
     arch::IrqGuard guard;
     g_stats.log_free = log_free;
     g_audit_ready = true;
+    if (g_owner) // called by the owner itself, which therefore still runs
+        sched::set_priority(g_owner, g_serving_priority);
     sched::wake_all(g_ready_waiters, 0);
 }
 
@@ -334,6 +338,8 @@ void open(uint64_t log_free) {
     g_stats.log_free = log_free;
     if (g_state == State::Recovering)
         g_state = State::Ready;
+    if (g_owner)
+        sched::set_priority(g_owner, g_serving_priority);
     sched::wake_all(g_ready_waiters, 0);
 }
 
