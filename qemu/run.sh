@@ -79,7 +79,9 @@ set -euo pipefail
 # process started before QEMU.
 here=${BASH_SOURCE[0]%/*}
 [ "$here" != "${BASH_SOURCE[0]}" ] || here=.
-root=$(cd "$here/.." && pwd)
+pushd "$here/.." >/dev/null # (not $(cd ... && pwd): a fork)
+root=$PWD
+popd >/dev/null
 kernel=""
 cpu=cortex-a72 gic=3 el2=0 memory=512M append="" semihosting=0 print=0 stdio=0
 net=0 static_ip=0 hostfwd="" udpfwd="" modern=0 dgram="" mcp_port="" client_key="" line=virtio rng=1 board=virt dtb=""
