@@ -333,10 +333,12 @@ done
 [ -n "$fifo" ] || { echo "run.sh: cannot make the line's FIFOs in ${TMPDIR:-/tmp}" >&2; exit 2; }
 [ $line = uart ] && args+=(-chardev "pipe,id=ctl,path=$fifo.ctl" -mon chardev=ctl,mode=control)
 exec 9<>"$fifo.in" # held open read-write: QEMU can open its end before any input is let through
+exec 6<"$fifo.in"  # QEMU's end, opened here (at once: fd 9 is a writer), so the name can go below
 # QEMU's note that it was stopped by a signal is how every session ends here, not news for the
 # client's user: dropped from its stderr (everything else passes).
-"${tie[@]}" "${args[@]}" <"$fifo.in" 9>&- 2> >(grep -v --line-buffered '^qemu-system-aarch64: terminating on signal' >&2) &
+"${tie[@]}" "${args[@]}" <&6 6<&- 9>&- 2> >(grep -v --line-buffered '^qemu-system-aarch64: terminating on signal' >&2) &
 qemu_pid=$!
+exec 6<&-
 feeder=""
 stop() {
   [ -n "$feeder" ] && kill "$feeder" 2>/dev/null
@@ -369,6 +371,9 @@ uart_ready() {
   return 1
 }
 [ $line = uart ] && uart_ready
+# Every end of the FIFOs is open by now (QEMU opens its QMP channel before it answers on it): their
+# names go, so that nothing is left in TMPDIR however this script ends, SIGKILL included.
+rm -f "${fifos[@]/#/$fifo.}"
 # In the background: bash runs a trap only once the foreground command ends, and cat ends only
 # at end of input; `wait` returns at once on a signal. Tied like QEMU: a killed launcher leaves
 # no reader of its input behind either.
