@@ -45,11 +45,19 @@ extern "C" char __kernel_start[], __kernel_end[], __bss_start[];
 
 namespace {
 
-// Waits for the timer interrupt to count `ticks` ticks. The counter only moves in the IRQ
-// handler, so this proves interrupts are being delivered (not polling of the counter).
-void timer_self_check(uint32_t ticks) {
-    uint64_t start_ticks = GenericTimer::tick_count();
-    uint64_t start_ns = clock::monotonic_ns();
+// When the timer's interrupts were switched on: the self-check counts from here.
+struct TickStart {
+    uint64_t ticks;
+    uint64_t ns;
+};
+
+TickStart tick_start() { return { GenericTimer::tick_count(), clock::monotonic_ns() }; }
+
+// Waits until the timer interrupt has counted `ticks` ticks since `from`. The counter only moves
+// in the IRQ handler, so this proves interrupts are being delivered (not polling of the counter).
+void timer_self_check(TickStart from, uint32_t ticks) {
+    uint64_t start_ticks = from.ticks;
+    uint64_t start_ns = from.ns;
     uint64_t deadline = start_ns + 2000000000ull;
     while (GenericTimer::tick_count() - start_ticks < ticks && clock::monotonic_ns() < deadline)
         arch::wfi();
@@ -125,6 +133,12 @@ void start_shell(uint64_t factory, uint64_t introspection, uint64_t audit_log, u
 
 constexpr uint32_t kVectorWorkers = 2;
 
+// The storage task's priority once the bridges may serve everything: above theirs, so a commit
+// is written as soon as it is staged. Until then it recovers below them, so that the serial
+// bridge's first answers (discovery, the handshake: no store needed) do not wait for the replay.
+constexpr uint8_t kStoragePriority = 17;
+constexpr uint8_t kStorageRecoveryPriority = 15;
+
 // The disk, when there is one: only the storage task holds it, and until it has replayed the log
 // the store is its alone (the bridges wait for it with storage_wait).
 void start_storage(uint64_t vector_store, uint64_t audit_object, const void* audit_region) {
@@ -136,7 +150,8 @@ void start_storage(uint64_t vector_store, uint64_t audit_object, const void* aud
     }
     static storaged::Caps storage_caps;
     auto disk_object = kcap::register_object(kcap::ObjectType::Disk, disk);
-    auto t = sched::create("storage", storaged::task_main, &storage_caps, sched::CreateOptions { 17, true });
+    auto t = sched::create("storage", storaged::task_main, &storage_caps,
+                           sched::CreateOptions { kStorageRecoveryPriority, true });
     if (!disk_object || !t)
         panic("storage: cannot start the storage task");
     storage_caps.disk = kcap::grant_existing(*t, *disk_object, kcap::kRead | kcap::kWrite).value_or(~0u);
@@ -146,12 +161,13 @@ void start_storage(uint64_t vector_store, uint64_t audit_object, const void* aud
         storage_caps.audit = kcap::grant_existing(*t, audit_object, kcap::kRead | kcap::kWrite).value_or(~0u);
         journal::set_audit_region(audit_region);
     }
-    journal::init_recovering(*t);
+    journal::init_recovering(*t, kStoragePriority);
     journal::set_space_waker(vector::kick);
 }
 
-// Kernel singletons reached through capabilities, and the first tasks.
-[[noreturn]] void start_tasks() {
+// Kernel singletons reached through capabilities, and the first tasks. `ticks`: when the timer
+// started, for the self-check still to do on a protocol line (see kernel_main).
+[[noreturn]] void start_tasks(TickStart ticks) {
     kcap::init();
     sched::set_reclaimer([](sched::Task* t) { (void)handlers::reclaim_task(t); });
     static SerialPort* const line = platform::line_port();
@@ -263,6 +279,8 @@ void start_storage(uint64_t vector_store, uint64_t audit_object, const void* aud
         worker_args[i].service_slot = kcap::grant_existing(*w, *vector_service, kcap::kWrite).value_or(~0u);
     }
     net::start();
+    if (bootargs::get().mcp_serial)
+        timer_self_check(ticks, 1);
     KLOG_INFO("sched: starting tasks (tick %u Hz)", bootargs::get().tick_hz);
     sched::start();
 }
@@ -340,11 +358,14 @@ void kernel_main(uintptr_t dtb_addr, uintptr_t x0) {
     rng::init(); // the devices are known: seed from every entropy source there is
     GenericTimer::start_periodic(1000000000ull / bootargs::get().tick_hz, sched::on_tick);
     arch::irq_enable();
+    TickStart ticks = tick_start();
 
     print_banner(blob);
-    // Ten ticks give the console a meaningful rate check; on a protocol line nobody reads it and
-    // the client is waiting for its first answer, so two ticks (proof that interrupts arrive) do.
-    timer_self_check(bootargs::get().mcp_serial ? 2 : 10);
+    // Ten ticks give the console a meaningful rate check. On a protocol line nobody reads it and
+    // the client is waiting for its first answer: one tick (proof that interrupts arrive) does,
+    // counted while the tasks are set up rather than waited for here (10-20 ms at 100 Hz).
+    if (!bootargs::get().mcp_serial)
+        timer_self_check(ticks, 10);
     char now[32];
     clock::rfc3339_now(now, sizeof now);
     KLOG_INFO("rtc: wall clock %s", now);
@@ -353,5 +374,5 @@ void kernel_main(uintptr_t dtb_addr, uintptr_t x0) {
     set_current_task_name("kernel-main");
     if (!bootargs::get().fault.empty())
         fault_injection::trigger(bootargs::get().fault);
-    start_tasks();
+    start_tasks(ticks);
 }

@@ -75,7 +75,13 @@
 #   --print-command      print the QEMU command line instead of running it (creates no image)
 # Quit QEMU with Ctrl-A X, or type 'poweroff' at the basalt> prompt.
 set -euo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The script's directory without dirname(1): a stdio client's first answer waits for every
+# process started before QEMU.
+here=${BASH_SOURCE[0]%/*}
+[ "$here" != "${BASH_SOURCE[0]}" ] || here=.
+pushd "$here/.." >/dev/null # (not $(cd ... && pwd): a fork)
+root=$PWD
+popd >/dev/null
 kernel=""
 cpu=cortex-a72 gic=3 el2=0 memory=512M append="" semihosting=0 print=0 stdio=0
 net=0 static_ip=0 hostfwd="" udpfwd="" modern=0 dgram="" mcp_port="" client_key="" line=virtio rng=1 board=virt dtb=""
@@ -294,6 +300,14 @@ fi
 # when its parent dies (prctl PR_SET_PDEATHSIG, through util-linux's setpriv). Without it a killed
 # launcher leaves a guest running for good.
 tie=(setpriv --pdeathsig KILL)
+# QEMU's start is mostly page faults (its heap, glib's tables): with malloc's memory on
+# transparent huge pages (glibc 2.35+; ignored by an older one) it takes ~20% less CPU (0.19 ->
+# 0.15 s to a stdio line's first answer, 5,800 -> 3,500 faults) for ~2.5 MiB more resident.
+case "${GLIBC_TUNABLES:-}" in
+  *glibc.malloc.hugetlb=*) ;;
+  "") export GLIBC_TUNABLES=glibc.malloc.hugetlb=1 ;;
+  *) export GLIBC_TUNABLES="$GLIBC_TUNABLES:glibc.malloc.hugetlb=1" ;;
+esac
 [ $detached = 0 ] || [ $stdio = 0 ] || { echo "run.sh: --detached is for an HTTP appliance, not a stdio server (its client owns its life)" >&2; exit 2; }
 [ $detached = 0 ] || tie=()
 if [ $stdio = 0 ]; then exec "${tie[@]}" "${args[@]}"; fi
@@ -304,25 +318,36 @@ if [ $stdio = 0 ]; then exec "${tie[@]}" "${args[@]}"; fi
 # SIGKILL. From here on nothing may end this script before QEMU is stopped, so no `set -e`: a
 # failed `kill` of a helper that already exited must not skip the stop.
 set +e
-dir=$(mktemp -d)
-mkfifo "$dir/in" "$dir/ctl.in" "$dir/ctl.out"
-# A private QMP channel, used once: see uart_ready below (the virtio line needs no such wait:
-# the device holds input back until the kernel opens the port).
-[ $line = uart ] && args+=(-chardev "pipe,id=ctl,path=$dir/ctl" -mon chardev=ctl,mode=control)
-exec 9<>"$dir/in" # held open read-write: QEMU can open its end before any input is let through
+# The FIFOs, made by one mkfifo(1) under a name of our own choosing rather than in a mktemp(1)
+# directory: one process less before QEMU starts. mkfifo neither follows nor reuses an existing
+# name, so a name taken is simply tried again. (ctl: a private QMP channel, used once: see
+# uart_ready below; the virtio line needs no such wait: the device holds input back until the
+# kernel opens the port.)
+fifo=""
+fifos=(in)
+[ $line = uart ] && fifos+=(ctl.in ctl.out)
+for _ in 1 2 3 4 5 6 7 8; do
+  try="${TMPDIR:-/tmp}/basalt-line.$$.$RANDOM$RANDOM"
+  if mkfifo -m 600 "${fifos[@]/#/$try.}" 2>/dev/null; then fifo=$try; break; fi
+done
+[ -n "$fifo" ] || { echo "run.sh: cannot make the line's FIFOs in ${TMPDIR:-/tmp}" >&2; exit 2; }
+[ $line = uart ] && args+=(-chardev "pipe,id=ctl,path=$fifo.ctl" -mon chardev=ctl,mode=control)
+exec 9<>"$fifo.in" # held open read-write: QEMU can open its end before any input is let through
+exec 6<"$fifo.in"  # QEMU's end, opened here (at once: fd 9 is a writer), so the name can go below
 # QEMU's note that it was stopped by a signal is how every session ends here, not news for the
 # client's user: dropped from its stderr (everything else passes).
-"${tie[@]}" "${args[@]}" <"$dir/in" 9>&- 2> >(grep -v --line-buffered '^qemu-system-aarch64: terminating on signal' >&2) &
+"${tie[@]}" "${args[@]}" <&6 6<&- 9>&- 2> >(grep -v --line-buffered '^qemu-system-aarch64: terminating on signal' >&2) &
 qemu_pid=$!
+exec 6<&-
 feeder=""
 stop() {
   [ -n "$feeder" ] && kill "$feeder" 2>/dev/null
   kill "$qemu_pid" 2>/dev/null
   wait "$qemu_pid" 2>/dev/null
-  rm -rf "$dir"
+  rm -f "${fifos[@]/#/$fifo.}"
 }
 trap 'stop; exit 143' TERM INT HUP
-[ $line = uart ] && exec 7<>"$dir/ctl.out" 8<>"$dir/ctl.in"
+[ $line = uart ] && exec 7<>"$fifo.ctl.out" 8<>"$fifo.ctl.in"
 
 # The client may write at once, but the kernel switches the UART's receive FIFO on during boot,
 # and (in QEMU as on the hardware) the switch flushes whatever the receiver holds. Hold the
@@ -346,6 +371,9 @@ uart_ready() {
   return 1
 }
 [ $line = uart ] && uart_ready
+# Every end of the FIFOs is open by now (QEMU opens its QMP channel before it answers on it): their
+# names go, so that nothing is left in TMPDIR however this script ends, SIGKILL included.
+rm -f "${fifos[@]/#/$fifo.}"
 # In the background: bash runs a trap only once the foreground command ends, and cat ends only
 # at end of input; `wait` returns at once on a signal. Tied like QEMU: a killed launcher leaves
 # no reader of its input behind either.

@@ -59,13 +59,31 @@ uint64_t forward_log(mcp::Server& server, const mcp::Session& session, uint32_t 
     return next;
 }
 
+// Whether a line may be answered while the storage task still replays the disk's log (tens of
+// ms for an empty image, longer with data): a client's discovery or handshake must not wait for
+// it (the Vercel AI SDK gives server/discover 1 s before it falls back to the 2025 handshake).
+// These methods are answered from the boot configuration alone and never write the audit trail,
+// which continues only after what the disk gives back; a request presenting an API key waits, as
+// a refused key is audited.
+bool answerable_before_storage(std::string_view line) {
+    static constexpr std::string_view kEarly[] = { "server/discover", "initialize", "notifications/initialized",
+                                                   "ping", "tools/list", "resources/list" };
+    static json::Node nodes[64]; // a handshake's values; a larger message simply waits
+    auto doc = json::Document::parse(line, { nodes, sizeof nodes / sizeof nodes[0] });
+    if (!doc)
+        return false;
+    json::Value root = doc->root();
+    json::Value method = root.find("method");
+    bool early = false;
+    for (std::string_view m : kEarly)
+        early = early || method.string_equals(m);
+    return early && !root.find("params").find("_meta").find(mcp::Server::kApiKeyMeta).valid();
+}
+
 } // namespace
 
 int64_t serial_task_main(void* arg) {
     const auto& caps = *static_cast<const SerialCaps*>(arg);
-    // The store is the storage task's until it has replayed the disk's log: nothing is served
-    // before (a client's first call simply waits).
-    sys::call(sys::Number::storage_wait);
     g_log_slot = caps.bridge.introspection;
     g_serial_slot = caps.serial;
     g_exec.configure({ caps.bridge.factory, caps.bridge.introspection, caps.bridge.store, ~0u, caps.bridge.cluster }, uint64_t(bootargs::get().tool_time_ms) * 1000000,
@@ -80,11 +98,18 @@ int64_t serial_task_main(void* arg) {
                                        mcp::CallLimiter::kMaxPrincipals - 1);
     if (!audit_trail_attach(caps.bridge.audit_region))
         KLOG_ERROR("mcp: no audit region; decisions are counted as dropped");
-    {
+    // The store is the storage task's until it has replayed the disk's log: until then only what
+    // answerable_before_storage() allows is served, and the first other line waits here.
+    bool storage_ready = false;
+    auto wait_for_storage = [&] {
+        if (storage_ready)
+            return;
+        sys::call(sys::Number::storage_wait);
         storage_info::StorageInfo storage {};
         if (sys::call(sys::Number::storage_info, caps.bridge.introspection, reinterpret_cast<uint64_t>(&storage)) == 0)
             audit_trail_resume(storage.recovered_audit); // the trail continues after what the disk gave back
-    }
+        storage_ready = true;
+    };
     if (!provenance_log_attach(caps.bridge.provenance_region))
         KLOG_ERROR("mcp: no provenance region; requests get no provenance node");
 
@@ -144,6 +169,8 @@ int64_t serial_task_main(void* arg) {
         if (got <= 0)
             continue;
         framer.feed({ buf, static_cast<size_t>(got) }, [&](const mcp::FrameEvent& e) {
+            if (!storage_ready && (e.kind != mcp::FrameEvent::Line || !answerable_before_storage(e.line)))
+                wait_for_storage();
             size_t n = e.kind == mcp::FrameEvent::Line ? server.handle(e.line, session, { g_reply, kMaxReply })
                                                        : server.oversized(e.discarded, { g_reply, kMaxReply });
             if (n > 0)

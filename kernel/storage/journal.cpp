@@ -26,7 +26,7 @@ struct Ack {
 State g_state = State::Off;
 const char* g_reason = "no disk";
 sched::Task* g_owner = nullptr;
-uint8_t g_owner_priority = 0; // the storage task's own, while recovery runs it at kRecoveryPriority (0: not lowered)
+uint8_t g_serving_priority = 0; // the storage task's once the store is recovered (or failed)
 alignas(8) std::byte g_staging[kStagingBytes];
 size_t g_staged = 0;
 size_t g_reserved = 0;
@@ -129,11 +129,12 @@ void init_off(const char* why) {
     g_reason = why;
 }
 
-void init_recovering(sched::Task* owner) {
+void init_recovering(sched::Task* owner, uint8_t serving_priority) {
     arch::IrqGuard guard;
     g_state = State::Recovering;
     g_reason = "";
     g_owner = owner;
+    g_serving_priority = serving_priority;
 }
 
 State state() { return g_state; }
@@ -327,18 +328,19 @@ void audit_ready(uint64_t log_free) {
     arch::IrqGuard guard;
     g_stats.log_free = log_free;
     g_audit_ready = true;
-    if (g_owner && g_owner->priority > kRecoveryPriority && !g_owner_priority) {
-        g_owner_priority = g_owner->priority;
+    // The store's replay comes next: below the tool tasks too, which serve everything from now on
+    // (called by the owner itself, which therefore still runs).
+    if (g_owner && g_state == State::Recovering)
         sched::set_priority(g_owner, kRecoveryPriority);
-    }
     sched::wake_all(g_ready_waiters, 0);
 }
 
 namespace {
+// Recovery is over, one way or the other: from now on the storage task writes the log, which
+// callers wait for.
 void restore_owner_priority() {
-    if (g_owner_priority && g_owner)
-        sched::set_priority(g_owner, g_owner_priority);
-    g_owner_priority = 0;
+    if (g_owner && g_serving_priority)
+        sched::set_priority(g_owner, g_serving_priority);
 }
 } // namespace
 

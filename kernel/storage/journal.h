@@ -33,9 +33,13 @@ constexpr size_t kMaxRecord = 256 * 1024;  // one record at most (a vector tool'
 constexpr size_t kStagedHeader = 8;        // u16 type, u16 0, u32 length; payload padded to 8
 constexpr uint32_t kMaxAcks = 320;         // the vector service's 256 requests, creates and drops
 
-// Boot: no disk (`why` says so), or a disk the storage task `owner` is about to recover.
+// Boot: no disk (`why` says so), or a disk the storage task `owner` is about to recover. The
+// owner recovers the audit trail at the priority it was created with (below the bridges', so that
+// they answer what needs no store meanwhile), the store at kRecoveryPriority (from audit_ready:
+// below the tool tasks, which serve everything else by then), and runs at `serving_priority`
+// once recovery has ended (open, or fail).
 void init_off(const char* why);
-void init_recovering(sched::Task* owner);
+void init_recovering(sched::Task* owner, uint8_t serving_priority);
 
 State state();
 const char* state_name(State s);

@@ -67,14 +67,37 @@ void BuddyAllocator::add_free_range(uint64_t addr, uint64_t size) {
     uint64_t last = (end - m_base) >> kPageShift; // exclusive
     if (last > m_pages)
         last = m_pages;
-    for (uint64_t i = first; i < last; ++i) {
-        if (m_frames[i].state != Reserved)
-            continue; // already given: never hand a page out twice
-        m_frames[i].state = Tail;
-        m_frames[i].owner = 0;
-        ++m_free_pages;
-        ++m_total_pages;
-        free_block(static_cast<uint32_t>(i), 0);
+    // Released a whole aligned block at a time, the largest that fits the run of still-reserved
+    // pages at i: one free_block per block rather than per page (page by page, 512 MiB took 30-50
+    // ms of boot under QEMU's emulation, before the first MCP answer). The free lists end up the
+    // same: merging makes the maximal blocks of a set of free pages unique.
+    uint64_t i = first;
+    while (i < last) {
+        if (m_frames[i].state != Reserved) {
+            ++i; // already given: never hand a page out twice
+            continue;
+        }
+        unsigned order = 0;
+        while (order < kMaxOrder && (i & (1ull << order)) == 0 && i + (2ull << order) <= last)
+            ++order;
+        uint64_t n = 1ull << order;
+        for (uint64_t k = 0; k < n; ++k) {
+            if (m_frames[i + k].state != Reserved) { // a page given earlier: the block ends before it
+                n = k;
+                break;
+            }
+        }
+        while (n & (n - 1)) // the largest power of two within the reserved run
+            n &= n - 1;
+        order = static_cast<unsigned>(__builtin_ctzll(n));
+        for (uint64_t k = 0; k < n; ++k) {
+            m_frames[i + k].state = Tail;
+            m_frames[i + k].owner = 0;
+        }
+        m_free_pages += n;
+        m_total_pages += n;
+        free_block(static_cast<uint32_t>(i), order);
+        i += n;
     }
 }
 

@@ -45,6 +45,35 @@ TEST(Buddy, ReservedPagesAreNeverHandedOut) {
     EXPECT_EQ(f.buddy.alloc(0).error(), ktl::Error::NoMemory);
 }
 
+// Ranges are released a whole block at a time: overlapping releases, and a release over pages
+// already handed out, still give every page once and end in the same maximal blocks as releasing
+// page by page.
+TEST(Buddy, OverlappingReleasesGiveEachPageOnce) {
+    Fixture f(1000);
+    f.buddy.add_free_range(0x40000000 + 5 * 4096, 100 * 4096);
+    auto held = f.buddy.alloc(4);
+    ASSERT_TRUE(held.ok());
+    f.buddy.add_free_range(0x40000000 + 3 * 4096, 900 * 4096); // covers the first range and the held block
+    auto s = f.buddy.stats();
+    EXPECT_EQ(s.total_pages, 900u);
+    EXPECT_EQ(s.free_pages, 900u - 16);
+    Fixture g(1000); // the same pages released one at a time
+    for (uint64_t p = 3; p < 903; ++p)
+        if (p < *held / 4096 - 0x40000 || p >= *held / 4096 - 0x40000 + 16)
+            g.buddy.add_free_range(0x40000000 + p * 4096, 4096);
+    auto t = g.buddy.stats();
+    for (unsigned o = 0; o <= mm::BuddyAllocator::kMaxOrder; ++o)
+        EXPECT_EQ(s.free_blocks[o], t.free_blocks[o]) << "order " << o;
+    std::vector<uint64_t> got;
+    while (auto r = f.buddy.alloc(0))
+        got.push_back(*r);
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got.size(), 900u - 16);
+    EXPECT_EQ(std::adjacent_find(got.begin(), got.end()), got.end()) << "a page handed out twice";
+    for (uint64_t a : got)
+        EXPECT_TRUE(a < *held || a >= *held + 16 * 4096) << "a held page handed out again";
+}
+
 TEST(Buddy, SplitAndCoalesce) {
     Fixture f(1024);
     f.buddy.add_free_range(0x40000000, 1024 * 4096);
