@@ -146,6 +146,57 @@ for (const [what, damage] of damages) {
   });
   assert.ok(b.equals(fs.readFileSync(f)), "the damaged disk is left as it was, for whoever repairs it");
 }
+// A record whose CRCs hold but whose content does not fit: an upsert of the dim-4 collection
+// rewritten as two vectors of dim 1 (the same length: 8 + 16 bytes of ids and floats either way),
+// its CRC and the chain after it made good again. Replay must refuse it (vec_insert reads count x
+// the collection's dim floats: it would read past the record and store garbage), never insert it.
+{
+  const table = Array.from({ length: 256 }, (_, i) => {
+    let c = i;
+    for (let k = 0; k < 8; ++k)
+      c = c & 1 ? (c >>> 1) ^ 0x82f63b78 : c >>> 1;
+    return c >>> 0;
+  });
+  const crc32c = (crc, bytes) => {
+    crc = ~crc >>> 0;
+    for (const byte of bytes)
+      crc = (table[(crc ^ byte) & 0xff] ^ (crc >>> 8)) >>> 0;
+    return ~crc >>> 0;
+  };
+  const le32 = (v) => { const x = Buffer.alloc(4); x.writeUInt32LE(v >>> 0); return x; };
+  const b = Buffer.from(goodBytes);
+  const epoch = b.readUInt32LE(LOG_FIRST + 4);
+  const upserts = commitStarts(b).filter((at) => b.readUInt16LE(at + 20) === 3 && b.readUInt32LE(at + 16) === 112);
+  assert.ok(upserts.length >= 10, `single-vector upsert commits: ${upserts.length}`);
+  const victim = upserts[8] + 32; // its payload: name prefix (72 bytes), dim, count, provenance, ids, floats
+  assert.equal(b.readUInt32LE(victim + 72), 4);
+  b.writeUInt32LE(1, victim + 72);
+  b.writeUInt32LE(2, victim + 76);
+  // Every record's CRC and the chain again, from the log's start to its end.
+  let chain = crc32c(0, le32(epoch));
+  for (let at = LOG_FIRST; b.toString("latin1", at, at + 4) === "BWAL" && b.readUInt32LE(at + 4) === epoch;) {
+    let r = at;
+    for (let last = false; !last;) {
+      const len = b.readUInt32LE(r + 16);
+      const crc = crc32c(crc32c(0, b.subarray(r, r + 24)), b.subarray(r + 32, r + 32 + len));
+      b.writeUInt32LE(crc, r + 24);
+      chain = crc32c(chain, le32(crc));
+      b.writeUInt32LE(chain, r + 28);
+      last = (b.readUInt16LE(r + 22) & 2) !== 0;
+      r += 32 + ((len + 7) & ~7);
+    }
+    at = Math.ceil(r / SECTOR) * SECTOR;
+  }
+  const f = image("wrong-dim.img", b);
+  await session(f, async ({ call, status }) => {
+    const st = await status();
+    assert.equal(st.state, "failed", JSON.stringify(st));
+    assert.match(st.reason, /could not be replayed/);
+    const got = await call("vector_get", { collection: "kept", ids: [5] });
+    assert.deepEqual(got.structuredContent?.vectors?.map((v) => v.vector), [row(5).map(Math.fround)], `the records before it are served: ${JSON.stringify(got).slice(0, 600)}`);
+  });
+}
+
 // A damaged checkpoint: the import of a copy of "kept" takes one (imports are durable through a
 // checkpoint); a byte flipped inside its first piece is refused, with nothing replayed over it.
 {
