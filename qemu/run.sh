@@ -258,6 +258,9 @@ if [ $net = 1 ]; then
       chown "$passt_uid" "$passt_dir"
       passt_args+=(--runas "$passt_uid")
     fi
+    # BASALT_PASST_PCAP=FILE: passt records every frame of the link (FILE must be writable by the
+    # user passt runs as: nobody, under root).
+    [ -z "${BASALT_PASST_PCAP:-}" ] || passt_args+=(-p "$BASALT_PASST_PCAP")
     for f in "${forwards[@]}"; do
       read -r proto fwd_addr fwd_host fwd_guest <<<"$f"
       passt_args+=("$([ "$proto" = tcp ] && echo -t || echo -u)" "$fwd_addr/$fwd_host:$fwd_guest")

@@ -411,7 +411,13 @@ Endpoint::Stream* Endpoint::lookup(uint32_t handle) {
 
 uint32_t Endpoint::poll(StreamEvent* out, uint32_t max) {
     uint32_t n = 0;
-    for (uint32_t i = 0; i < m_max && n < max; ++i) {
+    // Each poll goes on from the slot after the last one reported. Always starting from slot 0,
+    // connections that are marked again by the time the task polls (peers pipelining requests
+    // whose answers their host's buffers keep taking) filled every poll, and a connection in a
+    // higher slot was never reported: a client with a key waited 20 s behind 80 of them.
+    const uint32_t start = m_poll_next < m_max ? m_poll_next : 0;
+    for (uint32_t k = 0; k < m_max && n < max; ++k) {
+        const uint32_t i = (start + k) % m_max;
         Stream* s = m_streams[i];
         if (!s || !s->marked || s->app_closed)
             continue;
@@ -425,6 +431,7 @@ uint32_t Endpoint::poll(StreamEvent* out, uint32_t max) {
             flags |= stream_flags::kReset;
         s->fresh = false;
         out[n++] = { i | uint32_t(m_gen[i]) << 16, flags, s->rx.used(), s->tx.room(), s->peer_ip, s->peer_port, 0 };
+        m_poll_next = i + 1;
     }
     return n;
 }

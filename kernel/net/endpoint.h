@@ -105,6 +105,7 @@ private:
     Stream* m_streams[kMaxStreams] = {};
     uint16_t m_gen[kMaxStreams] = {};
     uint32_t m_max = kMaxStreams;
+    uint32_t m_poll_next = 0; // the slot the next poll starts from (round robin)
     uint16_t m_port = 0;
     ipc::Event* m_notify = nullptr;
     void (*m_net_wake)() = nullptr;
