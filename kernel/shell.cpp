@@ -128,8 +128,9 @@ void cmd_net(std::string_view) {
     const auto& http = net::http_endpoint();
     if (http.port()) {
         auto e = http.stats();
-        console::printf("http :%u: %llu open, %llu accepted, %llu refused, %llu bytes in, %llu bytes out\n", http.port(),
-                        static_cast<unsigned long long>(e.open), static_cast<unsigned long long>(e.accepted),
+        console::printf("http :%u: %llu open, %llu half-open, %llu accepted, %llu refused, %llu bytes in, %llu bytes out\n",
+                        http.port(), static_cast<unsigned long long>(e.open), static_cast<unsigned long long>(e.half_open),
+                        static_cast<unsigned long long>(e.accepted),
                         static_cast<unsigned long long>(e.refused), static_cast<unsigned long long>(e.bytes_in),
                         static_cast<unsigned long long>(e.bytes_out));
     }

@@ -86,12 +86,33 @@ def started(pid):
     return time.strftime("%H:%M" if same_day else "%b %d %H:%M", when)
 
 
+def passt_forward(socket_path):
+    """ADDR:PORT of the first TCP port forwarded by the passt process serving this socket."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        argv = cmdline(entry)
+        if not argv or not os.path.basename(argv[0]).startswith("passt"):
+            continue
+        if socket_path not in argv:
+            continue
+        for flag, value in zip(argv, argv[1:]):
+            if flag == "-t" and "/" in value:  # ADDR/HOSTPORT:GUESTPORT
+                addr, ports = value.split("/", 1)
+                return f"{addr}:{ports.split(':', 1)[0]}"
+    return None
+
+
 def mode(argv):
-    """What the appliance serves, from QEMU's arguments."""
+    """What the appliance serves, from QEMU's arguments (and those of its passt, the network's)."""
     for a in argv:
         if "hostfwd=tcp:" in a:
             forward = a.split("hostfwd=tcp:", 1)[1].split("-", 1)[0]  # ADDR:PORT
             return f"MCP on http://{forward}/mcp"
+        if a.startswith("stream,") and "addr.path=" in a:
+            forward = passt_forward(a.split("addr.path=", 1)[1].split(",", 1)[0])
+            if forward:
+                return f"MCP on http://{forward}/mcp"
     if any(a.startswith("stdio,id=line") for a in argv) or any("mcp=serial" in a for a in argv):
         return "a stdio MCP server"
     return "console only"

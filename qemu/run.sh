@@ -35,8 +35,14 @@
 #                        are then off unless named with --tools)
 #   --profile faults     also serve test_fault, a tool that takes heap and then faults or hangs
 #                        (tests of the kernel's clean-up; never for real use)
-#   --net                a virtio-net NIC on QEMU's user network (guest 10.0.2.15, gateway and
-#                        DHCP 10.0.2.2), with host 127.0.0.1:8080 forwarded to guest port 8080
+#   --net                a virtio-net NIC on a user-mode network (guest 10.0.2.15, gateway and
+#                        DHCP 10.0.2.2), with host 127.0.0.1:8080 forwarded to guest port 8080.
+#                        The network is passt (Debian's passt package; QEMU's stream netdev on
+#                        its Unix socket) when it is installed, else QEMU's own user network
+#                        (libslirp), which listens on a forwarded port with a backlog of one: a
+#                        burst of new connections then loses SYNs in the host's kernel and some
+#                        wait out TCP's retransmission timeouts (20 s and more for 50 at once)
+#   --user-net           QEMU's own user network (libslirp) even where passt is installed
 #   --port N             MCP over HTTP on host 127.0.0.1:N (the appliance serves on port N too,
 #                        so its console names the port a client uses; implies --net); prints the
 #                        URL and a client configuration as soon as the endpoint answers
@@ -84,8 +90,10 @@ root=$PWD
 popd >/dev/null
 kernel=""
 cpu=cortex-a72 gic=3 el2=0 memory=512M append="" semihosting=0 print=0 stdio=0
-net=0 static_ip=0 hostfwd="" udpfwd="" modern=0 dgram="" mcp_port="" client_key="" line=virtio rng=1 board=virt dtb=""
-line_set=0 virt_only="" disk="" disk_size=1G detached=0
+net=0 static_ip=0 modern=0 dgram="" mcp_port="" client_key="" line=virtio rng=1 board=virt dtb=""
+line_set=0 virt_only="" disk="" disk_size=1G user_net=0 detached=0
+# Forwarded ports, "PROTO ADDR HOSTPORT GUESTPORT" each, for whichever user-mode network runs.
+forwards=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --board) board=$2; shift 2 ;;
@@ -124,9 +132,10 @@ while [ $# -gt 0 ]; do
         *) echo "run.sh: --profile must be conformance or faults" >&2; exit 2 ;; esac
       shift 2 ;;
     --net) net=1; shift ;;
+    --user-net) user_net=1; shift ;;
     --port)
       case "$2" in ''|*[!0-9]*) echo "run.sh: --port takes a TCP port number" >&2; exit 2 ;; esac
-      mcp_port=$2; hostfwd="$hostfwd,hostfwd=tcp:127.0.0.1:$2-:$2"; append="$append http=$2"; net=1; shift 2 ;;
+      mcp_port=$2; forwards+=("tcp 127.0.0.1 $2 $2"); append="$append http=$2"; net=1; shift 2 ;;
     --static-ip) static_ip=1; shift ;;
     --hostfwd)
       spec=$2
@@ -135,7 +144,7 @@ while [ $# -gt 0 ]; do
       for p in "$fwd_host" "$fwd_guest"; do
         case "$p" in ''|*[!0-9]*) echo "run.sh: --hostfwd takes [ADDR:]HOSTPORT:GUESTPORT" >&2; exit 2 ;; esac
       done
-      hostfwd="$hostfwd,hostfwd=tcp:$fwd_addr:$fwd_host-:$fwd_guest"
+      forwards+=("tcp $fwd_addr $fwd_host $fwd_guest")
       net=1; shift 2 ;;
     --udpfwd)
       spec=$2
@@ -144,7 +153,7 @@ while [ $# -gt 0 ]; do
       for p in "$fwd_host" "$fwd_guest"; do
         case "$p" in ''|*[!0-9]*) echo "run.sh: --udpfwd takes [ADDR:]HOSTPORT:GUESTPORT" >&2; exit 2 ;; esac
       done
-      udpfwd="$udpfwd,hostfwd=udp:$fwd_addr:$fwd_host-:$fwd_guest"
+      forwards+=("udp $fwd_addr $fwd_host $fwd_guest")
       net=1; shift 2 ;;
     --net-dgram)
       case "$2" in *:*) dgram=$2 ;; *) echo "run.sh: --net-dgram takes QEMU_SOCK:PEER_SOCK" >&2; exit 2 ;; esac
@@ -222,9 +231,52 @@ else
 fi
 # -nic none drops virt's default PCI NIC (its ROM is not shipped by Debian); the network, when
 # asked for, is a virtio-mmio device on QEMU's user-mode stack.
+passt_dir=""
 if [ $net = 1 ]; then
-  if [ -z "$hostfwd" ]; then hostfwd=",hostfwd=tcp:127.0.0.1:8080-:8080"; mcp_port=8080; fi
-  args+=(-netdev "user,id=n0$hostfwd$udpfwd" -device virtio-net-device,netdev=n0)
+  tcp_given=0
+  for f in "${forwards[@]}"; do [[ $f == tcp\ * ]] && tcp_given=1; done
+  if [ $tcp_given = 0 ]; then forwards+=("tcp 127.0.0.1 8080 8080"); mcp_port=8080; fi
+  if [ $user_net = 0 ] && ! command -v passt >/dev/null 2>&1; then
+    user_net=1
+    echo "run.sh: passt is not installed (toolchain/bootstrap.sh installs it): QEMU's user network instead, whose forwarded ports lose SYNs to bursts of connections" >&2
+  fi
+  if [ $user_net = 1 ]; then
+    hostfwd=""
+    for f in "${forwards[@]}"; do
+      read -r proto fwd_addr fwd_host fwd_guest <<<"$f"
+      hostfwd="$hostfwd,hostfwd=$proto:$fwd_addr:$fwd_host-:$fwd_guest"
+    done
+    args+=(-netdev "user,id=n0$hostfwd" -device virtio-net-device,netdev=n0)
+  else
+    # passt plays the user network in a process of its own, on a Unix socket QEMU connects to.
+    # The same addresses as QEMU's user network (10.0.2.15/24, the host as gateway 10.0.2.2,
+    # with slirp's MAC for it rather than the host's own), and Ethernet's MTU: the appliance's
+    # frames are 1,514 bytes at most.
+    # The directory is named after this process: one whose process is gone was left by a launch
+    # killed with its watcher (a whole process group killed), and goes now.
+    for stale in "${TMPDIR:-/tmp}"/basalt-passt.*.*; do
+      [ -d "$stale" ] || continue
+      owner=${stale##*/basalt-passt.}
+      owner=${owner%%.*}
+      [ -e "/proc/$owner" ] || rm -rf "$stale"
+    done
+    passt_dir=$(mktemp -d "${TMPDIR:-/tmp}/basalt-passt.$$.XXXXXX")
+    passt_args=(passt -f -4 -q -s "$passt_dir/sock" -a 10.0.2.15 -n 24 -g 10.0.2.2 -M 52:55:0a:00:02:02 -m 1500)
+    # Run as root, passt becomes nobody before it binds its socket: the directory is then nobody's.
+    if [ "$(id -u)" = 0 ]; then
+      passt_uid=$(id -u nobody)
+      chown "$passt_uid" "$passt_dir"
+      passt_args+=(--runas "$passt_uid")
+    fi
+    # BASALT_PASST_PCAP=FILE: passt records every frame of the link (FILE must be writable by the
+    # user passt runs as: nobody, under root).
+    [ -z "${BASALT_PASST_PCAP:-}" ] || passt_args+=(-p "$BASALT_PASST_PCAP")
+    for f in "${forwards[@]}"; do
+      read -r proto fwd_addr fwd_host fwd_guest <<<"$f"
+      passt_args+=("$([ "$proto" = tcp ] && echo -t || echo -u)" "$fwd_addr/$fwd_host:$fwd_guest")
+    done
+    args+=(-netdev "stream,id=n0,server=off,addr.type=unix,addr.path=$passt_dir/sock" -device virtio-net-device,netdev=n0)
+  fi
   # QEMU's user network always gives the guest 10.0.2.15: no need to wait for a lease (a client's
   # first SYN sent before it would wait for TCP's retransmission, ~6 s).
   [ $static_ip = 1 ] && append="ip=10.0.2.15/24,gw=10.0.2.2 $append"
@@ -257,7 +309,10 @@ if [ $semihosting = 1 ]; then
 fi
 append="${append# }"
 [ -n "$append" ] && args+=(-append "$append")
-if [ $print = 1 ]; then printf '%q ' "${args[@]}"; echo; exit 0; fi
+if [ $print = 1 ]; then
+  if [ -n "$passt_dir" ]; then printf '%q ' "${passt_args[@]}"; echo; rmdir "$passt_dir"; fi
+  printf '%q ' "${args[@]}"; echo; exit 0
+fi
 if [ $disk_create = 1 ]; then
   { mkdir -p "$(dirname "$disk")" && truncate -s "$disk_size" "$disk"; } ||
     { echo "run.sh: cannot create disk image $disk" >&2; exit 2; }
@@ -294,6 +349,29 @@ announce() {
 if [ -n "$mcp_port" ] && [ $stdio = 0 ]; then
   # launcher: this process, QEMU once exec'd below; the announcer ends with it.
   launcher=$$ mcp_port=$mcp_port client_key=$client_key setpriv --pdeathsig KILL bash -c "$(declare -f announce); announce" &
+fi
+# passt lives as long as this script's process (QEMU once exec'd below): a watcher stops it and
+# removes its socket when that process is gone (passt's own --one-off mode is not used: the
+# version Debian 12 ships quits at once when its syslog socket is missing).
+if [ -n "$passt_dir" ]; then
+  launcher=$$
+  ( "${passt_args[@]}" >"$passt_dir/log" 2>&1 &
+    passt_pid=$!
+    # Alive and not a zombie (a container's init may never reap QEMU, and kill -0 succeeds on one).
+    alive() { local stat; read -r stat 2>/dev/null <"/proc/$1/stat" || return 1; stat=${stat##*) }; [ "${stat%% *}" != Z ]; }
+    while alive "$launcher" && alive "$passt_pid"; do sleep 0.5; done
+    kill "$passt_pid" 2>/dev/null
+    wait "$passt_pid" 2>/dev/null
+    rm -rf "$passt_dir" ) &
+  for ((tries = 0; tries < 100; ++tries)); do
+    [ -S "$passt_dir/sock" ] && break
+    sleep 0.05
+  done
+  if [ ! -S "$passt_dir/sock" ]; then
+    echo "run.sh: passt did not start (see below; --user-net uses QEMU's own user network):" >&2
+    cat "$passt_dir/log" >&2 2>/dev/null
+    exit 2
+  fi
 fi
 # QEMU's life is tied to the process that launched this script, whatever ends that process
 # (a signal, SIGKILL included, or a client that closes the line): the kernel sends QEMU SIGKILL

@@ -12,6 +12,9 @@ APT_PACKAGES=(
   cmake ninja-build make g++ gcc git python3 xz-utils ca-certificates dpkg-dev
   # setpriv (qemu/run.sh ties QEMU's life to its launcher)
   util-linux
+  # the user-mode network qemu/run.sh puts the NIC on: QEMU's own (libslirp) listens on a
+  # forwarded port with a backlog of one, and a burst of connections waits out SYN retransmissions
+  passt
   gcc-aarch64-linux-gnu g++-aarch64-linux-gnu binutils-aarch64-linux-gnu
   picolibc-aarch64-linux-gnu
   googletest libgtest-dev

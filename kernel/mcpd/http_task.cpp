@@ -105,6 +105,7 @@ struct Conn {
     bool keep_alive = true;
     bool peer_closed = false;
     bool continued = false;   // "100 Continue" sent for the current request
+    bool ready = false;       // a buffered request waits for this connection's next turn
     uint64_t request_start_ns = 0; // first byte of the request being read (0: none)
     uint64_t last_ns = 0;          // last activity
     uint32_t peer_ip = 0;          // the authentication gate's source
@@ -234,13 +235,25 @@ void settle(Conn& c) {
     flush(c);
 }
 
-void process(mcp::HttpTransport& transport, Conn& c) {
+// Requests answered for one connection per turn. A connection's turn comes with its events and
+// in the fair pass of the task's loop; with more requests buffered (a peer pipelining, whose
+// host's buffers keep taking the answers) it waits for its next turn, behind one request of each
+// other busy connection. With 16 a turn, 80 such peers kept a new client's first request
+// unread for 15 s (each answer to tools/list is some 18 KB of JSON to build).
+constexpr int kRequestsPerTurn = 1;
+
+void process(mcp::HttpTransport& transport, Conn& c, int& budget) {
+    c.ready = false;
     // Pipelined requests wait while the peer has not taken the answers already due.
     for (int guard = 0; guard < 16 && c.state == Conn::State::Reading && c.in.len > 0 && c.unsent() < kMaxUnsent; ++guard) {
         http::Head head;
         auto result = http::parse_head({ c.in.data, c.in.len }, g_limits, head);
         if (result.status == http::Parse::NeedMore)
             return;
+        if (budget <= 0) {
+            c.ready = true; // a whole head is here: answered at the connection's next turn
+            return;
+        }
         if (result.status == http::Parse::Error) {
             append_framed(c, 1024, [&](std::span<char> o) { return transport.error_response(o, result.http_status, result.reason); });
             c.state = Conn::State::Closing;
@@ -261,6 +274,7 @@ void process(mcp::HttpTransport& transport, Conn& c) {
             }
             return;
         }
+        --budget;
         auto outcome = transport.handle(head, { c.in.data + head.head_bytes, static_cast<size_t>(head.content_length) },
                                         c.handle, { g_reply, kMaxReply }, c.peer_ip);
         c.keep_alive = head.keep_alive;
@@ -283,8 +297,15 @@ void process(mcp::HttpTransport& transport, Conn& c) {
     }
 }
 
+// One turn of a connection: up to kRequestsPerTurn of its requests answered, what is buffered
+// first; more is read from its ring only while no whole request is buffered. Input beyond that
+// stays in the endpoint's ring, whose window holds the peer back: read ahead, 80 pipelining peers
+// filled the bridge's buffer budget (37 MiB) and a new client could not reserve room to read its
+// request.
 void receive(mcp::HttpTransport& transport, Conn& c) {
-    for (int round = 0; round < 64; ++round) {
+    int budget = kRequestsPerTurn;
+    process(transport, c, budget);
+    for (int round = 0; round < 64 && budget > 0 && c.state == Conn::State::Reading && !c.ready; ++round) {
         if (c.unsent() >= kMaxUnsent)
             break; // read nothing more until the peer takes its answers: TCP holds its sender
         if (!c.in.reserve(c.in.len + 1024))
@@ -305,11 +326,38 @@ void receive(mcp::HttpTransport& transport, Conn& c) {
         c.last_ns = clock::monotonic_ns();
         if (c.in.len > g_limits.max_header_bytes + g_limits.max_body)
             break;
-        process(transport, c);
+        process(transport, c, budget);
         if (c.state != Conn::State::Reading)
             break;
     }
-    process(transport, c);
+    process(transport, c, budget);
+    // A turn used up: the ring may hold further requests that no new event will announce (a peer
+    // that sent its whole pipeline): the connection gets another turn in the fair pass.
+    if (budget <= 0 && c.state == Conn::State::Reading)
+        c.ready = true;
+}
+
+// The fair pass: every connection with a request waiting for its turn gets one, in slot order
+// from where the last pass began. Returns whether any still has one waiting (the loop then polls
+// again without sleeping).
+bool serve_ready(mcp::HttpTransport& transport) {
+    static uint32_t next = 0;
+    const uint32_t start = next;
+    next = (next + 1) % kMaxConns;
+    bool more = false;
+    for (uint32_t k = 0; k < kMaxConns; ++k) {
+        Conn& c = g_conns[(start + k) % kMaxConns];
+        if (c.state != Conn::State::Reading || !c.ready)
+            continue;
+        if (c.unsent() >= kMaxUnsent) {
+            c.ready = false; // its next turn comes when the peer takes answers (an event)
+            continue;
+        }
+        receive(transport, c);
+        settle(c);
+        more = more || (c.state == Conn::State::Reading && c.ready);
+    }
+    return more;
 }
 
 void on_event(mcp::HttpTransport& transport, const net::StreamEvent& e) {
@@ -603,11 +651,13 @@ int64_t http_task_main(void* arg) {
     static net::StreamEvent events[64];
     uint64_t last_tick = clock::monotonic_ns();
     uint64_t log_next = klog::next_seq();
+    bool ready = false; // connections have requests waiting for their turn: no sleeping
     for (;;) {
         bool busy = g_exec.in_flight();
         bool streams = any_streams();
         uint64_t timeout = busy ? 10'000'000 : streams ? kStreamPollNs : any_open() ? kTickNs : 0;
-        sys::call(sys::Number::event_wait, g_caps.wake, timeout);
+        if (!ready)
+            sys::call(sys::Number::event_wait, g_caps.wake, timeout);
         refresh_own_address();
         console_turn(server);
         for (int round = 0; round < 8; ++round) {
@@ -617,6 +667,7 @@ int64_t http_task_main(void* arg) {
             if (n < 64)
                 break;
         }
+        ready = serve_ready(transport);
         if (g_exec.in_flight() || busy) {
             g_exec.poll(server, { g_reply, kMaxReply }, deliver, nullptr);
             for (auto& c : g_conns)

@@ -83,6 +83,11 @@ static_assert(Endpoint::kRxRing >= TCP_WND, "the receive ring must hold the whol
 // Admission: with fewer than this many free connection slots, a new connection displaces the one
 // that has been silent longest (no data, no acknowledgement for at least kDisplaceAfterNs).
 constexpr uint32_t kAdmissionReserve = 8;
+// A full backlog of half-open connections must find protocol control blocks beside a full table
+// of established ones (and a few closing): lwIP drops a SYN it has no block for, real or not.
+static_assert(MEMP_NUM_TCP_PCB >= Endpoint::kMaxStreams + Endpoint::kListenBacklog + 16,
+              "lwIP's connection pool must hold the table and a full listen backlog");
+static_assert(Endpoint::kListenBacklog <= 255, "lwIP's backlog is a u8_t");
 constexpr uint64_t kDisplaceAfterNs = 2'000'000'000ull;
 
 err_t on_recv(void* arg, tcp_pcb*, pbuf* p, err_t err);
@@ -321,7 +326,7 @@ bool Endpoint::listen() {
         KLOG_ERROR("net: port %u cannot be bound", m_port);
         return false;
     }
-    m_listener = tcp_listen_with_backlog(pcb, 16);
+    m_listener = tcp_listen_with_backlog(pcb, kListenBacklog);
     if (!m_listener) {
         tcp_close(pcb);
         return false;
@@ -334,6 +339,16 @@ bool Endpoint::listen() {
 void Endpoint::release(Stream& s) {
     if (s.pcb) {
         detach(s.pcb);
+        // Bytes the task never read (the rest of an oversized head it answered 431, say) keep
+        // the window short of full, and lwIP closes such a connection with a reset that throws
+        // away the answer still queued: the peer saw a reset, not the answer. Reopened, the
+        // close is a FIN after the answer. (QEMU's own user network happened to deliver the
+        // answer before the reset; passt passes the reset on at once.)
+        if (!s.app_abort && (s.pcb->state == ESTABLISHED || s.pcb->state == CLOSE_WAIT)) {
+            const uint32_t held = TCP_WND_MAX(s.pcb) - s.pcb->rcv_wnd;
+            if (held > 0 && held <= 0xffff)
+                tcp_recved(s.pcb, static_cast<u16_t>(held));
+        }
         if (s.app_abort || tcp_close(s.pcb) != ERR_OK)
             tcp_abort(s.pcb);
     }
@@ -396,7 +411,13 @@ Endpoint::Stream* Endpoint::lookup(uint32_t handle) {
 
 uint32_t Endpoint::poll(StreamEvent* out, uint32_t max) {
     uint32_t n = 0;
-    for (uint32_t i = 0; i < m_max && n < max; ++i) {
+    // Each poll goes on from the slot after the last one reported. Always starting from slot 0,
+    // connections that are marked again by the time the task polls (peers pipelining requests
+    // whose answers their host's buffers keep taking) filled every poll, and a connection in a
+    // higher slot was never reported: a client with a key waited 20 s behind 80 of them.
+    const uint32_t start = m_poll_next < m_max ? m_poll_next : 0;
+    for (uint32_t k = 0; k < m_max && n < max; ++k) {
+        const uint32_t i = (start + k) % m_max;
         Stream* s = m_streams[i];
         if (!s || !s->marked || s->app_closed)
             continue;
@@ -410,6 +431,7 @@ uint32_t Endpoint::poll(StreamEvent* out, uint32_t max) {
             flags |= stream_flags::kReset;
         s->fresh = false;
         out[n++] = { i | uint32_t(m_gen[i]) << 16, flags, s->rx.used(), s->tx.room(), s->peer_ip, s->peer_port, 0 };
+        m_poll_next = i + 1;
     }
     return n;
 }
@@ -461,6 +483,8 @@ Endpoint::Stats Endpoint::stats() const {
     st.open = 0;
     for (uint32_t i = 0; i < m_max; ++i)
         st.open += m_streams[i] != nullptr;
+    if (m_listener)
+        st.half_open = reinterpret_cast<const tcp_pcb_listen*>(m_listener)->accepts_pending;
     return st;
 }
 

@@ -48,6 +48,15 @@ constexpr uint32_t kReset = 1u << 2;      // the connection is gone (reset, erro
 class Endpoint {
 public:
     static constexpr uint32_t kMaxStreams = 256;
+    // Half-open (SYN-RECEIVED) connections the listener holds before a new SYN evicts the oldest
+    // (kernel/net/tcp_syn_guard.cpp). A client's burst of new connections arrives as one batch of
+    // SYNs, all of them handshakes about to complete: the backlog must hold a whole burst (a pool
+    // of 50 opening at once, say), or the defence resets real clients; 16 did, for half of a
+    // burst of 50. Under passt, the default user-mode network, a forwarded connection stays
+    // half-open until its client first sends, so a client's idle connections wait here too: the
+    // backlog holds about a table's worth (255, lwIP's largest). A flood fills any backlog; a
+    // bigger one only gives a real client's handshake longer (until this many newer SYNs come).
+    static constexpr uint32_t kListenBacklog = 255;
     // A connection's rings and state fill one 32 KiB heap block (kernel/mm/kheap: power-of-two
     // blocks), the receive ring a whole TCP window (TCP_WND, 11,680 bytes).
     static constexpr uint32_t kBlockBytes = 32 * 1024;
@@ -77,6 +86,10 @@ public:
 
     struct Stats {
         uint64_t accepted = 0, refused = 0, open = 0, bytes_in = 0, bytes_out = 0;
+        // Handshakes not yet complete (the listen backlog). passt, the default user-mode network,
+        // completes a forwarded connection's handshake only when its client first sends, so an
+        // idle client's connection waits here, not among the open ones.
+        uint64_t half_open = 0;
         uint64_t send_timeouts = 0; // connections cut because the peer took nothing for 10 s
         uint64_t displaced = 0;     // silent connections cut to make room for new ones
     };
@@ -92,6 +105,7 @@ private:
     Stream* m_streams[kMaxStreams] = {};
     uint16_t m_gen[kMaxStreams] = {};
     uint32_t m_max = kMaxStreams;
+    uint32_t m_poll_next = 0; // the slot the next poll starts from (round robin)
     uint16_t m_port = 0;
     ipc::Event* m_notify = nullptr;
     void (*m_net_wake)() = nullptr;

@@ -1,8 +1,8 @@
-// Raw HTTP/1.1 requests over a fixed set of keep-alive connections (node:http). QEMU's user
-// network accepts forwarded connections with a listen backlog of one, so a burst of new
-// connections loses SYNs to the host kernel and waits out TCP's 1 s retransmission: tests and
-// the benchmark that need requests to arrive together open their connections first (warm()) and
-// then reuse them, as a real client's connection pool does.
+// Raw HTTP/1.1 requests over a fixed set of keep-alive connections (node:http). QEMU's own user
+// network (run.sh --user-net, or where passt is missing) accepts forwarded connections with a
+// listen backlog of one, so a burst of new connections loses SYNs to the host kernel and waits
+// out TCP's retransmissions: tests and the benchmark that need requests to arrive together open
+// their connections first (warm()) and then reuse them, as a real client's connection pool does.
 import http from "node:http";
 
 export class HttpPool {

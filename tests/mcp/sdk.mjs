@@ -101,8 +101,10 @@ export function probe(port) {
 export async function bootHttp(runArgs = [], { kernel = defaultKernel, timeoutMs = 30000, metered = false } = {}) {
   const { spawn } = await import("node:child_process");
   const port = await freePort();
+  // BASALT_USER_NET=1: QEMU's own user network instead of the default (passt), for comparison.
+  const network = process.env.BASALT_USER_NET ? ["--user-net"] : [];
   const child = spawn(path.join(root, "qemu/run.sh"), ["--kernel", kernel, "--hostfwd", `127.0.0.1:${port}:8080`,
-                                                      ...meterArgs(metered), ...runArgs],
+                                                      ...network, ...meterArgs(metered), ...runArgs],
                       { stdio: ["pipe", "pipe", "inherit"] });
   let text = "";
   child.stdout.on("data", (d) => (text += d));

@@ -95,7 +95,7 @@ class Flood:
 
     def pump(self):
         """Keeps ATTACKERS connections, opening at most 8 at a time (as a client library would: more
-        SYNs at once than the listen backlog's 16 would evict each other's half-open connections);
+        SYNs at once than the listen backlog holds would evict each other's half-open connections);
         sends what each one's window takes; re-sends lost SYNs."""
         now = time.monotonic()
         opening = sum(1 for a in self.attackers.values() if a.state == "syn")

@@ -351,7 +351,7 @@ def syn_isns(seg, port, count):
 def syn_flood_leaves_room(seg, port, rng):
     """300 SYNs that never complete (a spoofed flood: the SYN-ACKs go unanswered), then three real
     clients, each with more flood SYNs sent while its handshake is half done: every real client
-    must be served (the listen backlog of 16 half-open connections evicts its oldest; without it
+    must be served (the listen backlog of 255 half-open connections evicts its oldest; without it
     the flood fills every connection, with a backlog that only refuses it keeps clients out).
     Returns the number of flood SYNs sent."""
     sent = 0

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Network link scenario, below any IP stack: with a virtio-net device on QEMU's user network,
 the kernel finds it in the device tree, reads its MAC, and (boot argument netcheck) sends an
-ARP request for the gateway 10.0.2.2 through the raw driver; slirp's reply must come back
+ARP request for the gateway 10.0.2.2 through the raw driver; the reply must come back
 through the receive interrupt. Run on the legacy (v1) and the modern (v2) virtio-mmio transport;
 the second boot also passes a malformed `ip=`, which must leave the interface down (the raw
 driver still works) rather than fall back to DHCP."""
 from harness import Qemu, check, main
 
-SLIRP_GATEWAY_MAC = "52:55:0a:00:02:02"  # slirp's fixed MAC for its virtual hosts (10.0.2.2)
+# slirp's fixed MAC for its virtual hosts (10.0.2.2); run.sh gives passt, the default user-mode
+# network, the same one for its gateway.
+SLIRP_GATEWAY_MAC = "52:55:0a:00:02:02"
 QEMU_DEFAULT_MAC = "52:54:00:12:34:56"
 
 

@@ -57,7 +57,7 @@
 #define MEMP_NUM_PBUF               32
 #define MEMP_NUM_UDP_PCB            6 /* DHCP, SNTP and the run-time endpoints (net::Datagram) */
 #define MEMP_NUM_SYS_TIMEOUT        (LWIP_NUM_SYS_TIMEOUT_INTERNAL + 2) /* SNTP's */
-#define MEMP_NUM_TCP_PCB            272 /* the HTTP endpoint's 256 plus echo and closing ones */
+#define MEMP_NUM_TCP_PCB            528 /* the HTTP endpoint's 256, its 255 half-open (net::Endpoint::kListenBacklog), echo and closing ones */
 #define MEMP_NUM_TCP_PCB_LISTEN     4
 #define MEMP_NUM_TCP_SEG            512
 #define MEMP_NUM_REASSDATA          4
@@ -75,13 +75,20 @@
 #define TCP_SND_BUF                 (8 * TCP_MSS)
 #define TCP_SND_QUEUELEN            (4 * TCP_SND_BUF / TCP_MSS)
 #define TCP_QUEUE_OOSEQ             1
+/* Window scaling understood (RFC 7323), our own window unscaled (it is 8 segments): the SYN-ACK
+ * answers a peer's scale option. Without it a peer that scales its window regardless (passt as
+ * Debian 12 ships it, the default user-mode network) is read as offering a few hundred bytes, and
+ * answers crawl out one persist probe at a time. */
+#define LWIP_WND_SCALE              1
+#define TCP_RCV_SCALE               0
 /* Out-of-order data is bounded per connection in buffers as well as bytes: tiny segments must
  * not empty the receive pool (PBUF_POOL_SIZE) that every frame needs. */
 #define TCP_OOSEQ_MAX_PBUFS         8
 #define TCP_OOSEQ_MAX_BYTES         TCP_WND
 /* The listen backlog counts half-open (SYN-RECEIVED) connections per listener; a SYN beyond
  * it evicts the oldest of them (kernel/net/tcp_syn_guard.cpp), so spoofed SYNs can neither
- * fill the connection table nor keep a real client out. */
+ * fill the connection table nor keep a real client out. Each listener sets its own (the HTTP
+ * endpoint's holds a client's burst of new connections: net::Endpoint::kListenBacklog). */
 #define TCP_LISTEN_BACKLOG          1
 #define TCP_DEFAULT_LISTEN_BACKLOG  16
 #define LWIP_TCP_KEEPALIVE          1
