@@ -240,14 +240,15 @@ if [ $net = 1 ]; then
     user_net=1
     echo "run.sh: passt is not installed (toolchain/bootstrap.sh installs it): QEMU's user network instead, whose forwarded ports lose SYNs to bursts of connections" >&2
   fi
+  hostfwd=""
+  for f in "${forwards[@]}"; do
+    read -r proto fwd_addr fwd_host fwd_guest <<<"$f"
+    hostfwd="$hostfwd,hostfwd=$proto:$fwd_addr:$fwd_host-:$fwd_guest"
+  done
   if [ $user_net = 1 ]; then
-    hostfwd=""
-    for f in "${forwards[@]}"; do
-      read -r proto fwd_addr fwd_host fwd_guest <<<"$f"
-      hostfwd="$hostfwd,hostfwd=$proto:$fwd_addr:$fwd_host-:$fwd_guest"
-    done
     args+=(-netdev "user,id=n0$hostfwd" -device virtio-net-device,netdev=n0)
   else
+    passt_netdev_at=$((${#args[@]} + 1)) # where the netdev goes, should passt not start here
     # passt plays the user network in a process of its own, on a Unix socket QEMU connects to.
     # The same addresses as QEMU's user network (10.0.2.15/24, the host as gateway 10.0.2.2,
     # with slirp's MAC for it rather than the host's own), and Ethernet's MTU: the appliance's
@@ -355,22 +356,43 @@ fi
 # version Debian 12 ships quits at once when its syslog socket is missing).
 if [ -n "$passt_dir" ]; then
   launcher=$$
-  ( "${passt_args[@]}" >"$passt_dir/log" 2>&1 &
-    passt_pid=$!
-    # Alive and not a zombie (a container's init may never reap QEMU, and kill -0 succeeds on one).
-    alive() { local stat; read -r stat 2>/dev/null <"/proc/$1/stat" || return 1; stat=${stat##*) }; [ "${stat%% *}" != Z ]; }
-    while alive "$launcher" && alive "$passt_pid"; do sleep 0.5; done
-    kill "$passt_pid" 2>/dev/null
-    wait "$passt_pid" 2>/dev/null
-    rm -rf "$passt_dir" ) &
-  for ((tries = 0; tries < 100; ++tries)); do
+  # Alive and not a zombie (a container's init may never reap QEMU, and kill -0 succeeds on one).
+  alive() { local stat; read -r stat 2>/dev/null <"/proc/$1/stat" || return 1; stat=${stat##*) }; [ "${stat%% *}" != Z ]; }
+  # The previous appliance's passt lets its forwarded port go up to half a second after its QEMU
+  # ended (its watcher's poll): a run started right after it (tests do) tries again meanwhile
+  # instead of failing on a port that is about to be free.
+  for ((attempt = 0; attempt < 20; ++attempt)); do
+    rm -f "$passt_dir/pid"
+    ( "${passt_args[@]}" >"$passt_dir/log" 2>&1 &
+      passt_pid=$!
+      echo "$passt_pid" >"$passt_dir/pid"
+      while alive "$launcher" && alive "$passt_pid"; do sleep 0.5; done
+      kill "$passt_pid" 2>/dev/null
+      wait "$passt_pid" 2>/dev/null
+      [ -S "$passt_dir/sock" ] || ! alive "$launcher" || exit 0 # a failed start: the directory stays for the next
+      rm -rf "$passt_dir" ) &
+    for ((tries = 0; tries < 100; ++tries)); do
+      [ -S "$passt_dir/sock" ] && break
+      pid=$(cat "$passt_dir/pid" 2>/dev/null) && [ -n "$pid" ] && ! alive "$pid" && break
+      sleep 0.05
+    done
     [ -S "$passt_dir/sock" ] && break
-    sleep 0.05
+    grep -q "Failed to bind" "$passt_dir/log" 2>/dev/null || break
+    wait 2>/dev/null
+    sleep 0.1
   done
-  if [ ! -S "$passt_dir/sock" ]; then
-    echo "run.sh: passt did not start (see below; --user-net uses QEMU's own user network):" >&2
+  if [ ! -S "$passt_dir/sock" ] && grep -q "Failed to bind" "$passt_dir/log" 2>/dev/null; then
+    echo "run.sh: passt could not forward the port (see below):" >&2
     cat "$passt_dir/log" >&2 2>/dev/null
     exit 2
+  elif [ ! -S "$passt_dir/sock" ]; then
+    # Where passt cannot run at all (it sandboxes itself in user namespaces, which a chroot or a
+    # container may refuse) the appliance still gets a network: QEMU's own, said in one line.
+    why=$(grep -v "syslog" "$passt_dir/log" 2>/dev/null | head -1)
+    echo "run.sh: passt cannot run here (${why:-no reason given}): QEMU's user network instead, whose forwarded ports lose SYNs to bursts of connections" >&2
+    args[$passt_netdev_at]="user,id=n0$hostfwd"
+    rm -rf "$passt_dir"
+    passt_dir=""
   fi
 fi
 # QEMU's life is tied to the process that launched this script, whatever ends that process
