@@ -90,6 +90,16 @@ root=$PWD
 popd >/dev/null
 kernel=""
 cpu=cortex-a72 gic=3 el2=0 memory=512M append="" semihosting=0 print=0 stdio=0
+# A forwarded port, PROTO OPTION [ADDR:]HOSTPORT:GUESTPORT (ADDR defaults to 127.0.0.1).
+add_forward() {
+  local spec=$3 fwd_addr fwd_host fwd_guest p
+  case "$spec" in *:*:*) ;; *) spec="127.0.0.1:$spec" ;; esac
+  IFS=: read -r fwd_addr fwd_host fwd_guest <<<"$spec"
+  for p in "$fwd_host" "$fwd_guest"; do
+    case "$p" in ''|*[!0-9]*) echo "run.sh: $2 takes [ADDR:]HOSTPORT:GUESTPORT" >&2; exit 2 ;; esac
+  done
+  forwards+=("$1 $fwd_addr $fwd_host $fwd_guest")
+}
 net=0 static_ip=0 modern=0 dgram="" mcp_port="" client_key="" line=virtio rng=1 board=virt dtb=""
 line_set=0 virt_only="" disk="" disk_size=1G user_net=0 detached=0
 # Forwarded ports, "PROTO ADDR HOSTPORT GUESTPORT" each, for whichever user-mode network runs.
@@ -137,24 +147,8 @@ while [ $# -gt 0 ]; do
       case "$2" in ''|*[!0-9]*) echo "run.sh: --port takes a TCP port number" >&2; exit 2 ;; esac
       mcp_port=$2; forwards+=("tcp 127.0.0.1 $2 $2"); append="$append http=$2"; net=1; shift 2 ;;
     --static-ip) static_ip=1; shift ;;
-    --hostfwd)
-      spec=$2
-      case "$spec" in *:*:*) ;; *) spec="127.0.0.1:$spec" ;; esac
-      IFS=: read -r fwd_addr fwd_host fwd_guest <<<"$spec"
-      for p in "$fwd_host" "$fwd_guest"; do
-        case "$p" in ''|*[!0-9]*) echo "run.sh: --hostfwd takes [ADDR:]HOSTPORT:GUESTPORT" >&2; exit 2 ;; esac
-      done
-      forwards+=("tcp $fwd_addr $fwd_host $fwd_guest")
-      net=1; shift 2 ;;
-    --udpfwd)
-      spec=$2
-      case "$spec" in *:*:*) ;; *) spec="127.0.0.1:$spec" ;; esac
-      IFS=: read -r fwd_addr fwd_host fwd_guest <<<"$spec"
-      for p in "$fwd_host" "$fwd_guest"; do
-        case "$p" in ''|*[!0-9]*) echo "run.sh: --udpfwd takes [ADDR:]HOSTPORT:GUESTPORT" >&2; exit 2 ;; esac
-      done
-      forwards+=("udp $fwd_addr $fwd_host $fwd_guest")
-      net=1; shift 2 ;;
+    --hostfwd) add_forward tcp --hostfwd "$2"; net=1; shift 2 ;;
+    --udpfwd) add_forward udp --udpfwd "$2"; net=1; shift 2 ;;
     --net-dgram)
       case "$2" in *:*) dgram=$2 ;; *) echo "run.sh: --net-dgram takes QEMU_SOCK:PEER_SOCK" >&2; exit 2 ;; esac
       shift 2 ;;
