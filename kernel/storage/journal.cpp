@@ -172,9 +172,9 @@ ktl::Error reserve_impl(size_t bytes, bool audit, bool margin = false) {
     if (g_barrier && !audit)
         return ktl::Error::WouldBlock; // a checkpoint is being taken: writes wait for its end
     const size_t need = kStagedHeader + ((bytes + 7) & ~size_t(7));
-    if (early && !log_room(bytes + kLogOverhead, margin))
-        return ktl::Error::NoSpace; // no checkpoint while recovering: this record is not logged
-    if (!early && !log_room(bytes + kLogOverhead, margin)) {
+    if (!log_room(bytes + kLogOverhead, margin)) {
+        if (early)
+            return ktl::Error::NoSpace; // no checkpoint while recovering: this record is not logged
         // A checkpoint empties the log: the write waits for it, unless checkpoints cannot help.
         if (!g_checkpoint_hopeless) {
             request_checkpoint_locked();
