@@ -16,11 +16,11 @@
 #include "rng.h"
 #include "shell.h"
 #include "version.h"
+#include "audit/trail.h"
 #include "cap/kcap.h"
 #include "dev/disk.h"
 #include "dev/serial_device.h"
 #include "ktest/ktest.h"
-#include "mcpd/audit_trail.h"
 #include "mcpd/provenance_log.h"
 #include "mcpd/bridge_config.h"
 #include "mcpd/http_task.h"
@@ -187,7 +187,7 @@ void start_storage(uint64_t vector_store, uint64_t audit_object, const void* aud
     // The MCP bridges' shared configuration and audit trail (one append-only region, created
     // here so every bridge appends to the same one).
     mcpd::bridge_config_init();
-    auto audit_region = handlers::make_region(mcpd::audit_trail_bytes(), 3 /* ring */, mcpd::audit_trail_record_bytes(), true);
+    auto audit_region = handlers::make_region(audit::trail::bytes(), 3 /* ring */, audit::trail::record_bytes(), true);
     auto audit_trail = audit_region ? kcap::register_object(kcap::ObjectType::Region, *audit_region)
                                     : ktl::Result<uint64_t>(audit_region.error());
     if (!audit_trail)

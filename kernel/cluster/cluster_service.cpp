@@ -5,7 +5,7 @@
 #include "../cap/kcap.h"
 #include "../clock.h"
 #include "../log.h"
-#include "../mcpd/audit_trail.h"
+#include "../audit/trail.h"
 #include "../net/datagram.h"
 #include "../net/net_status.h"
 #include "../panic.h"
@@ -93,7 +93,7 @@ uint64_t g_peer_records = 0;
 uint64_t g_refusals_unaudited = 0;
 
 uint64_t peer_record_budget() {
-    const uint64_t share = mcpd::audit_trail_bytes() / mcpd::audit_trail_record_bytes() / 16;
+    const uint64_t share = audit::trail::bytes() / audit::trail::record_bytes() / 16;
     return share < 64 ? share : 64;
 }
 
@@ -112,7 +112,7 @@ void audit_refusal(const cluster::Event& e) {
         snprintf(more, sizeof more, "%llu more unreported before it", static_cast<unsigned long long>(e.unreported));
     mcp::AuditEvent a { "", at, nullptr, "udp", mcp::AuditKind::Peer, from, mcp::AuditOutcome::Deny,
                         cluster::verdict_name(e.verdict), 0, 0, 0, 0, "receive", more };
-    (void)mcpd::audit_trail_record(a);
+    (void)audit::trail::record(a);
 }
 
 void report(const cluster::Event& e) {
@@ -159,7 +159,7 @@ net::Status wait_for_address() {
 }
 
 int64_t task_main(void*) {
-    if (g_caps.audit_region != ~0u && !mcpd::audit_trail_attach(g_caps.audit_region))
+    if (g_caps.audit_region != ~0u && !audit::trail::attach(g_caps.audit_region))
         KLOG_WARN("cluster: no audit trail: refused peers are only logged");
     net::Status net = wait_for_address();
     const uint16_t port = bootargs::get().cluster_port;

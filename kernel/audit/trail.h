@@ -1,5 +1,6 @@
 #pragma once
-// The MCP audit trail: one fixed-size record per pipeline decision (contracts "Audit record"),
+// The MCP audit trail (kernel/audit/syscall_log.h is the kernel's own log of capability
+// refusals, a different thing): one fixed-size record per pipeline decision (contracts "Audit record"),
 // appended to a ring region the kernel creates at boot and grants to the bridges. The region's
 // policy is enforced by the kernel: once written, a record can be neither changed nor removed by
 // anyone; when the ring is full the oldest records give way, and every record says how many had
@@ -12,25 +13,25 @@
 #include <json/writer.h>
 #include <mcp/server/server.h>
 
-namespace mcpd {
+namespace audit::trail {
 
-// The region (a ring of audit_trail_record_bytes() records, audit_trail_bytes() long: boot
-// argument audit_kib=, default 1 MiB) is created at boot and granted to every bridge; each bridge
-// task attaches its slot for it before recording.
-uint64_t audit_trail_bytes();
-uint32_t audit_trail_record_bytes();
-bool audit_trail_attach(uint32_t region_slot);
+// The region (a ring of record_bytes() records, bytes() long: boot argument audit_kib=, default
+// 1 MiB) is created at boot and granted to every bridge; each bridge task (and the cluster task)
+// attaches its slot for it before recording.
+uint64_t bytes();
+uint32_t record_bytes();
+bool attach(uint32_t region_slot);
 // The records the storage task put back from the disk (they hold sequence numbers 0..records - 1):
 // this boot's records continue after them.
-void audit_trail_resume(uint64_t records);
+void resume(uint64_t records);
 // False when the event was counted into a pending record of identical refusals (not written yet).
-bool audit_trail_record(const mcp::AuditEvent& event);
+bool record(const mcp::AuditEvent& event);
 // Writes the newest `max` records still held, oldest first, as a JSON array.
-void audit_trail_write(json::Writer& w, uint32_t max);
+void write(json::Writer& w, uint32_t max);
 // Writes those of the newest `scan` records that name provenance node `provenance_id`.
-void audit_trail_write_node(json::Writer& w, uint64_t provenance_id, uint32_t scan);
-uint64_t audit_trail_count();   // records written
-uint64_t audit_trail_dropped(); // records that gave way (or could not be written)
-uint64_t audit_trail_decisions(); // decisions recorded, repeats included
+void write_node(json::Writer& w, uint64_t provenance_id, uint32_t scan);
+uint64_t count();     // records written
+uint64_t dropped();   // records that gave way (or could not be written)
+uint64_t decisions(); // decisions recorded, repeats included
 
-} // namespace mcpd
+} // namespace audit::trail
