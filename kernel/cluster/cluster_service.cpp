@@ -4,6 +4,7 @@
 #include "../bootargs.h"
 #include "../cap/kcap.h"
 #include "../clock.h"
+#include "../composition.h"
 #include "../log.h"
 #include "../audit/trail.h"
 #include "../net/datagram.h"
@@ -245,7 +246,7 @@ void copy_name(char* dst, size_t cap, std::string_view src) {
 
 bool configured() { return !bootargs::get().cluster.empty(); }
 
-uint64_t start(uint64_t netstack_object, uint64_t audit_trail_object) {
+uint64_t start(const composition::Objects& objects) {
     if (!configured())
         return 0;
     const auto& a = bootargs::get();
@@ -271,9 +272,9 @@ uint64_t start(uint64_t netstack_object, uint64_t audit_trail_object) {
         KLOG_ERROR("cluster: cannot start the membership task");
         return 0;
     }
-    g_caps.netstack = kcap::grant_existing(*t, netstack_object, kcap::kWrite).value_or(~0u);
-    if (audit_trail_object)
-        g_caps.audit_region = kcap::grant_existing(*t, audit_trail_object, kcap::kWrite).value_or(~0u);
+    const composition::Held held = composition::grant(composition::Task::Cluster, *t, objects);
+    g_caps.netstack = held[composition::Object::NetStack];
+    g_caps.audit_region = held[composition::Object::AuditTrail];
     return *object;
 }
 

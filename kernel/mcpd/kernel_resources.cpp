@@ -22,6 +22,7 @@
 #include "cluster_tools.h"
 #include "../cluster/cluster_service.h"
 #include "bridge_config.h"
+#include "composition_json.h"
 
 #include <ktl/log_ring.h>
 #include <ktl/utf8.h>
@@ -237,6 +238,10 @@ const mcp::Resource kResources[] = {
     { "kernel://log", "log", "Kernel log", "The newest 100 records of the kernel log ring.", mcp::kKernelRead, "1", read_log },
     { "audit://log", "audit", "Audit log", "MCP decisions (append-only trail) and kernel capability events.",
       mcp::kAuditRead, "1", read_audit },
+    { "kernel://composition", "composition", "System composition",
+      "Which task holds a capability to which kernel object, with which rights: the table the kernel grants "
+      "from at boot.",
+      mcp::kKernelRead, "1", [](json::Writer& w, mcp::ToolError&) { write_composition(w); return true; } },
     // Last: served only by a node that runs membership (kernel_resources() leaves it out otherwise).
     { "cluster://members", "members", "Cluster members",
       "Every member this node knows: state, incarnation, last contact, round trip. Subscribers are told of every change.",
