@@ -85,6 +85,7 @@ private:
 
 // Gives `task` (running as `t`) a capability for every row of the table naming it, in the table's
 // order, to each of those objects that exists. A grant that fails leaves that object's slot ~0u.
+// The caller registers (Objects::set) every object a task holds before granting that task.
 Held grant(Task task, sched::Task* t, const Objects& objects);
 
 } // namespace composition

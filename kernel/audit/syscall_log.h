@@ -1,5 +1,5 @@
 #pragma once
-// The kernel's audit log (kernel/audit/trail.h is the MCP bridges' durable trail, a different
+// The kernel's audit log (trail.h beside it is the MCP bridges' durable trail, a different
 // thing): every capability decision a system call makes that ends in refusal, and every
 // execution-token redemption, as fixed records in a ring in kernel memory (readable with
 // audit_read through an AuditLog capability). It lives as long as the boot.

@@ -1,10 +1,10 @@
 #pragma once
-// The MCP audit trail (kernel/audit/syscall_log.h is the kernel's own log of capability
-// refusals, a different thing): one fixed-size record per pipeline decision (contracts "Audit record"),
+// The MCP audit trail (syscall_log.h beside it is the kernel's own log of capability refusals, a
+// different thing): one fixed-size record per pipeline decision (contracts "Audit record"),
 // appended to a ring region the kernel creates at boot and grants to the bridges. The region's
 // policy is enforced by the kernel: once written, a record can be neither changed nor removed by
 // anyone; when the ring is full the oldest records give way, and every record says how many had
-// given way before it. With a disk every record goes to the disk too (journal.h), and the storage
+// given way before it. With a disk every record goes to the disk too (storage/journal.h), and the storage
 // task puts the logged ones back into the region at boot: the trail reads across restarts.
 // Identical refusals in a burst (a client hammering a bad key) become one record with a repeat
 // count, so they cannot push the other decisions out.
