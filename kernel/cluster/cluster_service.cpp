@@ -1,12 +1,12 @@
 #include "cluster_service.h"
 
 #include "../arch/aarch64/cpu.h"
+#include "../audit/trail.h"
 #include "../bootargs.h"
 #include "../cap/kcap.h"
 #include "../clock.h"
 #include "../composition.h"
 #include "../log.h"
-#include "../audit/trail.h"
 #include "../net/datagram.h"
 #include "../net/net_status.h"
 #include "../panic.h"
