@@ -38,9 +38,9 @@ enum class Object : uint8_t {
 };
 
 struct TaskInfo {
-    const char* name;  // as kernel_tasks names it; with instances > 1, "name-0", "name-1", ...
+    const char* name; // as kernel_tasks names it; with instances > 1, "name-0", "name-1", ...
     uint8_t instances;
-    const char* when;  // on which boots the task runs
+    const char* when; // on which boots the task runs
 };
 
 struct ObjectInfo {
