@@ -1,8 +1,8 @@
-#include "vector_support.h"
+#include "vector_family.h"
 
-#include "../mm/kheap.h"
-#include "../syscall/sys.h"
-#include "../vector/collection.h"
+#include "../../../mm/kheap.h"
+#include "../../../syscall/sys.h"
+#include "../../../vector/collection.h"
 
 namespace mcpd::vec {
 
