@@ -72,8 +72,8 @@ enum class Flow : uint8_t {
 enum class Asks : bool { No, Yes };
 
 // The rights on the store or a collection that change what is stored.
-constexpr uint32_t kDataRights =
-    uint32_t(cap::Rights::Write) | uint32_t(cap::Rights::Create) | uint32_t(cap::Rights::Import) | uint32_t(cap::Rights::Drop);
+constexpr uint32_t kDataRights = uint32_t(cap::Rights::Write) | uint32_t(cap::Rights::Create) |
+                                 uint32_t(cap::Rights::Import) | uint32_t(cap::Rights::Drop);
 
 // The rule every definition is compiled under: the effect is mutating exactly when the token may
 // change the store, and a sink class needs the argument naming its collection.

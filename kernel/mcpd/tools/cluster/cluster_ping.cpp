@@ -52,9 +52,11 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     return true;
 }
 
-constexpr mcp::Tool kTool = { "cluster_ping", "Probe a cluster member",
-                              "Sends an authenticated probe to a member now and reports whether and how fast it answered.",
-                              kPingIn, kPingOut, mcp::kKernelRead, nullptr };
+constexpr mcp::Tool kTool = {
+    "cluster_ping", "Probe a cluster member",
+    "Sends an authenticated probe to a member now and reports whether and how fast it answered.",
+    kPingIn, kPingOut, mcp::kKernelRead, nullptr
+};
 
 } // namespace
 

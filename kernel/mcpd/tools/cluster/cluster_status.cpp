@@ -52,7 +52,8 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
 
 constexpr mcp::Tool kTool = {
     "cluster_status", "Cluster status",
-    "This node's view of the cluster: every member's state, incarnation, last contact and round trip, and the protocol's counters.",
+    "This node's view of the cluster: every member's state, incarnation, last contact and round trip, and the "
+    "protocol's counters.",
     kNoArgs, kStatusOut, mcp::kKernelRead, nullptr
 };
 

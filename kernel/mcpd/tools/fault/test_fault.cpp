@@ -45,9 +45,11 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     return false;
 }
 
-constexpr mcp::Tool kTool = { "test_fault", "Misbehaving tool (tests)",
-                              "Takes kernel heap, then faults or hangs past its stop: the kernel must answer at once and take everything back.",
-                              kFaultIn, kFaultOut, mcp::kKernelRead, nullptr };
+constexpr mcp::Tool kTool = {
+    "test_fault", "Misbehaving tool (tests)",
+    "Takes kernel heap, then faults or hangs past its stop: the kernel must answer at once and take everything back.",
+    kFaultIn, kFaultOut, mcp::kKernelRead, nullptr
+};
 
 } // namespace
 

@@ -39,9 +39,11 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
     return true;
 }
 
-constexpr mcp::Tool kTool = { "kernel_caps", "Capabilities of a tool task",
-                              "The capability table of the task running this call: what one tool call can reach.", kNoArgs,
-                              kCapsOut, mcp::kKernelRead, nullptr };
+constexpr mcp::Tool kTool = {
+    "kernel_caps", "Capabilities of a tool task",
+    "The capability table of the task running this call: what one tool call can reach.",
+    kNoArgs, kCapsOut, mcp::kKernelRead, nullptr
+};
 
 } // namespace
 

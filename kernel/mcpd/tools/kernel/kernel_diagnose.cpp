@@ -72,9 +72,11 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     return true;
 }
 
-constexpr mcp::Tool kTool = { "kernel_diagnose", "Kernel diagnostic (long-running)",
-                              "Runs timer and system-call checks for a number of steps, reporting progress after each; cancellable.",
-                              kDiagIn, kDiagOut, mcp::kKernelRead, nullptr };
+constexpr mcp::Tool kTool = {
+    "kernel_diagnose", "Kernel diagnostic (long-running)",
+    "Runs timer and system-call checks for a number of steps, reporting progress after each; cancellable.",
+    kDiagIn, kDiagOut, mcp::kKernelRead, nullptr
+};
 
 } // namespace
 

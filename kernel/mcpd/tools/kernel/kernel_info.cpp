@@ -53,9 +53,11 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
     return true;
 }
 
-constexpr mcp::Tool kTool = { "kernel_info", "Kernel information",
-                              "Version, source commit, board, CPU, uptime, UTC time and memory of the appliance.", kNoArgs,
-                              kInfoOut, mcp::kKernelRead, nullptr };
+constexpr mcp::Tool kTool = {
+    "kernel_info", "Kernel information",
+    "Version, source commit, board, CPU, uptime, UTC time and memory of the appliance.",
+    kNoArgs, kInfoOut, mcp::kKernelRead, nullptr
+};
 
 } // namespace
 

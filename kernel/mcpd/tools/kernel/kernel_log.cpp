@@ -50,9 +50,11 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     return true;
 }
 
-constexpr mcp::Tool kTool = { "kernel_log", "Kernel log",
-                              "Records of the kernel log ring from a sequence number, optionally above a level.", kLogIn,
-                              kLogOut, mcp::kKernelRead, nullptr };
+constexpr mcp::Tool kTool = {
+    "kernel_log", "Kernel log",
+    "Records of the kernel log ring from a sequence number, optionally above a level.",
+    kLogIn, kLogOut, mcp::kKernelRead, nullptr
+};
 
 } // namespace
 

@@ -38,9 +38,11 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
     return true;
 }
 
-constexpr mcp::Tool kTool = { "kernel_mem", "Kernel memory",
-                              "Physical pages, kernel heap, task stacks and what ended tasks left behind.", kNoArgs, kMemOut,
-                              mcp::kKernelRead, nullptr };
+constexpr mcp::Tool kTool = {
+    "kernel_mem", "Kernel memory",
+    "Physical pages, kernel heap, task stacks and what ended tasks left behind.",
+    kNoArgs, kMemOut, mcp::kKernelRead, nullptr
+};
 
 } // namespace
 

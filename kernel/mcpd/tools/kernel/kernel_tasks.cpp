@@ -39,8 +39,11 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
     return true;
 }
 
-constexpr mcp::Tool kTool = { "kernel_tasks", "Kernel tasks", "Every task with its state, priority, CPU time and heap use.",
-                              kNoArgs, kTasksOut, mcp::kKernelRead, nullptr };
+constexpr mcp::Tool kTool = {
+    "kernel_tasks", "Kernel tasks",
+    "Every task with its state, priority, CPU time and heap use.",
+    kNoArgs, kTasksOut, mcp::kKernelRead, nullptr
+};
 
 } // namespace
 

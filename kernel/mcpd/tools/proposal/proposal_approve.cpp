@@ -9,7 +9,8 @@ namespace mcpd::tools {
 namespace {
 
 // What the approved call answers (its own result: the proposal's tool's output).
-constexpr const char* kApproveOut = R"({"type":"object","description":"the result of the proposal's call, as that tool answers"})";
+constexpr const char* kApproveOut =
+    R"({"type":"object","description":"the result of the proposal's call, as that tool answers"})";
 
 // Never runs: the bridge starts the proposal's own tool body in its place.
 bool approve_placeholder(const json::Value&, json::Writer&, mcp::ToolError& err, const ToolContext&) {
@@ -17,11 +18,12 @@ bool approve_placeholder(const json::Value&, json::Writer&, mcp::ToolError& err,
     return false;
 }
 
-constexpr mcp::Tool kTool = { "proposal_approve", "Approve a proposal",
-                              "Runs a pending proposal's call, exactly as proposed, if its target is unchanged since; only another administrator "
-                              "than its proposer may. Answers with that call's result.",
-                              kProposalIdIn, kApproveOut, mcp::kProposalApprove, nullptr, mcp::ToolResult::Structured, 0,
-                              "approve", nullptr };
+constexpr mcp::Tool kTool = {
+    "proposal_approve", "Approve a proposal",
+    "Runs a pending proposal's call, exactly as proposed, if its target is unchanged since; only another administrator "
+    "than its proposer may. Answers with that call's result.",
+    kProposalIdIn, kApproveOut, mcp::kProposalApprove, nullptr, mcp::ToolResult::Structured, 0, "approve", nullptr
+};
 
 } // namespace
 

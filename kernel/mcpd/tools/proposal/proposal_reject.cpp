@@ -10,7 +10,8 @@ namespace {
 
 constexpr mcp::Tool kTool = { "proposal_reject", "Reject a proposal",
                               "Rejects a pending proposal: it will never run. Not by its proposer.", kProposalIdIn,
-                              kProposalOut, mcp::kProposalApprove, nullptr, mcp::ToolResult::Structured, 0, "reject", nullptr };
+                              kProposalOut, mcp::kProposalApprove, nullptr, mcp::ToolResult::Structured, 0, "reject",
+                              nullptr };
 
 } // namespace
 

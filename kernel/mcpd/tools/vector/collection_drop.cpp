@@ -35,7 +35,8 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
 }
 
 constexpr mcp::Tool kTool = {
-    "collection_drop", "Drop a vector collection", "Destroys a collection and everything in it (refused while it is busy).",
+    "collection_drop", "Drop a vector collection",
+    "Destroys a collection and everything in it (refused while it is busy).",
     kNameIn, kDropOut, mcp::kVectorAdmin, nullptr, mcp::ToolResult::Structured, 0, "drop", "name"
 };
 

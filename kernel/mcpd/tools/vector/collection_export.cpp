@@ -82,7 +82,8 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
 
 constexpr mcp::Tool kTool = {
     "collection_export", "Export a collection snapshot",
-    "One page (<= 45,000 bytes, base64) of the collection's CRC-checked snapshot, with the snapshot's size, the collection's write generation (the same on every page of one snapshot) and the page's CRC-32.",
+    "One page (<= 45,000 bytes, base64) of the collection's CRC-checked snapshot, with the snapshot's size, the "
+    "collection's write generation (the same on every page of one snapshot) and the page's CRC-32.",
     kExportIn, kExportOut, mcp::kVectorRead, nullptr, mcp::ToolResult::Structured, 0, "read", "collection"
 };
 

@@ -44,8 +44,9 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
 }
 
 constexpr mcp::Tool kTool = {
-    "collection_list", "List vector collections", "Every collection with its parameters and live vector count.", kNoArgs,
-    kListOut, mcp::kVectorRead, nullptr, mcp::ToolResult::Structured, 0, "read", nullptr
+    "collection_list", "List vector collections",
+    "Every collection with its parameters and live vector count.",
+    kNoArgs, kListOut, mcp::kVectorRead, nullptr, mcp::ToolResult::Structured, 0, "read", nullptr
 };
 
 } // namespace
