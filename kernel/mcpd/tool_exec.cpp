@@ -711,7 +711,7 @@ bool Executor::spawn(Job& job, uint32_t source, bool transient, mcp::ToolError& 
     if (transient && token < 0)
         sys::call(sys::Number::cap_delete, source);
     // profile=faults only: proves the binding is checked
-    tamper_if_asked(job.call.tool, job.args, job.args_len, job.call.provenance_id, job.token);
+    tamper_if_asked(*job.def, job.args, job.args_len, job.call.provenance_id, job.token);
     return true;
 }
 

@@ -1,12 +1,17 @@
 #include "tamper.h"
 #include "../profile.h"
+#include "../tool_def.h"
 
 #include <string_view>
 
 namespace mcpd {
 
-void tamper_if_asked(const char* tool, char* args, size_t len, uint64_t& provenance, uint32_t& token) {
-    if (!faults_profile() || std::string_view(tool) != "test_fault")
+namespace tools {
+extern const ToolDef test_fault; // test_fault.cpp
+}
+
+void tamper_if_asked(const ToolDef& def, char* args, size_t len, uint64_t& provenance, uint32_t& token) {
+    if (!faults_profile() || &def != &tools::test_fault)
         return;
     constexpr std::string_view kAsk = "\"tamper\"";
     constexpr std::string_view kReparent = "\"reparent\"";
