@@ -95,6 +95,16 @@ constexpr Row kRows[] = {
 constexpr size_t kMaxTools = 64;
 static_assert(sizeof kRows / sizeof kRows[0] <= kMaxTools, "the tool table holds 64 tools at most");
 
+// Each definition has one row (what each row may do was checked when its definition compiled).
+constexpr bool rows_distinct() {
+    for (const Row& a : kRows)
+        for (const Row& b : kRows)
+            if (&a != &b && a.def == b.def)
+                return false;
+    return true;
+}
+static_assert(rows_distinct(), "a tool is listed twice");
+
 // What is served on this boot: the descriptors (the dispatcher's list) and, at the same position,
 // the definition behind each.
 struct Table {
