@@ -25,8 +25,9 @@ constexpr uint32_t kDrop = uint32_t(cap::Rights::Drop);
 
 bool body(const json::Value&, json::Writer&, mcp::ToolError&, const mcpd::ToolContext&) { return true; }
 
-constexpr mcp::Tool kDropTool = { "drop_it", "Drop", "Destroys a collection.", "{}", nullptr, 0, nullptr,
-                                  mcp::ToolResult::Structured, 0, "drop", "name" };
+constexpr mcp::Tool kDropTool = { "drop_it", "Drop",  "Destroys a collection.",    "{}", nullptr,
+                                  0,         nullptr, mcp::ToolResult::Structured, 0,    "drop",
+                                  "name" };
 constexpr mcp::Tool kUntargeted = { "wipe", "Wipe", "Deletes ids somewhere.", "{}", nullptr, 0, nullptr };
 
 // No effect unless one is chosen: neither an Effect nor a definition without one can be made.
@@ -52,8 +53,9 @@ static_assert(effect_fits(Grant::Cluster, kRead | kWrite, Effect::read_only(), n
 static_assert(!effect_fits(Grant::Collection, kWrite, Effect::deletes_ids(), nullptr));
 
 constinit const ToolDef kDef { kDropTool, body, Grant::Store, kDrop, Effect::drops() };
-constinit const ToolDef kFixture { ToolDef::Fixture { "fixture" }, body, Grant::Nothing, kRead, Effect::read_only(),
-                                   Flow::Run, Asks::Yes };
+constinit const ToolDef kFixture {
+    ToolDef::Fixture { "fixture" }, body, Grant::Nothing, kRead, Effect::read_only(), Flow::Run, Asks::Yes
+};
 
 TEST(ToolDef, CarriesItsDeclaration) {
     EXPECT_EQ(kDef.descriptor, &kDropTool);

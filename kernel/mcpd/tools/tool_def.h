@@ -124,6 +124,6 @@ struct ToolDef {
 
 // Defines the ToolDef `id` (in mcpd::tools, with external linkage: tool_table.cpp lists it):
 //     MCPD_TOOL(kernel_info) { kTool, run, Grant::Introspection, kcap::kRead, Effect::read_only() };
-#define MCPD_TOOL(id)                                                                                                  \
-    extern const ::mcpd::ToolDef id;                                                                                   \
+#define MCPD_TOOL(id) \
+    extern const ::mcpd::ToolDef id; \
     constinit const ::mcpd::ToolDef id

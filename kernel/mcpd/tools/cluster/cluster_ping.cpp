@@ -11,12 +11,14 @@
 namespace mcpd::tools {
 namespace {
 
-constexpr const char* kPingIn = R"({"type":"object","properties":{)"
-                      R"("node":{"type":"string","minLength":1,"maxLength":31,"description":"the member to probe"},)"
-                      R"("timeout_ms":{"type":"integer","minimum":10,"maximum":10000,"description":"how long to wait for the answer, default 2000"}},)"
-                      R"("required":["node"],"additionalProperties":false})";
-constexpr const char* kPingOut = R"({"type":"object","properties":{"node":{"type":"string"},"answered":{"type":"boolean"},)"
-                       R"("rtt_us":{"type":["integer","null"]},"waited_ms":{"type":"integer"}},"required":["node","answered"]})";
+constexpr const char* kPingIn =
+    R"({"type":"object","properties":{)"
+    R"("node":{"type":"string","minLength":1,"maxLength":31,"description":"the member to probe"},)"
+    R"("timeout_ms":{"type":"integer","minimum":10,"maximum":10000,"description":"how long to wait for the answer, default 2000"}},)"
+    R"("required":["node"],"additionalProperties":false})";
+constexpr const char* kPingOut =
+    R"({"type":"object","properties":{"node":{"type":"string"},"answered":{"type":"boolean"},)"
+    R"("rtt_us":{"type":["integer","null"]},"waited_ms":{"type":"integer"}},"required":["node","answered"]})";
 
 bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     auto name = args.find("node").plain_string();
@@ -38,7 +40,8 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     cluster_abi::PingInfo r {};
     // Polled: the answer arrives through the cluster task; 5 ms steps keep the wait cheap.
     for (uint64_t waited = 0; waited <= timeout_ms && !ctx.should_stop(); waited = (sys::clock_ns() - start) / kMs) {
-        if (sys::call(sys::Number::cluster_ping_result, ctx.cap, static_cast<uint64_t>(id), reinterpret_cast<uint64_t>(&r)) < 0 ||
+        if (sys::call(sys::Number::cluster_ping_result, ctx.cap, static_cast<uint64_t>(id),
+                      reinterpret_cast<uint64_t>(&r)) < 0 ||
             r.status != 0)
             break;
         sys::sleep_ns(5 * kMs);
@@ -53,9 +56,13 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
 }
 
 constexpr mcp::Tool kTool = {
-    "cluster_ping", "Probe a cluster member",
+    "cluster_ping",
+    "Probe a cluster member",
     "Sends an authenticated probe to a member now and reports whether and how fast it answered.",
-    kPingIn, kPingOut, mcp::kKernelRead, nullptr
+    kPingIn,
+    kPingOut,
+    mcp::kKernelRead,
+    nullptr
 };
 
 } // namespace

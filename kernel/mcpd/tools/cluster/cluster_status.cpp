@@ -32,7 +32,12 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
     w.key("generation").number(info.generation);
     w.key("counts").begin_object().key("members").number(info.members).key("alive").number(info.alive);
     w.key("suspect").number(info.suspect).key("dead").number(info.dead).end_object();
-    w.key("protocol").begin_object().key("period_ms").number(info.period_ms).key("ack_timeout_ms").number(info.ack_timeout_ms);
+    w.key("protocol")
+        .begin_object()
+        .key("period_ms")
+        .number(info.period_ms)
+        .key("ack_timeout_ms")
+        .number(info.ack_timeout_ms);
     w.key("suspicion_ms").number(info.suspicion_ms).key("indirect_probes").number(info.indirect).end_object();
     w.key("counters").begin_object().key("sent").number(info.sent).key("received").number(info.received);
     w.key("accepted").number(info.accepted).key("bad_mac").number(info.bad_mac).key("malformed").number(info.malformed);
@@ -51,10 +56,14 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
 }
 
 constexpr mcp::Tool kTool = {
-    "cluster_status", "Cluster status",
+    "cluster_status",
+    "Cluster status",
     "This node's view of the cluster: every member's state, incarnation, last contact and round trip, and the "
     "protocol's counters.",
-    kNoArgs, kStatusOut, mcp::kKernelRead, nullptr
+    kNoArgs,
+    kStatusOut,
+    mcp::kKernelRead,
+    nullptr
 };
 
 } // namespace

@@ -12,13 +12,15 @@
 namespace mcpd::tools {
 namespace {
 
-constexpr const char* kFaultIn = R"({"type":"object","properties":{)"
-                       R"("mode":{"type":"string","enum":["data","write","exec","undef","brk","hang","tamper","reparent","no_token"],)"
-                       R"("description":"how to end: a fault of that kind, or hang: ignore the stop and be killed; tamper: the arguments change after the token is issued; reparent: the call's provenance node does; no_token: the token is withheld"},)"
-                       R"("blocks":{"type":"integer","minimum":0,"maximum":256,"description":"200-byte heap blocks taken first, default 16"},)"
-                       R"("large_kib":{"type":"integer","minimum":0,"maximum":4096,"description":"one large heap block taken first, default 64"}},)"
-                       R"("required":["mode"],"additionalProperties":false})";
-constexpr const char* kFaultOut = R"({"type":"object","properties":{"survived":{"type":"boolean"}},"required":["survived"]})";
+constexpr const char* kFaultIn =
+    R"({"type":"object","properties":{)"
+    R"("mode":{"type":"string","enum":["data","write","exec","undef","brk","hang","tamper","reparent","no_token"],)"
+    R"("description":"how to end: a fault of that kind, or hang: ignore the stop and be killed; tamper: the arguments change after the token is issued; reparent: the call's provenance node does; no_token: the token is withheld"},)"
+    R"("blocks":{"type":"integer","minimum":0,"maximum":256,"description":"200-byte heap blocks taken first, default 16"},)"
+    R"("large_kib":{"type":"integer","minimum":0,"maximum":4096,"description":"one large heap block taken first, default 64"}},)"
+    R"("required":["mode"],"additionalProperties":false})";
+constexpr const char* kFaultOut =
+    R"({"type":"object","properties":{"survived":{"type":"boolean"}},"required":["survived"]})";
 
 // Takes heap it never gives back itself, then ends the way it was asked to. Only the kernel's
 // reclaim on death returns the memory.
@@ -46,9 +48,13 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
 }
 
 constexpr mcp::Tool kTool = {
-    "test_fault", "Misbehaving tool (tests)",
+    "test_fault",
+    "Misbehaving tool (tests)",
     "Takes kernel heap, then faults or hangs past its stop: the kernel must answer at once and take everything back.",
-    kFaultIn, kFaultOut, mcp::kKernelRead, nullptr
+    kFaultIn,
+    kFaultOut,
+    mcp::kKernelRead,
+    nullptr
 };
 
 } // namespace

@@ -11,9 +11,10 @@
 namespace mcpd::tools {
 namespace {
 
-constexpr const char* kCapsOut = R"({"type":"object","properties":{"task":{"type":"string"},"capabilities":{"type":"array","items":{"type":"object",)"
-                       R"("properties":{"slot":{"type":"integer"},"type":{"type":"string"},"rights":{"type":"array"},)"
-                       R"("object_id":{"type":"integer"},"badge":{"type":"integer"}}}}},"required":["capabilities"]})";
+constexpr const char* kCapsOut =
+    R"({"type":"object","properties":{"task":{"type":"string"},"capabilities":{"type":"array","items":{"type":"object",)"
+    R"("properties":{"slot":{"type":"integer"},"type":{"type":"string"},"rights":{"type":"array"},)"
+    R"("object_id":{"type":"integer"},"badge":{"type":"integer"}}}}},"required":["capabilities"]})";
 
 // The capability table of the task running this very call: what a tool can reach.
 bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
@@ -39,11 +40,13 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
     return true;
 }
 
-constexpr mcp::Tool kTool = {
-    "kernel_caps", "Capabilities of a tool task",
-    "The capability table of the task running this call: what one tool call can reach.",
-    kNoArgs, kCapsOut, mcp::kKernelRead, nullptr
-};
+constexpr mcp::Tool kTool = { "kernel_caps",
+                              "Capabilities of a tool task",
+                              "The capability table of the task running this call: what one tool call can reach.",
+                              kNoArgs,
+                              kCapsOut,
+                              mcp::kKernelRead,
+                              nullptr };
 
 } // namespace
 

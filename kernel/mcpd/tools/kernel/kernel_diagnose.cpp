@@ -12,12 +12,14 @@
 namespace mcpd::tools {
 namespace {
 
-constexpr const char* kDiagIn = R"({"type":"object","properties":{)"
-                      R"("steps":{"type":"integer","minimum":1,"maximum":100,"description":"steps to run, default 10"},)"
-                      R"("step_ms":{"type":"integer","minimum":10,"maximum":1000,"description":"length of one step, default 100"}},)"
-                      R"("additionalProperties":false})";
-constexpr const char* kDiagOut = R"({"type":"object","properties":{"steps_done":{"type":"integer"},"syscalls":{"type":"integer"},)"
-                       R"("syscall_mean_ns":{"type":"integer"},"sleep_overshoot_max_us":{"type":"integer"}},"required":["steps_done"]})";
+constexpr const char* kDiagIn =
+    R"({"type":"object","properties":{)"
+    R"("steps":{"type":"integer","minimum":1,"maximum":100,"description":"steps to run, default 10"},)"
+    R"("step_ms":{"type":"integer","minimum":10,"maximum":1000,"description":"length of one step, default 100"}},)"
+    R"("additionalProperties":false})";
+constexpr const char* kDiagOut =
+    R"({"type":"object","properties":{"steps_done":{"type":"integer"},"syscalls":{"type":"integer"},)"
+    R"("syscall_mean_ns":{"type":"integer"},"sleep_overshoot_max_us":{"type":"integer"}},"required":["steps_done"]})";
 
 // A long-running diagnostic: each step sleeps half its length (timer accuracy) and spends the
 // other half timing system calls (kernel entry cost under whatever else runs). Reports progress
@@ -64,7 +66,8 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     }
     // The findings also go to the kernel log (and so to a client that asked for log messages).
     KLOG_INFO("diagnose: %llu steps, system call mean %llu ns, sleep overshoot max %llu us",
-              static_cast<unsigned long long>(done), static_cast<unsigned long long>(syscalls ? spent_ns / syscalls : 0),
+              static_cast<unsigned long long>(done),
+              static_cast<unsigned long long>(syscalls ? spent_ns / syscalls : 0),
               static_cast<unsigned long long>(overshoot_max_ns / 1000));
     w.begin_object().key("steps_done").number(done).key("syscalls").number(syscalls);
     w.key("syscall_mean_ns").number(syscalls ? spent_ns / syscalls : 0);
@@ -73,9 +76,13 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
 }
 
 constexpr mcp::Tool kTool = {
-    "kernel_diagnose", "Kernel diagnostic (long-running)",
+    "kernel_diagnose",
+    "Kernel diagnostic (long-running)",
     "Runs timer and system-call checks for a number of steps, reporting progress after each; cancellable.",
-    kDiagIn, kDiagOut, mcp::kKernelRead, nullptr
+    kDiagIn,
+    kDiagOut,
+    mcp::kKernelRead,
+    nullptr
 };
 
 } // namespace

@@ -18,11 +18,12 @@
 namespace mcpd::tools {
 namespace {
 
-constexpr const char* kInfoOut = R"({"type":"object","properties":{"name":{"type":"string"},"version":{"type":"string"},)"
-                       R"("source_commit":{"type":"string"},"board":{"type":"string"},"model":{"type":"string"},)"
-                       R"("cpu":{"type":"string"},"uptime_ms":{"type":"integer"},"time":{"type":"string"},)"
-                       R"("memory":{"type":"object"},"tasks":{"type":"integer"},"firmware":{"type":"object"}},)"
-                       R"("required":["name","version","source_commit","uptime_ms"]})";
+constexpr const char* kInfoOut =
+    R"({"type":"object","properties":{"name":{"type":"string"},"version":{"type":"string"},)"
+    R"("source_commit":{"type":"string"},"board":{"type":"string"},"model":{"type":"string"},)"
+    R"("cpu":{"type":"string"},"uptime_ms":{"type":"integer"},"time":{"type":"string"},)"
+    R"("memory":{"type":"object"},"tasks":{"type":"integer"},"firmware":{"type":"object"}},)"
+    R"("required":["name","version","source_commit","uptime_ms"]})";
 
 bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     sysinfo::MemInfo mem {};
@@ -53,11 +54,13 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
     return true;
 }
 
-constexpr mcp::Tool kTool = {
-    "kernel_info", "Kernel information",
-    "Version, source commit, board, CPU, uptime, UTC time and memory of the appliance.",
-    kNoArgs, kInfoOut, mcp::kKernelRead, nullptr
-};
+constexpr mcp::Tool kTool = { "kernel_info",
+                              "Kernel information",
+                              "Version, source commit, board, CPU, uptime, UTC time and memory of the appliance.",
+                              kNoArgs,
+                              kInfoOut,
+                              mcp::kKernelRead,
+                              nullptr };
 
 } // namespace
 

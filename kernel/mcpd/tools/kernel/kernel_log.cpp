@@ -11,14 +11,16 @@
 namespace mcpd::tools {
 namespace {
 
-constexpr const char* kLogIn = R"({"type":"object","properties":{)"
-                     R"("since":{"type":"integer","minimum":0,"maximum":9007199254740991,"description":"first sequence number wanted"},)"
-                     R"("limit":{"type":"integer","minimum":1,"maximum":200,"description":"records at most, default 50"},)"
-                     R"("min_level":{"type":"string","maxLength":8,"enum":["debug","info","notice","warning","error","critical"]}},)"
-                     R"("additionalProperties":false})";
-constexpr const char* kLogOut = R"({"type":"object","properties":{"records":{"type":"array","items":{"type":"object",)"
-                      R"("properties":{"seq":{"type":"integer"},"uptime_ns":{"type":"integer"},"level":{"type":"string"},"text":{"type":"string"}}}},)"
-                      R"("next":{"type":"integer"},"missed":{"type":"integer"}},"required":["records","next"]})";
+constexpr const char* kLogIn =
+    R"({"type":"object","properties":{)"
+    R"("since":{"type":"integer","minimum":0,"maximum":9007199254740991,"description":"first sequence number wanted"},)"
+    R"("limit":{"type":"integer","minimum":1,"maximum":200,"description":"records at most, default 50"},)"
+    R"("min_level":{"type":"string","maxLength":8,"enum":["debug","info","notice","warning","error","critical"]}},)"
+    R"("additionalProperties":false})";
+constexpr const char* kLogOut =
+    R"({"type":"object","properties":{"records":{"type":"array","items":{"type":"object",)"
+    R"("properties":{"seq":{"type":"integer"},"uptime_ns":{"type":"integer"},"level":{"type":"string"},"text":{"type":"string"}}}},)"
+    R"("next":{"type":"integer"},"missed":{"type":"integer"}},"required":["records","next"]})";
 
 bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     uint64_t since = args.find("since").as_uint64().value_or(0);
@@ -51,9 +53,9 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
 }
 
 constexpr mcp::Tool kTool = {
-    "kernel_log", "Kernel log",
-    "Records of the kernel log ring from a sequence number, optionally above a level.",
-    kLogIn, kLogOut, mcp::kKernelRead, nullptr
+    "kernel_log", "Kernel log", "Records of the kernel log ring from a sequence number, optionally above a level.",
+    kLogIn,       kLogOut,      mcp::kKernelRead,
+    nullptr
 };
 
 } // namespace

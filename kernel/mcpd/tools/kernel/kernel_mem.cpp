@@ -12,9 +12,10 @@
 namespace mcpd::tools {
 namespace {
 
-constexpr const char* kMemOut = R"({"type":"object","properties":{"page_bytes":{"type":"integer"},"total_pages":{"type":"integer"},)"
-                      R"("free_pages":{"type":"integer"},"used_pages":{"type":"integer"},"largest_free_block_pages":{"type":"integer"},)"
-                      R"("heap":{"type":"object"},"stacks":{"type":"object"},"reclaimed":{"type":"object"}},"required":["total_pages","free_pages"]})";
+constexpr const char* kMemOut =
+    R"({"type":"object","properties":{"page_bytes":{"type":"integer"},"total_pages":{"type":"integer"},)"
+    R"("free_pages":{"type":"integer"},"used_pages":{"type":"integer"},"largest_free_block_pages":{"type":"integer"},)"
+    R"("heap":{"type":"object"},"stacks":{"type":"object"},"reclaimed":{"type":"object"}},"required":["total_pages","free_pages"]})";
 
 bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     sysinfo::MemInfo mem {};
@@ -29,7 +30,13 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
     w.key("heap").begin_object().key("live_allocations").number(mem.heap_live_allocations);
     w.key("bytes_requested").number(mem.heap_bytes_requested).key("slab_pages").number(mem.heap_slab_pages);
     w.key("large_pages").number(mem.heap_large_pages).end_object();
-    w.key("stacks").begin_object().key("used").number(mem.stacks_used).key("total").number(mem.stacks_total).end_object();
+    w.key("stacks")
+        .begin_object()
+        .key("used")
+        .number(mem.stacks_used)
+        .key("total")
+        .number(mem.stacks_total)
+        .end_object();
     // What tasks that ended (faulted, killed) still held and the kernel took back.
     w.key("reclaimed").begin_object().key("heap_allocations").number(mem.reclaimed_heap_allocations);
     w.key("heap_bytes").number(mem.reclaimed_heap_bytes).key("objects").number(mem.reclaimed_objects);
@@ -39,9 +46,9 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
 }
 
 constexpr mcp::Tool kTool = {
-    "kernel_mem", "Kernel memory",
-    "Physical pages, kernel heap, task stacks and what ended tasks left behind.",
-    kNoArgs, kMemOut, mcp::kKernelRead, nullptr
+    "kernel_mem", "Kernel memory", "Physical pages, kernel heap, task stacks and what ended tasks left behind.",
+    kNoArgs,      kMemOut,         mcp::kKernelRead,
+    nullptr
 };
 
 } // namespace

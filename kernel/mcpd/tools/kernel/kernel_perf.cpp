@@ -13,12 +13,14 @@
 namespace mcpd::tools {
 namespace {
 
-constexpr const char* kPerfIn = R"({"type":"object","properties":{)"
-                      R"("iterations":{"type":"integer","minimum":1,"maximum":100000,"description":"system calls to time, default 1000"}},)"
-                      R"("additionalProperties":false})";
-constexpr const char* kPerfOut = R"({"type":"object","properties":{"syscall_ns":{"type":"object"},"counter_hz":{"type":"integer"},)"
-                       R"("uptime_ms":{"type":"integer"},"idle_share":{"type":"number"},"context_switches":{"type":"integer"}},)"
-                       R"("required":["syscall_ns"]})";
+constexpr const char* kPerfIn =
+    R"({"type":"object","properties":{)"
+    R"("iterations":{"type":"integer","minimum":1,"maximum":100000,"description":"system calls to time, default 1000"}},)"
+    R"("additionalProperties":false})";
+constexpr const char* kPerfOut =
+    R"({"type":"object","properties":{"syscall_ns":{"type":"object"},"counter_hz":{"type":"integer"},)"
+    R"("uptime_ms":{"type":"integer"},"idle_share":{"type":"number"},"context_switches":{"type":"integer"}},)"
+    R"("required":["syscall_ns"]})";
 
 // Times the null system call (clock) from this task: the cost of crossing into the kernel and
 // back, measured now, on this machine.
@@ -77,9 +79,13 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     return true;
 }
 
-constexpr mcp::Tool kTool = { "kernel_perf", "Kernel performance probe",
-                              "Times system call round trips now and reports scheduler figures.", kPerfIn, kPerfOut,
-                              mcp::kKernelRead, nullptr };
+constexpr mcp::Tool kTool = { "kernel_perf",
+                              "Kernel performance probe",
+                              "Times system call round trips now and reports scheduler figures.",
+                              kPerfIn,
+                              kPerfOut,
+                              mcp::kKernelRead,
+                              nullptr };
 
 } // namespace
 

@@ -12,10 +12,11 @@
 namespace mcpd::tools {
 namespace {
 
-constexpr const char* kTasksOut = R"({"type":"object","properties":{"tasks":{"type":"array","items":{"type":"object",)"
-                        R"("properties":{"id":{"type":"integer"},"name":{"type":"string"},"state":{"type":"string"},)"
-                        R"("priority":{"type":"integer"},"cpu_ms":{"type":"integer"},"heap_bytes":{"type":"integer"}}}}},)"
-                        R"("required":["tasks"]})";
+constexpr const char* kTasksOut =
+    R"({"type":"object","properties":{"tasks":{"type":"array","items":{"type":"object",)"
+    R"("properties":{"id":{"type":"integer"},"name":{"type":"string"},"state":{"type":"string"},)"
+    R"("priority":{"type":"integer"},"cpu_ms":{"type":"integer"},"heap_bytes":{"type":"integer"}}}}},)"
+    R"("required":["tasks"]})";
 
 bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     sysinfo::TaskInfo tasks[64];
@@ -40,9 +41,8 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
 }
 
 constexpr mcp::Tool kTool = {
-    "kernel_tasks", "Kernel tasks",
-    "Every task with its state, priority, CPU time and heap use.",
-    kNoArgs, kTasksOut, mcp::kKernelRead, nullptr
+    "kernel_tasks",   "Kernel tasks", "Every task with its state, priority, CPU time and heap use.", kNoArgs, kTasksOut,
+    mcp::kKernelRead, nullptr
 };
 
 } // namespace

@@ -19,16 +19,23 @@ bool approve_placeholder(const json::Value&, json::Writer&, mcp::ToolError& err,
 }
 
 constexpr mcp::Tool kTool = {
-    "proposal_approve", "Approve a proposal",
+    "proposal_approve",
+    "Approve a proposal",
     "Runs a pending proposal's call, exactly as proposed, if its target is unchanged since; only another administrator "
     "than its proposer may. Answers with that call's result.",
-    kProposalIdIn, kApproveOut, mcp::kProposalApprove, nullptr, mcp::ToolResult::Structured, 0, "approve", nullptr
+    kProposalIdIn,
+    kApproveOut,
+    mcp::kProposalApprove,
+    nullptr,
+    mcp::ToolResult::Structured,
+    0,
+    "approve",
+    nullptr
 };
 
 } // namespace
 
-MCPD_TOOL(proposal_approve) {
-    kTool, approve_placeholder, Grant::Nothing, kcap::kRead, Effect::read_only(), Flow::ApproveProposal
-};
+MCPD_TOOL(proposal_approve) { kTool,       approve_placeholder, Grant::Nothing,
+                              kcap::kRead, Effect::read_only(), Flow::ApproveProposal };
 
 } // namespace mcpd::tools

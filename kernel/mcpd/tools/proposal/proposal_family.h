@@ -12,11 +12,11 @@ namespace mcpd::tools {
 constexpr const char* kProposalIdIn =
     R"({"type":"object","properties":{"proposal_id":{"type":"integer","minimum":1,"maximum":4294967295}},)"
     R"("required":["proposal_id"],"additionalProperties":false})";
-#define PROPOSAL_SCHEMA                                                                                                         \
+#define PROPOSAL_SCHEMA \
     R"({"type":"object","properties":{"id":{"type":"integer"},"state":{"type":"string","enum":["pending","approved","rejected","expired","stale"]},)" \
-    R"("tool":{"type":"string"},"sink":{"type":"string"},"collection":{"type":"string"},"ids":{"type":"integer"},)"              \
-    R"("target_when_proposed":{"type":"object"},"arguments":{"type":"object"},"proposed_by":{"type":"string"},)"                  \
-    R"("provenance_node_id":{"type":"string"},"created_at":{"type":"string"},"expires_in_s":{"type":"integer"},)"                \
+    R"("tool":{"type":"string"},"sink":{"type":"string"},"collection":{"type":"string"},"ids":{"type":"integer"},)" \
+    R"("target_when_proposed":{"type":"object"},"arguments":{"type":"object"},"proposed_by":{"type":"string"},)" \
+    R"("provenance_node_id":{"type":"string"},"created_at":{"type":"string"},"expires_in_s":{"type":"integer"},)" \
     R"("decided_by":{"type":"string"},"decided_provenance_node_id":{"type":"string"}}})"
 constexpr const char* kProposalOut = PROPOSAL_SCHEMA;
 

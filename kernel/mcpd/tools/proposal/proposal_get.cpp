@@ -7,9 +7,11 @@
 namespace mcpd::tools {
 namespace {
 
-constexpr mcp::Tool kTool = { "proposal_get", "Get a proposal",
-                              "One proposal: its call, its target as it was when proposed, its state.", kProposalIdIn,
-                              kProposalOut, mcp::kVectorRead, nullptr };
+constexpr mcp::Tool kTool = {
+    "proposal_get", "Get a proposal", "One proposal: its call, its target as it was when proposed, its state.",
+    kProposalIdIn,  kProposalOut,     mcp::kVectorRead,
+    nullptr
+};
 
 } // namespace
 

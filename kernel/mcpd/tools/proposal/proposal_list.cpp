@@ -9,7 +9,8 @@
 namespace mcpd::tools {
 namespace {
 
-constexpr const char* kListOut = R"({"type":"object","properties":{"proposals":{"type":"array","items":)" PROPOSAL_SCHEMA
+constexpr const char* kListOut =
+    R"({"type":"object","properties":{"proposals":{"type":"array","items":)" PROPOSAL_SCHEMA
     R"(}},"required":["proposals"]})";
 
 bool run(const json::Value&, json::Writer& w, mcp::ToolError&, const ToolContext&) {
@@ -20,10 +21,14 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError&, const ToolContext
 }
 
 constexpr mcp::Tool kTool = {
-    "proposal_list", "List proposals",
+    "proposal_list",
+    "List proposals",
     "Calls held back by the sink policy (destructive calls from clients that could not be asked) with their exact "
     "arguments, who proposed them, their state and time left.",
-    kNoArgs, kListOut, mcp::kVectorRead, nullptr
+    kNoArgs,
+    kListOut,
+    mcp::kVectorRead,
+    nullptr
 };
 
 } // namespace

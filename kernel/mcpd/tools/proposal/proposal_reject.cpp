@@ -8,15 +8,21 @@
 namespace mcpd::tools {
 namespace {
 
-constexpr mcp::Tool kTool = { "proposal_reject", "Reject a proposal",
-                              "Rejects a pending proposal: it will never run. Not by its proposer.", kProposalIdIn,
-                              kProposalOut, mcp::kProposalApprove, nullptr, mcp::ToolResult::Structured, 0, "reject",
+constexpr mcp::Tool kTool = { "proposal_reject",
+                              "Reject a proposal",
+                              "Rejects a pending proposal: it will never run. Not by its proposer.",
+                              kProposalIdIn,
+                              kProposalOut,
+                              mcp::kProposalApprove,
+                              nullptr,
+                              mcp::ToolResult::Structured,
+                              0,
+                              "reject",
                               nullptr };
 
 } // namespace
 
-MCPD_TOOL(proposal_reject) {
-    kTool, write_one_proposal, Grant::Nothing, kcap::kRead, Effect::read_only(), Flow::RejectProposal
-};
+MCPD_TOOL(proposal_reject) { kTool,       write_one_proposal,  Grant::Nothing,
+                             kcap::kRead, Effect::read_only(), Flow::RejectProposal };
 
 } // namespace mcpd::tools

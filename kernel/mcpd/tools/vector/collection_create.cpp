@@ -14,18 +14,20 @@ namespace {
 
 using namespace vec;
 
-constexpr const char* kCreateIn = R"({"type":"object","properties":{"name":)" NAME_SCHEMA R"(,)"
-                        R"("dim":{"type":"integer","minimum":1,"maximum":4096},)"
-                        R"("metric":{"type":"string","maxLength":6,"enum":["l2","cosine","ip"]},)"
-                        R"("m":{"type":"integer","minimum":2,"maximum":64,"description":"links per node, default 16"},)"
-                        R"("ef_construction":{"type":"integer","minimum":1,"maximum":4096,"description":"default 200"},)"
-                        R"("max_elements":{"type":"integer","minimum":1,"maximum":1000000,"description":"capacity; default: what the budget holds, at most 100000"},)"
-                        R"("budget_bytes":{"type":"integer","minimum":65536,"maximum":67108864,"description":"memory budget, default 64 MiB"},)"
-                        R"("durability":{"type":"string","maxLength":6,"enum":["disk","memory"],"description":"disk (default): every change is answered once it is on the disk and survives a restart; memory: faster, gone at restart"}},)"
-                        R"("required":["name","dim","metric"],"additionalProperties":false})";
-constexpr const char* kCreateOut = R"({"type":"object","properties":{"name":{"type":"string"},"dim":{"type":"integer"},"metric":{"type":"string"},)"
-                         R"("m":{"type":"integer"},"ef_construction":{"type":"integer"},"max_elements":{"type":"integer"},)"
-                         R"("bytes_budget":{"type":"integer"},"durability":{"type":"string","enum":["disk","memory"]}},"required":["name","dim","metric","max_elements"]})";
+constexpr const char* kCreateIn =
+    R"({"type":"object","properties":{"name":)" NAME_SCHEMA R"(,)"
+    R"("dim":{"type":"integer","minimum":1,"maximum":4096},)"
+    R"("metric":{"type":"string","maxLength":6,"enum":["l2","cosine","ip"]},)"
+    R"("m":{"type":"integer","minimum":2,"maximum":64,"description":"links per node, default 16"},)"
+    R"("ef_construction":{"type":"integer","minimum":1,"maximum":4096,"description":"default 200"},)"
+    R"("max_elements":{"type":"integer","minimum":1,"maximum":1000000,"description":"capacity; default: what the budget holds, at most 100000"},)"
+    R"("budget_bytes":{"type":"integer","minimum":65536,"maximum":67108864,"description":"memory budget, default 64 MiB"},)"
+    R"("durability":{"type":"string","maxLength":6,"enum":["disk","memory"],"description":"disk (default): every change is answered once it is on the disk and survives a restart; memory: faster, gone at restart"}},)"
+    R"("required":["name","dim","metric"],"additionalProperties":false})";
+constexpr const char* kCreateOut =
+    R"({"type":"object","properties":{"name":{"type":"string"},"dim":{"type":"integer"},"metric":{"type":"string"},)"
+    R"("m":{"type":"integer"},"ef_construction":{"type":"integer"},"max_elements":{"type":"integer"},)"
+    R"("bytes_budget":{"type":"integer"},"durability":{"type":"string","enum":["disk","memory"]}},"required":["name","dim","metric","max_elements"]})";
 
 uint32_t parse_metric(const json::Value& v) {
     for (uint32_t m = 0; m < 3; ++m)
@@ -66,21 +68,24 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     if (budget > vector::kMaxCollectionBytes)
         budget = vector::kMaxCollectionBytes;
     json::Value given = args.find("max_elements");
-    p.max_elements = given.valid() ? static_cast<uint32_t>(given.as_uint64().value_or(0)) : capacity_for(p, budget, 100000);
+    p.max_elements = given.valid() ? static_cast<uint32_t>(given.as_uint64().value_or(0))
+                                   : capacity_for(p, budget, 100000);
     if (p.max_elements == 0 || !p.validate() || hnsw::Index::memory_needed(p) > budget) {
         err = { mcp::ErrorCode::ValidationFailed, "these parameters do not fit the memory budget", "over_budget" };
         return false;
     }
     const bool memory = args.find("durability").plain_string().value_or("disk") == "memory";
-    vector::CreateParams cp { p.dim, metric, p.m, p.ef_construction, p.max_elements, p.max_ef,
-                              memory ? vector::kCreateMemoryOnly : 0 };
+    vector::CreateParams cp {
+        p.dim, metric, p.m, p.ef_construction, p.max_elements, p.max_ef, memory ? vector::kCreateMemoryOnly : 0
+    };
     int64_t rc = store_call_retrying([&] {
         return sys::call(sys::Number::store_create, ctx.cap, reinterpret_cast<uint64_t>(name->data()), name->size(),
                          reinterpret_cast<uint64_t>(&cp));
     });
     if (rc < 0) {
         err = rc == -static_cast<int64_t>(ktl::Error::Full)
-                  ? mcp::ToolError { mcp::ErrorCode::InternalError, "the store holds 32 collections already", "store_full" }
+                  ? mcp::ToolError { mcp::ErrorCode::InternalError, "the store holds 32 collections already",
+                                     "store_full" }
                   : vec::error_of(rc);
         return false;
     }
@@ -95,9 +100,17 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
 }
 
 constexpr mcp::Tool kTool = {
-    "collection_create", "Create a vector collection",
+    "collection_create",
+    "Create a vector collection",
     "New HNSW collection: dimension (<= 4096), metric l2 | cosine | ip, M, ef_construction, capacity or memory budget.",
-    kCreateIn, kCreateOut, mcp::kVectorAdmin, nullptr, mcp::ToolResult::Structured, 0, "create", "name"
+    kCreateIn,
+    kCreateOut,
+    mcp::kVectorAdmin,
+    nullptr,
+    mcp::ToolResult::Structured,
+    0,
+    "create",
+    "name"
 };
 
 } // namespace

@@ -12,8 +12,10 @@ namespace {
 
 using namespace vec;
 
-constexpr const char* kNameIn = R"({"type":"object","properties":{"name":)" NAME_SCHEMA R"(},"required":["name"],"additionalProperties":false})";
-constexpr const char* kDropOut = R"({"type":"object","properties":{"dropped":{"type":"string"}},"required":["dropped"]})";
+constexpr const char* kNameIn = R"({"type":"object","properties":{"name":)" NAME_SCHEMA
+                                R"(},"required":["name"],"additionalProperties":false})";
+constexpr const char* kDropOut =
+    R"({"type":"object","properties":{"dropped":{"type":"string"}},"required":["dropped"]})";
 
 bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     auto name = args.find("name").plain_string();
@@ -34,11 +36,17 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     return true;
 }
 
-constexpr mcp::Tool kTool = {
-    "collection_drop", "Drop a vector collection",
-    "Destroys a collection and everything in it (refused while it is busy).",
-    kNameIn, kDropOut, mcp::kVectorAdmin, nullptr, mcp::ToolResult::Structured, 0, "drop", "name"
-};
+constexpr mcp::Tool kTool = { "collection_drop",
+                              "Drop a vector collection",
+                              "Destroys a collection and everything in it (refused while it is busy).",
+                              kNameIn,
+                              kDropOut,
+                              mcp::kVectorAdmin,
+                              nullptr,
+                              mcp::ToolResult::Structured,
+                              0,
+                              "drop",
+                              "name" };
 
 } // namespace
 

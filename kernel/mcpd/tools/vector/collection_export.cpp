@@ -23,14 +23,16 @@ namespace {
 
 using namespace vec;
 
-constexpr const char* kExportIn = R"({"type":"object","properties":{"collection":)" NAME_SCHEMA R"(,)"
-                        R"("offset":{"type":"integer","minimum":0,"maximum":134217728,"description":"first byte of this page, default 0"},)"
-                        R"("length":{"type":"integer","minimum":1,"maximum":45000,"description":"bytes in this page, default 45000"}},)"
-                        R"("required":["collection"],"additionalProperties":false})";
-constexpr const char* kExportOut = R"({"type":"object","properties":{"collection":{"type":"string"},"size":{"type":"integer"},)"
-                         R"("generation":{"type":"integer"},"offset":{"type":"integer"},"length":{"type":"integer"},)"
-                         R"("next":{"type":"integer"},"page_crc32":{"type":"integer"},"data":{"type":"string"}},)"
-                         R"("required":["size","generation","offset","length","next","page_crc32","data"]})";
+constexpr const char* kExportIn =
+    R"({"type":"object","properties":{"collection":)" NAME_SCHEMA R"(,)"
+    R"("offset":{"type":"integer","minimum":0,"maximum":134217728,"description":"first byte of this page, default 0"},)"
+    R"("length":{"type":"integer","minimum":1,"maximum":45000,"description":"bytes in this page, default 45000"}},)"
+    R"("required":["collection"],"additionalProperties":false})";
+constexpr const char* kExportOut =
+    R"({"type":"object","properties":{"collection":{"type":"string"},"size":{"type":"integer"},)"
+    R"("generation":{"type":"integer"},"offset":{"type":"integer"},"length":{"type":"integer"},)"
+    R"("next":{"type":"integer"},"page_crc32":{"type":"integer"},"data":{"type":"string"}},)"
+    R"("required":["size","generation","offset","length","next","page_crc32","data"]})";
 
 constexpr uint64_t kMaxPage = 45000; // bytes per export page: 60,000 base64 characters
 
@@ -48,7 +50,8 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     uint64_t offset = args.find("offset").as_uint64().value_or(0);
     uint64_t length = args.find("length").as_uint64().value_or(kMaxPage);
     if (offset > static_cast<uint64_t>(size) || length == 0 || length > kMaxPage) {
-        err = { mcp::ErrorCode::ValidationFailed, "offset past the snapshot or length outside 1..45,000", "out_of_range" };
+        err = { mcp::ErrorCode::ValidationFailed, "offset past the snapshot or length outside 1..45,000",
+                "out_of_range" };
         return false;
     }
     if (length > static_cast<uint64_t>(size) - offset)
@@ -60,13 +63,15 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         return false;
     }
     auto* bytes = mem.as<uint8_t>();
-    int64_t written = length ? sys::call(sys::Number::vec_export, ctx.cap, reinterpret_cast<uint64_t>(bytes), length, offset) : 0;
+    int64_t written = length ? sys::call(sys::Number::vec_export, ctx.cap, reinterpret_cast<uint64_t>(bytes), length,
+                                         offset)
+                             : 0;
     if (written < 0) {
         err = error_of(written);
         return false;
     }
-    if (sys::call(sys::Number::vec_stats, ctx.cap, reinterpret_cast<uint64_t>(&after)) < 0 || after.writes != before.writes ||
-        static_cast<uint64_t>(written) != length) {
+    if (sys::call(sys::Number::vec_stats, ctx.cap, reinterpret_cast<uint64_t>(&after)) < 0 ||
+        after.writes != before.writes || static_cast<uint64_t>(written) != length) {
         err = { mcp::ErrorCode::InternalError, "the collection changed during the export", "changed" };
         return false;
     }
@@ -81,10 +86,18 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
 }
 
 constexpr mcp::Tool kTool = {
-    "collection_export", "Export a collection snapshot",
+    "collection_export",
+    "Export a collection snapshot",
     "One page (<= 45,000 bytes, base64) of the collection's CRC-checked snapshot, with the snapshot's size, the "
     "collection's write generation (the same on every page of one snapshot) and the page's CRC-32.",
-    kExportIn, kExportOut, mcp::kVectorRead, nullptr, mcp::ToolResult::Structured, 0, "read", "collection"
+    kExportIn,
+    kExportOut,
+    mcp::kVectorRead,
+    nullptr,
+    mcp::ToolResult::Structured,
+    0,
+    "read",
+    "collection"
 };
 
 } // namespace

@@ -23,17 +23,19 @@ namespace {
 
 using namespace vec;
 
-constexpr const char* kImportIn = R"({"type":"object","properties":{"name":)" NAME_SCHEMA R"(,)"
-                        R"("snapshot_b64":{"type":"array","minItems":1,"maxItems":64,"items":{"type":"string","maxLength":65536},)"
-                        R"("description":"the snapshot, or the next chunk of it, as base64 strings decoded one after the other"},)"
-                        R"("size":{"type":"integer","minimum":1,"maximum":68157440,"description":"the whole snapshot's size"},)"
-                        R"("offset":{"type":"integer","minimum":0,"maximum":68157440,"description":"where this chunk starts: 0 first, then the next of the previous answer"},)"
-                        R"("crc32":{"type":"integer","minimum":0,"maximum":4294967295},)"
-                        R"("max_elements":{"type":"integer","minimum":1,"maximum":1000000,"description":"the new collection's capacity (at least the snapshot's slots); default: twice its slots, at least 1024, never more than the snapshot declares"}},)"
-                        R"("required":["name","snapshot_b64","size"],"additionalProperties":false})";
-constexpr const char* kImportOut = R"({"type":"object","properties":{"imported":{"type":"string"},"name":{"type":"string"},)"
-                         R"("size":{"type":"integer"},"received":{"type":"integer"},"next":{"type":"integer"},)"
-                         R"("max_elements":{"type":"integer"},"provenance_node_id":{"type":"string","description":"the import's node: what the imported vectors remember"}},"required":["size"]})";
+constexpr const char* kImportIn =
+    R"({"type":"object","properties":{"name":)" NAME_SCHEMA R"(,)"
+    R"("snapshot_b64":{"type":"array","minItems":1,"maxItems":64,"items":{"type":"string","maxLength":65536},)"
+    R"("description":"the snapshot, or the next chunk of it, as base64 strings decoded one after the other"},)"
+    R"("size":{"type":"integer","minimum":1,"maximum":68157440,"description":"the whole snapshot's size"},)"
+    R"("offset":{"type":"integer","minimum":0,"maximum":68157440,"description":"where this chunk starts: 0 first, then the next of the previous answer"},)"
+    R"("crc32":{"type":"integer","minimum":0,"maximum":4294967295},)"
+    R"("max_elements":{"type":"integer","minimum":1,"maximum":1000000,"description":"the new collection's capacity (at least the snapshot's slots); default: twice its slots, at least 1024, never more than the snapshot declares"}},)"
+    R"("required":["name","snapshot_b64","size"],"additionalProperties":false})";
+constexpr const char* kImportOut =
+    R"({"type":"object","properties":{"imported":{"type":"string"},"name":{"type":"string"},)"
+    R"("size":{"type":"integer"},"received":{"type":"integer"},"next":{"type":"integer"},)"
+    R"("max_elements":{"type":"integer"},"provenance_node_id":{"type":"string","description":"the import's node: what the imported vectors remember"}},"required":["size"]})";
 
 // One call with the whole snapshot, or several in order (offset 0 first, each at the bytes
 // received so far; the line's 1 MiB bounds one call): staged by the store, loaded when all is in.
@@ -50,7 +52,8 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     for (json::Value p = parts.first(); p.valid(); p = p.next_sibling()) {
         auto text = p.plain_string();
         if (!text || !ktl::Base64Reader(*text).decoded_size()) {
-            err = { mcp::ErrorCode::ValidationFailed, "each snapshot_b64 string must be padded base64", "invalid_base64" };
+            err = { mcp::ErrorCode::ValidationFailed, "each snapshot_b64 string must be padded base64",
+                    "invalid_base64" };
             return false;
         }
         total += ktl::Base64Reader(*text).decoded_size();
@@ -87,9 +90,11 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     int64_t rc = stage(0, chunk);
     if (rc < 0) {
         err = rc == -static_cast<int64_t>(ktl::Error::OutOfRange)
-                  ? mcp::ToolError { mcp::ErrorCode::ValidationFailed, "chunks must come in order from offset 0", "out_of_order" }
+                  ? mcp::ToolError { mcp::ErrorCode::ValidationFailed, "chunks must come in order from offset 0",
+                                     "out_of_order" }
               : rc == -static_cast<int64_t>(ktl::Error::NotFound)
-                  ? mcp::ToolError { mcp::ErrorCode::ValidationFailed, "no import of that name in progress: start at offset 0", "no_import" }
+                  ? mcp::ToolError { mcp::ErrorCode::ValidationFailed,
+                                     "no import of that name in progress: start at offset 0", "no_import" }
                   : error_of(rc);
         return false;
     }
@@ -107,26 +112,41 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     }
     done.capacity = args.find("max_elements").as_uint64().value_or(0);
     done.provenance = ctx.provenance(); // the imported vectors remember this import
-    int64_t capacity = stage(1, done); // committed: the collection's capacity
+    int64_t capacity = stage(1, done);  // committed: the collection's capacity
     if (capacity < 0) {
         err = capacity == -static_cast<int64_t>(ktl::Error::OutOfRange)
-                  ? mcp::ToolError { mcp::ErrorCode::ValidationFailed, "max_elements is below the slots the snapshot uses", "capacity_too_small" }
+                  ? mcp::ToolError { mcp::ErrorCode::ValidationFailed,
+                                     "max_elements is below the slots the snapshot uses", "capacity_too_small" }
                   : error_of(capacity);
         return false;
     }
     char node[mcp::kProvenanceIdText];
     mcp::format_provenance_id(ctx.provenance(), node);
-    w.begin_object().key("imported").string(*name).key("size").number(size).key("max_elements").number(static_cast<uint64_t>(capacity));
+    w.begin_object()
+        .key("imported")
+        .string(*name)
+        .key("size")
+        .number(size)
+        .key("max_elements")
+        .number(static_cast<uint64_t>(capacity));
     w.key("provenance_node_id").string(node).end_object();
     return true;
 }
 
 constexpr mcp::Tool kTool = {
-    "collection_import", "Import a collection snapshot",
+    "collection_import",
+    "Import a collection snapshot",
     "A new collection from a snapshot (base64 strings, checked whole: CRCs, structure, parameters) under a new name; "
     "a large one in chunks, in order from offset 0, each answered with the next offset until it is imported. "
     "Its memory follows what the snapshot holds unless max_elements asks for more.",
-    kImportIn, kImportOut, mcp::kVectorAdmin, nullptr, mcp::ToolResult::Structured, 0, "import", "name"
+    kImportIn,
+    kImportOut,
+    mcp::kVectorAdmin,
+    nullptr,
+    mcp::ToolResult::Structured,
+    0,
+    "import",
+    "name"
 };
 
 } // namespace

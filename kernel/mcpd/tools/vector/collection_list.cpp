@@ -14,10 +14,11 @@ namespace {
 
 using namespace vec;
 
-constexpr const char* kListOut = R"({"type":"object","properties":{"collections":{"type":"array","items":{"type":"object","properties":{)"
-                       R"("name":{"type":"string"},"dim":{"type":"integer"},"metric":{"type":"string"},"m":{"type":"integer"},)"
-                       R"("ef_construction":{"type":"integer"},"max_elements":{"type":"integer"},"count":{"type":"integer"},)"
-                       R"("bytes_budget":{"type":"integer"},"durability":{"type":"string","enum":["disk","memory"]}}}}},"required":["collections"]})";
+constexpr const char* kListOut =
+    R"({"type":"object","properties":{"collections":{"type":"array","items":{"type":"object","properties":{)"
+    R"("name":{"type":"string"},"dim":{"type":"integer"},"metric":{"type":"string"},"m":{"type":"integer"},)"
+    R"("ef_construction":{"type":"integer"},"max_elements":{"type":"integer"},"count":{"type":"integer"},)"
+    R"("bytes_budget":{"type":"integer"},"durability":{"type":"string","enum":["disk","memory"]}}}}},"required":["collections"]})";
 
 bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     vec::Scratch mem(sizeof(vector::StoreEntry) * vector::kMaxNamed);
@@ -34,8 +35,14 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
     w.begin_object().key("collections").begin_array();
     for (int64_t i = 0; i < n; ++i) {
         const auto& r = rows[i];
-        w.begin_object().key("name").string(r.name).key("dim").number(r.dim).key("metric").string(vec::metric_name(r.metric));
-        w.key("m").number(r.m).key("ef_construction").number(r.ef_construction).key("max_elements").number(r.max_elements);
+        w.begin_object().key("name").string(r.name).key("dim").number(r.dim).key("metric").string(
+            vec::metric_name(r.metric));
+        w.key("m")
+            .number(r.m)
+            .key("ef_construction")
+            .number(r.ef_construction)
+            .key("max_elements")
+            .number(r.max_elements);
         w.key("count").number(r.count).key("bytes_budget").number(r.bytes_budget);
         w.key("durability").string(r.durable ? "disk" : "memory").end_object();
     }
@@ -43,11 +50,17 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
     return true;
 }
 
-constexpr mcp::Tool kTool = {
-    "collection_list", "List vector collections",
-    "Every collection with its parameters and live vector count.",
-    kNoArgs, kListOut, mcp::kVectorRead, nullptr, mcp::ToolResult::Structured, 0, "read", nullptr
-};
+constexpr mcp::Tool kTool = { "collection_list",
+                              "List vector collections",
+                              "Every collection with its parameters and live vector count.",
+                              kNoArgs,
+                              kListOut,
+                              mcp::kVectorRead,
+                              nullptr,
+                              mcp::ToolResult::Structured,
+                              0,
+                              "read",
+                              nullptr };
 
 } // namespace
 

@@ -12,11 +12,13 @@ namespace {
 
 using namespace vec;
 
-constexpr const char* kCollectionIn = R"({"type":"object","properties":{"collection":)" NAME_SCHEMA R"(},"required":["collection"],"additionalProperties":false})";
-constexpr const char* kStatsOut = R"({"type":"object","properties":{"collection":{"type":"string"},"count":{"type":"integer"},"deleted":{"type":"integer"},)"
-                        R"("levels":{"type":"integer"},"bytes_used":{"type":"integer"},"bytes_budget":{"type":"integer"},)"
-                        R"("distance_computations":{"type":"integer"},"dim":{"type":"integer"},"metric":{"type":"string"}},)"
-                        R"("required":["count","deleted","levels","bytes_used","distance_computations"]})";
+constexpr const char* kCollectionIn = R"({"type":"object","properties":{"collection":)" NAME_SCHEMA
+                                      R"(},"required":["collection"],"additionalProperties":false})";
+constexpr const char* kStatsOut =
+    R"({"type":"object","properties":{"collection":{"type":"string"},"count":{"type":"integer"},"deleted":{"type":"integer"},)"
+    R"("levels":{"type":"integer"},"bytes_used":{"type":"integer"},"bytes_budget":{"type":"integer"},)"
+    R"("distance_computations":{"type":"integer"},"dim":{"type":"integer"},"metric":{"type":"string"}},)"
+    R"("required":["count","deleted","levels","bytes_used","distance_computations"]})";
 
 bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     vector::Stats st {};
@@ -33,11 +35,17 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     return true;
 }
 
-constexpr mcp::Tool kTool = {
-    "collection_stats", "Vector collection statistics",
-    "Live and deleted vectors, graph levels, bytes used and budgeted, distance computations.", kCollectionIn, kStatsOut,
-    mcp::kVectorRead, nullptr, mcp::ToolResult::Structured, 0, "read", "collection"
-};
+constexpr mcp::Tool kTool = { "collection_stats",
+                              "Vector collection statistics",
+                              "Live and deleted vectors, graph levels, bytes used and budgeted, distance computations.",
+                              kCollectionIn,
+                              kStatsOut,
+                              mcp::kVectorRead,
+                              nullptr,
+                              mcp::ToolResult::Structured,
+                              0,
+                              "read",
+                              "collection" };
 
 } // namespace
 

@@ -14,10 +14,11 @@ namespace {
 using namespace vec;
 
 constexpr const char* kDeleteIn = R"({"type":"object","properties":{"collection":)" NAME_SCHEMA R"(,)"
-                        R"("ids":{"type":"array","minItems":1,"maxItems":1024,"items":)" ID_SCHEMA R"(}},)"
-                        R"("required":["collection","ids"],"additionalProperties":false})";
-constexpr const char* kDeleteOut = R"({"type":"object","properties":{"deleted":{"type":"integer"},"missing":{"type":"array","items":{"type":"integer"}}},)"
-                         R"("required":["deleted","missing"]})";
+                                  R"("ids":{"type":"array","minItems":1,"maxItems":1024,"items":)" ID_SCHEMA R"(}},)"
+                                  R"("required":["collection","ids"],"additionalProperties":false})";
+constexpr const char* kDeleteOut =
+    R"({"type":"object","properties":{"deleted":{"type":"integer"},"missing":{"type":"array","items":{"type":"integer"}}},)"
+    R"("required":["deleted","missing"]})";
 
 
 bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
@@ -51,10 +52,17 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     return true;
 }
 
-constexpr mcp::Tool kTool = {
-    "vector_delete", "Delete vectors by id", "Deletes ids; they are never returned by a search afterwards.", kDeleteIn,
-    kDeleteOut, mcp::kVectorWrite, nullptr, mcp::ToolResult::Structured, 0, "delete", "collection"
-};
+constexpr mcp::Tool kTool = { "vector_delete",
+                              "Delete vectors by id",
+                              "Deletes ids; they are never returned by a search afterwards.",
+                              kDeleteIn,
+                              kDeleteOut,
+                              mcp::kVectorWrite,
+                              nullptr,
+                              mcp::ToolResult::Structured,
+                              0,
+                              "delete",
+                              "collection" };
 
 } // namespace
 

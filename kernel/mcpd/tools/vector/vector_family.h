@@ -15,8 +15,9 @@
 #include "../../tool_exec.h"
 #include "../../../syscall/sys.h"
 
-#define NAME_SCHEMA R"({"type":"string","minLength":1,"maxLength":64,"format":"name","description":"letters, digits, _ - . but not only dots"})"
-#define ID_SCHEMA R"({"type":"integer","minimum":0,"maximum":9007199254740991})"
+#define NAME_SCHEMA \
+    R"({"type":"string","minLength":1,"maxLength":64,"format":"name","description":"letters, digits, _ - . but not only dots"})"
+#define ID_SCHEMA        R"({"type":"integer","minimum":0,"maximum":9007199254740991})"
 #define COMPONENT_SCHEMA R"({"type":"number","minimum":-3.4e38,"maximum":3.4e38})"
 
 namespace mcpd::vec {

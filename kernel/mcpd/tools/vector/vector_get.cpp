@@ -15,12 +15,13 @@ namespace {
 using namespace vec;
 
 constexpr const char* kGetIn = R"({"type":"object","properties":{"collection":)" NAME_SCHEMA R"(,)"
-                     R"("ids":{"type":"array","minItems":1,"maxItems":16,"items":)" ID_SCHEMA R"(}},)"
-                     R"("required":["collection","ids"],"additionalProperties":false})";
-constexpr const char* kGetOut = R"({"type":"object","properties":{"vectors":{"type":"array","items":{"type":"object",)"
-                      R"("properties":{"id":{"type":"integer"},"vector":{"type":"array","items":{"type":"number"}},)"
-                      R"("provenance_node_id":{"type":"string","description":"the provenance node of the write that stored it (provenance://node/{id}); empty: unknown"}}}},)"
-                      R"("missing":{"type":"array","items":{"type":"integer"}}},"required":["vectors","missing"]})";
+                               R"("ids":{"type":"array","minItems":1,"maxItems":16,"items":)" ID_SCHEMA R"(}},)"
+                               R"("required":["collection","ids"],"additionalProperties":false})";
+constexpr const char* kGetOut =
+    R"({"type":"object","properties":{"vectors":{"type":"array","items":{"type":"object",)"
+    R"("properties":{"id":{"type":"integer"},"vector":{"type":"array","items":{"type":"number"}},)"
+    R"("provenance_node_id":{"type":"string","description":"the provenance node of the write that stored it (provenance://node/{id}); empty: unknown"}}}},)"
+    R"("missing":{"type":"array","items":{"type":"integer"}}},"required":["vectors","missing"]})";
 
 bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     auto dim = dimension_of(ctx.cap);
@@ -45,7 +46,8 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     w.begin_object().key("vectors").begin_array();
     for (size_t i = 0; i < n; ++i) {
         uint64_t node = 0;
-        int64_t rc = sys::call(sys::Number::vec_get, ctx.cap, ids[i], reinterpret_cast<uint64_t>(v), reinterpret_cast<uint64_t>(&node));
+        int64_t rc = sys::call(sys::Number::vec_get, ctx.cap, ids[i], reinterpret_cast<uint64_t>(v),
+                               reinterpret_cast<uint64_t>(&node));
         if (rc == -static_cast<int64_t>(ktl::Error::NotFound))
             continue;
         if (rc < 0) {
@@ -68,10 +70,17 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     return true;
 }
 
-constexpr mcp::Tool kTool = {
-    "vector_get", "Get vectors by id", "The stored vectors of up to 16 ids (cosine collections store them normalised).",
-    kGetIn, kGetOut, mcp::kVectorRead, nullptr, mcp::ToolResult::Structured, 0, "read", "collection"
-};
+constexpr mcp::Tool kTool = { "vector_get",
+                              "Get vectors by id",
+                              "The stored vectors of up to 16 ids (cosine collections store them normalised).",
+                              kGetIn,
+                              kGetOut,
+                              mcp::kVectorRead,
+                              nullptr,
+                              mcp::ToolResult::Structured,
+                              0,
+                              "read",
+                              "collection" };
 
 } // namespace
 

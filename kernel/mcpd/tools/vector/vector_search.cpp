@@ -15,16 +15,19 @@ namespace {
 
 using namespace vec;
 
-constexpr const char* kSearchIn = R"({"type":"object","properties":{"collection":)" NAME_SCHEMA R"(,)"
-                        R"("vector":{"type":"array","minItems":1,"maxItems":4096,"items":)" COMPONENT_SCHEMA R"(},)"
-                        R"("k":{"type":"integer","minimum":1,"maximum":100,"description":"default 10"},)"
-                        R"("ef":{"type":"integer","minimum":1,"maximum":512,"description":"default 64, raised to k"},)"
-                        R"("filter_ids":{"type":"array","maxItems":1024,"items":)" ID_SCHEMA R"(,"description":"only these ids may be returned"},)"
-                        R"("with_provenance":{"type":"boolean","description":"each hit also names the provenance node of the write that stored it"}},)"
-                        R"("required":["collection","vector"],"additionalProperties":false})";
-constexpr const char* kSearchOut = R"({"type":"object","properties":{"hits":{"type":"array","items":{"type":"object",)"
-                         R"("properties":{"id":{"type":"integer"},"distance":{"type":"number"},"provenance_node_id":{"type":"string"}}}},"count":{"type":"integer"}},)"
-                         R"("required":["hits","count"]})";
+constexpr const char* kSearchIn =
+    R"({"type":"object","properties":{"collection":)" NAME_SCHEMA R"(,)"
+    R"("vector":{"type":"array","minItems":1,"maxItems":4096,"items":)" COMPONENT_SCHEMA R"(},)"
+    R"("k":{"type":"integer","minimum":1,"maximum":100,"description":"default 10"},)"
+    R"("ef":{"type":"integer","minimum":1,"maximum":512,"description":"default 64, raised to k"},)"
+    R"("filter_ids":{"type":"array","maxItems":1024,"items":)" ID_SCHEMA
+    R"(,"description":"only these ids may be returned"},)"
+    R"("with_provenance":{"type":"boolean","description":"each hit also names the provenance node of the write that stored it"}},)"
+    R"("required":["collection","vector"],"additionalProperties":false})";
+constexpr const char* kSearchOut =
+    R"({"type":"object","properties":{"hits":{"type":"array","items":{"type":"object",)"
+    R"("properties":{"id":{"type":"integer"},"distance":{"type":"number"},"provenance_node_id":{"type":"string"}}}},"count":{"type":"integer"}},)"
+    R"("required":["hits","count"]})";
 
 constexpr uint32_t kMaxK = 100;
 constexpr uint32_t kMaxFilter = 1024;
@@ -58,7 +61,8 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         err = { mcp::ErrorCode::ValidationFailed, "k must be 1..100", "k_out_of_range" };
         return false;
     }
-    const size_t floats = *dim * sizeof(float), hits = kMaxK * sizeof(hnsw::Hit), filter = kMaxFilter * sizeof(uint64_t);
+    const size_t floats = *dim * sizeof(float), hits = kMaxK * sizeof(hnsw::Hit),
+                 filter = kMaxFilter * sizeof(uint64_t);
     Scratch mem(floats + hits + filter);
     if (!mem.ok()) {
         err = { mcp::ErrorCode::InternalError, "no memory for the query" };
@@ -68,7 +72,8 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     auto* out = mem.as<hnsw::Hit>(floats);
     auto* ids = mem.as<uint64_t>(floats + hits);
     if (!read_row(args.find("vector"), query, *dim)) {
-        err = { mcp::ErrorCode::ValidationFailed, "the query must have exactly the collection's dimension", "dimension_mismatch" };
+        err = { mcp::ErrorCode::ValidationFailed, "the query must have exactly the collection's dimension",
+                "dimension_mismatch" };
         return false;
     }
     vector::SearchFilter f {};
@@ -95,7 +100,8 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
             // The query is spent: its buffer takes the vector vec_get copies along. A hit
             // replaced since names its new write; one deleted since, none ("").
             uint64_t node = 0;
-            sys::call(sys::Number::vec_get, ctx.cap, out[i].id, reinterpret_cast<uint64_t>(query), reinterpret_cast<uint64_t>(&node));
+            sys::call(sys::Number::vec_get, ctx.cap, out[i].id, reinterpret_cast<uint64_t>(query),
+                      reinterpret_cast<uint64_t>(&node));
             char node_id[mcp::kProvenanceIdText];
             mcp::format_provenance_id(node, node_id);
             w.key("provenance_node_id").string(node_id);
@@ -107,9 +113,17 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
 }
 
 constexpr mcp::Tool kTool = {
-    "vector_search", "Nearest-neighbour search",
-    "Up to k nearest live vectors to a query (ascending distance), optionally only among given ids.", kSearchIn,
-    kSearchOut, mcp::kVectorRead, nullptr, mcp::ToolResult::Structured, 0, "read", "collection"
+    "vector_search",
+    "Nearest-neighbour search",
+    "Up to k nearest live vectors to a query (ascending distance), optionally only among given ids.",
+    kSearchIn,
+    kSearchOut,
+    mcp::kVectorRead,
+    nullptr,
+    mcp::ToolResult::Structured,
+    0,
+    "read",
+    "collection"
 };
 
 } // namespace

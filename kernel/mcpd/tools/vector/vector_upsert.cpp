@@ -20,16 +20,18 @@ namespace {
 
 using namespace vec;
 
-constexpr const char* kUpsertIn = R"({"type":"object","properties":{"collection":)" NAME_SCHEMA R"(,)"
-                        R"("ids":{"type":"array","minItems":1,"maxItems":4096,"items":)" ID_SCHEMA R"(},)"
-                        R"("vectors":{"type":"array","maxItems":4096,"description":"one row per id",)"
-                        R"("items":{"type":"array","maxItems":4096,"items":)" COMPONENT_SCHEMA R"(}},)"
-                        R"("vectors_f32":{"type":"array","minItems":1,"maxItems":64,"items":{"type":"string","maxLength":65536},)"
-                        R"("description":"instead of vectors: base64 strings of whole rows of little-endian float32, in order"}},)"
-                        R"("required":["collection","ids"],"additionalProperties":false})";
-constexpr const char* kUpsertOut = R"({"type":"object","properties":{"upserted":{"type":"integer"},"requested":{"type":"integer"},)"
-                         R"("count":{"type":"integer"},"provenance_node_id":{"type":"string","description":"this call's node: what the stored vectors remember"}},)"
-                         R"("required":["upserted","requested"]})";
+constexpr const char* kUpsertIn =
+    R"({"type":"object","properties":{"collection":)" NAME_SCHEMA R"(,)"
+    R"("ids":{"type":"array","minItems":1,"maxItems":4096,"items":)" ID_SCHEMA R"(},)"
+    R"("vectors":{"type":"array","maxItems":4096,"description":"one row per id",)"
+    R"("items":{"type":"array","maxItems":4096,"items":)" COMPONENT_SCHEMA R"(}},)"
+    R"("vectors_f32":{"type":"array","minItems":1,"maxItems":64,"items":{"type":"string","maxLength":65536},)"
+    R"("description":"instead of vectors: base64 strings of whole rows of little-endian float32, in order"}},)"
+    R"("required":["collection","ids"],"additionalProperties":false})";
+constexpr const char* kUpsertOut =
+    R"({"type":"object","properties":{"upserted":{"type":"integer"},"requested":{"type":"integer"},)"
+    R"("count":{"type":"integer"},"provenance_node_id":{"type":"string","description":"this call's node: what the stored vectors remember"}},)"
+    R"("required":["upserted","requested"]})";
 
 constexpr size_t kMaxBatch = 4096;
 constexpr uint32_t kChunkFloats = 4096; // floats per vec_insert (16 KiB)
@@ -103,8 +105,8 @@ bool check_batch(const json::Value& vectors, const json::Value& f32, size_t n, u
             auto text = s.plain_string();
             size_t bytes = text ? ktl::Base64Reader(*text).decoded_size() : 0;
             if (!text || bytes == 0 || bytes % row_bytes != 0) {
-                err = { mcp::ErrorCode::ValidationFailed, "each vectors_f32 string must be whole float32 rows in base64",
-                        "invalid_vector" };
+                err = { mcp::ErrorCode::ValidationFailed,
+                        "each vectors_f32 string must be whole float32 rows in base64", "invalid_vector" };
                 return false;
             }
             total += bytes;
@@ -118,7 +120,8 @@ bool check_batch(const json::Value& vectors, const json::Value& f32, size_t n, u
     for (size_t done = 0; done < n;) {
         size_t count = n - done < per_chunk ? n - done : per_chunk;
         if (!rows.next(chunk, count)) {
-            err = { mcp::ErrorCode::ValidationFailed, "each vector needs exactly dim finite float32 values", "invalid_vector" };
+            err = { mcp::ErrorCode::ValidationFailed, "each vector needs exactly dim finite float32 values",
+                    "invalid_vector" };
             return false;
         }
         done += count;
@@ -175,7 +178,9 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         if (rc < 0 || static_cast<size_t>(rc) != count) {
             done += rc > 0 ? static_cast<size_t>(rc) : 0;
             KLOG_WARN("mcp: vector_upsert stopped by the store after %zu of %zu vectors", done, n);
-            err = rc < 0 ? error_of(rc) : mcp::ToolError { mcp::ErrorCode::InternalError, "the collection is full", "collection_full" };
+            err = rc < 0
+                      ? error_of(rc)
+                      : mcp::ToolError { mcp::ErrorCode::InternalError, "the collection is full", "collection_full" };
             return false;
         }
         done += count;
@@ -196,7 +201,11 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     }
     vector::Stats st {};
     sys::call(sys::Number::vec_stats, ctx.cap, reinterpret_cast<uint64_t>(&st));
-    w.begin_object().key("upserted").number(static_cast<uint64_t>(done)).key("requested").number(static_cast<uint64_t>(n));
+    w.begin_object()
+        .key("upserted")
+        .number(static_cast<uint64_t>(done))
+        .key("requested")
+        .number(static_cast<uint64_t>(n));
     char node[mcp::kProvenanceIdText];
     mcp::format_provenance_id(ctx.provenance(), node);
     w.key("count").number(st.count).key("provenance_node_id").string(node).end_object();
@@ -204,10 +213,18 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
 }
 
 constexpr mcp::Tool kTool = {
-    "vector_upsert", "Insert or replace vectors",
+    "vector_upsert",
+    "Insert or replace vectors",
     "A batch of ids with their vectors (JSON rows or base64 float32); reports progress, stops when cancelled keeping "
     "what was stored.",
-    kUpsertIn, kUpsertOut, mcp::kVectorWrite, nullptr, mcp::ToolResult::Structured, 0, "write", "collection"
+    kUpsertIn,
+    kUpsertOut,
+    mcp::kVectorWrite,
+    nullptr,
+    mcp::ToolResult::Structured,
+    0,
+    "write",
+    "collection"
 };
 
 } // namespace
