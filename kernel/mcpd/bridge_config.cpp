@@ -8,7 +8,7 @@
 #include "../syscall/sys.h"
 #include "../version.h"
 #include "../audit/trail.h"
-#include "fixture_tools.h"
+#include "tools/profile.h"
 #include "kernel_resources.h"
 #include "provenance_log.h"
 #include "tool_exec.h"

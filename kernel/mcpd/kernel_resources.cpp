@@ -19,7 +19,7 @@
 #include "provenance_log.h"
 #include "sink_gate.h"
 #include "../mm/kheap.h"
-#include "cluster_tools.h"
+#include "tools/cluster/cluster_members.h"
 #include "../cluster/cluster_service.h"
 #include "bridge_config.h"
 #include "composition_json.h"

@@ -9,9 +9,8 @@
 #include "../audit/trail.h"
 #include "provenance_log.h"
 #include "bridge_config.h"
-#include "fixture_tools.h"
+#include "tools/profile.h"
 #include "kernel_resources.h"
-#include "kernel_tools.h"
 #include "tool_exec.h"
 
 #include <ktl/log_ring.h>

@@ -104,23 +104,23 @@ const mcp::SinkRules& sink_rules() {
     return rules;
 }
 
-StepUp classify(std::string_view tool, const json::Value& args) {
+StepUp classify(const ToolDef& def, const json::Value& args) {
     StepUp s;
-    std::string_view target;
-    if (tool == "collection_drop") {
-        s.sink = mcp::Sink::Drop;
-        target = args.find("name").plain_string().value_or("");
-    } else if (tool == "collection_create") {
-        s.sink = mcp::Sink::Create;
-        target = args.find("name").plain_string().value_or("");
-    } else if (tool == "vector_delete" || tool == "vector_upsert") {
+    switch (def.effect.sink()) {
+    case SinkClass::None: return s;
+    case SinkClass::Drop: s.sink = mcp::Sink::Drop; break;
+    case SinkClass::Create: s.sink = mcp::Sink::Create; break;
+    case SinkClass::Write:
         s.ids = items(args.find("ids"));
-        s.sink = tool == "vector_upsert" ? mcp::Sink::Write : sink_rules().delete_sink(s.ids);
-        target = args.find("collection").plain_string().value_or("");
-    } else {
-        return s;
+        s.sink = mcp::Sink::Write;
+        break;
+    case SinkClass::DeleteByIds:
+        s.ids = items(args.find("ids"));
+        s.sink = sink_rules().delete_sink(s.ids);
+        break;
     }
-    ktl::utf8_copy(s.target, target);
+    // A sink class implies a descriptor with a target argument (tool_def.h checks it at compile time).
+    ktl::utf8_copy(s.target, args.find(def.descriptor->target_key).plain_string().value_or(""));
     s.critical = sink_rules().critical_sink(s.sink);
     return s;
 }

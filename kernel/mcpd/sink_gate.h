@@ -14,6 +14,8 @@
 #include <mcp/policy/sink_policy.h>
 #include <mcp/server/server.h>
 
+#include "tools/tool_def.h"
+
 namespace mcpd {
 
 struct ToolContext;
@@ -36,8 +38,9 @@ struct StepUp {
 
 // The rules: the defaults, widened by `step_up=` and `step_up_delete_over=`.
 const mcp::SinkRules& sink_rules();
-// The sink a call of `tool` with `args` is: None for tools without effects.
-StepUp classify(std::string_view tool, const json::Value& args);
+// The sink a call of the tool `def` defines is, with `args`: None for tools without a sink class.
+// The collection is the argument the tool's descriptor names as its target.
+StepUp classify(const ToolDef& def, const json::Value& args);
 // The collection `name` as the store has it, through the bridge's store capability: exists false
 // when there is none; an error when it could not be read (busy, no capability slot).
 ktl::Result<mcp::TargetFacts> target_facts(uint32_t store, std::string_view name);

@@ -9,10 +9,9 @@
 #include "../storage/storage_info.h"
 #include "../syscall/sys.h"
 #include "../vector/store.h"
-#include "fault_tools.h"
 #include "provenance_log.h"
-#include "vector_support.h"
 #include "sink_gate.h"
+#include "tools/fault/tamper.h"
 
 #include <crypto/sha256.h>
 #include <ktl/format.h>
@@ -87,7 +86,7 @@ struct Job {
     mcp::InputRound* round = nullptr;
     // The sink policy's view of the call (sink_gate.h), found out by the bridge at start.
     StepUp step_up;
-    const ToolImpl* impl = nullptr; // what a Waiting call will run
+    const ToolDef* def = nullptr;   // what a Waiting call will run
     uint64_t memory_limit = 0;      // its task's (task_limit), tightened by the caller's own
     uint64_t syscall_limit = 0;
     uint64_t wait_reported_ns = 0;  // a Waiting call's last progress notification
@@ -404,10 +403,10 @@ ktl::Result<uint32_t> inert_event(ExecCaps& caps) {
 // The capability (in the bridge's table) that this call's token is issued for. For a
 // collection tool that is a fresh capability to the named collection only, which the bridge
 // deletes again once the token exists (*transient). NotFound when the collection is absent.
-ktl::Result<uint32_t> token_source(ExecCaps& caps, const ToolImpl& impl, const json::Value& arguments,
+ktl::Result<uint32_t> token_source(ExecCaps& caps, const ToolDef& def, const json::Value& arguments,
                                    bool* transient) {
     *transient = false;
-    switch (impl.grant) {
+    switch (def.grant) {
     case Grant::Introspection: return caps.introspection;
     case Grant::Store: return caps.store;
     case Grant::Nothing: return inert_event(caps);
@@ -419,7 +418,7 @@ ktl::Result<uint32_t> token_source(ExecCaps& caps, const ToolImpl& impl, const j
     if (!name || name->empty() || name->size() > vector::kMaxNameLength)
         return ktl::Error::InvalidArgs;
     int64_t slot = sys::call(sys::Number::store_open, caps.store, reinterpret_cast<uint64_t>(name->data()), name->size(),
-                             impl.rights | kcap::kGrant);
+                             def.rights | kcap::kGrant);
     if (slot < 0)
         return static_cast<ktl::Error>(-slot);
     *transient = true;
@@ -437,7 +436,7 @@ mcp::ToolError source_error(ktl::Error e) {
 }
 
 // Tools whose calls reach the store (a collection's capability, or the store's).
-bool needs_store(const ToolImpl& impl) { return impl.grant == Grant::Store || impl.grant == Grant::Collection; }
+bool needs_store(const ToolDef& def) { return def.grant == Grant::Store || def.grant == Grant::Collection; }
 
 // The store's recovery as a bridge sees it: whether it goes on, and how many logged changes are
 // back so far.
@@ -472,20 +471,21 @@ void release_call(Job& job) {
 
 bool Executor::start(const mcp::Tool& tool, const json::Value& arguments, const mcp::PendingCall& call,
                      mcp::ToolError& err) {
-    const ToolImpl* impl = impl_of(tool.name);
-    if (!impl) {
+    // The definition behind the descriptor the server matched: what the call may do comes from it.
+    const ToolDef* def = def_of(tool);
+    if (!def) {
         err = { mcp::ErrorCode::InternalError, "no body for this tool" };
         return false;
     }
     const std::string_view name(tool.name);
     const uint64_t proposal = arguments.find("proposal_id").as_uint64().value_or(0);
-    if (name == "proposal_approve")
+    if (def->flow == Flow::ApproveProposal)
         return start_approved(tool, proposal, call, err);
-    if (name == "proposal_reject" && !reject(static_cast<uint32_t>(proposal), call, err))
+    if (def->flow == Flow::RejectProposal && !reject(static_cast<uint32_t>(proposal), call, err))
         return false;
     // The sink policy: a critical sink is checked against the store now; a client that cannot be
     // asked gets a proposal instead of the call (the tool task asks the others).
-    StepUp step = classify(name, arguments);
+    StepUp step = classify(*def, arguments);
     if (step.critical) {
         auto facts = target_facts(m_caps.store, step.target);
         if (!facts && facts.error() == ktl::Error::NotReady) {
@@ -507,7 +507,7 @@ bool Executor::start(const mcp::Tool& tool, const json::Value& arguments, const 
             return false;
         }
     }
-    return launch(tool, *impl, arguments, call, step, err);
+    return launch(tool, *def, arguments, call, step, err);
 }
 
 // proposal_approve: the proposal's own call, exactly as proposed, under the approving call's name
@@ -528,8 +528,8 @@ bool Executor::start_approved(const mcp::Tool& tool, uint64_t id, const mcp::Pen
     if (!ok && id > 0xffffffffull)
         err = { mcp::ErrorCode::NotFound, "no proposal with that id", "unknown_proposal" };
     const bool approved = ok;
-    const ToolImpl* impl = ok ? impl_of(effect) : nullptr;
-    if (ok && !impl) {
+    const ToolDef* def = ok ? def_named(effect) : nullptr; // a proposal keeps its tool's name
+    if (ok && !def) {
         err = { mcp::ErrorCode::InternalError, "the proposal's tool is gone" };
         ok = false;
     }
@@ -558,7 +558,7 @@ bool Executor::start_approved(const mcp::Tool& tool, uint64_t id, const mcp::Pen
                 as_derived.provenance_id = node;
             // The trail names what the approval ran, not only the proposal's number.
             ktl::Formatter(as_derived.target, sizeof as_derived.target).append("%s %s", effect, step.target);
-            ok = launch(tool, *impl, doc->root(), as_derived, step, err);
+            ok = launch(tool, *def, doc->root(), as_derived, step, err);
         }
     }
     if (approved && !ok) // not started after all (no task slot, no memory): it can be approved again
@@ -569,9 +569,8 @@ bool Executor::start_approved(const mcp::Tool& tool, uint64_t id, const mcp::Pen
     return ok;
 }
 
-bool Executor::launch(const mcp::Tool& tool, const ToolImpl& impl_ref, const json::Value& arguments,
+bool Executor::launch(const mcp::Tool& tool, const ToolDef& def, const json::Value& arguments,
                       const mcp::PendingCall& call, const StepUp& step, mcp::ToolError& err) {
-    const ToolImpl* impl = &impl_ref;
     Job* job = nullptr;
     for (size_t i = 0; i < m_slots; ++i)
         if (!job && m_jobs[i].state == Job::State::Free)
@@ -587,12 +586,12 @@ bool Executor::launch(const mcp::Tool& tool, const ToolImpl& impl_ref, const jso
     }
     // A call that needs the store while it is recovered waits for it (poll() starts its task once
     // it is back); every other call starts now, whatever recovery is doing.
-    const bool waits = needs_store(*impl) && recovery(m_caps).ongoing;
+    const bool waits = needs_store(def) && recovery(m_caps).ongoing;
     // Fail-closed before any task exists: the object the token is to name must be there.
     bool transient = false;
     ktl::Result<uint32_t> source = ktl::Error::NotReady;
     if (!waits) {
-        source = token_source(m_caps, *impl, arguments, &transient);
+        source = token_source(m_caps, def, arguments, &transient);
         if (!source && source.error() != ktl::Error::NotReady) {
             err = source_error(source.error());
             return false;
@@ -608,12 +607,12 @@ bool Executor::launch(const mcp::Tool& tool, const ToolImpl& impl_ref, const jso
         return false;
     }
     job->state = source ? Job::State::Running : Job::State::Waiting;
-    job->impl = impl;
+    job->def = &def;
     job->wait_reported_ns = 0;
     job->task = ~0u;
     job->token = ~0u;
     job->source_transient = false;
-    job->body = impl->body;
+    job->body = def.body;
     job->call = call;
     job->cancel = false;
     job->answered = false;
@@ -634,7 +633,7 @@ bool Executor::launch(const mcp::Tool& tool, const ToolImpl& impl_ref, const jso
     job->call.answers = job->call.carried = {}; // the bridge's buffers: copied into the round below
     // A call the human must confirm asks like a tool that asks (2026-07-28: in input rounds).
     const bool confirms = step.critical && !step.approved;
-    if (call.modern && (impl->asks || confirms)) {
+    if (call.modern && (def.asks || confirms)) {
         auto mem = kheap::alloc(sizeof(mcp::InputRound));
         if (mem)
             job->round = new (*mem) mcp::InputRound;
@@ -704,7 +703,7 @@ bool Executor::spawn(Job& job, uint32_t source, bool transient, mcp::ToolError& 
     sys::call(sys::Number::task_limit, job.task, job.memory_limit, job.syscall_limit);
     // Exactly the rights this tool needs, never the Grant the bridge holds; derived from the
     // bridge's capability (revoking it reaches the token) and dead at the wall-time limit.
-    int64_t token = sys::call(sys::Number::token_issue, source, job.task, job.impl->rights, binding, wall_ns);
+    int64_t token = sys::call(sys::Number::token_issue, source, job.task, job.def->rights, binding, wall_ns);
     job.token = token >= 0 ? static_cast<uint32_t>(token) : ~0u; // the task fails closed without it
     // A capability made for this call lives as long as the call (the token hangs from it).
     job.source = source;
@@ -712,7 +711,7 @@ bool Executor::spawn(Job& job, uint32_t source, bool transient, mcp::ToolError& 
     if (transient && token < 0)
         sys::call(sys::Number::cap_delete, source);
     // profile=faults only: proves the binding is checked
-    tamper_if_asked(job.call.tool, job.args, job.args_len, job.call.provenance_id, job.token);
+    tamper_if_asked(*job.def, job.args, job.args_len, job.call.provenance_id, job.token);
     return true;
 }
 
@@ -832,7 +831,7 @@ void Executor::poll(mcp::Server& server, std::span<char> out, Send send_to, void
                 // The store is back: the call starts as it would have had it come now.
                 bool transient = false;
                 auto doc = json::Document::parse({ j.args, j.args_len }, { j.nodes, j.node_count });
-                auto source = doc ? token_source(m_caps, *j.impl, doc->root(), &transient)
+                auto source = doc ? token_source(m_caps, *j.def, doc->root(), &transient)
                                   : ktl::Result<uint32_t>(ktl::Error::InvalidArgs);
                 if (source && spawn(j, *source, transient, err))
                     continue;

@@ -4,7 +4,8 @@
 // kernel issue it one single-use execution token, bound to this call (tool name, argument hash,
 // call number) and expiring with the call's wall-time limit. The tool task redeems the token for
 // the one capability the tool needs and runs; without a valid token it refuses to run
-// (fail-closed). What that capability is comes from the tool's Grant: introspection (read) for
+// (fail-closed). What that capability is comes from the tool's ToolDef (tools/tool_def.h): its
+// Grant and rights, found through the descriptor the server matched. Introspection (read) for
 // the kernel tools, the vector store with one right for collection_create/list/drop, and for the
 // other vector tools the one collection the call names, with read or write only. Calls run concurrently with the line: the bridge keeps reading
 // requests, forwards progress, passes on cancellation and answers each call when it ends.
@@ -14,6 +15,9 @@
 #include <json/writer.h>
 #include <mcp/server/client_request.h>
 #include <mcp/server/server.h>
+
+#include "tools/tool_def.h"
+#include "tools/tool_table.h"
 
 namespace mcpd {
 
@@ -39,7 +43,6 @@ struct ExecCaps {
 
 struct Job;
 struct StepUp;
-struct ToolImpl;
 
 // The client's answer to ToolContext::request: its result object, or (is_error) its JSON-RPC
 // error object, parsed. Valid until the call's next request.
@@ -119,8 +122,6 @@ private:
                mcp::ToolError& err, uint64_t timeout_ns) const;
 };
 
-using ToolBody = bool (*)(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx);
-
 // The tool tasks of one bridge (the serial line's, the HTTP server's): up to `slots` calls at
 // once (all callers of the bridge together), each in its own task. Used only from the bridge's task.
 class Executor {
@@ -148,7 +149,7 @@ public:
 
 private:
     bool start_approved(const mcp::Tool& tool, uint64_t proposal_id, const mcp::PendingCall& call, mcp::ToolError& err);
-    bool launch(const mcp::Tool& tool, const ToolImpl& impl, const json::Value& arguments, const mcp::PendingCall& call,
+    bool launch(const mcp::Tool& tool, const ToolDef& def, const json::Value& arguments, const mcp::PendingCall& call,
                 const StepUp& step, mcp::ToolError& err);
     bool spawn(Job& job, uint32_t source, bool transient, mcp::ToolError& err);
     ExecCaps m_caps;
@@ -171,28 +172,5 @@ void attach(mcp::ServerConfig& config) {
     config.client_response = [](std::string_view raw_id, bool is_string, std::string_view body, bool is_error,
                                 uint32_t origin) { E.respond(raw_id, is_string, body, is_error, origin); };
 }
-
-// The capability a call's token grants (fail-closed: a call whose object cannot be named gets none).
-enum class Grant : uint8_t {
-    Introspection, // the kernel's introspection object
-    Store,         // the named vector store itself
-    Collection,    // the collection named by the call's "collection" argument
-    Nothing,       // no authority: a wait right on an event nobody signals (the test fixtures)
-    Cluster,       // cluster membership (read: status; write: probes)
-};
-
-struct ToolImpl {
-    const char* name;
-    ToolBody body;
-    Grant grant;
-    uint32_t rights; // exactly these rights on the granted object
-    bool asks = false; // the body asks the client (ToolContext::request): 2026-07-28 calls get an input round
-};
-
-// Every tool the kernel serves, in tools/list order, and the implementation behind a name
-// (tool_table.cpp; the descriptors come from kernel_tools.cpp and vector_tools.cpp).
-std::span<const mcp::Tool> all_tools();
-const ToolImpl* impl_of(std::string_view tool_name);
-
 
 } // namespace mcpd

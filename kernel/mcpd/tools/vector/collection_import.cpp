@@ -1,4 +1,4 @@
-// collection_export and collection_import: a collection's snapshot (lib/hnsw/snapshot.cpp:
+// collection_import (and collection_export): a collection's snapshot (lib/hnsw/snapshot.cpp:
 // versioned, CRC-checked sections) for backup, as base64 through tool calls. Export is paged,
 // since a result is capped at 64 KiB, and each page is built alone (Index::save_range): any
 // collection the store allows can be exported in pages of the same cost. Each page carries the
@@ -6,72 +6,40 @@
 // joined belong to one snapshot, and its own CRC-32. Import takes the snapshot in one call or in
 // chunks (the line's 1 MiB bounds a call) staged by the store; the kernel checks it whole before
 // a collection exists.
-#include "vector_support.h"
-
-#include "../syscall/sys.h"
-#include "../vector/collection.h"
-#include "../vector/store.h"
+#include "vector_family.h"
+#include "../tool_def.h"
+#include "../../../cap/kcap.h"
+#include "../../../syscall/sys.h"
+#include "../../../vector/collection.h"
+#include "../../../vector/store.h"
 
 #include <hnsw/crc32.h>
 #include <ktl/base64.h>
 #include <mcp/policy/provenance.h>
+#include <mcp/policy/roles.h>
 
-namespace mcpd::vec {
+namespace mcpd::tools {
 namespace {
 
-constexpr uint64_t kMaxPage = 45000; // bytes per export page: 60,000 base64 characters
+using namespace vec;
 
-} // namespace
-
-bool export_snapshot(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
-    vector::Stats before {}, after {};
-    if (int64_t rc = sys::call(sys::Number::vec_stats, ctx.cap, reinterpret_cast<uint64_t>(&before)); rc < 0) {
-        err = error_of(rc);
-        return false;
-    }
-    int64_t size = sys::call(sys::Number::vec_export, ctx.cap, 0, 0);
-    if (size <= 0) {
-        err = size < 0 ? error_of(size) : mcp::ToolError { mcp::ErrorCode::InternalError, "empty snapshot" };
-        return false;
-    }
-    uint64_t offset = args.find("offset").as_uint64().value_or(0);
-    uint64_t length = args.find("length").as_uint64().value_or(kMaxPage);
-    if (offset > static_cast<uint64_t>(size) || length == 0 || length > kMaxPage) {
-        err = { mcp::ErrorCode::ValidationFailed, "offset past the snapshot or length outside 1..45,000", "out_of_range" };
-        return false;
-    }
-    if (length > static_cast<uint64_t>(size) - offset)
-        length = static_cast<uint64_t>(size) - offset;
-    // Only this page is built: memory and time in proportion to the page, whatever the size.
-    Scratch mem(length + ktl::base64_size(length) + 1);
-    if (!mem.ok()) {
-        err = { mcp::ErrorCode::InternalError, "no memory for the page", "no_memory" };
-        return false;
-    }
-    auto* bytes = mem.as<uint8_t>();
-    int64_t written = length ? sys::call(sys::Number::vec_export, ctx.cap, reinterpret_cast<uint64_t>(bytes), length, offset) : 0;
-    if (written < 0) {
-        err = error_of(written);
-        return false;
-    }
-    if (sys::call(sys::Number::vec_stats, ctx.cap, reinterpret_cast<uint64_t>(&after)) < 0 || after.writes != before.writes ||
-        static_cast<uint64_t>(written) != length) {
-        err = { mcp::ErrorCode::InternalError, "the collection changed during the export", "changed" };
-        return false;
-    }
-    auto* text = mem.as<char>(static_cast<size_t>(length));
-    size_t n = ktl::base64_encode(bytes, length, text);
-    w.begin_object().key("collection").string(args.find("collection").plain_string().value_or(""));
-    w.key("size").number(static_cast<uint64_t>(size)).key("generation").number(before.writes);
-    w.key("offset").number(offset).key("length").number(length).key("next").number(offset + length);
-    w.key("page_crc32").number(uint64_t(hnsw::crc32(0, bytes, length)));
-    w.key("data").string({ text, n }).end_object();
-    return true;
-}
+constexpr const char* kImportIn =
+    R"({"type":"object","properties":{"name":)" NAME_SCHEMA R"(,)"
+    R"("snapshot_b64":{"type":"array","minItems":1,"maxItems":64,"items":{"type":"string","maxLength":65536},)"
+    R"("description":"the snapshot, or the next chunk of it, as base64 strings decoded one after the other"},)"
+    R"("size":{"type":"integer","minimum":1,"maximum":68157440,"description":"the whole snapshot's size"},)"
+    R"("offset":{"type":"integer","minimum":0,"maximum":68157440,"description":"where this chunk starts: 0 first, then the next of the previous answer"},)"
+    R"("crc32":{"type":"integer","minimum":0,"maximum":4294967295},)"
+    R"("max_elements":{"type":"integer","minimum":1,"maximum":1000000,"description":"the new collection's capacity (at least the snapshot's slots); default: twice its slots, at least 1024, never more than the snapshot declares"}},)"
+    R"("required":["name","snapshot_b64","size"],"additionalProperties":false})";
+constexpr const char* kImportOut =
+    R"({"type":"object","properties":{"imported":{"type":"string"},"name":{"type":"string"},)"
+    R"("size":{"type":"integer"},"received":{"type":"integer"},"next":{"type":"integer"},)"
+    R"("max_elements":{"type":"integer"},"provenance_node_id":{"type":"string","description":"the import's node: what the imported vectors remember"}},"required":["size"]})";
 
 // One call with the whole snapshot, or several in order (offset 0 first, each at the bytes
 // received so far; the line's 1 MiB bounds one call): staged by the store, loaded when all is in.
-bool import_snapshot(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
+bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     auto name = args.find("name").plain_string();
     uint64_t size = args.find("size").as_uint64().value_or(0);
     uint64_t offset = args.find("offset").as_uint64().value_or(0);
@@ -84,7 +52,8 @@ bool import_snapshot(const json::Value& args, json::Writer& w, mcp::ToolError& e
     for (json::Value p = parts.first(); p.valid(); p = p.next_sibling()) {
         auto text = p.plain_string();
         if (!text || !ktl::Base64Reader(*text).decoded_size()) {
-            err = { mcp::ErrorCode::ValidationFailed, "each snapshot_b64 string must be padded base64", "invalid_base64" };
+            err = { mcp::ErrorCode::ValidationFailed, "each snapshot_b64 string must be padded base64",
+                    "invalid_base64" };
             return false;
         }
         total += ktl::Base64Reader(*text).decoded_size();
@@ -121,9 +90,11 @@ bool import_snapshot(const json::Value& args, json::Writer& w, mcp::ToolError& e
     int64_t rc = stage(0, chunk);
     if (rc < 0) {
         err = rc == -static_cast<int64_t>(ktl::Error::OutOfRange)
-                  ? mcp::ToolError { mcp::ErrorCode::ValidationFailed, "chunks must come in order from offset 0", "out_of_order" }
+                  ? mcp::ToolError { mcp::ErrorCode::ValidationFailed, "chunks must come in order from offset 0",
+                                     "out_of_order" }
               : rc == -static_cast<int64_t>(ktl::Error::NotFound)
-                  ? mcp::ToolError { mcp::ErrorCode::ValidationFailed, "no import of that name in progress: start at offset 0", "no_import" }
+                  ? mcp::ToolError { mcp::ErrorCode::ValidationFailed,
+                                     "no import of that name in progress: start at offset 0", "no_import" }
                   : error_of(rc);
         return false;
     }
@@ -141,18 +112,47 @@ bool import_snapshot(const json::Value& args, json::Writer& w, mcp::ToolError& e
     }
     done.capacity = args.find("max_elements").as_uint64().value_or(0);
     done.provenance = ctx.provenance(); // the imported vectors remember this import
-    int64_t capacity = stage(1, done); // committed: the collection's capacity
+    int64_t capacity = stage(1, done);  // committed: the collection's capacity
     if (capacity < 0) {
         err = capacity == -static_cast<int64_t>(ktl::Error::OutOfRange)
-                  ? mcp::ToolError { mcp::ErrorCode::ValidationFailed, "max_elements is below the slots the snapshot uses", "capacity_too_small" }
+                  ? mcp::ToolError { mcp::ErrorCode::ValidationFailed,
+                                     "max_elements is below the slots the snapshot uses", "capacity_too_small" }
                   : error_of(capacity);
         return false;
     }
     char node[mcp::kProvenanceIdText];
     mcp::format_provenance_id(ctx.provenance(), node);
-    w.begin_object().key("imported").string(*name).key("size").number(size).key("max_elements").number(static_cast<uint64_t>(capacity));
+    w.begin_object()
+        .key("imported")
+        .string(*name)
+        .key("size")
+        .number(size)
+        .key("max_elements")
+        .number(static_cast<uint64_t>(capacity));
     w.key("provenance_node_id").string(node).end_object();
     return true;
 }
 
-} // namespace mcpd::vec
+constexpr mcp::Tool kTool = {
+    "collection_import",
+    "Import a collection snapshot",
+    "A new collection from a snapshot (base64 strings, checked whole: CRCs, structure, parameters) under a new name; "
+    "a large one in chunks, in order from offset 0, each answered with the next offset until it is imported. "
+    "Its memory follows what the snapshot holds unless max_elements asks for more.",
+    kImportIn,
+    kImportOut,
+    mcp::kVectorAdmin,
+    nullptr,
+    mcp::ToolResult::Structured,
+    0,
+    "import",
+    "name"
+};
+
+} // namespace
+
+// Ungated: it only ever makes a new collection (under a name not taken) from a snapshot; no sink
+// class of the policy covers it, so it is never stepped up (as before tools were declared here).
+MCPD_TOOL(collection_import) { kTool, run, Grant::Store, kcap::kImport, Effect::ungated() };
+
+} // namespace mcpd::tools

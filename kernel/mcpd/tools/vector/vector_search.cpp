@@ -1,15 +1,33 @@
-// vector_search and vector_get: read-only bodies working through the one collection capability
-// the call's token granted (read rights only).
-#include "vector_support.h"
-
-#include "../syscall/sys.h"
-#include "../vector/collection.h"
+// vector_search: the k nearest live vectors to a query, through the one collection capability the
+// call's token granted (read only).
+#include "vector_family.h"
+#include "../tool_def.h"
+#include "../../../cap/kcap.h"
+#include "../../../syscall/sys.h"
+#include "../../../vector/collection.h"
 
 #include <hnsw/params.h>
 #include <mcp/policy/provenance.h>
+#include <mcp/policy/roles.h>
 
-namespace mcpd::vec {
+namespace mcpd::tools {
 namespace {
+
+using namespace vec;
+
+constexpr const char* kSearchIn =
+    R"({"type":"object","properties":{"collection":)" NAME_SCHEMA R"(,)"
+    R"("vector":{"type":"array","minItems":1,"maxItems":4096,"items":)" COMPONENT_SCHEMA R"(},)"
+    R"("k":{"type":"integer","minimum":1,"maximum":100,"description":"default 10"},)"
+    R"("ef":{"type":"integer","minimum":1,"maximum":512,"description":"default 64, raised to k"},)"
+    R"("filter_ids":{"type":"array","maxItems":1024,"items":)" ID_SCHEMA
+    R"(,"description":"only these ids may be returned"},)"
+    R"("with_provenance":{"type":"boolean","description":"each hit also names the provenance node of the write that stored it"}},)"
+    R"("required":["collection","vector"],"additionalProperties":false})";
+constexpr const char* kSearchOut =
+    R"({"type":"object","properties":{"hits":{"type":"array","items":{"type":"object",)"
+    R"("properties":{"id":{"type":"integer"},"distance":{"type":"number"},"provenance_node_id":{"type":"string"}}}},"count":{"type":"integer"}},)"
+    R"("required":["hits","count"]})";
 
 constexpr uint32_t kMaxK = 100;
 constexpr uint32_t kMaxFilter = 1024;
@@ -31,9 +49,7 @@ size_t sort_unique(uint64_t* ids, size_t n) {
     return kept;
 }
 
-} // namespace
-
-bool search(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
+bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     auto dim = dimension_of(ctx.cap);
     if (!dim) {
         err = error_of(-static_cast<int64_t>(dim.error()));
@@ -45,7 +61,8 @@ bool search(const json::Value& args, json::Writer& w, mcp::ToolError& err, const
         err = { mcp::ErrorCode::ValidationFailed, "k must be 1..100", "k_out_of_range" };
         return false;
     }
-    const size_t floats = *dim * sizeof(float), hits = kMaxK * sizeof(hnsw::Hit), filter = kMaxFilter * sizeof(uint64_t);
+    const size_t floats = *dim * sizeof(float), hits = kMaxK * sizeof(hnsw::Hit),
+                 filter = kMaxFilter * sizeof(uint64_t);
     Scratch mem(floats + hits + filter);
     if (!mem.ok()) {
         err = { mcp::ErrorCode::InternalError, "no memory for the query" };
@@ -55,7 +72,8 @@ bool search(const json::Value& args, json::Writer& w, mcp::ToolError& err, const
     auto* out = mem.as<hnsw::Hit>(floats);
     auto* ids = mem.as<uint64_t>(floats + hits);
     if (!read_row(args.find("vector"), query, *dim)) {
-        err = { mcp::ErrorCode::ValidationFailed, "the query must have exactly the collection's dimension", "dimension_mismatch" };
+        err = { mcp::ErrorCode::ValidationFailed, "the query must have exactly the collection's dimension",
+                "dimension_mismatch" };
         return false;
     }
     vector::SearchFilter f {};
@@ -82,7 +100,8 @@ bool search(const json::Value& args, json::Writer& w, mcp::ToolError& err, const
             // The query is spent: its buffer takes the vector vec_get copies along. A hit
             // replaced since names its new write; one deleted since, none ("").
             uint64_t node = 0;
-            sys::call(sys::Number::vec_get, ctx.cap, out[i].id, reinterpret_cast<uint64_t>(query), reinterpret_cast<uint64_t>(&node));
+            sys::call(sys::Number::vec_get, ctx.cap, out[i].id, reinterpret_cast<uint64_t>(query),
+                      reinterpret_cast<uint64_t>(&node));
             char node_id[mcp::kProvenanceIdText];
             mcp::format_provenance_id(node, node_id);
             w.key("provenance_node_id").string(node_id);
@@ -93,50 +112,22 @@ bool search(const json::Value& args, json::Writer& w, mcp::ToolError& err, const
     return true;
 }
 
-bool get(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
-    auto dim = dimension_of(ctx.cap);
-    if (!dim) {
-        err = error_of(-static_cast<int64_t>(dim.error()));
-        return false;
-    }
-    constexpr size_t kMaxIds = 16;
-    uint64_t ids[kMaxIds];
-    size_t n = 0;
-    if (!read_ids(args.find("ids"), ids, kMaxIds, n)) {
-        err = { mcp::ErrorCode::ValidationFailed, "ids: 1..16 integer ids", "invalid_ids" };
-        return false;
-    }
-    Scratch mem(*dim * sizeof(float));
-    if (!mem.ok()) {
-        err = { mcp::ErrorCode::InternalError, "no memory for the vector" };
-        return false;
-    }
-    auto* v = mem.as<float>();
-    bool found[kMaxIds] = {};
-    w.begin_object().key("vectors").begin_array();
-    for (size_t i = 0; i < n; ++i) {
-        uint64_t node = 0;
-        int64_t rc = sys::call(sys::Number::vec_get, ctx.cap, ids[i], reinterpret_cast<uint64_t>(v), reinterpret_cast<uint64_t>(&node));
-        if (rc == -static_cast<int64_t>(ktl::Error::NotFound))
-            continue;
-        if (rc < 0) {
-            err = error_of(rc);
-            return false;
-        }
-        found[i] = true;
-        char node_id[mcp::kProvenanceIdText];
-        mcp::format_provenance_id(node, node_id);
-        w.begin_object().key("id").number(ids[i]).key("provenance_node_id").string(node_id).key("vector").begin_array();
-        for (uint32_t d = 0; d < *dim; ++d)
-            w.number(static_cast<double>(v[d]));
-        w.end_array().end_object();
-    }
-    w.end_array().key("missing").begin_array();
-    for (size_t i = 0; i < n; ++i)
-        if (!found[i])
-            w.number(ids[i]);
-    w.end_array().end_object();
-    return true;
-}
+constexpr mcp::Tool kTool = {
+    "vector_search",
+    "Nearest-neighbour search",
+    "Up to k nearest live vectors to a query (ascending distance), optionally only among given ids.",
+    kSearchIn,
+    kSearchOut,
+    mcp::kVectorRead,
+    nullptr,
+    mcp::ToolResult::Structured,
+    0,
+    "read",
+    "collection"
+};
 
-} // namespace mcpd::vec
+} // namespace
+
+MCPD_TOOL(vector_search) { kTool, run, Grant::Collection, kcap::kRead, Effect::read_only() };
+
+} // namespace mcpd::tools

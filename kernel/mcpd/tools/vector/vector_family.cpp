@@ -1,31 +1,47 @@
-#include "vector_support.h"
+#include "vector_family.h"
 
-#include "../mm/kheap.h"
-#include "../syscall/sys.h"
-#include "../vector/collection.h"
+#include "../../../mm/kheap.h"
+#include "../../../syscall/sys.h"
+#include "../../../vector/collection.h"
 
 namespace mcpd::vec {
 
 mcp::ToolError error_of(int64_t rc) {
     switch (static_cast<ktl::Error>(-rc)) {
     case ktl::Error::NotFound: return { mcp::ErrorCode::NotFound, "no such collection or id", "not_found" };
-    case ktl::Error::BadHandle: return { mcp::ErrorCode::NotFound, "the collection was dropped during the call", "missing_collection" };
+    case ktl::Error::BadHandle:
+        return { mcp::ErrorCode::NotFound, "the collection was dropped during the call", "missing_collection" };
     case ktl::Error::Exists: return { mcp::ErrorCode::ValidationFailed, "a collection of that name exists", "exists" };
-    case ktl::Error::InvalidArgs: return { mcp::ErrorCode::ValidationFailed, "the store refused the arguments", "invalid_arguments" };
+    case ktl::Error::InvalidArgs:
+        return { mcp::ErrorCode::ValidationFailed, "the store refused the arguments", "invalid_arguments" };
     case ktl::Error::Full: return { mcp::ErrorCode::InternalError, "the collection is full", "collection_full" };
-    case ktl::Error::NoMemory: return { mcp::ErrorCode::InternalError, "out of memory (collection budget or kernel)", "no_memory" };
-    case ktl::Error::Corrupt: return { mcp::ErrorCode::ValidationFailed, "the snapshot is corrupt", "corrupt_snapshot" };
-    case ktl::Error::Truncated: return { mcp::ErrorCode::ValidationFailed, "the snapshot is truncated", "truncated_snapshot" };
-    case ktl::Error::Unsupported: return { mcp::ErrorCode::ValidationFailed, "unsupported snapshot version or parameters", "unsupported_snapshot" };
-    case ktl::Error::WouldBlock: return { mcp::ErrorCode::LimitConcurrencyExceeded, "the vector store is busy", "busy" };
-    case ktl::Error::NoSpace: return { mcp::ErrorCode::StorageFull, "the disk has no room for this change: nothing was written", "storage_full" };
+    case ktl::Error::NoMemory:
+        return { mcp::ErrorCode::InternalError, "out of memory (collection budget or kernel)", "no_memory" };
+    case ktl::Error::Corrupt:
+        return { mcp::ErrorCode::ValidationFailed, "the snapshot is corrupt", "corrupt_snapshot" };
+    case ktl::Error::Truncated:
+        return { mcp::ErrorCode::ValidationFailed, "the snapshot is truncated", "truncated_snapshot" };
+    case ktl::Error::Unsupported:
+        return { mcp::ErrorCode::ValidationFailed, "unsupported snapshot version or parameters",
+                 "unsupported_snapshot" };
+    case ktl::Error::WouldBlock:
+        return { mcp::ErrorCode::LimitConcurrencyExceeded, "the vector store is busy", "busy" };
+    case ktl::Error::NoSpace:
+        return { mcp::ErrorCode::StorageFull, "the disk has no room for this change: nothing was written",
+                 "storage_full" };
     case ktl::Error::NotReady: { // calls wait for the store before they start; met anyway, it is still retryable
-        mcp::ToolError e { mcp::ErrorCode::Unavailable, "the store is being recovered from the disk: try again after details.retry_after_ms (kernel://status shows how far it is)", "recovering" };
+        mcp::ToolError e {
+            mcp::ErrorCode::Unavailable,
+            "the store is being recovered from the disk: try again after details.retry_after_ms (kernel://status shows how far it is)",
+            "recovering"
+        };
         e.retry_after_ms = 1000;
         return e;
     }
     case ktl::Error::IoError:
-        return { mcp::ErrorCode::InternalError, "the disk failed: durable collections are read-only until a restart (see kernel://status)", "storage_failed" };
+        return { mcp::ErrorCode::InternalError,
+                 "the disk failed: durable collections are read-only until a restart (see kernel://status)",
+                 "storage_failed" };
     default: return { mcp::ErrorCode::InternalError, "the vector store failed", nullptr };
     }
 }

@@ -1,20 +1,37 @@
-// vector_upsert and vector_delete: the writing bodies, through the one collection capability the
-// call's token granted (write rights only). A batch is checked whole before anything is stored,
+// vector_upsert: the writing body, through the one collection capability the
+// call's token granted (read and write). A batch is checked whole before anything is stored,
 // then stored in chunks; between chunks the body reports progress and stops when cancelled or out
 // of time. Each chunk is one vec_insert, serialised against searches by the store, so a stop
 // leaves exactly the ids of the chunks before it (a prefix of the batch) and a consistent index.
-#include "vector_support.h"
-
-#include "../log.h"
-#include "../syscall/sys.h"
-#include "../vector/collection.h"
+#include "vector_family.h"
+#include "../tool_def.h"
+#include "../../../cap/kcap.h"
+#include "../../../syscall/sys.h"
+#include "../../../log.h"
+#include "../../../vector/collection.h"
 
 #include <ktl/base64.h>
 #include <ktl/format.h>
 #include <mcp/policy/provenance.h>
+#include <mcp/policy/roles.h>
 
-namespace mcpd::vec {
+namespace mcpd::tools {
 namespace {
+
+using namespace vec;
+
+constexpr const char* kUpsertIn =
+    R"({"type":"object","properties":{"collection":)" NAME_SCHEMA R"(,)"
+    R"("ids":{"type":"array","minItems":1,"maxItems":4096,"items":)" ID_SCHEMA R"(},)"
+    R"("vectors":{"type":"array","maxItems":4096,"description":"one row per id",)"
+    R"("items":{"type":"array","maxItems":4096,"items":)" COMPONENT_SCHEMA R"(}},)"
+    R"("vectors_f32":{"type":"array","minItems":1,"maxItems":64,"items":{"type":"string","maxLength":65536},)"
+    R"("description":"instead of vectors: base64 strings of whole rows of little-endian float32, in order"}},)"
+    R"("required":["collection","ids"],"additionalProperties":false})";
+constexpr const char* kUpsertOut =
+    R"({"type":"object","properties":{"upserted":{"type":"integer"},"requested":{"type":"integer"},)"
+    R"("count":{"type":"integer"},"provenance_node_id":{"type":"string","description":"this call's node: what the stored vectors remember"}},)"
+    R"("required":["upserted","requested"]})";
 
 constexpr size_t kMaxBatch = 4096;
 constexpr uint32_t kChunkFloats = 4096; // floats per vec_insert (16 KiB)
@@ -88,8 +105,8 @@ bool check_batch(const json::Value& vectors, const json::Value& f32, size_t n, u
             auto text = s.plain_string();
             size_t bytes = text ? ktl::Base64Reader(*text).decoded_size() : 0;
             if (!text || bytes == 0 || bytes % row_bytes != 0) {
-                err = { mcp::ErrorCode::ValidationFailed, "each vectors_f32 string must be whole float32 rows in base64",
-                        "invalid_vector" };
+                err = { mcp::ErrorCode::ValidationFailed,
+                        "each vectors_f32 string must be whole float32 rows in base64", "invalid_vector" };
                 return false;
             }
             total += bytes;
@@ -103,7 +120,8 @@ bool check_batch(const json::Value& vectors, const json::Value& f32, size_t n, u
     for (size_t done = 0; done < n;) {
         size_t count = n - done < per_chunk ? n - done : per_chunk;
         if (!rows.next(chunk, count)) {
-            err = { mcp::ErrorCode::ValidationFailed, "each vector needs exactly dim finite float32 values", "invalid_vector" };
+            err = { mcp::ErrorCode::ValidationFailed, "each vector needs exactly dim finite float32 values",
+                    "invalid_vector" };
             return false;
         }
         done += count;
@@ -111,9 +129,7 @@ bool check_batch(const json::Value& vectors, const json::Value& f32, size_t n, u
     return true;
 }
 
-} // namespace
-
-bool upsert(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
+bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     auto dim = dimension_of(ctx.cap);
     if (!dim) {
         err = error_of(-static_cast<int64_t>(dim.error()));
@@ -162,7 +178,9 @@ bool upsert(const json::Value& args, json::Writer& w, mcp::ToolError& err, const
         if (rc < 0 || static_cast<size_t>(rc) != count) {
             done += rc > 0 ? static_cast<size_t>(rc) : 0;
             KLOG_WARN("mcp: vector_upsert stopped by the store after %zu of %zu vectors", done, n);
-            err = rc < 0 ? error_of(rc) : mcp::ToolError { mcp::ErrorCode::InternalError, "the collection is full", "collection_full" };
+            err = rc < 0
+                      ? error_of(rc)
+                      : mcp::ToolError { mcp::ErrorCode::InternalError, "the collection is full", "collection_full" };
             return false;
         }
         done += count;
@@ -183,42 +201,35 @@ bool upsert(const json::Value& args, json::Writer& w, mcp::ToolError& err, const
     }
     vector::Stats st {};
     sys::call(sys::Number::vec_stats, ctx.cap, reinterpret_cast<uint64_t>(&st));
-    w.begin_object().key("upserted").number(static_cast<uint64_t>(done)).key("requested").number(static_cast<uint64_t>(n));
+    w.begin_object()
+        .key("upserted")
+        .number(static_cast<uint64_t>(done))
+        .key("requested")
+        .number(static_cast<uint64_t>(n));
     char node[mcp::kProvenanceIdText];
     mcp::format_provenance_id(ctx.provenance(), node);
     w.key("count").number(st.count).key("provenance_node_id").string(node).end_object();
     return true;
 }
 
-bool remove(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
-    constexpr size_t kMaxIds = 1024;
-    Scratch mem(kMaxIds * sizeof(uint64_t) + kMaxIds);
-    if (!mem.ok()) {
-        err = { mcp::ErrorCode::InternalError, "no memory for the ids" };
-        return false;
-    }
-    auto* ids = mem.as<uint64_t>();
-    auto* missing = mem.as<bool>(kMaxIds * sizeof(uint64_t));
-    size_t n = 0;
-    if (!read_ids(args.find("ids"), ids, kMaxIds, n)) {
-        err = { mcp::ErrorCode::ValidationFailed, "ids: 1..1,024 integer ids", "invalid_ids" };
-        return false;
-    }
-    // All the ids as one change: searches never see some gone and others not, and a durable
-    // collection logs them as one record (after a power cut, all are deleted or none).
-    int64_t rc = sys::call(sys::Number::vec_delete, ctx.cap, reinterpret_cast<uint64_t>(ids), n,
-                           reinterpret_cast<uint64_t>(missing));
-    if (rc < 0) {
-        err = error_of(rc);
-        return false;
-    }
-    const uint64_t deleted = static_cast<uint64_t>(rc);
-    w.begin_object().key("deleted").number(deleted).key("missing").begin_array();
-    for (size_t i = 0; i < n; ++i)
-        if (missing[i])
-            w.number(ids[i]);
-    w.end_array().end_object();
-    return true;
-}
+constexpr mcp::Tool kTool = {
+    "vector_upsert",
+    "Insert or replace vectors",
+    "A batch of ids with their vectors (JSON rows or base64 float32); reports progress, stops when cancelled keeping "
+    "what was stored.",
+    kUpsertIn,
+    kUpsertOut,
+    mcp::kVectorWrite,
+    nullptr,
+    mcp::ToolResult::Structured,
+    0,
+    "write",
+    "collection"
+};
 
-} // namespace mcpd::vec
+} // namespace
+
+// Read too: the body needs the collection's dimension and reports its count afterwards.
+MCPD_TOOL(vector_upsert) { kTool, run, Grant::Collection, kcap::kRead | kcap::kWrite, Effect::writes_ids() };
+
+} // namespace mcpd::tools

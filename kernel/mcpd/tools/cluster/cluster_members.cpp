@@ -1,0 +1,77 @@
+#include "cluster_members.h"
+
+#include "../../../syscall/sys.h"
+
+#include <cstdio>
+
+#include <netcfg/ipv4_config.h>
+
+namespace mcpd {
+namespace tools {
+namespace {
+
+const char* state_name(uint8_t s) { return s == 0 ? "alive" : s == 1 ? "suspect" : s == 2 ? "dead" : "?"; }
+
+} // namespace
+
+void write_address(json::Writer& w, uint32_t ip, uint16_t port) {
+    char text[24];
+    size_t n = netcfg::format_ipv4(ip, text, sizeof text);
+    snprintf(text + n, sizeof text - n, ":%u", port);
+    w.string(text);
+}
+
+void write_members(json::Writer& w, const MemberInfo* m, int64_t n) {
+    w.key("members").begin_array();
+    for (int64_t i = 0; i < n; ++i) {
+        w.begin_object().key("name").string(m[i].name).key("address");
+        write_address(w, m[i].ip, m[i].port);
+        w.key("state").string(state_name(m[i].state)).key("incarnation").number(m[i].incarnation);
+        w.key("self").boolean(m[i].self != 0);
+        // Milliseconds since an authenticated message from it; null: never heard directly.
+        w.key("last_heard_ms");
+        if (m[i].self || m[i].last_heard_ago_ns == 0)
+            w.null();
+        else
+            w.number(m[i].last_heard_ago_ns / kMs);
+        w.key("rtt_us");
+        if (m[i].rtt_ns)
+            w.number(m[i].rtt_ns / 1000);
+        else
+            w.null();
+        w.key("state_for_ms").number(m[i].state_for_ns / kMs).end_object();
+    }
+    w.end_array();
+}
+
+// The summary (and up to 64 members) through `cap`; false when the call is refused.
+bool read_info(uint32_t cap, ClusterInfo& info, MemberInfo* members, uint32_t max, int64_t& n) {
+    n = sys::call(sys::Number::cluster_info, cap, reinterpret_cast<uint64_t>(&info),
+                  reinterpret_cast<uint64_t>(members), max);
+    return n >= 0;
+}
+
+} // namespace tools
+
+using namespace tools;
+
+bool read_cluster_members(uint32_t cap, json::Writer& w, mcp::ToolError& err) {
+    ClusterInfo info;
+    MemberInfo members[kMaxMembers];
+    int64_t n;
+    if (!read_info(cap, info, members, kMaxMembers, n)) {
+        err = { mcp::ErrorCode::InternalError, "cluster state unavailable" };
+        return false;
+    }
+    w.key("node").string(info.self).key("cluster").string(info.cluster).key("generation").number(info.generation);
+    write_members(w, members, n);
+    return true;
+}
+
+uint64_t cluster_generation(uint32_t cap) {
+    ClusterInfo info;
+    int64_t n;
+    return read_info(cap, info, nullptr, 0, n) ? info.generation : 0;
+}
+
+} // namespace mcpd

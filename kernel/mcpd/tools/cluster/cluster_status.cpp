@@ -1,0 +1,73 @@
+// cluster_status: this node's view of the cluster. Its token grants the Cluster object, read.
+// Listed only on a node that runs membership (`cluster=`).
+#include "../schemas.h"
+#include "cluster_members.h"
+#include "../tool_def.h"
+#include "../../tool_exec.h"
+#include "../../../cap/kcap.h"
+#include "../../../syscall/sys.h"
+
+#include <mcp/policy/roles.h>
+
+namespace mcpd::tools {
+namespace {
+
+constexpr const char* kStatusOut =
+    R"({"type":"object","properties":{"node":{"type":"string"},"cluster":{"type":"string"},"address":{"type":"string"},)"
+    R"("running":{"type":"boolean"},"incarnation":{"type":"integer"},"generation":{"type":"integer"},)"
+    R"("counts":{"type":"object"},"protocol":{"type":"object"},"counters":{"type":"object"},"members":{"type":"array"}},)"
+    R"("required":["node","cluster","running","members"]})";
+
+bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
+    ClusterInfo info;
+    MemberInfo members[kMaxMembers];
+    int64_t n;
+    if (!read_info(ctx.cap, info, members, kMaxMembers, n)) {
+        err = { mcp::ErrorCode::InternalError, "cluster state unavailable" };
+        return false;
+    }
+    w.begin_object().key("node").string(info.self).key("cluster").string(info.cluster).key("address");
+    write_address(w, info.self_ip, info.port);
+    w.key("running").boolean(info.running != 0).key("incarnation").number(info.incarnation);
+    w.key("generation").number(info.generation);
+    w.key("counts").begin_object().key("members").number(info.members).key("alive").number(info.alive);
+    w.key("suspect").number(info.suspect).key("dead").number(info.dead).end_object();
+    w.key("protocol")
+        .begin_object()
+        .key("period_ms")
+        .number(info.period_ms)
+        .key("ack_timeout_ms")
+        .number(info.ack_timeout_ms);
+    w.key("suspicion_ms").number(info.suspicion_ms).key("indirect_probes").number(info.indirect).end_object();
+    w.key("counters").begin_object().key("sent").number(info.sent).key("received").number(info.received);
+    w.key("accepted").number(info.accepted).key("bad_mac").number(info.bad_mac).key("malformed").number(info.malformed);
+    w.key("replayed").number(info.replayed).key("probes").number(info.probes).key("suspicions").number(info.suspicions);
+    w.key("deaths").number(info.deaths).key("refutations").number(info.refutations);
+    w.key("wrong_version").number(info.wrong_version).key("table_full").number(info.table_full);
+    w.key("restarts").number(info.restarts).key("incarnation_jumps").number(info.incarnation_jumps);
+    w.key("refusals_unreported").number(info.refusals_unreported);
+    w.key("refusals_unaudited").number(info.refusals_unaudited);
+    w.key("udp").begin_object().key("rx").number(info.udp_rx).key("tx").number(info.udp_tx);
+    w.key("rx_dropped").number(info.udp_rx_dropped).key("tx_refused").number(info.udp_tx_refused);
+    w.key("tx_errors").number(info.udp_tx_errors).end_object().end_object();
+    write_members(w, members, n);
+    w.end_object();
+    return true;
+}
+
+constexpr mcp::Tool kTool = {
+    "cluster_status",
+    "Cluster status",
+    "This node's view of the cluster: every member's state, incarnation, last contact and round trip, and the "
+    "protocol's counters.",
+    kNoArgs,
+    kStatusOut,
+    mcp::kKernelRead,
+    nullptr
+};
+
+} // namespace
+
+MCPD_TOOL(cluster_status) { kTool, run, Grant::Cluster, kcap::kRead, Effect::read_only() };
+
+} // namespace mcpd::tools

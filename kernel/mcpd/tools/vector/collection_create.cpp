@@ -1,0 +1,120 @@
+// collection_create: a new HNSW collection. Its token grants the store, create only.
+#include "vector_family.h"
+#include "../tool_def.h"
+#include "../../../cap/kcap.h"
+#include "../../../syscall/sys.h"
+#include "../../../vector/collection.h"
+#include "../../../vector/store.h"
+
+#include <hnsw/index.h>
+#include <mcp/policy/roles.h>
+
+namespace mcpd::tools {
+namespace {
+
+using namespace vec;
+
+constexpr const char* kCreateIn =
+    R"({"type":"object","properties":{"name":)" NAME_SCHEMA R"(,)"
+    R"("dim":{"type":"integer","minimum":1,"maximum":4096},)"
+    R"("metric":{"type":"string","maxLength":6,"enum":["l2","cosine","ip"]},)"
+    R"("m":{"type":"integer","minimum":2,"maximum":64,"description":"links per node, default 16"},)"
+    R"("ef_construction":{"type":"integer","minimum":1,"maximum":4096,"description":"default 200"},)"
+    R"("max_elements":{"type":"integer","minimum":1,"maximum":1000000,"description":"capacity; default: what the budget holds, at most 100000"},)"
+    R"("budget_bytes":{"type":"integer","minimum":65536,"maximum":67108864,"description":"memory budget, default 64 MiB"},)"
+    R"("durability":{"type":"string","maxLength":6,"enum":["disk","memory"],"description":"disk (default): every change is answered once it is on the disk and survives a restart; memory: faster, gone at restart"}},)"
+    R"("required":["name","dim","metric"],"additionalProperties":false})";
+constexpr const char* kCreateOut =
+    R"({"type":"object","properties":{"name":{"type":"string"},"dim":{"type":"integer"},"metric":{"type":"string"},)"
+    R"("m":{"type":"integer"},"ef_construction":{"type":"integer"},"max_elements":{"type":"integer"},)"
+    R"("bytes_budget":{"type":"integer"},"durability":{"type":"string","enum":["disk","memory"]}},"required":["name","dim","metric","max_elements"]})";
+
+uint32_t parse_metric(const json::Value& v) {
+    for (uint32_t m = 0; m < 3; ++m)
+        if (v.string_equals(vec::metric_name(m)))
+            return m;
+    return ~0u;
+}
+
+// Capacity for a budget: the largest element count whose arena fits (memory_needed grows with
+// the count), capped so a default collection does not claim the whole budget for nothing.
+uint32_t capacity_for(hnsw::Params p, uint64_t budget, uint32_t cap) {
+    uint32_t lo = 0, hi = cap;
+    while (lo < hi) { // at most 20 rounds for cap <= 10^6
+        uint32_t mid = lo + (hi - lo + 1) / 2;
+        p.max_elements = mid;
+        if (hnsw::Index::memory_needed(p) <= budget)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
+    auto name = args.find("name").plain_string();
+    uint32_t metric = parse_metric(args.find("metric"));
+    if (!name || !vector::valid_name(*name) || metric == ~0u) {
+        err = { mcp::ErrorCode::ValidationFailed, "name: letters, digits, _ - . only, not only dots", "invalid_name" };
+        return false;
+    }
+    hnsw::Params p;
+    p.dim = static_cast<uint32_t>(args.find("dim").as_uint64().value_or(0));
+    p.metric = static_cast<hnsw::Metric>(metric);
+    p.m = static_cast<uint32_t>(args.find("m").as_uint64().value_or(16));
+    p.ef_construction = static_cast<uint32_t>(args.find("ef_construction").as_uint64().value_or(200));
+    p.max_ef = 512;
+    uint64_t budget = args.find("budget_bytes").as_uint64().value_or(vector::kMaxCollectionBytes);
+    if (budget > vector::kMaxCollectionBytes)
+        budget = vector::kMaxCollectionBytes;
+    json::Value given = args.find("max_elements");
+    p.max_elements = given.valid() ? static_cast<uint32_t>(given.as_uint64().value_or(0))
+                                   : capacity_for(p, budget, 100000);
+    if (p.max_elements == 0 || !p.validate() || hnsw::Index::memory_needed(p) > budget) {
+        err = { mcp::ErrorCode::ValidationFailed, "these parameters do not fit the memory budget", "over_budget" };
+        return false;
+    }
+    const bool memory = args.find("durability").plain_string().value_or("disk") == "memory";
+    vector::CreateParams cp {
+        p.dim, metric, p.m, p.ef_construction, p.max_elements, p.max_ef, memory ? vector::kCreateMemoryOnly : 0
+    };
+    int64_t rc = store_call_retrying([&] {
+        return sys::call(sys::Number::store_create, ctx.cap, reinterpret_cast<uint64_t>(name->data()), name->size(),
+                         reinterpret_cast<uint64_t>(&cp));
+    });
+    if (rc < 0) {
+        err = rc == -static_cast<int64_t>(ktl::Error::Full)
+                  ? mcp::ToolError { mcp::ErrorCode::InternalError, "the store holds 32 collections already",
+                                     "store_full" }
+                  : vec::error_of(rc);
+        return false;
+    }
+    w.begin_object().key("name").string(*name).key("dim").number(p.dim).key("metric").string(vec::metric_name(metric));
+    w.key("m").number(p.m).key("ef_construction").number(p.ef_construction).key("max_elements").number(p.max_elements);
+    uint64_t reserved = 4096; // the store takes whole pages, a power of two of them
+    while (reserved < hnsw::Index::memory_needed(p))
+        reserved *= 2;
+    // 1: logged to the disk; 0: no disk (or asked for memory): it lives in memory only.
+    w.key("bytes_budget").number(reserved).key("durability").string(rc == 1 ? "disk" : "memory").end_object();
+    return true;
+}
+
+constexpr mcp::Tool kTool = {
+    "collection_create",
+    "Create a vector collection",
+    "New HNSW collection: dimension (<= 4096), metric l2 | cosine | ip, M, ef_construction, capacity or memory budget.",
+    kCreateIn,
+    kCreateOut,
+    mcp::kVectorAdmin,
+    nullptr,
+    mcp::ToolResult::Structured,
+    0,
+    "create",
+    "name"
+};
+
+} // namespace
+
+MCPD_TOOL(collection_create) { kTool, run, Grant::Store, kcap::kCreate, Effect::creates() };
+
+} // namespace mcpd::tools

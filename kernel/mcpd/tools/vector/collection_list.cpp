@@ -1,0 +1,69 @@
+// collection_list: every collection with its parameters and live count. Its token grants the
+// store, read only.
+#include "vector_family.h"
+#include "../schemas.h"
+#include "../tool_def.h"
+#include "../../../cap/kcap.h"
+#include "../../../syscall/sys.h"
+#include "../../../vector/store.h"
+
+#include <mcp/policy/roles.h>
+
+namespace mcpd::tools {
+namespace {
+
+using namespace vec;
+
+constexpr const char* kListOut =
+    R"({"type":"object","properties":{"collections":{"type":"array","items":{"type":"object","properties":{)"
+    R"("name":{"type":"string"},"dim":{"type":"integer"},"metric":{"type":"string"},"m":{"type":"integer"},)"
+    R"("ef_construction":{"type":"integer"},"max_elements":{"type":"integer"},"count":{"type":"integer"},)"
+    R"("bytes_budget":{"type":"integer"},"durability":{"type":"string","enum":["disk","memory"]}}}}},"required":["collections"]})";
+
+bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
+    vec::Scratch mem(sizeof(vector::StoreEntry) * vector::kMaxNamed);
+    if (!mem.ok()) {
+        err = { mcp::ErrorCode::InternalError, "no memory for the list" };
+        return false;
+    }
+    auto* rows = mem.as<vector::StoreEntry>();
+    int64_t n = sys::call(sys::Number::store_list, ctx.cap, reinterpret_cast<uint64_t>(rows), vector::kMaxNamed);
+    if (n < 0) {
+        err = vec::error_of(n);
+        return false;
+    }
+    w.begin_object().key("collections").begin_array();
+    for (int64_t i = 0; i < n; ++i) {
+        const auto& r = rows[i];
+        w.begin_object().key("name").string(r.name).key("dim").number(r.dim).key("metric").string(
+            vec::metric_name(r.metric));
+        w.key("m")
+            .number(r.m)
+            .key("ef_construction")
+            .number(r.ef_construction)
+            .key("max_elements")
+            .number(r.max_elements);
+        w.key("count").number(r.count).key("bytes_budget").number(r.bytes_budget);
+        w.key("durability").string(r.durable ? "disk" : "memory").end_object();
+    }
+    w.end_array().end_object();
+    return true;
+}
+
+constexpr mcp::Tool kTool = { "collection_list",
+                              "List vector collections",
+                              "Every collection with its parameters and live vector count.",
+                              kNoArgs,
+                              kListOut,
+                              mcp::kVectorRead,
+                              nullptr,
+                              mcp::ToolResult::Structured,
+                              0,
+                              "read",
+                              nullptr };
+
+} // namespace
+
+MCPD_TOOL(collection_list) { kTool, run, Grant::Store, kcap::kRead, Effect::read_only() };
+
+} // namespace mcpd::tools

@@ -1,0 +1,54 @@
+// collection_stats: one collection's counters. Its token grants that collection, read only.
+#include "vector_family.h"
+#include "../tool_def.h"
+#include "../../../cap/kcap.h"
+#include "../../../syscall/sys.h"
+#include "../../../vector/collection.h"
+
+#include <mcp/policy/roles.h>
+
+namespace mcpd::tools {
+namespace {
+
+using namespace vec;
+
+constexpr const char* kCollectionIn = R"({"type":"object","properties":{"collection":)" NAME_SCHEMA
+                                      R"(},"required":["collection"],"additionalProperties":false})";
+constexpr const char* kStatsOut =
+    R"({"type":"object","properties":{"collection":{"type":"string"},"count":{"type":"integer"},"deleted":{"type":"integer"},)"
+    R"("levels":{"type":"integer"},"bytes_used":{"type":"integer"},"bytes_budget":{"type":"integer"},)"
+    R"("distance_computations":{"type":"integer"},"dim":{"type":"integer"},"metric":{"type":"string"}},)"
+    R"("required":["count","deleted","levels","bytes_used","distance_computations"]})";
+
+bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
+    vector::Stats st {};
+    int64_t rc = sys::call(sys::Number::vec_stats, ctx.cap, reinterpret_cast<uint64_t>(&st));
+    if (rc < 0) {
+        err = vec::error_of(rc);
+        return false;
+    }
+    w.begin_object().key("collection").string(args.find("collection").plain_string().value_or(""));
+    w.key("count").number(st.count).key("deleted").number(st.deleted).key("levels").number(st.levels);
+    w.key("bytes_used").number(st.bytes_used).key("bytes_budget").number(st.bytes_budget);
+    w.key("distance_computations").number(st.distance_computations);
+    w.key("dim").number(st.dim).key("metric").string(vec::metric_name(st.metric)).end_object();
+    return true;
+}
+
+constexpr mcp::Tool kTool = { "collection_stats",
+                              "Vector collection statistics",
+                              "Live and deleted vectors, graph levels, bytes used and budgeted, distance computations.",
+                              kCollectionIn,
+                              kStatsOut,
+                              mcp::kVectorRead,
+                              nullptr,
+                              mcp::ToolResult::Structured,
+                              0,
+                              "read",
+                              "collection" };
+
+} // namespace
+
+MCPD_TOOL(collection_stats) { kTool, run, Grant::Collection, kcap::kRead, Effect::read_only() };
+
+} // namespace mcpd::tools

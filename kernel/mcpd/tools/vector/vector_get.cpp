@@ -1,0 +1,89 @@
+// vector_get: the stored vectors of up to 16 ids, through the one collection capability the call's
+// token granted (read only).
+#include "vector_family.h"
+#include "../tool_def.h"
+#include "../../../cap/kcap.h"
+#include "../../../syscall/sys.h"
+#include "../../../vector/collection.h"
+
+#include <mcp/policy/provenance.h>
+#include <mcp/policy/roles.h>
+
+namespace mcpd::tools {
+namespace {
+
+using namespace vec;
+
+constexpr const char* kGetIn = R"({"type":"object","properties":{"collection":)" NAME_SCHEMA R"(,)"
+                               R"("ids":{"type":"array","minItems":1,"maxItems":16,"items":)" ID_SCHEMA R"(}},)"
+                               R"("required":["collection","ids"],"additionalProperties":false})";
+constexpr const char* kGetOut =
+    R"({"type":"object","properties":{"vectors":{"type":"array","items":{"type":"object",)"
+    R"("properties":{"id":{"type":"integer"},"vector":{"type":"array","items":{"type":"number"}},)"
+    R"("provenance_node_id":{"type":"string","description":"the provenance node of the write that stored it (provenance://node/{id}); empty: unknown"}}}},)"
+    R"("missing":{"type":"array","items":{"type":"integer"}}},"required":["vectors","missing"]})";
+
+bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
+    auto dim = dimension_of(ctx.cap);
+    if (!dim) {
+        err = error_of(-static_cast<int64_t>(dim.error()));
+        return false;
+    }
+    constexpr size_t kMaxIds = 16;
+    uint64_t ids[kMaxIds];
+    size_t n = 0;
+    if (!read_ids(args.find("ids"), ids, kMaxIds, n)) {
+        err = { mcp::ErrorCode::ValidationFailed, "ids: 1..16 integer ids", "invalid_ids" };
+        return false;
+    }
+    Scratch mem(*dim * sizeof(float));
+    if (!mem.ok()) {
+        err = { mcp::ErrorCode::InternalError, "no memory for the vector" };
+        return false;
+    }
+    auto* v = mem.as<float>();
+    bool found[kMaxIds] = {};
+    w.begin_object().key("vectors").begin_array();
+    for (size_t i = 0; i < n; ++i) {
+        uint64_t node = 0;
+        int64_t rc = sys::call(sys::Number::vec_get, ctx.cap, ids[i], reinterpret_cast<uint64_t>(v),
+                               reinterpret_cast<uint64_t>(&node));
+        if (rc == -static_cast<int64_t>(ktl::Error::NotFound))
+            continue;
+        if (rc < 0) {
+            err = error_of(rc);
+            return false;
+        }
+        found[i] = true;
+        char node_id[mcp::kProvenanceIdText];
+        mcp::format_provenance_id(node, node_id);
+        w.begin_object().key("id").number(ids[i]).key("provenance_node_id").string(node_id).key("vector").begin_array();
+        for (uint32_t d = 0; d < *dim; ++d)
+            w.number(static_cast<double>(v[d]));
+        w.end_array().end_object();
+    }
+    w.end_array().key("missing").begin_array();
+    for (size_t i = 0; i < n; ++i)
+        if (!found[i])
+            w.number(ids[i]);
+    w.end_array().end_object();
+    return true;
+}
+
+constexpr mcp::Tool kTool = { "vector_get",
+                              "Get vectors by id",
+                              "The stored vectors of up to 16 ids (cosine collections store them normalised).",
+                              kGetIn,
+                              kGetOut,
+                              mcp::kVectorRead,
+                              nullptr,
+                              mcp::ToolResult::Structured,
+                              0,
+                              "read",
+                              "collection" };
+
+} // namespace
+
+MCPD_TOOL(vector_get) { kTool, run, Grant::Collection, kcap::kRead, Effect::read_only() };
+
+} // namespace mcpd::tools
