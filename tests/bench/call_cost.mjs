@@ -268,7 +268,10 @@ function loadSearchSet() {
 
 async function searchFigure(tree) {
   const { data } = searchSet;
-  const s = await stdioSession(tree, []);
+  const s = await stdioSession(tree, []).catch((e) => {
+    e.message = `booting: ${e.message}`;
+    throw e;
+  });
   try {
     await s.call("collection_create", { name: "search", dim: DIM, metric: "cosine", max_elements: opts.vectors });
     const batch = 250, perString = 100 * DIM; // strings of at most 100 rows (the kernel's JSON strings are <= 64 KiB)
@@ -334,11 +337,13 @@ const loadavg = () => os.loadavg().map((x) => x.toFixed(2)).join(" ");
 async function measureRound(tree, round) {
   const r = { notes: [] };
   const attempt = async (key, what, fn) => {
+    const t0 = process.hrtime.bigint();
     try {
       r[key] = await fn();
     } catch (e) {
-      r.notes.push(`${what}: ${e.message.split("\n")[0]}`);
-      console.error(`call_cost: round ${round}, ${tree.label}: ${what} failed: ${e.message.split("\n")[0]}`);
+      const note = `${what}: ${e.message.split("\n")[0]} (after ${(elapsed(t0) / 1000).toFixed(0)} s)`;
+      r.notes.push(note);
+      console.error(`call_cost: round ${round}, ${tree.label}: ${note}`);
     }
   };
   await attempt("http", "HTTP, no disk", () => httpFigures(tree, false));
