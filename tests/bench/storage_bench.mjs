@@ -13,6 +13,7 @@ import os from "node:os";
 import path from "node:path";
 
 import { Client, StdioClientTransport, root, storageReady, types } from "../mcp/sdk.mjs";
+import { upserts as upsertRate } from "./upserts.mjs";
 
 const opt = (name, fallback) => {
   const i = process.argv.indexOf(name);
@@ -68,17 +69,7 @@ const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296) * 2
 const row = () => Array.from({ length: DIM }, rand);
 
 // `callers` concurrent streams of one-vector upserts, CALLS in all; acknowledged calls per second.
-async function upserts(s, collection, callers, firstId) {
-  let next = 0;
-  const t0 = process.hrtime.bigint();
-  await Promise.all(Array.from({ length: callers }, async () => {
-    while (next < CALLS) {
-      const id = firstId + next++;
-      await s.call("vector_upsert", { collection, ids: [id], vectors: [row()] });
-    }
-  }));
-  return CALLS / (Number(process.hrtime.bigint() - t0) / 1e9);
-}
+const upserts = (s, collection, callers, firstId) => upsertRate(s.call, collection, { callers, calls: CALLS, firstId, row });
 
 // VECTORS vectors in calls of 250 (base64 float32 rows).
 async function fill(s, collection) {

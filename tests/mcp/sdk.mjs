@@ -97,13 +97,16 @@ export function probe(port) {
 }
 
 // Boots the kernel with a NIC whose port 8080 is forwarded to a free host port, and resolves once
-// the HTTP bridge answers. Returns { url, port, log(), stop() }.
-export async function bootHttp(runArgs = [], { kernel = defaultKernel, timeoutMs = 30000, metered = false } = {}) {
+// the HTTP bridge answers. Returns { url, port, log(), stop() }. runSh: another tree's run.sh (the
+// call-cost benchmark boots an older build through its own script); network: run.sh's network
+// arguments, instead of the ones BASALT_USER_NET chooses.
+export async function bootHttp(runArgs = [], { kernel = defaultKernel, timeoutMs = 30000, metered = false,
+                                             runSh = path.join(root, "qemu/run.sh"), network } = {}) {
   const { spawn } = await import("node:child_process");
   const port = await freePort();
   // BASALT_USER_NET=1: QEMU's own user network instead of the default (passt), for comparison.
-  const network = process.env.BASALT_USER_NET ? ["--user-net"] : [];
-  const child = spawn(path.join(root, "qemu/run.sh"), ["--kernel", kernel, "--hostfwd", `127.0.0.1:${port}:8080`,
+  network ??= process.env.BASALT_USER_NET ? ["--user-net"] : [];
+  const child = spawn(runSh, ["--kernel", kernel, "--hostfwd", `127.0.0.1:${port}:8080`,
                                                       ...network, ...meterArgs(metered), ...runArgs],
                       { stdio: ["pipe", "pipe", "inherit"] });
   let text = "";
