@@ -1,4 +1,4 @@
-// Resources beyond the JSON snapshots of server.cpp: resources that write their own contents
+// Resources beyond the JSON snapshots of resources.cpp: resources that write their own contents
 // entry (text or blob), resource templates (resources/templates/list, reads through a template),
 // and subscriptions (resources/subscribe, resources/unsubscribe, notifications/resources/updated).
 // MCP spec 2025-11-25 "Resources".
@@ -75,7 +75,7 @@ void Server::templates_list(Request& r) {
 }
 
 // resources/read of a resource with contents() or through a template. False: not one of those
-// (server.cpp goes on with the snapshots); true: answered and audited.
+// (resources.cpp goes on with the snapshots); true: answered and audited.
 bool Server::read_contents(Request& r, std::string_view uri) {
     TemplateVar vars[kMaxTemplateVars];
     size_t nvars = 0;

@@ -434,6 +434,7 @@ private:
     // The caller's rate and concurrency admission (a slot held until released). False: refused,
     // answered and audited. admit_inline: the same for work done in the bridge itself (resource
     // reads, prompts), the slot given back at once.
+    bool validate(Request& r, const Session& s, const Tool& tool, const json::Value& arguments);
     void refuse_arguments(Request& r, const Session& s, std::string_view tool, const schema::Failure& failure);
     bool admit(Request& r);
     bool admit_inline(Request& r);
