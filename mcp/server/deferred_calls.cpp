@@ -9,17 +9,16 @@
 namespace mcp {
 
 void Server::audit_call(const PendingCall& call, AuditOutcome outcome, const char* code, const char* reason) {
-    if (!m_config.audit)
+    if (!m_host.audits())
         return;
     char now[32] = "unknown";
-    if (m_config.now_rfc3339)
-        m_config.now_rfc3339(now, sizeof now);
-    uint64_t t = m_config.now_ns ? m_config.now_ns() : 0;
+    m_host.now_rfc3339(now, sizeof now);
+    uint64_t t = m_host.now_ns();
     AuditEvent e { call.request_id, now, call.principal, call.transport ? call.transport : m_config.transport,
                    AuditKind::Tool, call.tool, outcome, code,
                    call.token_id, call.args_hash, t > call.start_ns ? (t - call.start_ns) / 1000 : 0, call.provenance_id,
                    call.action, call.target, reason ? reason : "" };
-    m_config.audit(e);
+    m_host.audit(e);
 }
 
 size_t Server::finish_call(const PendingCall& call, bool ok, std::string_view structured, const ToolError& err,
@@ -35,8 +34,7 @@ size_t Server::finish_call(const PendingCall& call, bool ok, std::string_view st
         e = { ErrorCode::InternalError, "malformed tool output" };
     }
     char now[32] = "unknown";
-    if (m_config.now_rfc3339)
-        m_config.now_rfc3339(now, sizeof now);
+    m_host.now_rfc3339(now, sizeof now);
     json::Writer w(out);
     auto begin = [&](json::Writer& wr) { begin_call_reply(wr, call); };
     write_tool_result(w, begin, call.modern, call.result, ok, structured, e, call.request_id, now);
@@ -57,15 +55,14 @@ size_t Server::input_required(const PendingCall& call, std::string_view requests
     auto begin = [&](json::Writer& wr) { begin_call_reply(wr, call); };
     const StateBinding b { "tools/call", call.tool, call.args_hash, call.principal ? call.principal->id : uint16_t(0) };
     if (used_fits &&
-        write_input_required(w, begin, m_config.state_key, b, m_config.now_ns ? m_config.now_ns() : 0, requests, used,
+        write_input_required(w, begin, m_config.state_key, b, m_host.now_ns(), requests, used,
                              m_state_text) &&
         w.complete()) {
         audit_call(call, AuditOutcome::Allow, "input_required");
         return w.size();
     }
     char now[32] = "unknown";
-    if (m_config.now_rfc3339)
-        m_config.now_rfc3339(now, sizeof now);
+    m_host.now_rfc3339(now, sizeof now);
     json::Writer fallback(out);
     ToolError e { ErrorCode::LimitOutputExceeded, "the input this call needs, or has been given, is too large to carry to another round",
                   "input_too_large" };

@@ -53,7 +53,7 @@ bool Server::authenticate(Request& r, Session& s) {
     if (!key.valid() && s.api_key.empty())
         return true;
     auto text = key.valid() ? key.plain_string() : std::optional<std::string_view>(s.api_key);
-    const uint64_t now = m_config.now_ns ? m_config.now_ns() : 0;
+    const uint64_t now = m_host.now_ns();
     // Fingerprinted only where a gate keeps them (a hash per request otherwise for nothing).
     const uint64_t fp = m_config.gate ? AuthGate::fingerprint(text.value_or(key.raw())) : 0;
     // Before any key is checked: a source that keeps presenting bad keys is slowed down.
@@ -97,7 +97,7 @@ bool Server::authenticate(Request& r, Session& s) {
 // node once the limiter admits it (admit()): a flood of them, all refused, cannot push the nodes
 // that stored data points to out of the ring; their refusals are audited without one.
 void Server::note_provenance(Request& r, const Session& s, const json::Value& method) {
-    if (!m_config.provenance || !(method.string_equals("tools/call") || method.string_equals("resources/read") ||
+    if (!m_host.keeps_provenance() || !(method.string_equals("tools/call") || method.string_equals("resources/read") ||
                                   method.string_equals("prompts/get")))
         return;
     std::string_view name = method.plain_string().value_or("");
@@ -127,7 +127,7 @@ void Server::make_node(Request& r, const Session& s, std::string_view method) {
         node.client_version = version;
     }
     node.integrity = Integrity::Untrusted;
-    r.provenance = m_config.provenance(node);
+    r.provenance = m_host.provenance(node);
 }
 
 // The start of tools/call and prompts/get: params.name (a plain string) and params.arguments (an
@@ -246,7 +246,7 @@ void Server::refuse_arguments(Request& r, const Session& s, std::string_view too
 
 bool Server::admit(Request& r) {
     uint16_t who = r.principal ? r.principal->id : 0;
-    auto decision = m_limiter.acquire(who, m_config.now_ns ? m_config.now_ns() : 0, r.principal ? &r.principal->limits : nullptr,
+    auto decision = m_limiter.acquire(who, m_host.now_ns(), r.principal ? &r.principal->limits : nullptr,
                                       r.principal ? r.principal->role : Role::Anonymous);
     if (decision.allowed) {
         if (r.node_session && r.provenance == 0)
@@ -267,13 +267,13 @@ bool Server::admit_inline(Request& r) {
 }
 
 void Server::audit(const Request& r, AuditOutcome outcome, const char* code) {
-    if (!m_config.audit)
+    if (!m_host.audits())
         return;
-    uint64_t now = m_config.now_ns ? m_config.now_ns() : 0;
+    uint64_t now = m_host.now_ns();
     AuditEvent e { r.request_id, r.timestamp, r.principal, r.transport, r.kind, r.name, outcome, code, 0,
                    r.args_hash, now > r.start_ns ? (now - r.start_ns) / 1000 : 0, r.provenance, r.action, r.target,
                    r.reason ? r.reason : "" };
-    m_config.audit(e);
+    m_host.audit(e);
 }
 
 // The end of a handler that wrote into a bounded buffer of its own: an incomplete writer is the

@@ -65,8 +65,7 @@ void error_reply(json::Writer& w, const json::Value& id, int rpc_code, const cha
 size_t Server::oversized(uint64_t, std::span<char> out) {
     json::Writer w(out);
     char now[32] = "unknown";
-    if (m_config.now_rfc3339)
-        m_config.now_rfc3339(now, sizeof now);
+    m_host.now_rfc3339(now, sizeof now);
     error_reply(w, json::Value(), kInvalidRequest, "Invalid Request", ErrorCode::ValidationFailed,
                 "message longer than the line limit; discarded", "", now, { { "reason", "message_too_long" } });
     return w.complete() ? w.size() : 0;
@@ -86,25 +85,24 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
     r.origin = session.origin;
     r.reply_to = session.reply_to;
     r.transport = session.transport ? session.transport : m_config.transport;
-    if (m_config.now_rfc3339)
-        m_config.now_rfc3339(r.timestamp, sizeof r.timestamp);
+    m_host.now_rfc3339(r.timestamp, sizeof r.timestamp);
 
     json::ParseError perr;
     auto doc = json::Document::parse(message, m_nodes, {}, &perr);
     // A message with more values than the Server's own arena (a batch of vectors as JSON
     // arrays): parsed again in an arena of the size it can need, held until it is answered.
     struct LargeArena {
-        const ServerConfig& config;
+        Host& host;
         json::Node* nodes = nullptr;
         ~LargeArena() {
-            if (nodes && config.free_nodes)
-                config.free_nodes(nodes);
+            if (nodes)
+                host.free_nodes(nodes);
         }
-    } large { m_config };
-    if (!doc && perr.reason == json::Reason::ArenaFull && m_config.alloc_nodes) {
+    } large { m_host };
+    if (!doc && perr.reason == json::Reason::ArenaFull) {
         size_t need = json::value_bound(message);
         need = need < kMaxMessageValues ? need : kMaxMessageValues;
-        large.nodes = m_config.alloc_nodes(need);
+        large.nodes = m_host.alloc_nodes(need);
         if (large.nodes)
             doc = json::Document::parse(message, { large.nodes, need }, {}, &perr);
     }
@@ -149,12 +147,12 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
         if (method.string_equals("notifications/initialized"))
             session.initialized = true;
         json::Value cancelled = root.find("params").find("requestId");
-        if (method.string_equals("notifications/cancelled") && m_config.cancel_call &&
+        if (method.string_equals("notifications/cancelled") &&
             (cancelled.is_string() || cancelled.as_int64()))
-            m_config.cancel_call(cancelled.raw(), cancelled.is_string(), session.origin);
+            m_host.cancel(cancelled.raw(), cancelled.is_string(), session.origin);
         return 0;
     }
-    r.start_ns = m_config.now_ns ? m_config.now_ns() : 0;
+    r.start_ns = m_host.now_ns();
     if (r.params.valid() && !r.params.is_object()) {
         error_reply(w, id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed, "params must be an object",
                     r.request_id, r.timestamp, { { "reason", "params_not_object" } });
@@ -229,10 +227,10 @@ void Server::client_response(const json::Value& root, const Session& s) {
     json::Value id = root.find("id");
     json::Value result = root.find("result");
     json::Value error = root.find("error");
-    if (!m_config.client_response || result.valid() == error.valid() || !(id.is_string() || id.as_int64()))
+    if (result.valid() == error.valid() || !(id.is_string() || id.as_int64()))
         return;
     bool is_error = error.valid();
-    m_config.client_response(id.raw(), id.is_string(), (is_error ? error : result).json_text(), is_error, s.origin);
+    m_host.respond(id.raw(), id.is_string(), (is_error ? error : result).json_text(), is_error, s.origin);
 }
 
 void Server::begin_result(Request& r) {

@@ -36,6 +36,7 @@
 #include <mcp/policy/error_code.h>
 #include <mcp/policy/key_store.h>
 #include <mcp/policy/provenance.h>
+#include <mcp/server/host.h>
 #include <mcp/server/input_round.h>
 #include <mcp/server/request_state.h>
 
@@ -284,6 +285,43 @@ struct ServerConfig {
     uint64_t (*provenance)(const ProvenanceNode& node) = nullptr;
 };
 
+// A ServerConfig's hooks as the Server's Host, for a host that sets them rather than
+// implementing Host (tests, fuzz targets).
+class ConfigHost final : public Host {
+public:
+    explicit ConfigHost(const ServerConfig& config) : m_c(config) {}
+    void now_rfc3339(char* out, size_t cap) override {
+        if (m_c.now_rfc3339)
+            m_c.now_rfc3339(out, cap);
+    }
+    uint64_t now_ns() override { return m_c.now_ns ? m_c.now_ns() : 0; }
+    bool audits() const override { return m_c.audit != nullptr; }
+    void audit(const AuditEvent& event) override { m_c.audit(event); }
+    bool keeps_provenance() const override { return m_c.provenance != nullptr; }
+    uint64_t provenance(const ProvenanceNode& node) override { return m_c.provenance(node); }
+    bool runs_calls() const override { return m_c.start_call != nullptr; }
+    bool start(const Tool& tool, const json::Value& arguments, const PendingCall& call, ToolError& err) override {
+        return m_c.start_call(tool, arguments, call, err);
+    }
+    void cancel(std::string_view raw_id, bool id_is_string, uint32_t origin) override {
+        if (m_c.cancel_call)
+            m_c.cancel_call(raw_id, id_is_string, origin);
+    }
+    void respond(std::string_view raw_id, bool id_is_string, std::string_view body, bool is_error,
+                 uint32_t origin) override {
+        if (m_c.client_response)
+            m_c.client_response(raw_id, id_is_string, body, is_error, origin);
+    }
+    json::Node* alloc_nodes(size_t count) override { return m_c.alloc_nodes ? m_c.alloc_nodes(count) : nullptr; }
+    void free_nodes(json::Node* nodes) override {
+        if (m_c.free_nodes)
+            m_c.free_nodes(nodes);
+    }
+
+private:
+    const ServerConfig& m_c;
+};
+
 // A resources/subscribe of the session: the resource (index in ServerConfig::resources) and the
 // revision its subscriber last heard of.
 struct Subscription {
@@ -345,7 +383,11 @@ struct Session {
 
 class Server {
 public:
-    Server(const ServerConfig& config, CallLimiter& limiter) : m_config(config), m_limiter(limiter) {}
+    // The host is the config's hooks (ConfigHost), or one of the host's own that outlives the Server.
+    Server(const ServerConfig& config, CallLimiter& limiter)
+        : m_config(config), m_limiter(limiter), m_config_host(config), m_host(m_config_host) {}
+    Server(const ServerConfig& config, CallLimiter& limiter, Host& host)
+        : m_config(config), m_limiter(limiter), m_config_host(config), m_host(host) {}
 
     // Handles one message. Returns the reply length written into out (0: nothing to send).
     size_t handle(std::string_view message, Session& session, std::span<char> out);
@@ -449,6 +491,8 @@ private:
 
     const ServerConfig& m_config;
     CallLimiter& m_limiter;
+    ConfigHost m_config_host;
+    Host& m_host;
     json::Node m_nodes[kOwnNodes];
     json::Node m_schema_nodes[512];
     // Where one request's tool result, resource snapshot or prompt messages are written before

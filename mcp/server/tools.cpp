@@ -15,6 +15,12 @@ namespace {
 constexpr int kMissingCapability = -32021;
 } // namespace
 
+// Calls run inline (Tool::run) unless the host says it runs them.
+bool Host::start(const Tool&, const json::Value&, const PendingCall&, ToolError& err) {
+    err = { ErrorCode::InternalError, "the host runs no calls" };
+    return false;
+}
+
 bool Server::allowed(std::string_view tool) const {
     for (auto name : m_config.allowlist)
         if (name == tool)
@@ -91,7 +97,7 @@ void Server::tools_call(Request& r, Session& s) {
     uint16_t who = r.principal ? r.principal->id : 0;
     if (!admit(r))
         return;
-    if (m_config.start_call) {
+    if (m_host.runs_calls()) {
         start_pending(r, s, *tool, arguments, answers, carried);
         return;
     }
@@ -160,7 +166,7 @@ void Server::start_pending(Request& r, const Session& s, const Tool& tool, const
     call.action = r.action;
     copy_text(call.target, r.target);
     ToolError err;
-    if (!m_config.start_call(tool, arguments, call, err)) {
+    if (!m_host.start(tool, arguments, call, err)) {
         m_limiter.release(who);
         write_tool_result(r.w, [&](json::Writer& w) { begin_reply(w, r.id); }, r.modern, tool.result, false, {}, err,
                           r.request_id, r.timestamp);
@@ -223,7 +229,7 @@ bool Server::gather_input(Request& r, const StateBinding& binding, std::string_v
         // The state's text is dead once opened: what it carried is in m_state_payload.
         auto n = state.is_string() ? state.string_into({ m_state_text, sizeof m_state_text })
                                    : ktl::Result<size_t>(ktl::Error::Corrupt);
-        StateCheck check = n ? open_state(m_config.state_key, binding, m_config.now_ns ? m_config.now_ns() : 0,
+        StateCheck check = n ? open_state(m_config.state_key, binding, m_host.now_ns(),
                                           { m_state_text, *n }, m_state_payload, carried)
                              : StateCheck::Malformed;
         if (check != StateCheck::Ok) {
