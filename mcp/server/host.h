@@ -61,4 +61,48 @@ protected:
     ~Host() = default;
 };
 
+// A Host made of plain functions, each optional (unset: the default above), for hosts that need no
+// state of their own (tests, fuzz targets).
+class CallbackHost final : public Host {
+public:
+    void (*now_rfc3339_fn)(char* out, size_t cap) = nullptr;
+    uint64_t (*now_ns_fn)() = nullptr;
+    void (*audit_fn)(const AuditEvent& event) = nullptr;
+    uint64_t (*provenance_fn)(const ProvenanceNode& node) = nullptr;
+    bool (*start_call)(const Tool& tool, const json::Value& arguments, const PendingCall& call, ToolError& err) = nullptr;
+    void (*cancel_call)(std::string_view raw_id, bool id_is_string, uint32_t origin) = nullptr;
+    void (*client_response)(std::string_view raw_id, bool id_is_string, std::string_view body, bool is_error,
+                            uint32_t origin) = nullptr;
+    json::Node* (*alloc_nodes_fn)(size_t count) = nullptr;
+    void (*free_nodes_fn)(json::Node* nodes) = nullptr;
+
+    void now_rfc3339(char* out, size_t cap) override {
+        if (now_rfc3339_fn)
+            now_rfc3339_fn(out, cap);
+    }
+    uint64_t now_ns() override { return now_ns_fn ? now_ns_fn() : 0; }
+    bool audits() const override { return audit_fn != nullptr; }
+    void audit(const AuditEvent& event) override { audit_fn(event); }
+    bool keeps_provenance() const override { return provenance_fn != nullptr; }
+    uint64_t provenance(const ProvenanceNode& node) override { return provenance_fn(node); }
+    bool runs_calls() const override { return start_call != nullptr; }
+    bool start(const Tool& tool, const json::Value& arguments, const PendingCall& call, ToolError& err) override {
+        return start_call(tool, arguments, call, err);
+    }
+    void cancel(std::string_view raw_id, bool id_is_string, uint32_t origin) override {
+        if (cancel_call)
+            cancel_call(raw_id, id_is_string, origin);
+    }
+    void respond(std::string_view raw_id, bool id_is_string, std::string_view body, bool is_error,
+                 uint32_t origin) override {
+        if (client_response)
+            client_response(raw_id, id_is_string, body, is_error, origin);
+    }
+    json::Node* alloc_nodes(size_t count) override { return alloc_nodes_fn ? alloc_nodes_fn(count) : nullptr; }
+    void free_nodes(json::Node* nodes) override {
+        if (free_nodes_fn)
+            free_nodes_fn(nodes);
+    }
+};
+
 } // namespace mcp

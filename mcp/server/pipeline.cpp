@@ -7,8 +7,10 @@
 //   validate      tools/call: the arguments against the tool's input schema
 //   admit         the caller's rate and concurrency
 //   audit         every decision, whatever its outcome
-// The methods (tools.cpp, resources.cpp, prompts.cpp) call the steps after authentication in
-// this order; only what they do once admitted differs.
+// The methods call the steps after provenance: tools/call (tools.cpp) in this order, its slot held
+// until the call ends; resources/read and prompts/get (resources.cpp, prompts.cpp) are admitted
+// before they are routed (the slot given back at once: admit_inline), so an unknown name costs
+// the caller's rate like any other.
 #include "server.h"
 
 #include "dispatch.h"

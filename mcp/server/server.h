@@ -17,7 +17,7 @@
 //    request (["io.modelcontextprotocol/logLevel"]); ping, logging/setLevel and initialize are
 //    not methods of that revision.
 // A message without a method is a response to a request a running call sent the client
-// (client_request, client_request.h): it is handed to the host (ServerConfig::client_response)
+// (client_request, client_request.h): it is handed to the host (Host::respond)
 // and never answered.
 // The request pipeline (shared/contracts.md) before anything runs: authenticate (the line's
 // principal, or an API key presented in params._meta["io.basalt/api-key"]), route (deny by
@@ -232,6 +232,8 @@ struct PendingCall {
     }
 };
 
+// The server's settings, plain values read-only while it runs; what it asks of whoever runs it
+// (clock, audit, provenance, running calls) is the Host's (host.h).
 struct ServerConfig {
     const char* name = "basalt";
     const char* version = "0";
@@ -251,75 +253,14 @@ struct ServerConfig {
     bool subscriptions = false;
     const KeyStore* keys = nullptr;                       // nullptr: no key is ever accepted
     const char* transport = "serial";
-    void (*audit)(const AuditEvent& event) = nullptr;
-    // Asynchronous tools: when set, admitted calls go here instead of Tool::run. True: the host
-    // took the call and will answer it with finish_call(); false + err: refused now.
-    bool (*start_call)(const Tool& tool, const json::Value& arguments, const PendingCall& call, ToolError& err) = nullptr;
-    // notifications/cancelled for a request id (raw text as in PendingCall::matches) of the
-    // session `origin`.
-    void (*cancel_call)(std::string_view raw_id, bool id_is_string, uint32_t origin) = nullptr;
-    // A JSON-RPC response from the client (to a request a running call sent it: client_request):
-    // the id as written, the result's or the error's JSON text, and the session it came from.
-    // The host matches it by id AND origin; one that matches nothing is the host's to drop.
-    void (*client_response)(std::string_view raw_id, bool id_is_string, std::string_view body, bool is_error,
-                            uint32_t origin) = nullptr;
-    // Node arenas for messages with more values than the Server's own arena (kOwnNodes): up to
-    // kMaxMessageValues, taken for one message and given back when it is answered (a 500-row
-    // JSON vector upsert needs ~50,000). Unset, or when it returns nullptr: such a message is
-    // refused (parse error, arena_full).
-    json::Node* (*alloc_nodes)(size_t count) = nullptr;
-    void (*free_nodes)(json::Node* nodes) = nullptr;
     // Tools (and prompts) per list page: every one in the first by default, since clients that
     // read one page only (several do) would never see the rest. Pagination stays for smaller pages.
     uint32_t page_size = 64;
-    // RFC 3339 UTC time for envelopes (the kernel reads its RTC-anchored clock).
-    void (*now_rfc3339)(char* out, size_t cap) = nullptr;
-    uint64_t (*now_ns)() = nullptr;
     // Slows repeated authentication failures per source before any key is checked (nullptr: no gate).
     AuthGate* gate = nullptr;
     // Seals the requestState of 2026-07-28 input rounds (request_state.h): 32 random bytes drawn
     // at boot. Empty: no call can ask for input across rounds.
     std::span<const uint8_t> state_key;
-    // Keeps a provenance node for every admitted tools/call, resources/read and prompts/get,
-    // before it is routed or authorised; returns its id (0: not kept). nullptr: no provenance.
-    uint64_t (*provenance)(const ProvenanceNode& node) = nullptr;
-};
-
-// A ServerConfig's hooks as the Server's Host, for a host that sets them rather than
-// implementing Host (tests, fuzz targets).
-class ConfigHost final : public Host {
-public:
-    explicit ConfigHost(const ServerConfig& config) : m_c(config) {}
-    void now_rfc3339(char* out, size_t cap) override {
-        if (m_c.now_rfc3339)
-            m_c.now_rfc3339(out, cap);
-    }
-    uint64_t now_ns() override { return m_c.now_ns ? m_c.now_ns() : 0; }
-    bool audits() const override { return m_c.audit != nullptr; }
-    void audit(const AuditEvent& event) override { m_c.audit(event); }
-    bool keeps_provenance() const override { return m_c.provenance != nullptr; }
-    uint64_t provenance(const ProvenanceNode& node) override { return m_c.provenance(node); }
-    bool runs_calls() const override { return m_c.start_call != nullptr; }
-    bool start(const Tool& tool, const json::Value& arguments, const PendingCall& call, ToolError& err) override {
-        return m_c.start_call(tool, arguments, call, err);
-    }
-    void cancel(std::string_view raw_id, bool id_is_string, uint32_t origin) override {
-        if (m_c.cancel_call)
-            m_c.cancel_call(raw_id, id_is_string, origin);
-    }
-    void respond(std::string_view raw_id, bool id_is_string, std::string_view body, bool is_error,
-                 uint32_t origin) override {
-        if (m_c.client_response)
-            m_c.client_response(raw_id, id_is_string, body, is_error, origin);
-    }
-    json::Node* alloc_nodes(size_t count) override { return m_c.alloc_nodes ? m_c.alloc_nodes(count) : nullptr; }
-    void free_nodes(json::Node* nodes) override {
-        if (m_c.free_nodes)
-            m_c.free_nodes(nodes);
-    }
-
-private:
-    const ServerConfig& m_c;
 };
 
 // A resources/subscribe of the session: the resource (index in ServerConfig::resources) and the
@@ -383,11 +324,9 @@ struct Session {
 
 class Server {
 public:
-    // The host is the config's hooks (ConfigHost), or one of the host's own that outlives the Server.
-    Server(const ServerConfig& config, CallLimiter& limiter)
-        : m_config(config), m_limiter(limiter), m_config_host(config), m_host(m_config_host) {}
+    // config, limiter and host outlive the Server.
     Server(const ServerConfig& config, CallLimiter& limiter, Host& host)
-        : m_config(config), m_limiter(limiter), m_config_host(config), m_host(host) {}
+        : m_config(config), m_limiter(limiter), m_host(host) {}
 
     // Handles one message. Returns the reply length written into out (0: nothing to send).
     size_t handle(std::string_view message, Session& session, std::span<char> out);
@@ -399,7 +338,7 @@ public:
     size_t log_message(const Session& session, LogLevel level, std::string_view logger, std::string_view text,
                        std::span<char> out);
 
-    // The answer to a call handed to start_call. Cancelled calls get no answer (MCP
+    // The answer to a call handed to Host::start. Cancelled calls get no answer (MCP
     // "Cancellation"); the decision is still audited. Returns the reply length (0: none).
     size_t finish_call(const PendingCall& call, bool ok, std::string_view structured, const ToolError& err, bool cancelled,
                        std::span<char> out);
@@ -491,7 +430,6 @@ private:
 
     const ServerConfig& m_config;
     CallLimiter& m_limiter;
-    ConfigHost m_config_host;
     Host& m_host;
     json::Node m_nodes[kOwnNodes];
     json::Node m_schema_nodes[512];
