@@ -69,7 +69,8 @@ public:
     uint64_t (*now_ns_fn)() = nullptr;
     void (*audit_fn)(const AuditEvent& event) = nullptr;
     uint64_t (*provenance_fn)(const ProvenanceNode& node) = nullptr;
-    bool (*start_call)(const Tool& tool, const json::Value& arguments, const PendingCall& call, ToolError& err) = nullptr;
+    bool (*start_call)(const Tool& tool, const json::Value& arguments, const PendingCall& call,
+                       ToolError& err) = nullptr;
     void (*cancel_call)(std::string_view raw_id, bool id_is_string, uint32_t origin) = nullptr;
     void (*client_response)(std::string_view raw_id, bool id_is_string, std::string_view body, bool is_error,
                             uint32_t origin) = nullptr;
