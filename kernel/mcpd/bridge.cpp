@@ -1,12 +1,12 @@
 #include "bridge.h"
 
 #include "../bootargs.h"
+#include "../audit/trail.h"
 #include "../clock.h"
 #include "../log.h"
 #include "../mm/kheap.h"
 #include "../storage/storage_info.h"
 #include "../syscall/sys.h"
-#include "audit_trail.h"
 #include "kernel_resources.h"
 #include "provenance_log.h"
 
@@ -17,7 +17,7 @@ Bridge::Bridge(const BridgeSetup& setup) : m_caps(setup.caps), m_server(m_config
     m_exec.configure({ m_caps.factory, m_caps.introspection, m_caps.store, ~0u, m_caps.cluster },
                      uint64_t(bootargs::get().tool_time_ms) * 1000000, bootargs::get().tool_output_bytes, setup.wake,
                      setup.slots);
-    if (!audit_trail_attach(m_caps.audit_region))
+    if (!audit::trail::attach(m_caps.audit_region))
         KLOG_ERROR("%sno audit region; decisions are counted as dropped", setup.log_prefix);
     if (!provenance_log_attach(m_caps.provenance_region))
         KLOG_ERROR("%sno provenance region; requests get no provenance node", setup.log_prefix);
@@ -25,14 +25,14 @@ Bridge::Bridge(const BridgeSetup& setup) : m_caps(setup.caps), m_server(m_config
     m_config.gate = &m_gate;
     m_config.transport = setup.transport;
     m_config.subscriptions = true; // every transport delivers them (the line itself, HTTP's standalone stream)
-    set_resource_context({ m_caps.introspection, m_caps.audit, setup.line, m_config.allowlist.size(), setup.transport,
-                           m_caps.cluster });
+    set_resource_context(
+        { m_caps.introspection, m_caps.audit, setup.line, m_config.allowlist.size(), setup.transport, m_caps.cluster });
 }
 
 void Bridge::resume_audit() {
     storage_info::StorageInfo storage {};
     if (sys::call(sys::Number::storage_info, m_caps.introspection, reinterpret_cast<uint64_t>(&storage)) == 0)
-        audit_trail_resume(storage.recovered_audit);
+        audit::trail::resume(storage.recovered_audit);
 }
 
 void Bridge::now_rfc3339(char* out, size_t cap) { clock::rfc3339_now(out, cap); }

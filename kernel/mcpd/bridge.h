@@ -18,10 +18,10 @@ namespace mcpd {
 
 struct BridgeSetup {
     BridgeCaps caps;
-    const char* transport = "serial"; // what the audit trail and provenance name: "serial", "http"
-    const char* log_prefix = "mcp: "; // of the bridge's bring-up messages
-    void (*wake)() = nullptr;         // returns the task from its wait when a call ends or reports
-    size_t slots = kMaxCalls;         // tool tasks at once, for all the bridge's callers together
+    const char* transport = "serial";     // what the audit trail and provenance name: "serial", "http"
+    const char* log_prefix = "mcp: ";     // of the bridge's bring-up messages
+    void (*wake)() = nullptr;             // returns the task from its wait when a call ends or reports
+    size_t slots = kMaxCalls;             // tool tasks at once, for all the bridge's callers together
     const mcp::Principal* line = nullptr; // who the transport's callers without a key are (nullptr: anonymous)
 };
 

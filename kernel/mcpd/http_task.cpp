@@ -10,7 +10,7 @@
 #include "../panic.h"
 #include "../storage/storage_info.h"
 #include "../syscall/sys.h"
-#include "audit_trail.h"
+#include "../audit/trail.h"
 #include "provenance_log.h"
 #include "bridge.h"
 #include "bridge_config.h"

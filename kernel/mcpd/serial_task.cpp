@@ -6,7 +6,7 @@
 #include "../storage/storage_info.h"
 #include "../syscall/sys.h"
 #include "../version.h"
-#include "audit_trail.h"
+#include "../audit/trail.h"
 #include "provenance_log.h"
 #include "bridge.h"
 #include "bridge_config.h"

@@ -30,7 +30,10 @@ public:
     virtual bool keeps_provenance() const { return false; }
     // Keeps a provenance node for an admitted tools/call, resources/read or prompts/get before it
     // is routed or authorised; its id (0: not kept).
-    virtual uint64_t provenance(const ProvenanceNode& node) { (void)node; return 0; }
+    virtual uint64_t provenance(const ProvenanceNode& node) {
+        (void)node;
+        return 0;
+    }
 
     // Whether admitted tools/calls are the host's to run (start) rather than Tool::run's inline.
     virtual bool runs_calls() const { return false; }
@@ -54,7 +57,10 @@ public:
     // up to Server::kMaxMessageValues, taken for one message and given back when it is answered
     // (a 500-row JSON vector upsert needs ~50,000). nullptr: such a message is refused (parse
     // error, arena_full).
-    virtual json::Node* alloc_nodes(size_t count) { (void)count; return nullptr; }
+    virtual json::Node* alloc_nodes(size_t count) {
+        (void)count;
+        return nullptr;
+    }
     virtual void free_nodes(json::Node* nodes) { (void)nodes; }
 
 protected:

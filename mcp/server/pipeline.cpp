@@ -1,4 +1,4 @@
-// The request pipeline (shared/contracts.md), its steps in the order a request meets them:
+// The request pipeline (docs/security.md), its steps in the order a request meets them:
 //   authenticate  the line's principal or a presented key (the router, for every request)
 //   provenance    a node for tools/call, resources/read and prompts/get (the router; an anonymous
 //                 request's once the limiter admits it)
