@@ -65,9 +65,6 @@ __attribute__((format(printf, 1, 2))) void config_warning(const char* fmt, ...) 
     KLOG_WARN("mcp: %s", text);
 }
 
-void now_rfc3339(char* out, size_t cap) { clock::rfc3339_now(out, cap); }
-uint64_t now_ns() { return clock::monotonic_ns(); }
-
 size_t split_list(std::string_view list, std::string_view* out) {
     size_t n = 0;
     while (!list.empty() && n < kMaxAllow) {
@@ -224,6 +221,8 @@ void audit_hook(const mcp::AuditEvent& e) {
 
 } // namespace
 
+void audit_decision(const mcp::AuditEvent& e) { audit_hook(e); }
+
 void bridge_config_init() {
     bootargs::for_each_key(add_key, nullptr);
     bootargs::for_each_key_sha256(add_key_sha256, nullptr);
@@ -293,16 +292,6 @@ mcp::ServerConfig base_server_config() {
     if (bootargs::get().list_page)
         config.page_size = bootargs::get().list_page;
     config.keys = &g_keys;
-    // Charged to the bridge parsing the message, given back when it is answered.
-    config.alloc_nodes = [](size_t count) -> json::Node* {
-        auto mem = kheap::alloc(count * sizeof(json::Node));
-        return mem ? static_cast<json::Node*>(*mem) : nullptr;
-    };
-    config.free_nodes = [](json::Node* nodes) { kheap::free(nodes); };
-    config.audit = audit_hook;
-    config.provenance = provenance_log_record;
-    config.now_rfc3339 = now_rfc3339;
-    config.now_ns = now_ns;
     // Each bridge seals its own input rounds' requestState (request_state.h) with 32 bytes from
     // the kernel's generator; it lives as long as the bridge. Without memory, no rounds.
     constexpr size_t kStateKey = 32;

@@ -32,9 +32,12 @@ mcp::LimitConfig limit_config();
 // The one limiter every bridge admits calls through: a principal has one bucket and one
 // in-flight count whichever line it calls on.
 mcp::CallLimiter& call_limiter();
-// The server configuration every bridge starts from; the bridge sets transport, start_call and
-// cancel_call.
+// The server configuration every bridge starts from (its settings: the bridge, bridge.h, is the
+// server's host); the bridge sets transport, gate and subscriptions.
 mcp::ServerConfig base_server_config();
+// Records one decision of the pipeline in the audit trail (and refusals in the kernel log); a
+// change to the store is answered only once its record is on the disk.
+void audit_decision(const mcp::AuditEvent& event);
 
 // A principal for a transport's callers without a key (the serial line's console, HTTP's
 // default role). Anonymous gives nullptr.

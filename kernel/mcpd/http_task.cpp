@@ -12,6 +12,7 @@
 #include "../syscall/sys.h"
 #include "../audit/trail.h"
 #include "provenance_log.h"
+#include "bridge.h"
 #include "bridge_config.h"
 #include "console_desk.h"
 #include "kernel_resources.h"
@@ -113,7 +114,7 @@ struct Conn {
 };
 
 HttpCaps g_caps;
-Executor g_exec;
+Executor* g_exec = nullptr; // the bridge's
 mcp::HttpTransport* g_transport = nullptr;
 mcp::Server* g_server = nullptr;
 Conn g_conns[kMaxConns];
@@ -597,17 +598,6 @@ int64_t http_task_main(void* arg) {
     // The store is the storage task's until it has replayed the disk's log: nothing is served
     // before (a client's first call simply waits).
     sys::call(sys::Number::storage_wait);
-    g_exec.configure({ g_caps.bridge.factory, g_caps.bridge.introspection, g_caps.bridge.store, ~0u, g_caps.bridge.cluster }, uint64_t(bootargs::get().tool_time_ms) * 1000000,
-                     bootargs::get().tool_output_bytes, g_caps.signal, kMaxHttpCalls);
-    if (!audit::trail::attach(g_caps.bridge.audit_region))
-        KLOG_ERROR("mcp: http: no audit region; decisions are counted as dropped");
-    {
-        storage_info::StorageInfo storage {};
-        if (sys::call(sys::Number::storage_info, g_caps.bridge.introspection, reinterpret_cast<uint64_t>(&storage)) == 0)
-            audit::trail::resume(storage.recovered_audit); // the trail continues after what the disk gave back
-    }
-    if (!provenance_log_attach(g_caps.bridge.provenance_region))
-        KLOG_ERROR("mcp: http: no provenance region; requests get no provenance node");
     build_hosts();
 
     // Callers without a key act as `http_role` (default anonymous: the network is not trusted
@@ -615,21 +605,18 @@ int64_t http_task_main(void* arg) {
     static mcp::Principal guest;
     const mcp::Principal* fallback = line_principal(guest, "http", bootargs::get().http_role, mcp::Role::Anonymous,
                                                     mcp::CallLimiter::kMaxPrincipals - 2);
-    static mcp::ServerConfig config = base_server_config();
-    static mcp::AuthGate gate; // this bridge's own: sources are HTTP peer addresses
-    config.gate = &gate;
-    config.transport = "http";
-    attach<g_exec>(config);
-    config.subscriptions = true; // delivered on the session's standalone stream (pump_streams)
-    static mcp::Server server(config, call_limiter());
-    set_resource_context({ g_caps.bridge.introspection, g_caps.bridge.audit, fallback, config.allowlist.size(), "http", g_caps.bridge.cluster });
+    // Subscriptions are delivered on the session's standalone stream (pump_streams).
+    static Bridge bridge({ g_caps.bridge, "http", "mcp: http: ", g_caps.signal, kMaxHttpCalls, fallback });
+    bridge.resume_audit(); // the store has replayed the disk's log: the trail continues after it
+    g_exec = &bridge.executor();
+    mcp::Server& server = bridge.server();
     static mcp::HttpConfig http_config;
     http_config.allowed_hosts = std::span<const std::string_view>(g_hosts, g_host_count);
     http_config.default_principal = fallback;
     http_config.now_ns = clock::monotonic_ns;
     http_config.random = random_bytes;
-    http_config.now_rfc3339 = config.now_rfc3339;
-    http_config.audit = config.audit;
+    http_config.now_rfc3339 = clock::rfc3339_now;
+    http_config.audit = audit_decision;
     static mcp::HttpTransport transport(server, http_config);
     g_transport = &transport;
     g_server = &server;
@@ -653,7 +640,7 @@ int64_t http_task_main(void* arg) {
     uint64_t log_next = klog::next_seq();
     bool ready = false; // connections have requests waiting for their turn: no sleeping
     for (;;) {
-        bool busy = g_exec.in_flight();
+        bool busy = g_exec->in_flight();
         bool streams = any_streams();
         uint64_t timeout = busy ? 10'000'000 : streams ? kStreamPollNs : any_open() ? kTickNs : 0;
         if (!ready)
@@ -668,8 +655,8 @@ int64_t http_task_main(void* arg) {
                 break;
         }
         ready = serve_ready(transport);
-        if (g_exec.in_flight() || busy) {
-            g_exec.poll(server, { g_reply, kMaxReply }, deliver, nullptr);
+        if (g_exec->in_flight() || busy) {
+            g_exec->poll(server, { g_reply, kMaxReply }, deliver, nullptr);
             for (auto& c : g_conns)
                 if (c.state != Conn::State::Free) {
                     if (c.state == Conn::State::Reading)

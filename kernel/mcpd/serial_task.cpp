@@ -8,6 +8,7 @@
 #include "../version.h"
 #include "../audit/trail.h"
 #include "provenance_log.h"
+#include "bridge.h"
 #include "bridge_config.h"
 #include "tools/profile.h"
 #include "kernel_resources.h"
@@ -34,7 +35,6 @@ char g_line[kMaxLine];
 char g_reply[kMaxReply + 1];
 uint32_t g_log_slot = ~0u;    // the bridge's introspection capability (log forwarding)
 uint32_t g_serial_slot = ~0u; // the line
-Executor g_exec;
 
 void send(uint32_t serial, size_t len) {
     g_reply[len] = '\n';
@@ -85,8 +85,6 @@ int64_t serial_task_main(void* arg) {
     const auto& caps = *static_cast<const SerialCaps*>(arg);
     g_log_slot = caps.bridge.introspection;
     g_serial_slot = caps.serial;
-    g_exec.configure({ caps.bridge.factory, caps.bridge.introspection, caps.bridge.store, ~0u, caps.bridge.cluster }, uint64_t(bootargs::get().tool_time_ms) * 1000000,
-                     bootargs::get().tool_output_bytes, caps.wake);
 
     // The serial line's principal comes from the boot configuration. Default admin: whoever
     // holds the console (the QEMU process's stdio, or the board's UART pins) owns the appliance.
@@ -95,8 +93,10 @@ int64_t serial_task_main(void* arg) {
     session.source = 1; // the serial line: one source for the authentication gate
     session.principal = line_principal(console, "console", bootargs::get().serial_role, mcp::Role::Admin,
                                        mcp::CallLimiter::kMaxPrincipals - 1);
-    if (!audit::trail::attach(caps.bridge.audit_region))
-        KLOG_ERROR("mcp: no audit region; decisions are counted as dropped");
+    static Bridge bridge({ caps.bridge, "serial", "mcp: ", caps.wake, kMaxCalls, session.principal });
+    mcp::Server& server = bridge.server();
+    Executor& exec = bridge.executor();
+    const mcp::ServerConfig& config = bridge.config();
     // The store is the storage task's until it has replayed the disk's log: until then only what
     // answerable_before_storage() allows is served, and the first other line waits here.
     bool storage_ready = false;
@@ -104,23 +104,9 @@ int64_t serial_task_main(void* arg) {
         if (storage_ready)
             return;
         sys::call(sys::Number::storage_wait);
-        storage_info::StorageInfo storage {};
-        if (sys::call(sys::Number::storage_info, caps.bridge.introspection, reinterpret_cast<uint64_t>(&storage)) == 0)
-            audit::trail::resume(storage.recovered_audit); // the trail continues after what the disk gave back
+        bridge.resume_audit(); // the trail continues after what the disk gave back
         storage_ready = true;
     };
-    if (!provenance_log_attach(caps.bridge.provenance_region))
-        KLOG_ERROR("mcp: no provenance region; requests get no provenance node");
-
-    static mcp::ServerConfig config = base_server_config();
-    static mcp::AuthGate gate; // this bridge's own: one source, the line
-    config.gate = &gate;
-    config.transport = "serial";
-    config.subscriptions = true; // delivered below
-    attach<g_exec>(config);
-    static mcp::Server server(config, call_limiter());
-    set_resource_context({ caps.bridge.introspection, caps.bridge.audit, session.principal, config.allowlist.size(), "serial",
-                          caps.bridge.cluster });
 
     mcp::LineFramer framer({ g_line, kMaxLine });
     KLOG_INFO("mcp: serving on the serial line as '%s' (%s), %zu tools and %zu resources allowed, %zu keys", console.name,
@@ -131,11 +117,11 @@ int64_t serial_task_main(void* arg) {
         // Line mode: one wake-up per message (or per 16 KiB of a long one), not per byte. While
         // the client wants log messages, wake up now and then to forward new records; a timed
         // read returns whatever arrived (line mode cannot time out without losing a partial line).
-        bool busy = g_exec.in_flight();
+        bool busy = exec.in_flight();
         // Log records go out while the session asked for them (logging/setLevel, 2025 revisions)
         // or while a call that opted in per request (2026-07-28 logLevel) runs.
         mcp::Session logs = session;
-        if (int floor = g_exec.log_floor(); floor >= 0) {
+        if (int floor = exec.log_floor(); floor >= 0) {
             auto level = static_cast<mcp::LogLevel>(floor);
             logs.log_level = logs.logging && logs.log_level < level ? logs.log_level : level;
             logs.logging = true;
@@ -150,7 +136,7 @@ int64_t serial_task_main(void* arg) {
         else
             log_next = klog::next_seq();
         if (busy)
-            g_exec.poll(server, { g_reply, kMaxReply }, [](void*, const mcp::PendingCall&, size_t n, bool) {
+            exec.poll(server, { g_reply, kMaxReply }, [](void*, const mcp::PendingCall&, size_t n, bool) {
                 if (n > 0)
                     send(g_serial_slot, n);
             }, nullptr);

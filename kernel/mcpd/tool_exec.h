@@ -131,10 +131,10 @@ public:
     void configure(const ExecCaps& caps, uint64_t wall_limit_ns, size_t output_limit, void (*wake)(),
                    size_t slots = kMaxCalls);
 
-    // ServerConfig::start_call / cancel_call for the kernel's tools.
+    // The bridge's Host::start / cancel (bridge.h) for the kernel's tools.
     bool start(const mcp::Tool& tool, const json::Value& arguments, const mcp::PendingCall& call, mcp::ToolError& err);
     void cancel(std::string_view raw_id, bool id_is_string, uint32_t origin);
-    // ServerConfig::client_response: hands a response to the call whose request it answers (same
+    // The bridge's Host::respond: hands a response to the call whose request it answers (same
     // id, same session); one that answers nothing of ours is dropped (logged at debug).
     void respond(std::string_view raw_id, bool id_is_string, std::string_view body, bool is_error, uint32_t origin);
     // Output for a call: a progress notification (final false) or its answer (final true; len 0
@@ -162,15 +162,5 @@ private:
 
 };
 
-// The dispatcher's hooks (start_call, cancel_call, client_response) for the bridge whose
-// executor is E.
-template <Executor& E>
-void attach(mcp::ServerConfig& config) {
-    config.start_call = [](const mcp::Tool& tool, const json::Value& args, const mcp::PendingCall& call,
-                           mcp::ToolError& err) { return E.start(tool, args, call, err); };
-    config.cancel_call = [](std::string_view raw_id, bool is_string, uint32_t origin) { E.cancel(raw_id, is_string, origin); };
-    config.client_response = [](std::string_view raw_id, bool is_string, std::string_view body, bool is_error,
-                                uint32_t origin) { E.respond(raw_id, is_string, body, is_error, origin); };
-}
 
 } // namespace mcpd

@@ -1,9 +1,11 @@
 #pragma once
 // Inside the dispatcher (not an interface): the request being answered and the reply helpers,
-// shared by server.cpp and the files that serve further methods (prompts.cpp,
-// resource_extras.cpp).
+// shared by the files of the dispatcher (router.cpp, pipeline.cpp, the methods' files).
 #include <initializer_list>
+#include <optional>
 #include <string_view>
+
+#include <ktl/utf8.h>
 
 #include "envelope.h"
 #include "server.h"
@@ -44,6 +46,16 @@ struct Server::Request {
     const char* reason = "";
     char target[64] = "";
 };
+
+// Cut at a character boundary: what is copied may be shown as JSON text again.
+template <size_t N>
+inline uint8_t copy_text(char (&dst)[N], std::string_view src) {
+    static_assert(N <= 256);
+    return static_cast<uint8_t>(ktl::utf8_copy(dst, N, src));
+}
+
+// A level named in a request (logging/setLevel, or 2026-07-28's per-request logLevel).
+std::optional<LogLevel> parse_log_level(const json::Value& name);
 
 // {"jsonrpc":"2.0","id":<id or null>  (the caller goes on with "result" or "error")
 void begin_reply(json::Writer& w, const json::Value& id);

@@ -120,7 +120,7 @@ void Server::prompts_get(Request& r) {
         if (m_round.pending()) {
             auto begin = [&](json::Writer& w) { begin_reply(w, r.id); };
             if (m_round.used_fits() &&
-                write_input_required(r.w, begin, m_config.state_key, b, m_config.now_ns ? m_config.now_ns() : 0,
+                write_input_required(r.w, begin, m_config.state_key, b, m_host.now_ns(),
                                      m_round.requests(), m_round.used(), m_state_text)) {
                 audit(r, AuditOutcome::Allow, "input_required");
                 return;

@@ -1,4 +1,4 @@
-// Resources beyond the JSON snapshots of server.cpp: resources that write their own contents
+// Resources beyond the JSON snapshots of resources.cpp: resources that write their own contents
 // entry (text or blob), resource templates (resources/templates/list, reads through a template),
 // and subscriptions (resources/subscribe, resources/unsubscribe, notifications/resources/updated).
 // MCP spec 2025-11-25 "Resources".
@@ -75,7 +75,7 @@ void Server::templates_list(Request& r) {
 }
 
 // resources/read of a resource with contents() or through a template. False: not one of those
-// (server.cpp goes on with the snapshots); true: answered and audited.
+// (resources.cpp goes on with the snapshots); true: answered and audited.
 bool Server::read_contents(Request& r, std::string_view uri) {
     TemplateVar vars[kMaxTemplateVars];
     size_t nvars = 0;
@@ -90,7 +90,7 @@ bool Server::read_contents(Request& r, std::string_view uri) {
     json::Writer ew(m_scratch);
     ew.begin_object().key("uri").string(uri).key("mimeType").string(res ? res->mime_type : tpl->mime_type);
     ToolError err;
-    ResourceRead in { uri, { vars, nvars }, m_config.now_ns ? m_config.now_ns() : 0 };
+    ResourceRead in { uri, { vars, nvars }, m_host.now_ns() };
     bool ok = res ? res->contents(in, ew, err) : tpl->contents(in, ew, err);
     // The contract's snapshot fields, where MCP lets a contents entry carry them.
     ew.key("_meta").begin_object().key("version").string(res ? res->payload_version : tpl->payload_version);
@@ -138,7 +138,7 @@ void Server::subscribe(Request& r, Session& s, bool on) {
             audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::ValidationFailed));
             return;
         }
-        uint64_t now = m_config.now_ns ? m_config.now_ns() : 0;
+        uint64_t now = m_host.now_ns();
         s.subscriptions[s.subscription_count++] = { index, res->revision ? res->revision(now) : 0 };
     } else if (!on && at < s.subscription_count) {
         s.subscriptions[at] = s.subscriptions[--s.subscription_count];
@@ -149,7 +149,7 @@ void Server::subscribe(Request& r, Session& s, bool on) {
 }
 
 size_t Server::next_resource_update(Session& s, std::span<char> out) {
-    uint64_t now = m_config.now_ns ? m_config.now_ns() : 0;
+    uint64_t now = m_host.now_ns();
     for (size_t i = 0; i < s.subscription_count; ++i) {
         Subscription& sub = s.subscriptions[i];
         const Resource& res = m_config.resources[sub.resource];

@@ -17,7 +17,7 @@
 //    request (["io.modelcontextprotocol/logLevel"]); ping, logging/setLevel and initialize are
 //    not methods of that revision.
 // A message without a method is a response to a request a running call sent the client
-// (client_request, client_request.h): it is handed to the host (ServerConfig::client_response)
+// (client_request, client_request.h): it is handed to the host (Host::respond)
 // and never answered.
 // The request pipeline (docs/security.md) before anything runs: authenticate (the line's
 // principal, or an API key presented in params._meta["io.basalt/api-key"]), route (deny by
@@ -36,6 +36,7 @@
 #include <mcp/policy/error_code.h>
 #include <mcp/policy/key_store.h>
 #include <mcp/policy/provenance.h>
+#include <mcp/server/host.h>
 #include <mcp/server/input_round.h>
 #include <mcp/server/request_state.h>
 
@@ -231,6 +232,8 @@ struct PendingCall {
     }
 };
 
+// The server's settings, plain values read-only while it runs; what it asks of whoever runs it
+// (clock, audit, provenance, running calls) is the Host's (host.h).
 struct ServerConfig {
     const char* name = "basalt";
     const char* version = "0";
@@ -250,38 +253,14 @@ struct ServerConfig {
     bool subscriptions = false;
     const KeyStore* keys = nullptr;                       // nullptr: no key is ever accepted
     const char* transport = "serial";
-    void (*audit)(const AuditEvent& event) = nullptr;
-    // Asynchronous tools: when set, admitted calls go here instead of Tool::run. True: the host
-    // took the call and will answer it with finish_call(); false + err: refused now.
-    bool (*start_call)(const Tool& tool, const json::Value& arguments, const PendingCall& call, ToolError& err) = nullptr;
-    // notifications/cancelled for a request id (raw text as in PendingCall::matches) of the
-    // session `origin`.
-    void (*cancel_call)(std::string_view raw_id, bool id_is_string, uint32_t origin) = nullptr;
-    // A JSON-RPC response from the client (to a request a running call sent it: client_request):
-    // the id as written, the result's or the error's JSON text, and the session it came from.
-    // The host matches it by id AND origin; one that matches nothing is the host's to drop.
-    void (*client_response)(std::string_view raw_id, bool id_is_string, std::string_view body, bool is_error,
-                            uint32_t origin) = nullptr;
-    // Node arenas for messages with more values than the Server's own arena (kOwnNodes): up to
-    // kMaxMessageValues, taken for one message and given back when it is answered (a 500-row
-    // JSON vector upsert needs ~50,000). Unset, or when it returns nullptr: such a message is
-    // refused (parse error, arena_full).
-    json::Node* (*alloc_nodes)(size_t count) = nullptr;
-    void (*free_nodes)(json::Node* nodes) = nullptr;
     // Tools (and prompts) per list page: every one in the first by default, since clients that
     // read one page only (several do) would never see the rest. Pagination stays for smaller pages.
     uint32_t page_size = 64;
-    // RFC 3339 UTC time for envelopes (the kernel reads its RTC-anchored clock).
-    void (*now_rfc3339)(char* out, size_t cap) = nullptr;
-    uint64_t (*now_ns)() = nullptr;
     // Slows repeated authentication failures per source before any key is checked (nullptr: no gate).
     AuthGate* gate = nullptr;
     // Seals the requestState of 2026-07-28 input rounds (request_state.h): 32 random bytes drawn
     // at boot. Empty: no call can ask for input across rounds.
     std::span<const uint8_t> state_key;
-    // Keeps a provenance node for every admitted tools/call, resources/read and prompts/get,
-    // before it is routed or authorised; returns its id (0: not kept). nullptr: no provenance.
-    uint64_t (*provenance)(const ProvenanceNode& node) = nullptr;
 };
 
 // A resources/subscribe of the session: the resource (index in ServerConfig::resources) and the
@@ -345,7 +324,9 @@ struct Session {
 
 class Server {
 public:
-    Server(const ServerConfig& config, CallLimiter& limiter) : m_config(config), m_limiter(limiter) {}
+    // config, limiter and host outlive the Server.
+    Server(const ServerConfig& config, CallLimiter& limiter, Host& host)
+        : m_config(config), m_limiter(limiter), m_host(host) {}
 
     // Handles one message. Returns the reply length written into out (0: nothing to send).
     size_t handle(std::string_view message, Session& session, std::span<char> out);
@@ -357,7 +338,7 @@ public:
     size_t log_message(const Session& session, LogLevel level, std::string_view logger, std::string_view text,
                        std::span<char> out);
 
-    // The answer to a call handed to start_call. Cancelled calls get no answer (MCP
+    // The answer to a call handed to Host::start. Cancelled calls get no answer (MCP
     // "Cancellation"); the decision is still audited. Returns the reply length (0: none).
     size_t finish_call(const PendingCall& call, bool ok, std::string_view structured, const ToolError& err, bool cancelled,
                        std::span<char> out);
@@ -434,6 +415,7 @@ private:
     // The caller's rate and concurrency admission (a slot held until released). False: refused,
     // answered and audited. admit_inline: the same for work done in the bridge itself (resource
     // reads, prompts), the slot given back at once.
+    bool validate(Request& r, const Session& s, const Tool& tool, const json::Value& arguments);
     void refuse_arguments(Request& r, const Session& s, std::string_view tool, const schema::Failure& failure);
     bool admit(Request& r);
     bool admit_inline(Request& r);
@@ -448,6 +430,7 @@ private:
 
     const ServerConfig& m_config;
     CallLimiter& m_limiter;
+    Host& m_host;
     json::Node m_nodes[kOwnNodes];
     json::Node m_schema_nodes[512];
     // Where one request's tool result, resource snapshot or prompt messages are written before

@@ -246,16 +246,16 @@ struct World {
         config.resources = kResources;
         config.resource_allowlist = kResourceAllow;
         config.keys = &keys;
-        config.now_rfc3339 = fixed_time;
-        config.now_ns = now_ns;
+        hooks.now_rfc3339_fn = fixed_time;
+        hooks.now_ns_fn = now_ns;
         config.source_commit = "abc1234";
-        config.audit = on_audit;
+        hooks.audit_fn = on_audit;
         config.instructions = "fuzzing";
         config.resource_templates = mcp::fixtures::resource_templates();
         config.prompts = mcp::fixtures::prompts();
         config.prompt_allowlist = kPromptAllow;
         config.subscriptions = true;
-        config.client_response = on_client_response;
+        hooks.client_response = on_client_response;
         if (!keys.add("op", mcp::Role::Operator, "operator-secret-key-1").ok() ||
             !keys.add("root", mcp::Role::Admin, "admin-secret-key-000001").ok() ||
             !keys.add("ro", mcp::Role::Reader, "reader-secret-key-0001").ok())
@@ -264,9 +264,10 @@ struct World {
         g_keys = &keys;
     }
     mcp::ServerConfig config;
+    mcp::CallbackHost hooks;
     mcp::KeyStore keys;
     mcp::CallLimiter limiter { kLimits };
-    mcp::Server server { config, limiter };
+    mcp::Server server { config, limiter, hooks };
     const mcp::Principal* line_principal = nullptr;
 };
 

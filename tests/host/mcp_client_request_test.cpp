@@ -48,15 +48,15 @@ struct Fixture {
         config.tools = fx::tools();
         config.allowlist = allow;
         config.anonymous_scopes = mcp::kConformanceFixtures;
-        config.now_rfc3339 = fixed_time;
-        config.now_ns = now_ns;
-        config.start_call = start_call;
-        config.client_response = record_response;
-        config.audit = record_event;
+        hooks.now_rfc3339_fn = fixed_time;
+        hooks.now_ns_fn = now_ns;
+        hooks.start_call = start_call;
+        hooks.client_response = record_response;
+        hooks.audit_fn = record_event;
         session.origin = 7;
         g_responses.clear();
         g_calls.clear();
-        server = std::make_unique<mcp::Server>(config, limiter);
+        server = std::make_unique<mcp::Server>(config, limiter, hooks);
     }
     std::string call(const std::string& msg) {
         std::vector<char> out(1 << 16);
@@ -80,6 +80,7 @@ struct Fixture {
     }
     std::vector<std::string_view> allow;
     mcp::ServerConfig config;
+    mcp::CallbackHost hooks;
     mcp::CallLimiter limiter { mcp::LimitConfig { 100, 100, 64 } }; // calls are never finished here
     mcp::Session session;
     std::unique_ptr<mcp::Server> server;
@@ -143,7 +144,7 @@ TEST(McpClientRequest, ResponsesGoToTheHostWithTheirIdKindAndSession) {
     EXPECT_EQ(Reply(f.call(R"({"id":"srv-1","result":{}})")).error_code(), "validation_failed");
 
     // Without a host hook responses are simply dropped.
-    f.config.client_response = nullptr;
+    f.hooks.client_response = nullptr;
     EXPECT_EQ(f.call(R"({"jsonrpc":"2.0","id":"srv-2","result":{}})"), "");
     EXPECT_EQ(g_responses.size(), 2u);
 }

@@ -60,13 +60,13 @@ struct Fixture {
         config.resource_allowlist = resource_allow;
         config.prompt_allowlist = prompt_allow;
         config.subscriptions = true;
-        config.now_rfc3339 = fixed_time;
-        config.now_ns = now_ns;
+        hooks.now_rfc3339_fn = fixed_time;
+        hooks.now_ns_fn = now_ns;
         config.source_commit = "abc1234";
-        config.audit = record_event;
+        hooks.audit_fn = record_event;
         g_events.clear();
         g_event_names.clear();
-        server = std::make_unique<mcp::Server>(config, limiter);
+        server = std::make_unique<mcp::Server>(config, limiter, hooks);
     }
     std::string call(const std::string& msg) {
         std::vector<char> out(1 << 20);
@@ -79,6 +79,7 @@ struct Fixture {
     std::vector<mcp::Tool> tools;
     std::vector<std::string_view> allow, resource_allow, prompt_allow;
     mcp::ServerConfig config;
+    mcp::CallbackHost hooks;
     mcp::CallLimiter limiter { mcp::LimitConfig { 100, 100, 10 } };
     mcp::Session session; // anonymous: the suite sends no credentials
     std::unique_ptr<mcp::Server> server;
@@ -512,7 +513,7 @@ bool start_async(const mcp::Tool&, const json::Value&, const mcp::PendingCall& c
 // A running call's own log notifications (tools-call-with-logging) and its content result.
 TEST(McpFixtures, CallsLogAtTheLevelAskedForAndAnswerWithContent) {
     Fixture f;
-    f.config.start_call = start_async;
+    f.hooks.start_call = start_async;
     g_pending.clear();
     std::vector<char> out(8192);
     EXPECT_EQ(f.request("tools/call", call_tool("test_tool_with_logging"), 1), "");

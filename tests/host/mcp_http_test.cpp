@@ -50,26 +50,26 @@ struct Fixture {
         config.allowlist = kAllow;
         config.keys = &keys;
         config.transport = "http";
-        config.now_ns = [] { return g_now; };
-        config.now_rfc3339 = [](char* out, size_t cap) { snprintf(out, cap, "2026-11-23T08:00:00Z"); };
-        config.audit = [](const mcp::AuditEvent& e) { g_audit.push_back(e); };
+        hooks.now_ns_fn = [] { return g_now; };
+        hooks.now_rfc3339_fn = [](char* out, size_t cap) { snprintf(out, cap, "2026-11-23T08:00:00Z"); };
+        hooks.audit_fn = [](const mcp::AuditEvent& e) { g_audit.push_back(e); };
         EXPECT_TRUE(keys.add("op", mcp::Role::Operator, kKey).ok());
-        server = std::make_unique<mcp::Server>(config, limiter);
+        server = std::make_unique<mcp::Server>(config, limiter, hooks);
         http.allowed_hosts = kHosts;
-        http.now_ns = config.now_ns;
-        http.now_rfc3339 = config.now_rfc3339;
+        http.now_ns = hooks.now_ns_fn;
+        http.now_rfc3339 = hooks.now_rfc3339_fn;
         http.random = [](uint8_t* out, size_t len) { // a stand-in generator: distinct, not secure
             for (size_t i = 0; i < len; ++i)
                 out[i] = static_cast<uint8_t>((++g_entropy * 0x9e3779b97f4a7c15ull) >> 56);
         };
-        http.audit = config.audit;
+        http.audit = hooks.audit_fn;
         transport = std::make_unique<mcp::HttpTransport>(*server, http);
         g_started.clear();
         g_audit.clear();
     }
     void defer_calls() {
-        config.start_call = start_call;
-        server = std::make_unique<mcp::Server>(config, limiter);
+        hooks.start_call = start_call;
+        server = std::make_unique<mcp::Server>(config, limiter, hooks);
         transport = std::make_unique<mcp::HttpTransport>(*server, http);
     }
 
@@ -133,6 +133,8 @@ struct Fixture {
     }
 
     mcp::ServerConfig config;
+
+    mcp::CallbackHost hooks;
     mcp::CallLimiter limiter { mcp::LimitConfig { 3, 1, 10 } };
     mcp::KeyStore keys;
     std::unique_ptr<mcp::Server> server;
@@ -492,10 +494,10 @@ struct ModernFixture : Fixture {
         mirror_tools[1].client_needs = mcp::kClientSampling;
         config.tools = mirror_tools;
         // Messages larger than the dispatcher's own arena, as the kernel allows them.
-        config.alloc_nodes = [](size_t count) { return new json::Node[count]; };
-        config.free_nodes = [](json::Node* nodes) { delete[] nodes; };
+        hooks.alloc_nodes_fn = [](size_t count) { return new json::Node[count]; };
+        hooks.free_nodes_fn = [](json::Node* nodes) { delete[] nodes; };
         config.allowlist = kMirrorAllow;
-        server = std::make_unique<mcp::Server>(config, limiter);
+        server = std::make_unique<mcp::Server>(config, limiter, hooks);
         transport = std::make_unique<mcp::HttpTransport>(*server, http);
     }
     // A tools/call of "mirror" with these arguments and extra headers beside the standard ones.

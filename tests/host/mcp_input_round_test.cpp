@@ -113,13 +113,13 @@ struct Fixture {
         config.prompts = fx::prompts();
         config.prompt_allowlist = prompt_allow;
         config.anonymous_scopes = mcp::kConformanceFixtures;
-        config.now_rfc3339 = fixed_time;
-        config.now_ns = now_ns;
-        config.start_call = start_call;
-        config.audit = record_event;
+        hooks.now_rfc3339_fn = fixed_time;
+        hooks.now_ns_fn = now_ns;
+        hooks.start_call = start_call;
+        hooks.audit_fn = record_event;
         config.state_key = kKey;
         g_started.clear();
-        server = std::make_unique<mcp::Server>(config, limiter);
+        server = std::make_unique<mcp::Server>(config, limiter, hooks);
     }
     std::string handle(const std::string& msg) {
         g_now += kSecond; // calls a second apart: no rate limit
@@ -137,6 +137,7 @@ struct Fixture {
     }
     std::vector<std::string_view> allow, prompt_allow;
     mcp::ServerConfig config;
+    mcp::CallbackHost hooks;
     mcp::CallLimiter limiter;
     mcp::Session session;
     std::unique_ptr<mcp::Server> server;

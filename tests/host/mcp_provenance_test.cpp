@@ -63,24 +63,25 @@ struct Fixture {
     Fixture() {
         config.tools = kTools;
         config.allowlist = kAllow;
-        config.now_rfc3339 = fixed_time;
-        config.now_ns = now_ns;
+        hooks.now_rfc3339_fn = fixed_time;
+        hooks.now_ns_fn = now_ns;
         config.keys = &keys;
-        config.audit = keep_decision;
-        config.provenance = keep_node;
+        hooks.audit_fn = keep_decision;
+        hooks.provenance_fn = keep_node;
         config.transport = "http";
         g_nodes.clear();
         g_decisions.clear();
         EXPECT_TRUE(keys.add("op", mcp::Role::Operator, "operator-secret-key-1").ok());
         session.principal = *keys.authenticate("operator-secret-key-1");
         session.origin = 42;
-        server = std::make_unique<mcp::Server>(config, limiter);
+        server = std::make_unique<mcp::Server>(config, limiter, hooks);
     }
     std::string call(const std::string& msg) {
         std::vector<char> out(1 << 16);
         return std::string(out.data(), server->handle(msg, session, out));
     }
     mcp::ServerConfig config;
+    mcp::CallbackHost hooks;
     mcp::CallLimiter limiter { mcp::LimitConfig { 100, 100, 10 } };
     mcp::KeyStore keys;
     mcp::Session session;
@@ -172,7 +173,7 @@ bool start_async(const mcp::Tool&, const json::Value&, const mcp::PendingCall& c
 
 TEST(Provenance, AnAsynchronousCallCarriesItsNodeToTheHostAndToItsAudit) {
     Fixture f;
-    f.config.start_call = start_async;
+    f.hooks.start_call = start_async;
     g_started.clear();
     EXPECT_EQ(f.call(R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"vector_delete","arguments":{"collection":"docs","ids":[4]}}})"),
               "");

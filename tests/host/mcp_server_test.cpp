@@ -69,16 +69,16 @@ struct Fixture {
         config.version = "0.1.0";
         config.tools = kTools;
         config.allowlist = kAllow;
-        config.now_rfc3339 = fixed_time;
-        config.now_ns = now_ns;
+        hooks.now_rfc3339_fn = fixed_time;
+        hooks.now_ns_fn = now_ns;
         config.resources = kResources;
         config.resource_allowlist = kResourceAllow;
         config.keys = &keys;
         config.source_commit = "abc1234";
-        config.audit = record_event;
+        hooks.audit_fn = record_event;
         g_events.clear();
         g_event_names.clear();
-        server = std::make_unique<mcp::Server>(config, limiter);
+        server = std::make_unique<mcp::Server>(config, limiter, hooks);
         EXPECT_TRUE(keys.add("op", mcp::Role::Operator, "operator-secret-key-1").ok());
         EXPECT_TRUE(keys.add("root", mcp::Role::Admin, "admin-secret-key-000001").ok());
         session.principal = *keys.authenticate("operator-secret-key-1");
@@ -89,6 +89,7 @@ struct Fixture {
         return std::string(out.data(), n);
     }
     mcp::ServerConfig config;
+    mcp::CallbackHost hooks;
     mcp::CallLimiter limiter { mcp::LimitConfig { 5, 1, 10 } };
     mcp::KeyStore keys;
     mcp::Session session;
@@ -209,7 +210,7 @@ TEST(McpServer, ToolsListServesEveryToolInOnePageByDefault) {
 TEST(McpServer, ToolsListPagesThroughAllowlistedToolsOnly) {
     Fixture f;
     f.config.page_size = 4; // as the `list_page=` boot argument sets it
-    f.server = std::make_unique<mcp::Server>(f.config, f.limiter);
+    f.server = std::make_unique<mcp::Server>(f.config, f.limiter, f.hooks);
     std::vector<std::string> names;
     std::string cursor;
     int pages = 0;
@@ -481,8 +482,8 @@ void cancel_async(std::string_view raw, bool is_string, uint32_t) { g_cancelled.
 
 TEST(McpServer, AsynchronousCallsAnswerLaterWithProgressAndCancellation) {
     Fixture f;
-    f.config.start_call = start_async;
-    f.config.cancel_call = cancel_async;
+    f.hooks.start_call = start_async;
+    f.hooks.cancel_call = cancel_async;
     g_pending.clear();
     g_cancelled.clear();
     g_refuse_start = false;
@@ -576,8 +577,8 @@ TEST(McpServer, LargeMessagesParseInAnArenaLentForThem) {
     EXPECT_EQ(refused.root.find("error").find("code").as_int64(), -32700);
     EXPECT_TRUE(refused.root.find("error").find("data").find("error").find("details").find("reason").string_equals("arena_full"));
 
-    f.config.alloc_nodes = take_arena;
-    f.config.free_nodes = give_back_arena;
+    f.hooks.alloc_nodes_fn = take_arena;
+    f.hooks.free_nodes_fn = give_back_arena;
     g_arenas_taken = g_arenas_given_back = 0;
     Reply served(f.call(big));
     EXPECT_TRUE(served.root.find("result").is_object()) << served.text;
