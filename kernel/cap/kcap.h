@@ -3,6 +3,7 @@
 // task, built on lib/cap. Every system call reaches its object through here.
 #include <cstdint>
 
+#include <abi/introspect.h>
 #include <cap/capability.h>
 #include <cap/rights.h>
 #include <ktl/result.h>
@@ -68,13 +69,7 @@ ktl::Result<uint32_t> issue_token(sched::Task* issuer, uint32_t slot, sched::Tas
 ktl::Result<Resolved> redeem(sched::Task* task, uint32_t slot, uint64_t now_ns, uint64_t binding, bool* kept = nullptr);
 ktl::Result<void> destroy_object(uint64_t object_id);
 
-struct CapInfo {
-    uint32_t slot;
-    uint32_t type;
-    uint32_t rights;
-    uint64_t object_id;
-    uint64_t badge;
-};
+using abi::CapInfo; // cap_list's rows (abi/introspect.h)
 uint32_t list(sched::Task* task, CapInfo* out, uint32_t max);
 const char* type_name(ObjectType type);
 // Registers an object without granting it to anyone (singletons such as the factory).

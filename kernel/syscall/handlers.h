@@ -21,8 +21,8 @@ constexpr int64_t kBlocked = INT64_MIN;
 uint64_t deadline_after(uint64_t timeout_ns);
 int64_t finish(ipc::Outcome o);
 
-#define SYSCALL(nr, name, type, rights, doc) int64_t name(arch::TrapFrame& frame, const kcap::Resolved& object);
-#include "syscalls.def"
+#define SYSCALL(nr, name, type, rights, args, doc) int64_t name(arch::TrapFrame& frame, const kcap::Resolved& object);
+#include <abi/syscalls.def>
 #undef SYSCALL
 
 // A region object as region_create makes it (policy 0 immutable, 1 append-only, 2 slab), also for
@@ -51,44 +51,9 @@ Reclaimed reclaimed_total();
 
 } // namespace handlers
 
-// Records exchanged with introspection calls.
+// Records exchanged with introspection calls (abi/introspect.h).
 namespace sysinfo {
-
-struct TaskInfo {
-    uint32_t id;
-    uint8_t state;
-    uint8_t priority;
-    uint16_t reserved;
-    uint64_t cpu_ns;
-    uint64_t switches;
-    uint64_t heap_bytes;
-    uint64_t stack_bytes;
-    char name[24];
-};
-
-struct MemInfo {
-    uint64_t total_pages;
-    uint64_t free_pages;
-    uint64_t used_pages;
-    uint64_t largest_free_block;
-    uint64_t heap_live_allocations;
-    uint64_t heap_bytes_requested;
-    uint64_t heap_slab_pages;
-    uint64_t heap_large_pages;
-    uint64_t stacks_used;
-    uint64_t stacks_total;
-    // Taken back from tasks that ended holding them (since boot).
-    uint64_t reclaimed_heap_allocations;
-    uint64_t reclaimed_heap_bytes;
-    uint64_t reclaimed_objects;
-    uint64_t reclaimed_mutexes;
-};
-
-struct SchedInfo {
-    uint64_t ticks;
-    uint64_t switches;
-    uint64_t tasks;
-    uint64_t consistency_checks; // ready-list checks passed, one per tick (a failed one panics)
-};
-
+using abi::MemInfo;
+using abi::SchedInfo;
+using abi::TaskInfo;
 } // namespace sysinfo
