@@ -7,6 +7,7 @@
 
 #include <ktl/result.h>
 
+#include "signatures.h"
 #include "types.h"
 
 namespace sys {
@@ -67,32 +68,9 @@ struct Stub<Number::exit, int64_t(int64_t)> {
 
 } // namespace detail
 
-// The names the argument lists use.
-using abi::AuditRecord;
-using abi::Cap;
-using abi::CapInfo;
-using abi::CreateParams;
-using abi::DatagramFrom;
-using abi::DiskInfo;
-using abi::Hit;
-using abi::LogRecord;
-using abi::MemInfo;
-using abi::SchedInfo;
-using abi::SearchFilter;
-using abi::StageChunk;
-using abi::StorageInfo;
-using abi::StoreEntry;
-using abi::StreamEvent;
-using abi::TaskEntry;
-using abi::TaskInfo;
-using abi::VectorJob;
-using abi::VectorStats;
-using cluster_abi::ClusterInfo;
-using cluster_abi::MemberInfo;
-using cluster_abi::PingInfo;
-
 // One constant object per call: sys::name(arguments...).
-#define SYSCALL(nr, name, type, rights, args, doc) inline constexpr detail::Stub<Number::name, int64_t args> name {};
+#define SYSCALL(nr, name, type, rights, args, doc) \
+    inline constexpr detail::Stub<Number::name, abi::signature::name> name {};
 #include "syscalls.def"
 #undef SYSCALL
 

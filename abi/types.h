@@ -16,4 +16,8 @@ using Cap = uint32_t;
 // A task's entry point (task_create): kernel text only, since tasks run kernel code.
 using TaskEntry = int64_t (*)(void* arg);
 
+using cluster_abi::ClusterInfo;
+using cluster_abi::MemberInfo;
+using cluster_abi::PingInfo;
+
 } // namespace abi

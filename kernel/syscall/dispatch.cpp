@@ -40,7 +40,7 @@ using kcap::kWrite;
 
 constexpr Entry kTable[] = {
 #define SYSCALL(nr, name, type, rights, args, doc) \
-    { #name, types::type, is_any(#type), rights, handlers::name, doc },
+    { #name, types::type, is_any(#type), rights, decode::Invoke<abi::signature::name, handlers::name>::run, doc },
 #include <abi/syscalls.def>
 #undef SYSCALL
 };

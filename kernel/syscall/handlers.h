@@ -1,12 +1,14 @@
 #pragma once
-// System call handlers, one per syscalls.def entry. Each receives the caller's frame and the
-// already-checked capability object; returns the result for x0, or kBlocked when the caller
-// was queued (the waker delivers the result).
+// System call handlers, one per abi/syscalls.def entry. Each receives the already-checked
+// capability object and the call's arguments, typed by its list (decode.h fetched them from the
+// frame); returns the result for x0, or kBlocked when the caller was queued (the waker delivers
+// the result).
 #include <climits>
 #include <cstdint>
 
 #include "../arch/aarch64/trap_frame.h"
 #include "../cap/kcap.h"
+#include "decode.h"
 
 namespace ipc {
 struct Outcome;
@@ -21,7 +23,10 @@ constexpr int64_t kBlocked = INT64_MIN;
 uint64_t deadline_after(uint64_t timeout_ns);
 int64_t finish(ipc::Outcome o);
 
-#define SYSCALL(nr, name, type, rights, args, doc) int64_t name(arch::TrapFrame& frame, const kcap::Resolved& object);
+using abi::Cap;
+
+// Declared with the decoded arguments of the call's list: a definition that differs does not link.
+#define SYSCALL(nr, name, type, rights, args, doc) decode::Handler<abi::signature::name> name;
 #include <abi/syscalls.def>
 #undef SYSCALL
 
