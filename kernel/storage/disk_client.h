@@ -33,8 +33,8 @@ public:
                 uint64_t want = kWindow / dev::kDiskSector;
                 if (want > m_sectors - sector)
                     want = m_sectors - sector;
-                int64_t r = sys::call(sys::Number::disk_read, m_cap, sector, reinterpret_cast<uint64_t>(m_window),
-                                      want * dev::kDiskSector, kIoTimeoutNs);
+                int64_t r = sys::disk_read(m_cap, sector, m_window,
+                                           want * dev::kDiskSector, kIoTimeoutNs);
                 if (r < 0)
                     return ktl::Error::IoError;
                 m_window_first = sector;
@@ -54,8 +54,8 @@ public:
             size_t n = data.size() - done;
             if (n > kWindow)
                 n = kWindow;
-            int64_t r = sys::call(sys::Number::disk_write, m_cap, lba + done / dev::kDiskSector,
-                                  reinterpret_cast<uint64_t>(data.data() + done), n, kIoTimeoutNs);
+            int64_t r = sys::disk_write(m_cap, lba + done / dev::kDiskSector,
+                                        data.data() + done, n, kIoTimeoutNs);
             if (r < 0)
                 return r == -static_cast<int64_t>(ktl::Error::OutOfRange) ? ktl::Error::OutOfRange : ktl::Error::IoError;
             done += n;
@@ -64,7 +64,7 @@ public:
     }
 
     ktl::Result<void> flush() override {
-        int64_t r = sys::call(sys::Number::disk_flush, m_cap, kIoTimeoutNs);
+        int64_t r = sys::disk_flush(m_cap, kIoTimeoutNs);
         if (r == -static_cast<int64_t>(ktl::Error::Unsupported))
             return ktl::Error::Unsupported;
         return r < 0 ? ktl::Result<void>(ktl::Error::IoError) : ktl::Result<void>();

@@ -21,7 +21,6 @@
 namespace storaged {
 namespace {
 
-using N = sys::Number;
 
 // Replays records into the store through its system calls, keeping the collections it has opened.
 class Replayer {
@@ -42,7 +41,7 @@ public:
         int64_t r = 0;
         switch (d->type) {
         case storage::RecordType::Audit:
-            r = m_audit == ~0u ? 0 : sys::call(N::region_append, m_audit, ptr(d->audit.data()), d->audit.size());
+            r = m_audit == ~0u ? 0 : sys::region_append(m_audit, d->audit.data(), d->audit.size());
             if (r >= 0 && m_audit != ~0u)
                 ++m_audit_records;
             if (r < 0) { // the trail's region refused it (a record size of another build): not fatal
@@ -53,12 +52,12 @@ public:
         case storage::RecordType::Create: {
             vector::CreateParams p { d->create.dim, d->create.metric, d->create.m, d->create.ef_construction,
                                      d->create.max_elements, d->create.max_ef, d->create.flags };
-            r = sys::call(N::store_create, m_store, ptr(d->name.data()), d->name.size(), reinterpret_cast<uint64_t>(&p));
+            r = sys::store_create(m_store, d->name.data(), d->name.size(), &p);
             break;
         }
         case storage::RecordType::Drop:
             forget(d->name);
-            r = sys::call(N::store_drop, m_store, ptr(d->name.data()), d->name.size());
+            r = sys::store_drop(m_store, d->name.data(), d->name.size());
             break;
         case storage::RecordType::Upsert: {
             uint32_t dim = 0;
@@ -68,8 +67,10 @@ public:
             if (slot >= 0 && d->upsert.dim != dim)
                 slot = -static_cast<int64_t>(ktl::Error::InvalidArgs);
             r = slot < 0 ? slot
-                         : sys::call(N::vec_insert, static_cast<uint64_t>(slot), ptr(d->upsert.ids),
-                                     ptr(d->upsert.vectors), d->upsert.count, d->upsert.provenance);
+                         : sys::vec_insert(static_cast<uint64_t>(slot),
+                                           reinterpret_cast<const uint64_t*>(d->upsert.ids), // the record's bytes
+                                           reinterpret_cast<const float*>(d->upsert.vectors), d->upsert.count,
+                                           d->upsert.provenance);
             if (r >= 0 && static_cast<uint64_t>(r) != d->upsert.count)
                 r = -static_cast<int64_t>(ktl::Error::Full);
             break;
@@ -77,8 +78,8 @@ public:
         case storage::RecordType::Delete: {
             int64_t slot = open(d->name);
             r = slot < 0 ? slot
-                         : sys::call(N::vec_delete, static_cast<uint64_t>(slot), ptr(d->delete_ids), d->delete_count,
-                                     ptr(m_missing));
+                         : sys::vec_delete(static_cast<uint64_t>(slot), ptr(d->delete_ids), d->delete_count,
+                                           m_missing);
             // Only ids the call really deleted were logged: every one must be there to delete again.
             if (r >= 0 && static_cast<uint64_t>(r) != d->delete_count)
                 r = -static_cast<int64_t>(ktl::Error::NotFound);
@@ -99,7 +100,7 @@ public:
     void close_all() {
         for (auto& o : m_open)
             if (o.used)
-                sys::call(N::cap_delete, o.slot);
+                sys::cap_delete(o.slot);
     }
     uint64_t applied() const { return m_applied; }
     uint64_t audit_records() const { return m_audit_records; }
@@ -124,17 +125,17 @@ private:
                     *dim = o.dim;
                 return o.slot;
             }
-        int64_t slot = sys::call(N::store_open, m_store, ptr(name.data()), name.size(), kcap::kWrite | kcap::kRead);
+        int64_t slot = sys::store_open(m_store, name.data(), name.size(), kcap::kWrite | kcap::kRead);
         if (slot < 0)
             return slot;
         vector::Stats st {};
-        if (sys::call(N::vec_stats, static_cast<uint64_t>(slot), ptr(&st)) < 0) {
-            sys::call(N::cap_delete, static_cast<uint64_t>(slot));
+        if (sys::vec_stats(static_cast<uint64_t>(slot), &st) < 0) {
+            sys::cap_delete(static_cast<uint64_t>(slot));
             return -static_cast<int64_t>(ktl::Error::IoError);
         }
         Open& o = m_open[m_next++ % kOpen];
         if (o.used)
-            sys::call(N::cap_delete, o.slot);
+            sys::cap_delete(o.slot);
         o = Open { true, static_cast<uint8_t>(name.size()), {}, static_cast<uint32_t>(slot), st.dim };
         if (dim)
             *dim = st.dim;
@@ -145,7 +146,7 @@ private:
     void forget(std::string_view name) {
         for (auto& o : m_open)
             if (o.used && std::string_view(o.name, o.len) == name) {
-                sys::call(N::cap_delete, o.slot);
+                sys::cap_delete(o.slot);
                 o.used = false;
             }
     }
@@ -179,7 +180,7 @@ enum Reason : uint64_t {
 };
 
 int64_t give_up(uint32_t disk, Reason why) {
-    sys::call(N::journal_open, disk, static_cast<uint64_t>(-1), 0, why);
+    sys::journal_open(disk, static_cast<uint64_t>(-1), 0, why);
     return 0;
 }
 
@@ -216,7 +217,7 @@ uint32_t g_disk_cap = ~0u;
 // Waits up to `timeout_ns` (0: for ever) for a staged group and writes it; false once the journal
 // has failed.
 bool serve_once(storage::Wal& wal, uint64_t timeout_ns) {
-    int64_t n = sys::call(N::journal_take, g_disk_cap, reinterpret_cast<uint64_t>(g_group), sizeof g_group, timeout_ns);
+    int64_t n = sys::journal_take(g_disk_cap, g_group, sizeof g_group, timeout_ns);
     if (n <= 0)
         return true; // nothing staged (woken to look at a checkpoint, or the wait ran out)
     const uint64_t t0 = sys::clock_ns();
@@ -226,8 +227,8 @@ bool serve_once(storage::Wal& wal, uint64_t timeout_ns) {
         KLOG_ERROR("storage: writing the log failed (%s): durable collections are read-only until a restart",
                    ktl::error_name(r.error()));
     journal::note_commit_time(sys::clock_ns() - t0);
-    sys::call(N::journal_done, g_disk_cap, r ? 0 : static_cast<uint64_t>(-static_cast<int64_t>(r.error())),
-              wal.free_sectors() * dev::kDiskSector);
+    sys::journal_done(g_disk_cap, r ? 0 : static_cast<uint64_t>(-static_cast<int64_t>(r.error())),
+                      wal.free_sectors() * dev::kDiskSector);
     return r.ok();
 }
 
@@ -236,7 +237,7 @@ bool serve_once(storage::Wal& wal, uint64_t timeout_ns) {
 int64_t task_main(void* arg) {
     const auto& caps = *static_cast<const Caps*>(arg);
     dev::DiskInfo info {};
-    if (sys::call(N::disk_info, caps.disk, reinterpret_cast<uint64_t>(&info)) < 0)
+    if (sys::disk_info(caps.disk, &info) < 0)
         return give_up(caps.disk, kUnreadable);
     if (info.flags & dev::kDiskReadOnly) {
         KLOG_ERROR("storage: the disk is read-only: collections live in memory only");
@@ -335,7 +336,7 @@ int64_t task_main(void* arg) {
     }
     // The bridges serve from here (the store says `recovering`); the audit records they stage
     // meanwhile are counted against the room the log has left.
-    sys::call(N::journal_open, caps.disk, 1, wal.free_sectors() * dev::kDiskSector);
+    sys::journal_open(caps.disk, 1, wal.free_sectors() * dev::kDiskSector, 0);
     auto loaded = checkpointer.load(sb, storage::PieceKind::Collection);
     if (!loaded)
         return damaged_checkpoint(loaded.error());
@@ -377,7 +378,7 @@ int64_t task_main(void* arg) {
     }
     if (!(info.flags & dev::kDiskCanFlush))
         KLOG_WARN("storage: the disk cannot flush: acknowledged writes may sit in a volatile cache");
-    sys::call(N::journal_open, caps.disk, 0, wal.free_sectors() * dev::kDiskSector);
+    sys::journal_open(caps.disk, 0, wal.free_sectors() * dev::kDiskSector, 0);
 
     g_disk_cap = caps.disk;
     // The log's use that starts a checkpoint (sectors). Recovery replays the log record by record
@@ -400,7 +401,8 @@ int64_t task_main(void* arg) {
     for (;;) {
         if (!serve_once(wal, 0))
             return 0; // the journal has failed: nothing more to write
-        const bool asked = sys::call(N::journal_checkpoint, caps.disk, static_cast<uint64_t>(journal::CheckpointStep::Query)) == 1;
+        const bool asked =
+            sys::journal_checkpoint(caps.disk, static_cast<uint64_t>(journal::CheckpointStep::Query), 0, 0) == 1;
         if (!asked && wal.used_sectors() < next_try)
             continue;
         CheckpointResult r = checkpointer.take(sb, wal, [](storage::Wal& w) -> ktl::Result<void> {
