@@ -6,6 +6,7 @@
 #include "cluster.h"
 #include "introspect.h"
 #include "net.h"
+#include "rights.h"
 #include "storage.h"
 #include "vector.h"
 

@@ -18,7 +18,7 @@
 #include "sched/scheduler.h"
 #include "syscall/dispatch.h"
 #include "syscall/handlers.h"
-#include "syscall/sys.h"
+#include <abi/sys.h>
 #include "mcpd/console_desk.h"
 #include "mcpd/sink_gate.h"
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include <abi/introspect.h>
+#include <abi/rights.h>
 #include <cap/capability.h>
 #include <cap/rights.h>
 #include <ktl/result.h>
@@ -16,15 +17,16 @@ namespace kcap {
 
 using cap::ObjectType;
 
-constexpr uint32_t kRead = uint32_t(cap::Rights::Read);
-constexpr uint32_t kWrite = uint32_t(cap::Rights::Write);
-constexpr uint32_t kExecute = uint32_t(cap::Rights::Execute);
-constexpr uint32_t kGrant = uint32_t(cap::Rights::Grant);
-constexpr uint32_t kRevoke = uint32_t(cap::Rights::Revoke);
-constexpr uint32_t kCreate = uint32_t(cap::Rights::Create); // the vector store's rights
-constexpr uint32_t kImport = uint32_t(cap::Rights::Import);
-constexpr uint32_t kDrop = uint32_t(cap::Rights::Drop);
-constexpr uint32_t kAll = kRead | kWrite | kExecute | kGrant | kRevoke | kCreate | kImport | kDrop;
+// The rights bits as system calls take them (abi/rights.h).
+using abi::kAll;
+using abi::kCreate;
+using abi::kDrop;
+using abi::kExecute;
+using abi::kGrant;
+using abi::kImport;
+using abi::kRead;
+using abi::kRevoke;
+using abi::kWrite;
 
 void init();
 ktl::Result<void> attach_task(sched::Task* task);

@@ -11,7 +11,7 @@
 #include "../panic.h"
 #include "../rng.h"
 #include "../sched/scheduler.h"
-#include "../syscall/sys.h"
+#include <abi/sys.h>
 
 #include <cluster/node.h>
 #include <ktl/decimal.h>

@@ -15,7 +15,7 @@
 #include "../mm/kheap.h"
 #include "../panic.h"
 #include "../platform.h"
-#include "../syscall/sys.h"
+#include <abi/sys.h>
 
 #include <drivers/nic.h>
 

@@ -1,13 +1,11 @@
 #include "checkpointer.h"
 
-#include "../cap/kcap.h"
 #include "../log.h"
 #include "../mcpd/audit_trail.h"
-#include "../vector/store.h"
-#include "journal.h"
 
 #include <storage/checkpoint.h>
 #include <storage/layout.h>
+#include <storage/records.h>
 #include <ktl/le_bytes.h>
 #include <ktl/utf8.h>
 #include <storage/crc32c.h>
@@ -15,10 +13,10 @@
 namespace storaged {
 namespace {
 
-using Step = journal::CheckpointStep;
+using Step = abi::CheckpointStep;
 
 constexpr uint32_t kChunk = 64 * 1024;
-constexpr uint64_t kSector = dev::kDiskSector;
+constexpr uint64_t kSector = abi::kDiskSector;
 constexpr uint32_t kMaxDrainRounds = 100000; // 5 ms each at most: a writer that never stages is a bug
 
 alignas(64) std::byte g_chunk[kChunk];
@@ -103,13 +101,13 @@ CheckpointResult Checkpointer::take(storage::Superblock& sb, storage::Wal& wal, 
     };
 
     // The collections, each as the store exports it (writes are held back: the pages agree).
-    static vector::StoreEntry rows[vector::kMaxNamed];
-    int64_t listed = sys::store_list(m_store, rows, vector::kMaxNamed);
+    static abi::StoreEntry rows[abi::kMaxNamed];
+    int64_t listed = sys::store_list(m_store, rows, abi::kMaxNamed);
     for (int64_t i = 0; status == 0 && i < listed; ++i) {
         if (!rows[i].durable)
             continue;
         std::string_view name = ktl::field_text(rows[i].name);
-        int64_t slot = sys::store_open(m_store, name.data(), name.size(), kcap::kRead);
+        int64_t slot = sys::store_open(m_store, name.data(), name.size(), abi::kRead);
         if (slot < 0) {
             fail(-static_cast<int>(error_of(slot)));
             break;
@@ -257,7 +255,7 @@ ktl::Result<Checkpointer::Loaded> Checkpointer::load(const storage::Superblock& 
         };
         if (e.kind == storage::PieceKind::Collection) {
             std::string_view name = e.name_view();
-            vector::StageChunk chunk {};
+            abi::StageChunk chunk {};
             chunk.total = e.length;
             uint32_t crc = 0;
             for (uint64_t off = 0; off < e.length; off += kChunk) {

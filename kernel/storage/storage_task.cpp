@@ -1,16 +1,13 @@
 #include "storage_task.h"
 
-#include "../cap/kcap.h"
-#include "../dev/disk.h"
-#include "../log.h"
-#include "../syscall/sys.h"
-#include "../vector/collection.h"
 #include "../bootargs.h"
+#include "../log.h"
 #include "checkpointer.h"
 #include "disk_client.h"
 #include "journal.h"
 #include "storage_info.h"
 
+#include <abi/sys.h>
 #include <storage/block_device.h>
 #include <storage/records.h>
 #include <storage/superblock.h>
@@ -50,7 +47,7 @@ public:
             }
             break;
         case storage::RecordType::Create: {
-            vector::CreateParams p { d->create.dim, d->create.metric, d->create.m, d->create.ef_construction,
+            abi::CreateParams p { d->create.dim, d->create.metric, d->create.m, d->create.ef_construction,
                                      d->create.max_elements, d->create.max_ef, d->create.flags };
             r = sys::store_create(m_store, d->name.data(), d->name.size(), &p);
             break;
@@ -125,10 +122,10 @@ private:
                     *dim = o.dim;
                 return o.slot;
             }
-        int64_t slot = sys::store_open(m_store, name.data(), name.size(), kcap::kWrite | kcap::kRead);
+        int64_t slot = sys::store_open(m_store, name.data(), name.size(), abi::kWrite | abi::kRead);
         if (slot < 0)
             return slot;
-        vector::Stats st {};
+        abi::VectorStats st {};
         if (sys::vec_stats(static_cast<uint64_t>(slot), &st) < 0) {
             sys::cap_delete(static_cast<uint64_t>(slot));
             return -static_cast<int64_t>(ktl::Error::IoError);
@@ -228,7 +225,7 @@ bool serve_once(storage::Wal& wal, uint64_t timeout_ns) {
                    ktl::error_name(r.error()));
     journal::note_commit_time(sys::clock_ns() - t0);
     sys::journal_done(g_disk_cap, r ? 0 : static_cast<uint64_t>(-static_cast<int64_t>(r.error())),
-                      wal.free_sectors() * dev::kDiskSector);
+                      wal.free_sectors() * abi::kDiskSector);
     return r.ok();
 }
 
@@ -236,10 +233,10 @@ bool serve_once(storage::Wal& wal, uint64_t timeout_ns) {
 
 int64_t task_main(void* arg) {
     const auto& caps = *static_cast<const Caps*>(arg);
-    dev::DiskInfo info {};
+    abi::DiskInfo info {};
     if (sys::disk_info(caps.disk, &info) < 0)
         return give_up(caps.disk, kUnreadable);
-    if (info.flags & dev::kDiskReadOnly) {
+    if (info.flags & abi::kDiskReadOnly) {
         KLOG_ERROR("storage: the disk is read-only: collections live in memory only");
         return give_up(caps.disk, kReadOnly);
     }
@@ -254,7 +251,7 @@ int64_t task_main(void* arg) {
     storage_info::Recovered rec {};
 
     static Checkpointer checkpointer(client, caps.disk, caps.store, caps.audit);
-    std::span<std::byte> sector(g_group, dev::kDiskSector);
+    std::span<std::byte> sector(g_group, abi::kDiskSector);
     auto sb_read = storage::read_superblock(client, sector);
     storage::Superblock sb;
     if (!sb_read && sb_read.error() == ktl::Error::NotFound) {
@@ -300,7 +297,7 @@ int64_t task_main(void* arg) {
                       sb.epoch, static_cast<unsigned long long>(sb.checkpoint_first));
         }
     }
-    rec.log_bytes = sb.log_count * dev::kDiskSector;
+    rec.log_bytes = sb.log_count * abi::kDiskSector;
 
     // The audit trail first (the last checkpoint's, then the log's), so that the bridges can serve
     // while the store is rebuilt; then the collections the same way.
@@ -336,7 +333,7 @@ int64_t task_main(void* arg) {
     }
     // The bridges serve from here (the store says `recovering`); the audit records they stage
     // meanwhile are counted against the room the log has left.
-    sys::journal_open(caps.disk, 1, wal.free_sectors() * dev::kDiskSector, 0);
+    sys::journal_open(caps.disk, 1, wal.free_sectors() * abi::kDiskSector, 0);
     auto loaded = checkpointer.load(sb, storage::PieceKind::Collection);
     if (!loaded)
         return damaged_checkpoint(loaded.error());
@@ -363,7 +360,7 @@ int64_t task_main(void* arg) {
               static_cast<unsigned long long>(loaded->bytes >> 10), loaded->collections,
               static_cast<unsigned long long>(rec.records), static_cast<unsigned long long>(rec.commits),
               static_cast<unsigned long long>(rec.ms), static_cast<unsigned long long>(rec.log_bytes >> 20),
-              static_cast<unsigned long long>((wal.free_sectors() * dev::kDiskSector) >> 20),
+              static_cast<unsigned long long>((wal.free_sectors() * abi::kDiskSector) >> 20),
               recovered->torn_tail ? "; a half-written, unacknowledged group at the end was dropped" : "");
     if (recovered->damaged) {
         KLOG_ERROR("storage: the log is damaged at record %llu while later ones are intact: nothing after it was replayed; "
@@ -376,9 +373,9 @@ int64_t task_main(void* arg) {
                    static_cast<unsigned long long>(replay.errors()));
         return give_up(caps.disk, kReplay);
     }
-    if (!(info.flags & dev::kDiskCanFlush))
+    if (!(info.flags & abi::kDiskCanFlush))
         KLOG_WARN("storage: the disk cannot flush: acknowledged writes may sit in a volatile cache");
-    sys::journal_open(caps.disk, 0, wal.free_sectors() * dev::kDiskSector, 0);
+    sys::journal_open(caps.disk, 0, wal.free_sectors() * abi::kDiskSector, 0);
 
     g_disk_cap = caps.disk;
     // The log's use that starts a checkpoint (sectors). Recovery replays the log record by record
@@ -391,8 +388,8 @@ int64_t task_main(void* arg) {
     auto threshold_after = [&](uint64_t checkpoint_bytes) {
         if (fixed)
             return fixed;
-        uint64_t t = checkpoint_bytes / 4 / dev::kDiskSector;
-        const uint64_t floor = (2u << 20) / dev::kDiskSector;
+        uint64_t t = checkpoint_bytes / 4 / abi::kDiskSector;
+        const uint64_t floor = (2u << 20) / abi::kDiskSector;
         t = t < floor ? floor : t;
         return t > sb.log_count / 2 ? sb.log_count / 2 : t;
     };
@@ -402,7 +399,7 @@ int64_t task_main(void* arg) {
         if (!serve_once(wal, 0))
             return 0; // the journal has failed: nothing more to write
         const bool asked =
-            sys::journal_checkpoint(caps.disk, static_cast<uint64_t>(journal::CheckpointStep::Query), 0, 0) == 1;
+            sys::journal_checkpoint(caps.disk, static_cast<uint64_t>(abi::CheckpointStep::Query), 0, 0) == 1;
         if (!asked && wal.used_sectors() < next_try)
             continue;
         CheckpointResult r = checkpointer.take(sb, wal, [](storage::Wal& w) -> ktl::Result<void> {

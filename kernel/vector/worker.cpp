@@ -5,7 +5,7 @@
 #include "../mm/kheap.h"
 #include "../syscall/vector_alloc.h"
 #include "../sched/scheduler.h"
-#include "../syscall/sys.h"
+#include <abi/sys.h>
 #include "service.h"
 
 #include <drivers/generic_timer.h>
