@@ -1,6 +1,5 @@
 // Scheduling tests: preemptive fairness among CPU-bound tasks, stack overflow isolation, and
 // the cost figures (context switch, system call round trip).
-#include "../syscall/handlers.h"
 #include "cases.h"
 
 namespace ktest {
@@ -127,7 +126,7 @@ bool task_kill(const Caps& caps) {
     KT_CHECK(spin >= 0 && sleeper >= 0 && int64_t(g_kill.event) >= 0, "spawn");
     int64_t waiter = spawn(caps, "kill-wait", kill_waiter, nullptr, 10);
     KT_CHECK(waiter >= 0, "spawn waiter");
-    int64_t shared = share(g_kill.event, static_cast<uint32_t>(waiter), kcap::kRead);
+    int64_t shared = share(g_kill.event, static_cast<uint32_t>(waiter), abi::kRead);
     KT_CHECK(shared >= 0, "share the event");
     g_kill.waiter_event = static_cast<uint32_t>(shared); // before it runs: it is below my priority
     sys::sleep_ns(50 * kMs); // all three run: spinning, sleeping, blocked
@@ -147,7 +146,7 @@ bool task_kill(const Caps& caps) {
     // Only the creator's Write right kills: a read-only copy is refused (and audited).
     int64_t spin2 = spawn(caps, "kill-spin2", kill_spinner, nullptr, 10);
     KT_CHECK(spin2 >= 0, "spawn");
-    int64_t ro = sys::cap_mint(spin2, kcap::kRead, 0);
+    int64_t ro = sys::cap_mint(spin2, abi::kRead, 0);
     KT_CHECK(ro >= 0 && sys::task_kill(ro) == -int64_t(ktl::Error::AccessDenied), "read-only refused");
     KT_CHECK(sys::task_kill(spin2) == 1 && join(static_cast<uint32_t>(spin2), 100 * kMs) == -1, "spin2");
     sys::cap_delete(ro);
@@ -165,7 +164,7 @@ bool sched_fairness(const Caps& caps) {
     }
     sys::sleep_ns(2000 * kMs);
     g_spin.stop = true;
-    sysinfo::TaskInfo infos[64];
+    abi::TaskInfo infos[64];
     int64_t n = sys::task_list(caps.introspection, infos, 64);
     KT_CHECK(n > kWorkers, "task_list returned %lld", static_cast<long long>(n));
     uint64_t cpu_min = ~0ull, cpu_max = 0;

@@ -74,14 +74,6 @@ EXCEPTIONS = {
     "kernel/ktest/runner.cpp": {
         "kernel/power.h": _KTEST,
     },
-    "kernel/ktest/sched_tests.cpp": {
-        "kernel/syscall/handlers.h": _KTEST,
-    },
-    "kernel/ktest/store_tests.cpp": {
-        "kernel/cap/kcap.h": _KTEST,
-        "kernel/vector/collection.h": _KTEST,
-        "kernel/vector/store.h": _KTEST,
-    },
     "kernel/ktest/vector_tests.cpp": {
         "kernel/mm/kheap.h": _KTEST,
         "kernel/vector/collection.h": _KTEST,
