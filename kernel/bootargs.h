@@ -1,5 +1,5 @@
 #pragma once
-// Kernel boot arguments (/chosen/bootargs), parsed once. Documented in README.md.
+// Kernel boot arguments (/chosen/bootargs), parsed once. Documented in docs/boot-arguments.md.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>

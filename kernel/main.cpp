@@ -16,11 +16,12 @@
 #include "rng.h"
 #include "shell.h"
 #include "version.h"
+#include "audit/trail.h"
 #include "cap/kcap.h"
+#include "composition.h"
 #include "dev/disk.h"
 #include "dev/serial_device.h"
 #include "ktest/ktest.h"
-#include "mcpd/audit_trail.h"
 #include "mcpd/provenance_log.h"
 #include "mcpd/bridge_config.h"
 #include "mcpd/http_task.h"
@@ -120,18 +121,18 @@ void print_banner(const dtb::Blob& blob) {
 }
 
 // The console shell is the appliance owner's seat: it holds every kernel capability.
-void start_shell(uint64_t factory, uint64_t introspection, uint64_t audit_log, uint64_t serial_object) {
+void start_shell(const composition::Objects& objects) {
+    using composition::Object;
     static shell::Caps shell_caps;
     auto sh = sched::create("shell", shell::task_main, &shell_caps, sched::CreateOptions { 16, true });
     if (!sh)
         panic("sched: cannot create the shell task: %s", ktl::error_name(sh.error()));
-    shell_caps.factory = kcap::grant_existing(*sh, factory, kcap::kWrite | kcap::kGrant).value_or(~0u);
-    shell_caps.introspection = kcap::grant_existing(*sh, introspection, kcap::kRead | kcap::kGrant).value_or(~0u);
-    shell_caps.audit = kcap::grant_existing(*sh, audit_log, kcap::kRead).value_or(~0u);
-    shell_caps.serial = kcap::grant_existing(*sh, serial_object, kcap::kRead | kcap::kWrite).value_or(~0u);
+    const composition::Held held = composition::grant(composition::Task::Shell, *sh, objects);
+    shell_caps.factory = held[Object::Factory];
+    shell_caps.introspection = held[Object::Introspection];
+    shell_caps.audit = held[Object::AuditLog];
+    shell_caps.serial = held[Object::Serial];
 }
-
-constexpr uint32_t kVectorWorkers = 2;
 
 // The storage task's priority once the bridges may serve everything: above theirs, so a commit
 // is written as soon as it is staged. Until then it recovers below them, so that the serial
@@ -141,7 +142,8 @@ constexpr uint8_t kStorageRecoveryPriority = 15;
 
 // The disk, when there is one: only the storage task holds it, and until it has replayed the log
 // the store is its alone (the bridges wait for it with storage_wait).
-void start_storage(uint64_t vector_store, uint64_t audit_object, const void* audit_region) {
+void start_storage(composition::Objects& objects, const void* audit_region) {
+    using composition::Object;
     dev::Disk* disk = dev::disk();
     if (!disk) {
         journal::init_off(bootargs::get().disk_off ? "disk=off: collections live in memory"
@@ -154,20 +156,37 @@ void start_storage(uint64_t vector_store, uint64_t audit_object, const void* aud
                            sched::CreateOptions { kStorageRecoveryPriority, true });
     if (!disk_object || !t)
         panic("storage: cannot start the storage task");
-    storage_caps.disk = kcap::grant_existing(*t, *disk_object, kcap::kRead | kcap::kWrite).value_or(~0u);
-    storage_caps.store = kcap::grant_existing(*t, vector_store, kcap::kRead | kcap::kWrite | kcap::kGrant | kcap::kCreate |
-                                                                    kcap::kDrop | kcap::kImport).value_or(~0u);
-    if (audit_object) {
-        storage_caps.audit = kcap::grant_existing(*t, audit_object, kcap::kRead | kcap::kWrite).value_or(~0u);
+    objects.set(Object::Disk, *disk_object);
+    const composition::Held held = composition::grant(composition::Task::Storage, *t, objects);
+    storage_caps.disk = held[Object::Disk];
+    storage_caps.store = held[Object::VectorStore];
+    storage_caps.audit = held[Object::AuditTrail];
+    if (objects[Object::AuditTrail])
         journal::set_audit_region(audit_region);
-    }
     journal::init_recovering(*t, kStoragePriority);
     journal::set_space_waker(vector::kick);
 }
 
-// Kernel singletons reached through capabilities, and the first tasks. `ticks`: when the timer
-// started, for the self-check still to do on a protocol line (see kernel_main).
+// What every MCP bridge holds (composition.cpp lists the same rows for each bridge task).
+mcpd::BridgeCaps bridge_caps(const composition::Held& held) {
+    using composition::Object;
+    mcpd::BridgeCaps caps;
+    caps.introspection = held[Object::Introspection];
+    caps.factory = held[Object::Factory];
+    caps.audit = held[Object::AuditLog];
+    caps.audit_region = held[Object::AuditTrail];
+    caps.provenance_region = held[Object::Provenance];
+    caps.store = held[Object::VectorStore];
+    caps.cluster = held[Object::Cluster];
+    return caps;
+}
+
+// Kernel singletons reached through capabilities, and the first tasks; who holds what is
+// composition.cpp's table. `ticks`: when the timer started, for the self-check still to do on a
+// protocol line (see kernel_main).
 [[noreturn]] void start_tasks(TickStart ticks) {
+    using composition::Object;
+    using composition::Task;
     kcap::init();
     sched::set_reclaimer([](sched::Task* t) { (void)handlers::reclaim_task(t); });
     static SerialPort* const line = platform::line_port();
@@ -181,18 +200,25 @@ void start_storage(uint64_t vector_store, uint64_t audit_object, const void* aud
     auto vector_store = kcap::register_object(kcap::ObjectType::VectorStore, &vector_store_object);
     if (!factory || !introspection || !audit_log || !serial_object || !vector_store)
         panic("cap: cannot register the kernel singletons");
+    composition::Objects objects;
+    objects.set(Object::Factory, *factory);
+    objects.set(Object::Introspection, *introspection);
+    objects.set(Object::AuditLog, *audit_log);
+    objects.set(Object::Serial, *serial_object);
+    objects.set(Object::VectorStore, *vector_store);
     if (line)
         line->set_rx_notify([](void* d) { static_cast<dev::SerialDevice*>(d)->on_rx(); }, &serial);
 
     // The MCP bridges' shared configuration and audit trail (one append-only region, created
     // here so every bridge appends to the same one).
     mcpd::bridge_config_init();
-    auto audit_region = handlers::make_region(mcpd::audit_trail_bytes(), 3 /* ring */, mcpd::audit_trail_record_bytes(), true);
+    auto audit_region = handlers::make_region(audit::trail::bytes(), 3 /* ring */, audit::trail::record_bytes(), true);
     auto audit_trail = audit_region ? kcap::register_object(kcap::ObjectType::Region, *audit_region)
                                     : ktl::Result<uint64_t>(audit_region.error());
     if (!audit_trail)
         KLOG_ERROR("mcp: no audit region (%s); decisions will be counted as dropped", ktl::error_name(audit_trail.error()));
-    start_storage(*vector_store, audit_trail ? *audit_trail : 0, audit_region ? *audit_region : nullptr);
+    objects.set(Object::AuditTrail, audit_trail ? *audit_trail : 0);
+    start_storage(objects, audit_region ? *audit_region : nullptr);
     // Provenance nodes: the same kind of ring, shared by the bridges the same way.
     auto provenance_region = handlers::make_region(mcpd::provenance_log_bytes(), 3 /* ring */,
                                                    mcpd::provenance_log_record_bytes(), true);
@@ -200,40 +226,28 @@ void start_storage(uint64_t vector_store, uint64_t audit_object, const void* aud
                                         : ktl::Result<uint64_t>(provenance_region.error());
     if (!provenance)
         KLOG_ERROR("mcp: no provenance region (%s); requests will have no provenance node", ktl::error_name(provenance.error()));
+    objects.set(Object::Provenance, provenance ? *provenance : 0);
     // Cluster membership (`cluster=`): its task opens its UDP endpoint at run time through the
     // NetStack capability; the bridges get the Cluster object for its tools and resource.
     static int netstack_object;
     auto netstack = kcap::register_object(kcap::ObjectType::NetStack, &netstack_object);
-    uint64_t cluster = 0;
+    objects.set(Object::NetStack, netstack ? *netstack : 0);
     if (clusterd::configured() && !platform::nic())
         KLOG_ERROR("cluster: no network device: membership is off");
     else if (netstack && platform::nic())
-        cluster = clusterd::start(*netstack, audit_trail ? *audit_trail : 0);
+        objects.set(Object::Cluster, clusterd::start(objects));
     bootargs::forget_cluster_secret(); // whether or not membership runs, the secret is not kept
-    auto grant_bridge = [&](sched::Task* t) {
-        mcpd::BridgeCaps caps;
-        // Grant: the bridge hands tool tasks single-use tokens for it, never the capability itself.
-        caps.introspection = kcap::grant_existing(t, *introspection, kcap::kRead | kcap::kGrant).value_or(~0u);
-        caps.factory = kcap::grant_existing(t, *factory, kcap::kWrite).value_or(~0u);
-        caps.audit = kcap::grant_existing(t, *audit_log, kcap::kRead).value_or(~0u);
-        caps.audit_region = audit_trail ? kcap::grant_existing(t, *audit_trail, kcap::kRead | kcap::kWrite).value_or(~0u) : ~0u;
-        caps.provenance_region = provenance ? kcap::grant_existing(t, *provenance, kcap::kRead | kcap::kWrite).value_or(~0u) : ~0u;
-        // Grant: vector tools get a token for one collection (store_open) or for the store itself.
-        caps.store = kcap::grant_existing(t, *vector_store, kcap::kAll).value_or(~0u);
-        if (cluster)
-            caps.cluster = kcap::grant_existing(t, cluster, kcap::kRead | kcap::kWrite | kcap::kGrant).value_or(~0u);
-        return caps;
-    };
     if (bootargs::get().mcp_serial) {
         static mcpd::SerialCaps mcp_caps;
         auto t = sched::create("mcp-serial", mcpd::serial_task_main, &mcp_caps, sched::CreateOptions { 16, true });
         if (!t)
             panic("sched: cannot create the MCP task: %s", ktl::error_name(t.error()));
-        mcp_caps.serial = kcap::grant_existing(*t, *serial_object, kcap::kRead | kcap::kWrite).value_or(~0u);
-        mcp_caps.bridge = grant_bridge(*t);
+        const composition::Held held = composition::grant(Task::McpSerial, *t, objects);
+        mcp_caps.serial = held[Object::Serial];
+        mcp_caps.bridge = bridge_caps(held);
         mcp_caps.wake = [] { serial.interrupt_reader(); };
     } else {
-        start_shell(*factory, *introspection, *audit_log, *serial_object);
+        start_shell(objects);
     }
     // MCP over HTTP when there is a network device: the HTTP endpoint's connections are served
     // by their own bridge task, which reaches them only through the NetEndpoint capability.
@@ -247,9 +261,12 @@ void start_storage(uint64_t vector_store, uint64_t audit_object, const void* aud
         auto t = sched::create("mcp-http", mcpd::http_task_main, &http_caps, sched::CreateOptions { 16, true });
         if (!t || !endpoint_object || !wake_object)
             panic("mcp: cannot start the HTTP bridge");
-        http_caps.endpoint = kcap::grant_existing(*t, *endpoint_object, kcap::kRead | kcap::kWrite).value_or(~0u);
-        http_caps.wake = kcap::grant_existing(*t, *wake_object, kcap::kRead).value_or(~0u);
-        http_caps.bridge = grant_bridge(*t);
+        objects.set(Object::HttpEndpoint, *endpoint_object);
+        objects.set(Object::HttpWake, *wake_object);
+        const composition::Held held = composition::grant(Task::McpHttp, *t, objects);
+        http_caps.endpoint = held[Object::HttpEndpoint];
+        http_caps.wake = held[Object::HttpWake];
+        http_caps.bridge = bridge_caps(held);
         http_caps.signal = [] { http_wake.signal(); };
     }
     if (!bootargs::get().ktest.empty()) {
@@ -258,17 +275,20 @@ void start_storage(uint64_t vector_store, uint64_t audit_object, const void* aud
         if (!runner)
             panic("sched: cannot create the test runner: %s", ktl::error_name(runner.error()));
         test_caps.name = bootargs::get().ktest;
-        test_caps.factory = kcap::grant_existing(*runner, *factory, kcap::kWrite | kcap::kGrant).value_or(~0u);
-        test_caps.introspection = kcap::grant_existing(*runner, *introspection, kcap::kRead | kcap::kGrant).value_or(~0u);
-        test_caps.audit = kcap::grant_existing(*runner, *audit_log, kcap::kRead).value_or(~0u);
+        const composition::Held held = composition::grant(Task::Ktest, *runner, objects);
+        test_caps.factory = held[Object::Factory];
+        test_caps.introspection = held[Object::Introspection];
+        test_caps.audit = held[Object::AuditLog];
         test_caps.factory_object = *factory;
-        test_caps.store = kcap::grant_existing(*runner, *vector_store, kcap::kAll).value_or(~0u);
+        test_caps.store = held[Object::VectorStore];
     }
     // The vector store: worker tasks serving vec_* requests, holding the service capability.
     static int vector_service_object;
     auto vector_service = kcap::register_object(kcap::ObjectType::VectorService, &vector_service_object);
     if (!vector_service)
         panic("cap: cannot register the vector service");
+    objects.set(Object::VectorService, *vector_service);
+    using composition::kVectorWorkers;
     static vector::WorkerArgs worker_args[kVectorWorkers];
     for (uint32_t i = 0; i < kVectorWorkers; ++i) {
         char name[] = "vecstore-0";
@@ -276,7 +296,7 @@ void start_storage(uint64_t vector_store, uint64_t audit_object, const void* aud
         auto w = sched::create(name, vector::worker_main, &worker_args[i], sched::CreateOptions { 18, true });
         if (!w)
             panic("sched: cannot create the vector store: %s", ktl::error_name(w.error()));
-        worker_args[i].service_slot = kcap::grant_existing(*w, *vector_service, kcap::kWrite).value_or(~0u);
+        worker_args[i].service_slot = composition::grant(Task::VectorWorker, *w, objects)[Object::VectorService];
     }
     net::start();
     if (bootargs::get().mcp_serial)

@@ -11,7 +11,7 @@
 #include "platform.h"
 #include "power.h"
 #include "version.h"
-#include "audit.h"
+#include "audit/syscall_log.h"
 #include "net/endpoint.h"
 #include "net/net_status.h"
 #include "cap/kcap.h"

@@ -20,6 +20,8 @@ APT_PACKAGES=(
   googletest libgtest-dev
   # libFuzzer targets (tests/fuzz): clang 14 and its runtimes (libclang_rt.fuzzer, ASan, UBSan)
   clang libclang-rt-14-dev
+  # the format check (tests/style/format_check.sh against .clang-format): clang-format 14
+  clang-format
   device-tree-compiler
   dataset-fashion-mnist libhnswlib-dev
   # ./basalt flash: an MBR and a FAT32 partition built in files (no root, no loop mounts)

@@ -1,11 +1,12 @@
 #include "cluster_service.h"
 
 #include "../arch/aarch64/cpu.h"
+#include "../audit/trail.h"
 #include "../bootargs.h"
 #include "../cap/kcap.h"
 #include "../clock.h"
+#include "../composition.h"
 #include "../log.h"
-#include "../mcpd/audit_trail.h"
 #include "../net/datagram.h"
 #include "../net/net_status.h"
 #include "../panic.h"
@@ -93,7 +94,7 @@ uint64_t g_peer_records = 0;
 uint64_t g_refusals_unaudited = 0;
 
 uint64_t peer_record_budget() {
-    const uint64_t share = mcpd::audit_trail_bytes() / mcpd::audit_trail_record_bytes() / 16;
+    const uint64_t share = audit::trail::bytes() / audit::trail::record_bytes() / 16;
     return share < 64 ? share : 64;
 }
 
@@ -112,7 +113,7 @@ void audit_refusal(const cluster::Event& e) {
         snprintf(more, sizeof more, "%llu more unreported before it", static_cast<unsigned long long>(e.unreported));
     mcp::AuditEvent a { "", at, nullptr, "udp", mcp::AuditKind::Peer, from, mcp::AuditOutcome::Deny,
                         cluster::verdict_name(e.verdict), 0, 0, 0, 0, "receive", more };
-    (void)mcpd::audit_trail_record(a);
+    (void)audit::trail::record(a);
 }
 
 void report(const cluster::Event& e) {
@@ -159,7 +160,7 @@ net::Status wait_for_address() {
 }
 
 int64_t task_main(void*) {
-    if (g_caps.audit_region != ~0u && !mcpd::audit_trail_attach(g_caps.audit_region))
+    if (g_caps.audit_region != ~0u && !audit::trail::attach(g_caps.audit_region))
         KLOG_WARN("cluster: no audit trail: refused peers are only logged");
     net::Status net = wait_for_address();
     const uint16_t port = bootargs::get().cluster_port;
@@ -245,7 +246,7 @@ void copy_name(char* dst, size_t cap, std::string_view src) {
 
 bool configured() { return !bootargs::get().cluster.empty(); }
 
-uint64_t start(uint64_t netstack_object, uint64_t audit_trail_object) {
+uint64_t start(const composition::Objects& objects) {
     if (!configured())
         return 0;
     const auto& a = bootargs::get();
@@ -271,9 +272,9 @@ uint64_t start(uint64_t netstack_object, uint64_t audit_trail_object) {
         KLOG_ERROR("cluster: cannot start the membership task");
         return 0;
     }
-    g_caps.netstack = kcap::grant_existing(*t, netstack_object, kcap::kWrite).value_or(~0u);
-    if (audit_trail_object)
-        g_caps.audit_region = kcap::grant_existing(*t, audit_trail_object, kcap::kWrite).value_or(~0u);
+    const composition::Held held = composition::grant(composition::Task::Cluster, *t, objects);
+    g_caps.netstack = held[composition::Object::NetStack];
+    g_caps.audit_region = held[composition::Object::AuditTrail];
     return *object;
 }
 

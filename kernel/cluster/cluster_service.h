@@ -10,14 +10,18 @@
 
 #include "cluster_abi.h"
 
+namespace composition {
+class Objects;
+}
+
 namespace clusterd {
 
 // `cluster=` was given (with a key): the task will run.
 bool configured();
-// Creates the task holding the NetStack capability (and the MCP audit trail, where refused
-// peers are recorded; 0: none); registers the
-// Cluster object. Returns the Cluster object's id (0 when not configured or the task failed).
-uint64_t start(uint64_t netstack_object, uint64_t audit_trail_object);
+// Creates the task, which holds what composition.cpp gives it (the NetStack capability, and the
+// MCP audit trail, where refused peers are recorded, when there is one); registers the Cluster
+// object. Returns the Cluster object's id (0 when not configured or the task failed).
+uint64_t start(const composition::Objects& objects);
 
 // --- system call side (IRQs masked) ---
 int64_t info(cluster_abi::ClusterInfo* out, cluster_abi::MemberInfo* members, uint32_t max);

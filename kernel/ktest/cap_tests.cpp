@@ -1,6 +1,6 @@
 // Capability tests through the system-call door: refusals are specific and audited, rights
 // never grow, revoke is transitive, and single-use execution tokens work exactly once.
-#include "../audit.h"
+#include "../audit/syscall_log.h"
 #include "../cap/kcap.h"
 #include "../sched/scheduler.h"
 #include "cases.h"

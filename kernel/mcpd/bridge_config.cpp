@@ -7,7 +7,7 @@
 #include "../mm/kheap.h"
 #include "../syscall/sys.h"
 #include "../version.h"
-#include "audit_trail.h"
+#include "../audit/trail.h"
 #include "fixture_tools.h"
 #include "kernel_resources.h"
 #include "provenance_log.h"
@@ -210,7 +210,7 @@ bool changes_store(std::string_view action) {
 
 void audit_hook(const mcp::AuditEvent& e) {
     // A refusal repeated in a burst is counted into the trail, not logged again each time.
-    const bool written = audit_trail_record(e);
+    const bool written = audit::trail::record(e);
     // Every answered change has its audit record on the disk: the answer is sent after this.
     if (written && e.kind == mcp::AuditKind::Tool && e.outcome != mcp::AuditOutcome::Deny && e.action &&
         changes_store(e.action))

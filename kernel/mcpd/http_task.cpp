@@ -10,7 +10,7 @@
 #include "../panic.h"
 #include "../storage/storage_info.h"
 #include "../syscall/sys.h"
-#include "audit_trail.h"
+#include "../audit/trail.h"
 #include "provenance_log.h"
 #include "bridge_config.h"
 #include "console_desk.h"
@@ -599,12 +599,12 @@ int64_t http_task_main(void* arg) {
     sys::call(sys::Number::storage_wait);
     g_exec.configure({ g_caps.bridge.factory, g_caps.bridge.introspection, g_caps.bridge.store, ~0u, g_caps.bridge.cluster }, uint64_t(bootargs::get().tool_time_ms) * 1000000,
                      bootargs::get().tool_output_bytes, g_caps.signal, kMaxHttpCalls);
-    if (!audit_trail_attach(g_caps.bridge.audit_region))
+    if (!audit::trail::attach(g_caps.bridge.audit_region))
         KLOG_ERROR("mcp: http: no audit region; decisions are counted as dropped");
     {
         storage_info::StorageInfo storage {};
         if (sys::call(sys::Number::storage_info, g_caps.bridge.introspection, reinterpret_cast<uint64_t>(&storage)) == 0)
-            audit_trail_resume(storage.recovered_audit); // the trail continues after what the disk gave back
+            audit::trail::resume(storage.recovered_audit); // the trail continues after what the disk gave back
     }
     if (!provenance_log_attach(g_caps.bridge.provenance_region))
         KLOG_ERROR("mcp: http: no provenance region; requests get no provenance node");

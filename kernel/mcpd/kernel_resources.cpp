@@ -1,7 +1,8 @@
 #include "kernel_resources.h"
 
 #include "../arch/aarch64/cpu.h"
-#include "../audit.h"
+#include "../audit/syscall_log.h"
+#include "../audit/trail.h"
 #include "../board/board.h"
 #include "firmware_json.h"
 #include "../cap/kcap.h"
@@ -15,13 +16,13 @@
 #include "../syscall/sys.h"
 #include "../version.h"
 #include <drivers/serial_port.h>
-#include "audit_trail.h"
 #include "provenance_log.h"
 #include "sink_gate.h"
 #include "../mm/kheap.h"
 #include "cluster_tools.h"
 #include "../cluster/cluster_service.h"
 #include "bridge_config.h"
+#include "composition_json.h"
 
 #include <ktl/log_ring.h>
 #include <ktl/utf8.h>
@@ -126,7 +127,7 @@ bool read_status(json::Writer& w, mcp::ToolError& err) {
     w.key("line_principal").string(p ? std::string_view(p->name) : "anonymous");
     w.key("line_role").string(mcp::role_name(p ? p->role : mcp::Role::Anonymous));
     w.key("tools_allowed").number(uint64_t(ctx().tools_allowed));
-    w.key("audit_records").number(audit_trail_count()).key("audit_dropped").number(audit_trail_dropped());
+    w.key("audit_records").number(audit::trail::count()).key("audit_dropped").number(audit::trail::dropped());
     w.key("provenance_nodes").number(provenance_log_count()).key("provenance_failed").number(provenance_log_failed());
     w.key("step_up");
     write_policy(w);
@@ -160,11 +161,11 @@ bool read_log(json::Writer& w, mcp::ToolError&) {
 
 bool read_audit(json::Writer& w, mcp::ToolError&) {
     w.key("decisions");
-    audit_trail_write(w, 100);
+    audit::trail::write(w, 100);
     // records_total records written, decisions_total decisions they stand for (repeated refusals
     // are counted into one record), decisions_dropped records that gave way to newer ones.
-    w.key("records_total").number(audit_trail_count()).key("decisions_total").number(audit_trail_decisions());
-    w.key("decisions_dropped").number(audit_trail_dropped());
+    w.key("records_total").number(audit::trail::count()).key("decisions_total").number(audit::trail::decisions());
+    w.key("decisions_dropped").number(audit::trail::dropped());
     // Capability refusals and token redemptions recorded by the kernel's system-call layer.
     w.key("capability_events").begin_array();
     audit::Record rec;
@@ -209,7 +210,7 @@ bool read_provenance_node(const mcp::ResourceRead& in, json::Writer& w, mcp::Too
     bool held = provenance_log_write(tw, *id, kChainDepth, why);
     if (held) {
         tw.key("decisions");
-        audit_trail_write_node(tw, *id, kDecisionScan);
+        audit::trail::write_node(tw, *id, kDecisionScan);
     }
     tw.end_object();
     bool ok = held && tw.complete();
@@ -237,6 +238,10 @@ const mcp::Resource kResources[] = {
     { "kernel://log", "log", "Kernel log", "The newest 100 records of the kernel log ring.", mcp::kKernelRead, "1", read_log },
     { "audit://log", "audit", "Audit log", "MCP decisions (append-only trail) and kernel capability events.",
       mcp::kAuditRead, "1", read_audit },
+    { "kernel://composition", "composition", "System composition",
+      "Which task holds a capability to which kernel object, with which rights: the table the kernel grants "
+      "from at boot.",
+      mcp::kKernelRead, "1", [](json::Writer& w, mcp::ToolError&) { write_composition(w); return true; } },
     // Last: served only by a node that runs membership (kernel_resources() leaves it out otherwise).
     { "cluster://members", "members", "Cluster members",
       "Every member this node knows: state, incarnation, last contact, round trip. Subscribers are told of every change.",

@@ -1,5 +1,5 @@
 #include "provenance_log.h"
-#include "task_slots.h"
+#include "../ipc/task_slots.h"
 
 #include "../arch/aarch64/cpu.h"
 #include "../clock.h"
@@ -31,7 +31,7 @@ struct NodeRecord {
 };
 static_assert(sizeof(NodeRecord) == 256);
 
-TaskSlots g_slots;
+ipc::TaskSlots g_slots;
 uint64_t g_count = 0;  // nodes written (node number n is record n - 1)
 uint64_t g_failed = 0;
 volatile uint32_t g_tag = 0;
@@ -122,7 +122,7 @@ uint64_t provenance_log_record(const mcp::ProvenanceNode& n) {
     }
     r.id = mcp::make_provenance_id(tag, static_cast<uint32_t>(g_count + 1));
     uint32_t slot = g_slots.slot();
-    if (slot == TaskSlots::kNone ||
+    if (slot == ipc::TaskSlots::kNone ||
         sys::call(sys::Number::region_append, slot, reinterpret_cast<uint64_t>(&r), sizeof r) < 0) {
         ++g_failed;
         return 0;

@@ -6,7 +6,7 @@
 #include "../storage/storage_info.h"
 #include "../syscall/sys.h"
 #include "../version.h"
-#include "audit_trail.h"
+#include "../audit/trail.h"
 #include "provenance_log.h"
 #include "bridge_config.h"
 #include "fixture_tools.h"
@@ -96,7 +96,7 @@ int64_t serial_task_main(void* arg) {
     session.source = 1; // the serial line: one source for the authentication gate
     session.principal = line_principal(console, "console", bootargs::get().serial_role, mcp::Role::Admin,
                                        mcp::CallLimiter::kMaxPrincipals - 1);
-    if (!audit_trail_attach(caps.bridge.audit_region))
+    if (!audit::trail::attach(caps.bridge.audit_region))
         KLOG_ERROR("mcp: no audit region; decisions are counted as dropped");
     // The store is the storage task's until it has replayed the disk's log: until then only what
     // answerable_before_storage() allows is served, and the first other line waits here.
@@ -107,7 +107,7 @@ int64_t serial_task_main(void* arg) {
         sys::call(sys::Number::storage_wait);
         storage_info::StorageInfo storage {};
         if (sys::call(sys::Number::storage_info, caps.bridge.introspection, reinterpret_cast<uint64_t>(&storage)) == 0)
-            audit_trail_resume(storage.recovered_audit); // the trail continues after what the disk gave back
+            audit::trail::resume(storage.recovered_audit); // the trail continues after what the disk gave back
         storage_ready = true;
     };
     if (!provenance_log_attach(caps.bridge.provenance_region))

@@ -1,7 +1,7 @@
 #include "checkpointer.h"
 
+#include "../audit/trail.h"
 #include "../log.h"
-#include "../mcpd/audit_trail.h"
 
 #include <storage/checkpoint.h>
 #include <storage/layout.h>
@@ -140,8 +140,8 @@ CheckpointResult Checkpointer::take(storage::Superblock& sb, storage::Wal& wal, 
     // The audit trail: from here its new records wait for the new log; the ones before are copied.
     const int64_t total = step(Step::Hold);
     if (status == 0 && m_audit != ~0u && total > 0) {
-        const uint32_t rec = mcpd::audit_trail_record_bytes();
-        const uint64_t capacity = mcpd::audit_trail_bytes() / rec;
+        const uint32_t rec = audit::trail::record_bytes();
+        const uint64_t capacity = audit::trail::bytes() / rec;
         const uint64_t n = static_cast<uint64_t>(total) < capacity ? static_cast<uint64_t>(total) : capacity;
         const uint64_t first = static_cast<uint64_t>(total) - n;
         const uint64_t per_chunk = records_per_chunk(rec);

@@ -1,6 +1,6 @@
 #include "dispatch.h"
 
-#include "../audit.h"
+#include "../audit/syscall_log.h"
 #include "../cap/kcap.h"
 #include "../clock.h"
 #include "../console.h"

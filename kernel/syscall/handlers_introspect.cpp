@@ -1,5 +1,5 @@
 // Kernel introspection system calls: each needs an Introspection (or AuditLog) capability.
-#include "../audit.h"
+#include "../audit/syscall_log.h"
 #include "../log.h"
 #include "../mm/kheap.h"
 #include "../mm/pmm.h"

@@ -2,7 +2,7 @@
 #include "../clock.h"
 #include "../mm/kheap.h"
 #include "../sched/scheduler.h"
-#include "../audit.h"
+#include "../audit/syscall_log.h"
 #include "../rng.h"
 #include "buffers.h"
 #include "handlers.h"

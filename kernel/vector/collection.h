@@ -28,7 +28,7 @@ struct Collection {
     uint64_t writes = 0;        // upserts and deletes served (Stats::writes)
     uint64_t serial = 0;        // Stats::serial: a name dropped and made again names another collection
     // Kept in the store under this name and logged to the disk: its writes are answered once
-    // durable (journal.h). False for collections outside the store, imported ones (until
+    // durable (durability.h). False for collections outside the store, imported ones (until
     // checkpoints carry snapshots) and those created with durability "memory".
     bool durable = false;
     // Imported while a disk is attached: durable once the next checkpoint holds its snapshot;

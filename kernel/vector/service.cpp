@@ -2,7 +2,7 @@
 
 #include "../mm/kheap.h"
 #include "../sched/scheduler.h"
-#include "../storage/journal.h"
+#include "durability.h"
 
 #include <new>
 
@@ -118,7 +118,7 @@ Request* take_runnable() {
                 continue;
             }
             const size_t bound = record_bound(*r);
-            ktl::Error e = bound ? journal::reserve(bound) : ktl::Error::InvalidArgs;
+            ktl::Error e = bound ? durability::reserve(bound) : ktl::Error::InvalidArgs;
             if (e == ktl::Error::WouldBlock) {
                 r->parked = true; // the storage task's next take or checkpoint makes room (it calls kick())
                 continue;
@@ -154,12 +154,12 @@ bool log_write(Request& r, int64_t& result) {
     else if (job.op == Op::Delete && job.a[1] > 0 && result > 0)
         bytes = storage::delete_record_bytes(static_cast<uint64_t>(result));
     if (bytes == 0) { // nothing changed: nothing to log
-        journal::unreserve(r.reserved);
+        durability::unreserve(r.reserved);
         return false;
     }
     uint64_t ticket = 0;
     auto type = job.op == Op::Insert ? storage::RecordType::Upsert : storage::RecordType::Delete;
-    std::span<std::byte> out = journal::stage(type, bytes, r.reserved, ticket);
+    std::span<std::byte> out = durability::stage(type, bytes, r.reserved, ticket);
     ktl::Result<size_t> written = ktl::Error::IoError;
     if (!out.empty()) {
         // The ids and vectors are still the blocked caller's: read them as the worker did.
@@ -178,7 +178,7 @@ bool log_write(Request& r, int64_t& result) {
         result = -static_cast<int64_t>(ktl::Error::IoError);
         return false;
     }
-    journal::defer(r.caller, result, &r, ticket);
+    durability::defer(r.caller, result, &r, ticket);
     return true;
 }
 
@@ -222,7 +222,7 @@ ipc::Outcome submit(Op op, Collection* collection, const uint64_t (&args)[5], Fi
     const uint8_t submitter = sched::current()->priority;
     r->ceiling = op == Op::Load ? kLoadPriority : submitter < kForegroundPriority ? submitter : 0;
     // The storage task's own writes while it replays the log are the log: never logged again.
-    r->logged = collection && is_write(op) && collection->durable && !journal::replaying();
+    r->logged = collection && is_write(op) && collection->durable && !durability::replaying();
     if (collection) {
         if (is_write(op))
             ++collection->queued_writes;
@@ -267,8 +267,8 @@ ipc::Outcome serve(uint64_t done, int64_t result, Job* job_out) {
         if (r->finish)
             result = r->finish(r->job, result, r->caller.head);
         // An import kept on a disk is answered once the checkpoint holding it is written.
-        if (const uint64_t ticket = r->job.op == Op::Load ? journal::take_import_ticket() : 0) {
-            journal::defer(r->caller, result, r, ticket);
+        if (const uint64_t ticket = r->job.op == Op::Load ? durability::take_import_ticket() : 0) {
+            durability::defer(r->caller, result, r, ticket);
         } else if (!r->logged || !log_write(*r, result)) {
             sched::wake_one(r->caller, result);
             kheap::free(r);

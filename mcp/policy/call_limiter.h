@@ -1,5 +1,5 @@
 #pragma once
-// Per-principal call limits checked before any tool runs (shared/contracts.md step 7): a token
+// Per-principal call limits checked before any tool runs (docs/security.md, pipeline step 7): a token
 // bucket for rate and an in-flight counter for concurrency (default 10). Time is passed in, so
 // the kernel feeds its monotonic clock and the tests a simulated one. One limiter serves every
 // line (serial, HTTP), so a caller's bucket and in-flight count are the same wherever it calls

@@ -1,5 +1,5 @@
 #pragma once
-// The stable machine codes of the canonical error envelope (shared/contracts.md) and the HTTP
+// The stable machine codes of the canonical error envelope (docs/security.md) and the HTTP
 // status each maps to when it is a transport-level failure.
 #include <cstdint>
 #include <string_view>

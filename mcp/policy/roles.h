@@ -1,5 +1,5 @@
 #pragma once
-// Roles and scopes (shared/contracts.md, "Roles and scopes"). A role maps to a scope set; a
+// Roles and scopes (docs/security.md, "Roles and scopes"). A role maps to a scope set; a
 // principal may be tightened below its role's set, never widened.
 #include <cstdint>
 #include <optional>

@@ -1,5 +1,5 @@
 #pragma once
-// The canonical error envelope (shared/contracts.md):
+// The canonical error envelope (docs/security.md):
 //   {"ok":false,"error":{"code":..,"message":..,"details":{..}|null},"request_id":..,"timestamp":..}
 // Where it sits, the same on every transport:
 //  - authentication failures: JSON-RPC error -32001, envelope in error.data

@@ -19,7 +19,7 @@
 // A message without a method is a response to a request a running call sent the client
 // (client_request, client_request.h): it is handed to the host (ServerConfig::client_response)
 // and never answered.
-// The request pipeline (shared/contracts.md) before anything runs: authenticate (the line's
+// The request pipeline (docs/security.md) before anything runs: authenticate (the line's
 // principal, or an API key presented in params._meta["io.basalt/api-key"]), route (deny by
 // default: allowlists for tools and resources), authorise (scopes), validate (the tool's input
 // schema), limit (per-principal rate and concurrency); every outcome goes to the audit hook.

@@ -45,7 +45,8 @@ EXCEPTIONS = {
         "kernel/cap/kcap.h": _CLUSTER,
         "kernel/clock.h": _CLUSTER,
         "kernel/log.h": _LOG,
-        "kernel/mcpd/audit_trail.h": _CLUSTER,
+        "kernel/audit/trail.h": _CLUSTER,
+        "kernel/composition.h": _CLUSTER,
         "kernel/net/datagram.h": _CLUSTER,
         "kernel/net/net_status.h": _CLUSTER,
         "kernel/panic.h": _CLUSTER,
@@ -53,7 +54,7 @@ EXCEPTIONS = {
         "kernel/sched/scheduler.h": _CLUSTER,
     },
     "kernel/ktest/cap_tests.cpp": {
-        "kernel/audit.h": _KTEST,
+        "kernel/audit/syscall_log.h": _KTEST,
         "kernel/cap/kcap.h": _KTEST,
         "kernel/sched/scheduler.h": _KTEST,
     },
@@ -95,7 +96,7 @@ EXCEPTIONS = {
         "drivers/pl011.h": _SHELL,
         "drivers/virtio/virtio_net.h": _SHELL,
         "kernel/arch/aarch64/cpu.h": _SHELL,
-        "kernel/audit.h": _SHELL,
+        "kernel/audit/syscall_log.h": _SHELL,
         "kernel/bootargs.h": _BOOTARGS,
         "kernel/cap/kcap.h": _SHELL,
         "kernel/clock.h": _SHELL,
@@ -118,7 +119,7 @@ EXCEPTIONS = {
     },
     "kernel/storage/checkpointer.cpp": {
         "kernel/log.h": _LOG,
-        "kernel/mcpd/audit_trail.h": _TRAIL,
+        "kernel/audit/trail.h": _TRAIL,
     },
     "kernel/storage/storage_task.cpp": {
         "kernel/bootargs.h": _BOOTARGS,

@@ -3,7 +3,7 @@
 // the kernel in QEMU over Streamable HTTP, booted with the fixtures' profile, run as a new user
 // would: `server --spec-version 2026-07-28 --suite all`. Every scenario of that revision must pass
 // with at least one check of its own and no warning; the extension scenarios (tasks, skills),
-// which the suite does not run at a revision, must stay absent (the README lists them as not
+// which the suite does not run at a revision, must stay absent (docs/mcp.md lists them as not
 // served). Then the official v2 client (@modelcontextprotocol/client, pinned to 2026-07-28)
 // completes tools and a prompt that ask in input rounds, its own handlers answering.
 // Usage: node http_conformance_2026_test.mjs KERNEL_ELF

@@ -1,8 +1,8 @@
-#include "audit.h"
+#include "syscall_log.h"
 
-#include "arch/aarch64/cpu.h"
-#include "clock.h"
-#include "sched/scheduler.h"
+#include "../arch/aarch64/cpu.h"
+#include "../clock.h"
+#include "../sched/scheduler.h"
 
 namespace audit {
 namespace {

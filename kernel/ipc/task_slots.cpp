@@ -3,7 +3,7 @@
 #include "../arch/aarch64/cpu.h"
 #include "../syscall/sys.h"
 
-namespace mcpd {
+namespace ipc {
 
 bool TaskSlots::attach(uint32_t slot) {
     arch::IrqGuard guard; // two tasks attach at start-up
@@ -23,4 +23,4 @@ uint32_t TaskSlots::slot() const {
     return kNone;
 }
 
-} // namespace mcpd
+} // namespace ipc

@@ -1,6 +1,8 @@
 #pragma once
-// Kernel audit log: every capability decision a system call makes that ends in refusal, and
-// every execution-token redemption, as fixed records in a ring (readable with audit:read).
+// The kernel's audit log (trail.h beside it is the MCP bridges' durable trail, a different
+// thing): every capability decision a system call makes that ends in refusal, and every
+// execution-token redemption, as fixed records in a ring in kernel memory (readable with
+// audit_read through an AuditLog capability). It lives as long as the boot.
 #include <cstdint>
 
 #include <abi/introspect.h>

@@ -1,16 +1,16 @@
-#include "audit_trail.h"
-#include "task_slots.h"
+#include "trail.h"
 
 #include "../arch/aarch64/cpu.h"
 #include "../bootargs.h"
 #include "../clock.h"
+#include "../ipc/task_slots.h"
 #include "../syscall/sys.h"
 
 #include <ktl/utf8.h>
 #include <mcp/policy/provenance.h>
 #include <mcp/policy/roles.h>
 
-namespace mcpd {
+namespace audit::trail {
 namespace {
 
 constexpr uint64_t kDefaultRegionBytes = 1u << 20;
@@ -44,7 +44,7 @@ struct Record {
 };
 static_assert(sizeof(Record) == 376);
 
-TaskSlots g_slots; // the bridges share one region, each through a slot of its own
+ipc::TaskSlots g_slots; // the bridges share one region, each through a slot of its own
 uint64_t g_count = 0;     // records in the region (written this boot, or put back from the disk)
 uint64_t g_seq_base = 0;  // the sequence number of the region's first record
 uint64_t g_failed = 0;    // records that could not be written at all
@@ -55,7 +55,7 @@ bool g_have_last_deny = false;
 uint32_t g_pending_repeats = 0;
 Record g_pending {};
 
-uint64_t capacity_records() { return audit_trail_bytes() / sizeof(Record); }
+uint64_t capacity_records() { return bytes() / sizeof(Record); }
 uint64_t given_way() { return g_count > capacity_records() ? g_count - capacity_records() : 0; }
 
 
@@ -63,15 +63,15 @@ uint32_t region_slot() { return g_slots.slot(); }
 
 } // namespace
 
-uint64_t audit_trail_bytes() {
+uint64_t bytes() {
     uint64_t kib = bootargs::get().audit_kib;
     return kib ? kib * 1024 : kDefaultRegionBytes;
 }
-uint32_t audit_trail_record_bytes() { return sizeof(Record); }
+uint32_t record_bytes() { return sizeof(Record); }
 
-bool audit_trail_attach(uint32_t region) { return g_slots.attach(region); }
+bool attach(uint32_t region) { return g_slots.attach(region); }
 
-void audit_trail_resume(uint64_t records) {
+void resume(uint64_t records) {
     if (records == 0)
         return;
     // Sequence numbers go on from the last record put back (a checkpoint keeps only the ring's
@@ -120,7 +120,7 @@ void flush_pending() {
 
 } // namespace
 
-bool audit_trail_record(const mcp::AuditEvent& e) {
+bool record(const mcp::AuditEvent& e) {
     Record r {};
     r.mono_ns = clock::monotonic_ns();
     r.token_id = e.token_id;
@@ -212,16 +212,16 @@ void write_records(json::Writer& w, uint32_t max, Keep keep) {
 
 } // namespace
 
-void audit_trail_write(json::Writer& w, uint32_t max) {
+void write(json::Writer& w, uint32_t max) {
     write_records(w, max, [](const Record&) { return true; });
 }
 
-void audit_trail_write_node(json::Writer& w, uint64_t provenance_id, uint32_t scan) {
+void write_node(json::Writer& w, uint64_t provenance_id, uint32_t scan) {
     write_records(w, scan, [provenance_id](const Record& r) { return r.provenance_id == provenance_id; });
 }
 
-uint64_t audit_trail_count() { return g_seq_base + g_count; }
-uint64_t audit_trail_dropped() { return given_way() + g_failed; }
-uint64_t audit_trail_decisions() { return g_decisions; }
+uint64_t count() { return g_seq_base + g_count; }
+uint64_t dropped() { return given_way() + g_failed; }
+uint64_t decisions() { return g_decisions; }
 
-} // namespace mcpd
+} // namespace audit::trail

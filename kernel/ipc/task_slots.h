@@ -3,7 +3,7 @@
 // is reached by each through a slot of its own capability table: which slot that is, per task.
 #include <cstdint>
 
-namespace mcpd {
+namespace ipc {
 
 class TaskSlots {
 public:
@@ -22,4 +22,4 @@ private:
     Holder m_holders[4]; // the serial bridge, the HTTP bridge, the cluster task, a spare
 };
 
-} // namespace mcpd
+} // namespace ipc
