@@ -6,17 +6,17 @@
 namespace cluster_abi {
 
 struct ClusterInfo {
-    char self[32];            // this node's name
-    char cluster[32];         // the cluster's name
-    uint32_t self_ip;         // host byte order (0: no address yet)
-    uint16_t port;            // the UDP port of the protocol
-    uint8_t running;          // 1 once the endpoint is open and the protocol runs
+    char self[32];    // this node's name
+    char cluster[32]; // the cluster's name
+    uint32_t self_ip; // host byte order (0: no address yet)
+    uint16_t port;    // the UDP port of the protocol
+    uint8_t running;  // 1 once the endpoint is open and the protocol runs
     uint8_t reserved;
-    uint32_t incarnation;     // ours
-    uint32_t members;         // in the table, self included
+    uint32_t incarnation; // ours
+    uint32_t members;     // in the table, self included
     uint32_t alive, suspect, dead;
     uint32_t period_ms, ack_timeout_ms, suspicion_ms, indirect;
-    uint64_t generation;      // changes whenever any member's state does
+    uint64_t generation; // changes whenever any member's state does
     uint64_t sent, received, accepted, bad_mac, malformed, replayed, refutations, probes, suspicions, deaths;
     // The UDP endpoint's own: datagrams in and out, and those its rings could not take.
     uint64_t udp_rx, udp_tx, udp_rx_dropped, udp_tx_refused, udp_tx_errors;

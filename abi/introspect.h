@@ -61,11 +61,11 @@ struct AuditRecord {
     uint64_t seq;
     uint64_t mono_ns;
     uint32_t task_id;
-    uint32_t syscall;      // number from abi/syscalls.def
-    uint32_t slot;         // capability slot presented
-    uint32_t object_type;  // cap::ObjectType expected
-    uint32_t rights;       // rights wanted
-    int32_t error;         // ktl::Error, 0 when allowed
+    uint32_t syscall;     // number from abi/syscalls.def
+    uint32_t slot;        // capability slot presented
+    uint32_t object_type; // cap::ObjectType expected
+    uint32_t rights;      // rights wanted
+    int32_t error;        // ktl::Error, 0 when allowed
     AuditOutcome outcome;
     char task_name[24];
 };

@@ -10,7 +10,7 @@ struct StreamEvent {
     uint32_t flags;
     uint32_t readable; // bytes waiting in the receive ring
     uint32_t writable; // room in the transmit ring
-    uint32_t peer_ip;   // the remote IPv4 address (as lwIP holds it) and port
+    uint32_t peer_ip;  // the remote IPv4 address (as lwIP holds it) and port
     uint16_t peer_port;
     uint16_t reserved;
 };

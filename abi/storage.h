@@ -20,14 +20,14 @@ constexpr uint32_t kDiskSector = 512; // the unit of disk_read and disk_write ad
 
 // Layout returned by storage_info: what kernel://status reports under `storage`.
 struct StorageInfo {
-    uint8_t state;        // journal::State
+    uint8_t state; // journal::State
     uint8_t has_disk;
     uint8_t can_flush;
-    uint8_t damaged;      // recovery found damage in the middle of the log
+    uint8_t damaged; // recovery found damage in the middle of the log
     uint32_t block_size;
     uint64_t disk_bytes;
-    uint64_t log_bytes;   // the log region
-    uint64_t log_free;    // bytes the log has left
+    uint64_t log_bytes; // the log region
+    uint64_t log_free;  // bytes the log has left
     uint64_t commits, records, bytes, waiters_max, refused_full, last_commit_ns;
     uint64_t recovered_records, recovered_commits, recovery_ms;
     uint64_t reads, writes, flushes, errors;
@@ -37,12 +37,12 @@ struct StorageInfo {
     uint64_t checkpoints, checkpoint_ms, checkpoint_bytes; // this boot's; the last one's time and size
     uint64_t recovered_checkpoint_bytes;                   // the checkpoint recovery started from
     uint64_t recovery_progress;                            // store changes replayed so far
-    uint8_t torn_tail;    // recovery dropped an unacknowledged, half-written group
-    uint8_t formatted;    // this boot wrote a fresh superblock
+    uint8_t torn_tail;                                     // recovery dropped an unacknowledged, half-written group
+    uint8_t formatted;                                     // this boot wrote a fresh superblock
     uint8_t superblock_copy_damaged; // one of the two copies failed its checks (the other was used)
     uint8_t newer_checkpoint;        // ... and the checkpoint the lost copy named was found and used
     uint8_t reserved[4];
-    char reason[128];     // why off or failed
+    char reason[128]; // why off or failed
 };
 
 // journal_checkpoint's steps (kernel/storage/journal.h takes them).

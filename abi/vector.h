@@ -20,8 +20,8 @@ struct CreateParams {
     uint32_t m;               // 0 = default (16)
     uint32_t ef_construction; // 0 = default (200)
     uint32_t max_elements;
-    uint32_t max_ef;          // 0 = default (512)
-    uint32_t flags;           // kCreateMemoryOnly
+    uint32_t max_ef; // 0 = default (512)
+    uint32_t flags;  // kCreateMemoryOnly
 };
 
 // Layout returned by vec_stats.
@@ -49,18 +49,18 @@ constexpr uint64_t kMaxDeleteIds = 4096; // ids one vec_delete takes together
 // CreateParams::flags
 constexpr uint32_t kCreateMemoryOnly = 1; // durability "memory": never logged, gone at restart
 
-constexpr uint32_t kMaxNamed = 32;     // collections in the store at once
+constexpr uint32_t kMaxNamed = 32;      // collections in the store at once
 constexpr uint32_t kMaxNameLength = 64; // bytes; names are [A-Za-z0-9_.-], never "." or ".."
 
 // One row of store_list (layout shared with callers).
 // store_stage's argument block: one chunk of a snapshot being imported in pieces.
 struct StageChunk {
-    uint64_t total;    // the whole snapshot's size (at offset 0: starts, or restarts, the import)
-    uint64_t offset;   // must be the bytes staged so far
-    uint64_t data;     // the chunk
+    uint64_t total;  // the whole snapshot's size (at offset 0: starts, or restarts, the import)
+    uint64_t offset; // must be the bytes staged so far
+    uint64_t data;   // the chunk
     uint64_t len;
-    uint32_t action;   // 0 stage the chunk, 1 commit (all staged: load and keep), 2 abandon
-    uint32_t crc_out;  // written back: CRC-32 of everything staged so far
+    uint32_t action;       // 0 stage the chunk, 1 commit (all staged: load and keep), 2 abandon
+    uint32_t crc_out;      // written back: CRC-32 of everything staged so far
     uint64_t received_out; // written back: bytes staged so far
     uint64_t capacity;     // commit: the collection's capacity (0: what the snapshot holds plus room to grow)
     uint64_t provenance;   // commit: the node every imported vector is stamped with (the import's own)
