@@ -18,7 +18,7 @@
 #include "sched/scheduler.h"
 #include "syscall/dispatch.h"
 #include "syscall/handlers.h"
-#include "syscall/sys.h"
+#include <abi/sys.h>
 #include "mcpd/console_desk.h"
 #include "mcpd/sink_gate.h"
 
@@ -190,8 +190,8 @@ void cmd_oneshot(std::string_view arg) {
 
 void cmd_ps(std::string_view) {
     sysinfo::TaskInfo infos[sched::kMaxTasks];
-    int64_t n = sys::call(sys::Number::task_list, g_caps->introspection, reinterpret_cast<uint64_t>(infos),
-                          sched::kMaxTasks);
+    int64_t n = sys::task_list(g_caps->introspection, infos,
+                               sched::kMaxTasks);
     if (n < 0) {
         console::printf("ps: %s\n", ktl::error_name(static_cast<ktl::Error>(-n)));
         return;
@@ -208,7 +208,7 @@ void cmd_ps(std::string_view) {
 
 void cmd_mem(std::string_view) {
     sysinfo::MemInfo m {};
-    int64_t r = sys::call(sys::Number::mem_stats, g_caps->introspection, reinterpret_cast<uint64_t>(&m));
+    int64_t r = sys::mem_stats(g_caps->introspection, &m);
     if (r < 0) {
         console::printf("mem: %s\n", ktl::error_name(static_cast<ktl::Error>(-r)));
         return;
@@ -225,7 +225,7 @@ void cmd_mem(std::string_view) {
 
 void cmd_caps(std::string_view) {
     kcap::CapInfo caps[64];
-    int64_t n = sys::call(sys::Number::cap_list, g_caps->introspection, reinterpret_cast<uint64_t>(caps), 64);
+    int64_t n = sys::cap_list(g_caps->introspection, caps, 64);
     if (n < 0) {
         console::printf("caps: %s\n", ktl::error_name(static_cast<ktl::Error>(-n)));
         return;
@@ -248,7 +248,7 @@ void cmd_audit(std::string_view arg) {
     uint64_t seq = next > want ? next - want : 0;
     for (; seq < next; ++seq) {
         audit::Record r {};
-        if (sys::call(sys::Number::audit_read, g_caps->audit, seq, reinterpret_cast<uint64_t>(&r)) < 0)
+        if (sys::audit_read(g_caps->audit, seq, &r) < 0)
             continue;
         console::printf("  #%llu %llu.%06llu task %u '%s' %s slot %u wants %s rights 0x%x: %s (%s)\n",
                         (unsigned long long)r.seq, (unsigned long long)(r.mono_ns / 1000000000ull),
@@ -331,13 +331,12 @@ void cmd_fault(std::string_view arg) {
     static const char* const kinds[] = { "data", "write", "exec", "undef", "brk" };
     for (const char* k : kinds) {
         if (arg == k) {
-            int64_t t = sys::call(sys::Number::task_create, g_caps->factory, reinterpret_cast<uint64_t>(fault_task),
-                                  reinterpret_cast<uint64_t>(k), 10, reinterpret_cast<uint64_t>("faulty"));
+            int64_t t = sys::task_create(g_caps->factory, fault_task, const_cast<char*>(k), 10, "faulty");
             if (t < 0) {
                 console::printf("fault: cannot start the task: %s\n", ktl::error_name(static_cast<ktl::Error>(-t)));
                 return;
             }
-            int64_t code = sys::call(sys::Number::task_join, static_cast<uint64_t>(t), 0);
+            int64_t code = sys::task_join(static_cast<uint64_t>(t), 0);
             console::printf("fault: task 'faulty' ended with %lld; the shell goes on\n", (long long)code);
             return;
         }
@@ -413,7 +412,7 @@ int64_t task_main(void* arg) {
     console::show_prompt(kPrompt, line);
     for (;;) {
         uint8_t buf[64];
-        int64_t got = sys::call(sys::Number::serial_read, g_caps->serial, reinterpret_cast<uint64_t>(buf), sizeof buf, 0);
+        int64_t got = sys::serial_read(g_caps->serial, buf, sizeof buf, 0, 0);
         if (got <= 0)
             continue;
         size_t n = static_cast<size_t>(got);

@@ -3,6 +3,8 @@
 // task, built on lib/cap. Every system call reaches its object through here.
 #include <cstdint>
 
+#include <abi/introspect.h>
+#include <abi/rights.h>
 #include <cap/capability.h>
 #include <cap/rights.h>
 #include <ktl/result.h>
@@ -15,15 +17,16 @@ namespace kcap {
 
 using cap::ObjectType;
 
-constexpr uint32_t kRead = uint32_t(cap::Rights::Read);
-constexpr uint32_t kWrite = uint32_t(cap::Rights::Write);
-constexpr uint32_t kExecute = uint32_t(cap::Rights::Execute);
-constexpr uint32_t kGrant = uint32_t(cap::Rights::Grant);
-constexpr uint32_t kRevoke = uint32_t(cap::Rights::Revoke);
-constexpr uint32_t kCreate = uint32_t(cap::Rights::Create); // the vector store's rights
-constexpr uint32_t kImport = uint32_t(cap::Rights::Import);
-constexpr uint32_t kDrop = uint32_t(cap::Rights::Drop);
-constexpr uint32_t kAll = kRead | kWrite | kExecute | kGrant | kRevoke | kCreate | kImport | kDrop;
+// The rights bits as system calls take them (abi/rights.h).
+using abi::kAll;
+using abi::kCreate;
+using abi::kDrop;
+using abi::kExecute;
+using abi::kGrant;
+using abi::kImport;
+using abi::kRead;
+using abi::kRevoke;
+using abi::kWrite;
 
 void init();
 ktl::Result<void> attach_task(sched::Task* task);
@@ -68,13 +71,7 @@ ktl::Result<uint32_t> issue_token(sched::Task* issuer, uint32_t slot, sched::Tas
 ktl::Result<Resolved> redeem(sched::Task* task, uint32_t slot, uint64_t now_ns, uint64_t binding, bool* kept = nullptr);
 ktl::Result<void> destroy_object(uint64_t object_id);
 
-struct CapInfo {
-    uint32_t slot;
-    uint32_t type;
-    uint32_t rights;
-    uint64_t object_id;
-    uint64_t badge;
-};
+using abi::CapInfo; // cap_list's rows (abi/introspect.h)
 uint32_t list(sched::Task* task, CapInfo* out, uint32_t max);
 const char* type_name(ObjectType type);
 // Registers an object without granting it to anyone (singletons such as the factory).

@@ -12,7 +12,7 @@
 #include "../panic.h"
 #include "../rng.h"
 #include "../sched/scheduler.h"
-#include "../syscall/sys.h"
+#include <abi/sys.h>
 
 #include <cluster/node.h>
 #include <ktl/decimal.h>
@@ -44,7 +44,7 @@ uint32_t g_self_ip = 0;
 // Sends through the task's Datagram capability (the task's own path) ...
 struct TaskTransport final : cluster::Transport {
     void send(cluster::Address to, std::span<const uint8_t> d) override {
-        sys::call(sys::Number::udp_send, g_endpoint_slot, to.ip, to.port, reinterpret_cast<uint64_t>(d.data()), d.size());
+        sys::udp_send(g_endpoint_slot, to.ip, to.port, d.data(), d.size());
     }
 };
 // ... or, from a system call made by a tool task (cluster_ping), straight into the endpoint
@@ -164,7 +164,7 @@ int64_t task_main(void*) {
         KLOG_WARN("cluster: no audit trail: refused peers are only logged");
     net::Status net = wait_for_address();
     const uint16_t port = bootargs::get().cluster_port;
-    int64_t slot = sys::call(sys::Number::udp_open, g_caps.netstack, port);
+    int64_t slot = sys::udp_open(g_caps.netstack, port);
     if (slot < 0) {
         KLOG_ERROR("cluster: cannot open UDP port %u: %s", port, ktl::error_name(static_cast<ktl::Error>(-slot)));
         return 1;
@@ -215,8 +215,8 @@ int64_t task_main(void*) {
         // A bounded batch per round: a flood cannot starve the timers.
         for (uint32_t i = 0; i < net::Datagram::kRxSlots; ++i) {
             net::DatagramFrom from {};
-            int64_t n = sys::call(sys::Number::udp_recv, g_endpoint_slot, reinterpret_cast<uint64_t>(buf), sizeof buf,
-                                  reinterpret_cast<uint64_t>(&from));
+            int64_t n = sys::udp_recv(g_endpoint_slot, buf, sizeof buf,
+                                      &from);
             if (n == -static_cast<int64_t>(ktl::Error::Truncated))
                 continue;
             if (n < 0)
@@ -232,7 +232,7 @@ int64_t task_main(void*) {
         }
         now = sys::clock_ns();
         if (deadline > now)
-            sys::call(sys::Number::udp_wait, g_endpoint_slot, deadline - now);
+            sys::udp_wait(g_endpoint_slot, deadline - now);
     }
 }
 

@@ -5,6 +5,8 @@
 // slot then finishes into the driver's own buffer, never into memory the caller got back).
 #include <cstdint>
 
+#include <abi/storage.h>
+
 #include "../ipc/sync.h"
 
 namespace virtio {
@@ -13,19 +15,11 @@ class VirtioBlk;
 
 namespace dev {
 
-// Layout returned by disk_info.
-struct DiskInfo {
-    uint64_t bytes;
-    uint32_t block_size; // the device's preferred unit
-    uint32_t flags;      // kDiskCanFlush, kDiskReadOnly
-    uint64_t reads, writes, flushes, errors, irqs, rejected;
-    uint64_t bytes_read, bytes_written;
-    uint32_t max_transfer; // bytes per disk_read / disk_write
-    uint32_t in_flight;
-};
-constexpr uint32_t kDiskCanFlush = 1;
-constexpr uint32_t kDiskReadOnly = 2;
-constexpr uint32_t kDiskSector = 512; // the unit of disk_read and disk_write addresses and lengths
+// Layout and constants shared with the storage task (abi/storage.h).
+using abi::DiskInfo;
+using abi::kDiskCanFlush;
+using abi::kDiskReadOnly;
+using abi::kDiskSector;
 
 class Disk {
 public:

@@ -3,7 +3,7 @@
 #include <cstdint>
 
 #include "../console.h"
-#include "../syscall/sys.h"
+#include <abi/sys.h>
 #include "ktest.h"
 
 namespace ktest {

@@ -13,7 +13,7 @@ int64_t locker(void* arg) {
     auto i = reinterpret_cast<uintptr_t>(arg);
     static volatile bool inside = false;
     for (int n = 0; n < 500; ++n) {
-        if (sys::call(sys::Number::mutex_lock, g_mutex_slot[i], 0) != 0)
+        if (sys::mutex_lock(g_mutex_slot[i], 0) != 0)
             return -2;
         if (inside)
             g_overlap = true;
@@ -22,7 +22,7 @@ int64_t locker(void* arg) {
         sys::yield(); // invite interleaving inside the critical section
         g_plain_counter = v + 1;
         inside = false;
-        if (sys::call(sys::Number::mutex_unlock, g_mutex_slot[i]) != 0)
+        if (sys::mutex_unlock(g_mutex_slot[i]) != 0)
             return -3;
     }
     return 0;
@@ -42,7 +42,7 @@ struct Message {
 int64_t producer(void*) {
     for (uint32_t i = 0; i < g_stream.count; ++i) {
         Message m { i, i * 0x9e3779b97f4a7c15ull };
-        if (sys::call(sys::Number::queue_send, g_stream.queue, reinterpret_cast<uint64_t>(&m), sizeof m, 0) != 0)
+        if (sys::queue_send(g_stream.queue, &m, sizeof m, 0) != 0)
             return -static_cast<int64_t>(i) - 1;
     }
     return 0;
@@ -52,31 +52,31 @@ int64_t producer(void*) {
 
 bool sync_objects(const Caps& caps) {
     // Semaphore: counts, timed wait, bounds.
-    int64_t sem = sys::call(sys::Number::sem_create, caps.factory, 2, 2);
+    int64_t sem = sys::sem_create(caps.factory, 2, 2);
     KT_CHECK(sem >= 0, "sem_create %lld", (long long)sem);
-    KT_CHECK(sys::call(sys::Number::sem_wait, sem, 0) == 0, "first unit");
-    KT_CHECK(sys::call(sys::Number::sem_wait, sem, 0) == 0, "second unit");
+    KT_CHECK(sys::sem_wait(sem, 0) == 0, "first unit");
+    KT_CHECK(sys::sem_wait(sem, 0) == 0, "second unit");
     uint64_t t0 = sys::clock_ns();
-    int64_t r = sys::call(sys::Number::sem_wait, sem, 50 * kMs);
+    int64_t r = sys::sem_wait(sem, 50 * kMs);
     uint64_t waited = sys::clock_ns() - t0;
     KT_CHECK(r == -int64_t(ktl::Error::TimedOut), "empty semaphore wait returned %lld", (long long)r);
     KT_CHECK(waited >= 50 * kMs && waited < 500 * kMs, "timed wait took %llu ns", (unsigned long long)waited);
-    KT_CHECK(sys::call(sys::Number::sem_post, sem) == 0 && sys::call(sys::Number::sem_post, sem) == 0, "posts");
-    KT_CHECK(sys::call(sys::Number::sem_post, sem) == -int64_t(ktl::Error::Full), "post past max must fail");
-    KT_CHECK(sys::call(sys::Number::sem_create, caps.factory, 3, 2) == -int64_t(ktl::Error::InvalidArgs), "bounds");
+    KT_CHECK(sys::sem_post(sem) == 0 && sys::sem_post(sem) == 0, "posts");
+    KT_CHECK(sys::sem_post(sem) == -int64_t(ktl::Error::Full), "post past max must fail");
+    KT_CHECK(sys::sem_create(caps.factory, 3, 2) == -int64_t(ktl::Error::InvalidArgs), "bounds");
 
     // Event: timeout, then auto-reset signal consumed by one wait.
-    int64_t ev = sys::call(sys::Number::event_create, caps.factory, 1);
+    int64_t ev = sys::event_create(caps.factory, 1);
     KT_CHECK(ev >= 0, "event_create");
-    KT_CHECK(sys::call(sys::Number::event_wait, ev, 20 * kMs) == -int64_t(ktl::Error::TimedOut), "event timeout");
-    KT_CHECK(sys::call(sys::Number::event_signal, ev) == 0, "signal");
-    KT_CHECK(sys::call(sys::Number::event_wait, ev, 20 * kMs) == 0, "signalled event");
-    KT_CHECK(sys::call(sys::Number::event_wait, ev, 20 * kMs) == -int64_t(ktl::Error::TimedOut), "auto-reset");
+    KT_CHECK(sys::event_wait(ev, 20 * kMs) == -int64_t(ktl::Error::TimedOut), "event timeout");
+    KT_CHECK(sys::event_signal(ev) == 0, "signal");
+    KT_CHECK(sys::event_wait(ev, 20 * kMs) == 0, "signalled event");
+    KT_CHECK(sys::event_wait(ev, 20 * kMs) == -int64_t(ktl::Error::TimedOut), "auto-reset");
 
     // Mutex: three tasks increment a counter with a yield inside the critical section.
-    int64_t mutex = sys::call(sys::Number::mutex_create, caps.factory);
+    int64_t mutex = sys::mutex_create(caps.factory);
     KT_CHECK(mutex >= 0, "mutex_create");
-    KT_CHECK(sys::call(sys::Number::mutex_unlock, mutex) == -int64_t(ktl::Error::AccessDenied), "unlock by non-owner");
+    KT_CHECK(sys::mutex_unlock(mutex) == -int64_t(ktl::Error::AccessDenied), "unlock by non-owner");
     g_plain_counter = 0;
     g_overlap = false;
     int64_t tasks[3];
@@ -99,9 +99,9 @@ bool sync_objects(const Caps& caps) {
 
 bool queue_100k(const Caps& caps) {
     constexpr uint32_t kMessages = 100000;
-    int64_t q = sys::call(sys::Number::queue_create, caps.factory, sizeof(Message), 64);
+    int64_t q = sys::queue_create(caps.factory, sizeof(Message), 64);
     KT_CHECK(q >= 0, "queue_create %lld", (long long)q);
-    KT_CHECK(sys::call(sys::Number::queue_create, caps.factory, 8192, 4) == -int64_t(ktl::Error::InvalidArgs),
+    KT_CHECK(sys::queue_create(caps.factory, 8192, 4) == -int64_t(ktl::Error::InvalidArgs),
              "oversized slot must be refused");
     g_stream.count = kMessages;
     int64_t prod = spawn(caps, "producer", producer, nullptr, 10);
@@ -112,7 +112,7 @@ bool queue_100k(const Caps& caps) {
     uint64_t t0 = sys::clock_ns();
     for (uint32_t i = 0; i < kMessages; ++i) {
         Message m {};
-        int64_t len = sys::call(sys::Number::queue_receive, q, reinterpret_cast<uint64_t>(&m), sizeof m, 5000 * kMs);
+        int64_t len = sys::queue_receive(q, &m, sizeof m, 5000 * kMs);
         KT_CHECK(len == sizeof m, "receive %u returned %lld", i, (long long)len);
         KT_CHECK(m.seq == i && m.check == i * 0x9e3779b97f4a7c15ull, "message %u out of order or corrupt (seq %llu)", i,
                  (unsigned long long)m.seq);
@@ -120,7 +120,7 @@ bool queue_100k(const Caps& caps) {
     uint64_t elapsed = sys::clock_ns() - t0;
     KT_CHECK(join(static_cast<uint32_t>(prod)) == 0, "producer failed");
     Message extra;
-    KT_CHECK(sys::call(sys::Number::queue_receive, q, reinterpret_cast<uint64_t>(&extra), sizeof extra, 10 * kMs) ==
+    KT_CHECK(sys::queue_receive(q, &extra, sizeof extra, 10 * kMs) ==
                  -int64_t(ktl::Error::TimedOut),
              "queue must be empty");
     console::printf("ktest:   %u messages in order, none lost, %llu ms (%llu msg/s)\n", kMessages,

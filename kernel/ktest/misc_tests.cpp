@@ -61,43 +61,42 @@ bool fp_state(const Caps& caps) {
 }
 
 bool regions(const Caps& caps) {
-    using N = sys::Number;
-    int64_t imm = sys::call(N::region_create, caps.factory, 8192, 0, 0);
+    int64_t imm = sys::region_create(caps.factory, 8192, 0, 0);
     KT_CHECK(imm >= 0, "create immutable %lld", (long long)imm);
     const char text[] = "sealed vectors";
-    KT_CHECK(sys::call(N::region_write, imm, 100, reinterpret_cast<uint64_t>(text), sizeof text) == 0, "write");
-    KT_CHECK(sys::call(N::region_seal, imm) == 0, "seal");
-    KT_CHECK(sys::call(N::region_write, imm, 0, reinterpret_cast<uint64_t>(text), 4) ==
+    KT_CHECK(sys::region_write(imm, 100, text, sizeof text) == 0, "write");
+    KT_CHECK(sys::region_seal(imm) == 0, "seal");
+    KT_CHECK(sys::region_write(imm, 0, text, 4) ==
                  -int64_t(ktl::Error::AccessDenied),
              "write after seal");
     char back[sizeof text] = {};
-    KT_CHECK(sys::call(N::region_read, imm, 100, reinterpret_cast<uint64_t>(back), sizeof back) == sizeof back, "read");
+    KT_CHECK(sys::region_read(imm, 100, back, sizeof back) == sizeof back, "read");
     KT_CHECK(memcmp(back, text, sizeof text) == 0, "content");
 
-    int64_t log = sys::call(N::region_create, caps.factory, 64, 1, 0);
+    int64_t log = sys::region_create(caps.factory, 64, 1, 0);
     KT_CHECK(log >= 0, "create append-only");
-    KT_CHECK(sys::call(N::region_append, log, reinterpret_cast<uint64_t>("abc"), 3) == 0, "append 1");
-    KT_CHECK(sys::call(N::region_append, log, reinterpret_cast<uint64_t>("def"), 3) == 3, "append 2");
-    KT_CHECK(sys::call(N::region_write, log, 0, reinterpret_cast<uint64_t>("X"), 1) == -int64_t(ktl::Error::AccessDenied),
+    KT_CHECK(sys::region_append(log, "abc", 3) == 0, "append 1");
+    KT_CHECK(sys::region_append(log, "def", 3) == 3, "append 2");
+    KT_CHECK(sys::region_write(log, 0, "X", 1) == -int64_t(ktl::Error::AccessDenied),
              "overwrite in append-only");
 
-    int64_t slab = sys::call(N::region_create, caps.factory, 4096, 2, 64);
+    int64_t slab = sys::region_create(caps.factory, 4096, 2, 64);
     KT_CHECK(slab >= 0, "create slab");
-    int64_t a = sys::call(N::region_alloc, slab), b = sys::call(N::region_alloc, slab);
+    int64_t a = sys::region_alloc(slab), b = sys::region_alloc(slab);
     KT_CHECK(a == 0 && b == 1, "alloc %lld %lld", (long long)a, (long long)b);
-    KT_CHECK(sys::call(N::region_free, slab, a) == 0, "free");
-    KT_CHECK(sys::call(N::region_write, slab, 0, reinterpret_cast<uint64_t>("x"), 1) == -int64_t(ktl::Error::AccessDenied),
+    KT_CHECK(sys::region_free(slab, a) == 0, "free");
+    KT_CHECK(sys::region_write(slab, 0, "x", 1) == -int64_t(ktl::Error::AccessDenied),
              "write into a freed slab object");
 
     // A read-only derivative cannot write, and the kernel refuses to write into its own text.
-    int64_t ro = sys::call(N::cap_mint, imm, 0x1, 0);
+    int64_t ro = sys::cap_mint(imm, 0x1, 0);
     KT_CHECK(ro >= 0, "mint");
-    KT_CHECK(sys::call(N::region_append, ro, reinterpret_cast<uint64_t>("x"), 1) == -int64_t(ktl::Error::AccessDenied),
+    KT_CHECK(sys::region_append(ro, "x", 1) == -int64_t(ktl::Error::AccessDenied),
              "write through a read-only capability");
-    KT_CHECK(sys::call(N::region_read, imm, 100, reinterpret_cast<uint64_t>(&fp_state), 4) ==
+    KT_CHECK(sys::region_read(imm, 100, reinterpret_cast<void*>(&fp_state), 4) ==
                  -int64_t(ktl::Error::InvalidArgs),
              "kernel text accepted as a destination buffer");
-    KT_CHECK(sys::call(N::region_create, caps.factory, 64u << 20, 0, 0) == -int64_t(ktl::Error::InvalidArgs),
+    KT_CHECK(sys::region_create(caps.factory, 64u << 20, 0, 0) == -int64_t(ktl::Error::InvalidArgs),
              "oversized region");
     console::printf("ktest:   regions: immutable sealed, append-only kept, slab confined, rights enforced\n");
     return true;
@@ -108,27 +107,26 @@ bool regions(const Caps& caps) {
 namespace ktest {
 namespace {
 uint32_t g_waiter_timer = 0;
-int64_t timer_waiter(void*) { return sys::call(sys::Number::timer_wait, g_waiter_timer, 0); }
+int64_t timer_waiter(void*) { return sys::timer_wait(g_waiter_timer, 0); }
 } // namespace
 
 bool timers(const Caps& caps) {
-    using N = sys::Number;
-    int64_t t = sys::call(N::timer_create, caps.factory);
+    int64_t t = sys::timer_create(caps.factory);
     KT_CHECK(t >= 0, "timer_create %lld", (long long)t);
     uint64_t t0 = sys::clock_ns();
-    KT_CHECK(sys::call(N::timer_set, t, 30 * kMs, 0) == 0, "arm one-shot");
-    int64_t n = sys::call(N::timer_wait, t, 1000 * kMs);
+    KT_CHECK(sys::timer_set(t, 30 * kMs, 0) == 0, "arm one-shot");
+    int64_t n = sys::timer_wait(t, 1000 * kMs);
     uint64_t waited = sys::clock_ns() - t0;
     KT_CHECK(n == 1, "one-shot expirations %lld", (long long)n);
     KT_CHECK(waited >= 30 * kMs && waited < 300 * kMs, "one-shot after %llu ms", (unsigned long long)(waited / kMs));
-    KT_CHECK(sys::call(N::timer_wait, t, 50 * kMs) == -int64_t(ktl::Error::TimedOut), "one-shot fired twice");
+    KT_CHECK(sys::timer_wait(t, 50 * kMs) == -int64_t(ktl::Error::TimedOut), "one-shot fired twice");
 
-    KT_CHECK(sys::call(N::timer_set, t, 20 * kMs, 20 * kMs) == 0, "arm periodic");
+    KT_CHECK(sys::timer_set(t, 20 * kMs, 20 * kMs) == 0, "arm periodic");
     sys::sleep_ns(110 * kMs);
-    n = sys::call(N::timer_wait, t, 1000 * kMs);
+    n = sys::timer_wait(t, 1000 * kMs);
     KT_CHECK(n >= 4 && n <= 6, "periodic expirations after 110 ms: %lld", (long long)n);
-    KT_CHECK(sys::call(N::timer_set, t, 0, 0) == 0, "disarm");
-    KT_CHECK(sys::call(N::timer_set, t, 10 * kMs, 1000) == -int64_t(ktl::Error::InvalidArgs), "1 us period accepted");
+    KT_CHECK(sys::timer_set(t, 0, 0) == 0, "disarm");
+    KT_CHECK(sys::timer_set(t, 10 * kMs, 1000) == -int64_t(ktl::Error::InvalidArgs), "1 us period accepted");
 
     // Destroying an object: the blocked waiter wakes with BadHandle, every capability dies.
     int64_t waiter = spawn(caps, "timer-waiter", timer_waiter, nullptr, 10);
@@ -137,15 +135,15 @@ bool timers(const Caps& caps) {
     KT_CHECK(shared >= 0, "share");
     g_waiter_timer = static_cast<uint32_t>(shared);
     sys::sleep_ns(30 * kMs); // the waiter blocks in timer_wait
-    int64_t ro = sys::call(N::cap_mint, t, 0x1, 0);
+    int64_t ro = sys::cap_mint(t, 0x1, 0);
     KT_CHECK(ro >= 0, "mint");
-    KT_CHECK(sys::call(N::object_destroy, ro) == -int64_t(ktl::Error::AccessDenied), "destroy without Revoke");
-    KT_CHECK(sys::call(N::object_destroy, t) == 0, "destroy");
+    KT_CHECK(sys::object_destroy(ro) == -int64_t(ktl::Error::AccessDenied), "destroy without Revoke");
+    KT_CHECK(sys::object_destroy(t) == 0, "destroy");
     int64_t code = join(static_cast<uint32_t>(waiter), 1000 * kMs);
     KT_CHECK(code == -int64_t(ktl::Error::BadHandle), "blocked waiter woke with %lld", (long long)code);
-    KT_CHECK(sys::call(N::timer_wait, t, 10 * kMs) == -int64_t(ktl::Error::BadHandle), "original cap still works");
-    KT_CHECK(sys::call(N::timer_wait, ro, 10 * kMs) == -int64_t(ktl::Error::BadHandle), "derived cap still works");
-    KT_CHECK(sys::call(N::object_destroy, caps.factory) < 0, "the factory must not be destroyable");
+    KT_CHECK(sys::timer_wait(t, 10 * kMs) == -int64_t(ktl::Error::BadHandle), "original cap still works");
+    KT_CHECK(sys::timer_wait(ro, 10 * kMs) == -int64_t(ktl::Error::BadHandle), "derived cap still works");
+    KT_CHECK(sys::object_destroy(caps.factory) < 0, "the factory must not be destroyable");
     console::printf("ktest:   timers: one-shot after %llu ms, periodic counted, destroy wakes waiters and kills "
                     "every capability\n",
                     (unsigned long long)(waited / kMs));

@@ -27,10 +27,10 @@ int64_t hoarder(void*) {
     for (int i = 0; i < 100; ++i)
         (void)kheap::alloc(300);
     (void)kheap::alloc(100 * 1024);
-    (void)sys::call(sys::Number::event_create, g_hoard.factory, 0);
-    (void)sys::call(sys::Number::region_create, g_hoard.factory, 64 * 1024, 0, 0);
-    (void)sys::call(sys::Number::queue_create, g_hoard.factory, 64, 16);
-    if (sys::call(sys::Number::mutex_lock, g_hoard.mutex, 0) != 0)
+    (void)sys::event_create(g_hoard.factory, 0);
+    (void)sys::region_create(g_hoard.factory, 64 * 1024, 0, 0);
+    (void)sys::queue_create(g_hoard.factory, 64, 16);
+    if (sys::mutex_lock(g_hoard.mutex, 0) != 0)
         return -2;
     g_hoard.holding = true;
     sys::sleep_ns(20 * kMs); // the waiter blocks on the mutex meanwhile
@@ -39,14 +39,14 @@ int64_t hoarder(void*) {
 }
 
 int64_t mutex_waiter(void*) {
-    g_hoard.waiter_result = sys::call(sys::Number::mutex_lock, g_hoard.waiter_mutex, 0);
+    g_hoard.waiter_result = sys::mutex_lock(g_hoard.waiter_mutex, 0);
     if (g_hoard.waiter_result >= 0)
-        sys::call(sys::Number::mutex_unlock, g_hoard.waiter_mutex);
+        sys::mutex_unlock(g_hoard.waiter_mutex);
     return 0;
 }
 
 int64_t blocker(void*) {
-    sys::call(sys::Number::event_wait, g_hoard.blocker_event, 0);
+    sys::event_wait(g_hoard.blocker_event, 0);
     return 0;
 }
 
@@ -55,7 +55,7 @@ uint64_t live_objects() { return kcap::stats().live_objects; }
 } // namespace
 
 bool task_reclaim(const Caps& caps) {
-    int64_t mutex = sys::call(sys::Number::mutex_create, caps.factory);
+    int64_t mutex = sys::mutex_create(caps.factory);
     KT_CHECK(mutex >= 0, "mutex_create");
     const auto heap0 = kheap::stats();
     const uint64_t objects0 = live_objects();
@@ -87,26 +87,26 @@ bool task_reclaim(const Caps& caps) {
     KT_CHECK(live_objects() == objects0, "%llu live objects, was %llu", static_cast<unsigned long long>(live_objects()),
              static_cast<unsigned long long>(objects0));
     // The mutex is free again and works.
-    KT_CHECK(sys::call(sys::Number::mutex_lock, mutex, 10 * kMs) == 0, "lock after the holder ended");
-    KT_CHECK(sys::call(sys::Number::mutex_unlock, mutex) == 0, "unlock");
+    KT_CHECK(sys::mutex_lock(mutex, 10 * kMs) == 0, "lock after the holder ended");
+    KT_CHECK(sys::mutex_unlock(mutex) == 0, "unlock");
 
     // No zombie: killed while blocked, given up on, detached, released when its wait ends.
-    int64_t ev = sys::call(sys::Number::event_create, caps.factory, 0);
+    int64_t ev = sys::event_create(caps.factory, 0);
     int64_t blocked = spawn(caps, "blocked", blocker, nullptr, 10);
     KT_CHECK(ev >= 0 && blocked >= 0, "spawn blocker");
     int64_t bev = share(static_cast<uint32_t>(ev), static_cast<uint32_t>(blocked), kcap::kRead);
     KT_CHECK(bev >= 0, "share the event");
     g_hoard.blocker_event = static_cast<uint32_t>(bev);
     sys::sleep_ns(20 * kMs);
-    KT_CHECK(sys::call(sys::Number::task_kill, blocked) == 0, "a blocked task dies later");
+    KT_CHECK(sys::task_kill(blocked) == 0, "a blocked task dies later");
     KT_CHECK(join(static_cast<uint32_t>(blocked), 10 * kMs) == -int64_t(ktl::Error::TimedOut), "still blocked");
-    KT_CHECK(sys::call(sys::Number::task_status, blocked) == 0, "not ended yet");
-    KT_CHECK(sys::call(sys::Number::task_detach, blocked) == 0, "detach");
-    sys::call(sys::Number::cap_delete, blocked);
-    KT_CHECK(sys::call(sys::Number::event_signal, ev) == 0, "signal");
+    KT_CHECK(sys::task_status(blocked) == 0, "not ended yet");
+    KT_CHECK(sys::task_detach(blocked) == 0, "detach");
+    sys::cap_delete(blocked);
+    KT_CHECK(sys::event_signal(ev) == 0, "signal");
     sys::sleep_ns(20 * kMs);
-    sys::call(sys::Number::object_destroy, ev);
-    sys::call(sys::Number::object_destroy, mutex);
+    sys::object_destroy(ev);
+    sys::object_destroy(mutex);
     KT_CHECK(sched::stats().tasks == tasks0, "%u tasks, was %llu: a zombie is left", sched::stats().tasks,
              static_cast<unsigned long long>(tasks0));
     console::printf("ktest:   a faulting task's heap (101 blocks), 3 objects and held mutex reclaimed; "

@@ -22,14 +22,14 @@ const Named kCases[] = {
 } // namespace
 
 int64_t spawn(const Caps& caps, const char* name, int64_t (*fn)(void*), void* arg, uint8_t priority) {
-    return sys::call(sys::Number::task_create, caps.factory, reinterpret_cast<uint64_t>(fn),
-                     reinterpret_cast<uint64_t>(arg), priority, reinterpret_cast<uint64_t>(name));
+    return sys::task_create(caps.factory, fn,
+                            arg, priority, name);
 }
 
-int64_t join(uint32_t task_slot, uint64_t timeout_ns) { return sys::call(sys::Number::task_join, task_slot, timeout_ns); }
+int64_t join(uint32_t task_slot, uint64_t timeout_ns) { return sys::task_join(task_slot, timeout_ns); }
 
 int64_t share(uint32_t slot, uint32_t task_slot, uint32_t rights_mask) {
-    return sys::call(sys::Number::cap_grant, slot, rights_mask, 0, task_slot);
+    return sys::cap_grant(slot, rights_mask, 0, task_slot);
 }
 
 int64_t task_main(void* arg) {

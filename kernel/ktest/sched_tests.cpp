@@ -1,6 +1,5 @@
 // Scheduling tests: preemptive fairness among CPU-bound tasks, stack overflow isolation, and
 // the cost figures (context switch, system call round trip).
-#include "../syscall/handlers.h"
 #include "cases.h"
 
 namespace ktest {
@@ -55,8 +54,8 @@ PingPong g_pp;
 
 int64_t ponger(void*) {
     for (uint32_t i = 0; i < g_pp.rounds; ++i) {
-        sys::call(sys::Number::sem_wait, g_pp.ping, 0);
-        sys::call(sys::Number::sem_post, g_pp.pong);
+        sys::sem_wait(g_pp.ping, 0);
+        sys::sem_post(g_pp.pong);
     }
     return 0;
 }
@@ -80,7 +79,7 @@ int64_t kill_sleeper(void*) {
 }
 
 int64_t kill_waiter(void*) {
-    sys::call(sys::Number::event_wait, g_kill.waiter_event, 0);
+    sys::event_wait(g_kill.waiter_event, 0);
     g_kill.past_wait = true; // must never happen: killed while blocked, it dies as the wait ends
     return 7;
 }
@@ -100,7 +99,7 @@ struct BudgetRun {
 int64_t budget_user(void*) {
     g_budget.spent_before = sys::budget_spent();
     for (auto& r : g_budget.results)
-        r = sys::call(sys::Number::event_signal, 0xfffe); // no such slot: refused, but counted
+        r = sys::event_signal(0xfffe); // no such slot: refused, but counted
     g_budget.spent_after = sys::budget_spent();
     g_budget.slept = sys::sleep_ns(kMs);
     return 7;
@@ -109,7 +108,7 @@ int64_t budget_user(void*) {
 bool syscall_budget(const Caps& caps) {
     int64_t task = spawn(caps, "budget", budget_user, nullptr, 10); // below us: it starts once we wait
     KT_CHECK(task >= 0, "spawn");
-    KT_CHECK(sys::call(sys::Number::task_limit, task, 0, 5) == 0, "task_limit");
+    KT_CHECK(sys::task_limit(task, 0, 5) == 0, "task_limit");
     KT_CHECK(join(static_cast<uint32_t>(task), 100 * kMs) == 7, "the task ended with its own code");
     for (int i = 0; i < 8; ++i)
         KT_CHECK(g_budget.results[i] == (i < 5 ? -int64_t(ktl::Error::BadHandle) : -int64_t(ktl::Error::Exhausted)),
@@ -123,35 +122,35 @@ bool syscall_budget(const Caps& caps) {
 bool task_kill(const Caps& caps) {
     int64_t spin = spawn(caps, "kill-spin", kill_spinner, nullptr, 10);
     int64_t sleeper = spawn(caps, "kill-sleep", kill_sleeper, nullptr, 10);
-    g_kill.event = static_cast<uint32_t>(sys::call(sys::Number::event_create, caps.factory, 0));
+    g_kill.event = static_cast<uint32_t>(sys::event_create(caps.factory, 0));
     KT_CHECK(spin >= 0 && sleeper >= 0 && int64_t(g_kill.event) >= 0, "spawn");
     int64_t waiter = spawn(caps, "kill-wait", kill_waiter, nullptr, 10);
     KT_CHECK(waiter >= 0, "spawn waiter");
-    int64_t shared = share(g_kill.event, static_cast<uint32_t>(waiter), kcap::kRead);
+    int64_t shared = share(g_kill.event, static_cast<uint32_t>(waiter), abi::kRead);
     KT_CHECK(shared >= 0, "share the event");
     g_kill.waiter_event = static_cast<uint32_t>(shared); // before it runs: it is below my priority
     sys::sleep_ns(50 * kMs); // all three run: spinning, sleeping, blocked
     KT_CHECK(g_kill.spins > 0, "the spinner ran");
-    KT_CHECK(sys::call(sys::Number::task_kill, spin) == 1, "spinner killed at once");
+    KT_CHECK(sys::task_kill(spin) == 1, "spinner killed at once");
     uint64_t spins = g_kill.spins;
     KT_CHECK(join(static_cast<uint32_t>(spin), 100 * kMs) == -1, "spinner exit code");
     sys::sleep_ns(20 * kMs);
     KT_CHECK(g_kill.spins == spins, "the spinner ran after being killed");
-    KT_CHECK(sys::call(sys::Number::task_kill, sleeper) == 1, "sleeper killed at once");
+    KT_CHECK(sys::task_kill(sleeper) == 1, "sleeper killed at once");
     KT_CHECK(join(static_cast<uint32_t>(sleeper), 100 * kMs) == -1, "sleeper exit code");
-    KT_CHECK(sys::call(sys::Number::task_kill, waiter) == 0, "a blocked task dies later");
+    KT_CHECK(sys::task_kill(waiter) == 0, "a blocked task dies later");
     KT_CHECK(join(static_cast<uint32_t>(waiter), 30 * kMs) == -int64_t(ktl::Error::TimedOut), "still waiting");
-    KT_CHECK(sys::call(sys::Number::event_signal, g_kill.event) == 0, "signal");
+    KT_CHECK(sys::event_signal(g_kill.event) == 0, "signal");
     KT_CHECK(join(static_cast<uint32_t>(waiter), 100 * kMs) == -1, "waiter exit code");
     KT_CHECK(!g_kill.past_wait, "the killed waiter ran past its wait");
     // Only the creator's Write right kills: a read-only copy is refused (and audited).
     int64_t spin2 = spawn(caps, "kill-spin2", kill_spinner, nullptr, 10);
     KT_CHECK(spin2 >= 0, "spawn");
-    int64_t ro = sys::call(sys::Number::cap_mint, spin2, kcap::kRead, 0);
-    KT_CHECK(ro >= 0 && sys::call(sys::Number::task_kill, ro) == -int64_t(ktl::Error::AccessDenied), "read-only refused");
-    KT_CHECK(sys::call(sys::Number::task_kill, spin2) == 1 && join(static_cast<uint32_t>(spin2), 100 * kMs) == -1, "spin2");
-    sys::call(sys::Number::cap_delete, ro);
-    sys::call(sys::Number::object_destroy, g_kill.event);
+    int64_t ro = sys::cap_mint(spin2, abi::kRead, 0);
+    KT_CHECK(ro >= 0 && sys::task_kill(ro) == -int64_t(ktl::Error::AccessDenied), "read-only refused");
+    KT_CHECK(sys::task_kill(spin2) == 1 && join(static_cast<uint32_t>(spin2), 100 * kMs) == -1, "spin2");
+    sys::cap_delete(ro);
+    sys::object_destroy(g_kill.event);
     console::printf("ktest:   killed a spinning, a sleeping and a blocked task\n");
     return true;
 }
@@ -165,8 +164,8 @@ bool sched_fairness(const Caps& caps) {
     }
     sys::sleep_ns(2000 * kMs);
     g_spin.stop = true;
-    sysinfo::TaskInfo infos[64];
-    int64_t n = sys::call(sys::Number::task_list, caps.introspection, reinterpret_cast<uint64_t>(infos), 64);
+    abi::TaskInfo infos[64];
+    int64_t n = sys::task_list(caps.introspection, infos, 64);
     KT_CHECK(n > kWorkers, "task_list returned %lld", static_cast<long long>(n));
     uint64_t cpu_min = ~0ull, cpu_max = 0;
     for (int64_t i = 0; i < n; ++i) {
@@ -223,13 +222,13 @@ bool bench(const Caps& caps) {
     constexpr uint32_t kCalls = 100000;
     uint64_t t0 = sys::clock_ns();
     for (uint32_t i = 0; i < kCalls; ++i)
-        sys::call(sys::Number::task_self);
+        sys::task_self();
     uint64_t t1 = sys::clock_ns();
     double syscall_ns = double(t1 - t0) / kCalls;
 
     g_pp.rounds = 20000;
-    int64_t ping = sys::call(sys::Number::sem_create, caps.factory, 0, 1);
-    int64_t pong = sys::call(sys::Number::sem_create, caps.factory, 0, 1);
+    int64_t ping = sys::sem_create(caps.factory, 0, 1);
+    int64_t pong = sys::sem_create(caps.factory, 0, 1);
     KT_CHECK(ping >= 0 && pong >= 0, "sem_create");
     int64_t peer = spawn(caps, "ponger", ponger, nullptr, 10);
     KT_CHECK(peer >= 0, "spawn ponger");
@@ -241,8 +240,8 @@ bool bench(const Caps& caps) {
     sys::sleep_ns(20 * kMs); // let the ponger start and block on ping
     uint64_t t2 = sys::clock_ns();
     for (uint32_t i = 0; i < g_pp.rounds; ++i) {
-        sys::call(sys::Number::sem_post, static_cast<uint64_t>(ping));
-        sys::call(sys::Number::sem_wait, static_cast<uint64_t>(pong), 0);
+        sys::sem_post(static_cast<uint64_t>(ping));
+        sys::sem_wait(static_cast<uint64_t>(pong), 0);
     }
     uint64_t t3 = sys::clock_ns();
     KT_CHECK(join(static_cast<uint32_t>(peer)) == 0, "ponger join");

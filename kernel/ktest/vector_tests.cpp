@@ -35,8 +35,8 @@ int64_t searcher(void* arg) {
     auto& s = *static_cast<Searcher*>(arg);
     hnsw::Hit hits[10];
     for (uint32_t i = 0; i < 150; ++i) {
-        int64_t n = sys::call(sys::Number::vec_search, s.slot, reinterpret_cast<uint64_t>(&g_queries[(i % 50) * kDim]), 10,
-                              48, reinterpret_cast<uint64_t>(hits));
+        int64_t n = sys::vec_search(s.slot, &g_queries[(i % 50) * kDim], 10,
+                                    48, hits, nullptr);
         if (n != 10)
             return n < 0 ? n : -1000;
         for (int j = 1; j < 10; ++j)
@@ -52,8 +52,8 @@ int64_t inserter(void*) {
     for (uint32_t b = 0; b < kExtra / 50; ++b) {
         for (uint32_t i = 0; i < 50; ++i)
             ids[i] = kCount + b * 50 + i + 1;
-        int64_t r = sys::call(sys::Number::vec_insert, g_inserter_slot, reinterpret_cast<uint64_t>(ids),
-                              reinterpret_cast<uint64_t>(&g_data[(kCount + b * 50) * kDim]), 50);
+        int64_t r = sys::vec_insert(g_inserter_slot, ids,
+                                    &g_data[(kCount + b * 50) * kDim], 50, 0);
         if (r != 50)
             return r < 0 ? r : -1000;
     }
@@ -63,7 +63,6 @@ int64_t inserter(void*) {
 } // namespace
 
 bool vector_store(const Caps& caps) {
-    using N = sys::Number;
     hnsw::Rng gen(7);
     for (auto& x : g_data)
         x = float(gen.next() >> 40) * (1.0f / 16777216.0f);
@@ -71,10 +70,10 @@ bool vector_store(const Caps& caps) {
         x = float(gen.next() >> 40) * (1.0f / 16777216.0f);
 
     vector::CreateParams params { kDim, 0, 12, 100, kCount + kExtra, 128, 0 };
-    int64_t coll = sys::call(N::vec_create, caps.factory, reinterpret_cast<uint64_t>(&params));
+    int64_t coll = sys::vec_create(caps.factory, &params);
     KT_CHECK(coll >= 0, "vec_create %lld", (long long)coll);
     vector::CreateParams bad { 5000, 0, 0, 0, 10, 0, 0 };
-    KT_CHECK(sys::call(N::vec_create, caps.factory, reinterpret_cast<uint64_t>(&bad)) == -int64_t(ktl::Error::InvalidArgs),
+    KT_CHECK(sys::vec_create(caps.factory, &bad) == -int64_t(ktl::Error::InvalidArgs),
              "dimension 5000 accepted");
 
     uint64_t ids[100];
@@ -82,8 +81,8 @@ bool vector_store(const Caps& caps) {
     for (uint32_t b = 0; b < kCount / 100; ++b) {
         for (uint32_t i = 0; i < 100; ++i)
             ids[i] = b * 100 + i + 1;
-        int64_t r = sys::call(N::vec_insert, coll, reinterpret_cast<uint64_t>(ids),
-                              reinterpret_cast<uint64_t>(&g_data[b * 100 * kDim]), 100);
+        int64_t r = sys::vec_insert(coll, ids,
+                                    &g_data[b * 100 * kDim], 100, 0);
         KT_CHECK(r == 100, "insert batch %u -> %lld", b, (long long)r);
     }
     uint64_t insert_ms = (sys::clock_ns() - t0) / kMs;
@@ -92,8 +91,8 @@ bool vector_store(const Caps& caps) {
     uint32_t agree = 0;
     hnsw::Hit hits[10];
     for (uint32_t q = 0; q < 50; ++q) {
-        int64_t n = sys::call(N::vec_search, coll, reinterpret_cast<uint64_t>(&g_queries[q * kDim]), 10, 64,
-                              reinterpret_cast<uint64_t>(hits));
+        int64_t n = sys::vec_search(coll, &g_queries[q * kDim], 10, 64,
+                                    hits, nullptr);
         KT_CHECK(n == 10, "search -> %lld", (long long)n);
         float best[10];
         uint64_t best_id[10];
@@ -121,22 +120,22 @@ bool vector_store(const Caps& caps) {
     KT_CHECK(recall >= 0.9, "recall@10 %.3f", recall);
 
     float back[kDim];
-    KT_CHECK(sys::call(N::vec_get, coll, 8, reinterpret_cast<uint64_t>(back)) == kDim, "get");
+    KT_CHECK(sys::vec_get(coll, 8, back, nullptr) == kDim, "get");
     for (uint32_t i = 0; i < kDim; ++i)
         KT_CHECK(back[i] == g_data[7 * kDim + i], "stored vector differs");
 
     // Deletes are never returned.
     for (uint64_t id = 1; id <= kCount; id += 15)
-        KT_CHECK(sys::call(N::vec_delete, coll, id) == 0, "delete %llu", (unsigned long long)id);
+        KT_CHECK(sys::vec_delete(coll, id, 0, nullptr) == 0, "delete %llu", (unsigned long long)id);
     for (uint32_t q = 0; q < 50; ++q) {
-        int64_t n = sys::call(N::vec_search, coll, reinterpret_cast<uint64_t>(&g_queries[q * kDim]), 10, 64,
-                              reinterpret_cast<uint64_t>(hits));
+        int64_t n = sys::vec_search(coll, &g_queries[q * kDim], 10, 64,
+                                    hits, nullptr);
         KT_CHECK(n == 10, "search after delete");
         for (int j = 0; j < 10; ++j)
             KT_CHECK((hits[j].id - 1) % 15 != 0, "deleted id %llu returned", (unsigned long long)hits[j].id);
     }
     vector::Stats st {};
-    KT_CHECK(sys::call(N::vec_stats, coll, reinterpret_cast<uint64_t>(&st)) == 0, "stats");
+    KT_CHECK(sys::vec_stats(coll, &st) == 0, "stats");
     KT_CHECK(st.count == kCount - 100, "count %llu", (unsigned long long)st.count);
 
     // Parallel searches while an inserter runs: no torn results, reads overlapped.
@@ -162,59 +161,59 @@ bool vector_store(const Caps& caps) {
         KT_CHECK(code == 0, "task %d ended with %lld", t, (long long)code);
     }
     KT_CHECK(!g_searchers[0].torn && !g_searchers[1].torn, "a search saw a torn index");
-    KT_CHECK(sys::call(N::vec_stats, coll, reinterpret_cast<uint64_t>(&st)) == 0 && st.count == kCount - 100 + kExtra,
+    KT_CHECK(sys::vec_stats(coll, &st) == 0 && st.count == kCount - 100 + kExtra,
              "count after concurrent inserts %llu", (unsigned long long)st.count);
     auto svc = vector::stats();
     KT_CHECK(svc.max_concurrent_reads >= 2, "searches never overlapped (max %u)", svc.max_concurrent_reads);
 
     // Snapshot export and import: the copy answers identically; damaged snapshots are refused.
-    int64_t need = sys::call(N::vec_export, coll, 0, 0);
+    int64_t need = sys::vec_export(coll, nullptr, 0, 0);
     KT_CHECK(need > 0, "export size %lld", (long long)need);
     auto mem = kheap::alloc(static_cast<size_t>(need));
     KT_CHECK(mem.ok(), "snapshot buffer");
     auto* snap = static_cast<uint8_t*>(*mem);
-    KT_CHECK(sys::call(N::vec_export, coll, reinterpret_cast<uint64_t>(snap), need) == need, "export");
-    int64_t copy = sys::call(N::vec_import, caps.factory, reinterpret_cast<uint64_t>(snap), need);
+    KT_CHECK(sys::vec_export(coll, snap, need, 0) == need, "export");
+    int64_t copy = sys::vec_import(caps.factory, snap, need, 0);
     KT_CHECK(copy >= 0, "import %lld", (long long)copy);
     hnsw::Hit a[10], b[10];
     for (uint32_t q = 0; q < 50; ++q) {
-        uint64_t qp = reinterpret_cast<uint64_t>(&g_queries[q * kDim]);
-        KT_CHECK(sys::call(N::vec_search, coll, qp, 10, 64, reinterpret_cast<uint64_t>(a)) == 10 &&
-                     sys::call(N::vec_search, copy, qp, 10, 64, reinterpret_cast<uint64_t>(b)) == 10,
+        const float* qp = &g_queries[q * kDim];
+        KT_CHECK(sys::vec_search(coll, qp, 10, 64, a, nullptr) == 10 &&
+                     sys::vec_search(copy, qp, 10, 64, b, nullptr) == 10,
                  "search original and copy");
         for (int j = 0; j < 10; ++j)
             KT_CHECK(a[j].id == b[j].id && a[j].distance == b[j].distance, "the imported copy answers differently");
     }
-    KT_CHECK(sys::call(N::vec_import, caps.factory, reinterpret_cast<uint64_t>(snap), need - 1) < 0,
+    KT_CHECK(sys::vec_import(caps.factory, snap, need - 1, 0) < 0,
              "truncated snapshot accepted");
     snap[need / 2] ^= 0x40;
-    int64_t damaged = sys::call(N::vec_import, caps.factory, reinterpret_cast<uint64_t>(snap), need);
+    int64_t damaged = sys::vec_import(caps.factory, snap, need, 0);
     KT_CHECK(damaged == -int64_t(ktl::Error::Corrupt), "damaged snapshot -> %lld", (long long)damaged);
     kheap::free(snap);
-    KT_CHECK(sys::call(N::object_destroy, copy) == 0, "drop the copy");
+    KT_CHECK(sys::object_destroy(copy) == 0, "drop the copy");
 
     // A full collection gives a clean error and keeps working.
     vector::CreateParams small { kDim, 0, 8, 50, 50, 64, 0 };
-    int64_t tiny = sys::call(N::vec_create, caps.factory, reinterpret_cast<uint64_t>(&small));
+    int64_t tiny = sys::vec_create(caps.factory, &small);
     KT_CHECK(tiny >= 0, "create small");
     uint64_t many[100];
     for (uint32_t i = 0; i < 100; ++i)
         many[i] = i + 1;
-    int64_t stored = sys::call(N::vec_insert, tiny, reinterpret_cast<uint64_t>(many), reinterpret_cast<uint64_t>(g_data), 100);
+    int64_t stored = sys::vec_insert(tiny, many, g_data, 100, 0);
     KT_CHECK(stored == 50, "filled %lld of a 50-slot collection", (long long)stored);
-    int64_t over = sys::call(N::vec_insert, tiny, reinterpret_cast<uint64_t>(&many[60]),
-                             reinterpret_cast<uint64_t>(&g_data[60 * kDim]), 1);
+    int64_t over = sys::vec_insert(tiny, &many[60],
+                                   &g_data[60 * kDim], 1, 0);
     KT_CHECK(over == -int64_t(ktl::Error::Full), "insert into a full collection -> %lld", (long long)over);
-    KT_CHECK(sys::call(N::vec_search, tiny, reinterpret_cast<uint64_t>(g_queries), 10, 32, reinterpret_cast<uint64_t>(a)) == 10,
+    KT_CHECK(sys::vec_search(tiny, g_queries, 10, 32, a, nullptr) == 10,
              "a full collection still searches");
-    KT_CHECK(sys::call(N::object_destroy, tiny) == 0, "drop small");
+    KT_CHECK(sys::object_destroy(tiny) == 0, "drop small");
 
     // Rights: a read-only capability cannot write; the collection drops cleanly when idle.
-    int64_t ro = sys::call(N::cap_mint, coll, 0x1, 0);
+    int64_t ro = sys::cap_mint(coll, 0x1, 0);
     KT_CHECK(ro >= 0, "mint");
-    KT_CHECK(sys::call(N::vec_delete, ro, 2) == -int64_t(ktl::Error::AccessDenied), "delete through read-only cap");
-    KT_CHECK(sys::call(N::object_destroy, coll) == 0, "drop");
-    KT_CHECK(sys::call(N::vec_stats, coll, reinterpret_cast<uint64_t>(&st)) == -int64_t(ktl::Error::BadHandle),
+    KT_CHECK(sys::vec_delete(ro, 2, 0, nullptr) == -int64_t(ktl::Error::AccessDenied), "delete through read-only cap");
+    KT_CHECK(sys::object_destroy(coll) == 0, "drop");
+    KT_CHECK(sys::vec_stats(coll, &st) == -int64_t(ktl::Error::BadHandle),
              "collection usable after drop");
     console::printf("ktest:   vectors: %u inserted in %llu ms, recall@10 %.3f at ef 64, deletes never returned, "
                     "%u+%u parallel searches during inserts (max %u concurrent), snapshot %lld bytes round trip, "

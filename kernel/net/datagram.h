@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <abi/net.h>
+
 #include <ktl/result.h>
 
 struct udp_pcb;
@@ -22,12 +24,7 @@ class Event;
 
 namespace net {
 
-// Where a received datagram came from (udp_recv fills it in): IPv4 in host byte order.
-struct DatagramFrom {
-    uint32_t ip;
-    uint16_t port;
-    uint16_t reserved;
-};
+using abi::DatagramFrom; // udp_recv fills it in
 
 class Datagram {
 public:

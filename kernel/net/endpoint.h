@@ -19,6 +19,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <abi/net.h>
+
 struct tcp_pcb;
 struct pbuf;
 
@@ -28,22 +30,8 @@ class Event;
 
 namespace net {
 
-// What net_poll reports for one connection.
-struct StreamEvent {
-    uint32_t handle; // slot | generation << 16: stale handles are refused
-    uint32_t flags;
-    uint32_t readable; // bytes waiting in the receive ring
-    uint32_t writable; // room in the transmit ring
-    uint32_t peer_ip;   // the remote IPv4 address (as lwIP holds it) and port
-    uint16_t peer_port;
-    uint16_t reserved;
-};
-
-namespace stream_flags {
-constexpr uint32_t kNew = 1u << 0;        // accepted since the last poll
-constexpr uint32_t kPeerClosed = 1u << 1; // the peer sent FIN: no more bytes after those buffered
-constexpr uint32_t kReset = 1u << 2;      // the connection is gone (reset, error): close the handle
-} // namespace stream_flags
+using abi::StreamEvent; // layout shared with tasks
+namespace stream_flags = abi::stream_flags;
 
 class Endpoint {
 public:

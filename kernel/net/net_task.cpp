@@ -15,7 +15,7 @@
 #include "../mm/kheap.h"
 #include "../panic.h"
 #include "../platform.h"
-#include "../syscall/sys.h"
+#include <abi/sys.h>
 
 #include <drivers/nic.h>
 
@@ -39,7 +39,7 @@ Args g_args;
 ipc::Event g_wake(true);
 
 int64_t wait_for_device(uint32_t wake, uint64_t timeout_ns) {
-    return sys::call(sys::Number::event_wait, wake, timeout_ns);
+    return sys::event_wait(wake, timeout_ns);
 }
 
 void on_probe_frame(void* ctx, const uint8_t* frame, size_t len) {

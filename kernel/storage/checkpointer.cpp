@@ -1,13 +1,11 @@
 #include "checkpointer.h"
 
 #include "../audit/trail.h"
-#include "../cap/kcap.h"
 #include "../log.h"
-#include "../vector/store.h"
-#include "journal.h"
 
 #include <storage/checkpoint.h>
 #include <storage/layout.h>
+#include <storage/records.h>
 #include <ktl/le_bytes.h>
 #include <ktl/utf8.h>
 #include <storage/crc32c.h>
@@ -15,11 +13,10 @@
 namespace storaged {
 namespace {
 
-using N = sys::Number;
-using Step = journal::CheckpointStep;
+using Step = abi::CheckpointStep;
 
 constexpr uint32_t kChunk = 64 * 1024;
-constexpr uint64_t kSector = dev::kDiskSector;
+constexpr uint64_t kSector = abi::kDiskSector;
 constexpr uint32_t kMaxDrainRounds = 100000; // 5 ms each at most: a writer that never stages is a bug
 
 alignas(64) std::byte g_chunk[kChunk];
@@ -74,7 +71,7 @@ ktl::Result<void> Checkpointer::write_chunk(uint64_t area, uint64_t offset, uint
 CheckpointResult Checkpointer::take(storage::Superblock& sb, storage::Wal& wal, Drain drain) {
     const uint64_t t0 = sys::clock_ns();
     auto step = [&](Step s, int64_t status = 0, uint64_t room = 0) {
-        return sys::call(N::journal_checkpoint, m_disk_cap, static_cast<uint64_t>(s), static_cast<uint64_t>(status), room);
+        return sys::journal_checkpoint(m_disk_cap, static_cast<uint64_t>(s), status, room);
     };
     if (step(Step::Begin) < 0)
         return { -static_cast<int>(ktl::Error::IoError), 0, 0, 0 };
@@ -104,30 +101,30 @@ CheckpointResult Checkpointer::take(storage::Superblock& sb, storage::Wal& wal, 
     };
 
     // The collections, each as the store exports it (writes are held back: the pages agree).
-    static vector::StoreEntry rows[vector::kMaxNamed];
-    int64_t listed = sys::call(N::store_list, m_store, ptr(rows), vector::kMaxNamed);
+    static abi::StoreEntry rows[abi::kMaxNamed];
+    int64_t listed = sys::store_list(m_store, rows, abi::kMaxNamed);
     for (int64_t i = 0; status == 0 && i < listed; ++i) {
         if (!rows[i].durable)
             continue;
         std::string_view name = ktl::field_text(rows[i].name);
-        int64_t slot = sys::call(N::store_open, m_store, ptr(name.data()), name.size(), kcap::kRead);
+        int64_t slot = sys::store_open(m_store, name.data(), name.size(), abi::kRead);
         if (slot < 0) {
             fail(-static_cast<int>(error_of(slot)));
             break;
         }
-        const int64_t size = sys::call(N::vec_export, static_cast<uint64_t>(slot), 0, 0, 0);
+        const int64_t size = sys::vec_export(static_cast<uint64_t>(slot), nullptr, 0, 0);
         if (size <= 0 || !storage::add_piece(h, storage::PieceKind::Collection, name, static_cast<uint64_t>(size), 0,
                                              rows[i].max_elements, 0, kSector) ||
             h.bytes > room) {
             fail(size <= 0 ? -static_cast<int>(ktl::Error::IoError) : 1);
-            sys::call(N::cap_delete, static_cast<uint64_t>(slot));
+            sys::cap_delete(static_cast<uint64_t>(slot));
             break;
         }
         storage::CheckpointEntry& e = h.entries[h.count - 1];
         uint32_t crc = 0;
         for (uint64_t off = 0; status == 0 && off < e.length; off += kChunk) {
             const uint64_t want = e.length - off < kChunk ? e.length - off : kChunk;
-            int64_t got = sys::call(N::vec_export, static_cast<uint64_t>(slot), ptr(g_chunk), want, off);
+            int64_t got = sys::vec_export(static_cast<uint64_t>(slot), g_chunk, want, off);
             if (got != static_cast<int64_t>(want)) {
                 fail(-static_cast<int>(ktl::Error::IoError));
                 break;
@@ -137,7 +134,7 @@ CheckpointResult Checkpointer::take(storage::Superblock& sb, storage::Wal& wal, 
                 fail(-static_cast<int>(ktl::Error::IoError));
         }
         e.crc = crc;
-        sys::call(N::cap_delete, static_cast<uint64_t>(slot));
+        sys::cap_delete(static_cast<uint64_t>(slot));
     }
 
     // The audit trail: from here its new records wait for the new log; the ones before are copied.
@@ -166,7 +163,7 @@ CheckpointResult Checkpointer::take(storage::Superblock& sb, storage::Wal& wal, 
             };
             for (uint64_t i = 0; status == 0 && i < n; ++i) {
                 // A record the ring has let go of meanwhile (a burst of new ones) is skipped.
-                if (sys::call(N::region_read, m_audit, (first + i) * rec, ptr(g_chunk + in_chunk * rec), rec) !=
+                if (sys::region_read(m_audit, (first + i) * rec, g_chunk + in_chunk * rec, rec) !=
                     static_cast<int64_t>(rec))
                     continue;
                 if (++in_chunk == per_chunk)
@@ -258,7 +255,7 @@ ktl::Result<Checkpointer::Loaded> Checkpointer::load(const storage::Superblock& 
         };
         if (e.kind == storage::PieceKind::Collection) {
             std::string_view name = e.name_view();
-            vector::StageChunk chunk {};
+            abi::StageChunk chunk {};
             chunk.total = e.length;
             uint32_t crc = 0;
             for (uint64_t off = 0; off < e.length; off += kChunk) {
@@ -269,19 +266,19 @@ ktl::Result<Checkpointer::Loaded> Checkpointer::load(const storage::Superblock& 
                 chunk.data = ptr(g_chunk);
                 chunk.len = want;
                 chunk.action = 0;
-                int64_t r = sys::call(N::store_stage, m_store, ptr(name.data()), name.size(), ptr(&chunk));
+                int64_t r = sys::store_stage(m_store, name.data(), name.size(), &chunk);
                 if (r < 0)
                     return error_of(r);
             }
             if (crc != e.crc) {
                 chunk.action = 2; // abandoned: nothing of it is kept
-                sys::call(N::store_stage, m_store, ptr(name.data()), name.size(), ptr(&chunk));
+                sys::store_stage(m_store, name.data(), name.size(), &chunk);
                 return ktl::Error::Corrupt;
             }
             chunk.action = 1;
             chunk.capacity = e.extra;
             chunk.provenance = 0;
-            int64_t r = sys::call(N::store_stage, m_store, ptr(name.data()), name.size(), ptr(&chunk));
+            int64_t r = sys::store_stage(m_store, name.data(), name.size(), &chunk);
             if (r < 0)
                 return error_of(r);
             ++out.collections;
@@ -303,7 +300,7 @@ ktl::Result<Checkpointer::Loaded> Checkpointer::load(const storage::Superblock& 
                 const uint64_t want = e.length - off < per_chunk ? e.length - off : per_chunk;
                 TRY_VOID(read_chunk(off, want));
                 for (uint64_t at = 0; at < want; at += rec)
-                    if (sys::call(N::region_append, m_audit, ptr(g_chunk + at), rec) >= 0)
+                    if (sys::region_append(m_audit, g_chunk + at, rec) >= 0)
                         ++out.audit_records;
             }
         }

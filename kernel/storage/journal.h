@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <span>
 
+#include <abi/storage.h>
 #include <ktl/result.h>
 #include <storage/records.h>
 
@@ -91,14 +92,7 @@ uint64_t take_import_ticket();
 // The audit trail's region: records appended this boot (replayed ones included).
 uint64_t audit_total();
 
-enum class CheckpointStep : uint8_t {
-    Query = 0,    // 1 when one was asked for (an import, a full log)
-    Begin = 1,    // the barrier: logged writes wait from now on
-    Quiesced = 2, // 1 once every write that got room has been written to the log
-    Cut = 3,      // memory equals the log: imports noted so far are in this checkpoint
-    Hold = 4,     // the trail's new records wait for the new log; returns the region's record count
-    Done = 5,     // status 0: written (log_free: the new log's room); 1: no room for it; < 0: failed
-};
+using abi::CheckpointStep; // the storage task names the steps (abi/storage.h)
 int64_t checkpoint_step(CheckpointStep step, int64_t status, uint64_t log_free);
 // Whether a checkpoint is being taken (between Begin and Done): a durable collection is not
 // dropped meanwhile (its drop waits), so that what the checkpoint holds and the drop agree.

@@ -1,16 +1,13 @@
 #include "storage_task.h"
 
-#include "../cap/kcap.h"
-#include "../dev/disk.h"
-#include "../log.h"
-#include "../syscall/sys.h"
-#include "../vector/collection.h"
 #include "../bootargs.h"
+#include "../log.h"
 #include "checkpointer.h"
 #include "disk_client.h"
 #include "journal.h"
 #include "storage_info.h"
 
+#include <abi/sys.h>
 #include <storage/block_device.h>
 #include <storage/records.h>
 #include <storage/superblock.h>
@@ -21,7 +18,6 @@
 namespace storaged {
 namespace {
 
-using N = sys::Number;
 
 // Replays records into the store through its system calls, keeping the collections it has opened.
 class Replayer {
@@ -42,7 +38,7 @@ public:
         int64_t r = 0;
         switch (d->type) {
         case storage::RecordType::Audit:
-            r = m_audit == ~0u ? 0 : sys::call(N::region_append, m_audit, ptr(d->audit.data()), d->audit.size());
+            r = m_audit == ~0u ? 0 : sys::region_append(m_audit, d->audit.data(), d->audit.size());
             if (r >= 0 && m_audit != ~0u)
                 ++m_audit_records;
             if (r < 0) { // the trail's region refused it (a record size of another build): not fatal
@@ -51,14 +47,14 @@ public:
             }
             break;
         case storage::RecordType::Create: {
-            vector::CreateParams p { d->create.dim, d->create.metric, d->create.m, d->create.ef_construction,
+            abi::CreateParams p { d->create.dim, d->create.metric, d->create.m, d->create.ef_construction,
                                      d->create.max_elements, d->create.max_ef, d->create.flags };
-            r = sys::call(N::store_create, m_store, ptr(d->name.data()), d->name.size(), reinterpret_cast<uint64_t>(&p));
+            r = sys::store_create(m_store, d->name.data(), d->name.size(), &p);
             break;
         }
         case storage::RecordType::Drop:
             forget(d->name);
-            r = sys::call(N::store_drop, m_store, ptr(d->name.data()), d->name.size());
+            r = sys::store_drop(m_store, d->name.data(), d->name.size());
             break;
         case storage::RecordType::Upsert: {
             uint32_t dim = 0;
@@ -68,8 +64,10 @@ public:
             if (slot >= 0 && d->upsert.dim != dim)
                 slot = -static_cast<int64_t>(ktl::Error::InvalidArgs);
             r = slot < 0 ? slot
-                         : sys::call(N::vec_insert, static_cast<uint64_t>(slot), ptr(d->upsert.ids),
-                                     ptr(d->upsert.vectors), d->upsert.count, d->upsert.provenance);
+                         : sys::vec_insert(static_cast<uint64_t>(slot),
+                                           reinterpret_cast<const uint64_t*>(d->upsert.ids), // the record's bytes
+                                           reinterpret_cast<const float*>(d->upsert.vectors), d->upsert.count,
+                                           d->upsert.provenance);
             if (r >= 0 && static_cast<uint64_t>(r) != d->upsert.count)
                 r = -static_cast<int64_t>(ktl::Error::Full);
             break;
@@ -77,8 +75,8 @@ public:
         case storage::RecordType::Delete: {
             int64_t slot = open(d->name);
             r = slot < 0 ? slot
-                         : sys::call(N::vec_delete, static_cast<uint64_t>(slot), ptr(d->delete_ids), d->delete_count,
-                                     ptr(m_missing));
+                         : sys::vec_delete(static_cast<uint64_t>(slot), ptr(d->delete_ids), d->delete_count,
+                                           m_missing);
             // Only ids the call really deleted were logged: every one must be there to delete again.
             if (r >= 0 && static_cast<uint64_t>(r) != d->delete_count)
                 r = -static_cast<int64_t>(ktl::Error::NotFound);
@@ -99,7 +97,7 @@ public:
     void close_all() {
         for (auto& o : m_open)
             if (o.used)
-                sys::call(N::cap_delete, o.slot);
+                sys::cap_delete(o.slot);
     }
     uint64_t applied() const { return m_applied; }
     uint64_t audit_records() const { return m_audit_records; }
@@ -124,17 +122,17 @@ private:
                     *dim = o.dim;
                 return o.slot;
             }
-        int64_t slot = sys::call(N::store_open, m_store, ptr(name.data()), name.size(), kcap::kWrite | kcap::kRead);
+        int64_t slot = sys::store_open(m_store, name.data(), name.size(), abi::kWrite | abi::kRead);
         if (slot < 0)
             return slot;
-        vector::Stats st {};
-        if (sys::call(N::vec_stats, static_cast<uint64_t>(slot), ptr(&st)) < 0) {
-            sys::call(N::cap_delete, static_cast<uint64_t>(slot));
+        abi::VectorStats st {};
+        if (sys::vec_stats(static_cast<uint64_t>(slot), &st) < 0) {
+            sys::cap_delete(static_cast<uint64_t>(slot));
             return -static_cast<int64_t>(ktl::Error::IoError);
         }
         Open& o = m_open[m_next++ % kOpen];
         if (o.used)
-            sys::call(N::cap_delete, o.slot);
+            sys::cap_delete(o.slot);
         o = Open { true, static_cast<uint8_t>(name.size()), {}, static_cast<uint32_t>(slot), st.dim };
         if (dim)
             *dim = st.dim;
@@ -145,7 +143,7 @@ private:
     void forget(std::string_view name) {
         for (auto& o : m_open)
             if (o.used && std::string_view(o.name, o.len) == name) {
-                sys::call(N::cap_delete, o.slot);
+                sys::cap_delete(o.slot);
                 o.used = false;
             }
     }
@@ -179,7 +177,7 @@ enum Reason : uint64_t {
 };
 
 int64_t give_up(uint32_t disk, Reason why) {
-    sys::call(N::journal_open, disk, static_cast<uint64_t>(-1), 0, why);
+    sys::journal_open(disk, static_cast<uint64_t>(-1), 0, why);
     return 0;
 }
 
@@ -216,7 +214,7 @@ uint32_t g_disk_cap = ~0u;
 // Waits up to `timeout_ns` (0: for ever) for a staged group and writes it; false once the journal
 // has failed.
 bool serve_once(storage::Wal& wal, uint64_t timeout_ns) {
-    int64_t n = sys::call(N::journal_take, g_disk_cap, reinterpret_cast<uint64_t>(g_group), sizeof g_group, timeout_ns);
+    int64_t n = sys::journal_take(g_disk_cap, g_group, sizeof g_group, timeout_ns);
     if (n <= 0)
         return true; // nothing staged (woken to look at a checkpoint, or the wait ran out)
     const uint64_t t0 = sys::clock_ns();
@@ -226,8 +224,8 @@ bool serve_once(storage::Wal& wal, uint64_t timeout_ns) {
         KLOG_ERROR("storage: writing the log failed (%s): durable collections are read-only until a restart",
                    ktl::error_name(r.error()));
     journal::note_commit_time(sys::clock_ns() - t0);
-    sys::call(N::journal_done, g_disk_cap, r ? 0 : static_cast<uint64_t>(-static_cast<int64_t>(r.error())),
-              wal.free_sectors() * dev::kDiskSector);
+    sys::journal_done(g_disk_cap, r ? 0 : static_cast<uint64_t>(-static_cast<int64_t>(r.error())),
+                      wal.free_sectors() * abi::kDiskSector);
     return r.ok();
 }
 
@@ -235,10 +233,10 @@ bool serve_once(storage::Wal& wal, uint64_t timeout_ns) {
 
 int64_t task_main(void* arg) {
     const auto& caps = *static_cast<const Caps*>(arg);
-    dev::DiskInfo info {};
-    if (sys::call(N::disk_info, caps.disk, reinterpret_cast<uint64_t>(&info)) < 0)
+    abi::DiskInfo info {};
+    if (sys::disk_info(caps.disk, &info) < 0)
         return give_up(caps.disk, kUnreadable);
-    if (info.flags & dev::kDiskReadOnly) {
+    if (info.flags & abi::kDiskReadOnly) {
         KLOG_ERROR("storage: the disk is read-only: collections live in memory only");
         return give_up(caps.disk, kReadOnly);
     }
@@ -253,7 +251,7 @@ int64_t task_main(void* arg) {
     storage_info::Recovered rec {};
 
     static Checkpointer checkpointer(client, caps.disk, caps.store, caps.audit);
-    std::span<std::byte> sector(g_group, dev::kDiskSector);
+    std::span<std::byte> sector(g_group, abi::kDiskSector);
     auto sb_read = storage::read_superblock(client, sector);
     storage::Superblock sb;
     if (!sb_read && sb_read.error() == ktl::Error::NotFound) {
@@ -299,7 +297,7 @@ int64_t task_main(void* arg) {
                       sb.epoch, static_cast<unsigned long long>(sb.checkpoint_first));
         }
     }
-    rec.log_bytes = sb.log_count * dev::kDiskSector;
+    rec.log_bytes = sb.log_count * abi::kDiskSector;
 
     // The audit trail first (the last checkpoint's, then the log's), so that the bridges can serve
     // while the store is rebuilt; then the collections the same way.
@@ -335,7 +333,7 @@ int64_t task_main(void* arg) {
     }
     // The bridges serve from here (the store says `recovering`); the audit records they stage
     // meanwhile are counted against the room the log has left.
-    sys::call(N::journal_open, caps.disk, 1, wal.free_sectors() * dev::kDiskSector);
+    sys::journal_open(caps.disk, 1, wal.free_sectors() * abi::kDiskSector, 0);
     auto loaded = checkpointer.load(sb, storage::PieceKind::Collection);
     if (!loaded)
         return damaged_checkpoint(loaded.error());
@@ -362,7 +360,7 @@ int64_t task_main(void* arg) {
               static_cast<unsigned long long>(loaded->bytes >> 10), loaded->collections,
               static_cast<unsigned long long>(rec.records), static_cast<unsigned long long>(rec.commits),
               static_cast<unsigned long long>(rec.ms), static_cast<unsigned long long>(rec.log_bytes >> 20),
-              static_cast<unsigned long long>((wal.free_sectors() * dev::kDiskSector) >> 20),
+              static_cast<unsigned long long>((wal.free_sectors() * abi::kDiskSector) >> 20),
               recovered->torn_tail ? "; a half-written, unacknowledged group at the end was dropped" : "");
     if (recovered->damaged) {
         KLOG_ERROR("storage: the log is damaged at record %llu while later ones are intact: nothing after it was replayed; "
@@ -375,9 +373,9 @@ int64_t task_main(void* arg) {
                    static_cast<unsigned long long>(replay.errors()));
         return give_up(caps.disk, kReplay);
     }
-    if (!(info.flags & dev::kDiskCanFlush))
+    if (!(info.flags & abi::kDiskCanFlush))
         KLOG_WARN("storage: the disk cannot flush: acknowledged writes may sit in a volatile cache");
-    sys::call(N::journal_open, caps.disk, 0, wal.free_sectors() * dev::kDiskSector);
+    sys::journal_open(caps.disk, 0, wal.free_sectors() * abi::kDiskSector, 0);
 
     g_disk_cap = caps.disk;
     // The log's use that starts a checkpoint (sectors). Recovery replays the log record by record
@@ -390,8 +388,8 @@ int64_t task_main(void* arg) {
     auto threshold_after = [&](uint64_t checkpoint_bytes) {
         if (fixed)
             return fixed;
-        uint64_t t = checkpoint_bytes / 4 / dev::kDiskSector;
-        const uint64_t floor = (2u << 20) / dev::kDiskSector;
+        uint64_t t = checkpoint_bytes / 4 / abi::kDiskSector;
+        const uint64_t floor = (2u << 20) / abi::kDiskSector;
         t = t < floor ? floor : t;
         return t > sb.log_count / 2 ? sb.log_count / 2 : t;
     };
@@ -400,7 +398,8 @@ int64_t task_main(void* arg) {
     for (;;) {
         if (!serve_once(wal, 0))
             return 0; // the journal has failed: nothing more to write
-        const bool asked = sys::call(N::journal_checkpoint, caps.disk, static_cast<uint64_t>(journal::CheckpointStep::Query)) == 1;
+        const bool asked =
+            sys::journal_checkpoint(caps.disk, static_cast<uint64_t>(abi::CheckpointStep::Query), 0, 0) == 1;
         if (!asked && wal.used_sectors() < next_try)
             continue;
         CheckpointResult r = checkpointer.take(sb, wal, [](storage::Wal& w) -> ktl::Result<void> {

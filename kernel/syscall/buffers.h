@@ -37,4 +37,17 @@ inline bool is_kernel_text(uint64_t p) {
     return p >= reinterpret_cast<uint64_t>(__kernel_start) && p < reinterpret_cast<uint64_t>(__text_end);
 }
 
+// The same checks for the typed arguments of decode.h: a user pointer is checked as its address.
+template <typename T>
+inline uint64_t address(T* p) {
+    return reinterpret_cast<uint64_t>(p);
+}
+inline bool range_ok(const void* p, uint64_t len, uint64_t max = kMaxBuffer) { return range_ok(address(p), len, max); }
+inline bool writable(const void* p, uint64_t len, uint64_t max = kMaxBuffer) { return writable(address(p), len, max); }
+inline bool readable(const void* p, uint64_t len, uint64_t max = kMaxBuffer) { return readable(address(p), len, max); }
+template <typename R, typename... A>
+inline bool is_kernel_text(R (*fn)(A...)) {
+    return is_kernel_text(address(fn));
+}
+
 } // namespace buffers

@@ -39,9 +39,9 @@ using kcap::kRevoke;
 using kcap::kWrite;
 
 constexpr Entry kTable[] = {
-#define SYSCALL(nr, name, type, rights, doc) \
-    { #name, types::type, is_any(#type), rights, handlers::name, doc },
-#include "syscalls.def"
+#define SYSCALL(nr, name, type, rights, args, doc) \
+    { #name, types::type, is_any(#type), rights, decode::Invoke<abi::signature::name, handlers::name>::run, doc },
+#include <abi/syscalls.def>
 #undef SYSCALL
 };
 constexpr uint64_t kCount = sizeof(kTable) / sizeof(kTable[0]);
@@ -49,10 +49,10 @@ constexpr uint64_t kCount = sizeof(kTable) / sizeof(kTable[0]);
 // Numbers are dense and in order: the table index is the syscall number.
 constexpr bool numbers_are_dense() {
     uint64_t expected = 0;
-#define SYSCALL(nr, name, type, rights, doc) \
+#define SYSCALL(nr, name, type, rights, args, doc) \
     if (nr != expected++)                    \
         return false;
-#include "syscalls.def"
+#include <abi/syscalls.def>
 #undef SYSCALL
     return true;
 }

@@ -1,12 +1,14 @@
 #pragma once
-// System call handlers, one per syscalls.def entry. Each receives the caller's frame and the
-// already-checked capability object; returns the result for x0, or kBlocked when the caller
-// was queued (the waker delivers the result).
+// System call handlers, one per abi/syscalls.def entry. Each receives the already-checked
+// capability object and the call's arguments, typed by its list (decode.h fetched them from the
+// frame); returns the result for x0, or kBlocked when the caller was queued (the waker delivers
+// the result).
 #include <climits>
 #include <cstdint>
 
 #include "../arch/aarch64/trap_frame.h"
 #include "../cap/kcap.h"
+#include "decode.h"
 
 namespace ipc {
 struct Outcome;
@@ -21,8 +23,11 @@ constexpr int64_t kBlocked = INT64_MIN;
 uint64_t deadline_after(uint64_t timeout_ns);
 int64_t finish(ipc::Outcome o);
 
-#define SYSCALL(nr, name, type, rights, doc) int64_t name(arch::TrapFrame& frame, const kcap::Resolved& object);
-#include "syscalls.def"
+using abi::Cap;
+
+// Declared with the decoded arguments of the call's list: a definition that differs does not link.
+#define SYSCALL(nr, name, type, rights, args, doc) decode::Handler<abi::signature::name> name;
+#include <abi/syscalls.def>
 #undef SYSCALL
 
 // A region object as region_create makes it (policy 0 immutable, 1 append-only, 2 slab), also for
@@ -51,44 +56,9 @@ Reclaimed reclaimed_total();
 
 } // namespace handlers
 
-// Records exchanged with introspection calls.
+// Records exchanged with introspection calls (abi/introspect.h).
 namespace sysinfo {
-
-struct TaskInfo {
-    uint32_t id;
-    uint8_t state;
-    uint8_t priority;
-    uint16_t reserved;
-    uint64_t cpu_ns;
-    uint64_t switches;
-    uint64_t heap_bytes;
-    uint64_t stack_bytes;
-    char name[24];
-};
-
-struct MemInfo {
-    uint64_t total_pages;
-    uint64_t free_pages;
-    uint64_t used_pages;
-    uint64_t largest_free_block;
-    uint64_t heap_live_allocations;
-    uint64_t heap_bytes_requested;
-    uint64_t heap_slab_pages;
-    uint64_t heap_large_pages;
-    uint64_t stacks_used;
-    uint64_t stacks_total;
-    // Taken back from tasks that ended holding them (since boot).
-    uint64_t reclaimed_heap_allocations;
-    uint64_t reclaimed_heap_bytes;
-    uint64_t reclaimed_objects;
-    uint64_t reclaimed_mutexes;
-};
-
-struct SchedInfo {
-    uint64_t ticks;
-    uint64_t switches;
-    uint64_t tasks;
-    uint64_t consistency_checks; // ready-list checks passed, one per tick (a failed one panics)
-};
-
+using abi::MemInfo;
+using abi::SchedInfo;
+using abi::TaskInfo;
 } // namespace sysinfo

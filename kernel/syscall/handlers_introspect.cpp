@@ -15,11 +15,9 @@ namespace {
 int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
 } // namespace
 
-int64_t task_list(arch::TrapFrame& f, const kcap::Resolved&) {
-    uint64_t max = f.x[2];
-    if (max > sched::kMaxTasks || (max && !buffers::writable(f.x[1], max * sizeof(sysinfo::TaskInfo))))
+int64_t task_list(const kcap::Resolved&, Cap, sysinfo::TaskInfo* out, uint64_t max) {
+    if (max > sched::kMaxTasks || (max && !buffers::writable(out, max * sizeof(sysinfo::TaskInfo))))
         return err(ktl::Error::InvalidArgs);
-    auto* out = reinterpret_cast<sysinfo::TaskInfo*>(f.x[1]);
     uint64_t n = 0;
     sched::for_each([&](const sched::Task& t) {
         if (n >= max)
@@ -38,8 +36,8 @@ int64_t task_list(arch::TrapFrame& f, const kcap::Resolved&) {
     return static_cast<int64_t>(n);
 }
 
-int64_t mem_stats(arch::TrapFrame& f, const kcap::Resolved&) {
-    if (!buffers::writable(f.x[1], sizeof(sysinfo::MemInfo)))
+int64_t mem_stats(const kcap::Resolved&, Cap, sysinfo::MemInfo* out) {
+    if (!buffers::writable(out, sizeof(sysinfo::MemInfo)))
         return err(ktl::Error::InvalidArgs);
     auto p = pmm::stats();
     auto h = kheap::stats();
@@ -59,43 +57,40 @@ int64_t mem_stats(arch::TrapFrame& f, const kcap::Resolved&) {
     m.reclaimed_heap_bytes = r.heap_bytes;
     m.reclaimed_objects = r.objects;
     m.reclaimed_mutexes = r.mutexes;
-    *reinterpret_cast<sysinfo::MemInfo*>(f.x[1]) = m;
+    *out = m;
     return 0;
 }
 
-int64_t sched_stats(arch::TrapFrame& f, const kcap::Resolved&) {
-    if (!buffers::writable(f.x[1], sizeof(sysinfo::SchedInfo)))
+int64_t sched_stats(const kcap::Resolved&, Cap, sysinfo::SchedInfo* out) {
+    if (!buffers::writable(out, sizeof(sysinfo::SchedInfo)))
         return err(ktl::Error::InvalidArgs);
     auto s = sched::stats();
-    *reinterpret_cast<sysinfo::SchedInfo*>(f.x[1]) = { s.ticks, s.switches, s.tasks, s.consistency_checks };
+    *out = { s.ticks, s.switches, s.tasks, s.consistency_checks };
     return 0;
 }
 
-int64_t cap_list(arch::TrapFrame& f, const kcap::Resolved&) {
-    uint64_t max = f.x[2];
-    if (max > 1024 || (max && !buffers::writable(f.x[1], max * sizeof(kcap::CapInfo))))
+int64_t cap_list(const kcap::Resolved&, Cap, kcap::CapInfo* out, uint64_t max) {
+    if (max > 1024 || (max && !buffers::writable(out, max * sizeof(kcap::CapInfo))))
         return err(ktl::Error::InvalidArgs);
-    return kcap::list(sched::current(), reinterpret_cast<kcap::CapInfo*>(f.x[1]), static_cast<uint32_t>(max));
+    return kcap::list(sched::current(), out, static_cast<uint32_t>(max));
 }
 
-int64_t log_read(arch::TrapFrame& f, const kcap::Resolved&) {
-    if (!buffers::writable(f.x[2], sizeof(ktl::LogRecord)))
+int64_t log_read(const kcap::Resolved&, Cap, uint64_t seq, ktl::LogRecord* out) {
+    if (!buffers::writable(out, sizeof(ktl::LogRecord)))
         return err(ktl::Error::InvalidArgs);
-    uint64_t seq = f.x[1];
     if (seq < klog::oldest_seq())
         seq = klog::oldest_seq();
-    if (!klog::read(seq, *reinterpret_cast<ktl::LogRecord*>(f.x[2])))
+    if (!klog::read(seq, *out))
         return err(ktl::Error::NotFound);
     return static_cast<int64_t>(seq + 1);
 }
 
-int64_t audit_read(arch::TrapFrame& f, const kcap::Resolved&) {
-    if (!buffers::writable(f.x[2], sizeof(audit::Record)))
+int64_t audit_read(const kcap::Resolved&, Cap, uint64_t seq, audit::Record* out) {
+    if (!buffers::writable(out, sizeof(audit::Record)))
         return err(ktl::Error::InvalidArgs);
-    uint64_t seq = f.x[1];
     if (seq < audit::oldest_seq())
         seq = audit::oldest_seq(); // like log_read: resume at the oldest record still held
-    if (!audit::read(seq, *reinterpret_cast<audit::Record*>(f.x[2])))
+    if (!audit::read(seq, *out))
         return err(ktl::Error::NotFound);
     return static_cast<int64_t>(seq + 1);
 }

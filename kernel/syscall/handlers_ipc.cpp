@@ -50,49 +50,48 @@ int64_t create_object(kcap::ObjectType type, Args... args) {
 
 } // namespace
 
-int64_t sem_create(arch::TrapFrame& f, const kcap::Resolved&) {
-    int64_t initial = static_cast<int64_t>(f.x[1]), max = static_cast<int64_t>(f.x[2]);
+int64_t sem_create(const kcap::Resolved&, Cap, int64_t initial, int64_t max) {
     if (initial < 0 || max <= 0 || initial > max || max > (1ll << 30))
         return err(ktl::Error::InvalidArgs);
     return create_object<ipc::Semaphore>(kcap::ObjectType::Semaphore, initial, max);
 }
 
-int64_t sem_wait(arch::TrapFrame& f, const kcap::Resolved& o) {
-    return finish(static_cast<ipc::Semaphore*>(o.object)->wait(deadline_after(f.x[1])));
+int64_t sem_wait(const kcap::Resolved& o, Cap, uint64_t timeout_ns) {
+    return finish(static_cast<ipc::Semaphore*>(o.object)->wait(deadline_after(timeout_ns)));
 }
 
-int64_t sem_post(arch::TrapFrame&, const kcap::Resolved& o) {
+int64_t sem_post(const kcap::Resolved& o, Cap) {
     auto r = static_cast<ipc::Semaphore*>(o.object)->post();
     return r ? 0 : err(r.error());
 }
 
-int64_t mutex_create(arch::TrapFrame&, const kcap::Resolved&) { return create_object<ipc::Mutex>(kcap::ObjectType::Mutex); }
+int64_t mutex_create(const kcap::Resolved&, Cap) { return create_object<ipc::Mutex>(kcap::ObjectType::Mutex); }
 
-int64_t mutex_lock(arch::TrapFrame& f, const kcap::Resolved& o) {
-    return finish(static_cast<ipc::Mutex*>(o.object)->lock(deadline_after(f.x[1])));
+int64_t mutex_lock(const kcap::Resolved& o, Cap, uint64_t timeout_ns) {
+    return finish(static_cast<ipc::Mutex*>(o.object)->lock(deadline_after(timeout_ns)));
 }
 
-int64_t mutex_unlock(arch::TrapFrame&, const kcap::Resolved& o) {
+int64_t mutex_unlock(const kcap::Resolved& o, Cap) {
     auto r = static_cast<ipc::Mutex*>(o.object)->unlock();
     return r ? 0 : err(r.error());
 }
 
-int64_t event_create(arch::TrapFrame& f, const kcap::Resolved&) {
-    return create_object<ipc::Event>(kcap::ObjectType::Event, f.x[1] != 0);
+int64_t event_create(const kcap::Resolved&, Cap, uint64_t auto_reset) {
+    return create_object<ipc::Event>(kcap::ObjectType::Event, auto_reset != 0);
 }
 
-int64_t event_wait(arch::TrapFrame& f, const kcap::Resolved& o) {
-    return finish(static_cast<ipc::Event*>(o.object)->wait(deadline_after(f.x[1])));
+int64_t event_wait(const kcap::Resolved& o, Cap, uint64_t timeout_ns) {
+    return finish(static_cast<ipc::Event*>(o.object)->wait(deadline_after(timeout_ns)));
 }
 
-int64_t event_signal(arch::TrapFrame&, const kcap::Resolved& o) {
+int64_t event_signal(const kcap::Resolved& o, Cap) {
     static_cast<ipc::Event*>(o.object)->signal();
     return 0;
 }
 
-int64_t queue_create(arch::TrapFrame& f, const kcap::Resolved&) {
+int64_t queue_create(const kcap::Resolved&, Cap, uint32_t slot_bytes, uint32_t slots) {
     sched::Task* self = sched::current();
-    auto q = ipc::MessageQueue::create(static_cast<uint32_t>(f.x[1]), static_cast<uint32_t>(f.x[2]));
+    auto q = ipc::MessageQueue::create(slot_bytes, slots);
     if (!q)
         return err(q.error());
     auto slot = kcap::create_owned_and_grant(self, kcap::ObjectType::Queue, *q,
@@ -104,43 +103,41 @@ int64_t queue_create(arch::TrapFrame& f, const kcap::Resolved&) {
     return *slot;
 }
 
-int64_t queue_send(arch::TrapFrame& f, const kcap::Resolved& o) {
+int64_t queue_send(const kcap::Resolved& o, Cap, const void* message, uint64_t len, uint64_t timeout_ns) {
     auto* q = static_cast<ipc::MessageQueue*>(o.object);
-    uint64_t len = f.x[2];
-    if (len > q->slot_size() || (len && !buffers::readable(f.x[1], len)))
+    if (len > q->slot_size() || (len && !buffers::readable(message, len)))
         return err(ktl::Error::InvalidArgs);
-    return finish(q->send(reinterpret_cast<const void*>(f.x[1]), static_cast<uint32_t>(len), deadline_after(f.x[3])));
+    return finish(q->send(message, static_cast<uint32_t>(len), deadline_after(timeout_ns)));
 }
 
-int64_t queue_receive(arch::TrapFrame& f, const kcap::Resolved& o) {
+int64_t queue_receive(const kcap::Resolved& o, Cap, void* buffer, uint64_t cap, uint64_t timeout_ns) {
     auto* q = static_cast<ipc::MessageQueue*>(o.object);
-    uint64_t cap = f.x[2];
-    if (cap > ipc::MessageQueue::kMaxSlotSize || (cap && !buffers::writable(f.x[1], cap)))
+    if (cap > ipc::MessageQueue::kMaxSlotSize || (cap && !buffers::writable(buffer, cap)))
         return err(ktl::Error::InvalidArgs);
-    return finish(q->receive(reinterpret_cast<void*>(f.x[1]), static_cast<uint32_t>(cap), deadline_after(f.x[3])));
+    return finish(q->receive(buffer, static_cast<uint32_t>(cap), deadline_after(timeout_ns)));
 }
 
 } // namespace handlers
 
 namespace handlers {
 
-int64_t timer_create(arch::TrapFrame&, const kcap::Resolved&) {
+int64_t timer_create(const kcap::Resolved&, Cap) {
     return create_object<ipc::Timer>(kcap::ObjectType::Timer);
 }
 
-int64_t timer_set(arch::TrapFrame& f, const kcap::Resolved& o) {
+int64_t timer_set(const kcap::Resolved& o, Cap, uint64_t first_ns, uint64_t period_ns) {
     constexpr uint64_t kMaxNs = 24ull * 3600 * 1000000000ull;
-    if (f.x[1] > kMaxNs || f.x[2] > kMaxNs || (f.x[2] != 0 && f.x[2] < 1000000))
+    if (first_ns > kMaxNs || period_ns > kMaxNs || (period_ns != 0 && period_ns < 1000000))
         return -static_cast<int64_t>(ktl::Error::InvalidArgs); // periods below 1 ms would just burn ticks
-    static_cast<ipc::Timer*>(o.object)->set(clock::monotonic_ns(), f.x[1], f.x[2]);
+    static_cast<ipc::Timer*>(o.object)->set(clock::monotonic_ns(), first_ns, period_ns);
     return 0;
 }
 
-int64_t timer_wait(arch::TrapFrame& f, const kcap::Resolved& o) {
-    return finish(static_cast<ipc::Timer*>(o.object)->wait(deadline_after(f.x[1])));
+int64_t timer_wait(const kcap::Resolved& o, Cap, uint64_t timeout_ns) {
+    return finish(static_cast<ipc::Timer*>(o.object)->wait(deadline_after(timeout_ns)));
 }
 
-int64_t object_destroy(arch::TrapFrame&, const kcap::Resolved& o) {
+int64_t object_destroy(const kcap::Resolved& o, Cap) {
     switch (o.type) {
     case kcap::ObjectType::Semaphore:
     case kcap::ObjectType::Mutex:

@@ -16,31 +16,28 @@ net::Endpoint& endpoint(const kcap::Resolved& o) { return *static_cast<net::Endp
 
 } // namespace
 
-int64_t net_poll(arch::TrapFrame& f, const kcap::Resolved& o) {
-    uint64_t max = f.x[2];
-    if (max == 0 || max > net::Endpoint::kMaxStreams || !buffers::writable(f.x[1], max * sizeof(net::StreamEvent)))
+int64_t net_poll(const kcap::Resolved& o, Cap, net::StreamEvent* out, uint64_t max) {
+    if (max == 0 || max > net::Endpoint::kMaxStreams || !buffers::writable(out, max * sizeof(net::StreamEvent)))
         return err(ktl::Error::InvalidArgs);
-    return endpoint(o).poll(reinterpret_cast<net::StreamEvent*>(f.x[1]), static_cast<uint32_t>(max));
+    return endpoint(o).poll(out, static_cast<uint32_t>(max));
 }
 
-int64_t net_recv(arch::TrapFrame& f, const kcap::Resolved& o) {
-    uint64_t cap = f.x[3];
-    if (cap == 0 || cap > kMaxIo || !buffers::writable(f.x[2], cap))
+int64_t net_recv(const kcap::Resolved& o, Cap, uint32_t handle, void* buffer, uint64_t cap) {
+    if (cap == 0 || cap > kMaxIo || !buffers::writable(buffer, cap))
         return err(ktl::Error::InvalidArgs);
-    return endpoint(o).recv(static_cast<uint32_t>(f.x[1]), reinterpret_cast<void*>(f.x[2]), static_cast<uint32_t>(cap));
+    return endpoint(o).recv(handle, buffer, static_cast<uint32_t>(cap));
 }
 
-int64_t net_send(arch::TrapFrame& f, const kcap::Resolved& o) {
-    uint64_t len = f.x[3];
-    if (len > kMaxIo || (len && !buffers::readable(f.x[2], len)))
+int64_t net_send(const kcap::Resolved& o, Cap, uint32_t handle, const void* data, uint64_t len) {
+    if (len > kMaxIo || (len && !buffers::readable(data, len)))
         return err(ktl::Error::InvalidArgs);
-    return endpoint(o).send(static_cast<uint32_t>(f.x[1]), reinterpret_cast<const void*>(f.x[2]), static_cast<uint32_t>(len));
+    return endpoint(o).send(handle, data, static_cast<uint32_t>(len));
 }
 
-int64_t net_close(arch::TrapFrame& f, const kcap::Resolved& o) {
-    if (f.x[2] > 1)
+int64_t net_close(const kcap::Resolved& o, Cap, uint32_t handle, uint64_t reset) {
+    if (reset > 1)
         return err(ktl::Error::InvalidArgs);
-    return endpoint(o).close(static_cast<uint32_t>(f.x[1]), f.x[2] == 1);
+    return endpoint(o).close(handle, reset == 1);
 }
 
 // --- UDP endpoints (kernel/net/datagram.h) ---
@@ -49,10 +46,10 @@ namespace {
 net::Datagram& datagram(const kcap::Resolved& o) { return *static_cast<net::Datagram*>(o.object); }
 } // namespace
 
-int64_t udp_open(arch::TrapFrame& f, const kcap::Resolved&) {
-    if (f.x[1] == 0 || f.x[1] > 65535)
+int64_t udp_open(const kcap::Resolved&, Cap, uint64_t port) {
+    if (port == 0 || port > 65535)
         return err(ktl::Error::InvalidArgs);
-    auto ep = net::Datagram::open(static_cast<uint16_t>(f.x[1]));
+    auto ep = net::Datagram::open(static_cast<uint16_t>(port));
     if (!ep)
         return err(ep.error());
     // Owned by the caller: it closes when the task ends, however it ends.
@@ -65,28 +62,24 @@ int64_t udp_open(arch::TrapFrame& f, const kcap::Resolved&) {
     return *slot;
 }
 
-int64_t udp_send(arch::TrapFrame& f, const kcap::Resolved& o) {
-    uint64_t len = f.x[4];
-    if (f.x[1] > 0xffffffffull || f.x[2] == 0 || f.x[2] > 65535 || len > net::Datagram::kMaxPayload ||
-        (len && !buffers::readable(f.x[3], len)))
+int64_t udp_send(const kcap::Resolved& o, Cap, uint64_t ip, uint64_t port, const void* data, uint64_t len) {
+    if (ip > 0xffffffffull || port == 0 || port > 65535 || len > net::Datagram::kMaxPayload ||
+        (len && !buffers::readable(data, len)))
         return err(ktl::Error::InvalidArgs);
-    return datagram(o).send(static_cast<uint32_t>(f.x[1]), static_cast<uint16_t>(f.x[2]),
-                            reinterpret_cast<const void*>(f.x[3]), static_cast<uint32_t>(len));
+    return datagram(o).send(static_cast<uint32_t>(ip), static_cast<uint16_t>(port), data, static_cast<uint32_t>(len));
 }
 
-int64_t udp_recv(arch::TrapFrame& f, const kcap::Resolved& o) {
-    uint64_t cap = f.x[2];
-    if (cap == 0 || cap > net::Datagram::kMaxPayload || !buffers::writable(f.x[1], cap) ||
-        (f.x[3] && !buffers::writable(f.x[3], sizeof(net::DatagramFrom))))
+int64_t udp_recv(const kcap::Resolved& o, Cap, void* buffer, uint64_t cap, net::DatagramFrom* from) {
+    if (cap == 0 || cap > net::Datagram::kMaxPayload || !buffers::writable(buffer, cap) ||
+        (from && !buffers::writable(from, sizeof(net::DatagramFrom))))
         return err(ktl::Error::InvalidArgs);
-    return datagram(o).recv(reinterpret_cast<void*>(f.x[1]), static_cast<uint32_t>(cap),
-                            reinterpret_cast<net::DatagramFrom*>(f.x[3]));
+    return datagram(o).recv(buffer, static_cast<uint32_t>(cap), from);
 }
 
-int64_t udp_wait(arch::TrapFrame& f, const kcap::Resolved& o) {
+int64_t udp_wait(const kcap::Resolved& o, Cap, uint64_t timeout_ns) {
     if (datagram(o).readable())
         return 0;
-    return finish(datagram(o).event().wait(deadline_after(f.x[1])));
+    return finish(datagram(o).event().wait(deadline_after(timeout_ns)));
 }
 
 } // namespace handlers

@@ -49,9 +49,9 @@ ktl::Result<void*> make_region(uint64_t size, uint64_t policy, uint64_t object_s
     return static_cast<void*>(new (*mem) KernelRegion { *region, *pages, order });
 }
 
-int64_t region_create(arch::TrapFrame& f, const kcap::Resolved&) {
+int64_t region_create(const kcap::Resolved&, Cap, uint64_t bytes, uint64_t policy, uint64_t object_size) {
     sched::Task* self = sched::current();
-    auto kr = make_region(f.x[1], f.x[2], f.x[3], false);
+    auto kr = make_region(bytes, policy, object_size, false);
     if (!kr)
         return err(kr.error());
     auto slot = kcap::create_owned_and_grant(self, kcap::ObjectType::Region, *kr,
@@ -70,44 +70,41 @@ void destroy_region(void* object) {
     kheap::free(kr);
 }
 
-int64_t region_write(arch::TrapFrame& f, const kcap::Resolved& o) {
-    uint64_t offset = f.x[1], ptr = f.x[2], len = f.x[3];
-    if (len && !buffers::readable(ptr, len))
+int64_t region_write(const kcap::Resolved& o, Cap, uint64_t offset, const void* data, uint64_t len) {
+    if (len && !buffers::readable(data, len))
         return err(ktl::Error::InvalidArgs);
-    auto r = region_of(o).write(offset, { reinterpret_cast<const std::byte*>(ptr), len });
+    auto r = region_of(o).write(offset, { static_cast<const std::byte*>(data), len });
     return r ? 0 : err(r.error());
 }
 
-int64_t region_append(arch::TrapFrame& f, const kcap::Resolved& o) {
-    uint64_t ptr = f.x[1], len = f.x[2];
-    if (len && !buffers::readable(ptr, len))
+int64_t region_append(const kcap::Resolved& o, Cap, const void* data, uint64_t len) {
+    if (len && !buffers::readable(data, len))
         return err(ktl::Error::InvalidArgs);
-    auto r = region_of(o).append({ reinterpret_cast<const std::byte*>(ptr), len });
+    auto r = region_of(o).append({ static_cast<const std::byte*>(data), len });
     if (r && journal::is_audit_region(o.object))
-        journal::stage_audit(reinterpret_cast<const void*>(ptr), len); // the trail goes to the disk too
+        journal::stage_audit(data, len); // the trail goes to the disk too
     return r ? static_cast<int64_t>(*r) : err(r.error());
 }
 
-int64_t region_seal(arch::TrapFrame&, const kcap::Resolved& o) {
+int64_t region_seal(const kcap::Resolved& o, Cap) {
     auto r = region_of(o).seal();
     return r ? 0 : err(r.error());
 }
 
-int64_t region_read(arch::TrapFrame& f, const kcap::Resolved& o) {
-    uint64_t offset = f.x[1], ptr = f.x[2], len = f.x[3];
-    if (len && !buffers::writable(ptr, len))
+int64_t region_read(const kcap::Resolved& o, Cap, uint64_t offset, void* out, uint64_t len) {
+    if (len && !buffers::writable(out, len))
         return err(ktl::Error::InvalidArgs);
-    auto r = region_of(o).read(offset, { reinterpret_cast<std::byte*>(ptr), len });
+    auto r = region_of(o).read(offset, { static_cast<std::byte*>(out), len });
     return r ? static_cast<int64_t>(*r) : err(r.error());
 }
 
-int64_t region_alloc(arch::TrapFrame&, const kcap::Resolved& o) {
+int64_t region_alloc(const kcap::Resolved& o, Cap) {
     auto r = region_of(o).alloc_object();
     return r ? static_cast<int64_t>(*r) : err(r.error());
 }
 
-int64_t region_free(arch::TrapFrame& f, const kcap::Resolved& o) {
-    auto r = region_of(o).free_object(static_cast<uint32_t>(f.x[1]));
+int64_t region_free(const kcap::Resolved& o, Cap, uint32_t index) {
+    auto r = region_of(o).free_object(index);
     return r ? 0 : err(r.error());
 }
 

@@ -37,56 +37,57 @@ const char* reason_text(uint64_t code) {
 
 } // namespace
 
-int64_t disk_info(arch::TrapFrame& f, const kcap::Resolved& o) {
-    if (!buffers::writable(f.x[1], sizeof(dev::DiskInfo)))
+int64_t disk_info(const kcap::Resolved& o, Cap, dev::DiskInfo* out) {
+    if (!buffers::writable(out, sizeof(dev::DiskInfo)))
         return err(ktl::Error::InvalidArgs);
-    *reinterpret_cast<dev::DiskInfo*>(f.x[1]) = disk_of(o).info();
+    *out = disk_of(o).info();
     return 0;
 }
 
-int64_t disk_read(arch::TrapFrame& f, const kcap::Resolved& o) {
-    if (!transfer_ok(f.x[3]) || !buffers::writable(f.x[2], f.x[3]))
+int64_t disk_read(const kcap::Resolved& o, Cap, uint64_t sector, void* out, uint64_t len, uint64_t timeout_ns) {
+    if (!transfer_ok(len) || !buffers::writable(out, len))
         return err(ktl::Error::InvalidArgs);
-    return finish(disk_of(o).read(f.x[1], reinterpret_cast<void*>(f.x[2]), static_cast<uint32_t>(f.x[3]),
-                                  deadline_after(f.x[4])));
+    return finish(disk_of(o).read(sector, out, static_cast<uint32_t>(len), deadline_after(timeout_ns)));
 }
 
-int64_t disk_write(arch::TrapFrame& f, const kcap::Resolved& o) {
-    if (!transfer_ok(f.x[3]) || !buffers::readable(f.x[2], f.x[3]))
+int64_t disk_write(const kcap::Resolved& o, Cap, uint64_t sector, const void* data, uint64_t len,
+                   uint64_t timeout_ns) {
+    if (!transfer_ok(len) || !buffers::readable(data, len))
         return err(ktl::Error::InvalidArgs);
-    return finish(disk_of(o).write(f.x[1], reinterpret_cast<const void*>(f.x[2]), static_cast<uint32_t>(f.x[3]),
-                                   deadline_after(f.x[4])));
+    return finish(disk_of(o).write(sector, data, static_cast<uint32_t>(len), deadline_after(timeout_ns)));
 }
 
-int64_t disk_flush(arch::TrapFrame& f, const kcap::Resolved& o) { return finish(disk_of(o).flush(deadline_after(f.x[1]))); }
-
-int64_t journal_take(arch::TrapFrame& f, const kcap::Resolved&) {
-    if (f.x[2] < journal::kStagingBytes || !buffers::writable(f.x[1], journal::kStagingBytes, journal::kStagingBytes))
-        return err(ktl::Error::InvalidArgs);
-    return finish(journal::take(reinterpret_cast<std::byte*>(f.x[1]), journal::kStagingBytes, deadline_after(f.x[3])));
+int64_t disk_flush(const kcap::Resolved& o, Cap, uint64_t timeout_ns) {
+    return finish(disk_of(o).flush(deadline_after(timeout_ns)));
 }
 
-int64_t journal_done(arch::TrapFrame& f, const kcap::Resolved&) {
-    journal::done(static_cast<int64_t>(f.x[1]), f.x[2]);
+int64_t journal_take(const kcap::Resolved&, Cap, void* out, uint64_t capacity, uint64_t timeout_ns) {
+    if (capacity < journal::kStagingBytes || !buffers::writable(out, journal::kStagingBytes, journal::kStagingBytes))
+        return err(ktl::Error::InvalidArgs);
+    return finish(journal::take(static_cast<std::byte*>(out), journal::kStagingBytes, deadline_after(timeout_ns)));
+}
+
+int64_t journal_done(const kcap::Resolved&, Cap, int64_t status, uint64_t log_free) {
+    journal::done(status, log_free);
     return 0;
 }
 
-int64_t journal_open(arch::TrapFrame& f, const kcap::Resolved&) {
-    if (static_cast<int64_t>(f.x[1]) < 0)
-        journal::fail(reason_text(f.x[3]));
-    else if (f.x[1] == 1)
-        journal::audit_ready(f.x[2]);
+int64_t journal_open(const kcap::Resolved&, Cap, int64_t state, uint64_t log_free, uint64_t reason) {
+    if (state < 0)
+        journal::fail(reason_text(reason));
+    else if (state == 1)
+        journal::audit_ready(log_free);
     else
-        journal::open(f.x[2]);
+        journal::open(log_free);
     return 0;
 }
 
-int64_t storage_wait(arch::TrapFrame&, const kcap::Resolved&) { return finish(journal::wait_ready()); }
+int64_t storage_wait(const kcap::Resolved&) { return finish(journal::wait_ready()); }
 
-int64_t journal_checkpoint(arch::TrapFrame& f, const kcap::Resolved&) {
-    if (f.x[1] > static_cast<uint64_t>(journal::CheckpointStep::Done))
+int64_t journal_checkpoint(const kcap::Resolved&, Cap, uint64_t step_number, int64_t status, uint64_t log_free) {
+    if (step_number > static_cast<uint64_t>(journal::CheckpointStep::Done))
         return err(ktl::Error::InvalidArgs);
-    const auto step = static_cast<journal::CheckpointStep>(f.x[1]);
+    const auto step = static_cast<journal::CheckpointStep>(step_number);
     if (step == journal::CheckpointStep::Cut) {
         arch::IrqGuard guard; // the store's table is shared
         vector::checkpoint_cut();
@@ -94,18 +95,18 @@ int64_t journal_checkpoint(arch::TrapFrame& f, const kcap::Resolved&) {
     }
     if (step == journal::CheckpointStep::Done) {
         arch::IrqGuard guard;
-        vector::checkpoint_end(f.x[2] == 0);
-        int64_t r = journal::checkpoint_step(step, static_cast<int64_t>(f.x[2]), f.x[3]);
+        vector::checkpoint_end(status == 0);
+        int64_t r = journal::checkpoint_step(step, status, log_free);
         vector::kick(); // writes parked for the checkpoint may run now
         return r;
     }
-    return journal::checkpoint_step(step, static_cast<int64_t>(f.x[2]), f.x[3]);
+    return journal::checkpoint_step(step, status, log_free);
 }
 
-int64_t storage_sync(arch::TrapFrame&, const kcap::Resolved&) { return finish(journal::sync()); }
+int64_t storage_sync(const kcap::Resolved&) { return finish(journal::sync()); }
 
-int64_t storage_info(arch::TrapFrame& f, const kcap::Resolved&) {
-    if (!buffers::writable(f.x[1], sizeof(storage_info::StorageInfo)))
+int64_t storage_info(const kcap::Resolved&, Cap, storage_info::StorageInfo* out) {
+    if (!buffers::writable(out, sizeof(storage_info::StorageInfo)))
         return err(ktl::Error::InvalidArgs);
     storage_info::StorageInfo s {};
     journal::Stats j = journal::stats();
@@ -152,7 +153,7 @@ int64_t storage_info(arch::TrapFrame& f, const kcap::Resolved&) {
         s.bytes_written = di.bytes_written;
     }
     ktl::utf8_copy(s.reason, journal::reason());
-    *reinterpret_cast<storage_info::StorageInfo*>(f.x[1]) = s;
+    *out = s;
     return 0;
 }
 

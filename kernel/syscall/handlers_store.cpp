@@ -30,6 +30,7 @@ ktl::Result<std::string_view> name_arg(uint64_t ptr, uint64_t len) {
         return ktl::Error::InvalidArgs;
     return name;
 }
+ktl::Result<std::string_view> name_arg(const char* ptr, uint64_t len) { return name_arg(buffers::address(ptr), len); }
 
 } // namespace
 
@@ -77,16 +78,17 @@ int64_t log_and_wait(storage::RecordType type, size_t bytes, int64_t result, Enc
     return finish(journal::wait(ticket, result));
 }
 
-int64_t store_create(arch::TrapFrame& f, const kcap::Resolved&) {
+int64_t store_create(const kcap::Resolved&, Cap, const char* name_ptr, uint64_t name_len,
+                     const vector::CreateParams* params_ptr) {
     if (recovering())
         return err(ktl::Error::NotReady);
-    auto name = name_arg(f.x[1], f.x[2]);
+    auto name = name_arg(name_ptr, name_len);
     if (!name)
         return err(name.error());
-    auto params = create_params(f.x[3]);
+    auto params = create_params(params_ptr);
     if (!params)
         return err(params.error());
-    const uint32_t flags = reinterpret_cast<const vector::CreateParams*>(f.x[3])->flags;
+    const uint32_t flags = params_ptr->flags;
     if (flags & ~vector::kCreateMemoryOnly)
         return err(ktl::Error::InvalidArgs);
     const bool memory_only = (flags & vector::kCreateMemoryOnly) != 0;
@@ -109,7 +111,7 @@ int64_t store_create(arch::TrapFrame& f, const kcap::Resolved&) {
         journal::unreserve(storage::kCreateRecordBytes);
         return kept;
     }
-    const auto& in = *reinterpret_cast<const vector::CreateParams*>(f.x[3]);
+    const auto& in = *params_ptr;
     storage::CreateRecord rec { params->dim, static_cast<uint32_t>(params->metric), params->m, params->ef_construction,
                                 params->max_elements, params->max_ef, in.flags };
     return log_and_wait(storage::RecordType::Create, storage::kCreateRecordBytes, 1,
@@ -145,24 +147,24 @@ int64_t keep_loaded(const vector::Job& job, int64_t result, sched::Task* caller)
 
 // The snapshot is checked (CRCs, structure, parameters) by load(), in a vector worker, before
 // anything is kept. a5: the capacity (0: sized by the content).
-int64_t store_import(arch::TrapFrame& f, const kcap::Resolved&) {
+int64_t store_import(const kcap::Resolved&, Cap, const char* name_ptr, uint64_t name_len, const void* snapshot,
+                     uint64_t len, uint64_t capacity) {
     if (recovering())
         return err(ktl::Error::NotReady);
-    auto name = name_arg(f.x[1], f.x[2]);
+    auto name = name_arg(name_ptr, name_len);
     if (!name)
         return err(name.error());
     if (vector::find(*name))
         return err(ktl::Error::Exists);
-    return submit_load(f.x[3], f.x[4], f.x[5], keep_loaded, f.x[1], f.x[2]);
+    return submit_load(buffers::address(snapshot), len, capacity, keep_loaded, buffers::address(name_ptr), name_len);
 }
 
-int64_t store_open(arch::TrapFrame& f, const kcap::Resolved& store) {
+int64_t store_open(const kcap::Resolved& store, Cap, const char* name_ptr, uint64_t name_len, uint32_t rights) {
     if (recovering())
         return err(ktl::Error::NotReady);
-    auto name = name_arg(f.x[1], f.x[2]);
+    auto name = name_arg(name_ptr, name_len);
     if (!name)
         return err(name.error());
-    uint32_t rights = static_cast<uint32_t>(f.x[3]);
     constexpr uint32_t kOpenable = kcap::kRead | kcap::kWrite | kcap::kGrant;
     if (rights == 0 || (rights & ~kOpenable) != 0)
         return err(ktl::Error::InvalidArgs); // never Revoke: only the store destroys collections
@@ -262,15 +264,16 @@ ktl::Result<Staging*> start_staging(std::string_view name, uint64_t total) {
 
 } // namespace
 
-int64_t store_stage(arch::TrapFrame& f, const kcap::Resolved&) {
+int64_t store_stage(const kcap::Resolved&, Cap, const char* name_ptr, uint64_t name_len,
+                    vector::StageChunk* chunk_ptr) {
     if (recovering())
         return err(ktl::Error::NotReady);
-    auto name = name_arg(f.x[1], f.x[2]);
+    auto name = name_arg(name_ptr, name_len);
     if (!name)
         return err(name.error());
-    if (!buffers::writable(f.x[3], sizeof(vector::StageChunk)))
+    if (!buffers::writable(chunk_ptr, sizeof(vector::StageChunk)))
         return err(ktl::Error::InvalidArgs);
-    auto& chunk = *reinterpret_cast<vector::StageChunk*>(f.x[3]);
+    auto& chunk = *chunk_ptr;
     if (chunk.len > 0 && !buffers::readable(chunk.data, chunk.len, kMaxStaged))
         return err(ktl::Error::InvalidArgs);
     if (vector::find(*name))
@@ -316,26 +319,25 @@ int64_t store_stage(arch::TrapFrame& f, const kcap::Resolved&) {
     arch::IrqGuard guard;
     st->loading = true;
     st->provenance = chunk.provenance;
-    int64_t rc = submit_load(st->pages, st->total, chunk.capacity, keep_staged, f.x[1], f.x[2]);
+    int64_t rc = submit_load(st->pages, st->total, chunk.capacity, keep_staged, buffers::address(name_ptr), name_len);
     if (rc != kBlocked) // refused before the worker saw it
         release(*st);
     return rc;
 }
 
-int64_t store_list(arch::TrapFrame& f, const kcap::Resolved&) {
+int64_t store_list(const kcap::Resolved&, Cap, vector::StoreEntry* out, uint64_t max) {
     if (recovering())
         return err(ktl::Error::NotReady);
-    uint64_t max = f.x[2];
-    if (max == 0 || max > vector::kMaxNamed || !buffers::writable(f.x[1], max * sizeof(vector::StoreEntry)))
+    if (max == 0 || max > vector::kMaxNamed || !buffers::writable(out, max * sizeof(vector::StoreEntry)))
         return err(ktl::Error::InvalidArgs);
     arch::IrqGuard guard;
-    return vector::list(reinterpret_cast<vector::StoreEntry*>(f.x[1]), static_cast<uint32_t>(max));
+    return vector::list(out, static_cast<uint32_t>(max));
 }
 
-int64_t store_drop(arch::TrapFrame& f, const kcap::Resolved&) {
+int64_t store_drop(const kcap::Resolved&, Cap, const char* name_ptr, uint64_t name_len) {
     if (recovering())
         return err(ktl::Error::NotReady);
-    auto name = name_arg(f.x[1], f.x[2]);
+    auto name = name_arg(name_ptr, name_len);
     if (!name)
         return err(name.error());
     arch::IrqGuard guard; // no request may be queued between the idle check and the destroy

@@ -13,18 +13,17 @@ namespace {
 int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
 } // namespace
 
-int64_t yield(arch::TrapFrame&, const kcap::Resolved&) {
+int64_t yield(const kcap::Resolved&) {
     sched::yield_current();
     return 0;
 }
 
-int64_t exit(arch::TrapFrame& f, const kcap::Resolved&) {
-    sched::exit_current(static_cast<int64_t>(f.x[0]), "exit");
+int64_t exit(const kcap::Resolved&, int64_t code) {
+    sched::exit_current(code, "exit");
     return kBlocked;
 }
 
-int64_t sleep(arch::TrapFrame& f, const kcap::Resolved&) {
-    uint64_t ns = f.x[0];
+int64_t sleep(const kcap::Resolved&, uint64_t ns) {
     if (ns == 0) {
         sched::yield_current();
         return 0;
@@ -35,53 +34,52 @@ int64_t sleep(arch::TrapFrame& f, const kcap::Resolved&) {
     return kBlocked;
 }
 
-int64_t clock(arch::TrapFrame&, const kcap::Resolved&) { return static_cast<int64_t>(clock::monotonic_ns()); }
+int64_t clock(const kcap::Resolved&) { return static_cast<int64_t>(clock::monotonic_ns()); }
 
-int64_t task_self(arch::TrapFrame&, const kcap::Resolved&) { return sched::current()->id; }
+int64_t task_self(const kcap::Resolved&) { return sched::current()->id; }
 
-int64_t task_join(arch::TrapFrame& f, const kcap::Resolved& object) {
+int64_t task_join(const kcap::Resolved& object, Cap, uint64_t timeout_ns) {
     auto* task = static_cast<sched::Task*>(object.object);
     int64_t code = 0;
-    auto r = sched::join(task->id, code, deadline_after(f.x[1]));
+    auto r = sched::join(task->id, code, deadline_after(timeout_ns));
     if (!r)
         return err(r.error());
     return *r ? code : kBlocked;
 }
 
-int64_t cap_mint(arch::TrapFrame& f, const kcap::Resolved&) {
-    auto r = kcap::mint(sched::current(), static_cast<uint32_t>(f.x[0]), static_cast<uint32_t>(f.x[1]), f.x[2]);
+int64_t cap_mint(const kcap::Resolved&, Cap cap, uint32_t rights, uint64_t badge) {
+    auto r = kcap::mint(sched::current(), cap, rights, badge);
     return r ? static_cast<int64_t>(*r) : err(r.error());
 }
 
-int64_t cap_grant(arch::TrapFrame& f, const kcap::Resolved&) {
+int64_t cap_grant(const kcap::Resolved&, Cap cap, uint32_t rights, uint64_t badge, Cap task) {
     sched::Task* self = sched::current();
-    auto target = kcap::lookup(self, static_cast<uint32_t>(f.x[3]), kcap::ObjectType::Task, kcap::kWrite);
+    auto target = kcap::lookup(self, task, kcap::ObjectType::Task, kcap::kWrite);
     if (!target) {
-        audit::record(uint32_t(sys::Number::cap_grant), static_cast<uint32_t>(f.x[3]), uint32_t(kcap::ObjectType::Task),
+        audit::record(uint32_t(sys::Number::cap_grant), task, uint32_t(kcap::ObjectType::Task),
                       kcap::kWrite, audit::Outcome::Deny, static_cast<int32_t>(target.error()));
         return err(target.error());
     }
     auto* dst = static_cast<sched::Task*>(target->object);
     if (dst->state == sched::TaskState::Dead)
         return err(ktl::Error::BadHandle);
-    auto r = kcap::mint_into(self, static_cast<uint32_t>(f.x[0]), dst, static_cast<uint32_t>(f.x[1]), f.x[2]);
+    auto r = kcap::mint_into(self, cap, dst, rights, badge);
     return r ? static_cast<int64_t>(*r) : err(r.error());
 }
 
-int64_t cap_revoke(arch::TrapFrame& f, const kcap::Resolved&) {
-    auto r = kcap::revoke(sched::current(), static_cast<uint32_t>(f.x[0]));
+int64_t cap_revoke(const kcap::Resolved&, Cap cap) {
+    auto r = kcap::revoke(sched::current(), cap);
     return r ? 0 : err(r.error());
 }
 
-int64_t cap_delete(arch::TrapFrame& f, const kcap::Resolved&) {
-    auto r = kcap::remove(sched::current(), static_cast<uint32_t>(f.x[0]));
+int64_t cap_delete(const kcap::Resolved&, Cap slot) {
+    auto r = kcap::remove(sched::current(), slot);
     return r ? 0 : err(r.error());
 }
 
-int64_t token_redeem(arch::TrapFrame& f, const kcap::Resolved&) {
-    auto slot = static_cast<uint32_t>(f.x[0]);
+int64_t token_redeem(const kcap::Resolved&, Cap slot, uint64_t binding) {
     bool kept = false;
-    auto r = kcap::redeem(sched::current(), slot, clock::monotonic_ns(), f.x[1], &kept);
+    auto r = kcap::redeem(sched::current(), slot, clock::monotonic_ns(), binding, &kept);
     audit::record(uint32_t(sys::Number::token_redeem), slot, uint32_t(kcap::ObjectType::ExecToken), kcap::kExecute,
                   r ? audit::Outcome::Allow : audit::Outcome::Deny, r ? 0 : static_cast<int32_t>(r.error()));
     if (!r)
@@ -98,37 +96,34 @@ int64_t token_redeem(arch::TrapFrame& f, const kcap::Resolved&) {
 
 // The policy side of execution tokens: whoever may grant an object may hand a task a
 // single-use, bound, expiring right to it instead of a standing capability.
-int64_t token_issue(arch::TrapFrame& f, const kcap::Resolved& object) {
+int64_t token_issue(const kcap::Resolved& object, Cap cap, Cap task, uint32_t rights, uint64_t binding,
+                    uint64_t valid_ns) {
     constexpr uint64_t kMaxValidNs = 60'000'000'000ull;
-    uint64_t valid_ns = f.x[4];
     if (valid_ns == 0 || valid_ns > kMaxValidNs)
         return err(ktl::Error::InvalidArgs);
     sched::Task* self = sched::current();
-    auto target = kcap::lookup(self, static_cast<uint32_t>(f.x[1]), kcap::ObjectType::Task, kcap::kWrite);
+    auto target = kcap::lookup(self, task, kcap::ObjectType::Task, kcap::kWrite);
     if (!target) {
-        audit::record(uint32_t(sys::Number::token_issue), static_cast<uint32_t>(f.x[1]), uint32_t(kcap::ObjectType::Task),
+        audit::record(uint32_t(sys::Number::token_issue), task, uint32_t(kcap::ObjectType::Task),
                       kcap::kWrite, audit::Outcome::Deny, static_cast<int32_t>(target.error()));
         return err(target.error());
     }
-    uint32_t rights = static_cast<uint32_t>(f.x[2]);
     if ((rights & object.rights) != rights || rights == 0)
         return err(ktl::Error::AccessDenied); // never more than the issuer holds
     // Derived from the issuer's capability: revoking (or deleting) it reaches the token and
     // what the token becomes when redeemed.
-    auto tok = kcap::issue_token(self, static_cast<uint32_t>(f.x[0]), static_cast<sched::Task*>(target->object), rights,
-                                 clock::monotonic_ns() + valid_ns, f.x[3]);
+    auto tok = kcap::issue_token(self, cap, static_cast<sched::Task*>(target->object), rights,
+                                 clock::monotonic_ns() + valid_ns, binding);
     return tok ? static_cast<int64_t>(*tok) : err(tok.error());
 }
 
-int64_t task_create(arch::TrapFrame& f, const kcap::Resolved&) {
-    uint64_t fn = f.x[1], arg = f.x[2], priority = f.x[3], name_ptr = f.x[4];
+int64_t task_create(const kcap::Resolved&, Cap, abi::TaskEntry fn, void* arg, uint64_t priority, const char* src) {
     char name[sched::kNameMax + 1] = "task";
-    if (name_ptr) {
-        if (!buffers::readable(name_ptr, 1))
+    if (src) {
+        if (!buffers::readable(src, 1))
             return err(ktl::Error::InvalidArgs);
-        const char* src = reinterpret_cast<const char*>(name_ptr);
         size_t n = 0;
-        for (; n < sched::kNameMax && buffers::readable(name_ptr + n, 1) && src[n]; ++n)
+        for (; n < sched::kNameMax && buffers::readable(src + n, 1) && src[n]; ++n)
             name[n] = src[n];
         name[n] = '\0';
     }
@@ -138,8 +133,7 @@ int64_t task_create(arch::TrapFrame& f, const kcap::Resolved&) {
     sched::Task* self = sched::current();
     if (priority > self->priority)
         return err(ktl::Error::AccessDenied); // no creating tasks above one's own priority
-    auto task = sched::create(name, reinterpret_cast<sched::TaskFn>(fn), reinterpret_cast<void*>(arg),
-                              sched::CreateOptions { static_cast<uint8_t>(priority), false });
+    auto task = sched::create(name, fn, arg, sched::CreateOptions { static_cast<uint8_t>(priority), false });
     if (!task)
         return err(task.error());
     auto slot = kcap::create_and_grant(self, kcap::ObjectType::Task, *task, kcap::kRead | kcap::kWrite | kcap::kGrant, 0,
@@ -155,33 +149,33 @@ namespace handlers {
 
 // The holder of a task's Write right may stop it: the MCP bridge ends a tool task that runs
 // past its wall-time limit without checking it.
-int64_t task_kill(arch::TrapFrame&, const kcap::Resolved& object) {
+int64_t task_kill(const kcap::Resolved& object, Cap) {
     auto r = sched::kill(static_cast<sched::Task*>(object.object), "killed by its creator");
     return r ? (*r ? 1 : 0) : err(r.error());
 }
 
-int64_t task_limit(arch::TrapFrame& f, const kcap::Resolved& object) {
+int64_t task_limit(const kcap::Resolved& object, Cap, uint64_t heap_bytes, uint64_t max_syscalls) {
     auto* task = static_cast<sched::Task*>(object.object);
     if (task->state == sched::TaskState::Dead)
         return err(ktl::Error::BadHandle);
-    kheap::set_limit(static_cast<uint16_t>(task->id), f.x[1]);
-    task->syscall_budget = f.x[2];
+    kheap::set_limit(static_cast<uint16_t>(task->id), heap_bytes);
+    task->syscall_budget = max_syscalls;
     return 0;
 }
 
-int64_t random_bytes(arch::TrapFrame& f, const kcap::Resolved&) {
+int64_t random_bytes(const kcap::Resolved&, void* out, uint64_t length) {
     constexpr uint64_t kMaxRequest = 256;
-    if (f.x[1] == 0 || f.x[1] > kMaxRequest || !buffers::writable(f.x[0], f.x[1]))
+    if (length == 0 || length > kMaxRequest || !buffers::writable(out, length))
         return err(ktl::Error::InvalidArgs);
-    rng::fill(reinterpret_cast<void*>(f.x[0]), f.x[1]);
-    return static_cast<int64_t>(f.x[1]);
+    rng::fill(out, length);
+    return static_cast<int64_t>(length);
 }
 
-int64_t task_status(arch::TrapFrame&, const kcap::Resolved& object) {
+int64_t task_status(const kcap::Resolved& object, Cap) {
     return sched::ended(static_cast<const sched::Task*>(object.object)) ? 1 : 0;
 }
 
-int64_t task_detach(arch::TrapFrame&, const kcap::Resolved& object) {
+int64_t task_detach(const kcap::Resolved& object, Cap) {
     auto* task = static_cast<sched::Task*>(object.object);
     if (task == sched::current() || task->detached)
         return err(ktl::Error::InvalidArgs);

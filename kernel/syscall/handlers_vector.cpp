@@ -71,10 +71,10 @@ void destroy_collection(void* object) {
     kheap::free(c);
 }
 
-ktl::Result<hnsw::Params> create_params(uint64_t ptr) {
+ktl::Result<hnsw::Params> create_params(const vector::CreateParams* ptr) {
     if (!buffers::readable(ptr, sizeof(vector::CreateParams)))
         return ktl::Error::InvalidArgs;
-    const auto in = *reinterpret_cast<const vector::CreateParams*>(ptr);
+    const auto in = *ptr;
     hnsw::Params p;
     p.dim = in.dim;
     p.metric = static_cast<hnsw::Metric>(in.metric);
@@ -87,8 +87,8 @@ ktl::Result<hnsw::Params> create_params(uint64_t ptr) {
     return p;
 }
 
-int64_t vec_create(arch::TrapFrame& f, const kcap::Resolved&) {
-    auto params = create_params(f.x[1]);
+int64_t vec_create(const kcap::Resolved&, Cap, const vector::CreateParams* in) {
+    auto params = create_params(in);
     if (!params)
         return err(params.error());
     const hnsw::Params& p = *params;
@@ -98,28 +98,29 @@ int64_t vec_create(arch::TrapFrame& f, const kcap::Resolved&) {
     return publish(make_collection(hnsw::Index::create(p, pages->span()), *pages), sched::current());
 }
 
-int64_t vec_insert(arch::TrapFrame& f, const kcap::Resolved& o) {
-    uint64_t count = f.x[3];
+int64_t vec_insert(const kcap::Resolved& o, Cap, const uint64_t* ids, const float* vectors, uint64_t count,
+                   uint64_t provenance) {
     uint32_t dim = collection(o).index.params().dim;
-    if (count == 0 || count > 4096 || !buffers::readable(f.x[1], count * 8) ||
-        !buffers::readable(f.x[2], count * dim * sizeof(float)))
+    if (count == 0 || count > 4096 || !buffers::readable(ids, count * 8) ||
+        !buffers::readable(vectors, count * dim * sizeof(float)))
         return err(ktl::Error::InvalidArgs);
-    return finish_outcome(vector::submit(vector::Op::Insert, &collection(o), { f.x[1], f.x[2], count, f.x[4], 0 }));
+    const uint64_t args[5] = { buffers::address(ids), buffers::address(vectors), count, provenance, 0 };
+    return finish_outcome(vector::submit(vector::Op::Insert, &collection(o), args));
 }
 
 // The optional id filter (a5) is a strictly ascending list, so the workers can binary-search it;
 // anything else is refused here rather than trusted.
-int64_t vec_search(arch::TrapFrame& f, const kcap::Resolved& o) {
+int64_t vec_search(const kcap::Resolved& o, Cap, const float* query, uint64_t k, uint64_t ef, hnsw::Hit* out,
+                   const vector::SearchFilter* filter_ptr) {
     const hnsw::Params& p = collection(o).index.params();
-    uint64_t k = f.x[2], ef = f.x[3];
-    if (k == 0 || k > p.max_ef || ef > p.max_ef || !buffers::readable(f.x[1], p.dim * sizeof(float)) ||
-        !buffers::writable(f.x[4], k * sizeof(hnsw::Hit)))
+    if (k == 0 || k > p.max_ef || ef > p.max_ef || !buffers::readable(query, p.dim * sizeof(float)) ||
+        !buffers::writable(out, k * sizeof(hnsw::Hit)))
         return err(ktl::Error::InvalidArgs);
     uint64_t ids = 0, count = 0;
-    if (f.x[5] != 0) {
-        if (!buffers::readable(f.x[5], sizeof(vector::SearchFilter)))
+    if (filter_ptr) {
+        if (!buffers::readable(filter_ptr, sizeof(vector::SearchFilter)))
             return err(ktl::Error::InvalidArgs);
-        const auto filter = *reinterpret_cast<const vector::SearchFilter*>(f.x[5]);
+        const auto filter = *filter_ptr;
         ids = filter.ids;
         count = filter.count;
         if (count > vector::kMaxFilterIds || (count > 0 && !buffers::readable(ids, count * sizeof(uint64_t))))
@@ -130,36 +131,40 @@ int64_t vec_search(arch::TrapFrame& f, const kcap::Resolved& o) {
                 return err(ktl::Error::InvalidArgs);
     }
     // A filter with no ids accepts nothing: the search is answered empty without the worker.
-    if (f.x[5] != 0 && count == 0)
+    if (filter_ptr && count == 0)
         return 0;
-    return finish_outcome(vector::submit(vector::Op::Search, &collection(o), { f.x[1], k, ef | (count << 32), f.x[4], ids }));
+    const uint64_t args[5] = { buffers::address(query), k, ef | (count << 32), buffers::address(out), ids };
+    return finish_outcome(vector::submit(vector::Op::Search, &collection(o), args));
 }
 
-int64_t vec_get(arch::TrapFrame& f, const kcap::Resolved& o) {
-    if (!buffers::writable(f.x[2], collection(o).index.params().dim * sizeof(float)) ||
-        (f.x[3] != 0 && !buffers::writable(f.x[3], sizeof(uint64_t))))
+int64_t vec_get(const kcap::Resolved& o, Cap, uint64_t id, float* out, uint64_t* provenance) {
+    if (!buffers::writable(out, collection(o).index.params().dim * sizeof(float)) ||
+        (provenance && !buffers::writable(provenance, sizeof(uint64_t))))
         return err(ktl::Error::InvalidArgs);
-    return finish_outcome(vector::submit(vector::Op::Get, &collection(o), { f.x[1], f.x[2], f.x[3], 0, 0 }));
+    const uint64_t args[5] = { id, buffers::address(out), buffers::address(provenance), 0, 0 };
+    return finish_outcome(vector::submit(vector::Op::Get, &collection(o), args));
 }
 
-int64_t vec_delete(arch::TrapFrame& f, const kcap::Resolved& o) {
-    const uint64_t count = f.x[2];
-    if (count > 0 && (count > vector::kMaxDeleteIds || !buffers::readable(f.x[1], count * sizeof(uint64_t)) ||
-                      !buffers::writable(f.x[3], count)))
+int64_t vec_delete(const kcap::Resolved& o, Cap, uint64_t id_or_ids, uint64_t count, bool* absent) {
+    if (count > 0 && (count > vector::kMaxDeleteIds || !buffers::readable(id_or_ids, count * sizeof(uint64_t)) ||
+                      !buffers::writable(absent, count)))
         return err(ktl::Error::InvalidArgs);
-    return finish_outcome(vector::submit(vector::Op::Delete, &collection(o), { f.x[1], count, f.x[3], 0, 0 }));
+    const uint64_t args[5] = { id_or_ids, count, buffers::address(absent), 0, 0 };
+    return finish_outcome(vector::submit(vector::Op::Delete, &collection(o), args));
 }
 
-int64_t vec_stats(arch::TrapFrame& f, const kcap::Resolved& o) {
-    if (!buffers::writable(f.x[1], sizeof(vector::Stats)))
+int64_t vec_stats(const kcap::Resolved& o, Cap, vector::Stats* out) {
+    if (!buffers::writable(out, sizeof(vector::Stats)))
         return err(ktl::Error::InvalidArgs);
-    return finish_outcome(vector::submit(vector::Op::Stats, &collection(o), { f.x[1], 0, 0, 0, 0 }));
+    const uint64_t args[5] = { buffers::address(out), 0, 0, 0, 0 };
+    return finish_outcome(vector::submit(vector::Op::Stats, &collection(o), args));
 }
 
-int64_t vec_export(arch::TrapFrame& f, const kcap::Resolved& o) {
-    if (f.x[1] != 0 && !buffers::writable(f.x[1], f.x[2], vector::kMaxCollectionBytes))
+int64_t vec_export(const kcap::Resolved& o, Cap, void* out, uint64_t length, uint64_t offset) {
+    if (out && !buffers::writable(out, length, vector::kMaxCollectionBytes))
         return err(ktl::Error::InvalidArgs);
-    return finish_outcome(vector::submit(vector::Op::Export, &collection(o), { f.x[1], f.x[2], f.x[3], 0, 0 }));
+    const uint64_t args[5] = { buffers::address(out), length, offset, 0, 0 };
+    return finish_outcome(vector::submit(vector::Op::Export, &collection(o), args));
 }
 
 namespace {
@@ -178,7 +183,9 @@ int64_t grant_loaded(const vector::Job&, int64_t result, sched::Task* caller) {
 
 } // namespace
 
-int64_t vec_import(arch::TrapFrame& f, const kcap::Resolved&) { return submit_load(f.x[1], f.x[2], f.x[3], grant_loaded); }
+int64_t vec_import(const kcap::Resolved&, Cap, const void* snapshot, uint64_t length, uint64_t capacity) {
+    return submit_load(buffers::address(snapshot), length, capacity, grant_loaded);
+}
 
 int64_t submit_load(uint64_t ptr, uint64_t len, uint64_t capacity, vector::Finish finish, uint64_t a3, uint64_t a4) {
     if (!buffers::readable(ptr, len, vector::kMaxCollectionBytes) || capacity > hnsw::kMaxElements)
@@ -192,10 +199,10 @@ ktl::Result<vector::Collection*> load_collection(std::span<const std::byte> snap
     return make_collection(hnsw::Index::load(snapshot, pages.span(), capacity), pages);
 }
 
-int64_t vec_serve(arch::TrapFrame& f, const kcap::Resolved&) {
-    if (!buffers::writable(f.x[3], sizeof(vector::Job)))
+int64_t vec_serve(const kcap::Resolved&, Cap, uint64_t done, int64_t result, vector::Job* next) {
+    if (!buffers::writable(next, sizeof(vector::Job)))
         return err(ktl::Error::InvalidArgs);
-    return finish_outcome(vector::serve(f.x[1], static_cast<int64_t>(f.x[2]), reinterpret_cast<vector::Job*>(f.x[3])));
+    return finish_outcome(vector::serve(done, result, next));
 }
 
 } // namespace handlers

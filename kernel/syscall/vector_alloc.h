@@ -20,7 +20,7 @@ struct IndexPages {
 };
 
 // CreateParams read from a caller's buffer, defaults filled in, validated.
-ktl::Result<hnsw::Params> create_params(uint64_t ptr);
+ktl::Result<hnsw::Params> create_params(const vector::CreateParams* in);
 // Pages for an index arena of `bytes`, within the per-collection budget, charged to the store.
 ktl::Result<IndexPages> alloc_index_pages(size_t bytes);
 // The collection object around a created or loaded index; on failure the pages are freed.

@@ -5,42 +5,17 @@
 // discipline (many searches at once; inserts and deletes alone), so no search sees a torn index.
 #include <cstdint>
 
+#include <abi/vector.h>
 #include <hnsw/index.h>
 
 namespace vector {
 
-// Layout shared with callers of vec_create.
-struct CreateParams {
-    uint32_t dim;
-    uint32_t metric;          // 0 L2, 1 cosine, 2 inner product
-    uint32_t m;               // 0 = default (16)
-    uint32_t ef_construction; // 0 = default (200)
-    uint32_t max_elements;
-    uint32_t max_ef;          // 0 = default (512)
-    uint32_t flags;           // kCreateMemoryOnly
-};
-
-// Layout returned by vec_stats.
-struct Stats {
-    uint64_t count;
-    uint64_t deleted;
-    uint64_t levels;
-    uint64_t bytes_used;
-    uint64_t bytes_budget;
-    uint64_t distance_computations;
-    uint32_t dim;
-    uint32_t metric;
-    uint64_t writes; // upsert and delete requests served: a paged export checks it did not move
-    uint64_t serial; // which collection this is: every one created or loaded this boot gets its own
-};
-
-// Optional id filter of vec_search (a5): only these ids may be returned; ascending, unique.
-struct SearchFilter {
-    uint64_t ids;   // pointer to uint64_t[count]
-    uint64_t count; // <= kMaxFilterIds
-};
-constexpr uint64_t kMaxFilterIds = 4096;
-constexpr uint64_t kMaxDeleteIds = 4096; // ids one vec_delete takes together
+// Layouts shared with tasks (abi/vector.h).
+using abi::CreateParams;
+using Stats = abi::VectorStats;
+using abi::SearchFilter;
+using abi::kMaxFilterIds;
+using abi::kMaxDeleteIds;
 
 struct Collection {
     hnsw::Index index;
@@ -64,8 +39,7 @@ struct Collection {
     char name[65] = {};
 };
 
-// CreateParams::flags
-constexpr uint32_t kCreateMemoryOnly = 1; // durability "memory": never logged, gone at restart
+using abi::kCreateMemoryOnly;
 
 constexpr uint64_t kMaxCollectionBytes = 64ull << 20;
 

@@ -5,7 +5,7 @@
 #include "../mm/kheap.h"
 #include "../syscall/vector_alloc.h"
 #include "../sched/scheduler.h"
-#include "../syscall/sys.h"
+#include <abi/sys.h>
 #include "service.h"
 
 #include <drivers/generic_timer.h>
@@ -157,8 +157,8 @@ int64_t worker_main(void* arg) {
     int64_t result = 0;
     for (;;) {
         Job job {};
-        int64_t r = sys::call(sys::Number::vec_serve, service, done, static_cast<uint64_t>(result),
-                              reinterpret_cast<uint64_t>(&job));
+        int64_t r = sys::vec_serve(service, done, static_cast<uint64_t>(result),
+                                   &job);
         if (r < 0)
             return r; // no service capability: nothing to serve
         result = execute(job);

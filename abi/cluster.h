@@ -1,0 +1,48 @@
+#pragma once
+// Records exchanged with the cluster system calls (cluster_info, cluster_ping_result): plain,
+// fixed-size, so a tool task reads the membership without touching the protocol's state.
+#include <cstdint>
+
+namespace cluster_abi {
+
+struct ClusterInfo {
+    char self[32];    // this node's name
+    char cluster[32]; // the cluster's name
+    uint32_t self_ip; // host byte order (0: no address yet)
+    uint16_t port;    // the UDP port of the protocol
+    uint8_t running;  // 1 once the endpoint is open and the protocol runs
+    uint8_t reserved;
+    uint32_t incarnation; // ours
+    uint32_t members;     // in the table, self included
+    uint32_t alive, suspect, dead;
+    uint32_t period_ms, ack_timeout_ms, suspicion_ms, indirect;
+    uint64_t generation; // changes whenever any member's state does
+    uint64_t sent, received, accepted, bad_mac, malformed, replayed, refutations, probes, suspicions, deaths;
+    // The UDP endpoint's own: datagrams in and out, and those its rings could not take.
+    uint64_t udp_rx, udp_tx, udp_rx_dropped, udp_tx_refused, udp_tx_errors;
+    // Refused datagrams that made no audit record, counted here instead: held back by the
+    // per-kind limit, or reported beyond this boot's budget of audit records for peers.
+    uint64_t refusals_unreported, refusals_unaudited;
+    uint64_t wrong_version, table_full, restarts, incarnation_jumps;
+};
+
+struct MemberInfo {
+    char name[32];
+    uint32_t ip;
+    uint16_t port;
+    uint8_t state; // cluster::State: 0 alive, 1 suspect, 2 dead
+    uint8_t self;  // 1 for this node
+    uint32_t incarnation;
+    uint32_t reserved;
+    uint64_t last_heard_ago_ns; // 0: never heard directly
+    uint64_t rtt_ns;            // 0: not measured
+    uint64_t state_for_ns;      // time in the current state
+};
+
+struct PingInfo {
+    uint32_t status; // 0 pending, 1 answered, 2 timed out, 3 unknown id
+    uint32_t reserved;
+    uint64_t rtt_ns;
+};
+
+} // namespace cluster_abi

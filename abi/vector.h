@@ -1,0 +1,82 @@
+#pragma once
+// Records and limits of the vector calls (vec_*, store_*).
+#include <cstdint>
+
+#include <hnsw/params.h>
+
+namespace vector {
+struct Job; // what vec_serve hands a worker: kernel/vector/service.h (the workers are kernel code)
+}
+
+namespace abi {
+
+using Hit = hnsw::Hit; // vec_search's result rows (lib/hnsw/params.h)
+using VectorJob = vector::Job;
+
+// Layout shared with callers of vec_create.
+struct CreateParams {
+    uint32_t dim;
+    uint32_t metric;          // 0 L2, 1 cosine, 2 inner product
+    uint32_t m;               // 0 = default (16)
+    uint32_t ef_construction; // 0 = default (200)
+    uint32_t max_elements;
+    uint32_t max_ef; // 0 = default (512)
+    uint32_t flags;  // kCreateMemoryOnly
+};
+
+// Layout returned by vec_stats.
+struct VectorStats {
+    uint64_t count;
+    uint64_t deleted;
+    uint64_t levels;
+    uint64_t bytes_used;
+    uint64_t bytes_budget;
+    uint64_t distance_computations;
+    uint32_t dim;
+    uint32_t metric;
+    uint64_t writes; // upsert and delete requests served: a paged export checks it did not move
+    uint64_t serial; // which collection this is: every one created or loaded this boot gets its own
+};
+
+// Optional id filter of vec_search (a5): only these ids may be returned; ascending, unique.
+struct SearchFilter {
+    uint64_t ids;   // pointer to uint64_t[count]
+    uint64_t count; // <= kMaxFilterIds
+};
+constexpr uint64_t kMaxFilterIds = 4096;
+constexpr uint64_t kMaxDeleteIds = 4096; // ids one vec_delete takes together
+
+// CreateParams::flags
+constexpr uint32_t kCreateMemoryOnly = 1; // durability "memory": never logged, gone at restart
+
+constexpr uint32_t kMaxNamed = 32;      // collections in the store at once
+constexpr uint32_t kMaxNameLength = 64; // bytes; names are [A-Za-z0-9_.-], never "." or ".."
+
+// One row of store_list (layout shared with callers).
+// store_stage's argument block: one chunk of a snapshot being imported in pieces.
+struct StageChunk {
+    uint64_t total;  // the whole snapshot's size (at offset 0: starts, or restarts, the import)
+    uint64_t offset; // must be the bytes staged so far
+    uint64_t data;   // the chunk
+    uint64_t len;
+    uint32_t action;       // 0 stage the chunk, 1 commit (all staged: load and keep), 2 abandon
+    uint32_t crc_out;      // written back: CRC-32 of everything staged so far
+    uint64_t received_out; // written back: bytes staged so far
+    uint64_t capacity;     // commit: the collection's capacity (0: what the snapshot holds plus room to grow)
+    uint64_t provenance;   // commit: the node every imported vector is stamped with (the import's own)
+};
+
+struct StoreEntry {
+    char name[kMaxNameLength + 1];
+    uint8_t metric;
+    uint8_t durable; // logged to the disk (1) or in memory only (0)
+    uint8_t reserved;
+    uint32_t dim;
+    uint32_t m;
+    uint32_t ef_construction;
+    uint32_t max_elements;
+    uint32_t count; // live vectors when listed (a snapshot: writers may be running)
+    uint64_t bytes_budget;
+};
+
+} // namespace abi
