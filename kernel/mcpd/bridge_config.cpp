@@ -211,7 +211,7 @@ void audit_hook(const mcp::AuditEvent& e) {
     // Every answered change has its audit record on the disk: the answer is sent after this.
     if (written && e.kind == mcp::AuditKind::Tool && e.outcome != mcp::AuditOutcome::Deny && e.action &&
         changes_store(e.action))
-        sys::call(sys::Number::storage_sync);
+        sys::storage_sync();
     if (!written || e.outcome == mcp::AuditOutcome::Allow)
         return;
     size_t n = ktl::utf8_prefix(e.name, 48);
@@ -297,7 +297,7 @@ mcp::ServerConfig base_server_config() {
     constexpr size_t kStateKey = 32;
     if (auto mem = kheap::alloc(kStateKey)) {
         auto* key = static_cast<uint8_t*>(*mem);
-        if (sys::call(sys::Number::random_bytes, reinterpret_cast<uint64_t>(key), kStateKey) == int64_t(kStateKey))
+        if (sys::random_bytes(key, kStateKey) == int64_t(kStateKey))
             config.state_key = { key, kStateKey };
     }
     return config;

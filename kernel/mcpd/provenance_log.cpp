@@ -45,7 +45,7 @@ uint32_t boot_tag() {
     if (g_tag)
         return g_tag;
     uint32_t tag = 0;
-    if (sys::call(sys::Number::random_bytes, reinterpret_cast<uint64_t>(&tag), sizeof tag) != int64_t(sizeof tag) || !tag)
+    if (sys::random_bytes(&tag, sizeof tag) != int64_t(sizeof tag) || !tag)
         tag = static_cast<uint32_t>(clock::monotonic_ns()) | 1;
     arch::IrqGuard guard;
     if (!g_tag)
@@ -67,7 +67,7 @@ bool read(uint64_t id, NodeRecord& out, const char*& why) {
         why = "the node has given way to newer ones (the ring holds 4096)";
         return false;
     }
-    if (sys::call(sys::Number::region_read, g_slots.slot(), (number - 1) * sizeof(NodeRecord), reinterpret_cast<uint64_t>(&out),
+    if (sys::region_read(g_slots.slot(), (number - 1) * sizeof(NodeRecord), &out,
                   sizeof out) != int64_t(sizeof out)) {
         why = "the provenance ring could not be read";
         return false;
@@ -123,7 +123,7 @@ uint64_t provenance_log_record(const mcp::ProvenanceNode& n) {
     r.id = mcp::make_provenance_id(tag, static_cast<uint32_t>(g_count + 1));
     uint32_t slot = g_slots.slot();
     if (slot == ipc::TaskSlots::kNone ||
-        sys::call(sys::Number::region_append, slot, reinterpret_cast<uint64_t>(&r), sizeof r) < 0) {
+        sys::region_append(slot, &r, sizeof r) < 0) {
         ++g_failed;
         return 0;
     }

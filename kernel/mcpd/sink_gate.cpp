@@ -129,14 +129,14 @@ ktl::Result<mcp::TargetFacts> target_facts(uint32_t store, std::string_view name
     mcp::TargetFacts f;
     if (name.empty() || name.size() > vector::kMaxNameLength)
         return f;
-    int64_t slot = sys::call(sys::Number::store_open, store, reinterpret_cast<uint64_t>(name.data()), name.size(), kcap::kRead);
+    int64_t slot = sys::store_open(store, name.data(), name.size(), kcap::kRead);
     if (slot == -static_cast<int64_t>(ktl::Error::NotFound))
         return f;
     if (slot < 0)
         return static_cast<ktl::Error>(-slot);
     vector::Stats st {};
-    int64_t rc = sys::call(sys::Number::vec_stats, static_cast<uint64_t>(slot), reinterpret_cast<uint64_t>(&st));
-    sys::call(sys::Number::cap_delete, static_cast<uint64_t>(slot));
+    int64_t rc = sys::vec_stats(slot, &st);
+    sys::cap_delete(slot);
     if (rc < 0)
         return static_cast<ktl::Error>(-rc);
     f.exists = true;
@@ -150,7 +150,7 @@ void derive_confirm_key(StepUp& step, uint16_t principal_id, uint64_t args_hash)
     static uint8_t secret[32];
     static bool drawn = false;
     if (!drawn) { // the bridges run on one core: the first to get here draws it
-        drawn = sys::call(sys::Number::random_bytes, reinterpret_cast<uint64_t>(secret), sizeof secret) == int64_t(sizeof secret);
+        drawn = sys::random_bytes(secret, sizeof secret) == int64_t(sizeof secret);
         if (!drawn)
             for (size_t i = 0; i < sizeof secret; ++i)
                 secret[i] = static_cast<uint8_t>(clock::monotonic_ns() >> (i % 8));

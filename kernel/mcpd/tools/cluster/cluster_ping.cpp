@@ -27,7 +27,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         return false;
     }
     uint64_t timeout_ms = args.find("timeout_ms").as_uint64().value_or(2000);
-    int64_t id = sys::call(sys::Number::cluster_ping, ctx.cap, reinterpret_cast<uint64_t>(name->data()), name->size());
+    int64_t id = sys::cluster_ping(ctx.cap, name->data(), name->size());
     if (id == -static_cast<int64_t>(ktl::Error::NotFound)) {
         err = { mcp::ErrorCode::NotFound, "no such member" };
         return false;
@@ -40,8 +40,8 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     cluster_abi::PingInfo r {};
     // Polled: the answer arrives through the cluster task; 5 ms steps keep the wait cheap.
     for (uint64_t waited = 0; waited <= timeout_ms && !ctx.should_stop(); waited = (sys::clock_ns() - start) / kMs) {
-        if (sys::call(sys::Number::cluster_ping_result, ctx.cap, static_cast<uint64_t>(id),
-                      reinterpret_cast<uint64_t>(&r)) < 0 ||
+        if (sys::cluster_ping_result(ctx.cap, id,
+                      &r) < 0 ||
             r.status != 0)
             break;
         sys::sleep_ns(5 * kMs);

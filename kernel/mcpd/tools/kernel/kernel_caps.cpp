@@ -19,7 +19,7 @@ constexpr const char* kCapsOut =
 // The capability table of the task running this very call: what a tool can reach.
 bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     kcap::CapInfo caps[64]; // this call's own: tool tasks run side by side
-    int64_t n = sys::call(sys::Number::cap_list, ctx.cap, reinterpret_cast<uint64_t>(caps), 64);
+    int64_t n = sys::cap_list(ctx.cap, caps, 64);
     if (n < 0) {
         err = { mcp::ErrorCode::InternalError, "capability table unavailable" };
         return false;

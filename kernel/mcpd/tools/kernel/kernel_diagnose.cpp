@@ -44,7 +44,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
             overshoot_max_ns = slept - step_ns / 2;
         uint64_t busy_start = clock::monotonic_ns(), busy_end = busy_start + step_ns / 2;
         for (uint32_t guard = 0; guard < 10'000'000; ++guard) {
-            sys::call(sys::Number::clock);
+            sys::clock();
             ++syscalls;
             if ((guard & 255) == 255 && clock::monotonic_ns() >= busy_end)
                 break;

@@ -27,12 +27,12 @@ constexpr const char* kInfoOut =
 
 bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     sysinfo::MemInfo mem {};
-    if (sys::call(sys::Number::mem_stats, ctx.cap, reinterpret_cast<uint64_t>(&mem)) < 0) {
+    if (sys::mem_stats(ctx.cap, &mem) < 0) {
         err = { mcp::ErrorCode::InternalError, "memory statistics unavailable" };
         return false;
     }
     sysinfo::TaskInfo tasks[64];
-    int64_t ntasks = sys::call(sys::Number::task_list, ctx.cap, reinterpret_cast<uint64_t>(tasks), 64);
+    int64_t ntasks = sys::task_list(ctx.cap, tasks, 64);
     char now[32];
     clock::rfc3339_now(now, sizeof now);
     w.begin_object();

@@ -35,7 +35,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     uint64_t seq = since, missed = 0, count = 0;
     // Bounded: at most the ring's size of records is examined per call.
     for (int guard = 0; guard < 4096 && count < limit; ++guard) {
-        int64_t next = sys::call(sys::Number::log_read, ctx.cap, seq, reinterpret_cast<uint64_t>(&rec));
+        int64_t next = sys::log_read(ctx.cap, seq, &rec);
         if (next < 0)
             break;
         if (rec.seq > seq && count == 0 && guard == 0)

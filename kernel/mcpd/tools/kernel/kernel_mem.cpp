@@ -19,7 +19,7 @@ constexpr const char* kMemOut =
 
 bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     sysinfo::MemInfo mem {};
-    if (sys::call(sys::Number::mem_stats, ctx.cap, reinterpret_cast<uint64_t>(&mem)) < 0) {
+    if (sys::mem_stats(ctx.cap, &mem) < 0) {
         err = { mcp::ErrorCode::InternalError, "memory statistics unavailable" };
         return false;
     }

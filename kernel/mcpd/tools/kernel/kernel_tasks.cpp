@@ -20,7 +20,7 @@ constexpr const char* kTasksOut =
 
 bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     sysinfo::TaskInfo tasks[64];
-    int64_t n = sys::call(sys::Number::task_list, ctx.cap, reinterpret_cast<uint64_t>(tasks), 64);
+    int64_t n = sys::task_list(ctx.cap, tasks, 64);
     if (n < 0) {
         err = { mcp::ErrorCode::InternalError, "task list unavailable" };
         return false;

@@ -79,8 +79,8 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         p.dim, metric, p.m, p.ef_construction, p.max_elements, p.max_ef, memory ? vector::kCreateMemoryOnly : 0
     };
     int64_t rc = store_call_retrying([&] {
-        return sys::call(sys::Number::store_create, ctx.cap, reinterpret_cast<uint64_t>(name->data()), name->size(),
-                         reinterpret_cast<uint64_t>(&cp));
+        return sys::store_create(ctx.cap, name->data(), name->size(),
+                         &cp);
     });
     if (rc < 0) {
         err = rc == -static_cast<int64_t>(ktl::Error::Full)

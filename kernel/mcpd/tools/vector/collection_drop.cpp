@@ -24,7 +24,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         return false;
     }
     int64_t rc = store_call_retrying([&] {
-        return sys::call(sys::Number::store_drop, ctx.cap, reinterpret_cast<uint64_t>(name->data()), name->size());
+        return sys::store_drop(ctx.cap, name->data(), name->size());
     });
     if (rc < 0) {
         err = rc == -static_cast<int64_t>(ktl::Error::NotFound)

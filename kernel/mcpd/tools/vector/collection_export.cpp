@@ -38,11 +38,11 @@ constexpr uint64_t kMaxPage = 45000; // bytes per export page: 60,000 base64 cha
 
 bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     vector::Stats before {}, after {};
-    if (int64_t rc = sys::call(sys::Number::vec_stats, ctx.cap, reinterpret_cast<uint64_t>(&before)); rc < 0) {
+    if (int64_t rc = sys::vec_stats(ctx.cap, &before); rc < 0) {
         err = error_of(rc);
         return false;
     }
-    int64_t size = sys::call(sys::Number::vec_export, ctx.cap, 0, 0);
+    int64_t size = sys::vec_export(ctx.cap, nullptr, 0, 0);
     if (size <= 0) {
         err = size < 0 ? error_of(size) : mcp::ToolError { mcp::ErrorCode::InternalError, "empty snapshot" };
         return false;
@@ -63,14 +63,14 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         return false;
     }
     auto* bytes = mem.as<uint8_t>();
-    int64_t written = length ? sys::call(sys::Number::vec_export, ctx.cap, reinterpret_cast<uint64_t>(bytes), length,
+    int64_t written = length ? sys::vec_export(ctx.cap, bytes, length,
                                          offset)
                              : 0;
     if (written < 0) {
         err = error_of(written);
         return false;
     }
-    if (sys::call(sys::Number::vec_stats, ctx.cap, reinterpret_cast<uint64_t>(&after)) < 0 ||
+    if (sys::vec_stats(ctx.cap, &after) < 0 ||
         after.writes != before.writes || static_cast<uint64_t>(written) != length) {
         err = { mcp::ErrorCode::InternalError, "the collection changed during the export", "changed" };
         return false;

@@ -27,7 +27,7 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
         return false;
     }
     auto* rows = mem.as<vector::StoreEntry>();
-    int64_t n = sys::call(sys::Number::store_list, ctx.cap, reinterpret_cast<uint64_t>(rows), vector::kMaxNamed);
+    int64_t n = sys::store_list(ctx.cap, rows, vector::kMaxNamed);
     if (n < 0) {
         err = vec::error_of(n);
         return false;

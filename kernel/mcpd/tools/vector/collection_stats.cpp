@@ -22,7 +22,7 @@ constexpr const char* kStatsOut =
 
 bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     vector::Stats st {};
-    int64_t rc = sys::call(sys::Number::vec_stats, ctx.cap, reinterpret_cast<uint64_t>(&st));
+    int64_t rc = sys::vec_stats(ctx.cap, &st);
     if (rc < 0) {
         err = vec::error_of(rc);
         return false;

@@ -88,7 +88,7 @@ bool read_ids(const json::Value& array, uint64_t* out, size_t max, size_t& n) {
 
 ktl::Result<uint32_t> dimension_of(uint32_t cap) {
     vector::Stats st {};
-    int64_t rc = sys::call(sys::Number::vec_stats, cap, reinterpret_cast<uint64_t>(&st));
+    int64_t rc = sys::vec_stats(cap, &st);
     if (rc < 0)
         return static_cast<ktl::Error>(-rc);
     return st.dim;

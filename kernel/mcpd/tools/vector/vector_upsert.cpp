@@ -173,8 +173,8 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
             return false;
         }
         // Each vector remembers the provenance node of this call (the one its token was bound to).
-        int64_t rc = sys::call(sys::Number::vec_insert, ctx.cap, reinterpret_cast<uint64_t>(ids + done),
-                               reinterpret_cast<uint64_t>(chunk), count, ctx.provenance());
+        int64_t rc = sys::vec_insert(ctx.cap, ids + done,
+                               chunk, count, ctx.provenance());
         if (rc < 0 || static_cast<size_t>(rc) != count) {
             done += rc > 0 ? static_cast<size_t>(rc) : 0;
             KLOG_WARN("mcp: vector_upsert stopped by the store after %zu of %zu vectors", done, n);
@@ -200,7 +200,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         return false;
     }
     vector::Stats st {};
-    sys::call(sys::Number::vec_stats, ctx.cap, reinterpret_cast<uint64_t>(&st));
+    sys::vec_stats(ctx.cap, &st);
     w.begin_object()
         .key("upserted")
         .number(static_cast<uint64_t>(done))
