@@ -84,13 +84,24 @@ export async function freePort() {
   });
 }
 
+// passt (Debian 12's) takes a forwarded connection at once, before the guest can answer its SYN,
+// and sends that SYN only once: a connection made while the guest boots waits until passt resets
+// it 10 s later. Closed by the client before that, it has passt spin on the closed socket (a
+// level-triggered EPOLLRDHUP it does not handle until then), a core's worth of the host's CPU
+// taken from QEMU and the client for the first 10 s of the appliance's life. A probe that timed
+// out is therefore held open that long, not closed.
+const kPasstSynTimeoutMs = 11000;
+
 // Resolves when anything answers HTTP on the port (a connection of its own, closed after).
 export function probe(port) {
   return new Promise((resolve, reject) => {
     import("node:http").then(({ default: http }) => {
       const req = http.get({ host: "127.0.0.1", port, path: "/mcp", agent: false, timeout: 1000, headers: { Connection: "close" } },
                            (res) => { res.resume(); res.on("end", resolve); });
-      req.on("timeout", () => req.destroy(new Error("timeout")));
+      req.on("timeout", () => {
+        setTimeout(() => req.destroy(), kPasstSynTimeoutMs).unref();
+        reject(new Error("timeout"));
+      });
       req.on("error", reject);
     }, reject);
   });
