@@ -3,7 +3,7 @@
 #include "mmio.h"
 
 namespace {
-constexpr uintptr_t GPFSEL0 = 0x00;               // 10 pins per register, 3 bits each
+constexpr uintptr_t GPFSEL0 = 0x00;                 // 10 pins per register, 3 bits each
 constexpr uintptr_t GPIO_PUP_PDN_CNTRL_REG0 = 0xe4; // BCM2711: 16 pins per register, 2 bits each
 } // namespace
 

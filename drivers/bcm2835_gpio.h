@@ -6,7 +6,16 @@
 
 class Bcm2711Gpio {
 public:
-    enum class Function : uint32_t { Input = 0, Output = 1, Alt0 = 4, Alt1 = 5, Alt2 = 6, Alt3 = 7, Alt4 = 3, Alt5 = 2 };
+    enum class Function : uint32_t {
+        Input = 0,
+        Output = 1,
+        Alt0 = 4,
+        Alt1 = 5,
+        Alt2 = 6,
+        Alt3 = 7,
+        Alt4 = 3,
+        Alt5 = 2
+    };
     enum class Pull : uint32_t { None = 0, Up = 1, Down = 2 };
     static constexpr uint32_t kPins = 58;
 

@@ -49,12 +49,11 @@ ktl::Result<uint32_t> Bcm2835Mailbox::call(uint64_t bus, uint32_t tag, uint32_t*
     b[4] = 0;         // request
     for (uint32_t i = 0; i < words; ++i)
         b[5 + i] = values[i];
-    b[5 + words] = 0; // end tag
+    b[5 + words] = 0;           // end tag
     clean_invalidate(b, total); // the VideoCore reads RAM, not our cache
 
     uint32_t spins = 0;
-    while ((mmio::read32(m_base + MBOX1_STATUS) & kFull) && ++spins < kSpinLimit) {
-    }
+    while ((mmio::read32(m_base + MBOX1_STATUS) & kFull) && ++spins < kSpinLimit) {}
     if (spins >= kSpinLimit)
         return ktl::Error::TimedOut;
     mmio::write32(m_base + MBOX1_WRITE, static_cast<uint32_t>(bus) | kPropertyChannel);
@@ -62,8 +61,7 @@ ktl::Result<uint32_t> Bcm2835Mailbox::call(uint64_t bus, uint32_t tag, uint32_t*
         if (answers == 64)
             return ktl::Error::TimedOut; // answers, but never to this request
         spins = 0;
-        while ((mmio::read32(m_base + MBOX0_STATUS) & kEmpty) && ++spins < kSpinLimit) {
-        }
+        while ((mmio::read32(m_base + MBOX0_STATUS) & kEmpty) && ++spins < kSpinLimit) {}
         if (spins >= kSpinLimit)
             return ktl::Error::TimedOut;
         uint32_t answer = mmio::read32(m_base + MBOX0_READ);

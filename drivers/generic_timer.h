@@ -15,7 +15,7 @@ public:
     static uint32_t intid() { return s_intid; }
     static uint64_t frequency() { return s_frequency; }
     static uint64_t counter();
-    static uint64_t now_ns();                  // monotonic, from the counter: valid before IRQs
+    static uint64_t now_ns(); // monotonic, from the counter: valid before IRQs
     static uint64_t ticks_to_ns(uint64_t ticks);
 
     // Periodic interrupt every period_ns; each interrupt increments tick_count() and calls cb.

@@ -61,8 +61,7 @@ ktl::Result<GicV3*> GicV3::create(uintptr_t distributor, uintptr_t redistributor
 }
 
 void GicV3::wait_for_rwp() const {
-    for (int i = 0; i < 1000000 && (mmio::read32(m_dist + GICD_CTLR) & GICD_CTLR_RWP); ++i) {
-    }
+    for (int i = 0; i < 1000000 && (mmio::read32(m_dist + GICD_CTLR) & GICD_CTLR_RWP); ++i) {}
 }
 
 void GicV3::init_distributor() {
@@ -110,8 +109,7 @@ void GicV3::init_cpu() {
     // Wake the redistributor (IHI 0069 8.9.21).
     uint32_t waker = mmio::read32(m_rd + GICR_WAKER);
     mmio::write32(m_rd + GICR_WAKER, waker & ~GICR_WAKER_SLEEP);
-    for (int i = 0; i < 1000000 && (mmio::read32(m_rd + GICR_WAKER) & GICR_WAKER_ASLEEP); ++i) {
-    }
+    for (int i = 0; i < 1000000 && (mmio::read32(m_rd + GICR_WAKER) & GICR_WAKER_ASLEEP); ++i) {}
     mmio::write32(m_sgi + GICR_ICENABLER0, 0xffffffff);
     mmio::write32(m_sgi + GICR_IGROUPR0, 0xffffffff);
     for (uint32_t i = 0; i < 32; ++i)
@@ -122,9 +120,9 @@ void GicV3::init_cpu() {
     asm volatile("mrs %0, S3_0_C12_C12_5" : "=r"(sre));
     asm volatile("msr S3_0_C12_C12_5, %0" ::"r"(sre | 1));
     arch::isb();
-    asm volatile("msr S3_0_C4_C6_0, %0" ::"r"(uint64_t(0xf0)));  // ICC_PMR_EL1
-    asm volatile("msr S3_0_C12_C12_3, %0" ::"r"(uint64_t(0)));   // ICC_BPR1_EL1
-    asm volatile("msr S3_0_C12_C12_7, %0" ::"r"(uint64_t(1)));   // ICC_IGRPEN1_EL1
+    asm volatile("msr S3_0_C4_C6_0, %0" ::"r"(uint64_t(0xf0))); // ICC_PMR_EL1
+    asm volatile("msr S3_0_C12_C12_3, %0" ::"r"(uint64_t(0)));  // ICC_BPR1_EL1
+    asm volatile("msr S3_0_C12_C12_7, %0" ::"r"(uint64_t(1)));  // ICC_IGRPEN1_EL1
     arch::isb();
 }
 

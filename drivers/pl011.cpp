@@ -54,8 +54,7 @@ ktl::Result<Pl011*> Pl011::create(uintptr_t base, uint32_t clock_hz, uint32_t ba
 
 void Pl011::init_hardware(uint32_t clock_hz, uint32_t baud) {
     // Wait for any firmware output to drain before reconfiguring (DDI 0183G 3.3.8 note).
-    for (int i = 0; i < 100000 && (mmio::read32(m_base + FR) & FR_BUSY); ++i) {
-    }
+    for (int i = 0; i < 100000 && (mmio::read32(m_base + FR) & FR_BUSY); ++i) {}
     mmio::write32(m_base + CR, 0);
     mmio::write32(m_base + IMSC, 0);
     mmio::write32(m_base + ICR, 0x7ff);
@@ -99,8 +98,7 @@ bool Pl011::receiver_settled() {
             mmio::write32(m_base + LCRH, LCRH_WLEN8 | LCRH_FEN);
             return true;
         }
-        for (uint64_t until = GenericTimer::now_ns() + kGapNs; GenericTimer::now_ns() < until;) {
-        }
+        for (uint64_t until = GenericTimer::now_ns() + kGapNs; GenericTimer::now_ns() < until;) {}
     }
     return false;
 }
@@ -203,8 +201,7 @@ void Pl011::flush() {
         put_polled(c);
     uint32_t imsc = mmio::read32(m_base + IMSC);
     mmio::write32(m_base + IMSC, imsc & ~INT_TX);
-    for (int i = 0; i < 1000000 && (mmio::read32(m_base + FR) & FR_BUSY); ++i) {
-    }
+    for (int i = 0; i < 1000000 && (mmio::read32(m_base + FR) & FR_BUSY); ++i) {}
 }
 
 size_t Pl011::read(uint8_t* out, size_t len) {

@@ -5,8 +5,8 @@
 #include <new>
 
 namespace {
-constexpr uintptr_t RTCDR = 0x000;  // data register (DDI 0224 3.3.1)
-constexpr uintptr_t RTCCR = 0x00c;  // control: bit 0 starts the counter
+constexpr uintptr_t RTCDR = 0x000; // data register (DDI 0224 3.3.1)
+constexpr uintptr_t RTCCR = 0x00c; // control: bit 0 starts the counter
 alignas(Pl031) unsigned char g_storage[sizeof(Pl031)];
 bool g_created = false;
 } // namespace

@@ -37,7 +37,8 @@ void parse(std::string_view args) {
     g_config.netcheck = dtb::bootarg_flag(args, "netcheck");
     g_config.ip = dtb::bootarg_value(args, "ip").value_or("");
     g_config.ip1 = dtb::bootarg_value(args, "ip1").value_or("");
-    g_config.tcp_echo_port = static_cast<uint16_t>(parse_u32(dtb::bootarg_value(args, "tcp_echo").value_or(""), 0, 1, 65535));
+    g_config.tcp_echo_port = static_cast<uint16_t>(
+        parse_u32(dtb::bootarg_value(args, "tcp_echo").value_or(""), 0, 1, 65535));
     auto http = dtb::bootarg_value(args, "http").value_or("");
     g_config.http_port = http == "off" ? 0 : static_cast<uint16_t>(parse_u32(http, 8080, 1, 65535));
     g_config.http_role = dtb::bootarg_value(args, "http_role").value_or("anonymous");
@@ -73,7 +74,8 @@ void parse(std::string_view args) {
     g_config.node = dtb::bootarg_value(args, "node").value_or("");
     g_config.cluster = dtb::bootarg_value(args, "cluster").value_or("");
     g_config.peers = dtb::bootarg_value(args, "peers").value_or("");
-    g_config.cluster_port = static_cast<uint16_t>(parse_u32(dtb::bootarg_value(args, "cluster_port").value_or(""), 7946, 1, 65535));
+    g_config.cluster_port = static_cast<uint16_t>(
+        parse_u32(dtb::bootarg_value(args, "cluster_port").value_or(""), 7946, 1, 65535));
     g_config.cluster_period_ms = parse_u32(dtb::bootarg_value(args, "cluster_period_ms").value_or(""), 0, 100, 10000);
     g_config.cluster_suspicion_mult = parse_u32(dtb::bootarg_value(args, "cluster_suspicion").value_or(""), 0, 1, 20);
     g_config.cluster_broadcast = dtb::bootarg_value(args, "cluster_discovery").value_or("") != "off";

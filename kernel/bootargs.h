@@ -7,45 +7,52 @@
 namespace bootargs {
 
 struct Config {
-    bool semihosting = false;      // `semihosting`: host enabled semihosting; exit status via SYS_EXIT
-    bool panic_halt = false;       // `panic=halt`: stop in WFI instead of powering off
-    std::string_view fault;        // `fault=KIND`: deliberate fault at the end of boot (tests; kernel/fault_injection.h)
-    uint32_t tick_hz = 100;        // `hz=N` (10..1000): scheduler tick
-    bool quiet = false;            // `quiet`: console shows warnings and worse only
-    bool mcp_serial = false;       // `mcp=serial`: the console line carries MCP (newline-delimited JSON-RPC) only
-    uint32_t checkpoint_kib = 0;   // `checkpoint_kib=N` (64..1048576): take a checkpoint once the log holds N KiB (default: adaptive)
-    bool disk_off = false;         // `disk=off`: leave the first virtio-blk device alone (collections live in memory)
-    std::string_view tools;        // `tools=a,b,c`: MCP tool allowlist (default: every kernel tool)
-    std::string_view serial_role;  // `serial_role=admin|operator|reader|anonymous` (default admin)
-    std::string_view resources;    // `resources=uri,uri`: MCP resource allowlist (default: every kernel resource)
-    std::string_view prompts;      // `prompts=a,b`: MCP prompt allowlist (default: every prompt served)
-    std::string_view profile;      // `profile=conformance`: the MCP conformance suite's fixtures; `profile=faults`: test_fault (tests only)
-    uint32_t tool_time_ms = 0;     // `tool_time_ms=N` (1..10000): tighter MCP tool wall-time limit (default 10 s)
-    uint32_t rate_burst = 50;      // `rate=BURST/PER_SECOND`: every principal's MCP call bucket, whatever its role
+    bool semihosting = false; // `semihosting`: host enabled semihosting; exit status via SYS_EXIT
+    bool panic_halt = false;  // `panic=halt`: stop in WFI instead of powering off
+    std::string_view fault;   // `fault=KIND`: deliberate fault at the end of boot (tests; kernel/fault_injection.h)
+    uint32_t tick_hz = 100;   // `hz=N` (10..1000): scheduler tick
+    bool quiet = false;       // `quiet`: console shows warnings and worse only
+    bool mcp_serial = false;  // `mcp=serial`: the console line carries MCP (newline-delimited JSON-RPC) only
+    uint32_t checkpoint_kib =
+        0; // `checkpoint_kib=N` (64..1048576): take a checkpoint once the log holds N KiB (default: adaptive)
+    bool disk_off = false;        // `disk=off`: leave the first virtio-blk device alone (collections live in memory)
+    std::string_view tools;       // `tools=a,b,c`: MCP tool allowlist (default: every kernel tool)
+    std::string_view serial_role; // `serial_role=admin|operator|reader|anonymous` (default admin)
+    std::string_view resources;   // `resources=uri,uri`: MCP resource allowlist (default: every kernel resource)
+    std::string_view prompts;     // `prompts=a,b`: MCP prompt allowlist (default: every prompt served)
+    std::string_view profile;     // `profile=conformance`: the MCP conformance suite's fixtures; `profile=faults`:
+                                  // test_fault (tests only)
+    uint32_t tool_time_ms = 0;    // `tool_time_ms=N` (1..10000): tighter MCP tool wall-time limit (default 10 s)
+    uint32_t rate_burst = 50;     // `rate=BURST/PER_SECOND`: every principal's MCP call bucket, whatever its role
     uint32_t rate_per_second = 20;
-    bool rate_set = false;         // without `rate=`, each role's own bucket (mcp::kRoleRates)
-    uint32_t audit_kib = 0;        // `audit_kib=N` (16..1024): the MCP audit trail's ring (default 1 MiB)
-    std::string_view step_up;      // `step_up=delete,write,create`: more sinks that need a human's yes (never fewer)
+    bool rate_set = false;            // without `rate=`, each role's own bucket (mcp::kRoleRates)
+    uint32_t audit_kib = 0;           // `audit_kib=N` (16..1024): the MCP audit trail's ring (default 1 MiB)
+    std::string_view step_up;         // `step_up=delete,write,create`: more sinks that need a human's yes (never fewer)
     uint32_t step_up_delete_over = 0; // `step_up_delete_over=N` (0..100): a lower bulk-delete threshold (default 100)
-    uint32_t list_page = 0;        // `list_page=N` (1..64): tools and prompts per list page (default: all in one page)
-    uint32_t tool_output_bytes = 0; // `tool_output_bytes=N` (256..65536): tighter MCP tool output limit (default 64 KiB)
-    bool netcheck = false;         // `netcheck`: ARP request for 10.0.2.2 through the raw driver at boot, answer logged
-    std::string_view ip;           // `ip=dhcp|A.B.C.D/N[,gw=A.B.C.D]`: IPv4 configuration of the NIC (default dhcp)
-    std::string_view ip1;          // `ip1=...`: the same for a second NIC, vn1 (default dhcp; never the default route)
-    uint16_t tcp_echo_port = 0;    // `tcp_echo=PORT`: TCP echo service on PORT (default off)
-    uint16_t http_port = 8080;     // `http=PORT|off`: MCP over Streamable HTTP on PORT when there is a NIC (default 8080)
-    std::string_view http_role;    // `http_role=ROLE`: the role of HTTP callers without an API key (default anonymous)
-    std::string_view http_hosts;   // `http_hosts=h1,h2`: Host/Origin names accepted over HTTP (default 127.0.0.1,localhost,[::1] and the NIC's address)
-    std::string_view ktest;        // `ktest=NAME`: run in-kernel test NAME (or `all`), print results, power off
-    std::string_view ntp;          // `ntp=A.B.C.D[:PORT]|off`: the SNTP server (default: the DHCP lease's, if any)
-    int64_t clock_unix = 0;        // `clock=UNIX_SECONDS`: wall time at launch, for boards without an RTC (run.sh --board rpi4 passes the host's)
+    uint32_t list_page = 0; // `list_page=N` (1..64): tools and prompts per list page (default: all in one page)
+    uint32_t tool_output_bytes =
+        0;                       // `tool_output_bytes=N` (256..65536): tighter MCP tool output limit (default 64 KiB)
+    bool netcheck = false;       // `netcheck`: ARP request for 10.0.2.2 through the raw driver at boot, answer logged
+    std::string_view ip;         // `ip=dhcp|A.B.C.D/N[,gw=A.B.C.D]`: IPv4 configuration of the NIC (default dhcp)
+    std::string_view ip1;        // `ip1=...`: the same for a second NIC, vn1 (default dhcp; never the default route)
+    uint16_t tcp_echo_port = 0;  // `tcp_echo=PORT`: TCP echo service on PORT (default off)
+    uint16_t http_port = 8080;   // `http=PORT|off`: MCP over Streamable HTTP on PORT when there is a NIC (default 8080)
+    std::string_view http_role;  // `http_role=ROLE`: the role of HTTP callers without an API key (default anonymous)
+    std::string_view http_hosts; // `http_hosts=h1,h2`: Host/Origin names accepted over HTTP (default
+                                 // 127.0.0.1,localhost,[::1] and the NIC's address)
+    std::string_view ktest;      // `ktest=NAME`: run in-kernel test NAME (or `all`), print results, power off
+    std::string_view ntp;        // `ntp=A.B.C.D[:PORT]|off`: the SNTP server (default: the DHCP lease's, if any)
+    int64_t clock_unix = 0; // `clock=UNIX_SECONDS`: wall time at launch, for boards without an RTC (run.sh --board rpi4
+                            // passes the host's)
     // Cluster membership (kernel/cluster): on when `cluster=` names one (and `cluster_key=` is given).
-    std::string_view node;         // `node=NAME`: this node's name in the cluster ([A-Za-z0-9._-]{1,31}; default basalt-<address>)
-    std::string_view cluster;      // `cluster=NAME`: the cluster to join
-    std::string_view peers;        // `peers=A.B.C.D[:PORT],...`: seeds to announce to (besides the subnet broadcast)
-    uint16_t cluster_port = 7946;  // `cluster_port=N`: the membership protocol's UDP port
-    uint32_t cluster_period_ms = 0;      // `cluster_period_ms=N` (100..10000): protocol period (default 1000)
-    uint32_t cluster_suspicion_mult = 0; // `cluster_suspicion=N` (1..20): suspicion timeout in periods x log10(n) (default 5)
+    std::string_view
+        node; // `node=NAME`: this node's name in the cluster ([A-Za-z0-9._-]{1,31}; default basalt-<address>)
+    std::string_view cluster;       // `cluster=NAME`: the cluster to join
+    std::string_view peers;         // `peers=A.B.C.D[:PORT],...`: seeds to announce to (besides the subnet broadcast)
+    uint16_t cluster_port = 7946;   // `cluster_port=N`: the membership protocol's UDP port
+    uint32_t cluster_period_ms = 0; // `cluster_period_ms=N` (100..10000): protocol period (default 1000)
+    uint32_t cluster_suspicion_mult =
+        0;                         // `cluster_suspicion=N` (1..20): suspicion timeout in periods x log10(n) (default 5)
     bool cluster_broadcast = true; // `cluster_discovery=off`: announce to the seeds only, not to the subnet broadcast
 };
 

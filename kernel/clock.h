@@ -14,8 +14,8 @@ void set_wall_clock(int64_t unix_seconds, Source source = Source::Rtc); // ancho
 bool wall_clock_known();
 Source source();
 const char* source_name(); // "rtc", "boot argument", "sntp", "not set"
-int64_t unix_seconds();                     // 0 when unknown
-uint64_t unix_ms();                         // the same in milliseconds
+int64_t unix_seconds();    // 0 when unknown
+uint64_t unix_ms();        // the same in milliseconds
 // Writes RFC 3339 UTC ("2026-11-22T08:00:00Z") into out (>= 21 bytes); "unknown" if unset.
 void rfc3339_now(char* out, size_t cap);
 

@@ -56,7 +56,8 @@ void trigger(std::string_view kind) {
     KLOG_WARN("fault injection: %.*s", static_cast<int>(kind.size()), kind.data());
     bool boot_only = kind == "nested" || kind == "boot_stack" || kind == "exception_stack";
     if (boot_only && sched::started()) { // the kernel stacks belong to the exception path by now
-        KLOG_ERROR("fault injection: %.*s only at boot (boot argument fault=)", static_cast<int>(kind.size()), kind.data());
+        KLOG_ERROR("fault injection: %.*s only at boot (boot argument fault=)", static_cast<int>(kind.size()),
+                   kind.data());
         return;
     }
     if (kind == "lwip_assert") {
@@ -84,7 +85,8 @@ void trigger(std::string_view kind) {
     } else if (kind == "brk") {
         asm volatile("brk #0x42");
     } else {
-        KLOG_ERROR("fault injection: unknown kind (data|write|exec|undef|brk|nested|boot_stack|exception_stack|lwip_assert)");
+        KLOG_ERROR(
+            "fault injection: unknown kind (data|write|exec|undef|brk|nested|boot_stack|exception_stack|lwip_assert)");
         return;
     }
     KLOG_ERROR("fault injection: the fault did not happen");

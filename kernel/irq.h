@@ -15,7 +15,7 @@ void set_controller(IrqController* controller);
 IrqController* controller();
 ktl::Result<void> attach(uint32_t intid, Handler handler, void* context, bool edge_triggered);
 void detach(uint32_t intid);
-void dispatch();            // called with IRQs masked from the exception vector
+void dispatch(); // called with IRQs masked from the exception vector
 uint64_t count(uint32_t intid);
 uint64_t spurious_count();
 

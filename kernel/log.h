@@ -18,8 +18,8 @@ uint64_t oldest_seq();
 
 } // namespace klog
 
-#define KLOG_DEBUG(...) ::klog::log(::ktl::LogLevel::Debug, __VA_ARGS__)
-#define KLOG_INFO(...) ::klog::log(::ktl::LogLevel::Info, __VA_ARGS__)
+#define KLOG_DEBUG(...)  ::klog::log(::ktl::LogLevel::Debug, __VA_ARGS__)
+#define KLOG_INFO(...)   ::klog::log(::ktl::LogLevel::Info, __VA_ARGS__)
 #define KLOG_NOTICE(...) ::klog::log(::ktl::LogLevel::Notice, __VA_ARGS__)
-#define KLOG_WARN(...) ::klog::log(::ktl::LogLevel::Warning, __VA_ARGS__)
-#define KLOG_ERROR(...) ::klog::log(::ktl::LogLevel::Error, __VA_ARGS__)
+#define KLOG_WARN(...)   ::klog::log(::ktl::LogLevel::Warning, __VA_ARGS__)
+#define KLOG_ERROR(...)  ::klog::log(::ktl::LogLevel::Error, __VA_ARGS__)

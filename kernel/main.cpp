@@ -81,11 +81,12 @@ void print_banner(const dtb::Blob& blob) {
     console::printf("  cpu: %s, MPIDR 0x%llx, entered at EL%llu, running at EL%u\n", arch::cpu_part_name(arch::midr()),
                     static_cast<unsigned long long>(arch::mpidr()), static_cast<unsigned long long>(el_entry),
                     arch::current_el());
-    console::printf("  memory: %llu MiB in %zu range(s), %zu reserved; image %llu KiB (+%llu KiB bss/stack/heap) at 0x%llx; "
-                    "%zu page-table pages\n",
-                    static_cast<unsigned long long>(info.ram_bytes >> 20), info.ram_ranges, info.reserved_ranges,
-                    static_cast<unsigned long long>(image >> 10), static_cast<unsigned long long>(rest >> 10),
-                    static_cast<unsigned long long>(reinterpret_cast<uint64_t>(__kernel_start)), mmu::table_pages_used());
+    console::printf(
+        "  memory: %llu MiB in %zu range(s), %zu reserved; image %llu KiB (+%llu KiB bss/stack/heap) at 0x%llx; "
+        "%zu page-table pages\n",
+        static_cast<unsigned long long>(info.ram_bytes >> 20), info.ram_ranges, info.reserved_ranges,
+        static_cast<unsigned long long>(image >> 10), static_cast<unsigned long long>(rest >> 10),
+        static_cast<unsigned long long>(reinterpret_cast<uint64_t>(__kernel_start)), mmu::table_pages_used());
     console::printf("  irq: %s; timer intid %u at %llu Hz; uart pl011 @ 0x%lx intid %u; psci %s v%u.%u",
                     info.irq_controller, info.timer_intid, static_cast<unsigned long long>(info.timer_hz),
                     static_cast<unsigned long>(info.uart_base), info.uart_intid, info.psci, info.psci_version >> 16,
@@ -102,8 +103,8 @@ void print_banner(const dtb::Blob& blob) {
         console::printf("  firmware: %s (revision 0x%06x), serial %016llx, firmware 0x%08x, ARM memory %u MiB\n",
                         fw.board, fw.board_revision, static_cast<unsigned long long>(fw.serial), fw.firmware_revision,
                         fw.arm_memory_size >> 20);
-        console::printf("  clocks: arm %u MHz, core %u MHz, uart %u MHz, emmc %u MHz",
-                        fw.arm_hz / 1000000, fw.core_hz / 1000000, fw.uart_hz / 1000000, fw.emmc_hz / 1000000);
+        console::printf("  clocks: arm %u MHz, core %u MHz, uart %u MHz, emmc %u MHz", fw.arm_hz / 1000000,
+                        fw.core_hz / 1000000, fw.uart_hz / 1000000, fw.emmc_hz / 1000000);
         if (fw.has_mac)
             console::printf("; mac %02x:%02x:%02x:%02x:%02x:%02x", fw.mac[0], fw.mac[1], fw.mac[2], fw.mac[3],
                             fw.mac[4], fw.mac[5]);
@@ -216,7 +217,8 @@ mcpd::BridgeCaps bridge_caps(const composition::Held& held) {
     auto audit_trail = audit_region ? kcap::register_object(kcap::ObjectType::Region, *audit_region)
                                     : ktl::Result<uint64_t>(audit_region.error());
     if (!audit_trail)
-        KLOG_ERROR("mcp: no audit region (%s); decisions will be counted as dropped", ktl::error_name(audit_trail.error()));
+        KLOG_ERROR("mcp: no audit region (%s); decisions will be counted as dropped",
+                   ktl::error_name(audit_trail.error()));
     objects.set(Object::AuditTrail, audit_trail ? *audit_trail : 0);
     start_storage(objects, audit_region ? *audit_region : nullptr);
     // Provenance nodes: the same kind of ring, shared by the bridges the same way.
@@ -225,7 +227,8 @@ mcpd::BridgeCaps bridge_caps(const composition::Held& held) {
     auto provenance = provenance_region ? kcap::register_object(kcap::ObjectType::Region, *provenance_region)
                                         : ktl::Result<uint64_t>(provenance_region.error());
     if (!provenance)
-        KLOG_ERROR("mcp: no provenance region (%s); requests will have no provenance node", ktl::error_name(provenance.error()));
+        KLOG_ERROR("mcp: no provenance region (%s); requests will have no provenance node",
+                   ktl::error_name(provenance.error()));
     objects.set(Object::Provenance, provenance ? *provenance : 0);
     // Cluster membership (`cluster=`): its task opens its UDP endpoint at run time through the
     // NetStack capability; the bridges get the Cluster object for its tools and resource.
@@ -352,7 +355,8 @@ void kernel_main(uintptr_t dtb_addr, uintptr_t x0) {
         static const struct {
             const char* compatible;
             const char* image;
-        } kImages[] = { { "brcm,bcm2711", "kernel8.img" }, { "brcm,bcm2712", "kernel_2712.img" },
+        } kImages[] = { { "brcm,bcm2711", "kernel8.img" },
+                        { "brcm,bcm2712", "kernel_2712.img" },
                         { "linux,dummy-virt", "basalt.elf" } };
         const char* image = "an image built for this board";
         for (const auto& i : kImages)

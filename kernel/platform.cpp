@@ -112,7 +112,8 @@ uint32_t clock_frequency_of(const dtb::Blob& blob, dtb::Node node) {
 
 bool overlaps(const mmu::Region* regions, size_t count, uint64_t base, uint64_t size) {
     for (size_t i = 0; i < count; ++i) {
-        if (regions[i].kind == mmu::Kind::Ram && base < regions[i].base + regions[i].size && regions[i].base < base + size)
+        if (regions[i].kind == mmu::Kind::Ram && base < regions[i].base + regions[i].size &&
+            regions[i].base < base + size)
             return true;
     }
     return false;
@@ -331,8 +332,7 @@ static void probe_mailbox(const dtb::Blob& blob) {
     auto mbox = Bcm2835Mailbox::create(reg->base);
     if (!mbox)
         return;
-    auto bus = blob.dma_address(*node, reinterpret_cast<uint64_t>((*mbox)->buffer()),
-                                Bcm2835Mailbox::kBufferWords * 4);
+    auto bus = blob.dma_address(*node, reinterpret_cast<uint64_t>((*mbox)->buffer()), Bcm2835Mailbox::kBufferWords * 4);
     if (!bus) {
         KLOG_WARN("mailbox: its buffer is outside what the VideoCore can reach (%s)", ktl::error_name(bus.error()));
         return;

@@ -20,7 +20,7 @@ class Genet;
 namespace virtio {
 class VirtioNet;
 class VirtioRng;
-}
+} // namespace virtio
 
 namespace platform {
 

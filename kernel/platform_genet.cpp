@@ -67,7 +67,8 @@ ktl::Result<void> probe_genet(const dtb::Blob& blob) {
     auto* bus = new (bus_storage) genet::MmioBus(reg.base);
     // Nothing the CPU wrote (the zeroing) may be written back over the device's data later.
     bus->dma_clean(reinterpret_cast<void*>(memory), genet::Genet::kMemoryBytes);
-    auto nic = genet::Genet::create(storage, *bus, { reinterpret_cast<uint8_t*>(memory), *bus_address }, mac, phy_address);
+    auto nic = genet::Genet::create(storage, *bus, { reinterpret_cast<uint8_t*>(memory), *bus_address }, mac,
+                                    phy_address);
     if (!nic) {
         KLOG_WARN("genet @ 0x%llx: %s", static_cast<unsigned long long>(reg.base), ktl::error_name(nic.error()));
         pmm::free_pages(memory, kOrder);
@@ -76,8 +77,8 @@ ktl::Result<void> probe_genet(const dtb::Blob& blob) {
     TRY_VOID(irq::attach(irq_spec.intid(), genet::Genet::irq_entry, *nic, false));
     g_genet = *nic;
     KLOG_INFO("genet: v5 @ 0x%llx intid %u, mac %02x:%02x:%02x:%02x:%02x:%02x, phy 0x%08x at mdio %u",
-              static_cast<unsigned long long>(reg.base), irq_spec.intid(), mac[0], mac[1], mac[2], mac[3], mac[4], mac[5],
-              g_genet->stats().phy_id, phy_address);
+              static_cast<unsigned long long>(reg.base), irq_spec.intid(), mac[0], mac[1], mac[2], mac[3], mac[4],
+              mac[5], g_genet->stats().phy_id, phy_address);
     return {};
 }
 

@@ -50,7 +50,8 @@ ktl::Result<uintptr_t> dma_alloc(size_t bytes) {
 uint32_t bind_net(const dtb::Blob& blob, dtb::Node node, const virtio::VirtioMmio& dev) {
     auto irq_spec = blob.interrupt(node, 0);
     if (!irq_spec) {
-        KLOG_WARN("virtio-net @ 0x%lx: no interrupt in the device tree; not used", static_cast<unsigned long>(dev.base()));
+        KLOG_WARN("virtio-net @ 0x%lx: no interrupt in the device tree; not used",
+                  static_cast<unsigned long>(dev.base()));
         return 0;
     }
     auto net = virtio::VirtioNet::create(dev, dma_alloc);
@@ -75,7 +76,8 @@ uint32_t bind_net(const dtb::Blob& blob, dtb::Node node, const virtio::VirtioMmi
 void bind_console(const dtb::Blob& blob, dtb::Node node, const virtio::VirtioMmio& dev) {
     auto irq_spec = blob.interrupt(node, 0);
     if (!irq_spec) {
-        KLOG_WARN("virtio-console @ 0x%lx: no interrupt in the device tree; not used", static_cast<unsigned long>(dev.base()));
+        KLOG_WARN("virtio-console @ 0x%lx: no interrupt in the device tree; not used",
+                  static_cast<unsigned long>(dev.base()));
         return;
     }
     auto con = virtio::VirtioConsole::create(dev, dma_alloc, GenericTimer::now_ns);
@@ -86,8 +88,9 @@ void bind_console(const dtb::Blob& blob, dtb::Node node, const virtio::VirtioMmi
     // The device answers the handshake inside create(): a port it has not announced by now is not
     // configured (e.g. only a `virtconsole` on port 0), and a dead line is worse than the UART.
     if (!(*con)->port_ready()) {
-        KLOG_WARN("virtio-console @ 0x%lx: no port %u (run.sh adds `virtserialport,nr=1`); the serial line stays on the UART",
-                  static_cast<unsigned long>(dev.base()), (*con)->port());
+        KLOG_WARN(
+            "virtio-console @ 0x%lx: no port %u (run.sh adds `virtserialport,nr=1`); the serial line stays on the UART",
+            static_cast<unsigned long>(dev.base()), (*con)->port());
         return;
     }
     if (auto r = irq::attach(irq_spec->intid(), virtio::VirtioConsole::irq_entry, *con, false); !r) {
@@ -95,8 +98,8 @@ void bind_console(const dtb::Blob& blob, dtb::Node node, const virtio::VirtioMmi
         return;
     }
     g_console = *con;
-    KLOG_INFO("virtio-console: %s transport @ 0x%lx intid %u, %s port %u%s%s%s",
-              dev.legacy() ? "legacy" : "modern", static_cast<unsigned long>(dev.base()), irq_spec->intid(),
+    KLOG_INFO("virtio-console: %s transport @ 0x%lx intid %u, %s port %u%s%s%s", dev.legacy() ? "legacy" : "modern",
+              static_cast<unsigned long>(dev.base()), irq_spec->intid(),
               g_console->multiport() ? "multiport," : "single", g_console->port(),
               g_console->port_name()[0] ? " \"" : "", g_console->port_name(), g_console->port_name()[0] ? "\"" : "");
 }
@@ -108,7 +111,8 @@ void bind_block(const dtb::Blob& blob, dtb::Node node, const virtio::VirtioMmio&
     }
     auto irq_spec = blob.interrupt(node, 0);
     if (!irq_spec) {
-        KLOG_WARN("virtio-blk @ 0x%lx: no interrupt in the device tree; not used", static_cast<unsigned long>(dev.base()));
+        KLOG_WARN("virtio-blk @ 0x%lx: no interrupt in the device tree; not used",
+                  static_cast<unsigned long>(dev.base()));
         return;
     }
     auto blk = virtio::VirtioBlk::create(dev, dma_alloc);
@@ -122,8 +126,8 @@ void bind_block(const dtb::Blob& blob, dtb::Node node, const virtio::VirtioMmio&
         return;
     }
     dev::set_disk(&disk);
-    KLOG_INFO("virtio-blk: %s transport @ 0x%lx intid %u, %llu MiB, block %u, %s%s",
-              dev.legacy() ? "legacy" : "modern", static_cast<unsigned long>(dev.base()), irq_spec->intid(),
+    KLOG_INFO("virtio-blk: %s transport @ 0x%lx intid %u, %llu MiB, block %u, %s%s", dev.legacy() ? "legacy" : "modern",
+              static_cast<unsigned long>(dev.base()), irq_spec->intid(),
               static_cast<unsigned long long>((*blk)->capacity_bytes() >> 20), (*blk)->block_size(),
               (*blk)->can_flush() ? "flush" : "NO FLUSH (writes may sit in a volatile cache)",
               (*blk)->read_only() ? ", read-only" : "");
@@ -136,7 +140,8 @@ void bind_entropy(const virtio::VirtioMmio& dev) {
         return;
     }
     g_rng = *rng;
-    KLOG_INFO("virtio-rng: %s transport @ 0x%lx", dev.legacy() ? "legacy" : "modern", static_cast<unsigned long>(dev.base()));
+    KLOG_INFO("virtio-rng: %s transport @ 0x%lx", dev.legacy() ? "legacy" : "modern",
+              static_cast<unsigned long>(dev.base()));
 }
 
 } // namespace
@@ -171,8 +176,7 @@ VirtioSummary probe_virtio(const dtb::Blob& blob) {
             uint32_t intid = bind_net(blob, *node, *dev);
             if (!summary.net_intid)
                 summary.net_intid = intid;
-        }
-        else if (dev->device_type() == virtio::DeviceType::Console && !g_console)
+        } else if (dev->device_type() == virtio::DeviceType::Console && !g_console)
             bind_console(blob, *node, *dev);
         else if (dev->device_type() == virtio::DeviceType::Entropy && !g_rng)
             bind_entropy(*dev);

@@ -50,7 +50,8 @@ void cmd_echo(std::string_view arg) { console::printf("%.*s\n", static_cast<int>
 
 void cmd_uptime(std::string_view) {
     uint64_t ns = clock::monotonic_ns();
-    console::printf("uptime %llu.%06llu s, %llu timer interrupts\n", static_cast<unsigned long long>(ns / 1000000000ull),
+    console::printf("uptime %llu.%06llu s, %llu timer interrupts\n",
+                    static_cast<unsigned long long>(ns / 1000000000ull),
                     static_cast<unsigned long long>((ns % 1000000000ull) / 1000),
                     static_cast<unsigned long long>(GenericTimer::tick_count()));
 }
@@ -63,15 +64,19 @@ void cmd_date(std::string_view) {
 
 void cmd_irqs(std::string_view) {
     const auto& info = platform::info();
-    console::printf("timer intid %u: %llu\n", info.timer_intid, static_cast<unsigned long long>(irq::count(info.timer_intid)));
+    console::printf("timer intid %u: %llu\n", info.timer_intid,
+                    static_cast<unsigned long long>(irq::count(info.timer_intid)));
     if (auto* uart = platform::console_uart()) {
         console::printf("uart intid %u: %llu (rx irqs %llu, rx bytes %llu, rx dropped %llu, tx irqs %llu)\n",
                         info.uart_intid, static_cast<unsigned long long>(irq::count(info.uart_intid)),
-                        static_cast<unsigned long long>(uart->rx_irqs()), static_cast<unsigned long long>(uart->rx_bytes()),
-                        static_cast<unsigned long long>(uart->rx_dropped()), static_cast<unsigned long long>(uart->tx_irqs()));
+                        static_cast<unsigned long long>(uart->rx_irqs()),
+                        static_cast<unsigned long long>(uart->rx_bytes()),
+                        static_cast<unsigned long long>(uart->rx_dropped()),
+                        static_cast<unsigned long long>(uart->tx_irqs()));
     }
     if (info.net_intid)
-        console::printf("virtio-net intid %u: %llu\n", info.net_intid, static_cast<unsigned long long>(irq::count(info.net_intid)));
+        console::printf("virtio-net intid %u: %llu\n", info.net_intid,
+                        static_cast<unsigned long long>(irq::count(info.net_intid)));
     console::printf("spurious: %llu\n", static_cast<unsigned long long>(irq::spurious_count()));
 }
 
@@ -84,13 +89,14 @@ void cmd_net(std::string_view) {
                 break;
             const uint8_t* m = dev->mac();
             auto s = dev->stats();
-            console::printf("vn%zu device: virtio-net v%u @ 0x%lx mac %02x:%02x:%02x:%02x:%02x:%02x: rx %llu frames (%llu dropped), "
-                            "tx %llu frames (%llu ring full), irqs %llu, device errors %llu%s\n",
-                            i, dev->transport_version(), static_cast<unsigned long>(dev->base()), m[0], m[1], m[2], m[3], m[4],
-                            m[5], static_cast<unsigned long long>(s.rx_frames), static_cast<unsigned long long>(s.rx_dropped),
-                            static_cast<unsigned long long>(s.tx_frames), static_cast<unsigned long long>(s.tx_busy),
-                            static_cast<unsigned long long>(s.irqs), static_cast<unsigned long long>(s.rejected),
-                            s.broken ? ", queue broken" : "");
+            console::printf(
+                "vn%zu device: virtio-net v%u @ 0x%lx mac %02x:%02x:%02x:%02x:%02x:%02x: rx %llu frames (%llu dropped), "
+                "tx %llu frames (%llu ring full), irqs %llu, device errors %llu%s\n",
+                i, dev->transport_version(), static_cast<unsigned long>(dev->base()), m[0], m[1], m[2], m[3], m[4],
+                m[5], static_cast<unsigned long long>(s.rx_frames), static_cast<unsigned long long>(s.rx_dropped),
+                static_cast<unsigned long long>(s.tx_frames), static_cast<unsigned long long>(s.tx_busy),
+                static_cast<unsigned long long>(s.irqs), static_cast<unsigned long long>(s.rejected),
+                s.broken ? ", queue broken" : "");
         }
     } else if (auto* genet = platform::genet_device()) {
         const uint8_t* m = genet->mac();
@@ -123,16 +129,17 @@ void cmd_net(std::string_view) {
         console::printf(")\n");
     }
     auto k = net::stack_counters();
-    console::printf("lwip: link drop %u memerr %u, tcp drop %u memerr %u, pcbs %u (max %u, %u failed), seg err %u, pool err %u\n",
-                    k.link_drop, k.link_memerr, k.tcp_drop, k.tcp_memerr, k.pcb_used, k.pcb_max, k.pcb_err, k.seg_err, k.pool_err);
+    console::printf(
+        "lwip: link drop %u memerr %u, tcp drop %u memerr %u, pcbs %u (max %u, %u failed), seg err %u, pool err %u\n",
+        k.link_drop, k.link_memerr, k.tcp_drop, k.tcp_memerr, k.pcb_used, k.pcb_max, k.pcb_err, k.seg_err, k.pool_err);
     const auto& http = net::http_endpoint();
     if (http.port()) {
         auto e = http.stats();
-        console::printf("http :%u: %llu open, %llu half-open, %llu accepted, %llu refused, %llu bytes in, %llu bytes out\n",
-                        http.port(), static_cast<unsigned long long>(e.open), static_cast<unsigned long long>(e.half_open),
-                        static_cast<unsigned long long>(e.accepted),
-                        static_cast<unsigned long long>(e.refused), static_cast<unsigned long long>(e.bytes_in),
-                        static_cast<unsigned long long>(e.bytes_out));
+        console::printf(
+            "http :%u: %llu open, %llu half-open, %llu accepted, %llu refused, %llu bytes in, %llu bytes out\n",
+            http.port(), static_cast<unsigned long long>(e.open), static_cast<unsigned long long>(e.half_open),
+            static_cast<unsigned long long>(e.accepted), static_cast<unsigned long long>(e.refused),
+            static_cast<unsigned long long>(e.bytes_in), static_cast<unsigned long long>(e.bytes_out));
     }
 }
 
@@ -190,8 +197,7 @@ void cmd_oneshot(std::string_view arg) {
 
 void cmd_ps(std::string_view) {
     sysinfo::TaskInfo infos[sched::kMaxTasks];
-    int64_t n = sys::task_list(g_caps->introspection, infos,
-                               sched::kMaxTasks);
+    int64_t n = sys::task_list(g_caps->introspection, infos, sched::kMaxTasks);
     if (n < 0) {
         console::printf("ps: %s\n", ktl::error_name(static_cast<ktl::Error>(-n)));
         return;
@@ -214,8 +220,8 @@ void cmd_mem(std::string_view) {
         return;
     }
     console::printf("pages: %llu total, %llu free, %llu used; largest free block %llu KiB\n",
-                    (unsigned long long)m.total_pages, (unsigned long long)m.free_pages, (unsigned long long)m.used_pages,
-                    (unsigned long long)(m.largest_free_block >> 10));
+                    (unsigned long long)m.total_pages, (unsigned long long)m.free_pages,
+                    (unsigned long long)m.used_pages, (unsigned long long)(m.largest_free_block >> 10));
     console::printf("heap: %llu live allocations, %llu bytes requested, %llu slab pages, %llu large pages\n",
                     (unsigned long long)m.heap_live_allocations, (unsigned long long)m.heap_bytes_requested,
                     (unsigned long long)m.heap_slab_pages, (unsigned long long)m.heap_large_pages);
@@ -315,7 +321,8 @@ void cmd_proposal(std::string_view arg) {
         sys::sleep_ns(100'000'000);
     }
     mcpd::console_desk::abandon();
-    console::printf("proposal %llu: no answer within 60 s; it will be in the log (`log`)\n", static_cast<unsigned long long>(id));
+    console::printf("proposal %llu: no answer within 60 s; it will be in the log (`log`)\n",
+                    static_cast<unsigned long long>(id));
 }
 
 // `fault` runs the fault in a task of its own, so the report and the kill can be watched from

@@ -12,15 +12,16 @@ constexpr uint32_t kDescWords = 3;
 constexpr uint32_t kPortModeExtGphy = 3;
 constexpr uint32_t kMaxFrameLen = 1536;
 constexpr uint32_t kScbBurst = 8;
-constexpr uint32_t kLastWord = kDescWords * Genet::kDescriptors - 1; // ring end, in descriptor words
+constexpr uint32_t kLastWord = kDescWords * Genet::kDescriptors - 1;                // ring end, in descriptor words
 constexpr uint32_t kRingGeometry = Genet::kDescriptors << 16 | Genet::kBufferBytes; // descriptors, buffer bytes
-constexpr uint32_t kRxAlignPad = 2; // RBUF_ALIGN_2B: two bytes before each frame
-constexpr size_t kMinFrame = 60;    // without FCS: shorter frames are padded
+constexpr uint32_t kRxAlignPad = 2;   // RBUF_ALIGN_2B: two bytes before each frame
+constexpr size_t kMinFrame = 60;      // without FCS: shorter frames are padded
 constexpr uint32_t kMdioPolls = 2000; // x 10 us
 constexpr uint64_t kLinkPollMs = 1000;
 
 // Clause-22 PHY registers.
-constexpr uint32_t kBmcr = 0, kBmsr = 1, kPhyId1 = 2, kPhyId2 = 3, kAdvertise = 4, kLpa = 5, kCtrl1000 = 9, kStat1000 = 10;
+constexpr uint32_t kBmcr = 0, kBmsr = 1, kPhyId1 = 2, kPhyId2 = 3, kAdvertise = 4, kLpa = 5, kCtrl1000 = 9,
+                   kStat1000 = 10;
 constexpr uint16_t kBmcrAnEnable = 1u << 12, kBmcrAnRestart = 1u << 9;
 constexpr uint16_t kBmsrLink = 1u << 2, kBmsrAnComplete = 1u << 5;
 
@@ -252,7 +253,8 @@ void Genet::link_changed(bool up) {
         m_bus.write32(kExtRgmiiOobCtrl, oob & ~kOobLink);
         return;
     }
-    auto ctrl1000 = mdio_read(kCtrl1000), stat1000 = mdio_read(kStat1000), adv = mdio_read(kAdvertise), lpa = mdio_read(kLpa);
+    auto ctrl1000 = mdio_read(kCtrl1000), stat1000 = mdio_read(kStat1000), adv = mdio_read(kAdvertise),
+         lpa = mdio_read(kLpa);
     uint32_t speed_code = 0;
     m_speed = 10;
     m_full_duplex = false;

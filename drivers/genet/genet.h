@@ -44,23 +44,26 @@ constexpr uint32_t kRbufCtrl = 0x0300, kRbufTbufSizeCtrl = 0x03b4, kTbufCtrl = 0
 constexpr uint32_t kUmacCmd = 0x0808, kUmacMac0 = 0x080c, kUmacMac1 = 0x0810, kUmacMaxFrameLen = 0x0814;
 constexpr uint32_t kUmacTxFlush = 0x0b34, kUmacMibCtrl = 0x0d80, kMdioCmd = 0x0e14;
 constexpr uint32_t kRdmaDesc = 0x2000, kTdmaDesc = 0x4000; // 256 descriptors of 3 words each
-constexpr uint32_t kRdmaRing = 0x3000, kTdmaRing = 0x5000;   // ring 16's registers
+constexpr uint32_t kRdmaRing = 0x3000, kTdmaRing = 0x5000; // ring 16's registers
 constexpr uint32_t kRdmaGlobal = 0x3040, kTdmaGlobal = 0x5040;
 // Ring registers (offsets in kRdmaRing / kTdmaRing). RX: the device advances PROD, the driver
 // CONS; TX: the driver advances PROD, the device CONS. Both are 16-bit counters in bits 15:0.
 constexpr uint32_t kRingPtr = 0x00, kRingPtrHi = 0x04, kRxProd = 0x08, kRxCons = 0x0c, kTxCons = 0x08, kTxProd = 0x0c;
 constexpr uint32_t kRingBufSize = 0x10, kRingStart = 0x14, kRingStartHi = 0x18, kRingEnd = 0x1c, kRingEndHi = 0x20;
-constexpr uint32_t kRingDoneThresh = 0x24, kRxXonXoff = 0x28, kTxFlowPeriod = 0x28, kRingPtr2 = 0x2c, kRingPtr2Hi = 0x30;
+constexpr uint32_t kRingDoneThresh = 0x24, kRxXonXoff = 0x28, kTxFlowPeriod = 0x28, kRingPtr2 = 0x2c,
+                   kRingPtr2Hi = 0x30;
 // Global DMA registers (offsets in kRdmaGlobal / kTdmaGlobal).
 constexpr uint32_t kDmaRingCfg = 0x00, kDmaCtrl = 0x04, kDmaStatus = 0x08, kDmaScbBurst = 0x0c;
 } // namespace reg
 
 namespace bits {
-constexpr uint32_t kCmdTxEn = 1u << 0, kCmdRxEn = 1u << 1, kCmdSpeedShift = 2, kCmdSwReset = 1u << 13, kCmdLocalLoop = 1u << 15;
+constexpr uint32_t kCmdTxEn = 1u << 0, kCmdRxEn = 1u << 1, kCmdSpeedShift = 2, kCmdSwReset = 1u << 13,
+                   kCmdLocalLoop = 1u << 15;
 constexpr uint32_t kMdioStartBusy = 1u << 29, kMdioReadFail = 1u << 28, kMdioRead = 2u << 26, kMdioWrite = 1u << 26;
 constexpr uint32_t kOobLink = 1u << 4, kOobDisable = 1u << 5, kOobRgmiiModeEn = 1u << 6, kOobIdModeDis = 1u << 16;
 constexpr uint32_t kRbufAlign2B = 1u << 1;
-constexpr uint32_t kDescOwn = 0x8000, kDescEop = 0x4000, kDescSop = 0x2000, kDescTxAppendCrc = 0x0040, kDescTxQtag = 0x3f << 7;
+constexpr uint32_t kDescOwn = 0x8000, kDescEop = 0x4000, kDescSop = 0x2000, kDescTxAppendCrc = 0x0040,
+                   kDescTxQtag = 0x3f << 7;
 constexpr uint32_t kDescRxErrors = 0x001f; // OV, CRC error, RXER, NO, LG
 constexpr uint32_t kIrqRxDone = 1u << 13, kIrqTxDone = 1u << 16;
 constexpr uint32_t kRing16 = 1u << 16;
@@ -70,7 +73,7 @@ class Genet final : public Nic {
 public:
     static constexpr uint32_t kDescriptors = 256;
     static constexpr size_t kBufferBytes = 2048;
-    static constexpr size_t kMaxFrame = 1514; // Ethernet header + 1500, no FCS (the MAC adds it)
+    static constexpr size_t kMaxFrame = 1514;  // Ethernet header + 1500, no FCS (the MAC adds it)
     static constexpr uint32_t kRevisionV5 = 6; // SYS_REV_CTRL bits 27:24
 
     // DMA memory for the buffers: 2 * kDescriptors * kBufferBytes bytes, 64-byte aligned; `bus`
@@ -83,7 +86,8 @@ public:
 
     // Resets and programs the controller and starts PHY autonegotiation. Unsupported: not a
     // GENET v5. The object lives in `storage` (placement; the kernel has no allocator at probe).
-    static ktl::Result<Genet*> create(void* storage, Bus& bus, Memory memory, const uint8_t mac[6], uint32_t phy_address);
+    static ktl::Result<Genet*> create(void* storage, Bus& bus, Memory memory, const uint8_t mac[6],
+                                      uint32_t phy_address);
 
     // Nic.
     size_t receive(RxFn fn, void* ctx, size_t budget) override;
@@ -107,8 +111,8 @@ public:
         uint32_t phy_id;
         uint32_t speed_mbps; // 0 while the link is down
         bool full_duplex;
-        uint64_t rejected;   // reports the device should never make (indices, lengths)
-        bool broken;         // the receive ring lost sync: no further frames are taken
+        uint64_t rejected; // reports the device should never make (indices, lengths)
+        bool broken;       // the receive ring lost sync: no further frames are taken
     };
     Stats stats() const { return { m_phy_id, m_speed, m_full_duplex, m_rejected, m_broken }; }
 
@@ -131,10 +135,10 @@ private:
     Memory m_mem;
     uint32_t m_phy;
     uint8_t m_mac[6] = {};
-    uint16_t m_rx_cons = 0;  // next receive index to take
-    uint16_t m_tx_prod = 0;  // next transmit index to fill
-    uint16_t m_tx_cons = 0;  // transmit index the device has finished up to
-    bool m_tx_open = false;  // a buffer acquired, not yet submitted
+    uint16_t m_rx_cons = 0; // next receive index to take
+    uint16_t m_tx_prod = 0; // next transmit index to fill
+    uint16_t m_tx_cons = 0; // transmit index the device has finished up to
+    bool m_tx_open = false; // a buffer acquired, not yet submitted
     bool m_link = false;
     bool m_broken = false;
     uint32_t m_phy_id = 0, m_speed = 0;

@@ -15,8 +15,7 @@ public:
     void write32(uint32_t offset, uint32_t value) override { mmio::write32(m_base + offset, value); }
     void delay_us(uint32_t us) override {
         const uint64_t until = GenericTimer::now_ns() + uint64_t(us) * 1000;
-        while (GenericTimer::now_ns() < until) {
-        }
+        while (GenericTimer::now_ns() < until) {}
     }
     // Clean and invalidate both ways: a receive buffer may still hold lines the CPU dirtied
     // (zeroed at allocation), which must not be written back over what the device put there.

@@ -43,12 +43,8 @@ size_t PortControl::on_message(const uint8_t* buf, size_t len, Control replies[k
         m_console = false;
         m_name[0] = '\0';
         return 0;
-    case kPortOpen:
-        m_host_open = msg.value != 0;
-        return 0;
-    case kConsolePort:
-        m_console = true;
-        return 0;
+    case kPortOpen: m_host_open = msg.value != 0; return 0;
+    case kConsolePort: m_console = true; return 0;
     case kPortName: {
         // Printable ASCII only: the name ends up in logs and status output.
         size_t n = 0;
@@ -61,11 +57,8 @@ size_t PortControl::on_message(const uint8_t* buf, size_t len, Control replies[k
         m_name[n] = '\0';
         return 0;
     }
-    case kResize:
-        return 0;
-    default:
-        ++m_ignored;
-        return 0;
+    case kResize: return 0;
+    default: ++m_ignored; return 0;
     }
 }
 

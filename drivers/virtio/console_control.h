@@ -51,7 +51,7 @@ public:
     size_t on_message(const uint8_t* buf, size_t len, Control replies[kMaxReplies]);
 
     uint32_t port() const { return m_port; }
-    bool added() const { return m_added; }     // the device announced our port
+    bool added() const { return m_added; }         // the device announced our port
     bool host_open() const { return m_host_open; } // the host side is connected
     bool console() const { return m_console; }
     const char* name() const { return m_name; }

@@ -187,8 +187,8 @@ VirtioBlk::Stats VirtioBlk::stats() const {
     uint32_t in_flight = 0;
     for (uint16_t s = 0; s < kSlots; ++s)
         in_flight += (m_state[s] == SlotState::InFlight && (s + 1u) * 3u <= m_queue.size()) ? 1 : 0;
-    return { m_irqs, m_reads, m_writes, m_flushes, m_errors, m_queue.rejected(), m_bytes_read, m_bytes_written, in_flight,
-             m_queue.broken() };
+    return { m_irqs,       m_reads,         m_writes,  m_flushes,       m_errors, m_queue.rejected(),
+             m_bytes_read, m_bytes_written, in_flight, m_queue.broken() };
 }
 
 } // namespace virtio

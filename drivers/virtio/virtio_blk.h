@@ -18,10 +18,10 @@ namespace virtio {
 
 class VirtioBlk {
 public:
-    static constexpr uint16_t kSlots = 16;                 // requests in flight at once
-    static constexpr uint32_t kMaxTransfer = 64 * 1024;    // bytes per request (the bounce buffer)
-    static constexpr uint32_t kSectorUnit = 512;           // 5.2.6: the header's sector is always 512 bytes
-    static constexpr uint64_t kMaxSectors = 1ull << 40;    // capacities beyond 512 TiB are refused as nonsense
+    static constexpr uint16_t kSlots = 16;              // requests in flight at once
+    static constexpr uint32_t kMaxTransfer = 64 * 1024; // bytes per request (the bounce buffer)
+    static constexpr uint32_t kSectorUnit = 512;        // 5.2.6: the header's sector is always 512 bytes
+    static constexpr uint64_t kMaxSectors = 1ull << 40; // capacities beyond 512 TiB are refused as nonsense
 
     enum class Op : uint32_t { Read = 0, Write = 1, Flush = 4 };
 

@@ -92,8 +92,7 @@ ktl::Result<VirtioConsole*> VirtioConsole::create(const VirtioMmio& transport, D
 
 void VirtioConsole::send_control(const console::Control& msg) {
     Virtqueue::Completion c;
-    for (uint16_t n = 0; n < m_ctx.size() && m_ctx.pop(c); ++n) {
-    }
+    for (uint16_t n = 0; n < m_ctx.size() && m_ctx.pop(c); ++n) {}
     for (uint16_t id = 0; id < m_ctx.size(); ++id) {
         if (m_ctx.held_by_device(id))
             continue;
@@ -173,8 +172,7 @@ size_t VirtioConsole::read(uint8_t* out, size_t len) {
 
 bool VirtioConsole::post_tx(const char* data, size_t len, size_t& pos, bool crlf) {
     Virtqueue::Completion c;
-    for (uint16_t n = 0; n < m_tx.size() && m_tx.pop(c); ++n) {
-    }
+    for (uint16_t n = 0; n < m_tx.size() && m_tx.pop(c); ++n) {}
     for (uint16_t id = 0; id < m_tx.size(); ++id) {
         if (m_tx.held_by_device(id))
             continue;
@@ -224,8 +222,7 @@ void VirtioConsole::flush() {
     for (int spins = 0; spins < 1000000; ++spins) {
         arch::IrqGuard guard;
         Virtqueue::Completion c;
-        for (uint16_t n = 0; n < m_tx.size() && m_tx.pop(c); ++n) {
-        }
+        for (uint16_t n = 0; n < m_tx.size() && m_tx.pop(c); ++n) {}
         bool busy = false;
         for (uint16_t id = 0; id < m_tx.size() && !busy; ++id)
             busy = m_tx.held_by_device(id);

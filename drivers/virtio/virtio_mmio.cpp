@@ -19,9 +19,9 @@ enum Reg : uint32_t {
     QueueSel = 0x030,
     QueueNumMax = 0x034,
     QueueNum = 0x038,
-    QueueAlign = 0x03c,    // legacy
-    QueuePfn = 0x040,      // legacy
-    QueueReady = 0x044,    // modern
+    QueueAlign = 0x03c, // legacy
+    QueuePfn = 0x040,   // legacy
+    QueueReady = 0x044, // modern
     QueueNotify = 0x050,
     InterruptStatus = 0x060,
     InterruptAck = 0x064,
@@ -64,8 +64,7 @@ void VirtioMmio::write(uint32_t reg, uint32_t value) { mmio::write32(m_base + re
 void VirtioMmio::reset() {
     write(Status, 0);
     // 4.2.3.1: the driver waits for Status to read back 0 (bounded: a stuck device fails later).
-    for (int i = 0; i < 1000 && read(Status) != 0; ++i) {
-    }
+    for (int i = 0; i < 1000 && read(Status) != 0; ++i) {}
 }
 
 void VirtioMmio::fail() { write(Status, read(Status) | status::kFailed); }

@@ -141,7 +141,12 @@ void VirtioNet::handle_irq() {
 }
 
 VirtioNet::Stats VirtioNet::stats() const {
-    return { m_irqs, m_rx_frames, m_rx_dropped, m_tx_frames, m_tx_busy, m_rx.rejected() + m_tx.rejected(),
+    return { m_irqs,
+             m_rx_frames,
+             m_rx_dropped,
+             m_tx_frames,
+             m_tx_busy,
+             m_rx.rejected() + m_tx.rejected(),
              m_rx.broken() || m_tx.broken() };
 }
 

@@ -51,8 +51,7 @@ size_t VirtioRng::read(uint8_t* out, size_t len) {
     m_dev.notify(kRequestQueue);
     Virtqueue::Completion c {};
     bool done = false;
-    for (uint32_t i = 0; i < kPollBound && !(done = m_queue.pop(c)); ++i) {
-    }
+    for (uint32_t i = 0; i < kPollBound && !(done = m_queue.pop(c)); ++i) {}
     if (!done)
         return 0; // the buffer stays with the device: no further requests (held_by_device)
     // 5.4.6: the device may return fewer bytes than asked; the length is clamped to the buffer.

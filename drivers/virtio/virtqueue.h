@@ -69,7 +69,7 @@ private:
     static_assert(sizeof(UsedElem) == 8, "2.6.8: 8-byte used elements");
 
     volatile Desc* m_desc = nullptr;
-    volatile uint16_t* m_avail = nullptr; // flags, idx, ring[size], used_event
+    volatile uint16_t* m_avail = nullptr;    // flags, idx, ring[size], used_event
     volatile uint16_t* m_used_hdr = nullptr; // flags, idx
     volatile UsedElem* m_used_ring = nullptr;
     uintptr_t m_ring = 0;

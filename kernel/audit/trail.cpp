@@ -34,17 +34,17 @@ struct Record {
     uint8_t kind;
     uint8_t outcome;
     uint8_t reserved;
-    uint32_t repeats; // identical refusals this record stands for (1: just itself)
+    uint32_t repeats;       // identical refusals this record stands for (1: just itself)
     uint64_t provenance_id; // the request's provenance node (0: none)
     char action[16];
-    char target[64];    // what it acted on: a collection and how many ids
-    char reason[32];    // details.reason of a refusal or failure (declined, proposal_pending, ...)
+    char target[64]; // what it acted on: a collection and how many ids
+    char reason[32]; // details.reason of a refusal or failure (declined, proposal_pending, ...)
     uint16_t principal_id;
     uint8_t pad[6];
 };
 static_assert(sizeof(Record) == 376);
 
-ipc::TaskSlots g_slots; // the bridges share one region, each through a slot of its own
+ipc::TaskSlots g_slots;   // the bridges share one region, each through a slot of its own
 uint64_t g_count = 0;     // records in the region (written this boot, or put back from the disk)
 uint64_t g_seq_base = 0;  // the sequence number of the region's first record
 uint64_t g_failed = 0;    // records that could not be written at all
@@ -144,7 +144,8 @@ bool record(const mcp::AuditEvent& e) {
     arch::IrqGuard guard; // two bridges record concurrently
     ++g_decisions;
     bool refusal = e.outcome == mcp::AuditOutcome::Deny;
-    if (refusal && g_have_last_deny && same_refusal(r, g_last_deny) && r.mono_ns - g_last_deny.mono_ns < kRepeatWindowNs) {
+    if (refusal && g_have_last_deny && same_refusal(r, g_last_deny) &&
+        r.mono_ns - g_last_deny.mono_ns < kRepeatWindowNs) {
         // A burst of the same refusal: counted, written once the burst ends or the window passes.
         g_pending = r;
         g_pending.mono_ns = g_last_deny.mono_ns; // the window runs from the record written
@@ -201,8 +202,8 @@ void write_records(json::Writer& w, uint32_t max, Keep keep) {
         first = given_way();
     for (uint64_t i = first; i < g_count; ++i) {
         Record r;
-        if (sys::call(sys::Number::region_read, region_slot(), i * sizeof(Record), reinterpret_cast<uint64_t>(&r), sizeof r) !=
-            static_cast<int64_t>(sizeof r))
+        if (sys::call(sys::Number::region_read, region_slot(), i * sizeof(Record), reinterpret_cast<uint64_t>(&r),
+                      sizeof r) != static_cast<int64_t>(sizeof r))
             break;
         if (keep(r))
             write_record(w, r);

@@ -8,7 +8,7 @@
 
 namespace board {
 
-extern const char* const kName;   // "qemu-virt", "rpi4", "rpi5"
+extern const char* const kName; // "qemu-virt", "rpi4", "rpi5"
 // The root `compatible` this image is for ("linux,dummy-virt", "brcm,bcm2711", "brcm,bcm2712"):
 // a Pi 5 image started on a Pi 4 (or the reverse) says so instead of misbehaving.
 extern const char* const kRootCompatible;

@@ -10,7 +10,7 @@ const char* const kName = "rpi5";
 const char* const kRootCompatible = "brcm,bcm2712";
 const uint64_t kMaxDtbSize = 2u << 20;
 
-uintptr_t fallback_dtb() { return 0; } // the firmware always passes one
+uintptr_t fallback_dtb() { return 0; }               // the firmware always passes one
 uintptr_t emergency_pl011() { return 0x107d001000; } // UART10, the debug connector
 
 } // namespace board

@@ -58,7 +58,8 @@ ktl::Result<Resolved> lookup(sched::Task* task, uint32_t slot, ObjectType type, 
 
 ktl::Result<uint32_t> mint(sched::Task* task, uint32_t slot, uint32_t rights_mask, uint64_t badge);
 // Derives src's capability into dst's table (rights within src's, Grant required on src).
-ktl::Result<uint32_t> mint_into(sched::Task* src, uint32_t slot, sched::Task* dst, uint32_t rights_mask, uint64_t badge);
+ktl::Result<uint32_t> mint_into(sched::Task* src, uint32_t slot, sched::Task* dst, uint32_t rights_mask,
+                                uint64_t badge);
 ktl::Result<void> revoke(sched::Task* task, uint32_t slot);
 ktl::Result<void> remove(sched::Task* task, uint32_t slot);
 ktl::Result<uint32_t> mint_token(sched::Task* task, uint64_t object_id, uint32_t rights, uint64_t badge,

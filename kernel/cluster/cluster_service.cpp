@@ -28,7 +28,7 @@ namespace {
 constexpr uint64_t kMs = 1'000'000ull;
 
 struct TaskCaps {
-    uint32_t netstack = ~0u;    // udp_open
+    uint32_t netstack = ~0u;     // udp_open
     uint32_t audit_region = ~0u; // the MCP audit trail: refused peers are recorded there
 };
 
@@ -111,8 +111,20 @@ void audit_refusal(const cluster::Event& e) {
     char more[40] = "";
     if (e.unreported)
         snprintf(more, sizeof more, "%llu more unreported before it", static_cast<unsigned long long>(e.unreported));
-    mcp::AuditEvent a { "", at, nullptr, "udp", mcp::AuditKind::Peer, from, mcp::AuditOutcome::Deny,
-                        cluster::verdict_name(e.verdict), 0, 0, 0, 0, "receive", more };
+    mcp::AuditEvent a { "",
+                        at,
+                        nullptr,
+                        "udp",
+                        mcp::AuditKind::Peer,
+                        from,
+                        mcp::AuditOutcome::Deny,
+                        cluster::verdict_name(e.verdict),
+                        0,
+                        0,
+                        0,
+                        0,
+                        "receive",
+                        more };
     (void)audit::trail::record(a);
 }
 
@@ -195,7 +207,8 @@ int64_t task_main(void*) {
         arch::IrqGuard guard;
         g_endpoint = static_cast<net::Datagram*>(resolved->object);
         g_self_ip = net.address;
-        g_node = new (g_node_storage) cluster::Node(config_from_args(), g_key, g_self, { net.address, port }, boot_id, seed);
+        g_node = new (g_node_storage)
+            cluster::Node(config_from_args(), g_key, g_self, { net.address, port }, boot_id, seed);
         add_seeds(*g_node);
         if (bootargs::get().cluster_broadcast)
             g_node->set_broadcast({ net.address | ~net.netmask, port });
@@ -215,8 +228,7 @@ int64_t task_main(void*) {
         // A bounded batch per round: a flood cannot starve the timers.
         for (uint32_t i = 0; i < net::Datagram::kRxSlots; ++i) {
             net::DatagramFrom from {};
-            int64_t n = sys::udp_recv(g_endpoint_slot, buf, sizeof buf,
-                                      &from);
+            int64_t n = sys::udp_recv(g_endpoint_slot, buf, sizeof buf, &from);
             if (n == -static_cast<int64_t>(ktl::Error::Truncated))
                 continue;
             if (n < 0)
@@ -324,7 +336,9 @@ int64_t info(cluster_abi::ClusterInfo* out, cluster_abi::MemberInfo* members, ui
     uint32_t written = 0;
     for (size_t i = 0; i < n.member_count(); ++i) {
         const cluster::Member& m = n.member(i);
-        (m.state == cluster::State::Alive ? out->alive : m.state == cluster::State::Suspect ? out->suspect : out->dead)++;
+        (m.state == cluster::State::Alive     ? out->alive
+         : m.state == cluster::State::Suspect ? out->suspect
+                                              : out->dead)++;
         if (written == max)
             continue;
         cluster_abi::MemberInfo& r = members[written++];

@@ -22,9 +22,11 @@ Disk* disk() { return g_disk; }
 void set_disk(Disk* d) { g_disk = d; }
 
 Disk::Disk(virtio::VirtioBlk* blk) : m_blk(blk) {
-    blk->set_completion([](void* self, uint16_t slot, ktl::Error e) {
+    blk->set_completion(
+        [](void* self, uint16_t slot, ktl::Error e) {
         static_cast<Disk*>(self)->on_complete(slot, e == ktl::Error::None ? 0 : err(e));
-    }, this);
+        },
+        this);
 }
 
 DiskInfo Disk::info() const {

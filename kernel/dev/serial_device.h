@@ -29,7 +29,7 @@ private:
 
     SerialPort* m_port;
     sched::WaitQueue m_readers;
-    uint32_t m_filled = 0;   // bytes already copied to the first blocked reader
+    uint32_t m_filled = 0; // bytes already copied to the first blocked reader
     bool m_line_mode = false;
 };
 

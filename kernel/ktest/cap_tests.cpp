@@ -125,8 +125,7 @@ bool exec_token(const Caps& caps) {
     // not merely refused); revoking my capability reaches what the token became.
     int64_t issuer = sys::cap_mint(sem, kcap::kWrite | kcap::kGrant | kcap::kRevoke, 0);
     KT_CHECK(issuer >= 0, "cap_mint issuer");
-    int64_t holder = sys::task_create(caps.factory, &redeemer, nullptr, 1,
-                                      "redeemer");
+    int64_t holder = sys::task_create(caps.factory, &redeemer, nullptr, 1, "redeemer");
     KT_CHECK(holder >= 0, "task_create");
     g_redeemer = Redeemer {};
     g_redeemer.binding = kBinding;
@@ -138,8 +137,8 @@ bool exec_token(const Caps& caps) {
     KT_CHECK(g_redeemer.first == issued, "the token became a capability in its own slot (%lld, token %lld)",
              (long long)g_redeemer.first, (long long)issued);
     KT_CHECK(g_redeemer.post == 0, "the redeemed capability works");
-    KT_CHECK(g_redeemer.second == -int64_t(ktl::Error::InvalidArgs), "second redeem -> %lld: the token must be consumed",
-             (long long)g_redeemer.second);
+    KT_CHECK(g_redeemer.second == -int64_t(ktl::Error::InvalidArgs),
+             "second redeem -> %lld: the token must be consumed", (long long)g_redeemer.second);
     KT_CHECK(sys::cap_revoke(issuer) == 0, "revoke the issuer's capability");
     g_redeemer.revoked = true;
     KT_CHECK(join(static_cast<uint32_t>(holder), 1000 * kMs) == 0, "redeemer ended");
@@ -175,17 +174,14 @@ bool exec_token(const Caps& caps) {
     KT_CHECK(direct.ok(), "mint_token");
     KT_CHECK(sys::sem_post(*direct) < 0, "a token worked as a plain capability");
     // Issued through the system call: into another task's table, never above what is held.
-    int64_t task = sys::task_create(caps.factory, &token_holder, nullptr, 1,
-                                    "token-holder");
+    int64_t task = sys::task_create(caps.factory, &token_holder, nullptr, 1, "token-holder");
     KT_CHECK(task >= 0, "task_create");
     int64_t limited = sys::cap_mint(sem, kcap::kWrite | kcap::kGrant, 0);
     KT_CHECK(limited >= 0, "cap_mint");
-    KT_CHECK(sys::token_issue(limited, task, kcap::kRead, kBinding, 1000 * kMs) ==
-                 -int64_t(ktl::Error::AccessDenied),
+    KT_CHECK(sys::token_issue(limited, task, kcap::kRead, kBinding, 1000 * kMs) == -int64_t(ktl::Error::AccessDenied),
              "a token above the issuer's rights");
     KT_CHECK(sys::token_issue(limited, task, kcap::kWrite, kBinding, 1000 * kMs) >= 0, "token_issue");
-    KT_CHECK(sys::token_issue(sem, limited, kcap::kWrite, kBinding, 1000 * kMs) < 0,
-             "the target must be a task");
+    KT_CHECK(sys::token_issue(sem, limited, kcap::kWrite, kBinding, 1000 * kMs) < 0, "the target must be a task");
     console::printf("ktest:   token: once ok, consumed by the first redeem, revoked with its issuer, wrong binding "
                     "refused and consumed, expiry refused\n");
     return true;

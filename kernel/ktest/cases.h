@@ -36,14 +36,14 @@ int64_t share(uint32_t slot, uint32_t task_slot, uint32_t rights_mask);
 
 constexpr uint64_t kMs = 1000000ull;
 
-#define KT_CHECK(cond, ...)                                                  \
-    do {                                                                     \
-        if (!(cond)) {                                                       \
-            console::printf("ktest:   check failed: %s: ", #cond);           \
-            console::printf(__VA_ARGS__);                                    \
-            console::printf("\n");                                           \
-            return false;                                                    \
-        }                                                                    \
+#define KT_CHECK(cond, ...) \
+    do { \
+        if (!(cond)) { \
+            console::printf("ktest:   check failed: %s: ", #cond); \
+            console::printf(__VA_ARGS__); \
+            console::printf("\n"); \
+            return false; \
+        } \
     } while (0)
 
 } // namespace ktest

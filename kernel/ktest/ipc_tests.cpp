@@ -120,8 +120,7 @@ bool queue_100k(const Caps& caps) {
     uint64_t elapsed = sys::clock_ns() - t0;
     KT_CHECK(join(static_cast<uint32_t>(prod)) == 0, "producer failed");
     Message extra;
-    KT_CHECK(sys::queue_receive(q, &extra, sizeof extra, 10 * kMs) ==
-                 -int64_t(ktl::Error::TimedOut),
+    KT_CHECK(sys::queue_receive(q, &extra, sizeof extra, 10 * kMs) == -int64_t(ktl::Error::TimedOut),
              "queue must be empty");
     console::printf("ktest:   %u messages in order, none lost, %llu ms (%llu msg/s)\n", kMessages,
                     (unsigned long long)(elapsed / kMs), (unsigned long long)(kMessages * 1000000000ull / elapsed));

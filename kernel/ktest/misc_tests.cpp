@@ -52,7 +52,8 @@ bool fp_state(const Caps& caps) {
     for (int i = 0; i < 3; ++i)
         KT_CHECK(join(static_cast<uint32_t>(tasks[i])) == 0, "join");
     for (int i = 0; i < 3; ++i) {
-        KT_CHECK(memcmp(&g_jobs[i].result, &expected[i].result, sizeof(double)) == 0, "task %d double state corrupted", i);
+        KT_CHECK(memcmp(&g_jobs[i].result, &expected[i].result, sizeof(double)) == 0, "task %d double state corrupted",
+                 i);
         KT_CHECK(memcmp(&g_jobs[i].vec, &expected[i].vec, sizeof(f32x4)) == 0, "task %d SIMD state corrupted", i);
     }
     console::printf("ktest:   3 tasks x 3000 FP/SIMD steps with 120 yields each: results bit-identical to a "
@@ -66,9 +67,7 @@ bool regions(const Caps& caps) {
     const char text[] = "sealed vectors";
     KT_CHECK(sys::region_write(imm, 100, text, sizeof text) == 0, "write");
     KT_CHECK(sys::region_seal(imm) == 0, "seal");
-    KT_CHECK(sys::region_write(imm, 0, text, 4) ==
-                 -int64_t(ktl::Error::AccessDenied),
-             "write after seal");
+    KT_CHECK(sys::region_write(imm, 0, text, 4) == -int64_t(ktl::Error::AccessDenied), "write after seal");
     char back[sizeof text] = {};
     KT_CHECK(sys::region_read(imm, 100, back, sizeof back) == sizeof back, "read");
     KT_CHECK(memcmp(back, text, sizeof text) == 0, "content");
@@ -77,8 +76,7 @@ bool regions(const Caps& caps) {
     KT_CHECK(log >= 0, "create append-only");
     KT_CHECK(sys::region_append(log, "abc", 3) == 0, "append 1");
     KT_CHECK(sys::region_append(log, "def", 3) == 3, "append 2");
-    KT_CHECK(sys::region_write(log, 0, "X", 1) == -int64_t(ktl::Error::AccessDenied),
-             "overwrite in append-only");
+    KT_CHECK(sys::region_write(log, 0, "X", 1) == -int64_t(ktl::Error::AccessDenied), "overwrite in append-only");
 
     int64_t slab = sys::region_create(caps.factory, 4096, 2, 64);
     KT_CHECK(slab >= 0, "create slab");
@@ -93,8 +91,7 @@ bool regions(const Caps& caps) {
     KT_CHECK(ro >= 0, "mint");
     KT_CHECK(sys::region_append(ro, "x", 1) == -int64_t(ktl::Error::AccessDenied),
              "write through a read-only capability");
-    KT_CHECK(sys::region_read(imm, 100, reinterpret_cast<void*>(&fp_state), 4) ==
-                 -int64_t(ktl::Error::InvalidArgs),
+    KT_CHECK(sys::region_read(imm, 100, reinterpret_cast<void*>(&fp_state), 4) == -int64_t(ktl::Error::InvalidArgs),
              "kernel text accepted as a destination buffer");
     KT_CHECK(sys::region_create(caps.factory, 64u << 20, 0, 0) == -int64_t(ktl::Error::InvalidArgs),
              "oversized region");

@@ -13,8 +13,8 @@ namespace ktest {
 namespace {
 
 struct Hoard {
-    uint32_t factory = 0;     // slot in the hoarder's table
-    uint32_t mutex = 0;       // slot in the hoarder's table
+    uint32_t factory = 0; // slot in the hoarder's table
+    uint32_t mutex = 0;   // slot in the hoarder's table
     uint32_t waiter_mutex = 0;
     volatile uint32_t id = 0; // the hoarder's task id
     volatile bool holding = false;
@@ -81,8 +81,10 @@ bool task_reclaim(const Caps& caps) {
              static_cast<unsigned long long>(kheap::used_by(static_cast<uint16_t>(g_hoard.id))));
     const auto heap1 = kheap::stats();
     KT_CHECK(heap1.live_allocations == heap0.live_allocations && heap1.bytes_requested == heap0.bytes_requested,
-             "heap %llu allocations / %llu bytes, was %llu / %llu", static_cast<unsigned long long>(heap1.live_allocations),
-             static_cast<unsigned long long>(heap1.bytes_requested), static_cast<unsigned long long>(heap0.live_allocations),
+             "heap %llu allocations / %llu bytes, was %llu / %llu",
+             static_cast<unsigned long long>(heap1.live_allocations),
+             static_cast<unsigned long long>(heap1.bytes_requested),
+             static_cast<unsigned long long>(heap0.live_allocations),
              static_cast<unsigned long long>(heap0.bytes_requested));
     KT_CHECK(live_objects() == objects0, "%llu live objects, was %llu", static_cast<unsigned long long>(live_objects()),
              static_cast<unsigned long long>(objects0));

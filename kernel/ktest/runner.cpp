@@ -12,18 +12,18 @@ struct Named {
 };
 
 const Named kCases[] = {
-    { "sched", sched_fairness }, { "sync", sync_objects },   { "queue", queue_100k }, { "stack", stack_overflow },
-    { "caps", caps_refused },    { "token", exec_token },    { "fp", fp_state },
-    { "regions", regions },      { "timer", timers },        { "hnsw", vector_index },
-    { "vectors", vector_store }, { "vecgrant", vector_grants }, { "kill", task_kill }, { "budget", syscall_budget },
-    { "reclaim", task_reclaim }, { "bench", bench },
+    { "sched", sched_fairness }, { "sync", sync_objects },     { "queue", queue_100k },
+    { "stack", stack_overflow }, { "caps", caps_refused },     { "token", exec_token },
+    { "fp", fp_state },          { "regions", regions },       { "timer", timers },
+    { "hnsw", vector_index },    { "vectors", vector_store },  { "vecgrant", vector_grants },
+    { "kill", task_kill },       { "budget", syscall_budget }, { "reclaim", task_reclaim },
+    { "bench", bench },
 };
 
 } // namespace
 
 int64_t spawn(const Caps& caps, const char* name, int64_t (*fn)(void*), void* arg, uint8_t priority) {
-    return sys::task_create(caps.factory, fn,
-                            arg, priority, name);
+    return sys::task_create(caps.factory, fn, arg, priority, name);
 }
 
 int64_t join(uint32_t task_slot, uint64_t timeout_ns) { return sys::task_join(task_slot, timeout_ns); }

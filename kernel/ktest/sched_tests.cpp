@@ -129,7 +129,7 @@ bool task_kill(const Caps& caps) {
     int64_t shared = share(g_kill.event, static_cast<uint32_t>(waiter), abi::kRead);
     KT_CHECK(shared >= 0, "share the event");
     g_kill.waiter_event = static_cast<uint32_t>(shared); // before it runs: it is below my priority
-    sys::sleep_ns(50 * kMs); // all three run: spinning, sleeping, blocked
+    sys::sleep_ns(50 * kMs);                             // all three run: spinning, sleeping, blocked
     KT_CHECK(g_kill.spins > 0, "the spinner ran");
     KT_CHECK(sys::task_kill(spin) == 1, "spinner killed at once");
     uint64_t spins = g_kill.spins;

@@ -40,9 +40,9 @@ bool fill(uint32_t coll, uint64_t base) {
 struct Probe {
     uint32_t token = ~0u;
     int64_t granted = -1;
-    int64_t search = -1;           // hits on the granted collection
-    bool only_own_ids = true;      // every hit from that collection
-    int64_t insert = 0;            // through a read-only grant
+    int64_t search = -1;             // hits on the granted collection
+    bool only_own_ids = true;        // every hit from that collection
+    int64_t insert = 0;              // through a read-only grant
     uint32_t other_slots_usable = 0; // slots besides the grant that reach any collection or the store
 };
 Probe g_probe;
@@ -65,8 +65,7 @@ int64_t tool_like_task(void*) {
     for (uint32_t slot = 0; slot < cap::kCapSlots; ++slot) { // every slot a table has
         if (slot == static_cast<uint32_t>(p.granted))
             continue;
-        if (sys::vec_stats(slot, &st) >= 0 ||
-            sys::store_list(slot, rows, 2) >= 0)
+        if (sys::vec_stats(slot, &st) >= 0 || sys::store_list(slot, rows, 2) >= 0)
             ++p.other_slots_usable;
     }
     return 0;
@@ -124,9 +123,9 @@ bool vector_grants(const Caps& caps) {
     int64_t reader = sys::cap_mint(caps.store, abi::kRead | abi::kGrant, 0);
     KT_CHECK(creator >= 0 && reader >= 0, "cap_mint");
     KT_CHECK(create(static_cast<uint32_t>(creator), "third", 5) == 0, "store_create with Create");
-    KT_CHECK(sys::store_drop(creator, "third", 5) == -int64_t(ktl::Error::AccessDenied),
-             "store_drop with Create only");
-    KT_CHECK(open(static_cast<uint32_t>(reader), "third", abi::kRead | abi::kWrite) == -int64_t(ktl::Error::AccessDenied),
+    KT_CHECK(sys::store_drop(creator, "third", 5) == -int64_t(ktl::Error::AccessDenied), "store_drop with Create only");
+    KT_CHECK(open(static_cast<uint32_t>(reader), "third", abi::kRead | abi::kWrite) ==
+                 -int64_t(ktl::Error::AccessDenied),
              "store_open for more than the store is held");
     int64_t third = open(static_cast<uint32_t>(reader), "third", abi::kRead);
     KT_CHECK(third >= 0, "store_open within what is held");

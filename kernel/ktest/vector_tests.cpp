@@ -35,8 +35,7 @@ int64_t searcher(void* arg) {
     auto& s = *static_cast<Searcher*>(arg);
     hnsw::Hit hits[10];
     for (uint32_t i = 0; i < 150; ++i) {
-        int64_t n = sys::vec_search(s.slot, &g_queries[(i % 50) * kDim], 10,
-                                    48, hits, nullptr);
+        int64_t n = sys::vec_search(s.slot, &g_queries[(i % 50) * kDim], 10, 48, hits, nullptr);
         if (n != 10)
             return n < 0 ? n : -1000;
         for (int j = 1; j < 10; ++j)
@@ -52,8 +51,7 @@ int64_t inserter(void*) {
     for (uint32_t b = 0; b < kExtra / 50; ++b) {
         for (uint32_t i = 0; i < 50; ++i)
             ids[i] = kCount + b * 50 + i + 1;
-        int64_t r = sys::vec_insert(g_inserter_slot, ids,
-                                    &g_data[(kCount + b * 50) * kDim], 50, 0);
+        int64_t r = sys::vec_insert(g_inserter_slot, ids, &g_data[(kCount + b * 50) * kDim], 50, 0);
         if (r != 50)
             return r < 0 ? r : -1000;
     }
@@ -73,16 +71,14 @@ bool vector_store(const Caps& caps) {
     int64_t coll = sys::vec_create(caps.factory, &params);
     KT_CHECK(coll >= 0, "vec_create %lld", (long long)coll);
     vector::CreateParams bad { 5000, 0, 0, 0, 10, 0, 0 };
-    KT_CHECK(sys::vec_create(caps.factory, &bad) == -int64_t(ktl::Error::InvalidArgs),
-             "dimension 5000 accepted");
+    KT_CHECK(sys::vec_create(caps.factory, &bad) == -int64_t(ktl::Error::InvalidArgs), "dimension 5000 accepted");
 
     uint64_t ids[100];
     uint64_t t0 = sys::clock_ns();
     for (uint32_t b = 0; b < kCount / 100; ++b) {
         for (uint32_t i = 0; i < 100; ++i)
             ids[i] = b * 100 + i + 1;
-        int64_t r = sys::vec_insert(coll, ids,
-                                    &g_data[b * 100 * kDim], 100, 0);
+        int64_t r = sys::vec_insert(coll, ids, &g_data[b * 100 * kDim], 100, 0);
         KT_CHECK(r == 100, "insert batch %u -> %lld", b, (long long)r);
     }
     uint64_t insert_ms = (sys::clock_ns() - t0) / kMs;
@@ -91,8 +87,7 @@ bool vector_store(const Caps& caps) {
     uint32_t agree = 0;
     hnsw::Hit hits[10];
     for (uint32_t q = 0; q < 50; ++q) {
-        int64_t n = sys::vec_search(coll, &g_queries[q * kDim], 10, 64,
-                                    hits, nullptr);
+        int64_t n = sys::vec_search(coll, &g_queries[q * kDim], 10, 64, hits, nullptr);
         KT_CHECK(n == 10, "search -> %lld", (long long)n);
         float best[10];
         uint64_t best_id[10];
@@ -128,8 +123,7 @@ bool vector_store(const Caps& caps) {
     for (uint64_t id = 1; id <= kCount; id += 15)
         KT_CHECK(sys::vec_delete(coll, id, 0, nullptr) == 0, "delete %llu", (unsigned long long)id);
     for (uint32_t q = 0; q < 50; ++q) {
-        int64_t n = sys::vec_search(coll, &g_queries[q * kDim], 10, 64,
-                                    hits, nullptr);
+        int64_t n = sys::vec_search(coll, &g_queries[q * kDim], 10, 64, hits, nullptr);
         KT_CHECK(n == 10, "search after delete");
         for (int j = 0; j < 10; ++j)
             KT_CHECK((hits[j].id - 1) % 15 != 0, "deleted id %llu returned", (unsigned long long)hits[j].id);
@@ -161,8 +155,8 @@ bool vector_store(const Caps& caps) {
         KT_CHECK(code == 0, "task %d ended with %lld", t, (long long)code);
     }
     KT_CHECK(!g_searchers[0].torn && !g_searchers[1].torn, "a search saw a torn index");
-    KT_CHECK(sys::vec_stats(coll, &st) == 0 && st.count == kCount - 100 + kExtra,
-             "count after concurrent inserts %llu", (unsigned long long)st.count);
+    KT_CHECK(sys::vec_stats(coll, &st) == 0 && st.count == kCount - 100 + kExtra, "count after concurrent inserts %llu",
+             (unsigned long long)st.count);
     auto svc = vector::stats();
     KT_CHECK(svc.max_concurrent_reads >= 2, "searches never overlapped (max %u)", svc.max_concurrent_reads);
 
@@ -184,8 +178,7 @@ bool vector_store(const Caps& caps) {
         for (int j = 0; j < 10; ++j)
             KT_CHECK(a[j].id == b[j].id && a[j].distance == b[j].distance, "the imported copy answers differently");
     }
-    KT_CHECK(sys::vec_import(caps.factory, snap, need - 1, 0) < 0,
-             "truncated snapshot accepted");
+    KT_CHECK(sys::vec_import(caps.factory, snap, need - 1, 0) < 0, "truncated snapshot accepted");
     snap[need / 2] ^= 0x40;
     int64_t damaged = sys::vec_import(caps.factory, snap, need, 0);
     KT_CHECK(damaged == -int64_t(ktl::Error::Corrupt), "damaged snapshot -> %lld", (long long)damaged);
@@ -201,11 +194,9 @@ bool vector_store(const Caps& caps) {
         many[i] = i + 1;
     int64_t stored = sys::vec_insert(tiny, many, g_data, 100, 0);
     KT_CHECK(stored == 50, "filled %lld of a 50-slot collection", (long long)stored);
-    int64_t over = sys::vec_insert(tiny, &many[60],
-                                   &g_data[60 * kDim], 1, 0);
+    int64_t over = sys::vec_insert(tiny, &many[60], &g_data[60 * kDim], 1, 0);
     KT_CHECK(over == -int64_t(ktl::Error::Full), "insert into a full collection -> %lld", (long long)over);
-    KT_CHECK(sys::vec_search(tiny, g_queries, 10, 32, a, nullptr) == 10,
-             "a full collection still searches");
+    KT_CHECK(sys::vec_search(tiny, g_queries, 10, 32, a, nullptr) == 10, "a full collection still searches");
     KT_CHECK(sys::object_destroy(tiny) == 0, "drop small");
 
     // Rights: a read-only capability cannot write; the collection drops cleanly when idle.
@@ -213,8 +204,7 @@ bool vector_store(const Caps& caps) {
     KT_CHECK(ro >= 0, "mint");
     KT_CHECK(sys::vec_delete(ro, 2, 0, nullptr) == -int64_t(ktl::Error::AccessDenied), "delete through read-only cap");
     KT_CHECK(sys::object_destroy(coll) == 0, "drop");
-    KT_CHECK(sys::vec_stats(coll, &st) == -int64_t(ktl::Error::BadHandle),
-             "collection usable after drop");
+    KT_CHECK(sys::vec_stats(coll, &st) == -int64_t(ktl::Error::BadHandle), "collection usable after drop");
     console::printf("ktest:   vectors: %u inserted in %llu ms, recall@10 %.3f at ef 64, deletes never returned, "
                     "%u+%u parallel searches during inserts (max %u concurrent), snapshot %lld bytes round trip, "
                     "full collection refused cleanly, read-only enforced\n",

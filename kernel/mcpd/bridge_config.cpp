@@ -106,7 +106,8 @@ size_t allowlist(std::string_view configured, const Items& items, NameOf name_of
 // may call what (reader: no vector writes, only admin creates).
 size_t build_allowlist() {
     auto defaults = conformance_profile() ? mcp::fixtures::tools() : all_tools();
-    size_t n = allowlist(bootargs::get().tools, defaults, [](const mcp::Tool& t) { return t.name; }, g_allow);
+    size_t n = allowlist(
+        bootargs::get().tools, defaults, [](const mcp::Tool& t) { return t.name; }, g_allow);
     size_t kept = 0;
     for (size_t i = 0; i < n; ++i) {
         bool ok = true;
@@ -140,7 +141,8 @@ size_t build_resource_allowlist() {
 // The secret is never logged: only the outcome and, on success, who the key stands for.
 void installed(ktl::Result<uint16_t> id, const char* argument, const char* expected, const char* how) {
     if (!id)
-        config_warning("a %s boot argument was refused (%s); expected %s", argument, ktl::error_name(id.error()), expected);
+        config_warning("a %s boot argument was refused (%s); expected %s", argument, ktl::error_name(id.error()),
+                       expected);
     else if (const auto* p = g_keys.by_id(*id))
         KLOG_INFO("mcp: API key%s for principal '%s' (%s) installed", how, p->name, mcp::role_name(p->role));
 }
@@ -177,8 +179,8 @@ void add_limit(std::string_view spec, void*) {
             ++g_line_limit_count;
         g_line_limits[i] = { name, limits };
     } else if (auto p = g_keys.set_limits(name, limits); !p) {
-        config_warning("limit= names '%.*s', which no key= defines; ignored", static_cast<int>(name.size() < 32 ? name.size() : 32),
-                       name.data());
+        config_warning("limit= names '%.*s', which no key= defines; ignored",
+                       static_cast<int>(name.size() < 32 ? name.size() : 32), name.data());
         return;
     } else {
         role = (*p)->role;
@@ -186,7 +188,8 @@ void add_limit(std::string_view spec, void*) {
             config_warning("limit= for '%s' names scopes its role (%s) does not have; they are not granted", (*p)->name,
                            mcp::role_name(role));
     }
-    uint64_t wall = bootargs::get().tool_time_ms ? uint64_t(bootargs::get().tool_time_ms) * 1000000 : kDefaultWallLimitNs;
+    uint64_t wall = bootargs::get().tool_time_ms ? uint64_t(bootargs::get().tool_time_ms) * 1000000
+                                                 : kDefaultWallLimitNs;
     size_t output = bootargs::get().tool_output_bytes ? bootargs::get().tool_output_bytes : kToolOutputLimit;
     if (mcp::loosens(limits, mcp::for_role(limit_config(), role), { wall, output, kToolHeapLimit, kToolSyscallLimit }))
         config_warning("limit= for '%.*s' asks for more than the appliance allows; those values have no effect",
@@ -215,8 +218,9 @@ void audit_hook(const mcp::AuditEvent& e) {
     if (!written || e.outcome == mcp::AuditOutcome::Allow)
         return;
     size_t n = ktl::utf8_prefix(e.name, 48);
-    KLOG_NOTICE("mcp: %s %s '%.*s' for %s over %s: %s", mcp::audit_outcome_name(e.outcome), mcp::audit_kind_name(e.kind),
-                static_cast<int>(n), e.name.data(), e.principal ? e.principal->name : "anonymous", e.transport, e.code);
+    KLOG_NOTICE("mcp: %s %s '%.*s' for %s over %s: %s", mcp::audit_outcome_name(e.outcome),
+                mcp::audit_kind_name(e.kind), static_cast<int>(n), e.name.data(),
+                e.principal ? e.principal->name : "anonymous", e.transport, e.code);
 }
 
 } // namespace
@@ -233,8 +237,9 @@ void bridge_config_init() {
         config_warning("step_up=%.*s names something that is not a sink (delete, write, create); ignored",
                        static_cast<int>(list.size() < 48 ? list.size() : 48), list.data());
     if (conformance_profile()) {
-        g_prompt_allow_count = allowlist(bootargs::get().prompts, mcp::fixtures::prompts(),
-                                         [](const mcp::Prompt& p) { return p.name; }, g_prompt_allow);
+        g_prompt_allow_count = allowlist(
+            bootargs::get().prompts, mcp::fixtures::prompts(), [](const mcp::Prompt& p) { return p.name; },
+            g_prompt_allow);
         KLOG_WARN("mcp: profile=conformance: test fixtures served to every caller");
     }
 }
@@ -261,13 +266,12 @@ uint64_t g_limiter_daif = 0;
 mcp::CallLimiter& call_limiter() {
     // The bridges are tasks on one core: masking interrupts keeps the other one out. The saved
     // state lives in one place because the section never nests.
-    static mcp::CallLimiter limiter(limit_config(),
-                                    { [] {
-                                         uint64_t daif = READ_SYSREG(daif);
-                                         arch::irq_disable();
-                                         g_limiter_daif = daif;
-                                     },
-                                      [] { WRITE_SYSREG(daif, g_limiter_daif); } });
+    static mcp::CallLimiter limiter(limit_config(), { [] {
+                                                         uint64_t daif = READ_SYSREG(daif);
+                                                         arch::irq_disable();
+                                                         g_limiter_daif = daif;
+                                                     },
+                                                      [] { WRITE_SYSREG(daif, g_limiter_daif); } });
     return limiter;
 }
 

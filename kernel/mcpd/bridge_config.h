@@ -11,13 +11,13 @@ namespace mcpd {
 
 // What every bridge task is granted at boot besides its line.
 struct BridgeCaps {
-    uint32_t introspection = ~0u; // read + grant: tokens for the kernel tools, resources, log records
-    uint32_t factory = ~0u;       // creates tool tasks
-    uint32_t audit = ~0u;         // reads the kernel's capability audit records
-    uint32_t audit_region = ~0u;  // the append-only MCP audit trail (shared by the bridges)
+    uint32_t introspection = ~0u;     // read + grant: tokens for the kernel tools, resources, log records
+    uint32_t factory = ~0u;           // creates tool tasks
+    uint32_t audit = ~0u;             // reads the kernel's capability audit records
+    uint32_t audit_region = ~0u;      // the append-only MCP audit trail (shared by the bridges)
     uint32_t provenance_region = ~0u; // the provenance nodes' ring (shared the same way)
-    uint32_t store = ~0u;         // the named vector store (all rights: tokens for vector tools come from it)
-    uint32_t cluster = ~0u;       // cluster membership (read, write, grant: tokens for the cluster tools; cluster://members)
+    uint32_t store = ~0u;             // the named vector store (all rights: tokens for vector tools come from it)
+    uint32_t cluster = ~0u; // cluster membership (read, write, grant: tokens for the cluster tools; cluster://members)
 };
 
 // Reads the boot configuration (key=, tools=, resources=). Logs what it installed or refused.

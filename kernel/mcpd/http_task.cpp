@@ -43,8 +43,8 @@ constexpr uint64_t kStreamKeepAliveNs = 15 * kSecond; // SSE comment on a quiet 
 // requests wait (nothing more is read from it, so TCP pushes back on the peer). A peer that then
 // takes nothing at all is cut by the endpoint (net::Endpoint::kSendTimeoutNs).
 constexpr size_t kMaxUnsent = 64 * 1024;
-constexpr uint64_t kTickNs = kSecond;                   // timeout checks while connections are open
-constexpr uint64_t kStreamPollNs = 250'000'000;         // how soon a resource update or log record goes out
+constexpr uint64_t kTickNs = kSecond;           // timeout checks while connections are open
+constexpr uint64_t kStreamPollNs = 250'000'000; // how soon a resource update or log record goes out
 constexpr size_t kMaxReply = 192 * 1024;
 // Tool tasks at once for all HTTP callers together (each principal still has its in-flight cap
 // of 10): enough for the 32 concurrent clients the benchmark drives.
@@ -99,14 +99,14 @@ struct Conn {
     // Notify: the session's standalone GET stream.
     enum class State : uint8_t { Free, Reading, Waiting, Streaming, Notify, Closing };
     State state = State::Free;
-    uint32_t handle = 0;      // the endpoint's: also the reply_to of its deferred calls
-    uint32_t session = 0;     // Notify: the session's origin
+    uint32_t handle = 0;  // the endpoint's: also the reply_to of its deferred calls
+    uint32_t session = 0; // Notify: the session's origin
     Buffer in, out;
-    size_t sent = 0;          // bytes of `out` already taken by the endpoint
+    size_t sent = 0; // bytes of `out` already taken by the endpoint
     bool keep_alive = true;
     bool peer_closed = false;
-    bool continued = false;   // "100 Continue" sent for the current request
-    bool ready = false;       // a buffered request waits for this connection's next turn
+    bool continued = false;        // "100 Continue" sent for the current request
+    bool ready = false;            // a buffered request waits for this connection's next turn
     uint64_t request_start_ns = 0; // first byte of the request being read (0: none)
     uint64_t last_ns = 0;          // last activity
     uint32_t peer_ip = 0;          // the authentication gate's source
@@ -202,8 +202,8 @@ bool append_framed(Conn& c, size_t need, Frame&& frame) {
 
 void flush(Conn& c) {
     for (int round = 0; round < 4 && c.sent < c.out.len; ++round) {
-        int64_t n = sys::call(sys::Number::net_send, g_caps.endpoint, c.handle, reinterpret_cast<uint64_t>(c.out.data + c.sent),
-                              c.out.len - c.sent);
+        int64_t n = sys::call(sys::Number::net_send, g_caps.endpoint, c.handle,
+                              reinterpret_cast<uint64_t>(c.out.data + c.sent), c.out.len - c.sent);
         if (n <= 0) {
             if (n < 0) { // the connection is gone: nothing more can be sent or read on it
                 c.state = Conn::State::Closing;
@@ -246,7 +246,8 @@ constexpr int kRequestsPerTurn = 1;
 void process(mcp::HttpTransport& transport, Conn& c, int& budget) {
     c.ready = false;
     // Pipelined requests wait while the peer has not taken the answers already due.
-    for (int guard = 0; guard < 16 && c.state == Conn::State::Reading && c.in.len > 0 && c.unsent() < kMaxUnsent; ++guard) {
+    for (int guard = 0; guard < 16 && c.state == Conn::State::Reading && c.in.len > 0 && c.unsent() < kMaxUnsent;
+         ++guard) {
         http::Head head;
         auto result = http::parse_head({ c.in.data, c.in.len }, g_limits, head);
         if (result.status == http::Parse::NeedMore)
@@ -256,14 +257,18 @@ void process(mcp::HttpTransport& transport, Conn& c, int& budget) {
             return;
         }
         if (result.status == http::Parse::Error) {
-            append_framed(c, 1024, [&](std::span<char> o) { return transport.error_response(o, result.http_status, result.reason); });
+            append_framed(c, 1024, [&](std::span<char> o) {
+                return transport.error_response(o, result.http_status, result.reason);
+            });
             c.state = Conn::State::Closing;
             return;
         }
         size_t total = head.head_bytes + static_cast<size_t>(head.content_length);
         if (c.in.len < total) {
             if (!c.in.reserve(total)) {
-                append_framed(c, 1024, [&](std::span<char> o) { return transport.error_response(o, 503, "no memory for the body"); });
+                append_framed(c, 1024, [&](std::span<char> o) {
+                    return transport.error_response(o, 503, "no memory for the body");
+                });
                 c.state = Conn::State::Closing;
                 return;
             }
@@ -313,8 +318,8 @@ void receive(mcp::HttpTransport& transport, Conn& c) {
             break;
         // Never read past what one request may hold: the parser refuses it anyway.
         size_t room = c.in.cap - c.in.len;
-        int64_t n = sys::call(sys::Number::net_recv, g_caps.endpoint, c.handle, reinterpret_cast<uint64_t>(c.in.data + c.in.len),
-                              room);
+        int64_t n = sys::call(sys::Number::net_recv, g_caps.endpoint, c.handle,
+                              reinterpret_cast<uint64_t>(c.in.data + c.in.len), room);
         if (n < 0) {
             c.peer_closed = true;
             break;
@@ -393,7 +398,8 @@ void on_event(mcp::HttpTransport& transport, const net::StreamEvent& e) {
 // The console's decisions on proposals (console_desk.h): a session of the console's principal in
 // this bridge, its deferred answers addressed to no connection.
 constexpr uint32_t kConsoleReply = ~0u;
-constexpr uint32_t kConsoleOrigin = 0x40000000u; // apart from sessions' (slot | generation << 8) and stateless (high bit)
+constexpr uint32_t kConsoleOrigin =
+    0x40000000u; // apart from sessions' (slot | generation << 8) and stateless (high bit)
 mcp::Principal g_console;
 mcp::Session g_console_session;
 struct ConsoleTurn {
@@ -417,7 +423,8 @@ std::string_view failure_of(const json::Value& root) {
 void console_answer(std::string_view reply) {
     static json::Node nodes[256];
     auto doc = json::Document::parse(reply, nodes);
-    const bool failed = !doc || doc->root().find("error").valid() || doc->root().find("result").find("isError").as_bool().value_or(false);
+    const bool failed = !doc || doc->root().find("error").valid() ||
+                        doc->root().find("result").find("isError").as_bool().value_or(false);
     std::string_view why = doc ? failure_of(doc->root()) : std::string_view("its answer could not be read");
     ProposalLine p;
     mcp::ProposalState state = mcp::ProposalState::Pending;
@@ -463,8 +470,9 @@ void console_turn(mcp::Server& server) {
     g_turn.was_pending = proposal_line(id, before, state) && state == mcp::ProposalState::Pending;
     char request[200];
     ktl::Formatter f(request, sizeof request);
-    f.append(R"({"jsonrpc":"2.0","id":"console-%u","method":"tools/call","params":{"name":"%s","arguments":{"proposal_id":%u}}})",
-             ++g_turn.serial, verb == console_desk::Verb::Approve ? "proposal_approve" : "proposal_reject", id);
+    f.append(
+        R"({"jsonrpc":"2.0","id":"console-%u","method":"tools/call","params":{"name":"%s","arguments":{"proposal_id":%u}}})",
+        ++g_turn.serial, verb == console_desk::Verb::Approve ? "proposal_approve" : "proposal_reject", id);
     size_t n = server.handle({ request, f.length() }, g_console_session, { g_reply, kMaxReply });
     if (n > 0) // answered at once (refused before any task ran); else deliver() brings the answer
         console_answer({ g_reply, n });
@@ -508,15 +516,18 @@ void check_timeouts(mcp::HttpTransport& transport, uint64_t now) {
     for (auto& c : g_conns) {
         if (c.state == Conn::State::Reading && c.request_start_ns) {
             http::Head head;
-            bool have_head = c.in.len && http::parse_head({ c.in.data, c.in.len }, g_limits, head).status == http::Parse::Complete;
+            bool have_head = c.in.len &&
+                             http::parse_head({ c.in.data, c.in.len }, g_limits, head).status == http::Parse::Complete;
             if (now - c.request_start_ns > (have_head ? kBodyTimeoutNs : kHeadTimeoutNs)) {
-                append_framed(c, 1024, [&](std::span<char> o) { return transport.error_response(o, 408, "request too slow"); });
+                append_framed(c, 1024,
+                              [&](std::span<char> o) { return transport.error_response(o, 408, "request too slow"); });
                 c.state = Conn::State::Closing;
                 flush(c);
             }
         } else if (c.state == Conn::State::Reading && c.out.len == 0 && now - c.last_ns > kIdleTimeoutNs) {
             drop(c, false);
-        } else if ((c.state == Conn::State::Streaming || c.state == Conn::State::Notify) && now - c.last_ns > kStreamKeepAliveNs) {
+        } else if ((c.state == Conn::State::Streaming || c.state == Conn::State::Notify) &&
+                   now - c.last_ns > kStreamKeepAliveNs) {
             append_framed(c, 64, [](std::span<char> o) { return mcp::HttpTransport::sse_comment(o); });
             c.last_ns = now;
             flush(c);
@@ -558,7 +569,8 @@ void pump_streams(mcp::HttpTransport& transport, uint64_t& log_next) {
         return;
     }
     for (int guard = 0; guard < 64; ++guard) {
-        int64_t after = sys::call(sys::Number::log_read, g_caps.bridge.introspection, log_next, reinterpret_cast<uint64_t>(&rec));
+        int64_t after = sys::call(sys::Number::log_read, g_caps.bridge.introspection, log_next,
+                                  reinterpret_cast<uint64_t>(&rec));
         if (after < 0)
             break;
         log_next = static_cast<uint64_t>(after);
@@ -571,7 +583,9 @@ void pump_streams(mcp::HttpTransport& transport, uint64_t& log_next) {
             static char msg[2048];
             size_t n = g_server->log_message(*s, level, "kernel", { rec.text, rec.length }, { msg, sizeof msg });
             if (n > 0)
-                append_framed(c, n + 64, [&](std::span<char> o) { return mcp::HttpTransport::sse_event(o, { msg, n }); });
+                append_framed(c, n + 64, [&](std::span<char> o) {
+                    return mcp::HttpTransport::sse_event(o, { msg, n });
+                });
             flush(c);
         }
     }
@@ -626,8 +640,8 @@ int64_t http_task_main(void* arg) {
     // line, whose own bridge has this principal): taken as the `console` principal, the role the
     // serial line is given (default admin: whoever holds the console owns the appliance).
     if (!bootargs::get().mcp_serial) {
-        g_console_session.principal = line_principal(g_console, "console", bootargs::get().serial_role, mcp::Role::Admin,
-                                                     mcp::CallLimiter::kMaxPrincipals - 1);
+        g_console_session.principal = line_principal(g_console, "console", bootargs::get().serial_role,
+                                                     mcp::Role::Admin, mcp::CallLimiter::kMaxPrincipals - 1);
         g_console_session.origin = kConsoleOrigin;
         g_console_session.reply_to = kConsoleReply;
         g_console_session.source = 1; // the console: one source for the authentication gate, as the serial line's

@@ -10,8 +10,8 @@
 namespace mcpd {
 
 struct HttpCaps {
-    uint32_t endpoint = ~0u;    // the NetEndpoint (read: poll/recv, write: send/close)
-    uint32_t wake = ~0u;        // Event: connections changed or a tool call has output
+    uint32_t endpoint = ~0u; // the NetEndpoint (read: poll/recv, write: send/close)
+    uint32_t wake = ~0u;     // Event: connections changed or a tool call has output
     BridgeCaps bridge;
     void (*signal)() = nullptr; // signals `wake` (tool tasks call it)
 };

@@ -58,10 +58,25 @@ void write_storage(json::Writer& w) {
     if (s.reason[0])
         w.key("reason").string(ktl::field_text(s.reason));
     if (s.has_disk) {
-        w.key("disk_bytes").number(s.disk_bytes).key("block_size").number(s.block_size).key("flush").boolean(s.can_flush);
+        w.key("disk_bytes")
+            .number(s.disk_bytes)
+            .key("block_size")
+            .number(s.block_size)
+            .key("flush")
+            .boolean(s.can_flush);
         w.key("log_bytes").number(s.log_bytes).key("log_free_bytes").number(s.log_free);
-        w.key("recovery").begin_object().key("records").number(s.recovered_records).key("commits").number(s.recovered_commits);
-        w.key("ms").number(s.recovery_ms).key("formatted").boolean(s.formatted).key("torn_tail_dropped").boolean(s.torn_tail);
+        w.key("recovery")
+            .begin_object()
+            .key("records")
+            .number(s.recovered_records)
+            .key("commits")
+            .number(s.recovered_commits);
+        w.key("ms")
+            .number(s.recovery_ms)
+            .key("formatted")
+            .boolean(s.formatted)
+            .key("torn_tail_dropped")
+            .boolean(s.torn_tail);
         w.key("damaged").boolean(s.damaged).key("superblock_copy_damaged").boolean(s.superblock_copy_damaged);
         w.key("newer_checkpoint_found").boolean(s.newer_checkpoint);
         w.key("checkpoint_bytes").number(s.recovered_checkpoint_bytes);
@@ -96,14 +111,26 @@ bool read_status(json::Writer& w, mcp::ToolError& err) {
     write_firmware(w);
     w.end_object();
     w.key("uptime_ms").number(clock::monotonic_ns() / 1000000);
-    w.key("memory").begin_object().key("total_pages").number(mem.total_pages).key("free_pages").number(mem.free_pages).end_object();
+    w.key("memory")
+        .begin_object()
+        .key("total_pages")
+        .number(mem.total_pages)
+        .key("free_pages")
+        .number(mem.free_pages)
+        .end_object();
     sysinfo::SchedInfo sched {};
     if (sys::call(sys::Number::sched_stats, ctx().introspection, reinterpret_cast<uint64_t>(&sched)) == 0) {
         w.key("scheduler").begin_object().key("ticks").number(sched.ticks).key("switches").number(sched.switches);
         w.key("consistency_checks").number(sched.consistency_checks).end_object();
     }
     // Wall time: whether it is set, and from where (a board without an RTC has none until told).
-    w.key("clock").begin_object().key("set").boolean(clock::wall_clock_known()).key("source").string(clock::source_name()).end_object();
+    w.key("clock")
+        .begin_object()
+        .key("set")
+        .boolean(clock::wall_clock_known())
+        .key("source")
+        .string(clock::source_name())
+        .end_object();
     // Where secrets (session ids) come from; secure false means predictable (no hardware entropy).
     w.key("random").begin_object().key("generator").string("chacha20").key("sources").string(rng::sources());
     w.key("secure").boolean(rng::secure()).key("reseeds").number(rng::reseeds()).end_object();
@@ -178,7 +205,9 @@ bool read_audit(json::Writer& w, mcp::ToolError&) {
         w.begin_object().key("seq").number(rec.seq).key("uptime_ns").number(rec.mono_ns);
         w.key("task").string(std::string_view(rec.task_name, __builtin_strnlen(rec.task_name, sizeof rec.task_name)));
         w.key("syscall").number(rec.syscall).key("slot").number(rec.slot);
-        w.key("outcome").string(rec.outcome == audit::Outcome::Allow ? "allow" : rec.outcome == audit::Outcome::Deny ? "deny" : "error");
+        w.key("outcome").string(rec.outcome == audit::Outcome::Allow  ? "allow"
+                                : rec.outcome == audit::Outcome::Deny ? "deny"
+                                                                      : "error");
         w.key("error").string(ktl::error_name(static_cast<ktl::Error>(rec.error))).end_object();
     }
     w.end_array();

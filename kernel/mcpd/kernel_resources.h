@@ -9,7 +9,7 @@ namespace mcpd {
 
 struct ResourceContext {
     uint32_t introspection = ~0u;
-    uint32_t audit = ~0u; // AuditLog capability (kernel capability decisions)
+    uint32_t audit = ~0u;                           // AuditLog capability (kernel capability decisions)
     const mcp::Principal* line_principal = nullptr; // who callers without a key act as on this line
     size_t tools_allowed = 0;
     const char* transport = "serial";

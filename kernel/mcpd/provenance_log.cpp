@@ -32,7 +32,7 @@ struct NodeRecord {
 static_assert(sizeof(NodeRecord) == 256);
 
 ipc::TaskSlots g_slots;
-uint64_t g_count = 0;  // nodes written (node number n is record n - 1)
+uint64_t g_count = 0; // nodes written (node number n is record n - 1)
 uint64_t g_failed = 0;
 volatile uint32_t g_tag = 0;
 
@@ -67,8 +67,7 @@ bool read(uint64_t id, NodeRecord& out, const char*& why) {
         why = "the node has given way to newer ones (the ring holds 4096)";
         return false;
     }
-    if (sys::region_read(g_slots.slot(), (number - 1) * sizeof(NodeRecord), &out,
-                  sizeof out) != int64_t(sizeof out)) {
+    if (sys::region_read(g_slots.slot(), (number - 1) * sizeof(NodeRecord), &out, sizeof out) != int64_t(sizeof out)) {
         why = "the provenance ring could not be read";
         return false;
     }
@@ -115,15 +114,14 @@ uint64_t provenance_log_record(const mcp::ProvenanceNode& n) {
     r.session = n.session;
     r.role = static_cast<uint8_t>(n.principal ? n.principal->role : mcp::Role::Anonymous);
     r.integrity = static_cast<uint8_t>(n.integrity);
-    arch::IrqGuard guard; // two bridges keep nodes at once: numbers and the ring stay in step
+    arch::IrqGuard guard;           // two bridges keep nodes at once: numbers and the ring stay in step
     if (g_count >= 0xffffffffull) { // a 32-bit number per boot
         ++g_failed;
         return 0;
     }
     r.id = mcp::make_provenance_id(tag, static_cast<uint32_t>(g_count + 1));
     uint32_t slot = g_slots.slot();
-    if (slot == ipc::TaskSlots::kNone ||
-        sys::region_append(slot, &r, sizeof r) < 0) {
+    if (slot == ipc::TaskSlots::kNone || sys::region_append(slot, &r, sizeof r) < 0) {
         ++g_failed;
         return 0;
     }

@@ -27,8 +27,8 @@ namespace {
 
 constexpr size_t kMaxLine = 1u << 20; // the default maximum message
 constexpr size_t kMaxReply = 192 * 1024;
-constexpr uint64_t kLogPollNs = 100'000'000; // how soon a log record reaches a client that asked for it
-constexpr uint64_t kCallPollNs = 10'000'000; // progress and completion checks while tools run
+constexpr uint64_t kLogPollNs = 100'000'000;    // how soon a log record reaches a client that asked for it
+constexpr uint64_t kCallPollNs = 10'000'000;    // progress and completion checks while tools run
 constexpr uint64_t kUpdatePollNs = 250'000'000; // how soon a subscriber hears that a resource changed
 
 char g_line[kMaxLine];
@@ -65,8 +65,9 @@ uint64_t forward_log(mcp::Server& server, const mcp::Session& session, uint32_t 
 // which continues only after what the disk gives back; a request presenting an API key waits, as
 // a refused key is audited.
 bool answerable_before_storage(std::string_view line) {
-    static constexpr std::string_view kEarly[] = { "server/discover", "initialize", "notifications/initialized",
-                                                   "ping", "tools/list", "resources/list" };
+    static constexpr std::string_view kEarly[] = {
+        "server/discover", "initialize", "notifications/initialized", "ping", "tools/list", "resources/list"
+    };
     static json::Node nodes[64]; // a handshake's values; a larger message simply waits
     auto doc = json::Document::parse(line, { nodes, sizeof nodes / sizeof nodes[0] });
     if (!doc)
@@ -109,8 +110,9 @@ int64_t serial_task_main(void* arg) {
     };
 
     mcp::LineFramer framer({ g_line, kMaxLine });
-    KLOG_INFO("mcp: serving on the serial line as '%s' (%s), %zu tools and %zu resources allowed, %zu keys", console.name,
-              mcp::role_name(console.role), config.allowlist.size(), config.resource_allowlist.size(), api_keys().size());
+    KLOG_INFO("mcp: serving on the serial line as '%s' (%s), %zu tools and %zu resources allowed, %zu keys",
+              console.name, mcp::role_name(console.role), config.allowlist.size(), config.resource_allowlist.size(),
+              api_keys().size());
     uint64_t log_next = klog::next_seq(); // only what happens from now on is forwarded
     static uint8_t buf[16384];
     for (;;) {
@@ -126,20 +128,26 @@ int64_t serial_task_main(void* arg) {
             logs.log_level = logs.logging && logs.log_level < level ? logs.log_level : level;
             logs.logging = true;
         }
-        uint64_t timeout = busy ? kCallPollNs : logs.logging ? kLogPollNs : session.subscription_count ? kUpdatePollNs : 0;
+        uint64_t timeout = busy                         ? kCallPollNs
+                           : logs.logging               ? kLogPollNs
+                           : session.subscription_count ? kUpdatePollNs
+                                                        : 0;
         bool timed = timeout != 0;
-        int64_t got = sys::call(sys::Number::serial_read, caps.serial, reinterpret_cast<uint64_t>(buf), sizeof buf, timeout,
-                                timed ? 0 : 1);
+        int64_t got = sys::call(sys::Number::serial_read, caps.serial, reinterpret_cast<uint64_t>(buf), sizeof buf,
+                                timeout, timed ? 0 : 1);
         // Records first: what a call logged goes out before its result.
         if (logs.logging)
             log_next = forward_log(server, logs, caps.serial, log_next);
         else
             log_next = klog::next_seq();
         if (busy)
-            exec.poll(server, { g_reply, kMaxReply }, [](void*, const mcp::PendingCall&, size_t n, bool) {
+            exec.poll(
+                server, { g_reply, kMaxReply },
+                [](void*, const mcp::PendingCall&, size_t n, bool) {
                 if (n > 0)
                     send(g_serial_slot, n);
-            }, nullptr);
+                },
+                nullptr);
         for (size_t i = 0; i < mcp::Session::kMaxSubscriptions; ++i) { // subscribed resources that changed
             size_t n = server.next_resource_update(session, { g_reply, kMaxReply });
             if (n == 0)

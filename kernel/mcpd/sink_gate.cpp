@@ -31,7 +31,13 @@ mcp::SinkRules make_rules() {
 uint64_t items(const json::Value& v) { return v.is_array() ? v.size() : 0; }
 
 void write_facts(json::Writer& w, const mcp::TargetFacts& f) {
-    w.begin_object().key("exists").boolean(f.exists).key("vectors").number(f.count).key("generation").number(f.generation);
+    w.begin_object()
+        .key("exists")
+        .boolean(f.exists)
+        .key("vectors")
+        .number(f.count)
+        .key("generation")
+        .number(f.generation);
     w.end_object();
 }
 
@@ -49,7 +55,9 @@ void write(json::Writer& w, const mcp::Proposal& p, bool with_arguments = true) 
     w.key("proposed_by").string(p.proposer_name).key("provenance_node_id").string(node);
     w.key("created_at").string(p.created_at);
     const uint64_t now = clock::monotonic_ns();
-    w.key("expires_in_s").number(p.state == mcp::ProposalState::Pending && p.expires_ns > now ? (p.expires_ns - now) / 1'000'000'000 : 0);
+    w.key("expires_in_s")
+        .number(p.state == mcp::ProposalState::Pending && p.expires_ns > now ? (p.expires_ns - now) / 1'000'000'000
+                                                                             : 0);
     w.key("decided_by").string(p.decider_name).key("decided_provenance_node_id").string(decided).end_object();
 }
 
@@ -59,9 +67,11 @@ mcp::ToolError refusal_error(mcp::ProposalBook::Refusal refusal) {
     const char* reason = mcp::refusal_reason(refusal);
     switch (refusal) {
     case R::Unknown: return { mcp::ErrorCode::NotFound, "no proposal with that id", reason };
-    case R::OwnProposal: return { mcp::ErrorCode::AuthInsufficientRole, "the proposer cannot decide its own proposal", reason };
+    case R::OwnProposal:
+        return { mcp::ErrorCode::AuthInsufficientRole, "the proposer cannot decide its own proposal", reason };
     case R::Stale:
-        return { mcp::ErrorCode::ValidationFailed, "the collection changed since the proposal; it will not run (propose it again)", reason };
+        return { mcp::ErrorCode::ValidationFailed,
+                 "the collection changed since the proposal; it will not run (propose it again)", reason };
     case R::Expired: return { mcp::ErrorCode::ValidationFailed, "the proposal expired", reason };
     case R::NotPending:
     case R::None: break;
@@ -85,15 +95,18 @@ void confirm_params(const StepUp& s, std::string_view tool, json::Writer& w) {
                  static_cast<unsigned long long>(s.facts.count));
         break;
     default:
-        f.append("%.*s will change collection '%s' (%s, %llu ids).", static_cast<int>(tool.size()), tool.data(), s.target,
-                 mcp::sink_name(s.sink), static_cast<unsigned long long>(s.ids));
+        f.append("%.*s will change collection '%s' (%s, %llu ids).", static_cast<int>(tool.size()), tool.data(),
+                 s.target, mcp::sink_name(s.sink), static_cast<unsigned long long>(s.ids));
         break;
     }
     f.append(" Type the collection's name to confirm.");
     w.begin_object().key("message").string({ message, f.length() });
     w.key("requestedSchema").begin_object().key("type").string("object").key("properties").begin_object();
     w.key("name").begin_object().key("type").string("string").key("title").string("Collection name");
-    w.key("description").string("The name of the collection, exactly, to confirm").key("maxLength").number(uint64_t(64));
+    w.key("description")
+        .string("The name of the collection, exactly, to confirm")
+        .key("maxLength")
+        .number(uint64_t(64));
     w.end_object().end_object().key("required").begin_array().string("name").end_array().end_object().end_object();
 }
 
@@ -194,29 +207,38 @@ void propose(const StepUp& step, std::string_view tool, std::string_view args, c
     if (!id) {
         switch (id.error()) {
         case ktl::Error::Full:
-            err = { mcp::ErrorCode::StepUpRequired, "this needs a human's yes, and 16 proposals already await one; nothing ran",
-                    "proposals_full" };
+            err = { mcp::ErrorCode::StepUpRequired,
+                    "this needs a human's yes, and 16 proposals already await one; nothing ran", "proposals_full" };
             break;
         case ktl::Error::Exhausted:
-            err = { mcp::ErrorCode::StepUpRequired, "this needs a human's yes, and 4 of this caller's proposals already await one; nothing ran",
+            err = { mcp::ErrorCode::StepUpRequired,
+                    "this needs a human's yes, and 4 of this caller's proposals already await one; nothing ran",
                     "too_many_proposals" };
             break;
         case ktl::Error::AccessDenied:
-            err = { mcp::ErrorCode::StepUpRequired, "this needs a human's yes: from a client that can be asked (elicitation), or as a proposal by an identified caller (an API key); nothing ran",
-                    "anonymous_proposal" };
+            err = {
+                mcp::ErrorCode::StepUpRequired,
+                "this needs a human's yes: from a client that can be asked (elicitation), or as a proposal by an identified caller (an API key); nothing ran",
+                "anonymous_proposal"
+            };
             break;
         default:
-            err = { mcp::ErrorCode::StepUpRequired, "this needs a human's yes, and its arguments are over 20 KiB, too large to keep as a proposal; nothing ran",
-                    "proposal_too_large" };
+            err = {
+                mcp::ErrorCode::StepUpRequired,
+                "this needs a human's yes, and its arguments are over 20 KiB, too large to keep as a proposal; nothing ran",
+                "proposal_too_large"
+            };
             break;
         }
         return;
     }
-    err = { mcp::ErrorCode::StepUpRequired,
-            "this destroys data and came from a client that cannot be asked: it is now a proposal (details.proposal_id), "
-            "which another administrator approves with proposal_approve (or rejects), or an operator at the appliance's "
-            "console with 'proposal approve ID' (or 'proposal reject ID'); nothing ran",
-            "proposal_pending", *id };
+    err = {
+        mcp::ErrorCode::StepUpRequired,
+        "this destroys data and came from a client that cannot be asked: it is now a proposal (details.proposal_id), "
+        "which another administrator approves with proposal_approve (or rejects), or an operator at the appliance's "
+        "console with 'proposal approve ID' (or 'proposal reject ID'); nothing ran",
+        "proposal_pending", *id
+    };
 }
 
 bool approve(uint32_t id, const mcp::PendingCall& call, uint32_t store, char (&tool)[32], char* args, size_t cap,
@@ -238,7 +260,8 @@ bool approve(uint32_t id, const mcp::PendingCall& call, uint32_t store, char (&t
     // proposal:approve approves nothing it could not do.
     for (const auto& t : all_tools())
         if (std::string_view(t.name) == proposed && (call.principal->scopes & t.scopes) != t.scopes) {
-            err = { mcp::ErrorCode::AuthInsufficientRole, "the approver lacks a scope the proposed call needs", "approver_lacks_scope" };
+            err = { mcp::ErrorCode::AuthInsufficientRole, "the approver lacks a scope the proposed call needs",
+                    "approver_lacks_scope" };
             return false;
         }
     // The target as it is now (outside the lock: a system call), compared under it. A target that
@@ -361,7 +384,8 @@ void write_proposals(json::Writer& w) {
     w.end_array();
 }
 
-bool sink_gate(const StepUp& step, bool token_present, bool token_matches, const ToolContext& ctx, mcp::ToolError& err) {
+bool sink_gate(const StepUp& step, bool token_present, bool token_matches, const ToolContext& ctx,
+               mcp::ToolError& err) {
     mcp::SinkCall c;
     c.token_present = token_present;
     c.token_matches = token_matches;
@@ -372,14 +396,18 @@ bool sink_gate(const StepUp& step, bool token_present, bool token_matches, const
     if (d.verdict == mcp::Verdict::Allow)
         return true;
     if (d.verdict == mcp::Verdict::Block) {
-        err = token_present ? mcp::ToolError { mcp::ErrorCode::InternalError, "the execution token was refused; the tool did not run", "token_refused" }
-                            : mcp::ToolError { mcp::ErrorCode::InternalError, "the call has no execution token; the tool did not run", "token_missing" };
+        err = token_present
+                  ? mcp::ToolError { mcp::ErrorCode::InternalError,
+                                     "the execution token was refused; the tool did not run", "token_refused" }
+                  : mcp::ToolError { mcp::ErrorCode::InternalError,
+                                     "the call has no execution token; the tool did not run", "token_missing" };
         return false;
     }
     // STEP_UP: the human is asked (the bridge filed a proposal instead when it could not be).
     ClientAnswer answer;
-    if (!ctx.request(step.confirm_key, "elicitation/create",
-                     [&](json::Writer& w) { confirm_params(step, ctx.tool(), w); }, answer, err))
+    if (!ctx.request(
+            step.confirm_key, "elicitation/create", [&](json::Writer& w) { confirm_params(step, ctx.tool(), w); },
+            answer, err))
         return false; // could not ask, or (2026-07-28) asked: the call ends with the request
     const char* why = nullptr;
     if (answer.is_error)

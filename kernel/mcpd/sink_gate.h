@@ -23,11 +23,11 @@ struct ToolContext;
 // What the bridge found out about a call's sink before starting it.
 struct StepUp {
     mcp::Sink sink = mcp::Sink::None;
-    bool critical = false; // the rules make this sink critical
-    bool approved = false; // an administrator approved it as a proposal
-    char target[72] = "";  // the collection
-    uint64_t ids = 0;      // how many ids the call names
-    mcp::TargetFacts facts; // the collection as it is (filled for critical sinks)
+    bool critical = false;    // the rules make this sink critical
+    bool approved = false;    // an administrator approved it as a proposal
+    char target[72] = "";     // the collection
+    uint64_t ids = 0;         // how many ids the call names
+    mcp::TargetFacts facts;   // the collection as it is (filled for critical sinks)
     uint64_t proposed_at = 0; // approved proposals: the proposing request's provenance node
     // The key the confirmation is asked and answered under (2026-07-28 input rounds): derived from
     // a boot secret, the caller, the arguments and the collection's identity and generation, so an

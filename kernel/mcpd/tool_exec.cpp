@@ -52,9 +52,9 @@ struct Job {
     size_t node_count = 0;
     uint16_t principal_id = 0; // with the tool, the arguments and the call number: the token's binding
     uint32_t token = ~0u;
-    uint32_t source = ~0u;  // the bridge's capability the token was issued from, if made for this call
+    uint32_t source = ~0u; // the bridge's capability the token was issued from, if made for this call
     bool source_transient = false;
-    uint32_t task = ~0u;   // the bridge's Task capability
+    uint32_t task = ~0u; // the bridge's Task capability
     uint64_t deadline_ns = 0;
     uint64_t kill_at_ns = 0; // told to stop: killed if still running then (0: not told)
     volatile bool cancel = false;
@@ -86,10 +86,10 @@ struct Job {
     mcp::InputRound* round = nullptr;
     // The sink policy's view of the call (sink_gate.h), found out by the bridge at start.
     StepUp step_up;
-    const ToolDef* def = nullptr;   // what a Waiting call will run
-    uint64_t memory_limit = 0;      // its task's (task_limit), tightened by the caller's own
+    const ToolDef* def = nullptr; // what a Waiting call will run
+    uint64_t memory_limit = 0;    // its task's (task_limit), tightened by the caller's own
     uint64_t syscall_limit = 0;
-    uint64_t wait_reported_ns = 0;  // a Waiting call's last progress notification
+    uint64_t wait_reported_ns = 0; // a Waiting call's last progress notification
 };
 
 namespace {
@@ -148,22 +148,28 @@ int64_t tool_task_main(void* arg) {
     job.ok = job.body(doc->root(), w, job.err, ctx);
     if (job.ok && !w.complete()) {
         job.ok = false;
-        job.err = w.error() == ktl::Error::Full ? mcp::ToolError { mcp::ErrorCode::LimitOutputExceeded, "output over the per-call limit (64 KiB, or tool_output_bytes, or the caller's own)" }
-                                                : mcp::ToolError { mcp::ErrorCode::InternalError, "malformed tool output" };
+        job.err =
+            w.error() == ktl::Error::Full
+                ? mcp::
+                      ToolError { mcp::ErrorCode::LimitOutputExceeded,
+                                  "output over the per-call limit (64 KiB, or tool_output_bytes, or the caller's own)" }
+                : mcp::ToolError { mcp::ErrorCode::InternalError, "malformed tool output" };
     }
     job.out_len = w.size();
     // Past its system-call budget the tool saw its calls refused and failed in its own terms;
     // the caller is told the real reason.
     if (sys::budget_spent()) {
         job.ok = false;
-        job.err = { mcp::ErrorCode::LimitSyscallsExceeded, "the tool used up its system-call budget (100,000, or the caller's own)" };
+        job.err = { mcp::ErrorCode::LimitSyscallsExceeded,
+                    "the tool used up its system-call budget (100,000, or the caller's own)" };
     }
     return finish(0);
 }
 
 } // namespace
 
-void Executor::configure(const ExecCaps& caps, uint64_t wall_limit_ns, size_t output_limit, void (*wake)(), size_t slots) {
+void Executor::configure(const ExecCaps& caps, uint64_t wall_limit_ns, size_t output_limit, void (*wake)(),
+                         size_t slots) {
     m_caps = caps;
     m_wake = wake;
     // Overrides only tighten.
@@ -190,7 +196,8 @@ uint64_t ToolContext::provenance() const { return job->call.provenance_id; }
 void ToolContext::progress(uint64_t done, uint64_t total, const char* message) const {
     // One report in flight: wait (bounded) until the bridge has sent the previous one, so a
     // client sees every step in order instead of the latest only.
-    for (int i = 0; i < 200 && __atomic_load_n(&job->progress_sent, __ATOMIC_ACQUIRE) != job->progress_seq && !should_stop(); ++i)
+    for (int i = 0;
+         i < 200 && __atomic_load_n(&job->progress_sent, __ATOMIC_ACQUIRE) != job->progress_seq && !should_stop(); ++i)
         sys::sleep_ns(1'000'000);
     size_t i = 0;
     for (; message && message[i] && i + 1 < sizeof job->message; ++i)
@@ -211,7 +218,8 @@ bool ToolContext::log(mcp::LogLevel level, const char* text) const {
     }
     Job::LogSlot& slot = job->logs[job->log_head % Job::kLogSlots];
     // Cut between characters: the record stays valid UTF-8.
-    ktl::utf8_copy(slot.text, sizeof slot.text, text ? std::string_view(text, __builtin_strnlen(text, sizeof slot.text)) : "");
+    ktl::utf8_copy(slot.text, sizeof slot.text,
+                   text ? std::string_view(text, __builtin_strnlen(text, sizeof slot.text)) : "");
     slot.level = level;
     __atomic_store_n(&job->log_head, job->log_head + 1, __ATOMIC_RELEASE);
     if (job->wake)
@@ -261,8 +269,9 @@ bool ToolContext::ask_round(std::string_view key, std::string_view method, const
 mcp::ClientExchange* ToolContext::exchange(std::string_view method, mcp::ToolError& err) const {
     if (!can_ask(method)) {
         err = { mcp::ErrorCode::ValidationFailed,
-                mcp::capability_for(method) == 0 ? "not a request this server sends to clients"
-                                                 : "the client did not declare the capability this needs (sampling or elicitation)",
+                mcp::capability_for(method) == 0
+                    ? "not a request this server sends to clients"
+                    : "the client did not declare the capability this needs (sampling or elicitation)",
                 "client_capability_missing" };
         return nullptr;
     }
@@ -277,9 +286,10 @@ mcp::ClientExchange* ToolContext::exchange(std::string_view method, mcp::ToolErr
             sys::sleep_ns(1'000'000);
     }
     if (!ex)
-        err = job->exchange_refused ? mcp::ToolError { mcp::ErrorCode::InternalError, "no memory for a request to the client" }
-              : cancelled()         ? mcp::ToolError { mcp::ErrorCode::InternalError, "cancelled by the client" }
-                                    : mcp::ToolError { mcp::ErrorCode::LimitTimeExceeded, "stopped at the wall-time limit" };
+        err = job->exchange_refused
+                  ? mcp::ToolError { mcp::ErrorCode::InternalError, "no memory for a request to the client" }
+              : cancelled() ? mcp::ToolError { mcp::ErrorCode::InternalError, "cancelled by the client" }
+                            : mcp::ToolError { mcp::ErrorCode::LimitTimeExceeded, "stopped at the wall-time limit" };
     return ex;
 }
 
@@ -301,8 +311,9 @@ bool ToolContext::await(mcp::ClientExchange& ex, std::string_view method, const 
     while (ex.state() != mcp::ClientExchange::State::Answered) {
         bool stop = should_stop() || clock::monotonic_ns() >= until;
         if (stop && ex.withdraw()) {
-            err = cancelled() ? mcp::ToolError { mcp::ErrorCode::InternalError, "cancelled by the client" }
-                              : mcp::ToolError { mcp::ErrorCode::LimitTimeExceeded, "no answer from the client in time" };
+            err = cancelled()
+                      ? mcp::ToolError { mcp::ErrorCode::InternalError, "cancelled by the client" }
+                      : mcp::ToolError { mcp::ErrorCode::LimitTimeExceeded, "no answer from the client in time" };
             return false;
         }
         sys::sleep_ns(stop ? 100'000 : 2'000'000);
@@ -403,8 +414,7 @@ ktl::Result<uint32_t> inert_event(ExecCaps& caps) {
 // The capability (in the bridge's table) that this call's token is issued for. For a
 // collection tool that is a fresh capability to the named collection only, which the bridge
 // deletes again once the token exists (*transient). NotFound when the collection is absent.
-ktl::Result<uint32_t> token_source(ExecCaps& caps, const ToolDef& def, const json::Value& arguments,
-                                   bool* transient) {
+ktl::Result<uint32_t> token_source(ExecCaps& caps, const ToolDef& def, const json::Value& arguments, bool* transient) {
     *transient = false;
     switch (def.grant) {
     case Grant::Introspection: return caps.introspection;
@@ -417,8 +427,8 @@ ktl::Result<uint32_t> token_source(ExecCaps& caps, const ToolDef& def, const jso
     auto name = arguments.find("collection").plain_string();
     if (!name || name->empty() || name->size() > vector::kMaxNameLength)
         return ktl::Error::InvalidArgs;
-    int64_t slot = sys::call(sys::Number::store_open, caps.store, reinterpret_cast<uint64_t>(name->data()), name->size(),
-                             def.rights | kcap::kGrant);
+    int64_t slot = sys::call(sys::Number::store_open, caps.store, reinterpret_cast<uint64_t>(name->data()),
+                             name->size(), def.rights | kcap::kGrant);
     if (slot < 0)
         return static_cast<ktl::Error>(-slot);
     *transient = true;
@@ -493,7 +503,8 @@ bool Executor::start(const mcp::Tool& tool, const json::Value& arguments, const 
             return false;
         }
         if (!facts) {
-            err = { mcp::ErrorCode::InternalError, "the collection could not be checked; try again", "target_unreadable" };
+            err = { mcp::ErrorCode::InternalError, "the collection could not be checked; try again",
+                    "target_unreadable" };
             return false;
         }
         step.facts = *facts;
@@ -523,8 +534,8 @@ bool Executor::start_approved(const mcp::Tool& tool, uint64_t id, const mcp::Pen
     char effect[32];
     size_t len = 0;
     StepUp step;
-    bool ok = id <= 0xffffffffull &&
-              approve(static_cast<uint32_t>(id), call, m_caps.store, effect, text, mcp::Proposal::kMaxArgs, len, step, err);
+    bool ok = id <= 0xffffffffull && approve(static_cast<uint32_t>(id), call, m_caps.store, effect, text,
+                                             mcp::Proposal::kMaxArgs, len, step, err);
     if (!ok && id > 0xffffffffull)
         err = { mcp::ErrorCode::NotFound, "no proposal with that id", "unknown_proposal" };
     const bool approved = ok;
@@ -539,7 +550,8 @@ bool Executor::start_approved(const mcp::Tool& tool, uint64_t id, const mcp::Pen
         const size_t need = json::value_bound(args) + 1;
         auto nodes_mem = kheap::alloc(need * sizeof(json::Node));
         nodes = nodes_mem ? static_cast<json::Node*>(*nodes_mem) : nullptr;
-        auto doc = nodes ? json::Document::parse(args, { nodes, need }) : ktl::Result<json::Document>(ktl::Error::NoMemory);
+        auto doc = nodes ? json::Document::parse(args, { nodes, need })
+                         : ktl::Result<json::Document>(ktl::Error::NoMemory);
         if (!doc) {
             err = { mcp::ErrorCode::InternalError, "the proposal's arguments could not be read" };
             ok = false;
@@ -638,8 +650,8 @@ bool Executor::launch(const mcp::Tool& tool, const ToolDef& def, const json::Val
         if (mem)
             job->round = new (*mem) mcp::InputRound;
         if (!job->round || !job->round->load(call.answers, call.carried)) {
-            err = job->round ? mcp::ToolError { mcp::ErrorCode::ValidationFailed, "the input responses have too many values",
-                                                "input_too_large" }
+            err = job->round ? mcp::ToolError { mcp::ErrorCode::ValidationFailed,
+                                                "the input responses have too many values", "input_too_large" }
                              : mcp::ToolError { mcp::ErrorCode::InternalError, "no memory for the call's input round" };
             release_call(*job);
             drop_source();
@@ -683,7 +695,8 @@ bool Executor::launch(const mcp::Tool& tool, const ToolDef& def, const json::Val
 // (the job is left for the caller to release).
 bool Executor::spawn(Job& job, uint32_t source, bool transient, mcp::ToolError& err) {
     const std::string_view text(job.args, job.args_len);
-    const uint64_t binding = call_binding(job.principal_id, job.call.tool, text, job.call.token_id, job.call.provenance_id);
+    const uint64_t binding = call_binding(job.principal_id, job.call.tool, text, job.call.token_id,
+                                          job.call.provenance_id);
     char name[24] = "tool:";
     for (size_t i = 5, k = 0; i + 1 < sizeof name && job.call.tool[k]; ++i, ++k)
         name[i] = job.call.tool[k];
@@ -717,7 +730,8 @@ bool Executor::spawn(Job& job, uint32_t source, bool transient, mcp::ToolError& 
 
 void Executor::cancel(std::string_view raw_id, bool id_is_string, uint32_t origin) {
     for (auto& j : std::span<Job>(m_jobs, m_slots))
-        if ((j.state == Job::State::Running || j.state == Job::State::Waiting) && j.call.matches(raw_id, id_is_string, origin)) {
+        if ((j.state == Job::State::Running || j.state == Job::State::Waiting) &&
+            j.call.matches(raw_id, id_is_string, origin)) {
             j.cancel = true;
             if (j.kill_at_ns == 0)
                 j.kill_at_ns = clock::monotonic_ns() + kStopGraceNs;
@@ -821,7 +835,9 @@ void Executor::poll(mcp::Server& server, std::span<char> out, Send send_to, void
                 if (first || (now - j.wait_reported_ns >= kRecoveryProgressNs && store.replayed > j.done)) {
                     j.wait_reported_ns = now;
                     j.done = store.replayed;
-                    send(j, server.progress(j.call, store.replayed, 0, "waiting for the store: logged changes replayed so far", out),
+                    send(j,
+                         server.progress(j.call, store.replayed, 0,
+                                         "waiting for the store: logged changes replayed so far", out),
                          false);
                 }
                 continue;
@@ -855,7 +871,8 @@ void Executor::poll(mcp::Server& server, std::span<char> out, Send send_to, void
             if (!j.answered)
                 send(j,
                      server.finish_call(j.call, false, {},
-                                        { mcp::ErrorCode::InternalError, "the tool task faulted and was ended", "tool_fault" },
+                                        { mcp::ErrorCode::InternalError, "the tool task faulted and was ended",
+                                          "tool_fault" },
                                         j.cancel, out),
                      true);
             j.state = Job::State::Free;
@@ -875,9 +892,11 @@ void Executor::poll(mcp::Server& server, std::span<char> out, Send send_to, void
                 send(j, server.input_required(j.call, round->requests(), round->used(), round->used_fits(), out), true);
             } else if (!j.answered) {
                 bool stopped_late = j.ok && now >= j.deadline_ns;
-                mcp::ToolError err = stopped_late ? mcp::ToolError { mcp::ErrorCode::LimitTimeExceeded, "the tool ran past its wall-time limit" }
+                mcp::ToolError err = stopped_late ? mcp::ToolError { mcp::ErrorCode::LimitTimeExceeded,
+                                                                     "the tool ran past its wall-time limit" }
                                                   : j.err;
-                send(j, server.finish_call(j.call, j.ok && !stopped_late, { j.out, j.out_len }, err, j.cancel, out), true);
+                send(j, server.finish_call(j.call, j.ok && !stopped_late, { j.out, j.out_len }, err, j.cancel, out),
+                     true);
             }
             if (round)
                 kheap::free(round);
@@ -905,7 +924,8 @@ void Executor::poll(mcp::Server& server, std::span<char> out, Send send_to, void
             j.cancel = true;
             j.kill_at_ns = now + kStopGraceNs;
             send(j,
-                 server.finish_call(j.call, false, {}, { mcp::ErrorCode::LimitTimeExceeded, "the tool ran past its wall-time limit" },
+                 server.finish_call(j.call, false, {},
+                                    { mcp::ErrorCode::LimitTimeExceeded, "the tool ran past its wall-time limit" },
                                     false, out),
                  true);
             continue;

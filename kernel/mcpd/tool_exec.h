@@ -7,8 +7,8 @@
 // (fail-closed). What that capability is comes from the tool's ToolDef (tools/tool_def.h): its
 // Grant and rights, found through the descriptor the server matched. Introspection (read) for
 // the kernel tools, the vector store with one right for collection_create/list/drop, and for the
-// other vector tools the one collection the call names, with read or write only. Calls run concurrently with the line: the bridge keeps reading
-// requests, forwards progress, passes on cancellation and answers each call when it ends.
+// other vector tools the one collection the call names, with read or write only. Calls run concurrently with the line:
+// the bridge keeps reading requests, forwards progress, passes on cancellation and answers each call when it ends.
 #include <cstdint>
 
 #include <json/json.h>
@@ -22,12 +22,12 @@
 namespace mcpd {
 
 constexpr uint64_t kDefaultWallLimitNs = 10'000'000'000ull;
-constexpr size_t kToolOutputLimit = 65536;       // contracts: output limit per call
+constexpr size_t kToolOutputLimit = 65536; // contracts: output limit per call
 // Per-call memory (contracts "Per-call limits"): the tool task's own kernel heap, scratch of the
 // vector tools included (the arguments' buffers belong to the bridge).
-constexpr uint64_t kToolHeapLimit = 8u << 20;    // each tool task's kernel heap (task_limit)
-constexpr uint64_t kToolSyscallLimit = 100000;   // each tool task's system calls (task_limit)
-constexpr size_t kMaxCalls = 10; // tool tasks at once: the contracts' default in-flight cap per principal
+constexpr uint64_t kToolHeapLimit = 8u << 20;  // each tool task's kernel heap (task_limit)
+constexpr uint64_t kToolSyscallLimit = 100000; // each tool task's system calls (task_limit)
+constexpr size_t kMaxCalls = 10;               // tool tasks at once: the contracts' default in-flight cap per principal
 // A human's time to confirm a destructive call (sink_gate.h), on top of the call's limit: within
 // the longest a token may live (60 s, token_issue).
 constexpr uint64_t kConfirmNs = 45'000'000'000ull;
@@ -87,8 +87,8 @@ struct ToolContext {
     // not fit, the answer was over 16 KiB or too complex to parse, or the wait ended without one.
     // A JSON-RPC error from the client is an answer (is_error): the tool decides what it means.
     template <typename Write>
-    bool request(std::string_view key, std::string_view method, Write&& write, ClientAnswer& answer, mcp::ToolError& err,
-                 uint64_t timeout_ns = 0) const {
+    bool request(std::string_view key, std::string_view method, Write&& write, ClientAnswer& answer,
+                 mcp::ToolError& err, uint64_t timeout_ns = 0) const {
         if (in_rounds()) {
             std::span<char> params;
             if (from_round(key, method, answer, err, params))
@@ -116,7 +116,8 @@ private:
     // cannot be made, else params is where its params go (ask_round then).
     bool from_round(std::string_view key, std::string_view method, ClientAnswer& answer, mcp::ToolError& err,
                     std::span<char>& params) const;
-    bool ask_round(std::string_view key, std::string_view method, const json::Writer& params, mcp::ToolError& err) const;
+    bool ask_round(std::string_view key, std::string_view method, const json::Writer& params,
+                   mcp::ToolError& err) const;
     mcp::ClientExchange* exchange(std::string_view method, mcp::ToolError& err) const;
     bool await(mcp::ClientExchange& ex, std::string_view method, const json::Writer& params, ClientAnswer& answer,
                mcp::ToolError& err, uint64_t timeout_ns) const;
@@ -159,7 +160,6 @@ private:
     Job* m_jobs = nullptr; // m_slots of them, from the kernel heap at configure()
     size_t m_slots = 0;
     uint64_t m_requests = 0; // requests sent to clients: their ids are "srv-<n>"
-
 };
 
 

@@ -12,7 +12,9 @@ namespace {
 
 class PmmPages final : public mm::PageSource {
 public:
-    ktl::Result<uint64_t> alloc_pages(unsigned order, uint16_t owner) override { return pmm::alloc_pages(order, owner); }
+    ktl::Result<uint64_t> alloc_pages(unsigned order, uint16_t owner) override {
+        return pmm::alloc_pages(order, owner);
+    }
     void free_pages(uint64_t addr, unsigned order) override { pmm::free_pages(addr, order); }
 };
 

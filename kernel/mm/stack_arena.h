@@ -8,7 +8,7 @@
 
 namespace stack_arena {
 
-constexpr uint64_t kSlotSize = 32 * 1024;   // guard page + 28 KiB of stack
+constexpr uint64_t kSlotSize = 32 * 1024; // guard page + 28 KiB of stack
 constexpr uint64_t kGuardSize = 4096;
 
 // [base, base + size) must be mapped as mmu::Kind::RamPages.

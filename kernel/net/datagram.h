@@ -51,9 +51,9 @@ public:
 
     struct Stats {
         uint64_t rx = 0, tx = 0;
-        uint64_t rx_dropped = 0;  // the receive ring was full
-        uint64_t tx_refused = 0;  // the transmit ring was full
-        uint64_t tx_errors = 0;   // lwIP could not send (no route, no memory)
+        uint64_t rx_dropped = 0; // the receive ring was full
+        uint64_t tx_refused = 0; // the transmit ring was full
+        uint64_t tx_errors = 0;  // lwIP could not send (no route, no memory)
     };
     Stats stats() const;
 

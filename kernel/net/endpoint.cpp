@@ -50,8 +50,8 @@ struct Ring {
 struct Endpoint::Stream {
     Endpoint* owner = nullptr;
     uint32_t slot = 0;
-    tcp_pcb* pcb = nullptr;   // net task only; nullptr once lwIP let go of the connection
-    uint32_t consumed = 0;    // read by the task, not yet reopened in TCP's window (shared)
+    tcp_pcb* pcb = nullptr; // net task only; nullptr once lwIP let go of the connection
+    uint32_t consumed = 0;  // read by the task, not yet reopened in TCP's window (shared)
     Ring rx, tx;
     bool fresh = true;        // not yet reported to the task
     bool peer_closed = false; // FIN received (and queued after the buffered bytes)

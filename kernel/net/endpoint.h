@@ -59,8 +59,8 @@ public:
     uint16_t port() const { return m_port; }
 
     // --- net task side ---
-    bool listen();         // binds and listens on the configured port (logged)
-    void pump();           // moves bytes both ways and carries out closes
+    bool listen(); // binds and listens on the configured port (logged)
+    void pump();   // moves bytes both ways and carries out closes
     void set_net_wake(void (*wake)()) { m_net_wake = wake; }
     struct Stream;
     void mark(Stream& s); // a change for the task: flag it and signal its event
@@ -68,9 +68,10 @@ public:
 
     // --- system call side (IRQs masked) ---
     uint32_t poll(StreamEvent* out, uint32_t max); // marked connections, marks cleared
-    int64_t recv(uint32_t handle, void* buf, uint32_t cap);        // bytes copied; 0: none now; -NotFound: closed by peer and drained
-    int64_t send(uint32_t handle, const void* buf, uint32_t len);  // bytes taken (may be fewer than len)
-    int64_t close(uint32_t handle, bool abort);                    // the task is done with the connection
+    int64_t recv(uint32_t handle, void* buf,
+                 uint32_t cap); // bytes copied; 0: none now; -NotFound: closed by peer and drained
+    int64_t send(uint32_t handle, const void* buf, uint32_t len); // bytes taken (may be fewer than len)
+    int64_t close(uint32_t handle, bool abort);                   // the task is done with the connection
 
     struct Stats {
         uint64_t accepted = 0, refused = 0, open = 0, bytes_in = 0, bytes_out = 0;

@@ -38,9 +38,7 @@ constexpr uint32_t kProbeTries = 3;
 Args g_args;
 ipc::Event g_wake(true);
 
-int64_t wait_for_device(uint32_t wake, uint64_t timeout_ns) {
-    return sys::event_wait(wake, timeout_ns);
-}
+int64_t wait_for_device(uint32_t wake, uint64_t timeout_ns) { return sys::event_wait(wake, timeout_ns); }
 
 void on_probe_frame(void* ctx, const uint8_t* frame, size_t len) {
     arp_probe_match(*static_cast<ArpProbe*>(ctx), frame, len);

@@ -52,14 +52,16 @@ void sntp_start() {
             host = arg.substr(0, colon);
             uint32_t port = 0;
             if (!ktl::parse_decimal(arg.substr(colon + 1), port) || port == 0 || port > 65535) {
-                KLOG_ERROR("sntp: ntp=%.*s: the port must be 1..65535; no SNTP", static_cast<int>(arg.size()), arg.data());
+                KLOG_ERROR("sntp: ntp=%.*s: the port must be 1..65535; no SNTP", static_cast<int>(arg.size()),
+                           arg.data());
                 return;
             }
             g_port = static_cast<uint16_t>(port);
         }
         auto address = netcfg::parse_ipv4(host);
         if (!address) {
-            KLOG_ERROR("sntp: ntp=%.*s is not A.B.C.D[:PORT] or off; no SNTP", static_cast<int>(arg.size()), arg.data());
+            KLOG_ERROR("sntp: ntp=%.*s is not A.B.C.D[:PORT] or off; no SNTP", static_cast<int>(arg.size()),
+                       arg.data());
             return;
         }
         ip_addr_t server;

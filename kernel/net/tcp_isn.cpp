@@ -18,7 +18,8 @@ bool g_have_secret = false;
 
 } // namespace
 
-extern "C" uint32_t basalt_tcp_isn(const void* local_ip, uint16_t local_port, const void* remote_ip, uint16_t remote_port) {
+extern "C" uint32_t basalt_tcp_isn(const void* local_ip, uint16_t local_port, const void* remote_ip,
+                                   uint16_t remote_port) {
     if (!g_have_secret) { // the net task is lwIP's only caller: no race
         rng::fill(g_secret, sizeof g_secret);
         g_have_secret = true;

@@ -304,7 +304,8 @@ void start() {
     set_current_task_name(first->name);
     // SP_EL1 from now on: every exception builds its frame at the top of the exception stack
     // (boot/kernel.ld.in: guarded, and checked by the vectors).
-    auto* frame = reinterpret_cast<arch::TrapFrame*>(reinterpret_cast<uintptr_t>(__exception_stack_top) - sizeof(arch::TrapFrame));
+    auto* frame = reinterpret_cast<arch::TrapFrame*>(reinterpret_cast<uintptr_t>(__exception_stack_top) -
+                                                     sizeof(arch::TrapFrame));
     *frame = first->frame;
     exception_restore(frame);
 }
@@ -456,15 +457,12 @@ ktl::Result<bool> kill(Task* t, const char* reason) {
     if (t == g_current || t->detached)
         return ktl::Error::InvalidArgs; // a task ends itself with exit; the idle task never ends
     switch (t->state) {
-    case TaskState::Dead:
-        return true;
+    case TaskState::Dead: return true;
     case TaskState::Ready:
         remove_ready(t);
         end_task(t, -1, reason);
         return true;
-    case TaskState::Sleeping:
-        end_task(t, -1, reason);
-        return true;
+    case TaskState::Sleeping: end_task(t, -1, reason); return true;
     default: // Blocked
         t->kill_pending = true;
         t->kill_reason = reason;
@@ -523,4 +521,3 @@ Stats stats() {
 }
 
 } // namespace sched
-

@@ -9,7 +9,7 @@
 namespace sched {
 
 constexpr uint32_t kMaxTasks = 64;
-constexpr uint8_t kPriorities = 32;   // 0 = idle ... 31 = most urgent
+constexpr uint8_t kPriorities = 32; // 0 = idle ... 31 = most urgent
 constexpr uint8_t kDefaultPriority = 16;
 constexpr uint32_t kNameMax = 23;
 
@@ -19,19 +19,19 @@ const char* state_name(TaskState state);
 struct WaitQueue;
 
 struct Task {
-    uint32_t id = 0;           // 1..kMaxTasks, stable for the task's life (also its heap owner tag)
-    uint32_t generation = 0;   // bumped when the slot is reused
+    uint32_t id = 0;         // 1..kMaxTasks, stable for the task's life (also its heap owner tag)
+    uint32_t generation = 0; // bumped when the slot is reused
     char name[kNameMax + 1] = {};
     TaskState state = TaskState::Free;
     uint8_t priority = kDefaultPriority;
     bool detached = false;
-    bool reap_on_end = false;  // detach(): released when it ends, nobody joins it
-    arch::TrapFrame frame;     // saved context while not running
+    bool reap_on_end = false; // detach(): released when it ends, nobody joins it
+    arch::TrapFrame frame;    // saved context while not running
     uint64_t stack_top = 0;
     uint64_t stack_bottom = 0;
     uint64_t cpu_ns = 0;
     uint64_t switched_in_ns = 0;
-    uint64_t wake_at_ns = 0;   // sleep or timed-wait deadline, 0 = none
+    uint64_t wake_at_ns = 0; // sleep or timed-wait deadline, 0 = none
     uint64_t switches = 0;
     int64_t exit_code = 0;
     const char* exit_reason = "";

@@ -40,8 +40,9 @@ uint64_t records_per_chunk(uint32_t rec) {
 
 // Where the checkpoint after the one `sb` names goes (never over that one: see storage/layout.h).
 storage::Extent next_area(const storage::Superblock& sb, uint64_t disk_sectors) {
-    const storage::Extent live = sb.checkpoint_first == 0 ? storage::Extent {}
-                                                          : storage::Extent { sb.checkpoint_first, round_up(sb.checkpoint_bytes) / kSector };
+    const storage::Extent live = sb.checkpoint_first == 0
+                                     ? storage::Extent {}
+                                     : storage::Extent { sb.checkpoint_first, round_up(sb.checkpoint_bytes) / kSector };
     return storage::next_checkpoint_area(sb.log_first + sb.log_count, disk_sectors, live);
 }
 
@@ -113,8 +114,9 @@ CheckpointResult Checkpointer::take(storage::Superblock& sb, storage::Wal& wal, 
             break;
         }
         const int64_t size = sys::vec_export(static_cast<uint64_t>(slot), nullptr, 0, 0);
-        if (size <= 0 || !storage::add_piece(h, storage::PieceKind::Collection, name, static_cast<uint64_t>(size), 0,
-                                             rows[i].max_elements, 0, kSector) ||
+        if (size <= 0 ||
+            !storage::add_piece(h, storage::PieceKind::Collection, name, static_cast<uint64_t>(size), 0,
+                                rows[i].max_elements, 0, kSector) ||
             h.bytes > room) {
             fail(size <= 0 ? -static_cast<int>(ktl::Error::IoError) : 1);
             sys::cap_delete(static_cast<uint64_t>(slot));
@@ -242,7 +244,8 @@ ktl::Result<Checkpointer::Loaded> Checkpointer::load(const storage::Superblock& 
     if (first >= m_disk.sectors() || sb.checkpoint_bytes / kSector > m_disk.sectors() - first)
         return ktl::Error::Truncated;
     TRY_VOID(m_disk.read(first, { g_header, sizeof g_header }));
-    storage::CheckpointHeader h = TRY(storage::decode_checkpoint_header({ g_header, sizeof g_header }, sb.checkpoint_crc, kSector));
+    storage::CheckpointHeader h = TRY(
+        storage::decode_checkpoint_header({ g_header, sizeof g_header }, sb.checkpoint_crc, kSector));
     if (h.epoch != sb.epoch || h.bytes != sb.checkpoint_bytes)
         return ktl::Error::Corrupt;
     out.bytes = h.bytes;

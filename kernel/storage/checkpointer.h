@@ -26,10 +26,10 @@ namespace storaged {
 uint64_t log_sectors_for(uint64_t sectors);
 
 struct CheckpointResult {
-    int status;        // 0 written, 1 no room for it (the log stays), < 0 -error
-    uint64_t bytes;    // how large it was
+    int status;     // 0 written, 1 no room for it (the log stays), < 0 -error
+    uint64_t bytes; // how large it was
     uint32_t pieces;
-    uint64_t ms;       // how long writes were held back
+    uint64_t ms; // how long writes were held back
 };
 
 class Checkpointer {

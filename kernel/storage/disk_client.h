@@ -32,8 +32,7 @@ public:
                 uint64_t want = kWindow / abi::kDiskSector;
                 if (want > m_sectors - sector)
                     want = m_sectors - sector;
-                int64_t r = sys::disk_read(m_cap, sector, m_window,
-                                           want * abi::kDiskSector, kIoTimeoutNs);
+                int64_t r = sys::disk_read(m_cap, sector, m_window, want * abi::kDiskSector, kIoTimeoutNs);
                 if (r < 0)
                     return ktl::Error::IoError;
                 m_window_first = sector;
@@ -53,10 +52,10 @@ public:
             size_t n = data.size() - done;
             if (n > kWindow)
                 n = kWindow;
-            int64_t r = sys::disk_write(m_cap, lba + done / abi::kDiskSector,
-                                        data.data() + done, n, kIoTimeoutNs);
+            int64_t r = sys::disk_write(m_cap, lba + done / abi::kDiskSector, data.data() + done, n, kIoTimeoutNs);
             if (r < 0)
-                return r == -static_cast<int64_t>(ktl::Error::OutOfRange) ? ktl::Error::OutOfRange : ktl::Error::IoError;
+                return r == -static_cast<int64_t>(ktl::Error::OutOfRange) ? ktl::Error::OutOfRange
+                                                                          : ktl::Error::IoError;
             done += n;
         }
         return {};

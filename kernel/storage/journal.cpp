@@ -37,14 +37,14 @@ uint64_t g_inflight_ticket = 0;    // the commit being written (0: none)
 uint64_t g_inflight_records = 0;
 uint64_t g_inflight_bytes = 0;
 uint64_t g_staged_records = 0;
-uint64_t g_staged_audit = 0;       // of which audit records
-sched::WaitQueue g_taker;        // the storage task, waiting for something to write
+uint64_t g_staged_audit = 0;      // of which audit records
+sched::WaitQueue g_taker;         // the storage task, waiting for something to write
 sched::WaitQueue g_ready_waiters; // tasks waiting for recovery to end
 Ack g_acks[kMaxAcks];
 void (*g_space_waker)() = nullptr;
 const void* g_audit_region = nullptr;
-bool g_audit_ready = false;        // the trail's records are back: the bridges may serve
-uint64_t g_audit_total = 0;        // records appended to the audit trail's region this boot
+bool g_audit_ready = false; // the trail's records are back: the bridges may serve
+uint64_t g_audit_total = 0; // records appended to the audit trail's region this boot
 // Checkpoints: the barrier holds writes back while one is taken; the hold keeps the trail's new
 // records for the new log; tickets of acks waiting for a checkpoint carry kCheckpointTicket.
 constexpr uint64_t kCheckpointTicket = 1ull << 63;
@@ -69,7 +69,8 @@ void request_checkpoint_locked();
 // margin: whether the record may use the reserve kept for drops (which free room: after one, a
 // checkpoint can empty the log again).
 bool log_room(uint64_t extra, bool margin = false) {
-    const uint64_t committed = g_staged_log_bytes + g_inflight_log_bytes + extra + (margin ? kLogMargin / 2 : kLogMargin);
+    const uint64_t committed = g_staged_log_bytes + g_inflight_log_bytes + extra +
+                               (margin ? kLogMargin / 2 : kLogMargin);
     return g_stats.log_free >= committed;
 }
 
@@ -403,8 +404,7 @@ uint64_t take_import_ticket() {
 int64_t checkpoint_step(CheckpointStep step, int64_t status, uint64_t log_free) {
     arch::IrqGuard guard;
     switch (step) {
-    case CheckpointStep::Query:
-        return g_checkpoint_requested ? 1 : 0;
+    case CheckpointStep::Query: return g_checkpoint_requested ? 1 : 0;
     case CheckpointStep::Begin:
         if (g_state != State::Ready)
             return -static_cast<int64_t>(ktl::Error::IoError);
@@ -414,9 +414,7 @@ int64_t checkpoint_step(CheckpointStep step, int64_t status, uint64_t log_free) 
     case CheckpointStep::Quiesced:
         // Every logged write that got room has staged and been written: memory equals the log.
         return g_reserved == 0 && g_staged_records == g_staged_audit && g_inflight_ticket == 0 ? 1 : 0;
-    case CheckpointStep::Cut:
-        ++g_checkpoints_cut;
-        return static_cast<int64_t>(g_checkpoints_cut);
+    case CheckpointStep::Cut: ++g_checkpoints_cut; return static_cast<int64_t>(g_checkpoints_cut);
     case CheckpointStep::Hold: {
         // From here the trail's new records wait for the new log. Those staged now are in the
         // region the checkpoint copies, but they stay staged (their waiters with them) until Done

@@ -30,9 +30,9 @@ enum class State : uint8_t { Off, Recovering, Ready, Failed };
 constexpr uint8_t kRecoveryPriority = 12;
 
 constexpr size_t kStagingBytes = 512 * 1024;
-constexpr size_t kMaxRecord = 256 * 1024;  // one record at most (a vector tool's chunk is 16 KiB)
-constexpr size_t kStagedHeader = 8;        // u16 type, u16 0, u32 length; payload padded to 8
-constexpr uint32_t kMaxAcks = 320;         // the vector service's 256 requests, creates and drops
+constexpr size_t kMaxRecord = 256 * 1024; // one record at most (a vector tool's chunk is 16 KiB)
+constexpr size_t kStagedHeader = 8;       // u16 type, u16 0, u32 length; payload padded to 8
+constexpr uint32_t kMaxAcks = 320;        // the vector service's 256 requests, creates and drops
 
 // Boot: no disk (`why` says so), or a disk the storage task `owner` is about to recover. The
 // owner recovers the audit trail at the priority it was created with (below the bridges', so that
@@ -115,19 +115,19 @@ void set_space_waker(void (*wake)());
 
 struct Stats {
     State state;
-    uint64_t commits;        // groups made durable
-    uint64_t records;        // records made durable
-    uint64_t bytes;          // payload bytes made durable
-    uint64_t waiters_max;    // most callers answered by one group
-    uint64_t refused_full;   // reservations refused: the log was full
-    uint64_t log_free;       // bytes the log had left at the last commit
-    uint64_t last_commit_ns; // how long the last group took (write and flush)
+    uint64_t commits;         // groups made durable
+    uint64_t records;         // records made durable
+    uint64_t bytes;           // payload bytes made durable
+    uint64_t waiters_max;     // most callers answered by one group
+    uint64_t refused_full;    // reservations refused: the log was full
+    uint64_t log_free;        // bytes the log had left at the last commit
+    uint64_t last_commit_ns;  // how long the last group took (write and flush)
     uint64_t commit_ns_total; // all groups' (their mean: commit_ns_total / commits)
     uint32_t staged_bytes;
     uint32_t pending_acks;
-    uint64_t checkpoints;    // checkpoints written this boot
-    uint64_t audit_staged;   // audit records sent to the disk
-    uint64_t audit_lost;     // audit records the disk could not take (full, failed)
+    uint64_t checkpoints;  // checkpoints written this boot
+    uint64_t audit_staged; // audit records sent to the disk
+    uint64_t audit_lost;   // audit records the disk could not take (full, failed)
 };
 Stats stats();
 void note_commit_time(uint64_t ns);

@@ -47,8 +47,8 @@ public:
             }
             break;
         case storage::RecordType::Create: {
-            abi::CreateParams p { d->create.dim, d->create.metric, d->create.m, d->create.ef_construction,
-                                     d->create.max_elements, d->create.max_ef, d->create.flags };
+            abi::CreateParams p { d->create.dim,          d->create.metric, d->create.m,    d->create.ef_construction,
+                                  d->create.max_elements, d->create.max_ef, d->create.flags };
             r = sys::store_create(m_store, d->name.data(), d->name.size(), &p);
             break;
         }
@@ -75,8 +75,7 @@ public:
         case storage::RecordType::Delete: {
             int64_t slot = open(d->name);
             r = slot < 0 ? slot
-                         : sys::vec_delete(static_cast<uint64_t>(slot), ptr(d->delete_ids), d->delete_count,
-                                           m_missing);
+                         : sys::vec_delete(static_cast<uint64_t>(slot), ptr(d->delete_ids), d->delete_count, m_missing);
             // Only ids the call really deleted were logged: every one must be there to delete again.
             if (r >= 0 && static_cast<uint64_t>(r) != d->delete_count)
                 r = -static_cast<int64_t>(ktl::Error::NotFound);
@@ -150,7 +149,8 @@ private:
 
     void failed(uint64_t seq, const char* what, ktl::Error e) {
         if (m_errors++ < 8)
-            KLOG_ERROR("storage: log record %llu: %s (%s)", static_cast<unsigned long long>(seq), what, ktl::error_name(e));
+            KLOG_ERROR("storage: log record %llu: %s (%s)", static_cast<unsigned long long>(seq), what,
+                       ktl::error_name(e));
     }
 
     static constexpr size_t kOpen = 8;
@@ -173,7 +173,15 @@ alignas(64) std::byte g_group[journal::kStagingBytes];
 DiskClient* g_client = nullptr;
 
 enum Reason : uint64_t {
-    kForeign = 1, kDamaged = 2, kUnreadable = 3, kReplay = 4, kReadOnly = 5, kTooSmall = 6, kTruncated = 7, kCheckpoint = 8, kNewerLog = 9,
+    kForeign = 1,
+    kDamaged = 2,
+    kUnreadable = 3,
+    kReplay = 4,
+    kReadOnly = 5,
+    kTooSmall = 6,
+    kTruncated = 7,
+    kCheckpoint = 8,
+    kNewerLog = 9,
 };
 
 int64_t give_up(uint32_t disk, Reason why) {
@@ -241,8 +249,8 @@ int64_t task_main(void* arg) {
         return give_up(caps.disk, kReadOnly);
     }
     if (info.bytes < kMinDiskBytes) {
-        KLOG_ERROR("storage: the disk has %llu bytes, less than the %llu it needs", static_cast<unsigned long long>(info.bytes),
-                   static_cast<unsigned long long>(kMinDiskBytes));
+        KLOG_ERROR("storage: the disk has %llu bytes, less than the %llu it needs",
+                   static_cast<unsigned long long>(info.bytes), static_cast<unsigned long long>(kMinDiskBytes));
         return give_up(caps.disk, kTooSmall);
     }
     static DiskClient client(caps.disk, info.bytes);
@@ -275,8 +283,9 @@ int64_t task_main(void* arg) {
         rec.formatted = true;
         KLOG_INFO("storage: formatted an empty disk of %llu MiB", static_cast<unsigned long long>(info.bytes >> 20));
     } else if (!sb_read) {
-        KLOG_ERROR("storage: the disk holds no Basalt superblock (%s): collections live in memory only; start fresh with an empty image",
-                   ktl::error_name(sb_read.error()));
+        KLOG_ERROR(
+            "storage: the disk holds no Basalt superblock (%s): collections live in memory only; start fresh with an empty image",
+            ktl::error_name(sb_read.error()));
         return give_up(caps.disk, sb_read.error() == ktl::Error::IoError ? kUnreadable : kForeign);
     } else {
         sb = sb_read->sb;
@@ -286,8 +295,10 @@ int64_t task_main(void* arg) {
                       static_cast<unsigned long long>(sb.generation));
         if (sb.log_first < 2 || sb.log_first > client.sectors() || sb.log_count == 0 ||
             sb.log_count > client.sectors() - sb.log_first) {
-            KLOG_ERROR("storage: the superblock describes a log past the end of this %llu MiB disk (a truncated image?): "
-                       "collections live in memory only", static_cast<unsigned long long>(info.bytes >> 20));
+            KLOG_ERROR(
+                "storage: the superblock describes a log past the end of this %llu MiB disk (a truncated image?): "
+                "collections live in memory only",
+                static_cast<unsigned long long>(info.bytes >> 20));
             return give_up(caps.disk, kTruncated);
         }
         // The copy that was lost may have been the newer one, naming a checkpoint written since.
@@ -355,17 +366,19 @@ int64_t task_main(void* arg) {
     rec.damaged = recovered->damaged;
     rec.torn_tail = recovered->torn_tail;
     storage_info::set_recovered(rec);
-    KLOG_INFO("storage: recovered a checkpoint of %llu KiB (%u collections) and %llu records in %llu commits in %llu ms "
-              "(log %llu MiB, %llu MiB free)%s",
-              static_cast<unsigned long long>(loaded->bytes >> 10), loaded->collections,
-              static_cast<unsigned long long>(rec.records), static_cast<unsigned long long>(rec.commits),
-              static_cast<unsigned long long>(rec.ms), static_cast<unsigned long long>(rec.log_bytes >> 20),
-              static_cast<unsigned long long>((wal.free_sectors() * abi::kDiskSector) >> 20),
-              recovered->torn_tail ? "; a half-written, unacknowledged group at the end was dropped" : "");
+    KLOG_INFO(
+        "storage: recovered a checkpoint of %llu KiB (%u collections) and %llu records in %llu commits in %llu ms "
+        "(log %llu MiB, %llu MiB free)%s",
+        static_cast<unsigned long long>(loaded->bytes >> 10), loaded->collections,
+        static_cast<unsigned long long>(rec.records), static_cast<unsigned long long>(rec.commits),
+        static_cast<unsigned long long>(rec.ms), static_cast<unsigned long long>(rec.log_bytes >> 20),
+        static_cast<unsigned long long>((wal.free_sectors() * abi::kDiskSector) >> 20),
+        recovered->torn_tail ? "; a half-written, unacknowledged group at the end was dropped" : "");
     if (recovered->damaged) {
-        KLOG_ERROR("storage: the log is damaged at record %llu while later ones are intact: nothing after it was replayed; "
-                   "durable collections are read-only",
-                   static_cast<unsigned long long>(recovered->damaged_seq));
+        KLOG_ERROR(
+            "storage: the log is damaged at record %llu while later ones are intact: nothing after it was replayed; "
+            "durable collections are read-only",
+            static_cast<unsigned long long>(recovered->damaged_seq));
         return give_up(caps.disk, kDamaged);
     }
     if (replay.errors() > 0) {
@@ -398,8 +411,8 @@ int64_t task_main(void* arg) {
     for (;;) {
         if (!serve_once(wal, 0))
             return 0; // the journal has failed: nothing more to write
-        const bool asked =
-            sys::journal_checkpoint(caps.disk, static_cast<uint64_t>(abi::CheckpointStep::Query), 0, 0) == 1;
+        const bool asked = sys::journal_checkpoint(caps.disk, static_cast<uint64_t>(abi::CheckpointStep::Query), 0,
+                                                   0) == 1;
         if (!asked && wal.used_sectors() < next_try)
             continue;
         CheckpointResult r = checkpointer.take(sb, wal, [](storage::Wal& w) -> ktl::Result<void> {

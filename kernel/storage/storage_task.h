@@ -12,8 +12,8 @@
 
 namespace storaged {
 
-constexpr uint64_t kLogFirst = 2048;         // 1 MiB in: room for the superblock and what comes later
-constexpr uint64_t kMinDiskBytes = 8ull << 20;  // the superblock, a 2 MiB log, two checkpoint areas
+constexpr uint64_t kLogFirst = 2048;                 // 1 MiB in: room for the superblock and what comes later
+constexpr uint64_t kMinDiskBytes = 8ull << 20;       // the superblock, a 2 MiB log, two checkpoint areas
 constexpr uint64_t kIoTimeoutNs = 30'000'000'000ull; // a disk that does not answer in 30 s has failed
 
 struct Caps {

@@ -11,7 +11,9 @@ namespace buffers {
 
 constexpr uint64_t kMaxBuffer = 1u << 20;
 
-inline bool range_ok(uint64_t p, uint64_t len, uint64_t max = kMaxBuffer) { return p != 0 && len <= max && p + len > p; }
+inline bool range_ok(uint64_t p, uint64_t len, uint64_t max = kMaxBuffer) {
+    return p != 0 && len <= max && p + len > p;
+}
 
 inline bool writable(uint64_t p, uint64_t len, uint64_t max = kMaxBuffer) {
     if (!range_ok(p, len, max))

@@ -50,7 +50,7 @@ constexpr uint64_t kCount = sizeof(kTable) / sizeof(kTable[0]);
 constexpr bool numbers_are_dense() {
     uint64_t expected = 0;
 #define SYSCALL(nr, name, type, rights, args, doc) \
-    if (nr != expected++)                    \
+    if (nr != expected++) \
         return false;
 #include <abi/syscalls.def>
 #undef SYSCALL
@@ -105,8 +105,8 @@ void dispatch(arch::TrapFrame& frame) {
         uint32_t slot = static_cast<uint32_t>(frame.x[0]);
         auto r = kcap::lookup(sched::current(), slot, e.type, e.rights);
         if (!r) {
-            audit::record(static_cast<uint32_t>(nr), slot, static_cast<uint32_t>(e.type), e.rights, audit::Outcome::Deny,
-                          static_cast<int32_t>(r.error()));
+            audit::record(static_cast<uint32_t>(nr), slot, static_cast<uint32_t>(e.type), e.rights,
+                          audit::Outcome::Deny, static_cast<int32_t>(r.error()));
             frame.x[0] = static_cast<uint64_t>(err(r.error()));
             return;
         }

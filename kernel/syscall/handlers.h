@@ -46,7 +46,7 @@ struct Reclaimed {
     uint64_t mutexes = 0;          // mutexes it held, handed on
     uint64_t heap_allocations = 0; // what was still charged to it
     uint64_t heap_bytes = 0;
-    uint64_t pages = 0;            // physical pages still charged to it afterwards (a leak: logged)
+    uint64_t pages = 0; // physical pages still charged to it afterwards (a leak: logged)
 };
 // Everything an ended task still held: its objects, its mutexes, its heap. Called by the
 // scheduler as the task dies (IRQs masked).

@@ -39,7 +39,8 @@ int64_t create_object(kcap::ObjectType type, Args... args) {
     if (!mem)
         return err(mem.error());
     T* obj = new (*mem) T(args...);
-    auto slot = kcap::create_owned_and_grant(self, type, obj, kcap::kRead | kcap::kWrite | kcap::kGrant | kcap::kRevoke);
+    auto slot = kcap::create_owned_and_grant(self, type, obj,
+                                             kcap::kRead | kcap::kWrite | kcap::kGrant | kcap::kRevoke);
     if (!slot) {
         obj->~T();
         kheap::free(obj);
@@ -121,9 +122,7 @@ int64_t queue_receive(const kcap::Resolved& o, Cap, void* buffer, uint64_t cap, 
 
 namespace handlers {
 
-int64_t timer_create(const kcap::Resolved&, Cap) {
-    return create_object<ipc::Timer>(kcap::ObjectType::Timer);
-}
+int64_t timer_create(const kcap::Resolved&, Cap) { return create_object<ipc::Timer>(kcap::ObjectType::Timer); }
 
 int64_t timer_set(const kcap::Resolved& o, Cap, uint64_t first_ns, uint64_t period_ns) {
     constexpr uint64_t kMaxNs = 24ull * 3600 * 1000000000ull;
@@ -145,14 +144,12 @@ int64_t object_destroy(const kcap::Resolved& o, Cap) {
     case kcap::ObjectType::Queue:
     case kcap::ObjectType::Timer:
     case kcap::ObjectType::Region:
-    case kcap::ObjectType::Datagram:
-        break;
+    case kcap::ObjectType::Datagram: break;
     case kcap::ObjectType::VectorCollection:
         if (static_cast<vector::Collection*>(o.object)->outstanding > 0)
             return -static_cast<int64_t>(ktl::Error::WouldBlock); // requests still queued or running
         break;
-    default:
-        return -static_cast<int64_t>(ktl::Error::Unsupported);
+    default: return -static_cast<int64_t>(ktl::Error::Unsupported);
     }
     // First make every capability dead, so nothing can reach the object while it goes away.
     if (auto r = kcap::destroy_object(o.object_id); !r)

@@ -39,7 +39,8 @@ ktl::Result<void*> make_region(uint64_t size, uint64_t policy, uint64_t object_s
     std::span<std::byte> memory(reinterpret_cast<std::byte*>(*pages), 4096ull << order);
     auto region = mm::Region::create(memory.first(size), static_cast<mm::RegionPolicy>(policy),
                                      static_cast<uint32_t>(object_size));
-    auto mem = kernel_owned ? kheap::alloc_for(kheap::Owner::Kernel, sizeof(KernelRegion)) : kheap::alloc(sizeof(KernelRegion));
+    auto mem = kernel_owned ? kheap::alloc_for(kheap::Owner::Kernel, sizeof(KernelRegion))
+                            : kheap::alloc(sizeof(KernelRegion));
     if (!region || !mem) {
         pmm::free_pages(*pages, order);
         if (mem)

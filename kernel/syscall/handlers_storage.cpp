@@ -30,7 +30,8 @@ const char* reason_text(uint64_t code) {
     case 6: return "the disk is too small (8 MiB at least)";
     case 7: return "the disk is smaller than its superblock says (a truncated image?)";
     case 8: return "the checkpoint is damaged: nothing was replayed";
-    case 9: return "the log is newer than the superblock (a damaged superblock copy named a checkpoint that cannot be found): nothing was replayed or overwritten";
+    case 9:
+        return "the log is newer than the superblock (a damaged superblock copy named a checkpoint that cannot be found): nothing was replayed or overwritten";
     default: return "recovery failed";
     }
 }
@@ -50,8 +51,7 @@ int64_t disk_read(const kcap::Resolved& o, Cap, uint64_t sector, void* out, uint
     return finish(disk_of(o).read(sector, out, static_cast<uint32_t>(len), deadline_after(timeout_ns)));
 }
 
-int64_t disk_write(const kcap::Resolved& o, Cap, uint64_t sector, const void* data, uint64_t len,
-                   uint64_t timeout_ns) {
+int64_t disk_write(const kcap::Resolved& o, Cap, uint64_t sector, const void* data, uint64_t len, uint64_t timeout_ns) {
     if (!transfer_ok(len) || !buffers::readable(data, len))
         return err(ktl::Error::InvalidArgs);
     return finish(disk_of(o).write(sector, data, static_cast<uint32_t>(len), deadline_after(timeout_ns)));

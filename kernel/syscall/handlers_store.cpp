@@ -112,10 +112,16 @@ int64_t store_create(const kcap::Resolved&, Cap, const char* name_ptr, uint64_t 
         return kept;
     }
     const auto& in = *params_ptr;
-    storage::CreateRecord rec { params->dim, static_cast<uint32_t>(params->metric), params->m, params->ef_construction,
-                                params->max_elements, params->max_ef, in.flags };
-    return log_and_wait(storage::RecordType::Create, storage::kCreateRecordBytes, 1,
-                        [&](std::span<std::byte> out) { return static_cast<bool>(storage::encode_create(out, *name, rec)); });
+    storage::CreateRecord rec { params->dim,
+                                static_cast<uint32_t>(params->metric),
+                                params->m,
+                                params->ef_construction,
+                                params->max_elements,
+                                params->max_ef,
+                                in.flags };
+    return log_and_wait(storage::RecordType::Create, storage::kCreateRecordBytes, 1, [&](std::span<std::byte> out) {
+        return static_cast<bool>(storage::encode_create(out, *name, rec));
+    });
 }
 
 namespace {
@@ -170,7 +176,7 @@ int64_t store_open(const kcap::Resolved& store, Cap, const char* name_ptr, uint6
         return err(ktl::Error::InvalidArgs); // never Revoke: only the store destroys collections
     if ((rights & store.rights) != rights)
         return err(ktl::Error::AccessDenied); // a collection is opened with no more than the store is held
-    arch::IrqGuard guard; // the store's table is shared by every caller
+    arch::IrqGuard guard;                     // the store's table is shared by every caller
     vector::Named* entry = vector::find(*name);
     if (!entry)
         return err(ktl::Error::NotFound);
@@ -238,7 +244,7 @@ ktl::Result<Staging*> start_staging(std::string_view name, uint64_t total) {
     if (Staging* old = staging_named(name)) {
         if (old->loading)
             return ktl::Error::WouldBlock; // committed: being loaded right now
-        release(*old); // offset 0 again: the import starts over
+        release(*old);                     // offset 0 again: the import starts over
     }
     Staging* st = nullptr;
     uint64_t now = clock::monotonic_ns();

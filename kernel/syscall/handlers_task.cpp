@@ -56,8 +56,8 @@ int64_t cap_grant(const kcap::Resolved&, Cap cap, uint32_t rights, uint64_t badg
     sched::Task* self = sched::current();
     auto target = kcap::lookup(self, task, kcap::ObjectType::Task, kcap::kWrite);
     if (!target) {
-        audit::record(uint32_t(sys::Number::cap_grant), task, uint32_t(kcap::ObjectType::Task),
-                      kcap::kWrite, audit::Outcome::Deny, static_cast<int32_t>(target.error()));
+        audit::record(uint32_t(sys::Number::cap_grant), task, uint32_t(kcap::ObjectType::Task), kcap::kWrite,
+                      audit::Outcome::Deny, static_cast<int32_t>(target.error()));
         return err(target.error());
     }
     auto* dst = static_cast<sched::Task*>(target->object);
@@ -104,8 +104,8 @@ int64_t token_issue(const kcap::Resolved& object, Cap cap, Cap task, uint32_t ri
     sched::Task* self = sched::current();
     auto target = kcap::lookup(self, task, kcap::ObjectType::Task, kcap::kWrite);
     if (!target) {
-        audit::record(uint32_t(sys::Number::token_issue), task, uint32_t(kcap::ObjectType::Task),
-                      kcap::kWrite, audit::Outcome::Deny, static_cast<int32_t>(target.error()));
+        audit::record(uint32_t(sys::Number::token_issue), task, uint32_t(kcap::ObjectType::Task), kcap::kWrite,
+                      audit::Outcome::Deny, static_cast<int32_t>(target.error()));
         return err(target.error());
     }
     if ((rights & object.rights) != rights || rights == 0)
@@ -136,8 +136,8 @@ int64_t task_create(const kcap::Resolved&, Cap, abi::TaskEntry fn, void* arg, ui
     auto task = sched::create(name, fn, arg, sched::CreateOptions { static_cast<uint8_t>(priority), false });
     if (!task)
         return err(task.error());
-    auto slot = kcap::create_and_grant(self, kcap::ObjectType::Task, *task, kcap::kRead | kcap::kWrite | kcap::kGrant, 0,
-                                       &(*task)->cap_object);
+    auto slot = kcap::create_and_grant(self, kcap::ObjectType::Task, *task, kcap::kRead | kcap::kWrite | kcap::kGrant,
+                                       0, &(*task)->cap_object);
     if (!slot)
         return err(slot.error()); // the task runs anyway; it just cannot be joined
     return *slot;

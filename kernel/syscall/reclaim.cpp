@@ -30,8 +30,8 @@ Reclaimed reclaim_task(sched::Task* task) {
     kcap::for_each_object(
         kcap::ObjectType::Mutex,
         [](void* object, void* arg) {
-            auto* s = static_cast<MutexSweep*>(arg);
-            s->handed_on += static_cast<ipc::Mutex*>(object)->owner_ended(s->task) ? 1 : 0;
+        auto* s = static_cast<MutexSweep*>(arg);
+        s->handed_on += static_cast<ipc::Mutex*>(object)->owner_ended(s->task) ? 1 : 0;
         },
         &sweep);
     r.mutexes = sweep.handed_on;
@@ -40,13 +40,14 @@ Reclaimed reclaim_task(sched::Task* task) {
     r.heap_bytes = heap.bytes;
     r.pages = pmm::pages_owned_by(static_cast<uint16_t>(task->id));
     if (r.pages != 0)
-        KLOG_ERROR("task '%s' (id %u) ended holding %llu physical pages outside any object: leaked", task->name, task->id,
-                   static_cast<unsigned long long>(r.pages));
+        KLOG_ERROR("task '%s' (id %u) ended holding %llu physical pages outside any object: leaked", task->name,
+                   task->id, static_cast<unsigned long long>(r.pages));
     if (r.objects || r.mutexes || r.heap_allocations)
-        KLOG_DEBUG("task '%s' (id %u) ended holding %llu objects, %llu mutexes, %llu heap blocks (%llu bytes): reclaimed",
-                  task->name, task->id, static_cast<unsigned long long>(r.objects),
-                  static_cast<unsigned long long>(r.mutexes), static_cast<unsigned long long>(r.heap_allocations),
-                  static_cast<unsigned long long>(r.heap_bytes));
+        KLOG_DEBUG(
+            "task '%s' (id %u) ended holding %llu objects, %llu mutexes, %llu heap blocks (%llu bytes): reclaimed",
+            task->name, task->id, static_cast<unsigned long long>(r.objects),
+            static_cast<unsigned long long>(r.mutexes), static_cast<unsigned long long>(r.heap_allocations),
+            static_cast<unsigned long long>(r.heap_bytes));
     g_total.objects += r.objects;
     g_total.mutexes += r.mutexes;
     g_total.heap_allocations += r.heap_allocations;

@@ -33,7 +33,8 @@ ktl::Result<vector::Collection*> load_collection(std::span<const std::byte> snap
 // Queues the load of the caller's snapshot (len bytes at ptr) to a vector worker and blocks the
 // caller; `finish` turns the new collection into the system call's answer (a0..a1 of the job are
 // the snapshot, a2 the capacity, a3..a4 whatever finish needs).
-int64_t submit_load(uint64_t ptr, uint64_t len, uint64_t capacity, vector::Finish finish, uint64_t a3 = 0, uint64_t a4 = 0);
+int64_t submit_load(uint64_t ptr, uint64_t len, uint64_t capacity, vector::Finish finish, uint64_t a3 = 0,
+                    uint64_t a4 = 0);
 // The caller of a Load was killed while it waited (its tool ran out of time, or was cancelled):
 // it has been told the import failed, so nothing may be kept.
 inline bool abandoned(const sched::Task* caller) { return !caller || caller->kill_pending; }

@@ -13,9 +13,9 @@ namespace vector {
 // Layouts shared with tasks (abi/vector.h).
 using abi::CreateParams;
 using Stats = abi::VectorStats;
-using abi::SearchFilter;
-using abi::kMaxFilterIds;
 using abi::kMaxDeleteIds;
+using abi::kMaxFilterIds;
+using abi::SearchFilter;
 
 struct Collection {
     hnsw::Index index;

@@ -167,10 +167,10 @@ bool log_write(Request& r, int64_t& result) {
                       ? storage::encode_upsert(out, name, c.index.params().dim, static_cast<uint32_t>(result), job.a[3],
                                                reinterpret_cast<const uint64_t*>(job.a[0]),
                                                reinterpret_cast<const float*>(job.a[1]))
-                      : job.a[1] == 0 ? storage::encode_delete(out, name, &job.a[0], 1)
-                                      : storage::encode_delete(out, name, reinterpret_cast<const uint64_t*>(job.a[0]),
-                                                               static_cast<uint32_t>(job.a[1]),
-                                                               reinterpret_cast<const bool*>(job.a[2]));
+                  : job.a[1] == 0 ? storage::encode_delete(out, name, &job.a[0], 1)
+                                  : storage::encode_delete(out, name, reinterpret_cast<const uint64_t*>(job.a[0]),
+                                                           static_cast<uint32_t>(job.a[1]),
+                                                           reinterpret_cast<const bool*>(job.a[2]));
     }
     if (!written) {
         // Applied in memory but not logged: the journal has failed (it says so); the caller

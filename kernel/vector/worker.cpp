@@ -68,8 +68,9 @@ int64_t load(const Job& job) {
     auto made = handlers::load_collection(snapshot, static_cast<uint32_t>(job.a[2]));
     const uint64_t ms = (clock::monotonic_ns() - started_ns) / 1000000;
     if (!made) {
-        KLOG_NOTICE("vector: snapshot of %llu bytes refused after %llu ms: %s", static_cast<unsigned long long>(job.a[1]),
-                    static_cast<unsigned long long>(ms), ktl::error_name(made.error()));
+        KLOG_NOTICE("vector: snapshot of %llu bytes refused after %llu ms: %s",
+                    static_cast<unsigned long long>(job.a[1]), static_cast<unsigned long long>(ms),
+                    ktl::error_name(made.error()));
         return err(made.error());
     }
     KLOG_INFO("vector: snapshot of %llu bytes loaded in %llu ms (capacity %u), %llu timer interrupts meanwhile",
@@ -157,8 +158,7 @@ int64_t worker_main(void* arg) {
     int64_t result = 0;
     for (;;) {
         Job job {};
-        int64_t r = sys::vec_serve(service, done, static_cast<uint64_t>(result),
-                                   &job);
+        int64_t r = sys::vec_serve(service, done, static_cast<uint64_t>(result), &job);
         if (r < 0)
             return r; // no service capability: nothing to serve
         result = execute(job);

@@ -37,10 +37,22 @@ static const char* class_name(uint32_t ec) {
 static void decode_fault_status(uint32_t fsc, EsrInfo& info) {
     uint32_t level = fsc & 3;
     switch (fsc >> 2) {
-    case 0x0: info.fault = "address size fault"; info.fault_level = static_cast<int>(level); return;
-    case 0x1: info.fault = "translation fault"; info.fault_level = static_cast<int>(level); return;
-    case 0x2: info.fault = "access flag fault"; info.fault_level = static_cast<int>(level); return;
-    case 0x3: info.fault = "permission fault"; info.fault_level = static_cast<int>(level); return;
+    case 0x0:
+        info.fault = "address size fault";
+        info.fault_level = static_cast<int>(level);
+        return;
+    case 0x1:
+        info.fault = "translation fault";
+        info.fault_level = static_cast<int>(level);
+        return;
+    case 0x2:
+        info.fault = "access flag fault";
+        info.fault_level = static_cast<int>(level);
+        return;
+    case 0x3:
+        info.fault = "permission fault";
+        info.fault_level = static_cast<int>(level);
+        return;
     default: break;
     }
     switch (fsc) {

@@ -15,13 +15,13 @@ void CapabilitySpace::reset(std::span<ObjectEntry> objects, std::span<CapNode> n
     m_live_tables = 0;
     for (size_t i = m_nodes.size(); i > 0; --i) {
         CapNode& n = m_nodes[i - 1];
-        n = CapNode{};
+        n = CapNode {};
         n.parent = n.first_child = n.prev_sibling = kNil;
         n.next_sibling = m_free_head;
         m_free_head = uint32_t(i - 1);
     }
     for (size_t i = 0; i < m_tables.size(); ++i) {
-        m_tables[i] = CapTable{};
+        m_tables[i] = CapTable {};
         m_tables[i].m_index = uint16_t(i);
         m_tables[i].m_slots.fill(kNil);
     }
@@ -92,7 +92,7 @@ uint32_t CapabilitySpace::alloc_node(CapTable& table, Slot slot) {
     CapNode& n = m_nodes[index];
     m_free_head = n.next_sibling;
     --m_free_nodes;
-    n = CapNode{};
+    n = CapNode {};
     n.parent = n.first_child = n.next_sibling = n.prev_sibling = kNil;
     n.flags = CapNode::kUsed;
     n.table = table.m_index;
@@ -130,7 +130,7 @@ void CapabilitySpace::free_leaf(uint32_t index) {
     CapTable& t = m_tables[n.table];
     t.m_slots[n.slot] = kNil;
     --t.m_used;
-    n = CapNode{};
+    n = CapNode {};
     n.parent = n.first_child = n.prev_sibling = kNil;
     n.next_sibling = m_free_head;
     m_free_head = index;
@@ -220,8 +220,7 @@ ktl::Result<uint32_t> CapabilitySpace::add_child(uint32_t parent, CapTable& dst)
     return index;
 }
 
-ktl::Result<Slot> CapabilitySpace::mint(CapTable& src, Slot src_slot, CapTable& dst, Rights mask,
-                                        uint64_t new_badge) {
+ktl::Result<Slot> CapabilitySpace::mint(CapTable& src, Slot src_slot, CapTable& dst, Rights mask, uint64_t new_badge) {
     uint32_t parent = TRY(derivable(src, src_slot, dst));
     const CapNode& p = m_nodes[parent];
     // A badge, once set, identifies the holder to the server: it can be inherited, never changed.
@@ -276,8 +275,8 @@ ktl::Result<Slot> CapabilitySpace::transfer(CapTable& src, Slot src_slot, CapTab
     return slot;
 }
 
-ktl::Result<LookupResult> CapabilitySpace::lookup(const CapTable& table, Slot slot, ObjectType expected,
-                                                  Rights needed, uint64_t now_ns) const {
+ktl::Result<LookupResult> CapabilitySpace::lookup(const CapTable& table, Slot slot, ObjectType expected, Rights needed,
+                                                  uint64_t now_ns) const {
     uint32_t index = node_at(table, slot);
     if (index == kNil)
         return Error::BadHandle;
@@ -293,7 +292,7 @@ ktl::Result<LookupResult> CapabilitySpace::lookup(const CapTable& table, Slot sl
         return Error::WrongType;
     if (!has_rights(n.rights, needed))
         return Error::AccessDenied;
-    return LookupResult{ptr, n.object, n.type, n.rights, n.badge};
+    return LookupResult { ptr, n.object, n.type, n.rights, n.badge };
 }
 
 } // namespace cap

@@ -48,14 +48,15 @@ struct CapNode {
 
     ObjectId object;
     uint64_t badge = 0; // 0 = unbadged
-    uint64_t expires_at_ns = 0; // tokens: redeemable while now_ns < it; redeemed ones: usable while now_ns < it (0: no deadline)
-    uint64_t binding = 0;       // tokens: must equal redeem's expected_binding
+    uint64_t expires_at_ns =
+        0; // tokens: redeemable while now_ns < it; redeemed ones: usable while now_ns < it (0: no deadline)
+    uint64_t binding = 0; // tokens: must equal redeem's expected_binding
     Rights rights = Rights::None;
-    uint32_t parent = 0;        // node indices, kNil when absent
+    uint32_t parent = 0; // node indices, kNil when absent
     uint32_t first_child = 0;
-    uint32_t next_sibling = 0;  // also the free-list link
+    uint32_t next_sibling = 0; // also the free-list link
     uint32_t prev_sibling = 0;
-    uint16_t table = kNoTable;  // back-pointer: the slot holding this node
+    uint16_t table = kNoTable; // back-pointer: the slot holding this node
     uint16_t slot = 0;
     ObjectType type = ObjectType::None;
     uint8_t flags = 0;
@@ -69,7 +70,7 @@ public:
 
 private:
     friend class CapabilitySpace;
-    std::array<uint32_t, kCapSlots> m_slots{}; // node index or kNil
+    std::array<uint32_t, kCapSlots> m_slots {}; // node index or kNil
     uint32_t m_used = 0;
     uint16_t m_index = 0;
     bool m_live = false;
@@ -93,10 +94,10 @@ struct SlotInfo {
     ObjectId object;
     bool object_live = false;
     bool token = false;
-    uint64_t expires_at_ns = 0;     // tokens and redeemed tokens (0: none)
+    uint64_t expires_at_ns = 0;       // tokens and redeemed tokens (0: none)
     uint16_t parent_table = kNoTable; // kNoTable / kNoSlot for a root
     Slot parent_slot = kNoSlot;
-    uint32_t children = 0;          // direct derivations
+    uint32_t children = 0; // direct derivations
 };
 
 class CapabilitySpace {
@@ -220,9 +221,9 @@ private:
 namespace detail {
 template <size_t MaxObjects, size_t MaxNodes, size_t MaxTables>
 struct CapStorage {
-    std::array<ObjectEntry, MaxObjects> m_object_storage{};
-    std::array<CapNode, MaxNodes> m_node_storage{};
-    std::array<CapTable, MaxTables> m_table_storage{};
+    std::array<ObjectEntry, MaxObjects> m_object_storage {};
+    std::array<CapNode, MaxNodes> m_node_storage {};
+    std::array<CapTable, MaxTables> m_table_storage {};
 };
 } // namespace detail
 
@@ -237,8 +238,7 @@ class CapabilitySystem : private detail::CapStorage<MaxObjects, MaxNodes, MaxTab
 public:
     // Storage is a base declared first, so it is constructed before CapabilitySpace adopts it.
     CapabilitySystem()
-        : Storage()
-        , CapabilitySpace(Storage::m_object_storage, Storage::m_node_storage, Storage::m_table_storage) {}
+        : Storage(), CapabilitySpace(Storage::m_object_storage, Storage::m_node_storage, Storage::m_table_storage) {}
 };
 
 } // namespace cap

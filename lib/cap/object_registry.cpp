@@ -11,7 +11,7 @@ void ObjectRegistry::reset(std::span<ObjectEntry> storage) {
     // Build the free list so that index 0 is handed out first.
     for (size_t i = m_entries.size(); i > 0; --i) {
         ObjectEntry& e = m_entries[i - 1];
-        e = ObjectEntry{};
+        e = ObjectEntry {};
         e.next_free = m_free_head;
         m_free_head = uint32_t(i - 1);
     }
@@ -30,7 +30,7 @@ ktl::Result<ObjectId> ObjectRegistry::create(ObjectType type, void* ptr, uint16_
     e.ptr = ptr;
     e.owner = owner;
     ++m_live;
-    return ObjectId{index, e.generation};
+    return ObjectId { index, e.generation };
 }
 
 ktl::Result<void> ObjectRegistry::destroy(ObjectId id) {

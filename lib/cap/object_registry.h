@@ -18,7 +18,7 @@ struct ObjectId {
 
     constexpr bool is_null() const { return generation == 0; }
     constexpr uint64_t raw() const { return (uint64_t(generation) << 32) | index; }
-    static constexpr ObjectId from_raw(uint64_t raw) { return {uint32_t(raw), uint32_t(raw >> 32)}; }
+    static constexpr ObjectId from_raw(uint64_t raw) { return { uint32_t(raw), uint32_t(raw >> 32) }; }
     friend constexpr bool operator==(ObjectId, ObjectId) = default;
 };
 

@@ -44,34 +44,34 @@ constexpr Rights kStoreOps = Rights::Create | Rights::Import | Rights::Drop;
 // introspection records).
 // NOTE: ExecToken objects stand for "an executable tool"; single-use tokens (see capability.h)
 // may name an object of any type, but the MCP layer registers its tools as ExecToken objects.
-#define BASALT_CAP_OBJECT_TYPES(X)                                              \
-    X(None, Rights::None)                                                        \
-    X(Task, rights::kRW | Rights::Execute | rights::kManage)                     \
-    X(Region, rights::kRW | Rights::Execute | rights::kManage)                   \
-    X(Queue, rights::kRW | rights::kManage)                                      \
-    X(Timer, rights::kRW | rights::kManage)                                      \
-    X(Device, rights::kRW | rights::kManage)                                     \
-    X(ExecToken, Rights::Read | Rights::Execute | rights::kManage)               \
-    X(Introspection, Rights::Read | rights::kManage)                             \
-    X(AuditLog, rights::kRW | rights::kManage)                                   \
-    X(VectorCollection, rights::kRW | rights::kManage)                           \
-    X(NetEndpoint, rights::kRW | rights::kManage)                               \
-    X(Semaphore, rights::kRW | rights::kManage)                                 \
-    X(Mutex, rights::kRW | rights::kManage)                                     \
-    X(Event, rights::kRW | rights::kManage)                                     \
-    X(Factory, Rights::Write | rights::kManage)                                 \
-    X(VectorService, Rights::Write | rights::kManage)                           \
-    X(VectorStore, rights::kRW | rights::kStoreOps | rights::kManage)          \
-    X(NetStack, Rights::Write | rights::kManage)                                \
-    X(Datagram, rights::kRW | rights::kManage)                                  \
-    X(Cluster, rights::kRW | rights::kManage)                                   \
+#define BASALT_CAP_OBJECT_TYPES(X) \
+    X(None, Rights::None) \
+    X(Task, rights::kRW | Rights::Execute | rights::kManage) \
+    X(Region, rights::kRW | Rights::Execute | rights::kManage) \
+    X(Queue, rights::kRW | rights::kManage) \
+    X(Timer, rights::kRW | rights::kManage) \
+    X(Device, rights::kRW | rights::kManage) \
+    X(ExecToken, Rights::Read | Rights::Execute | rights::kManage) \
+    X(Introspection, Rights::Read | rights::kManage) \
+    X(AuditLog, rights::kRW | rights::kManage) \
+    X(VectorCollection, rights::kRW | rights::kManage) \
+    X(NetEndpoint, rights::kRW | rights::kManage) \
+    X(Semaphore, rights::kRW | rights::kManage) \
+    X(Mutex, rights::kRW | rights::kManage) \
+    X(Event, rights::kRW | rights::kManage) \
+    X(Factory, Rights::Write | rights::kManage) \
+    X(VectorService, Rights::Write | rights::kManage) \
+    X(VectorStore, rights::kRW | rights::kStoreOps | rights::kManage) \
+    X(NetStack, Rights::Write | rights::kManage) \
+    X(Datagram, rights::kRW | rights::kManage) \
+    X(Cluster, rights::kRW | rights::kManage) \
     X(Disk, rights::kRW | rights::kManage)
 
 enum class ObjectType : uint8_t {
 #define BASALT_CAP_ENUM(name, rights) name,
     BASALT_CAP_OBJECT_TYPES(BASALT_CAP_ENUM)
 #undef BASALT_CAP_ENUM
-    Count_,
+        Count_,
 };
 
 constexpr uint32_t kObjectTypeCount = uint32_t(ObjectType::Count_);

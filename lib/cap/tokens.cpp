@@ -31,7 +31,7 @@ ktl::Result<Slot> CapabilitySpace::issue_token(CapTable& src, Slot src_slot, Cap
     t.flags |= CapNode::kToken;
     // Never outlives the issuer's own deadline.
     t.expires_at_ns = source.expires_at_ns != 0 && source.expires_at_ns < expires_at_ns ? source.expires_at_ns
-                                                                                          : expires_at_ns;
+                                                                                        : expires_at_ns;
     t.binding = binding;
     return Slot(t.slot);
 }
@@ -46,7 +46,7 @@ ktl::Result<LookupResult> CapabilitySpace::redeem(CapTable& table, Slot slot, ui
         return Error::InvalidArgs; // an ordinary capability is not consumed by mistake
 
     // Consumed whatever the outcome: a refused token is gone; a good one stops being a token.
-    LookupResult result{m_registry.ptr(n.object), n.object, n.type, n.rights, n.badge};
+    LookupResult result { m_registry.ptr(n.object), n.object, n.type, n.rights, n.badge };
     bool ok = result.ptr != nullptr && now_ns < n.expires_at_ns && n.binding == expected_binding;
     if (ok && n.parent != kNil) {
         n.flags = static_cast<uint8_t>(n.flags & ~CapNode::kToken);
@@ -54,7 +54,9 @@ ktl::Result<LookupResult> CapabilitySpace::redeem(CapTable& table, Slot slot, ui
         result.kept = true;
         return result;
     }
-    Error why = result.ptr == nullptr ? Error::BadHandle : now_ns >= n.expires_at_ns ? Error::TimedOut : Error::AccessDenied;
+    Error why = result.ptr == nullptr       ? Error::BadHandle
+                : now_ns >= n.expires_at_ns ? Error::TimedOut
+                                            : Error::AccessDenied;
     free_leaf(index); // tokens have no children (no Grant), so this is the whole subtree
     if (!ok)
         return why;

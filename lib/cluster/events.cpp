@@ -27,7 +27,7 @@ bool RefusalLimiter::allow(Verdict kind, uint64_t now_ns, uint64_t& unreported) 
     k.last_seen_ns = now_ns;
     if (quiet) {
         unreported = k.unreported;
-        k = Kind{ true, now_ns, now_ns, kFirstInterval, 0 };
+        k = Kind { true, now_ns, now_ns, kFirstInterval, 0 };
         return true;
     }
     if (now_ns >= k.last_report_ns && now_ns - k.last_report_ns < k.interval_ns) {

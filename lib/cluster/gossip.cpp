@@ -5,12 +5,12 @@ namespace cluster {
 void GossipQueue::push(const Update& u) {
     for (size_t i = 0; i < m_count; ++i) {
         if (m_entries[i].update.name.view() == u.name.view()) {
-            m_entries[i] = Entry{ u, 0 };
+            m_entries[i] = Entry { u, 0 };
             return;
         }
     }
     if (m_count < kCapacity) {
-        m_entries[m_count++] = Entry{ u, 0 };
+        m_entries[m_count++] = Entry { u, 0 };
         return;
     }
     // Full (names churned through evictions): the most repeated entry has done the most good.
@@ -18,7 +18,7 @@ void GossipQueue::push(const Update& u) {
     for (size_t i = 1; i < m_count; ++i)
         if (m_entries[i].sent > m_entries[worst].sent)
             worst = i;
-    m_entries[worst] = Entry{ u, 0 };
+    m_entries[worst] = Entry { u, 0 };
 }
 
 size_t GossipQueue::take(Update* out, size_t max, uint32_t limit) {

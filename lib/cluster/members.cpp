@@ -12,7 +12,7 @@ std::string_view name_of(const Member& m) {
 namespace {
 
 void fill(Member& m, std::string_view name, Address addr, uint32_t incarnation, uint64_t now_ns) {
-    m = Member{};
+    m = Member {};
     size_t n = name.size() < kMaxNameLen ? name.size() : kMaxNameLen;
     for (size_t i = 0; i < n; ++i)
         m.name[i] = name[i];

@@ -200,7 +200,7 @@ void Node::handle_ack(size_t sender, uint64_t now_ns, Transport& t) {
     for (Relay& r : m_relays) {
         if (r.used && r.seq == m_in.seq && r.target.view() == subject.view()) {
             r.used = false;
-            send(t, r.origin, MessageType::Ack, r.origin_seq, subject.view(), Address{}, -1, Fill::None);
+            send(t, r.origin, MessageType::Ack, r.origin_seq, subject.view(), Address {}, -1, Fill::None);
         }
     }
     for (PendingPing& p : m_pings) {
@@ -278,7 +278,7 @@ Verdict Node::receive(Address from, std::span<const uint8_t> datagram, uint64_t 
     switch (m_in.type) {
     case MessageType::Ping:
         if (m_in.target.view() == m_self.view()) {
-            send(t, from, MessageType::Ack, m_in.seq, m_self.view(), Address{}, int(sender), Fill::Some);
+            send(t, from, MessageType::Ack, m_in.seq, m_self.view(), Address {}, int(sender), Fill::Some);
             must_answer = false;
         }
         break;
@@ -289,27 +289,28 @@ Verdict Node::receive(Address from, std::span<const uint8_t> datagram, uint64_t 
             if (!r.used || r.expires_ns <= now_ns)
                 slot = &r;
         if (slot && !(m_in.target.view() == m_self.view())) {
-            *slot = Relay{ true, next_seq(), m_in.seq, from, m_in.target, now_ns + uint64_t(m_config.period_ms) * 1000000ull };
+            *slot = Relay { true, next_seq(),  m_in.seq,
+                            from, m_in.target, now_ns + uint64_t(m_config.period_ms) * 1000000ull };
             int target = m_members.find(m_in.target.view());
-            send(t, m_in.target_addr, MessageType::Ping, slot->seq, m_in.target.view(), Address{}, target, Fill::None);
+            send(t, m_in.target_addr, MessageType::Ping, slot->seq, m_in.target.view(), Address {}, target, Fill::None);
         }
         break;
     }
     case MessageType::Announce:
-        send(t, from, MessageType::Ack, m_in.seq, m_self.view(), Address{}, int(sender), Fill::All);
+        send(t, from, MessageType::Ack, m_in.seq, m_self.view(), Address {}, int(sender), Fill::All);
         must_answer = false;
         break;
     }
     if (must_answer)
-        send(t, from, MessageType::Announce, next_seq(), {}, Address{}, int(sender), Fill::None);
+        send(t, from, MessageType::Announce, next_seq(), {}, Address {}, int(sender), Fill::None);
     return Verdict::Accepted;
 }
 
 Node::PingResult Node::ping_result(uint32_t id) const {
     for (const PendingPing& p : m_pings)
         if (p.id == id && p.status != PingResult::Status::Unknown)
-            return PingResult{ p.status, p.rtt_ns };
-    return PingResult{};
+            return PingResult { p.status, p.rtt_ns };
+    return PingResult {};
 }
 
 } // namespace cluster

@@ -39,7 +39,7 @@ public:
     uint64_t next_deadline_ns() const; // 0 before the first tick: tick now
 
     size_t member_count() const { return m_members.size(); } // including self (index 0)
-    const Member& member(size_t i) const;                     // i >= member_count(): self
+    const Member& member(size_t i) const;                    // i >= member_count(): self
     const Member* find(std::string_view name) const;
     uint64_t generation() const { return m_generation; }
     uint32_t incarnation() const { return m_incarnation; }
@@ -120,8 +120,8 @@ private:
     uint32_t next_seq();
     int next_probe_target();
     // node_send.cpp: building and sending messages.
-    void send(Transport& t, Address to, MessageType type, uint32_t seq, std::string_view target,
-              Address target_addr, int recipient, Fill fill);
+    void send(Transport& t, Address to, MessageType type, uint32_t seq, std::string_view target, Address target_addr,
+              int recipient, Fill fill);
     size_t fill_updates(size_t n, Fill fill);
 
     Config m_config;

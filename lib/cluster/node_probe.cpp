@@ -106,7 +106,7 @@ int Node::next_probe_target() {
 }
 
 void Node::start_probe(uint64_t now_ns, Transport& t) {
-    m_probe = Probe{};
+    m_probe = Probe {};
     int target = next_probe_target();
     if (target < 0)
         return;
@@ -117,7 +117,7 @@ void Node::start_probe(uint64_t now_ns, Transport& t) {
     m_probe.start_ns = now_ns;
     m_probe.ack_deadline_ns = now_ns + m_config.ack_timeout_ms * kMs;
     ++m_stats.probes;
-    send(t, m.addr, MessageType::Ping, m_probe.seq, name_of(m), Address{}, target, Fill::Some);
+    send(t, m.addr, MessageType::Ping, m_probe.seq, name_of(m), Address {}, target, Fill::Some);
 }
 
 void Node::finish_probe(uint64_t now_ns) {
@@ -172,7 +172,7 @@ void Node::gossip(Transport& t) {
         uint8_t p = peers[j];
         peers[j] = peers[k];
         peers[k] = p;
-        send(t, m_members.at(p).addr, MessageType::Ack, 0, m_self.view(), Address{}, p, Fill::None);
+        send(t, m_members.at(p).addr, MessageType::Ack, 0, m_self.view(), Address {}, p, Fill::None);
     }
 }
 
@@ -190,9 +190,9 @@ void Node::announce(uint64_t now_ns, Transport& t) {
         m_next_discovery_ns = now_ns + discovery_interval_ns();
         for (size_t i = 0; i < m_seed_count; ++i)
             if (!(m_seeds[i] == m_addr))
-                send(t, m_seeds[i], MessageType::Announce, next_seq(), {}, Address{}, -1, Fill::All);
+                send(t, m_seeds[i], MessageType::Announce, next_seq(), {}, Address {}, -1, Fill::All);
         if (m_broadcast.ip != 0 && m_broadcast.port != 0)
-            send(t, m_broadcast, MessageType::Announce, next_seq(), {}, Address{}, -1, Fill::All);
+            send(t, m_broadcast, MessageType::Announce, next_seq(), {}, Address {}, -1, Fill::All);
     }
     size_t dead = 0;
     for (size_t i = 1; i < m_members.size(); ++i)
@@ -205,7 +205,7 @@ void Node::announce(uint64_t now_ns, Transport& t) {
         if (m_members.at(i).state != State::Dead)
             continue;
         if (pick-- == 0) {
-            send(t, m_members.at(i).addr, MessageType::Announce, next_seq(), {}, Address{}, int(i), Fill::All);
+            send(t, m_members.at(i).addr, MessageType::Announce, next_seq(), {}, Address {}, int(i), Fill::All);
             return;
         }
     }
@@ -239,14 +239,14 @@ ktl::Result<uint32_t> Node::ping(std::string_view name, uint64_t now_ns, Transpo
     if (!slot)
         return ktl::Error::Full;
     const Member& m = m_members.at(size_t(i));
-    *slot = PendingPing{};
+    *slot = PendingPing {};
     slot->id = m_next_ping_id++;
     slot->status = PingResult::Status::Pending;
     slot->target.set(name_of(m));
     slot->seq = next_seq();
     slot->sent_ns = now_ns;
     slot->deadline_ns = now_ns + m_config.period_ms * kMs;
-    send(t, m.addr, MessageType::Ping, slot->seq, name_of(m), Address{}, i, Fill::None);
+    send(t, m.addr, MessageType::Ping, slot->seq, name_of(m), Address {}, i, Fill::None);
     return slot->id;
 }
 

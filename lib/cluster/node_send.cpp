@@ -17,8 +17,8 @@ size_t Node::fill_updates(size_t n, Fill fill) {
     return n;
 }
 
-void Node::send(Transport& t, Address to, MessageType type, uint32_t seq, std::string_view target,
-                Address target_addr, int recipient, Fill fill) {
+void Node::send(Transport& t, Address to, MessageType type, uint32_t seq, std::string_view target, Address target_addr,
+                int recipient, Fill fill) {
     if (!m_valid || to.ip == 0 || to.port == 0)
         return;
     m_out.type = type;
@@ -27,7 +27,7 @@ void Node::send(Transport& t, Address to, MessageType type, uint32_t seq, std::s
     m_out.boot_id = m_boot_id;
     m_out.counter = ++m_counter;
     m_out.seq = seq;
-    m_out.target = Name{};
+    m_out.target = Name {};
     if (!target.empty())
         m_out.target.set(target);
     m_out.target_addr = target_addr;

@@ -35,7 +35,7 @@ public:
     Fresh accept(uint64_t boot_id, uint64_t counter);
     bool started() const { return m_started; }
     uint64_t boot_id() const { return m_boot; }
-    void reset() { *this = ReplayWindow{}; }
+    void reset() { *this = ReplayWindow {}; }
 
 private:
     static constexpr uint64_t kWindow = 64;

@@ -15,7 +15,7 @@ constexpr size_t kMaxNameLen = 31;    // node names: [A-Za-z0-9._-]{1,31}
 constexpr size_t kMaxDatagram = 1200; // every message fits (no IP fragmentation)
 constexpr size_t kMaxSeeds = 16;
 constexpr uint16_t kDefaultPort = 7946;
-constexpr size_t kMaxIndirect = 8;    // ping-req fan-out is clamped to this
+constexpr size_t kMaxIndirect = 8; // ping-req fan-out is clamped to this
 constexpr size_t kMaxPendingPings = 8;
 constexpr size_t kEventCapacity = 64;
 // How far one update may raise the incarnation we hold for a member (or a rumour about us may
@@ -62,8 +62,8 @@ struct Member {
     Address addr;
     State state = State::Alive;
     uint32_t incarnation = 0;
-    uint64_t last_heard_ns = 0;  // last authenticated message from it (0: never directly)
-    uint64_t rtt_ns = 0;         // last measured round trip (0: none)
+    uint64_t last_heard_ns = 0; // last authenticated message from it (0: never directly)
+    uint64_t rtt_ns = 0;        // last measured round trip (0: none)
     uint64_t state_since_ns = 0;
 };
 
@@ -95,8 +95,8 @@ struct Stats {
     uint64_t probes = 0, indirect_probes = 0, suspicions = 0, deaths = 0, refutations = 0, events_lost = 0;
     uint64_t from_self = 0, table_full = 0, wrong_version = 0;
     uint64_t refusals_unreported = 0; // refused datagrams that made no Refused event (RefusalLimiter)
-    uint64_t restarts = 0;           // a member heard from a later boot: its earlier life's record ends
-    uint64_t incarnation_jumps = 0;  // updates refused for raising an incarnation beyond kMaxIncarnationStep
+    uint64_t restarts = 0;            // a member heard from a later boot: its earlier life's record ends
+    uint64_t incarnation_jumps = 0;   // updates refused for raising an incarnation beyond kMaxIncarnationStep
 };
 
 bool valid_name(std::string_view name);

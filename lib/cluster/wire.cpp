@@ -183,8 +183,8 @@ Verdict decode(std::span<const uint8_t> in, const Key& key, Message& out) {
     out.boot_id = r.u64();
     out.counter = r.u64();
     out.seq = r.u32();
-    out.target = Name{};
-    out.target_addr = Address{};
+    out.target = Name {};
+    out.target_addr = Address {};
     switch (out.type) {
     case MessageType::Ping:
     case MessageType::Ack: r.name(out.target); break;

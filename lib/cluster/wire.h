@@ -51,8 +51,8 @@ struct Message {
     uint64_t boot_id = 0;
     uint64_t counter = 0;
     uint32_t seq = 0;
-    Name target;          // Ping: who should answer; Ack: whose liveness it confirms; PingReq: whom to probe
-    Address target_addr;  // PingReq only
+    Name target;         // Ping: who should answer; Ack: whose liveness it confirms; PingReq: whom to probe
+    Address target_addr; // PingReq only
     uint8_t update_count = 0;
     Update updates[kMaxUpdates];
 };

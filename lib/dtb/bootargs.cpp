@@ -20,7 +20,8 @@ void for_each_token(std::string_view args, Fn&& fn) {
 
 } // namespace
 
-void bootarg_values(std::string_view args, std::string_view key, void (*fn)(std::string_view value, void* ctx), void* ctx) {
+void bootarg_values(std::string_view args, std::string_view key, void (*fn)(std::string_view value, void* ctx),
+                    void* ctx) {
     for_each_token(args, [&](std::string_view tok) {
         if (tok.size() > key.size() && text::head(tok, key.size()) == key && tok[key.size()] == '=')
             fn(text::tail(tok, key.size() + 1), ctx);

@@ -26,9 +26,7 @@ bool read_cells(std::span<const uint8_t> value, size_t cell_index, uint32_t cell
     return true;
 }
 
-bool Blob::has_magic(const void* data) {
-    return data && be32(static_cast<const uint8_t*>(data)) == kMagic;
-}
+bool Blob::has_magic(const void* data) { return data && be32(static_cast<const uint8_t*>(data)) == kMagic; }
 
 ktl::Result<Blob> Blob::create(const void* data, size_t available) {
     if (!data || available < kHeaderSize)
@@ -115,11 +113,8 @@ std::optional<Blob::Token> Blob::token_at(uint32_t off) const {
     }
     case kTokenEndNode:
     case kTokenNop:
-    case kTokenEnd:
-        t.next = body;
-        return t;
-    default:
-        return std::nullopt;
+    case kTokenEnd: t.next = body; return t;
+    default: return std::nullopt;
     }
 }
 
@@ -173,10 +168,8 @@ ktl::Result<void> Blob::validate_structure() {
                 return ktl::Error::Corrupt;
             break;
         }
-        case kTokenNop:
-            break;
-        case kTokenEnd:
-            return root_closed ? ktl::Result<void>() : ktl::Result<void>(ktl::Error::Corrupt);
+        case kTokenNop: break;
+        case kTokenEnd: return root_closed ? ktl::Result<void>() : ktl::Result<void>(ktl::Error::Corrupt);
         }
         off = t->next;
     }

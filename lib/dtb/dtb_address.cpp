@@ -75,7 +75,8 @@ ktl::Result<uint64_t> Blob::dma_address(Node node, uint64_t addr, uint64_t len) 
     for (size_t i = 0; i < entries; ++i) {
         uint64_t child = 0, cpu = 0, size = 0;
         size_t cell = i * per;
-        if (!read_cells(ranges->value, cell, child_ac, child) || !read_cells(ranges->value, cell + child_ac, parent_ac, cpu) ||
+        if (!read_cells(ranges->value, cell, child_ac, child) ||
+            !read_cells(ranges->value, cell + child_ac, parent_ac, cpu) ||
             !read_cells(ranges->value, cell + child_ac + parent_ac, sc, size))
             return ktl::Error::Corrupt;
         if (addr >= cpu && addr - cpu < size && len <= size - (addr - cpu)) {

@@ -177,10 +177,10 @@ __attribute__((target("avx512f"))) float avx512_kernel(const float* a, const flo
         if (rem > 16) {
             const __mmask16 m1 = __mmask16((1u << (rem - 16)) - 1);
             hi = _mm512_add_ps(hi, avx512_term<kKind>(_mm512_maskz_loadu_ps(m1, a + i + 16),
-                                                       _mm512_maskz_loadu_ps(m1, b + i + 16)));
+                                                      _mm512_maskz_loadu_ps(m1, b + i + 16)));
         }
     }
-    const __m512 s = _mm512_add_ps(lo, hi);                // 16 lanes
+    const __m512 s = _mm512_add_ps(lo, hi);               // 16 lanes
     const __m512 high = _mm512_shuffle_f32x4(s, s, 0xee); // lanes 8..15 moved down
     return finish<kKind>(avx_fold(_mm512_castps512_ps256(s), _mm512_castps512_ps256(high)));
 }
@@ -236,8 +236,7 @@ float ip_scalar(const float* a, const float* b, uint32_t n) { return scalar_kern
 
 bool isa_available(Isa isa) {
     switch (isa) {
-    case Isa::Scalar:
-        return true;
+    case Isa::Scalar: return true;
     case Isa::Sse:
 #if defined(HNSW_X86)
         return true;
@@ -271,21 +270,16 @@ Kernels kernels_for(Isa isa) {
         isa = Isa::Scalar;
     switch (isa) {
 #if defined(HNSW_X86)
-    case Isa::Sse:
-        return { sse_kernel<kL2>, sse_kernel<kIp>, sse_kernel<kDot>, Isa::Sse };
+    case Isa::Sse: return { sse_kernel<kL2>, sse_kernel<kIp>, sse_kernel<kDot>, Isa::Sse };
 #endif
 #if defined(HNSW_AVX_DISPATCH)
-    case Isa::Avx:
-        return { avx_kernel<kL2>, avx_kernel<kIp>, avx_kernel<kDot>, Isa::Avx };
-    case Isa::Avx512:
-        return { avx512_kernel<kL2>, avx512_kernel<kIp>, avx512_kernel<kDot>, Isa::Avx512 };
+    case Isa::Avx: return { avx_kernel<kL2>, avx_kernel<kIp>, avx_kernel<kDot>, Isa::Avx };
+    case Isa::Avx512: return { avx512_kernel<kL2>, avx512_kernel<kIp>, avx512_kernel<kDot>, Isa::Avx512 };
 #endif
 #if defined(__ARM_NEON)
-    case Isa::Neon:
-        return { neon_kernel<kL2>, neon_kernel<kIp>, neon_kernel<kDot>, Isa::Neon };
+    case Isa::Neon: return { neon_kernel<kL2>, neon_kernel<kIp>, neon_kernel<kDot>, Isa::Neon };
 #endif
-    default:
-        return { l2_scalar, ip_scalar, dot_scalar, Isa::Scalar };
+    default: return { l2_scalar, ip_scalar, dot_scalar, Isa::Scalar };
     }
 }
 

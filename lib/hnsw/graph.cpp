@@ -181,8 +181,8 @@ Result<size_t> Index::search(std::span<const float> query, uint32_t k, uint32_t 
     return static_cast<const Index*>(this)->search(m_scratch, query, k, ef, out, filter);
 }
 
-Result<size_t> Index::search(Scratch& s, std::span<const float> query, uint32_t k, uint32_t ef,
-                             std::span<Hit> out, const Filter* filter) const {
+Result<size_t> Index::search(Scratch& s, std::span<const float> query, uint32_t k, uint32_t ef, std::span<Hit> out,
+                             const Filter* filter) const {
     if (!m_records || s.m_slots != m_params.max_elements || s.m_dim != m_params.dim || s.m_m0 != m_params.m0() ||
         s.m_ef_cap < m_params.max_ef || s.m_ef_cap < m_params.ef_construction)
         return Error::BadHandle;

@@ -69,9 +69,7 @@ public:
     }
 
 private:
-    static bool above(const Candidate& a, const Candidate& b) {
-        return kMaxAtTop ? closer(b, a) : closer(a, b);
-    }
+    static bool above(const Candidate& a, const Candidate& b) { return kMaxAtTop ? closer(b, a) : closer(a, b); }
 
     void sift_down(uint32_t i, Candidate c) {
         for (;;) {

@@ -42,7 +42,7 @@ private:
     FixedHeap<false> m_candidates; // C: closest on top
     Candidate* m_sorted = nullptr; // W drained in ascending order / pruning candidates
     uint32_t* m_selected = nullptr;
-    uint32_t* m_batch = nullptr;   // unvisited neighbours of the node being expanded
+    uint32_t* m_batch = nullptr; // unvisited neighbours of the node being expanded
     float* m_query = nullptr;
     uint64_t m_distances = 0;
     // Shape of the index the scratch was carved for; search() refuses a mismatch.
@@ -135,7 +135,8 @@ public:
     static ktl::Result<Params> load_params(std::span<const std::byte> snapshot, uint32_t capacity = 0);
     // Truncated / Corrupt / Unsupported for bad input, never a crash. `capacity` as for
     // load_params(); memory must hold memory_needed(load_params(snapshot, capacity)).
-    static ktl::Result<Index> load(std::span<const std::byte> snapshot, std::span<std::byte> memory, uint32_t capacity = 0);
+    static ktl::Result<Index> load(std::span<const std::byte> snapshot, std::span<std::byte> memory,
+                                   uint32_t capacity = 0);
 
 private:
     struct NodeHeader {
@@ -144,7 +145,7 @@ private:
         uint8_t level;
         uint8_t flags;
         uint16_t reserved;
-        uint64_t tag;   // the caller's word for this vector (insert's tag)
+        uint64_t tag; // the caller's word for this vector (insert's tag)
     };
     static_assert(sizeof(NodeHeader) == 24);
     static constexpr uint8_t kLive = 1;

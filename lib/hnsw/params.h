@@ -58,14 +58,14 @@ struct BatchResult {
 };
 
 struct Stats {
-    uint32_t count = 0;       // live vectors
-    uint32_t deleted = 0;     // tombstones awaiting compaction
-    uint32_t free_slots = 0;  // slots ready for reuse (excluding never-used ones)
-    uint32_t capacity = 0;    // max_elements
-    uint32_t levels = 0;      // top level + 1 (0 when empty)
+    uint32_t count = 0;      // live vectors
+    uint32_t deleted = 0;    // tombstones awaiting compaction
+    uint32_t free_slots = 0; // slots ready for reuse (excluding never-used ones)
+    uint32_t capacity = 0;   // max_elements
+    uint32_t levels = 0;     // top level + 1 (0 when empty)
     uint32_t compactions = 0;
-    size_t bytes_used = 0;    // arena bytes carved plus upper-level link blocks in use
-    size_t bytes_budget = 0;  // size of the memory given at creation
+    size_t bytes_used = 0;              // arena bytes carved plus upper-level link blocks in use
+    size_t bytes_budget = 0;            // size of the memory given at creation
     uint64_t distance_computations = 0; // by the index's own scratch (inserts, repairs, search())
 };
 

@@ -83,7 +83,7 @@ bool parse_media_range(std::string_view element, MediaRange& out) {
     while (auto param = parts.next()) {
         size_t eq = param->find('=');
         if (eq == std::string_view::npos || !equals_ci(param->substr(0, eq), "q"))
-            continue; // other parameters do not change what is acceptable here
+            continue;                                      // other parameters do not change what is acceptable here
         return parse_qvalue(param->substr(eq + 1), out.q); // the weight ends the media parameters
     }
     return true;

@@ -76,12 +76,22 @@ bool is_reg_name_char(char c) {
     if (is_alpha(c) || is_digit(c))
         return true;
     switch (c) {
-    case '-': case '.': case '_': case '~':                                  // unreserved
-    case '!': case '$': case '&': case '\'': case '(': case ')': case '*':   // sub-delims
-    case '+': case ',': case ';': case '=':
-        return true;
-    default:
-        return false;
+    case '-':
+    case '.':
+    case '_':
+    case '~': // unreserved
+    case '!':
+    case '$':
+    case '&':
+    case '\'':
+    case '(':
+    case ')':
+    case '*': // sub-delims
+    case '+':
+    case ',':
+    case ';':
+    case '=': return true;
+    default: return false;
     }
 }
 

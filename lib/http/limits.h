@@ -8,10 +8,10 @@ namespace http {
 constexpr size_t kMaxHeaders = 64;
 
 struct Limits {
-    size_t max_request_line = 8192;  // bytes of the request line, line terminator excluded (else 414)
-    size_t max_header_bytes = 16384; // the whole head: request line, fields and the empty line (else 431)
+    size_t max_request_line = 8192;   // bytes of the request line, line terminator excluded (else 414)
+    size_t max_header_bytes = 16384;  // the whole head: request line, fields and the empty line (else 431)
     size_t max_headers = kMaxHeaders; // field lines (else 431)
-    size_t max_body = 1u << 20;      // Content-Length (else 413)
+    size_t max_body = 1u << 20;       // Content-Length (else 413)
 };
 
 } // namespace http

@@ -20,9 +20,8 @@ struct MethodName {
 };
 
 constexpr MethodName kMethods[] = {
-    { "GET", Method::Get },       { "HEAD", Method::Head },     { "POST", Method::Post },
-    { "PUT", Method::Put },       { "DELETE", Method::Delete }, { "OPTIONS", Method::Options },
-    { "PATCH", Method::Patch },
+    { "GET", Method::Get },       { "HEAD", Method::Head },       { "POST", Method::Post },   { "PUT", Method::Put },
+    { "DELETE", Method::Delete }, { "OPTIONS", Method::Options }, { "PATCH", Method::Patch },
 };
 
 Method method_from(std::string_view text) {

@@ -82,8 +82,8 @@ int StringDecoder::next(char out[4]) {
             return -1; // lone low surrogate
         if (cp >= 0xd800 && cp <= 0xdbff) {
             uint32_t low;
-            if (m_pos + 6 > m_raw.size() || m_raw[m_pos] != '\\' || m_raw[m_pos + 1] != 'u' || hex4(m_pos + 2, low) != 0 ||
-                low < 0xdc00 || low > 0xdfff)
+            if (m_pos + 6 > m_raw.size() || m_raw[m_pos] != '\\' || m_raw[m_pos + 1] != 'u' ||
+                hex4(m_pos + 2, low) != 0 || low < 0xdc00 || low > 0xdfff)
                 return -1; // high surrogate without its pair
             m_pos += 6;
             cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);

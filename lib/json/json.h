@@ -45,15 +45,15 @@ struct ParseError {
 
 struct Node {
     Type type = Type::Null;
-    bool flag = false;        // Bool: the value; String/key: contains escapes
+    bool flag = false; // Bool: the value; String/key: contains escapes
     bool key_escaped = false;
-    uint32_t start = 0;       // String: first byte after the quote; Number/Bool/Null: the literal
+    uint32_t start = 0; // String: first byte after the quote; Number/Bool/Null: the literal
     uint32_t length = 0;
-    uint32_t key_start = 0;   // object members: the key (raw, between the quotes)
+    uint32_t key_start = 0; // object members: the key (raw, between the quotes)
     uint32_t key_length = 0;
-    uint32_t key_hash = 0;    // FNV-1a of the unescaped key: duplicate checks compare hashes first
-    uint32_t count = 0;       // Array/Object: direct children
-    uint32_t end = 0;         // index one past this node's subtree
+    uint32_t key_hash = 0; // FNV-1a of the unescaped key: duplicate checks compare hashes first
+    uint32_t count = 0;    // Array/Object: direct children
+    uint32_t end = 0;      // index one past this node's subtree
 };
 
 class Document;
@@ -93,9 +93,9 @@ public:
     // Compares the unescaped string with text (no buffer needed).
     bool string_equals(std::string_view text) const;
 
-    uint32_t size() const; // children of an array/object
-    Value at(uint32_t i) const;                 // array item (or object member value) by position
-    Value find(std::string_view key) const;     // object member by unescaped key
+    uint32_t size() const;                        // children of an array/object
+    Value at(uint32_t i) const;                   // array item (or object member value) by position
+    Value find(std::string_view key) const;       // object member by unescaped key
     bool key_equals(std::string_view text) const; // for object members: compare this member's key
     ktl::Result<size_t> key_into(std::span<char> out) const;
 

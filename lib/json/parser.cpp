@@ -61,8 +61,8 @@ private:
     bool scan_utf8();
     bool scan_number();
     bool scan_literal(std::string_view word);
-    bool value();       // one value at m_pos (containers are opened, not finished)
-    bool key();         // one object key and its colon
+    bool value(); // one value at m_pos (containers are opened, not finished)
+    bool key();   // one object key and its colon
     bool duplicate_key(const Frame& f, std::string_view key, bool escaped, uint32_t hash);
     bool add_child(Frame& f);
 

@@ -8,8 +8,8 @@ namespace ktl {
 
 struct CivilTime {
     int64_t year = 1970;
-    uint32_t month = 1;  // 1..12
-    uint32_t day = 1;    // 1..31
+    uint32_t month = 1; // 1..12
+    uint32_t day = 1;   // 1..31
     uint32_t hour = 0, minute = 0, second = 0;
 };
 
@@ -17,9 +17,9 @@ struct CivilTime {
 constexpr CivilTime civil_from_days(int64_t days) {
     days += 719468; // shift the epoch to 0000-03-01
     int64_t era = (days >= 0 ? days : days - 146096) / 146097;
-    uint32_t doe = static_cast<uint32_t>(days - era * 146097);                 // day of era
-    uint32_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;       // year of era
-    uint32_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);                     // day of year (from March)
+    uint32_t doe = static_cast<uint32_t>(days - era * 146097);            // day of era
+    uint32_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; // year of era
+    uint32_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);               // day of year (from March)
     uint32_t mp = (5 * doy + 2) / 153;
     CivilTime t;
     t.day = doy - (153 * mp + 2) / 5 + 1;

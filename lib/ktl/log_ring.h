@@ -14,8 +14,8 @@ const char* log_level_name(LogLevel level); // "debug", "info", ... (MCP/syslog 
 struct LogRecord {
     static constexpr size_t kMaxText = 200;
     uint64_t seq = 0;
-    uint64_t mono_ns = 0;      // monotonic time since boot
-    int64_t unix_seconds = 0;  // wall clock when known, else 0
+    uint64_t mono_ns = 0;             // monotonic time since boot
+    int64_t unix_seconds = 0;         // wall clock when known, else 0
     LogLevel level = LogLevel::Debug; // zero, so an empty ring lives in .bss, not in the image
     uint16_t length = 0;
     char text[kMaxText + 1] = {};

@@ -93,17 +93,17 @@ private:
 } // namespace ktl
 
 // TRY: propagate an error to the caller; evaluates to the value on success (GNU statement expression).
-#define TRY(expr)                                     \
-    ({                                                \
-        auto _try_result = (expr);                    \
-        if (!_try_result.ok())                        \
-            return _try_result.error();               \
-        std::move(_try_result.value());               \
+#define TRY(expr) \
+    ({ \
+        auto _try_result = (expr); \
+        if (!_try_result.ok()) \
+            return _try_result.error(); \
+        std::move(_try_result.value()); \
     })
 
-#define TRY_VOID(expr)                                \
-    do {                                              \
-        auto _try_result = (expr);                    \
-        if (!_try_result.ok())                        \
-            return _try_result.error();               \
+#define TRY_VOID(expr) \
+    do { \
+        auto _try_result = (expr); \
+        if (!_try_result.ok()) \
+            return _try_result.error(); \
     } while (0)

@@ -14,7 +14,7 @@ constexpr uint64_t kPageSize = 4096;
 constexpr unsigned kPageShift = 12;
 
 struct PageFrame {
-    uint32_t next;  // free-list links (page indices), kNone when absent
+    uint32_t next; // free-list links (page indices), kNone when absent
     uint32_t prev;
     uint8_t order;  // order of the block this page heads (free or allocated)
     uint8_t state;  // PageState
@@ -24,7 +24,7 @@ struct PageFrame {
 enum PageState : uint8_t { Reserved = 0, FreeHead = 1, AllocatedHead = 2, Tail = 3 };
 
 struct BuddyStats {
-    uint64_t total_pages = 0;   // pages handed to the allocator (add_free_range)
+    uint64_t total_pages = 0; // pages handed to the allocator (add_free_range)
     uint64_t free_pages = 0;
     uint64_t used_pages = 0;
     unsigned largest_free_order = 0; // valid when free_pages > 0

@@ -41,7 +41,7 @@ struct Heap::Slab {
     uint32_t free_head; // offset of the first free slot within the page, 0 = none
     Slab* next;         // partial list links
     Slab* prev;
-    Slab* all_next;     // every slab (Heap::m_slabs)
+    Slab* all_next; // every slab (Heap::m_slabs)
     Slab* all_prev;
     bool on_partial;
 };

@@ -40,9 +40,7 @@ ktl::Result<Region> Region::create(std::span<std::byte> memory, RegionPolicy pol
     return r;
 }
 
-bool Region::object_live(uint32_t index) const {
-    return index < m_objects && (m_bitmap[index / 8] >> (index % 8)) & 1;
-}
+bool Region::object_live(uint32_t index) const { return index < m_objects && (m_bitmap[index / 8] >> (index % 8)) & 1; }
 
 uint64_t Region::first_held() const {
     uint64_t n = appended();
@@ -60,8 +58,7 @@ bool Region::readable(uint64_t offset, uint64_t len) const {
         return false;
     switch (m_policy) {
     case RegionPolicy::Immutable:
-    case RegionPolicy::AppendOnly:
-        return offset + len <= m_fill;
+    case RegionPolicy::AppendOnly: return offset + len <= m_fill;
     case RegionPolicy::Ring: return false; // handled above
     case RegionPolicy::Slab: {
         if (len == 0)
@@ -95,7 +92,7 @@ ktl::Result<uint64_t> Region::append(std::span<const std::byte> data) {
             return ktl::Error::AccessDenied;
         if (data.size() != m_object_size)
             return ktl::Error::InvalidArgs; // whole records only
-        uint64_t at = m_fill; // logical offset of the new record
+        uint64_t at = m_fill;               // logical offset of the new record
         memcpy(m_base + (at / m_object_size % m_objects) * m_object_size, data.data(), data.size());
         m_fill += data.size();
         return at;

@@ -50,8 +50,8 @@ struct UpsertRecord {
 struct DecodedRecord {
     RecordType type;
     std::string_view name;
-    CreateRecord create;  // Create
-    UpsertRecord upsert;  // Upsert
+    CreateRecord create;   // Create
+    UpsertRecord upsert;   // Upsert
     uint32_t delete_count; // Delete
     const std::byte* delete_ids;
     std::span<const std::byte> audit; // Audit

@@ -14,8 +14,17 @@ constexpr size_t kBytes = 68; // the CRC's offset
 
 // Field offsets (the layout in superblock.h).
 enum Offset : size_t {
-    kVersionAt = 8, kSectorAt = 12, kGenerationAt = 16, kEpochAt = 24, kZeroAt = 28, kLogFirstAt = 32,
-    kLogCountAt = 40, kCheckpointFirstAt = 48, kCheckpointBytesAt = 56, kCheckpointCrcAt = 64, kCrcAt = kBytes,
+    kVersionAt = 8,
+    kSectorAt = 12,
+    kGenerationAt = 16,
+    kEpochAt = 24,
+    kZeroAt = 28,
+    kLogFirstAt = 32,
+    kLogCountAt = 40,
+    kCheckpointFirstAt = 48,
+    kCheckpointBytesAt = 56,
+    kCheckpointCrcAt = 64,
+    kCrcAt = kBytes,
 };
 using ktl::get_le;
 using ktl::put_le;

@@ -19,7 +19,7 @@ namespace storage {
 
 struct Superblock {
     uint64_t generation = 0;
-    uint32_t epoch = 0;           // the log's epoch: a checkpoint starts a new one
+    uint32_t epoch = 0; // the log's epoch: a checkpoint starts a new one
     uint64_t log_first = 0;
     uint64_t log_count = 0;
     uint64_t checkpoint_first = 0; // 0: no checkpoint yet

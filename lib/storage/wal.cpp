@@ -28,9 +28,7 @@ uint32_t link(uint32_t chain, uint32_t crc) {
     return crc32c(chain, c, 4);
 }
 // CRC of a record: header bytes [0, 24) and its payload.
-uint32_t record_crc(const std::byte* h) {
-    return crc32c(crc32c(0, h, 24), h + Wal::kHeader, get32(h + 16));
-}
+uint32_t record_crc(const std::byte* h) { return crc32c(crc32c(0, h, 24), h + Wal::kHeader, get32(h + 16)); }
 
 } // namespace
 
@@ -121,8 +119,8 @@ ktl::Result<bool> Wal::load(uint64_t lba, size_t bytes, size_t& loaded) {
 
 // A header that can be the record `seq` of this epoch (first of its commit or not), before its CRC.
 static bool header_fits(const std::byte* h, uint32_t magic, uint32_t epoch, uint64_t seq, bool first) {
-    return get32(h) == magic && get32(h + 4) == epoch && get64(h + 8) == seq && ((get16(h + 22) & Wal::kFirst) != 0) == first &&
-           (get16(h + 22) & ~(Wal::kFirst | Wal::kLast)) == 0;
+    return get32(h) == magic && get32(h + 4) == epoch && get64(h + 8) == seq &&
+           ((get16(h + 22) & Wal::kFirst) != 0) == first && (get16(h + 22) & ~(Wal::kFirst | Wal::kLast)) == 0;
 }
 
 ktl::Result<Recovery> Wal::recover_impl(VisitFn visit, void* ctx) {
@@ -218,8 +216,8 @@ ktl::Result<Recovery> Wal::recover_impl(VisitFn visit, void* ctx) {
     }
     // Whatever stopped the walk, an intact later commit of this epoch means it stopped at damage.
     // (Not where a newer log begins: what follows it are this older epoch's own leftovers.)
-    if (stop == Stop::NewerMidway ||
-        (stop != Stop::None && stop != Stop::Region && !rep.newer_epoch && intact_commit_after(m_tail + 1, m_next_seq))) {
+    if (stop == Stop::NewerMidway || (stop != Stop::None && stop != Stop::Region && !rep.newer_epoch &&
+                                      intact_commit_after(m_tail + 1, m_next_seq))) {
         rep.damaged = true;
         rep.damaged_seq = m_next_seq;
     } else if (stop == Stop::Failed) {

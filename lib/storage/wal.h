@@ -44,13 +44,13 @@ struct Recovery {
     uint64_t commits = 0;
     uint64_t records = 0;
     uint64_t next_seq = 1;
-    uint64_t tail_lba = 0;     // where the next commit goes (absolute)
-    bool torn_tail = false;    // an unacknowledged commit was cut short and dropped
-    bool stale_end = false;    // the log ends where an older epoch's records begin (a checkpoint's cut)
-    bool damaged = false;      // a commit in the middle failed its checks while later ones are intact
-    uint64_t damaged_seq = 0;  // the first sequence number not replayed
-    bool newer_epoch = false;  // the walk met a header of a later epoch: the superblock is out of date
-    uint32_t found_epoch = 0;  // ... that epoch
+    uint64_t tail_lba = 0;    // where the next commit goes (absolute)
+    bool torn_tail = false;   // an unacknowledged commit was cut short and dropped
+    bool stale_end = false;   // the log ends where an older epoch's records begin (a checkpoint's cut)
+    bool damaged = false;     // a commit in the middle failed its checks while later ones are intact
+    uint64_t damaged_seq = 0; // the first sequence number not replayed
+    bool newer_epoch = false; // the walk met a header of a later epoch: the superblock is out of date
+    uint32_t found_epoch = 0; // ... that epoch
 };
 
 class Wal {
@@ -105,7 +105,7 @@ private:
     uint32_t m_epoch;
     std::span<std::byte> m_buf;
     uint32_t m_sector;
-    uint64_t m_tail;          // next commit's sector
+    uint64_t m_tail; // next commit's sector
     uint64_t m_next_seq = 1;
     uint32_t m_chain;         // the last record's chain
     size_t m_used = 0;        // bytes of the commit being built

@@ -18,8 +18,8 @@ public:
     static constexpr size_t kSources = 64;
     static constexpr size_t kGoodKeys = 4;
     struct Config {
-        uint32_t burst = 20;      // failures a source may make at once
-        uint32_t per_second = 2;  // and then per second
+        uint32_t burst = 20;     // failures a source may make at once
+        uint32_t per_second = 2; // and then per second
     };
 
     AuthGate() = default;

@@ -32,8 +32,8 @@ constexpr RoleRate kRoleRates[] = {
 constexpr RoleRate role_rate(Role role) { return kRoleRates[static_cast<uint8_t>(role) & 3]; }
 
 struct LimitConfig {
-    uint32_t burst = 20;             // bucket capacity (calls)
-    uint32_t per_second = 10;        // refill rate (calls per second)
+    uint32_t burst = 20;      // bucket capacity (calls)
+    uint32_t per_second = 10; // refill rate (calls per second)
     uint32_t max_in_flight = 10;
     // Each principal's bucket is its role's (kRoleRates) rather than burst/per_second, which then
     // only bound it from above. Off: one bucket size for every role (the `rate=` boot argument).
@@ -54,7 +54,7 @@ struct LimiterLock {
 struct LimitDecision {
     bool allowed = false;
     ErrorCode code = ErrorCode::LimitRateExceeded; // when refused
-    uint32_t retry_after_ms = 0;                     // for Retry-After
+    uint32_t retry_after_ms = 0;                   // for Retry-After
 };
 
 class CallLimiter {

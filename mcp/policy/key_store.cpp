@@ -16,7 +16,7 @@ ktl::Result<uint16_t> KeyStore::add_digest(std::string_view principal, Role role
         return ktl::Error::InvalidArgs;
     for (char c : principal) {
         bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-            c == '.';
+                  c == '.';
         if (!ok)
             return ktl::Error::InvalidArgs;
     }
@@ -70,7 +70,10 @@ ktl::Result<uint16_t> KeyStore::add_spec_sha256(std::string_view spec) {
     crypto::Digest digest {};
     for (size_t i = 0; i < 64; ++i) {
         char c = s.value[i];
-        int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        int v = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
         if (v < 0)
             return ktl::Error::InvalidArgs;
         digest[i / 2] = static_cast<uint8_t>(digest[i / 2] << 4 | v);

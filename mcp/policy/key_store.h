@@ -16,7 +16,7 @@ namespace mcp {
 
 struct Principal {
     static constexpr size_t kNameMax = 31;
-    uint16_t id = 0;        // 1-based; 0 = anonymous
+    uint16_t id = 0; // 1-based; 0 = anonymous
     char name[kNameMax + 1] = "anonymous";
     Role role = Role::Anonymous;
     uint32_t scopes = 0;    // scopes_of(role), possibly tightened
@@ -51,7 +51,8 @@ public:
     size_t size() const { return m_count; }
 
 private:
-    ktl::Result<uint16_t> add_digest(std::string_view principal, Role role, const crypto::Digest& digest, uint32_t scopes);
+    ktl::Result<uint16_t> add_digest(std::string_view principal, Role role, const crypto::Digest& digest,
+                                     uint32_t scopes);
     // Splits "ROLE:[PRINCIPAL:]VALUE"; a missing principal is named after the role and entry.
     struct Spec {
         Role role;

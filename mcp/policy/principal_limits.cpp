@@ -113,7 +113,8 @@ uint64_t tightened_memory(uint64_t base, const PrincipalLimits& own) { return sm
 uint64_t tightened_syscalls(uint64_t base, const PrincipalLimits& own) { return smaller(base, own.syscalls); }
 
 bool loosens(const PrincipalLimits& own, const LimitConfig& base, const CallLimits& call) {
-    return (own.time_ms && uint64_t(own.time_ms) * 1000000 > call.wall_ns) || (own.output_bytes && own.output_bytes > call.output) ||
+    return (own.time_ms && uint64_t(own.time_ms) * 1000000 > call.wall_ns) ||
+           (own.output_bytes && own.output_bytes > call.output) ||
            (own.memory_bytes && own.memory_bytes > call.memory) || (own.syscalls && own.syscalls > call.syscalls) ||
            (own.burst && own.burst > base.burst) || (own.per_second && own.per_second > base.per_second) ||
            (own.concurrency && own.concurrency > base.max_in_flight);

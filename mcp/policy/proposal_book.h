@@ -38,10 +38,10 @@ struct Proposal {
     ProposalState state = ProposalState::Pending;
     Sink sink = Sink::None;
     char tool[32] = "";
-    char target[72] = "";   // the collection
-    uint64_t ids = 0;       // how many ids the call names (deletes)
-    TargetFacts facts;      // the target when proposed
-    uint16_t proposer = 0;  // principal id
+    char target[72] = "";  // the collection
+    uint64_t ids = 0;      // how many ids the call names (deletes)
+    TargetFacts facts;     // the target when proposed
+    uint16_t proposer = 0; // principal id
     char proposer_name[Principal::kNameMax + 1] = "";
     uint64_t provenance = 0; // the proposing request's node
     uint16_t decider = 0;
@@ -51,7 +51,7 @@ struct Proposal {
     uint64_t expires_ns = 0;
     char created_at[24] = ""; // RFC 3339
     uint32_t args_len = 0;
-    char args[kMaxArgs];      // the call's arguments as JSON text: exactly what runs if approved
+    char args[kMaxArgs]; // the call's arguments as JSON text: exactly what runs if approved
     std::string_view arguments() const { return { args, args_len }; }
 };
 
@@ -82,7 +82,8 @@ public:
     enum class Refusal : uint8_t { None, Unknown, NotPending, Expired, OwnProposal, Stale };
     // Approve: pending, not expired, not the proposer's own, and the target as it was (else the
     // proposal becomes Stale and is refused). The caller then runs proposal->arguments().
-    Refusal approve(uint32_t id, const Principal& approver, uint64_t provenance, const TargetFacts& now_facts, uint64_t now_ns);
+    Refusal approve(uint32_t id, const Principal& approver, uint64_t provenance, const TargetFacts& now_facts,
+                    uint64_t now_ns);
     Refusal reject(uint32_t id, const Principal& who, uint64_t provenance, uint64_t now_ns);
     // An approved proposal whose call could not be started after all (no task slot, no memory):
     // pending again, to be approved once more.

@@ -2,9 +2,7 @@
 
 namespace mcp {
 
-const char* integrity_name(Integrity integrity) {
-    return integrity == Integrity::Trusted ? "TRUSTED" : "UNTRUSTED";
-}
+const char* integrity_name(Integrity integrity) { return integrity == Integrity::Trusted ? "TRUSTED" : "UNTRUSTED"; }
 
 size_t format_provenance_id(uint64_t id, char (&out)[kProvenanceIdText]) {
     if (id == 0) {

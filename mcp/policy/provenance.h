@@ -19,11 +19,11 @@ const char* integrity_name(Integrity integrity);
 
 // A node as the dispatcher describes it; the host copies what it keeps (cut to its fields).
 struct ProvenanceNode {
-    uint64_t parent = 0;                // 0: none (a request straight from a client)
+    uint64_t parent = 0;                  // 0: none (a request straight from a client)
     const Principal* principal = nullptr; // nullptr: anonymous
     const char* transport = "";
-    uint32_t session = 0;               // Session::origin
-    std::string_view client_name;       // as the client declared it (clientInfo), unverified
+    uint32_t session = 0;         // Session::origin
+    std::string_view client_name; // as the client declared it (clientInfo), unverified
     std::string_view client_version;
     std::string_view request_id;
     std::string_view method;

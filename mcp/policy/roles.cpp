@@ -9,9 +9,14 @@ struct ScopeName {
     const char* name;
 };
 constexpr ScopeName kScopes[] = {
-    { kKernelRead, "kernel:read" }, { kKernelAdmin, "kernel:admin" }, { kAuditRead, "audit:read" },
-    { kVectorRead, "vector:read" }, { kVectorWrite, "vector:write" }, { kVectorAdmin, "vector:admin" },
-    { kConformanceFixtures, "conformance:fixtures" }, { kProposalApprove, "proposal:approve" },
+    { kKernelRead, "kernel:read" },
+    { kKernelAdmin, "kernel:admin" },
+    { kAuditRead, "audit:read" },
+    { kVectorRead, "vector:read" },
+    { kVectorWrite, "vector:write" },
+    { kVectorAdmin, "vector:admin" },
+    { kConformanceFixtures, "conformance:fixtures" },
+    { kProposalApprove, "proposal:approve" },
 };
 } // namespace
 

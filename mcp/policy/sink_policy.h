@@ -46,12 +46,13 @@ struct SinkCall {
     bool token_matches = false; // and redeemed against the call's binding (arguments, node)
     Integrity integrity = Integrity::Untrusted;
     Sink sink = Sink::None;
-    bool approved = false;      // a human confirmed it, or an administrator approved its proposal
+    bool approved = false; // a human confirmed it, or an administrator approved its proposal
 };
 
 struct Decision {
     Verdict verdict;
-    const char* reason; // token_missing, token_mismatch, no_sink, not_critical, trusted, approved, untrusted_critical_sink
+    const char*
+        reason; // token_missing, token_mismatch, no_sink, not_critical, trusted, approved, untrusted_critical_sink
 };
 
 Decision decide(const SinkRules& rules, const SinkCall& call);

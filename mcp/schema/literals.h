@@ -58,6 +58,6 @@ struct Decimal {
 
 std::optional<Decimal> parse_decimal(std::string_view literal);
 int compare(const Decimal& a, const Decimal& b); // -1, 0 or 1 as a is below, equal to or above b
-bool schema_number(const Decimal& d);             // usable as a bound or an enum member
+bool schema_number(const Decimal& d);            // usable as a bound or an enum member
 
 } // namespace mcp::schema

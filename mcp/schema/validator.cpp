@@ -19,9 +19,7 @@ bool fail(Failure& f, Reason reason, const char* keyword, const char* message) {
     return false;
 }
 
-std::optional<Decimal> number(const json::Value& v) {
-    return v.is_number() ? parse_decimal(v.raw()) : std::nullopt;
-}
+std::optional<Decimal> number(const json::Value& v) { return v.is_number() ? parse_decimal(v.raw()) : std::nullopt; }
 
 bool bound_number(const json::Value& v) {
     auto d = number(v);
@@ -108,7 +106,22 @@ uint32_t instance_types(const json::Value& v) {
 // ---------------------------------------------------------------------------------------------
 // The schema pass: keywords and their values' shapes; bounds for check_bounded.
 
-enum class Shape : uint8_t { Any, Type, Enum, Names, Schemas, BoolOrSchema, Schema, Count, Number, Format, Ref, SchemaList, Scalar, Text };
+enum class Shape : uint8_t {
+    Any,
+    Type,
+    Enum,
+    Names,
+    Schemas,
+    BoolOrSchema,
+    Schema,
+    Count,
+    Number,
+    Format,
+    Ref,
+    SchemaList,
+    Scalar,
+    Text
+};
 
 struct Keyword {
     const char* name;
@@ -138,8 +151,8 @@ constexpr Keyword kKeywords[] = {
     { "$schema", Shape::Any },
     { "$defs", Shape::Schemas },
     { "$ref", Shape::Ref },
-    { "$anchor", Shape::Text },       // names its schema; references use #/$defs/ paths only
-    { "x-mcp-header", Shape::Text },  // 2026-07-28: the argument is mirrored in an HTTP header
+    { "$anchor", Shape::Text },      // names its schema; references use #/$defs/ paths only
+    { "x-mcp-header", Shape::Text }, // 2026-07-28: the argument is mirrored in an HTTP header
     { "const", Shape::Scalar },
     // Applicators: each only narrows what the schema around it accepts.
     { "allOf", Shape::SchemaList },
@@ -506,7 +519,8 @@ private:
             }
             if (matched != 1)
                 return fail(m_f, Reason::NoAlternative, "oneOf",
-                            matched ? "value matches more than one oneOf schema" : "value matches none of the oneOf schemas");
+                            matched ? "value matches more than one oneOf schema"
+                                    : "value matches none of the oneOf schemas");
         }
         if (json::Value no = s.find("not"); no.valid()) {
             Outcome o = satisfies(no, v, depth);

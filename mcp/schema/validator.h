@@ -39,9 +39,9 @@
 
 namespace mcp::schema {
 
-constexpr int kMaxSchemaDepth = 16;   // nested schemas validate() accepts (the root is level 1)
-constexpr int kMaxBoundedDepth = 12;  // check_bounded() is stricter: our own schemas keep headroom
-constexpr size_t kMaxPointer = 64;    // bytes of Failure::path, terminator included
+constexpr int kMaxSchemaDepth = 16;      // nested schemas validate() accepts (the root is level 1)
+constexpr int kMaxBoundedDepth = 12;     // check_bounded() is stricter: our own schemas keep headroom
+constexpr size_t kMaxPointer = 64;       // bytes of Failure::path, terminator included
 constexpr size_t kMaxPropertyName = 128; // unescaped bytes of a name in properties/required
 
 enum class Reason : uint8_t {

@@ -6,7 +6,9 @@ namespace {
 constexpr struct {
     ClientCapability bit;
     const char* name;
-} kCapabilities[] = { { kClientSampling, "sampling" }, { kClientElicitation, "elicitation" }, { kClientRoots, "roots" } };
+} kCapabilities[] = { { kClientSampling, "sampling" },
+                      { kClientElicitation, "elicitation" },
+                      { kClientRoots, "roots" } };
 } // namespace
 
 uint8_t client_capabilities(const json::Value& caps) {

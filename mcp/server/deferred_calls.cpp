@@ -14,10 +14,21 @@ void Server::audit_call(const PendingCall& call, AuditOutcome outcome, const cha
     char now[32] = "unknown";
     m_host.now_rfc3339(now, sizeof now);
     uint64_t t = m_host.now_ns();
-    AuditEvent e { call.request_id, now, call.principal, call.transport ? call.transport : m_config.transport,
-                   AuditKind::Tool, call.tool, outcome, code,
-                   call.token_id, call.args_hash, t > call.start_ns ? (t - call.start_ns) / 1000 : 0, call.provenance_id,
-                   call.action, call.target, reason ? reason : "" };
+    AuditEvent e { call.request_id,
+                   now,
+                   call.principal,
+                   call.transport ? call.transport : m_config.transport,
+                   AuditKind::Tool,
+                   call.tool,
+                   outcome,
+                   code,
+                   call.token_id,
+                   call.args_hash,
+                   t > call.start_ns ? (t - call.start_ns) / 1000 : 0,
+                   call.provenance_id,
+                   call.action,
+                   call.target,
+                   reason ? reason : "" };
     m_host.audit(e);
 }
 
@@ -38,7 +49,8 @@ size_t Server::finish_call(const PendingCall& call, bool ok, std::string_view st
     json::Writer w(out);
     auto begin = [&](json::Writer& wr) { begin_call_reply(wr, call); };
     write_tool_result(w, begin, call.modern, call.result, ok, structured, e, call.request_id, now);
-    audit_call(call, ok ? AuditOutcome::Allow : AuditOutcome::Error, ok ? "" : error_code_name(e.code), ok ? nullptr : e.reason);
+    audit_call(call, ok ? AuditOutcome::Allow : AuditOutcome::Error, ok ? "" : error_code_name(e.code),
+               ok ? nullptr : e.reason);
     if (!w.complete()) {
         json::Writer fallback(out);
         ToolError big { ErrorCode::LimitOutputExceeded, "reply too large for the line" };
@@ -55,8 +67,7 @@ size_t Server::input_required(const PendingCall& call, std::string_view requests
     auto begin = [&](json::Writer& wr) { begin_call_reply(wr, call); };
     const StateBinding b { "tools/call", call.tool, call.args_hash, call.principal ? call.principal->id : uint16_t(0) };
     if (used_fits &&
-        write_input_required(w, begin, m_config.state_key, b, m_host.now_ns(), requests, used,
-                             m_state_text) &&
+        write_input_required(w, begin, m_config.state_key, b, m_host.now_ns(), requests, used, m_state_text) &&
         w.complete()) {
         audit_call(call, AuditOutcome::Allow, "input_required");
         return w.size();
@@ -64,7 +75,8 @@ size_t Server::input_required(const PendingCall& call, std::string_view requests
     char now[32] = "unknown";
     m_host.now_rfc3339(now, sizeof now);
     json::Writer fallback(out);
-    ToolError e { ErrorCode::LimitOutputExceeded, "the input this call needs, or has been given, is too large to carry to another round",
+    ToolError e { ErrorCode::LimitOutputExceeded,
+                  "the input this call needs, or has been given, is too large to carry to another round",
                   "input_too_large" };
     write_tool_result(fallback, begin, true, call.result, false, {}, e, call.request_id, now);
     audit_call(call, AuditOutcome::Error, error_code_name(e.code));

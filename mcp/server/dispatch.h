@@ -38,7 +38,7 @@ struct Server::Request {
     uint32_t origin = 0;   // the session's (PendingCall::origin / reply_to)
     uint32_t reply_to = 0;
     const char* transport = ""; // the session's, else the server's (audit, provenance)
-    uint64_t provenance = 0; // its provenance node, once admitted
+    uint64_t provenance = 0;    // its provenance node, once admitted
     // An anonymous request's node is made once the limiter admits it (note_provenance).
     const Session* node_session = nullptr;
     std::string_view node_method = {};
@@ -95,7 +95,8 @@ void write_page(json::Writer& w, const char* key, const Items& items, uint32_t o
 // a state (over its payload limit).
 template <typename Begin>
 inline bool write_input_required(json::Writer& w, Begin&& begin, std::span<const uint8_t> key, const StateBinding& b,
-                                 uint64_t now_ns, std::string_view requests, std::string_view used, std::span<char> state) {
+                                 uint64_t now_ns, std::string_view requests, std::string_view used,
+                                 std::span<char> state) {
     size_t n = seal_state(key, b, now_ns, used, state);
     if (n == 0)
         return false;

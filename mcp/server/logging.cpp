@@ -6,7 +6,8 @@
 
 namespace mcp {
 
-static constexpr const char* kLevelNames[] = { "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency" };
+static constexpr const char* kLevelNames[] = { "debug", "info",     "notice", "warning",
+                                               "error", "critical", "alert",  "emergency" };
 
 const char* log_level_name(LogLevel level) {
     auto i = static_cast<size_t>(level);

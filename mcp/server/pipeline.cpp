@@ -84,8 +84,10 @@ bool Server::authenticate(Request& r, Session& s) {
         r.kind = AuditKind::Auth;
         r.name = "api-key";
         r.action = "authenticate";
-        error_reply(r.w, r.id, kAuthError, "Unauthorized", ErrorCode::AuthInvalidApiKey, "the API key matches no principal (check it for typos; ./basalt run --key ROLE:SECRET sets the keys)",
-                    r.request_id, r.timestamp);
+        error_reply(
+            r.w, r.id, kAuthError, "Unauthorized", ErrorCode::AuthInvalidApiKey,
+            "the API key matches no principal (check it for typos; ./basalt run --key ROLE:SECRET sets the keys)",
+            r.request_id, r.timestamp);
         audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::AuthInvalidApiKey));
         return false;
     }
@@ -100,7 +102,7 @@ bool Server::authenticate(Request& r, Session& s) {
 // that stored data points to out of the ring; their refusals are audited without one.
 void Server::note_provenance(Request& r, const Session& s, const json::Value& method) {
     if (!m_host.keeps_provenance() || !(method.string_equals("tools/call") || method.string_equals("resources/read") ||
-                                  method.string_equals("prompts/get")))
+                                        method.string_equals("prompts/get")))
         return;
     std::string_view name = method.plain_string().value_or("");
     if (!r.principal) {
@@ -157,7 +159,8 @@ bool Server::named_request(Request& r, AuditKind kind, const char* refusal, json
 // handler; the envelope says validation_unknown_tool (envelope.h has the JSON-RPC codes).
 // An unknown resource's data also names its URI where SEP-2164 puts it (data.uri), beside the
 // envelope's members.
-void Server::refuse_unknown(Request& r, int rpc_code, const char* rpc_message, std::string_view message, Detail detail) {
+void Server::refuse_unknown(Request& r, int rpc_code, const char* rpc_message, std::string_view message,
+                            Detail detail) {
     json::Writer& w = r.w;
     begin_reply(w, r.id);
     w.key("error").begin_object().key("code").number(int64_t(rpc_code)).key("message").string(rpc_message);
@@ -177,8 +180,10 @@ bool Server::authorise(Request& r, uint32_t scopes) {
     format_scopes(scopes, required, sizeof required);
     ErrorCode code = r.principal ? ErrorCode::AuthInsufficientRole : ErrorCode::AuthMissingApiKey;
     if (!r.principal)
-        error_reply(r.w, r.id, kAuthError, "Unauthorized", code, "this needs an API key: over HTTP 'Authorization: Bearer <key>' or 'X-MCP-API-Key: <key>', on a line params._meta[\"io.basalt/api-key\"]", r.request_id,
-                    r.timestamp, { { "required", required } });
+        error_reply(
+            r.w, r.id, kAuthError, "Unauthorized", code,
+            "this needs an API key: over HTTP 'Authorization: Bearer <key>' or 'X-MCP-API-Key: <key>', on a line params._meta[\"io.basalt/api-key\"]",
+            r.request_id, r.timestamp, { { "required", required } });
     else
         error_reply(r.w, r.id, kAuthError, "Forbidden", code, "the caller's role lacks a required scope", r.request_id,
                     r.timestamp, { { "role", role_name(r.principal->role) }, { "required", required } });
@@ -221,7 +226,9 @@ void Server::refuse_arguments(Request& r, const Session& s, std::string_view too
     static constexpr const char* kMessage = "the arguments do not match the tool's input schema";
     const char* reason = schema::reason_name(failure.reason);
     const char* keyword = failure.keyword ? failure.keyword : "";
-    const std::initializer_list<Detail> details = { { "reason", reason }, { "path", failure.path }, { "keyword", keyword } };
+    const std::initializer_list<Detail> details = { { "reason", reason },
+                                                    { "path", failure.path },
+                                                    { "keyword", keyword } };
     audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::ValidationFailed));
     if (!r.modern && !tool_errors_for_arguments(s.protocol_version)) {
         error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed, kMessage, r.request_id,
@@ -272,8 +279,20 @@ void Server::audit(const Request& r, AuditOutcome outcome, const char* code) {
     if (!m_host.audits())
         return;
     uint64_t now = m_host.now_ns();
-    AuditEvent e { r.request_id, r.timestamp, r.principal, r.transport, r.kind, r.name, outcome, code, 0,
-                   r.args_hash, now > r.start_ns ? (now - r.start_ns) / 1000 : 0, r.provenance, r.action, r.target,
+    AuditEvent e { r.request_id,
+                   r.timestamp,
+                   r.principal,
+                   r.transport,
+                   r.kind,
+                   r.name,
+                   outcome,
+                   code,
+                   0,
+                   r.args_hash,
+                   now > r.start_ns ? (now - r.start_ns) / 1000 : 0,
+                   r.provenance,
+                   r.action,
+                   r.target,
                    r.reason ? r.reason : "" };
     m_host.audit(e);
 }

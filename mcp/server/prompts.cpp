@@ -66,7 +66,13 @@ void Server::prompts_list(Request& r) {
     json::Writer& w = r.w;
     auto listed = [this](const Prompt& p) { return find_prompt(p.name) != nullptr; };
     write_page(w, "prompts", m_config.prompts, offset, m_config.page_size, listed, [&w](const Prompt& p) {
-        w.begin_object().key("name").string(p.name).key("title").string(p.title).key("description").string(p.description);
+        w.begin_object()
+            .key("name")
+            .string(p.name)
+            .key("title")
+            .string(p.title)
+            .key("description")
+            .string(p.description);
         w.key("arguments").begin_array();
         for (const auto& a : p.arguments) {
             w.begin_object().key("name").string(a.name).key("description").string(a.description);
@@ -87,7 +93,8 @@ void Server::prompts_get(Request& r) {
         return;
     const Prompt* p = find_prompt(name);
     if (!p) {
-        refuse_unknown(r, kInvalidParams, "Unknown prompt", "no such prompt, or it is not on the allowlist", { "prompt", name });
+        refuse_unknown(r, kInvalidParams, "Unknown prompt", "no such prompt, or it is not on the allowlist",
+                       { "prompt", name });
         return;
     }
     if (!authorise(r, p->scopes))
@@ -105,7 +112,8 @@ void Server::prompts_get(Request& r) {
     bool ok;
     if (p->get_input && r.modern) {
         // 2026-07-28: the prompt may ask the client (input_round.h), its answers in this request.
-        const StateBinding b { "prompts/get", bound_name(name), r.args_hash, r.principal ? r.principal->id : uint16_t(0) };
+        const StateBinding b { "prompts/get", bound_name(name), r.args_hash,
+                               r.principal ? r.principal->id : uint16_t(0) };
         std::string_view fresh, carried;
         if (!gather_input(r, b, fresh, carried))
             return;
@@ -119,14 +127,14 @@ void Server::prompts_get(Request& r) {
         ok = p->get_input(args, &m_round, mw, err);
         if (m_round.pending()) {
             auto begin = [&](json::Writer& w) { begin_reply(w, r.id); };
-            if (m_round.used_fits() &&
-                write_input_required(r.w, begin, m_config.state_key, b, m_host.now_ns(),
-                                     m_round.requests(), m_round.used(), m_state_text)) {
+            if (m_round.used_fits() && write_input_required(r.w, begin, m_config.state_key, b, m_host.now_ns(),
+                                                            m_round.requests(), m_round.used(), m_state_text)) {
                 audit(r, AuditOutcome::Allow, "input_required");
                 return;
             }
             ok = false;
-            err = { ErrorCode::LimitOutputExceeded, "the input this prompt needs is too large to carry to another round" };
+            err = { ErrorCode::LimitOutputExceeded,
+                    "the input this prompt needs is too large to carry to another round" };
         }
     } else {
         ok = p->get_input ? p->get_input(args, nullptr, mw, err) : p->get(args, mw, err);
@@ -191,7 +199,8 @@ void Server::complete(Request& r) {
     const Argument* a = find_argument(arguments, argument.find("name"));
     if (!a) {
         error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed,
-                    "no argument of that name to complete", r.request_id, r.timestamp, { { "reason", "unknown_argument" } });
+                    "no argument of that name to complete", r.request_id, r.timestamp,
+                    { { "reason", "unknown_argument" } });
         audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::ValidationFailed));
         return;
     }

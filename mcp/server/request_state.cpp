@@ -7,7 +7,7 @@
 namespace mcp {
 namespace {
 
-constexpr size_t kMacText = 44;    // base64 of 32 bytes
+constexpr size_t kMacText = 44;     // base64 of 32 bytes
 constexpr size_t kMaxBinding = 224; // the binding's lines: sealing and opening agree on what fits
 
 // The binding's lines before the expiry, as sealed; 0 when they do not fit.

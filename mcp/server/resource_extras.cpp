@@ -68,7 +68,13 @@ void Server::templates_list(Request& r) {
     for (const auto& t : m_config.resource_templates) {
         if (!resource_allowed(t.uri_template))
             continue;
-        w.begin_object().key("uriTemplate").string(t.uri_template).key("name").string(t.name).key("title").string(t.title);
+        w.begin_object()
+            .key("uriTemplate")
+            .string(t.uri_template)
+            .key("name")
+            .string(t.name)
+            .key("title")
+            .string(t.title);
         w.key("description").string(t.description).key("mimeType").string(t.mime_type).end_object();
     }
     w.end_array().end_object().end_object();
@@ -99,7 +105,8 @@ bool Server::read_contents(Request& r, std::string_view uri) {
     if (!ok && err.code == ErrorCode::NotFound) {
         // A template whose variables name nothing: the resource does not exist, said the way an
         // unknown URI is, with the reason the contents gave.
-        refuse_unknown(r, r.modern ? kInvalidParams : kResourceNotFound, "Resource not found", err.message, { "uri", uri });
+        refuse_unknown(r, r.modern ? kInvalidParams : kResourceNotFound, "Resource not found", err.message,
+                       { "uri", uri });
         return true;
     }
     if (!output_ready(r, ok, ew, err, "Resource unavailable"))

@@ -122,7 +122,8 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
         return 0;
     }
     bool id_ok = !id.valid() || id.is_string() || id.as_int64().has_value();
-    if (!root.is_object() || !root.find("jsonrpc").string_equals("2.0") || !id_ok || (method.valid() && !method.is_string())) {
+    if (!root.is_object() || !root.find("jsonrpc").string_equals("2.0") || !id_ok ||
+        (method.valid() && !method.is_string())) {
         error_reply(w, id_ok ? id : json::Value(), kInvalidRequest, "Invalid Request", ErrorCode::ValidationFailed,
                     "not a JSON-RPC 2.0 request", "", r.timestamp, { { "reason", "invalid_request" } });
         return w.complete() ? w.size() : 0;
@@ -147,8 +148,7 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
         if (method.string_equals("notifications/initialized"))
             session.initialized = true;
         json::Value cancelled = root.find("params").find("requestId");
-        if (method.string_equals("notifications/cancelled") &&
-            (cancelled.is_string() || cancelled.as_int64()))
+        if (method.string_equals("notifications/cancelled") && (cancelled.is_string() || cancelled.as_int64()))
             m_host.cancel(cancelled.raw(), cancelled.is_string(), session.origin);
         return 0;
     }
@@ -213,8 +213,8 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
     if (!w.complete()) {
         // The reply did not fit (or a tool wrote something malformed): say so, briefly.
         json::Writer fallback(out);
-        error_reply(fallback, id, kInvalidRequest, "Internal error", ErrorCode::InternalError, "reply too large", r.request_id,
-                    r.timestamp);
+        error_reply(fallback, id, kInvalidRequest, "Internal error", ErrorCode::InternalError, "reply too large",
+                    r.request_id, r.timestamp);
         return fallback.complete() ? fallback.size() : 0;
     }
     return w.size();
@@ -346,7 +346,13 @@ void Server::initialize(Request& r, Session& s) {
     w.key("result").begin_object();
     w.key("protocolVersion").string(chosen);
     write_capabilities(w, m_config, false);
-    w.key("serverInfo").begin_object().key("name").string(m_config.name).key("version").string(m_config.version).end_object();
+    w.key("serverInfo")
+        .begin_object()
+        .key("name")
+        .string(m_config.name)
+        .key("version")
+        .string(m_config.version)
+        .end_object();
     if (m_config.instructions)
         w.key("instructions").string(m_config.instructions);
     w.end_object().end_object();

@@ -56,7 +56,8 @@ struct ToolError {
     const char* reason = nullptr; // details.reason of the envelope (e.g. validation_failed), if any
     uint32_t proposal_id = 0;     // details.proposal_id: the proposal a held-back call became (step_up_required)
     uint32_t retry_after_ms = 0;  // details.retry_after_ms: when to try again (unavailable), 0: not said
-    int64_t replayed_so_far = -1; // details.replayed_so_far: how far the store's recovery is (unavailable), -1: not said
+    int64_t replayed_so_far =
+        -1; // details.replayed_so_far: how far the store's recovery is (unavailable), -1: not said
 };
 
 // What a tool's body writes. Structured: one JSON object, conforming to the output schema; the
@@ -176,7 +177,8 @@ struct AuditEvent {
     uint64_t provenance_id = 0; // the request's provenance node (0: none, e.g. refused at authentication)
     const char* action = "";    // what it does: "call", "read", "get", "drop", ...
     std::string_view target;    // what it acts on: a collection and how many ids, a URI
-    const char* reason = "";    // details.reason of a refusal or failure, when it has one (declined, proposal_pending, ...)
+    const char* reason =
+        ""; // details.reason of a refusal or failure, when it has one (declined, proposal_pending, ...)
 };
 
 const char* audit_kind_name(AuditKind kind);
@@ -190,7 +192,7 @@ const char* log_level_name(LogLevel level);
 // the line keeps being served). Everything the reply needs is copied here: the request's buffers
 // are gone by the time the call finishes.
 struct PendingCall {
-    char id[80] = "";            // the request id as written (escaped body for strings)
+    char id[80] = ""; // the request id as written (escaped body for strings)
     uint8_t id_len = 0;
     bool id_is_string = false;
     char request_id[80] = "";
@@ -202,11 +204,11 @@ struct PendingCall {
     char tool[48] = "";
     uint64_t args_hash = 0;
     uint64_t start_ns = 0;
-    uint64_t token_id = 0; // set by the host: the execution token issued for this call
-    bool modern = false;   // asked under 2026-07-28: the result carries resultType
-    int8_t log_level = -1; // 2026-07-28 per-request logging opt-in (a LogLevel), -1: none
-    uint32_t origin = 0;   // Session::origin of the request: ids are unique only within it
-    uint32_t reply_to = 0; // Session::reply_to: where the transport delivers the answer
+    uint64_t token_id = 0;           // set by the host: the execution token issued for this call
+    bool modern = false;             // asked under 2026-07-28: the result carries resultType
+    int8_t log_level = -1;           // 2026-07-28 per-request logging opt-in (a LogLevel), -1: none
+    uint32_t origin = 0;             // Session::origin of the request: ids are unique only within it
+    uint32_t reply_to = 0;           // Session::reply_to: where the transport delivers the answer
     const char* transport = nullptr; // Session::transport (nullptr: the server's)
     // Notifications/message the call itself emits (call_log) go out at or above this level: the
     // request's logLevel (2026-07-28) or the session's logging/setLevel when the call began; -1: none.
@@ -251,7 +253,7 @@ struct ServerConfig {
     // The host delivers notifications/resources/updated (it calls next_resource_update): only then
     // are resources/subscribe and unsubscribe served and `subscribe` declared.
     bool subscriptions = false;
-    const KeyStore* keys = nullptr;                       // nullptr: no key is ever accepted
+    const KeyStore* keys = nullptr; // nullptr: no key is ever accepted
     const char* transport = "serial";
     // Tools (and prompts) per list page: every one in the first by default, since clients that
     // read one page only (several do) would never see the rest. Pagination stays for smaller pages.
@@ -280,7 +282,7 @@ struct Session {
     const Principal* principal = nullptr; // who this line acts as (nullptr: anonymous)
     bool initialized = false;
     char protocol_version[16] = "";
-    bool logging = false;                 // the client asked for notifications/message
+    bool logging = false; // the client asked for notifications/message
     LogLevel log_level = LogLevel::Info;
     // Set by the transport: which client session this is (request ids are scoped to it) and
     // where answers to its deferred calls go (HTTP: the connection waiting for them).
@@ -340,8 +342,8 @@ public:
 
     // The answer to a call handed to Host::start. Cancelled calls get no answer (MCP
     // "Cancellation"); the decision is still audited. Returns the reply length (0: none).
-    size_t finish_call(const PendingCall& call, bool ok, std::string_view structured, const ToolError& err, bool cancelled,
-                       std::span<char> out);
+    size_t finish_call(const PendingCall& call, bool ok, std::string_view structured, const ToolError& err,
+                       bool cancelled, std::span<char> out);
     // A request to the client on behalf of a running call (sampling/createMessage,
     // elicitation/create): `id` a plain string the host issued, `params` one JSON object. Returns
     // the message length (0: it did not fit, or params is not an object). The host checks first
@@ -356,7 +358,8 @@ public:
     size_t input_required(const PendingCall& call, std::string_view requests, std::string_view used, bool used_fits,
                           std::span<char> out);
     // notifications/progress for a call that asked for it (MCP "Progress"); 0 when it did not.
-    size_t progress(const PendingCall& call, uint64_t done, uint64_t total, std::string_view message, std::span<char> out);
+    size_t progress(const PendingCall& call, uint64_t done, uint64_t total, std::string_view message,
+                    std::span<char> out);
     // notifications/message that a running call emits itself (logger: the tool), if the call's
     // notify_level lets it through; 0 otherwise. Sent before the call's result (MCP "Logging").
     size_t call_log(const PendingCall& call, LogLevel level, std::string_view text, std::span<char> out);
@@ -375,9 +378,9 @@ public:
 
     static constexpr const char* kLatestVersion = "2025-11-25"; // newest handshake-era revision
     static constexpr const char* kModernVersion = "2026-07-28";
-    static constexpr size_t kMaxPromptArgument = 256; // bytes of one prompt argument or completion value
-    static constexpr size_t kMaxCompletions = 100;    // values in one completion (MCP's maximum)
-    static constexpr size_t kOwnNodes = 4096;           // values of a message parsed in place
+    static constexpr size_t kMaxPromptArgument = 256;  // bytes of one prompt argument or completion value
+    static constexpr size_t kMaxCompletions = 100;     // values in one completion (MCP's maximum)
+    static constexpr size_t kOwnNodes = 4096;          // values of a message parsed in place
     static constexpr size_t kMaxMessageValues = 65536; // values of one message at most (alloc_nodes)
 
 private:
@@ -407,7 +410,8 @@ private:
     bool named_request(Request& r, AuditKind kind, const char* refusal, json::Value& arguments);
     bool output_ready(Request& r, bool ok, const json::Writer& out, ToolError& err, const char* refusal);
     const Resource* find_resource(std::string_view uri) const;
-    const ResourceTemplate* match_template(std::string_view uri, TemplateVar* vars, size_t max_vars, size_t& nvars) const;
+    const ResourceTemplate* match_template(std::string_view uri, TemplateVar* vars, size_t max_vars,
+                                           size_t& nvars) const;
     const Prompt* find_prompt(std::string_view name) const;
     bool authenticate(Request& r, Session& s);
     void note_provenance(Request& r, const Session& s, const json::Value& method);

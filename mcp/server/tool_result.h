@@ -48,7 +48,9 @@ inline void write_tool_result(json::Writer& w, Begin&& begin, bool modern, ToolR
         ktl::Formatter(replayed, sizeof replayed).append("%lld", static_cast<long long>(err.replayed_so_far));
         if (err.reason && err.retry_after_ms && err.replayed_so_far >= 0)
             write_envelope(ew, err.code, err.message, request_id, timestamp,
-                           { { "reason", err.reason }, { "retry_after_ms", retry, true }, { "replayed_so_far", replayed, true } });
+                           { { "reason", err.reason },
+                             { "retry_after_ms", retry, true },
+                             { "replayed_so_far", replayed, true } });
         else if (err.reason && err.retry_after_ms)
             write_envelope(ew, err.code, err.message, request_id, timestamp,
                            { { "reason", err.reason }, { "retry_after_ms", retry, true } });

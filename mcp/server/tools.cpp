@@ -28,9 +28,7 @@ bool Server::allowed(std::string_view tool) const {
     return false;
 }
 
-const Tool* Server::allowed_tool(std::string_view name) const {
-    return allowed(name) ? find_tool(name) : nullptr;
-}
+const Tool* Server::allowed_tool(std::string_view name) const { return allowed(name) ? find_tool(name) : nullptr; }
 
 const Tool* Server::find_tool(std::string_view name) const {
     for (const auto& t : m_config.tools)
@@ -47,7 +45,13 @@ void Server::tools_list(Request& r) {
     json::Writer& w = r.w;
     auto listed = [this](const Tool& t) { return allowed(t.name); };
     write_page(w, "tools", m_config.tools, offset, m_config.page_size, listed, [&w](const Tool& t) {
-        w.begin_object().key("name").string(t.name).key("title").string(t.title).key("description").string(t.description);
+        w.begin_object()
+            .key("name")
+            .string(t.name)
+            .key("title")
+            .string(t.title)
+            .key("description")
+            .string(t.description);
         w.key("inputSchema").raw(t.input_schema);
         if (t.output_schema)
             w.key("outputSchema").raw(t.output_schema);
@@ -79,7 +83,8 @@ void Server::tools_call(Request& r, Session& s) {
     std::string_view tool_name = r.name;
     const Tool* tool = allowed_tool(tool_name);
     if (!tool) {
-        refuse_unknown(r, kInvalidParams, "Unknown tool", "no such tool, or it is not on the allowlist", { "tool", tool_name });
+        refuse_unknown(r, kInvalidParams, "Unknown tool", "no such tool, or it is not on the allowlist",
+                       { "tool", tool_name });
         return;
     }
     r.action = tool->action ? tool->action : "call";
@@ -91,8 +96,10 @@ void Server::tools_call(Request& r, Session& s) {
     if (r.modern && !declared_needs(r, s, *tool))
         return;
     std::string_view answers, carried;
-    if (r.modern && !gather_input(r, { "tools/call", bound_name(tool_name), r.args_hash, r.principal ? r.principal->id : uint16_t(0) },
-                                  answers, carried))
+    if (r.modern &&
+        !gather_input(r,
+                      { "tools/call", bound_name(tool_name), r.args_hash, r.principal ? r.principal->id : uint16_t(0) },
+                      answers, carried))
         return;
     uint16_t who = r.principal ? r.principal->id : 0;
     if (!admit(r))
@@ -117,8 +124,9 @@ void Server::tools_call(Request& r, Session& s) {
         err = sw.error() == ktl::Error::Full ? ToolError { ErrorCode::LimitOutputExceeded, "output over 65,536 bytes" }
                                              : ToolError { ErrorCode::InternalError, "malformed tool output" };
     }
-    write_tool_result(r.w, [&](json::Writer& w) { begin_reply(w, r.id); }, r.modern, tool->result, ok, sw.view(), err,
-                      r.request_id, r.timestamp);
+    write_tool_result(
+        r.w, [&](json::Writer& w) { begin_reply(w, r.id); }, r.modern, tool->result, ok, sw.view(), err, r.request_id,
+        r.timestamp);
     r.reason = ok ? "" : err.reason;
     audit(r, ok ? AuditOutcome::Allow : AuditOutcome::Error, ok ? "" : error_code_name(err.code));
 }
@@ -133,7 +141,8 @@ void Server::start_pending(Request& r, const Session& s, const Tool& tool, const
     if (id.size() >= sizeof call.id || token.raw().size() >= sizeof call.progress_token || !token_ok) {
         m_limiter.release(who);
         error_reply(r.w, r.id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed,
-                    "request id or progress token too long", r.request_id, r.timestamp, { { "reason", "id_too_long" } });
+                    "request id or progress token too long", r.request_id, r.timestamp,
+                    { { "reason", "id_too_long" } });
         audit(r, AuditOutcome::Deny, error_code_name(ErrorCode::ValidationFailed));
         return;
     }
@@ -168,8 +177,9 @@ void Server::start_pending(Request& r, const Session& s, const Tool& tool, const
     ToolError err;
     if (!m_host.start(tool, arguments, call, err)) {
         m_limiter.release(who);
-        write_tool_result(r.w, [&](json::Writer& w) { begin_reply(w, r.id); }, r.modern, tool.result, false, {}, err,
-                          r.request_id, r.timestamp);
+        write_tool_result(
+            r.w, [&](json::Writer& w) { begin_reply(w, r.id); }, r.modern, tool.result, false, {}, err, r.request_id,
+            r.timestamp);
         r.reason = err.reason;
         audit(r, AuditOutcome::Error, error_code_name(err.code));
         return;
@@ -191,8 +201,9 @@ bool Server::declared_needs(Request& r, Session& s, const Tool& tool) {
     begin_reply(w, r.id);
     w.key("error").begin_object().key("code").number(int64_t(kMissingCapability));
     w.key("message").string("Missing required client capability").key("data").begin_object();
-    write_envelope_members(w, ErrorCode::ValidationFailed, "this tool asks the client for input the request did not declare it can give",
-                           r.request_id, r.timestamp, { { "reason", "missing_client_capability" } });
+    write_envelope_members(w, ErrorCode::ValidationFailed,
+                           "this tool asks the client for input the request did not declare it can give", r.request_id,
+                           r.timestamp, { { "reason", "missing_client_capability" } });
     w.key("requiredCapabilities").begin_object();
     for (auto bit : { kClientSampling, kClientElicitation, kClientRoots })
         if (missing & bit)
@@ -218,19 +229,21 @@ bool Server::gather_input(Request& r, const StateBinding& binding, std::string_v
         return false;
     };
     if (responses.valid() && !responses.is_object())
-        return refuse("inputResponses must be an object of responses keyed as the inputRequests were", "invalid_input_responses");
+        return refuse("inputResponses must be an object of responses keyed as the inputRequests were",
+                      "invalid_input_responses");
     for (json::Value v = responses.first(); v.valid(); v = v.next_sibling())
         if (!v.is_object())
-            return refuse("each input response must be an object (an ElicitResult, CreateMessageResult or ListRootsResult)",
-                          "invalid_input_responses");
+            return refuse(
+                "each input response must be an object (an ElicitResult, CreateMessageResult or ListRootsResult)",
+                "invalid_input_responses");
     if (responses.valid() && responses.raw().size() > InputRound::kMaxAnswers)
         return refuse("the input responses are over 16 KiB", "input_too_large");
     if (state.valid()) {
         // The state's text is dead once opened: what it carried is in m_state_payload.
         auto n = state.is_string() ? state.string_into({ m_state_text, sizeof m_state_text })
                                    : ktl::Result<size_t>(ktl::Error::Corrupt);
-        StateCheck check = n ? open_state(m_config.state_key, binding, m_host.now_ns(),
-                                          { m_state_text, *n }, m_state_payload, carried)
+        StateCheck check = n ? open_state(m_config.state_key, binding, m_host.now_ns(), { m_state_text, *n },
+                                          m_state_payload, carried)
                              : StateCheck::Malformed;
         if (check != StateCheck::Ok) {
             char reason[40];
@@ -248,7 +261,5 @@ bool Server::gather_input(Request& r, const StateBinding& binding, std::string_v
 
 // The name a requestState binds: as much of it as a PendingCall keeps, so that the state a
 // deferred call seals opens for the request that sends it back.
-std::string_view Server::bound_name(std::string_view name) {
-    return name.substr(0, sizeof(PendingCall::tool) - 1);
-}
+std::string_view Server::bound_name(std::string_view name) { return name.substr(0, sizeof(PendingCall::tool) - 1); }
 } // namespace mcp

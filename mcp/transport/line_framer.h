@@ -12,8 +12,8 @@ namespace mcp {
 
 struct FrameEvent {
     enum Kind : uint8_t { Line, Overflow } kind;
-    std::string_view line;    // Line: valid until the next feed()
-    uint64_t discarded = 0;   // Overflow: bytes dropped (the whole overlong line)
+    std::string_view line;  // Line: valid until the next feed()
+    uint64_t discarded = 0; // Overflow: bytes dropped (the whole overlong line)
 };
 
 class LineFramer {

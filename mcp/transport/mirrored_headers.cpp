@@ -9,8 +9,8 @@ namespace mcp {
 namespace {
 
 constexpr std::string_view kBase64Open = "=?base64?", kBase64Close = "?=";
-constexpr size_t kMaxValue = 1024;   // bytes of one decoded header value (a longer one is refused)
-constexpr int kMaxSchemaDepth = 8;   // nesting of properties searched for x-mcp-header
+constexpr size_t kMaxValue = 1024; // bytes of one decoded header value (a longer one is refused)
+constexpr int kMaxSchemaDepth = 8; // nesting of properties searched for x-mcp-header
 constexpr size_t kMaxHeaderName = 96;
 
 // RFC 9110 field values as the transport keeps them: visible ASCII, space and tab.

@@ -164,8 +164,10 @@ size_t HttpTransport::refuse(Reply& r, uint16_t status, ErrorCode code, const ch
         request_id[k++] = digits[--d];
     request_id[k] = '\0';
     if ((status == 401 || status == 403) && m_config.audit) {
-        AuditEvent e { request_id, now_text, nullptr, "http", AuditKind::Auth, reason, AuditOutcome::Deny,
-                       error_code_name(code), 0, 0, 0, 0, "authenticate", {} };
+        AuditEvent e {
+            request_id, now_text, nullptr, "http", AuditKind::Auth, reason, AuditOutcome::Deny, error_code_name(code),
+            0,          0,        0,       0,      "authenticate",  {}
+        };
         m_config.audit(e);
     }
     char body[512];
@@ -186,7 +188,10 @@ size_t HttpTransport::oauth_refusal(Reply& r, std::string_view path) {
     w.status(oauth_metadata(path) ? 404 : 400);
     common_headers(w, r.keep_alive);
     w.header("Cache-Control", "no-store"); // RFC 6749 section 5.1: nothing from these is cached
-    w.header("Content-Type", "application/json").header("Content-Length", uint64_t(jw.view().size())).end_head().body(jw.view());
+    w.header("Content-Type", "application/json")
+        .header("Content-Length", uint64_t(jw.view().size()))
+        .end_head()
+        .body(jw.view());
     return finish(w);
 }
 
@@ -201,7 +206,10 @@ size_t HttpTransport::envelope_response(Reply& r, uint16_t status, std::string_v
         w.header("Allow", "GET, POST, DELETE");
     if (status == 429)
         w.header("Retry-After", kRetryAfterSeconds);
-    w.header("Content-Type", "application/json").header("Content-Length", uint64_t(envelope.size())).end_head().body(envelope);
+    w.header("Content-Type", "application/json")
+        .header("Content-Length", uint64_t(envelope.size()))
+        .end_head()
+        .body(envelope);
     return finish(w);
 }
 
@@ -262,7 +270,8 @@ HttpOutcome HttpTransport::handle(const http::Head& head, std::string_view body,
         return respond(finish(w));
     }
     default:
-        return respond(refuse(r, 405, ErrorCode::ValidationFailed, "use POST, GET or DELETE on /mcp", "method_not_allowed"));
+        return respond(
+            refuse(r, 405, ErrorCode::ValidationFailed, "use POST, GET or DELETE on /mcp", "method_not_allowed"));
     }
 }
 
@@ -276,9 +285,11 @@ size_t HttpTransport::open_stream(Reply& r, const http::Head& head, HttpOutcome&
                       "method_not_allowed");
     Slot* s = find_session(*id);
     if (!s)
-        return refuse(r, 404, ErrorCode::NotFound, "no such session (expired or ended); initialize again", "unknown_session");
+        return refuse(r, 404, ErrorCode::NotFound, "no such session (expired or ended); initialize again",
+                      "unknown_session");
     if (!key_allowed(*s, header_key(head)))
-        return refuse(r, 403, ErrorCode::AuthInvalidApiKey, "this session was opened with another key", "session_key_mismatch");
+        return refuse(r, 403, ErrorCode::AuthInvalidApiKey, "this session was opened with another key",
+                      "session_key_mismatch");
     if (s->streaming)
         return refuse(r, 409, ErrorCode::ValidationFailed, "this session's stream is already open", "stream_open");
     s->streaming = true;
@@ -320,7 +331,8 @@ size_t HttpTransport::post(Reply& r, const http::Head& head, std::string_view bo
                            uint64_t peer) {
     auto type = head.header("content-type");
     if (!type || !http::media_type_is(*type, "application/json"))
-        return refuse(r, 415, ErrorCode::ValidationFailed, "Content-Type must be application/json", "unsupported_media_type");
+        return refuse(r, 415, ErrorCode::ValidationFailed, "Content-Type must be application/json",
+                      "unsupported_media_type");
     auto accept = head.header("accept");
     if (!accept || !http::accepts(*accept, "application/json") || !http::accepts(*accept, "text/event-stream"))
         return refuse(r, 406, ErrorCode::ValidationFailed, "Accept must cover application/json and text/event-stream",
@@ -340,12 +352,14 @@ size_t HttpTransport::post(Reply& r, const http::Head& head, std::string_view bo
     bool modern = method.string_equals("server/discover") || body_version.valid() ||
                   (header_version && *header_version == Server::kModernVersion);
     if (!modern && header_version && !Server::serves_version(*header_version))
-        return refuse(r, 400, ErrorCode::ValidationFailed, "unsupported MCP-Protocol-Version", "unsupported_protocol_version");
+        return refuse(r, 400, ErrorCode::ValidationFailed, "unsupported MCP-Protocol-Version",
+                      "unsupported_protocol_version");
 
     // The key this request presents, wherever it travels: every request that needs a role carries
     // one (a session never stands in for it).
     if (auto auth = head.header("authorization"); auth && !http::bearer_token(*auth))
-        return refuse(r, 401, ErrorCode::AuthInvalidApiKey, "Authorization must be 'Bearer <key>'", "bad_authorization");
+        return refuse(r, 401, ErrorCode::AuthInvalidApiKey, "Authorization must be 'Bearer <key>'",
+                      "bad_authorization");
     const std::string_view header_key = HttpTransport::header_key(head);
     std::string_view meta_key = root.find("params").find("_meta").find(Server::kApiKeyMeta).plain_string().value_or("");
     std::string_view presented = !meta_key.empty() ? meta_key : header_key;
@@ -359,7 +373,8 @@ size_t HttpTransport::post(Reply& r, const http::Head& head, std::string_view bo
         slot = new_session(opener);
         if (!slot)
             return refuse(r, 503, ErrorCode::LimitConcurrencyExceeded,
-                          opener ? "every session slot is held by other callers" : "every session slot is taken; an anonymous caller cannot displace one",
+                          opener ? "every session slot is held by other callers"
+                                 : "every session slot is taken; an anonymous caller cannot displace one",
                           "sessions_full");
         if (opener) {
             auto digest = crypto::Sha256::hash(presented);
@@ -380,7 +395,8 @@ size_t HttpTransport::post(Reply& r, const http::Head& head, std::string_view bo
         slot->last_used_ns = now();
         session = &slot->session;
     } else if (!modern && doc) {
-        return refuse(r, 400, ErrorCode::ValidationFailed, "Mcp-Session-Id required (initialize first)", "missing_session");
+        return refuse(r, 400, ErrorCode::ValidationFailed, "Mcp-Session-Id required (initialize first)",
+                      "missing_session");
     }
     if (session == &stateless) {
         stateless.principal = m_config.default_principal;

@@ -47,8 +47,8 @@
 namespace mcp {
 
 struct HttpConfig {
-    std::span<const std::string_view> allowed_hosts; // Host / Origin names (no ports)
-    const Principal* default_principal = nullptr;    // callers without a key (nullptr: anonymous)
+    std::span<const std::string_view> allowed_hosts;    // Host / Origin names (no ports)
+    const Principal* default_principal = nullptr;       // callers without a key (nullptr: anonymous)
     uint64_t session_idle_ns = 30ull * 60 * 1000000000; // idle sessions expire
     uint64_t (*now_ns)() = nullptr;
     void (*now_rfc3339)(char* out, size_t cap) = nullptr; // envelope timestamps
@@ -67,7 +67,7 @@ struct HttpOutcome {
         Stream,   // out[0..len) opens the session's standalone SSE stream; next_notification() feeds it
     } kind = Respond;
     size_t len = 0;
-    bool close = false;  // close the connection after the response
+    bool close = false;   // close the connection after the response
     uint32_t session = 0; // Stream: the session's origin
 };
 
@@ -138,13 +138,14 @@ private:
     size_t refuse(Reply& r, uint16_t status, ErrorCode code, const char* message, const char* reason);
     size_t envelope_response(Reply& r, uint16_t status, std::string_view envelope);
     size_t oauth_refusal(Reply& r, std::string_view path);
-    size_t post(Reply& r, const http::Head& head, std::string_view body, uint32_t conn, HttpOutcome& outcome, uint64_t peer);
+    size_t post(Reply& r, const http::Head& head, std::string_view body, uint32_t conn, HttpOutcome& outcome,
+                uint64_t peer);
 
     Server& m_server;
     HttpConfig m_config;
     Slot m_slots[kMaxSessions];
-    uint64_t m_refusals = 0; // numbers request_id of transport-level refusals ("http-N")
-    json::Node m_nodes[4096]; // peeking at a message's method and _meta before dispatch
+    uint64_t m_refusals = 0;        // numbers request_id of transport-level refusals ("http-N")
+    json::Node m_nodes[4096];       // peeking at a message's method and _meta before dispatch
     json::Node m_schema_nodes[512]; // a tool's input schema, for its x-mcp-header parameters
     char m_scratch[192 * 1024];
 };

@@ -81,10 +81,10 @@ struct Port {
     int unix_fd = -1;
     sockaddr_un node {}; // the node's own socket (DIR/node-N.sock), where its frames go
     int udp_fd = -1;
-    sockaddr_in udp_peer {}; // the source the UDP port is bound to
-    bool udp_bound = false;  // udp_peer is set: no other source is heard
+    sockaddr_in udp_peer {};  // the source the UDP port is bound to
+    bool udp_bound = false;   // udp_peer is set: no other source is heard
     uint64_t udp_refused = 0; // frames from other sources
-    bool via_udp = false;    // the node's last frame came over UDP: answer there
+    bool via_udp = false;     // the node's last frame came over UDP: answer there
 };
 
 bool same_source(const sockaddr_in& a, const sockaddr_in& b) {
@@ -99,7 +99,8 @@ struct UdpBind {
 class Fabric {
 public:
     Fabric(std::string dir, fabric::Topology topology, uint64_t seed, std::FILE* events, UdpBind udp)
-        : m_dir(std::move(dir)), m_topology(std::move(topology)), m_board(m_topology, seed), m_events(events), m_udp(udp) {
+        : m_dir(std::move(dir)), m_topology(std::move(topology)), m_board(m_topology, seed), m_events(events),
+          m_udp(udp) {
         m_board.keep_log(events != nullptr);
     }
 
@@ -134,7 +135,8 @@ public:
         std::string path = m_dir + "/control.sock";
         unlink(path.c_str());
         sockaddr_un a = address(path);
-        if (m_control < 0 || bind(m_control, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(m_control, 4) != 0) {
+        if (m_control < 0 || bind(m_control, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+            listen(m_control, 4) != 0) {
             std::fprintf(stderr, "fabric: cannot listen on %s: %s\n", path.c_str(), std::strerror(errno));
             return false;
         }
@@ -193,7 +195,8 @@ public:
                     read_client(i);
             if (fds[control_at].revents & POLLIN)
                 accept_client();
-            m_clients.erase(std::remove_if(m_clients.begin(), m_clients.end(), [](const Client& c) { return c.fd < 0; }),
+            m_clients.erase(std::remove_if(m_clients.begin(), m_clients.end(),
+                                           [](const Client& c) { return c.fd < 0; }),
                             m_clients.end());
             deliver_due();
         }
@@ -205,7 +208,8 @@ private:
         for (int burst = 0; burst < 256; ++burst) {
             sockaddr_in from {};
             socklen_t from_len = sizeof from;
-            ssize_t len = udp ? recvfrom(port.udp_fd, buf.data(), buf.size(), 0, reinterpret_cast<sockaddr*>(&from), &from_len)
+            ssize_t len = udp ? recvfrom(port.udp_fd, buf.data(), buf.size(), 0, reinterpret_cast<sockaddr*>(&from),
+                                         &from_len)
                               : recv(port.unix_fd, buf.data(), buf.size(), 0);
             if (len <= 0)
                 break;
@@ -390,8 +394,7 @@ private:
             else if (s.string_equals("down")) {
                 m_topology.set_node_state(n, fabric::NodeState::Down);
                 m_ports[n].udp_bound = false; // killed: its restart may come from another port
-            }
-            else
+            } else
                 return error("state must be up, paused or down");
             return "{\"ok\":true}";
         }
@@ -428,15 +431,18 @@ private:
     std::string stats() const {
         std::ostringstream o;
         o << "{\"ok\":true,\"nodes\":" << m_topology.nodes() << ",\"delivered\":" << m_delivered
-          << ",\"undeliverable\":" << m_undeliverable << ",\"overflow\":" << m_overflow << ",\"queued\":" << m_queue.size()
-          << ",\"partitioned\":" << (m_topology.partitioned() ? "true" : "false") << ",\"links\":[";
+          << ",\"undeliverable\":" << m_undeliverable << ",\"overflow\":" << m_overflow
+          << ",\"queued\":" << m_queue.size() << ",\"partitioned\":" << (m_topology.partitioned() ? "true" : "false")
+          << ",\"links\":[";
         bool first = true;
         for (const auto& l : m_topology.links()) {
             auto it = m_board.counters().find({ l.a, l.b });
-            fabric::Switchboard::LinkCounters c = it == m_board.counters().end() ? fabric::Switchboard::LinkCounters {} : it->second;
-            o << (first ? "" : ",") << "{\"a\":" << l.a << ",\"b\":" << l.b << ",\"up\":" << (l.state.up ? "true" : "false")
-              << ",\"frames\":" << c.frames << ",\"lost\":" << c.lost << ",\"duplicated\":" << c.duplicated
-              << ",\"queue_drops\":" << c.queue_drops << ",\"loss\":" << l.state.loss << ",\"dup\":" << l.state.dup
+            fabric::Switchboard::LinkCounters c = it == m_board.counters().end() ? fabric::Switchboard::LinkCounters {}
+                                                                                 : it->second;
+            o << (first ? "" : ",") << "{\"a\":" << l.a << ",\"b\":" << l.b
+              << ",\"up\":" << (l.state.up ? "true" : "false") << ",\"frames\":" << c.frames << ",\"lost\":" << c.lost
+              << ",\"duplicated\":" << c.duplicated << ",\"queue_drops\":" << c.queue_drops
+              << ",\"loss\":" << l.state.loss << ",\"dup\":" << l.state.dup
               << ",\"delay_ms\":" << l.state.delay_us / 1000 << ",\"jitter_ms\":" << l.state.jitter_us / 1000
               << ",\"rate_kbps\":" << l.state.rate_kbps << "}";
             first = false;
@@ -444,7 +450,10 @@ private:
         o << "],\"node_states\":[";
         for (uint32_t n = 0; n < m_topology.nodes(); ++n) {
             fabric::NodeState s = m_topology.node_state(n);
-            o << (n ? "," : "") << (s == fabric::NodeState::Up ? "\"up\"" : s == fabric::NodeState::Paused ? "\"paused\"" : "\"down\"");
+            o << (n ? "," : "")
+              << (s == fabric::NodeState::Up       ? "\"up\""
+                  : s == fabric::NodeState::Paused ? "\"paused\""
+                                                   : "\"down\"");
         }
         // How each node is attached: "unix", or "udp A.B.C.D:PORT" (the peer it last heard from there).
         o << "],\"node_ports\":[";
@@ -482,8 +491,9 @@ private:
 };
 
 int usage() {
-    std::fprintf(stderr, "usage: basalt-fabric --dir DIR --nodes N --topology mesh|ring|star|tree|line|FILE.json [--seed S] "
-                         "[--events FILE] [--udp HOST:BASE]\n");
+    std::fprintf(stderr,
+                 "usage: basalt-fabric --dir DIR --nodes N --topology mesh|ring|star|tree|line|FILE.json [--seed S] "
+                 "[--events FILE] [--udp HOST:BASE]\n");
     return 2;
 }
 
@@ -510,14 +520,14 @@ int main(int argc, char** argv) {
         else if (opt == "--udp") {
             size_t colon = val.rfind(':');
             unsigned long base = colon == std::string::npos ? 0 : std::strtoul(val.c_str() + colon + 1, nullptr, 10);
-            if (colon == std::string::npos || inet_pton(AF_INET, val.substr(0, colon).c_str(), &udp.host) != 1 || base == 0 ||
-                base > 65535) {
-                std::fprintf(stderr, "fabric: --udp wants HOST:BASE (an IPv4 address and a port), not '%s'\n", val.c_str());
+            if (colon == std::string::npos || inet_pton(AF_INET, val.substr(0, colon).c_str(), &udp.host) != 1 ||
+                base == 0 || base > 65535) {
+                std::fprintf(stderr, "fabric: --udp wants HOST:BASE (an IPv4 address and a port), not '%s'\n",
+                             val.c_str());
                 return 2;
             }
             udp.base = static_cast<uint16_t>(base);
-        }
-        else
+        } else
             return usage();
     }
     if (argc % 2 == 0 || dir.empty() || topology.empty())

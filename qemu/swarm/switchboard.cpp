@@ -134,8 +134,8 @@ std::string Switchboard::log_text() const {
     std::string s;
     char line[128];
     for (const Event& e : m_log) {
-        std::snprintf(line, sizeof line, "%llu %u->%u %u %s %llu\n", static_cast<unsigned long long>(e.at_us), e.from, e.to,
-                      e.bytes, outcome_name(e.outcome), static_cast<unsigned long long>(e.due_us));
+        std::snprintf(line, sizeof line, "%llu %u->%u %u %s %llu\n", static_cast<unsigned long long>(e.at_us), e.from,
+                      e.to, e.bytes, outcome_name(e.outcome), static_cast<unsigned long long>(e.due_us));
         s += line;
     }
     return s;

@@ -46,13 +46,17 @@ public:
 
     struct LinkCounters {
         uint64_t frames = 0, lost = 0, duplicated = 0;
-        uint64_t queue_drops = 0;  // lost because the link's rate backlog passed kMaxBacklogUs
+        uint64_t queue_drops = 0;   // lost because the link's rate backlog passed kMaxBacklogUs
         uint64_t busy_until_us = 0; // a rate-limited link's transmitter is busy until then
     };
     static constexpr uint64_t kMaxBacklogUs = 1'000'000;
     // The event log is kept only while asked for (tests, the fabric's --events file): a long
     // run must not grow it without bound.
-    void keep_log(bool on) { m_keep_log = on; if (!on) m_log.clear(); }
+    void keep_log(bool on) {
+        m_keep_log = on;
+        if (!on)
+            m_log.clear();
+    }
     // The log's text so far, and the log emptied (the fabric appends it to its --events file).
     std::string take_log_text();
     // Per link (a < b), counting every copy that crossed it or was lost on it.

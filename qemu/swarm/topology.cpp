@@ -63,7 +63,8 @@ ktl::Result<Topology> Topology::parse(std::string_view text) {
         return ktl::Error::InvalidArgs;
     for (json::Value l = links.first(); l.valid(); l = l.next_sibling()) {
         auto a = l.at(0).as_uint64(), b = l.at(1).as_uint64();
-        if (l.type() != json::Type::Array || !a || !b || *a >= t.m_nodes || *b >= t.m_nodes || *a == *b || l.at(2).valid())
+        if (l.type() != json::Type::Array || !a || !b || *a >= t.m_nodes || *b >= t.m_nodes || *a == *b ||
+            l.at(2).valid())
             return ktl::Error::InvalidArgs;
         t.add_link(static_cast<uint32_t>(*a), static_cast<uint32_t>(*b));
     }

@@ -14,9 +14,9 @@ namespace fabric {
 
 struct LinkState {
     bool up = true;
-    double loss = 0;       // probability 0..1 a frame is lost on this link
-    double dup = 0;        // probability 0..1 a frame is duplicated on this link
-    uint32_t delay_us = 0; // one way
+    double loss = 0;        // probability 0..1 a frame is lost on this link
+    double dup = 0;         // probability 0..1 a frame is duplicated on this link
+    uint32_t delay_us = 0;  // one way
     uint32_t jitter_us = 0; // added delay uniform in [0, jitter]
     uint32_t rate_kbps = 0; // 0: unlimited; else frames queue for the link (FIFO, tail drop past 1 s of backlog)
 };

@@ -180,7 +180,8 @@ void report(const char* dataset, const Dataset& base, const Dataset& queries, hn
     for (size_t i = 0; i < ours.sweep.size(); ++i) {
         const Point& a = ours.sweep[i];
         const Point& b = theirs.sweep[i];
-        std::printf("%4u | %13.4f %8.0f | %14.4f %8.0f | %6.2fx\n", a.ef, a.recall, a.qps, b.recall, b.qps, a.qps / b.qps);
+        std::printf("%4u | %13.4f %8.0f | %14.4f %8.0f | %6.2fx\n", a.ef, a.recall, a.qps, b.recall, b.qps,
+                    a.qps / b.qps);
     }
     for (double target : { 0.90, 0.95, 0.99 }) {
         double qa = qps_at(ours, target), qb = qps_at(theirs, target);
@@ -210,8 +211,10 @@ int main(int argc, char** argv) {
         else if (a == "--reps")
             g_reps = int(v ? v : 1);
     }
-    std::printf("single thread; q/s = best of %d passes over the queries; bytes/vector: basalt = arena bytes in use / n, "
-                "hnswlib = heap growth while building / n\n", g_reps);
+    std::printf(
+        "single thread; q/s = best of %d passes over the queries; bytes/vector: basalt = arena bytes in use / n, "
+        "hnswlib = heap growth while building / n\n",
+        g_reps);
     if (fashion_n) {
         Dataset base = load_fashion_mnist("train", 0, fashion_n);
         Dataset queries = load_fashion_mnist("t10k", 0, queries_n);

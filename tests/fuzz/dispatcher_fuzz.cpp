@@ -119,7 +119,8 @@ bool content_tool(const json::Value& args, json::Writer& w, mcp::ToolError&) {
 }
 
 const mcp::Tool kTools[] = {
-    { "content", "Content", "Writes its content array", kFillSchema, nullptr, 0, content_tool, mcp::ToolResult::Content },
+    { "content", "Content", "Writes its content array", kFillSchema, nullptr, 0, content_tool,
+      mcp::ToolResult::Content },
     { "echo", "Echo", "Echoes text", kEchoSchema, kOut, mcp::kKernelRead, echo_tool },
     { "add", "Add", "Adds two integers", kAddSchema, kOut, 0, add_tool },
     { "admin_only", "Admin", "Needs kernel:admin", kEchoSchema, kOut, mcp::kKernelAdmin, echo_tool },
@@ -152,11 +153,12 @@ const mcp::Resource kResources[] = {
     { "test://status", "status", "Status", "A status snapshot", mcp::kKernelRead, "3", status_resource },
     { "test://audit", "audit", "Audit", "Needs audit:read", mcp::kAuditRead, "1", audit_resource },
     { "test://hidden", "hidden", "Hidden", "Not allowlisted", 0, "1", status_resource },
-    { "test://text", "text", "Text", "Text contents, changes every second", 0, "1", nullptr, "text/plain", text_contents,
-      every_second },
+    { "test://text", "text", "Text", "Text contents, changes every second", 0, "1", nullptr, "text/plain",
+      text_contents, every_second },
 };
 // The fixtures' template (test://template/{id}/data) is listed too.
-const std::string_view kResourceAllow[] = { "test://status", "test://audit", "test://text", "test://template/{id}/data" };
+const std::string_view kResourceAllow[] = { "test://status", "test://audit", "test://text",
+                                            "test://template/{id}/data" };
 const std::string_view kPromptAllow[] = { "test_simple_prompt", "test_prompt_with_arguments",
                                           "test_prompt_with_embedded_resource" };
 
@@ -192,7 +194,8 @@ void on_audit(const mcp::AuditEvent& e) {
     for (char c : e.name)
         sum += uint8_t(c);
     CHECK(e.code != nullptr && e.transport != nullptr && sum != SIZE_MAX);
-    CHECK(uint8_t(e.kind) <= uint8_t(mcp::AuditKind::Prompt) && uint8_t(e.outcome) <= uint8_t(mcp::AuditOutcome::Error));
+    CHECK(uint8_t(e.kind) <= uint8_t(mcp::AuditKind::Prompt) &&
+          uint8_t(e.outcome) <= uint8_t(mcp::AuditOutcome::Error));
     CHECK((e.outcome == mcp::AuditOutcome::Allow) == (e.code[0] == '\0'));
     CHECK(!e.principal || (g_keys && g_keys->by_id(e.principal->id) == e.principal));
     if (e.outcome == mcp::AuditOutcome::Deny)
@@ -291,8 +294,8 @@ Buffers& buffers() {
 
 // What JSON-RPC 2.0 (sections 4 and 5) says about a message, decided independently of the server.
 struct Expectation {
-    bool reply = false;    // a reply is due
-    bool has_id = false;   // ... echoing this id (otherwise null)
+    bool reply = false;  // a reply is due
+    bool has_id = false; // ... echoing this id (otherwise null)
     bool string_id = false;
     int64_t int_id = 0;
     std::vector<char> id_text;
@@ -437,7 +440,7 @@ void line_sequence(std::string_view input) {
     Buffers& b = buffers();
     w.limiter = mcp::CallLimiter(kLimits);
     g_now = 1000000000;
-    mcp::Session session; // anonymous until an initialize presents a key
+    mcp::Session session;          // anonymous until an initialize presents a key
     static char line_buffer[1024]; // short, so overlong lines are reported too
     mcp::LineFramer framer({ line_buffer, sizeof line_buffer });
     int handled = 0;

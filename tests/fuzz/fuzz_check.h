@@ -11,10 +11,10 @@
     abort();
 }
 
-#define FUZZ_CHECK(target, cond)                           \
-    do {                                                   \
-        if (!(cond))                                       \
-            fuzz_check_failed(target, #cond, __LINE__);    \
+#define FUZZ_CHECK(target, cond) \
+    do { \
+        if (!(cond)) \
+            fuzz_check_failed(target, #cond, __LINE__); \
     } while (0)
 
 // FNV-1a of an input: limits and split points drawn from it, the same on every replay.

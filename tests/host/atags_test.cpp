@@ -12,7 +12,7 @@ namespace {
 
 std::vector<uint32_t> list_with(const std::string& cmdline) {
     std::vector<uint32_t> w = { 5, atags::kCore, 0, 4096, 0 }; // ATAG_CORE with its 3 data words
-    w.push_back(4);                                             // ATAG_MEM
+    w.push_back(4);                                            // ATAG_MEM
     w.push_back(0x54410002);
     w.push_back(0x3c000000);
     w.push_back(0);

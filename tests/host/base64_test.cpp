@@ -23,8 +23,13 @@ std::string decode_all(std::string_view text, size_t piece, bool* failed) {
 
 TEST(Base64, Rfc4648Vectors) {
     // RFC 4648 section 10.
-    const char* cases[][2] = { { "", "" },         { "Zg==", "f" },     { "Zm8=", "fo" },         { "Zm9v", "foo" },
-                               { "Zm9vYg==", "foob" }, { "Zm9vYmE=", "fooba" }, { "Zm9vYmFy", "foobar" } };
+    const char* cases[][2] = { { "", "" },
+                               { "Zg==", "f" },
+                               { "Zm8=", "fo" },
+                               { "Zm9v", "foo" },
+                               { "Zm9vYg==", "foob" },
+                               { "Zm9vYmE=", "fooba" },
+                               { "Zm9vYmFy", "foobar" } };
     for (auto& c : cases) {
         for (size_t piece : { 1, 2, 3, 7 }) {
             bool failed = true;
@@ -65,7 +70,8 @@ TEST(Base64, EncoderRoundTripsThroughTheReader) {
     for (int i = 0; i < 1000; ++i) {
         bytes.push_back(static_cast<char>((i * 151 + 7) & 0xff));
         std::string text(ktl::base64_size(bytes.size()), '?');
-        ASSERT_EQ(ktl::base64_encode(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), text.data()), text.size());
+        ASSERT_EQ(ktl::base64_encode(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), text.data()),
+                  text.size());
         bool failed = true;
         ASSERT_EQ(decode_all(text, 7, &failed), bytes) << bytes.size();
         ASSERT_FALSE(failed);

@@ -9,7 +9,8 @@
 
 namespace {
 
-const std::string kArgs = "quiet node=n1 cluster=swarm cluster_key=hunter2-hunter2 key=admin:root:s3cret peers=10.10.0.2";
+const std::string kArgs =
+    "quiet node=n1 cluster=swarm cluster_key=hunter2-hunter2 key=admin:root:s3cret peers=10.10.0.2";
 
 std::string redacted_text() {
     char out[512];

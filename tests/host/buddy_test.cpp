@@ -191,10 +191,16 @@ TEST(Buddy, DoubleFreeRefusedForEveryMergeShape) {
             ASSERT_EQ(*upper ^ *lower, 4096ull << order) << "buddies";
             uint64_t victim = 0;
             switch (shape) {
-            case 0: victim = *lower; break;                                            // upper still held
-            case 1: victim = *upper; break;                                            // lower still held
-            case 2: ASSERT_TRUE(f.buddy.free(*upper, order).ok()); victim = *lower; break; // merges upward
-            case 3: ASSERT_TRUE(f.buddy.free(*lower, order).ok()); victim = *upper; break; // merges with its lower buddy
+            case 0: victim = *lower; break; // upper still held
+            case 1: victim = *upper; break; // lower still held
+            case 2:
+                ASSERT_TRUE(f.buddy.free(*upper, order).ok());
+                victim = *lower;
+                break; // merges upward
+            case 3:
+                ASSERT_TRUE(f.buddy.free(*lower, order).ok());
+                victim = *upper;
+                break; // merges with its lower buddy
             }
             ASSERT_TRUE(f.buddy.free(victim, order).ok());
             EXPECT_FALSE(f.buddy.free(victim, order).ok()) << "order " << order << " shape " << shape;

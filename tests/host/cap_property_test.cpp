@@ -56,15 +56,15 @@ struct MObj {
 
 // The reference model: plain maps, recursion-free helpers, no cleverness.
 struct Model {
-    std::map<int, MCap> caps;                        // uid -> capability
-    std::map<std::pair<uint16_t, Slot>, int> at;     // (table, slot) -> uid
-    std::map<uint64_t, MObj> objects;                // every id ever issued (raw)
+    std::map<int, MCap> caps;                    // uid -> capability
+    std::map<std::pair<uint16_t, Slot>, int> at; // (table, slot) -> uid
+    std::map<uint64_t, MObj> objects;            // every id ever issued (raw)
     std::vector<bool> table_live;
     size_t node_capacity = 0;
     int next_uid = 0;
 
     int uid_at(uint16_t t, Slot s) const {
-        auto it = at.find({t, s});
+        auto it = at.find({ t, s });
         return it == at.end() ? -1 : it->second;
     }
     bool obj_live(uint64_t raw) const {
@@ -79,7 +79,7 @@ struct Model {
     }
     std::vector<int> descendants(int uid) const {
         std::vector<int> out;
-        std::vector<int> frontier{uid};
+        std::vector<int> frontier { uid };
         while (!frontier.empty()) {
             int u = frontier.back();
             frontier.pop_back();
@@ -93,7 +93,7 @@ struct Model {
     }
     void erase(int uid) {
         const MCap& c = caps.at(uid);
-        at.erase({c.table, c.slot});
+        at.erase({ c.table, c.slot });
         caps.erase(uid);
     }
     size_t erase_subtree(int uid, bool include_self) {
@@ -113,7 +113,7 @@ struct Model {
     Slot place(MCap c) {
         int uid = next_uid++;
         caps[uid] = c;
-        at[{c.table, c.slot}] = uid;
+        at[{ c.table, c.slot }] = uid;
         return c.slot;
     }
 };
@@ -178,7 +178,7 @@ private:
     }
     uint64_t random_object() {
         if (m_model.objects.empty() || chance(3))
-            return ObjectId{pick(0, MaxObjects + 1), pick(0, 3)}.raw();
+            return ObjectId { pick(0, MaxObjects + 1), pick(0, 3) }.raw();
         // Prefer live objects, but keep dead ones in play.
         std::vector<uint64_t> live, all;
         for (auto& [raw, o] : m_model.objects) {
@@ -194,11 +194,11 @@ private:
     template <typename R>
     void expect_error(const R& r, Error e, const char* op) {
         ++outcomes[std::string(op) + ":" + ktl::error_name(e)];
-        ASSERT_EQ(r.ok(), e == Error::None) << op << " step " << m_step << " got " << ktl::error_name(r.error())
-                                            << " want " << ktl::error_name(e);
+        ASSERT_EQ(r.ok(), e == Error::None)
+            << op << " step " << m_step << " got " << ktl::error_name(r.error()) << " want " << ktl::error_name(e);
         if (e != Error::None) {
-            ASSERT_EQ(r.error(), e) << op << " step " << m_step << " got " << ktl::error_name(r.error())
-                                    << " want " << ktl::error_name(e);
+            ASSERT_EQ(r.error(), e) << op << " step " << m_step << " got " << ktl::error_name(r.error()) << " want "
+                                    << ktl::error_name(e);
         }
     }
 
@@ -226,18 +226,30 @@ private:
         const bool shrinks = (op >= 6 && op < 9) || op == 12 || (op >= 50 && op < 64) || op >= 91;
         if (growth && shrinks && chance(90))
             op = chance(70) ? 30 : 20;
-        if (op < 6) op_create_object();
-        else if (op < 9) op_destroy_object();
-        else if (op < 12) op_create_table();
-        else if (op < 13) op_destroy_table();
-        else if (op < 25) op_grant_root();
-        else if (op < 50) op_mint();
-        else if (op < 56) op_revoke();
-        else if (op < 64) op_remove();
-        else if (op < 68) op_transfer();
-        else if (op < 84) op_lookup();
-        else if (op < 91) op_mint_token();
-        else op_redeem();
+        if (op < 6)
+            op_create_object();
+        else if (op < 9)
+            op_destroy_object();
+        else if (op < 12)
+            op_create_table();
+        else if (op < 13)
+            op_destroy_table();
+        else if (op < 25)
+            op_grant_root();
+        else if (op < 50)
+            op_mint();
+        else if (op < 56)
+            op_revoke();
+        else if (op < 64)
+            op_remove();
+        else if (op < 68)
+            op_transfer();
+        else if (op < 84)
+            op_lookup();
+        else if (op < 91)
+            op_mint_token();
+        else
+            op_redeem();
     }
 
     void op_create_object() {
@@ -252,7 +264,7 @@ private:
             return;
         // A fresh id never equals any id issued before (generation makes reuse distinct).
         ASSERT_EQ(m_model.objects.count(r->raw()), 0u) << "reissued object id";
-        m_model.objects[r->raw()] = MObj{type, true, ptr};
+        m_model.objects[r->raw()] = MObj { type, true, ptr };
         ++successes[0];
     }
     void op_destroy_object() {
@@ -313,7 +325,7 @@ private:
             return;
         Slot s = m_model.lowest_free(uint16_t(t));
         ASSERT_EQ(r.value(), s);
-        m_model.place({uint16_t(t), s, obj, m_model.objects[obj].type, rights, badge, false, 0, 0, -1});
+        m_model.place({ uint16_t(t), s, obj, m_model.objects[obj].type, rights, badge, false, 0, 0, -1 });
         ++successes[4];
     }
     void op_mint() {
@@ -346,7 +358,7 @@ private:
         const MCap p = m_model.caps[src];
         Slot s = m_model.lowest_free(uint16_t(dt));
         ASSERT_EQ(r.value(), s);
-        m_model.place({uint16_t(dt), s, p.obj, p.type, p.rights & mask, p.badge ? p.badge : badge, false, 0, 0, src});
+        m_model.place({ uint16_t(dt), s, p.obj, p.type, p.rights & mask, p.badge ? p.badge : badge, false, 0, 0, src });
         ++successes[5];
     }
     void op_revoke() {
@@ -355,9 +367,9 @@ private:
             return;
         Slot s = random_slot(t);
         int u = table_live(t) ? m_model.uid_at(uint16_t(t), s) : -1;
-        Error want = u < 0 ? Error::BadHandle
+        Error want = u < 0                                                      ? Error::BadHandle
                      : !cap::has_rights(m_model.caps[u].rights, Rights::Revoke) ? Error::AccessDenied
-                                                                                  : Error::None;
+                                                                                : Error::None;
         auto r = m_sys.revoke(*m_tables[size_t(t)], s);
         expect_error(r, want, "revoke");
         if (want != Error::None)
@@ -398,10 +410,10 @@ private:
             return;
         Slot s = m_model.lowest_free(uint16_t(dt));
         ASSERT_EQ(r.value(), s);
-        m_model.at.erase({uint16_t(st), ss});
+        m_model.at.erase({ uint16_t(st), ss });
         m_model.caps[u].table = uint16_t(dt);
         m_model.caps[u].slot = s;
-        m_model.at[{uint16_t(dt), s}] = u;
+        m_model.at[{ uint16_t(dt), s }] = u;
         ++successes[8];
     }
     void op_lookup() {
@@ -454,7 +466,7 @@ private:
             return;
         Slot s = m_model.lowest_free(uint16_t(t));
         ASSERT_EQ(r.value(), s);
-        m_model.place({uint16_t(t), s, obj, m_model.objects[obj].type, rights, badge, true, expires, binding, -1});
+        m_model.place({ uint16_t(t), s, obj, m_model.objects[obj].type, rights, badge, true, expires, binding, -1 });
         ++successes[10];
     }
     void op_redeem() {
@@ -629,14 +641,16 @@ void run_and_report(uint32_t seed, int steps, const char* capacity_outcome) {
     auto h = std::make_unique<Harness<O, N, T>>(seed);
     h->run(steps);
     // Every operation must actually have succeeded sometimes, or the run proves little.
-    const char* names[] = {"create_object", "destroy_object", "create_table", "destroy_table", "grant_root", "mint",
-                           "revoke", "remove", "transfer", "lookup", "mint_token", "redeem"};
+    const char* names[] = {
+        "create_object", "destroy_object", "create_table", "destroy_table", "grant_root", "mint",
+        "revoke",        "remove",         "transfer",     "lookup",        "mint_token", "redeem"
+    };
     for (size_t i = 0; i < 12; ++i)
         EXPECT_GT(h->successes[i], 0u) << names[i] << " never succeeded (seed " << seed << ")";
     // ...and the paths the properties are about must have been exercised.
-    for (const char* o : {"redeem:none", "redeem:timed_out", "redeem:access_denied", "redeem:bad_handle",
-                          "lookup:bad_handle", "lookup:wrong_type", "lookup:access_denied", "mint:access_denied",
-                          "mint:invalid_args", "revoke:access_denied", capacity_outcome})
+    for (const char* o : { "redeem:none", "redeem:timed_out", "redeem:access_denied", "redeem:bad_handle",
+                           "lookup:bad_handle", "lookup:wrong_type", "lookup:access_denied", "mint:access_denied",
+                           "mint:invalid_args", "revoke:access_denied", capacity_outcome })
         EXPECT_GT(h->outcomes[o], 0u) << o << " never happened (seed " << seed << ")";
     EXPECT_GT(h->dead_after_reuse, 0u) << "no dead capability was checked after its registry slot was reused";
     if (getenv("CAP_PROP_STATS")) {

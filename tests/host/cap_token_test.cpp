@@ -97,7 +97,7 @@ TEST_F(CapTokenFixture, MintTokenValidates) {
     EXPECT_EQ(cs.mint_token(*t, tool, Rights::Execute | Rights::Grant, 0, 10, 1).error(), Error::InvalidArgs);
     EXPECT_EQ(cs.mint_token(*t, tool, Rights::Revoke, 0, 10, 1).error(), Error::InvalidArgs);
     EXPECT_EQ(cs.mint_token(*t, tool, Rights::Write, 0, 10, 1).error(), Error::InvalidArgs); // not a default right
-    EXPECT_EQ(cs.mint_token(*t, ObjectId{}, Rights::Execute, 0, 10, 1).error(), Error::BadHandle);
+    EXPECT_EQ(cs.mint_token(*t, ObjectId {}, Rights::Execute, 0, 10, 1).error(), Error::BadHandle);
     // Any object type may be named; tokens follow the object's default rights.
     ObjectId region = cs.create_object(ObjectType::Region, &g_other).value();
     Slot s = cs.mint_token(*t, region, Rights::Read | Rights::Write, 0, 10, 1).value();
@@ -127,7 +127,8 @@ TEST(CapIssuedToken, DerivedFromTheIssuerRevocableAndExpiring) {
     ObjectId obj = cs.create_object(ObjectType::Region, &store).value();
     Slot src = cs.grant_root(*bridge, obj, Rights::Read | Rights::Write | Rights::Grant | Rights::Revoke, 0).value();
 
-    EXPECT_EQ(cs.issue_token(*bridge, src, *tool, Rights::Read | Rights::Grant, 100, kBinding, 0).error(), Error::InvalidArgs);
+    EXPECT_EQ(cs.issue_token(*bridge, src, *tool, Rights::Read | Rights::Grant, 100, kBinding, 0).error(),
+              Error::InvalidArgs);
     EXPECT_EQ(cs.issue_token(*bridge, src, *tool, Rights::Execute, 100, kBinding, 0).error(), Error::AccessDenied)
         << "never more than the issuer holds";
     Slot ro = cs.mint(*bridge, src, *bridge, Rights::Read, 0).value();
@@ -136,7 +137,8 @@ TEST(CapIssuedToken, DerivedFromTheIssuerRevocableAndExpiring) {
 
     Slot tok = cs.issue_token(*bridge, src, *tool, Rights::Read, 100, kBinding, 0).value();
     EXPECT_EQ(cs.slot_info(*tool, tok).value().parent_slot, src);
-    EXPECT_EQ(cs.lookup(*tool, tok, ObjectType::Region, Rights::Read, 1).error(), Error::AccessDenied) << "a token is no capability";
+    EXPECT_EQ(cs.lookup(*tool, tok, ObjectType::Region, Rights::Read, 1).error(), Error::AccessDenied)
+        << "a token is no capability";
     auto r = cs.redeem(*tool, tok, 50, kBinding);
     ASSERT_TRUE(r.ok());
     EXPECT_TRUE(r->kept);
@@ -145,8 +147,10 @@ TEST(CapIssuedToken, DerivedFromTheIssuerRevocableAndExpiring) {
     EXPECT_EQ(cs.redeem(*tool, tok, 50, kBinding).error(), Error::InvalidArgs) << "no second redeem";
     EXPECT_TRUE(cs.lookup(*tool, tok, ObjectType::Region, Rights::Read, 99).ok());
     EXPECT_EQ(cs.lookup(*tool, tok, ObjectType::Region, Rights::Write, 99).error(), Error::AccessDenied);
-    EXPECT_EQ(cs.lookup(*tool, tok, ObjectType::Region, Rights::Read, 100).error(), Error::TimedOut) << "dies at the deadline";
-    EXPECT_EQ(cs.mint(*tool, tok, *tool, Rights::Read, 0).error(), Error::AccessDenied) << "no Grant: cannot pass it on";
+    EXPECT_EQ(cs.lookup(*tool, tok, ObjectType::Region, Rights::Read, 100).error(), Error::TimedOut)
+        << "dies at the deadline";
+    EXPECT_EQ(cs.mint(*tool, tok, *tool, Rights::Read, 0).error(), Error::AccessDenied)
+        << "no Grant: cannot pass it on";
 
     // Revoking the issuer reaches the redeemed capability; so does removing the issuer's.
     Slot tok2 = cs.issue_token(*bridge, src, *tool, Rights::Write, 100, kBinding, 0).value();

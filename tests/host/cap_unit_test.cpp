@@ -69,10 +69,11 @@ TEST(CapRights, DefaultsAndHelpers) {
 // kernel_caps printed bit 2 as "grant" and bit 3 as "revoke", and never named bit 4: names
 // are looked up by bit, so each must sit at its right's bit.
 TEST(CapRights, EveryRightIsNamedAtItsOwnBit) {
-    const std::pair<cap::Rights, const char*> expected[] = { { cap::Rights::Read, "read" }, { cap::Rights::Write, "write" },
-                                                             { cap::Rights::Execute, "execute" }, { cap::Rights::Grant, "grant" },
-                                                             { cap::Rights::Revoke, "revoke" }, { cap::Rights::Create, "create" },
-                                                             { cap::Rights::Import, "import" }, { cap::Rights::Drop, "drop" } };
+    const std::pair<cap::Rights, const char*> expected[] = {
+        { cap::Rights::Read, "read" },     { cap::Rights::Write, "write" },   { cap::Rights::Execute, "execute" },
+        { cap::Rights::Grant, "grant" },   { cap::Rights::Revoke, "revoke" }, { cap::Rights::Create, "create" },
+        { cap::Rights::Import, "import" }, { cap::Rights::Drop, "drop" }
+    };
     ASSERT_EQ(cap::kRightCount, std::size(expected));
     uint32_t all = 0;
     for (const auto& [right, name] : expected) {
@@ -80,7 +81,8 @@ TEST(CapRights, EveryRightIsNamedAtItsOwnBit) {
         EXPECT_STREQ(cap::kRightNames[bit], name);
         all |= static_cast<uint32_t>(right);
     }
-    EXPECT_EQ(all, static_cast<uint32_t>(cap::rights::kAllDefined | cap::rights::kStoreOps)) << "a defined right without a name";
+    EXPECT_EQ(all, static_cast<uint32_t>(cap::rights::kAllDefined | cap::rights::kStoreOps))
+        << "a defined right without a name";
 }
 
 TEST(CapRegistry, CreateDestroyReuseWithNewGeneration) {
@@ -99,13 +101,13 @@ TEST(CapRegistry, CreateDestroyReuseWithNewGeneration) {
     EXPECT_EQ(reg.ptr(x), nullptr);
     EXPECT_EQ(reg.type(x), ObjectType::None);
     ObjectId z = reg.create(ObjectType::Region, &g_objects[2]).value();
-    EXPECT_EQ(z.index, x.index); // the slot is reused...
+    EXPECT_EQ(z.index, x.index);           // the slot is reused...
     EXPECT_NE(z.generation, x.generation); // ...under a new generation
     EXPECT_FALSE(reg.is_live(x));
     EXPECT_TRUE(reg.is_live(z));
     EXPECT_EQ(ObjectId::from_raw(z.raw()), z);
-    EXPECT_FALSE(reg.is_live(ObjectId{}));
-    EXPECT_FALSE(reg.is_live(ObjectId{7, 1}));
+    EXPECT_FALSE(reg.is_live(ObjectId {}));
+    EXPECT_FALSE(reg.is_live(ObjectId { 7, 1 }));
 }
 
 TEST(CapRegistry, ExhaustedGenerationRetiresSlot) {
@@ -137,8 +139,8 @@ TEST_F(CapFixture, TablesAreBoundedAndReused) {
 TEST_F(CapFixture, GrantRootErrors) {
     EXPECT_EQ(root(*a, task, R | W), 0u);
     EXPECT_EQ(root(*a, task, R), 1u);
-    EXPECT_EQ(cs.grant_root(*a, ObjectId{}, R, 0).error(), Error::BadHandle);
-    EXPECT_EQ(cs.grant_root(*a, ObjectId{task.index, task.generation + 1}, R, 0).error(), Error::BadHandle);
+    EXPECT_EQ(cs.grant_root(*a, ObjectId {}, R, 0).error(), Error::BadHandle);
+    EXPECT_EQ(cs.grant_root(*a, ObjectId { task.index, task.generation + 1 }, R, 0).error(), Error::BadHandle);
     // Introspection objects carry no Write by default; bits past the defined ones are refused.
     ObjectId intro = cs.create_object(ObjectType::Introspection, &g_objects[2]).value();
     EXPECT_EQ(cs.grant_root(*a, intro, W, 0).error(), Error::InvalidArgs);
@@ -233,7 +235,7 @@ TEST_F(CapFixture, RevokeIsTransitiveAcrossTables) {
     EXPECT_EQ(cs.live_nodes(), 6u);
     EXPECT_EQ(cs.revoke(*a, r).value(), 4u);
     EXPECT_TRUE(cs.lookup(*a, r, ObjectType::Task, kAll).ok()); // the capability itself stays
-    for (auto [t, s] : {std::pair{b, c1}, {a, c2}, {b, c3}, {a, sib}})
+    for (auto [t, s] : { std::pair { b, c1 }, { a, c2 }, { b, c3 }, { a, sib } })
         EXPECT_EQ(cs.lookup(*t, s, ObjectType::Task, Rights::None).error(), Error::BadHandle);
     EXPECT_TRUE(cs.lookup(*b, unrelated, ObjectType::Task, R).ok());
     EXPECT_EQ(cs.live_nodes(), 2u);
@@ -271,7 +273,7 @@ TEST_F(CapFixture, RemoveDeletesCapabilityAndSubtree) {
 
 TEST_F(CapFixture, DeepChainIsRemovedIteratively) {
     cap::CapabilitySystem<2, 4096, 64> big;
-    std::array<cap::CapTable*, 64> tables{};
+    std::array<cap::CapTable*, 64> tables {};
     for (auto& t : tables)
         t = big.create_table().value();
     ObjectId o = big.create_object(ObjectType::Region, &g_objects[0]).value();

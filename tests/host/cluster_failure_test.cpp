@@ -44,7 +44,7 @@ static uint64_t kill_and_rejoin(uint64_t seed) {
 
     s.kill(2);
     const uint64_t killed = s.now();
-    const std::vector<size_t> others{ 0, 1, 3, 4 };
+    const std::vector<size_t> others { 0, 1, 3, 4 };
     const uint64_t timeout = suspicion_timeout_ns(s.node(0).config(), 5);
     // SWIM's guarantee: each prober reaches a member within 2(n-1)-1 periods of round-robin
     // (n-1 = 4 targets), then one period of probing, the suspicion timeout and a little gossip.
@@ -68,7 +68,8 @@ static uint64_t kill_and_rejoin(uint64_t seed) {
     // Its new boot id ends the life they held dead (no need to outbid that life's incarnation);
     // whoever heard of the return only through gossip learned it from a refutation.
     for (size_t i : others)
-        EXPECT_TRUE(s.node(i).stats().restarts >= 1 || s.node(i).find(s.name(2))->incarnation > before) << "seen by " << i;
+        EXPECT_TRUE(s.node(i).stats().restarts >= 1 || s.node(i).find(s.name(2))->incarnation > before)
+            << "seen by " << i;
     if (getenv("CLUSTER_VERBOSE"))
         printf("seed %llu: dead everywhere after %llu ms, back after %llu ms\n", (unsigned long long)seed,
                (unsigned long long)(detected / kMs), (unsigned long long)((s.now() - restarted) / kMs));

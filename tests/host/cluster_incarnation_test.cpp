@@ -12,7 +12,7 @@ using sim::kSecond;
 
 namespace {
 
-constexpr Address kMallory{ 0x0a0a00f0, kDefaultPort };
+constexpr Address kMallory { 0x0a0a00f0, kDefaultPort };
 
 // An Announce from "mallory", who holds the cluster key, saying `subject` is `state` at `inc`.
 class Forger {
@@ -93,7 +93,8 @@ TEST(ClusterIncarnation, HeldDeadBeyondReachARestartComesBack) {
             if (i == 2)
                 continue;
             const uint32_t held = s.node(i).find(s.name(2))->incarnation;
-            EXPECT_EQ(s.inject(i, kMallory, mallory.say(2, State::Dead, held + kMaxIncarnationStep)), Verdict::Accepted);
+            EXPECT_EQ(s.inject(i, kMallory, mallory.say(2, State::Dead, held + kMaxIncarnationStep)),
+                      Verdict::Accepted);
         }
     }
     const uint32_t held = s.node(0).find(s.name(2))->incarnation;

@@ -142,11 +142,11 @@ TEST(ClusterNode, RefusalFloodMakesFewEvents) {
     m.boot_id = make_boot_id(sim::kEpochMs, 1);
     std::vector<uint8_t> bad_mac(kMaxDatagram);
     bad_mac.resize(encode(m, derive_key("guessed", "test-swarm"), bad_mac));
-    const std::vector<uint8_t> malformed{ 'B', 'C', 'S', 'W', 1, 2, 3 };
+    const std::vector<uint8_t> malformed { 'B', 'C', 'S', 'W', 1, 2, 3 };
     const uint64_t start = s.now();
     std::vector<Event> refused;
     for (uint32_t i = 0; i < 5000; ++i) {
-        const Address from{ 0x0a0a00f0, uint16_t(1024 + i) };
+        const Address from { 0x0a0a00f0, uint16_t(1024 + i) };
         EXPECT_NE(s.inject(1, from, i % 2 ? bad_mac : malformed), Verdict::Accepted);
         // 5000 datagrams over ten seconds, the node running meanwhile.
         s.run_until(start + (i + 1) * 2 * kMs);

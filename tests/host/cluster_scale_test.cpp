@@ -55,11 +55,11 @@ TEST(ClusterScale, SixtyFourFillTheTableAndTheSixtyFifthIsRefused) {
     const size_t extra = s.add_node();
     bool disturbed = false;
     s.run_until(s.now() + 20 * kSecond, every_10ms(s, [&] {
-        for (size_t i : everyone)
-            for (size_t m = 0; m < s.node(i).member_count(); ++m)
-                disturbed |= s.node(i).member(m).state != State::Alive;
-        return disturbed;
-    }));
+                    for (size_t i : everyone)
+                        for (size_t m = 0; m < s.node(i).member_count(); ++m)
+                            disturbed |= s.node(i).member(m).state != State::Alive;
+                    return disturbed;
+                }));
     EXPECT_FALSE(disturbed);
     for (size_t i : everyone) {
         EXPECT_EQ(s.node(i).find(s.name(extra)), nullptr);
@@ -76,12 +76,15 @@ TEST(ClusterScale, SixtyFourFillTheTableAndTheSixtyFifthIsRefused) {
 
     // Once a member dies, the newcomer gets its slot (the dead one is evicted).
     s.kill(5);
-    EXPECT_TRUE(s.run_until(s.now() + 60 * kSecond, every_10ms(s, [&] {
+    EXPECT_TRUE(s.run_until(s.now() + 60 * kSecond, every_10ms(
+                                                        s,
+                                                        [&] {
         for (size_t i : everyone)
             if (i != 5 && (!s.node(i).find(s.name(extra)) || s.node(i).find(s.name(extra))->state != State::Alive))
                 return false;
         return true;
-    }))) << "the 65th takes the dead member's place";
+                                                        })))
+        << "the 65th takes the dead member's place";
     EXPECT_EQ(s.node(0).find(s.name(5)), nullptr);
 }
 
@@ -147,13 +150,16 @@ TEST(ClusterScale, SixtyFourRecoverFromEveryoneDeadToEveryone) {
     for (size_t i : everyone)
         alone.push_back({ i });
     s.partition(alone);
-    ASSERT_TRUE(s.run_until(s.now() + 120 * kSecond, every_10ms(s, [&] {
+    ASSERT_TRUE(s.run_until(s.now() + 120 * kSecond, every_10ms(
+                                                         s,
+                                                         [&] {
         for (size_t i : everyone)
             for (size_t m = 1; m < s.node(i).member_count(); ++m)
                 if (s.node(i).member(m).state != State::Dead)
                     return false;
         return true;
-    }))) << "isolated, everyone declares everyone dead";
+                                                         })))
+        << "isolated, everyone declares everyone dead";
 
     // What the others would receive if the network carried it: a broadcast reaches all 63.
     uint64_t offered = 0;

@@ -20,7 +20,7 @@ const Key kKey = derive_key("secret", "swarm");
 Update update(const char* name, uint32_t ip, State s, uint32_t inc) {
     Update u;
     u.name.set(name);
-    u.addr = Address{ ip, kDefaultPort };
+    u.addr = Address { ip, kDefaultPort };
     u.state = s;
     u.incarnation = inc;
     return u;
@@ -37,7 +37,7 @@ Message sample(MessageType type, size_t updates = 3) {
     if (type != MessageType::Announce)
         m.target.set("node_b.x-1");
     if (type == MessageType::PingReq)
-        m.target_addr = Address{ 0x0a0a0003, 7000 };
+        m.target_addr = Address { 0x0a0a0003, 7000 };
     const State states[] = { State::Alive, State::Suspect, State::Dead };
     for (size_t i = 0; i < updates; ++i)
         m.updates[i] = update(i % 2 ? "n1" : "a-much-longer-name.of.31.chars_", 0x0a0a0010 + uint32_t(i), states[i % 3],
@@ -101,7 +101,7 @@ TEST(ClusterWire, EncodeRefusesWhatDecodeWouldRefuse) {
     m.updates[0].state = State(3);
     EXPECT_EQ(encode(m, kKey, out), 0u);
     m = sample(MessageType::PingReq);
-    m.target_addr = Address{};
+    m.target_addr = Address {};
     EXPECT_EQ(encode(m, kKey, out), 0u);
     m = sample(MessageType::Ping);
     m.update_count = kMaxUpdates + 1;

@@ -74,7 +74,7 @@ TEST(ConsoleControl, OtherPortsAndNoiseAreIgnored) {
     Control r[PortControl::kMaxReplies];
     EXPECT_EQ(feed(pc, message(0, kDeviceAdd, 1), r), 0u); // a virtconsole on port 0: not ours
     EXPECT_EQ(feed(pc, message(2, kPortOpen, 1), r), 0u);
-    EXPECT_EQ(feed(pc, message(1, 99, 1), r), 0u);                 // unknown event
+    EXPECT_EQ(feed(pc, message(1, 99, 1), r), 0u);                        // unknown event
     EXPECT_EQ(pc.on_message(message(1, kDeviceAdd, 1).data(), 7, r), 0u); // short
     EXPECT_EQ(pc.on_message(nullptr, 8, r), 0u);
     EXPECT_FALSE(pc.added());

@@ -65,7 +65,9 @@ size_t walk_everything(const dtb::Blob& b) {
     return nodes;
 }
 
-uint32_t be32(const uint8_t* p) { return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3]; }
+uint32_t be32(const uint8_t* p) {
+    return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
+}
 void put_be32(uint8_t* p, uint32_t v) {
     p[0] = uint8_t(v >> 24);
     p[1] = uint8_t(v >> 16);
@@ -422,16 +424,16 @@ TEST(Dtb, HeaderCorruptionIsRejected) {
         put_be32(&copy[off], v);
         return dtb::Blob::create(copy.data(), copy.size()).error();
     };
-    EXPECT_EQ(mutate(0, 0xdeadbeef), ktl::Error::Corrupt);                       // magic
-    EXPECT_EQ(mutate(4, uint32_t(good.size() + 4)), ktl::Error::Truncated);       // totalsize > available
-    EXPECT_EQ(mutate(8, 0xfffffff0), ktl::Error::Corrupt);                        // struct offset
-    EXPECT_EQ(mutate(8, be32(&good[8]) + 2), ktl::Error::Corrupt);                // misaligned struct
-    EXPECT_EQ(mutate(12, 0xfffffff0), ktl::Error::Corrupt);                       // strings offset
-    EXPECT_EQ(mutate(16, 0xfffffff8), ktl::Error::Corrupt);                       // memreserve offset
-    EXPECT_EQ(mutate(20, 15), ktl::Error::Corrupt);                               // version
-    EXPECT_EQ(mutate(24, 18), ktl::Error::Corrupt);                               // last compatible
-    EXPECT_EQ(mutate(32, 0xffffff00), ktl::Error::Corrupt);                       // strings size
-    EXPECT_EQ(mutate(36, 0xffffff00), ktl::Error::Corrupt);                       // struct size
+    EXPECT_EQ(mutate(0, 0xdeadbeef), ktl::Error::Corrupt);                  // magic
+    EXPECT_EQ(mutate(4, uint32_t(good.size() + 4)), ktl::Error::Truncated); // totalsize > available
+    EXPECT_EQ(mutate(8, 0xfffffff0), ktl::Error::Corrupt);                  // struct offset
+    EXPECT_EQ(mutate(8, be32(&good[8]) + 2), ktl::Error::Corrupt);          // misaligned struct
+    EXPECT_EQ(mutate(12, 0xfffffff0), ktl::Error::Corrupt);                 // strings offset
+    EXPECT_EQ(mutate(16, 0xfffffff8), ktl::Error::Corrupt);                 // memreserve offset
+    EXPECT_EQ(mutate(20, 15), ktl::Error::Corrupt);                         // version
+    EXPECT_EQ(mutate(24, 18), ktl::Error::Corrupt);                         // last compatible
+    EXPECT_EQ(mutate(32, 0xffffff00), ktl::Error::Corrupt);                 // strings size
+    EXPECT_EQ(mutate(36, 0xffffff00), ktl::Error::Corrupt);                 // struct size
     EXPECT_FALSE(dtb::Blob::create(nullptr, 100).ok());
     EXPECT_FALSE(dtb::Blob::has_magic(good.data() + 4));
     EXPECT_TRUE(dtb::Blob::has_magic(good.data()));
@@ -907,8 +909,8 @@ TEST(Dtb, NopTokensAreSkippedEverywhere) {
 
 TEST(DtbBootargs, RepeatedValuesInOrder) {
     std::vector<std::string> seen;
-    dtb::bootarg_values("key=admin:a  hz=100 key=reader:x:y keyx=no key= key", "key",
-                        [](std::string_view v, void* ctx) { static_cast<std::vector<std::string>*>(ctx)->emplace_back(v); },
-                        &seen);
+    dtb::bootarg_values(
+        "key=admin:a  hz=100 key=reader:x:y keyx=no key= key", "key",
+        [](std::string_view v, void* ctx) { static_cast<std::vector<std::string>*>(ctx)->emplace_back(v); }, &seen);
     EXPECT_EQ(seen, (std::vector<std::string> { "admin:a", "reader:x:y", "" }));
 }

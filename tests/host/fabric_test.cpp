@@ -146,7 +146,8 @@ TEST(FabricSwitchboard, LearnsAddressesAndFloodsTheRest) {
     auto f = frame(kBroadcast, mac_of(1));
     EXPECT_EQ(targets(sb.send(1, f.data(), f.size(), 0)), (std::vector<uint32_t> { 0, 2, 3 }));
     auto reply = frame(mac_of(1), mac_of(2));
-    EXPECT_EQ(targets(sb.send(2, reply.data(), reply.size(), 10)), (std::vector<uint32_t> { 1 })) << "learned: node 1 owns it";
+    EXPECT_EQ(targets(sb.send(2, reply.data(), reply.size(), 10)), (std::vector<uint32_t> { 1 }))
+        << "learned: node 1 owns it";
     auto unknown = frame(mac_of(9), mac_of(3));
     EXPECT_EQ(targets(sb.send(3, unknown.data(), unknown.size(), 20)).size(), 3u) << "unknown unicast floods";
     auto runt = frame(kBroadcast, mac_of(0), 10);
@@ -180,7 +181,8 @@ TEST(FabricSwitchboard, MacTableIsBounded) {
     auto to3 = frame(mac_of(3), mac_of(0));
     EXPECT_EQ(targets(sb.send(0, to3.data(), to3.size(), 0)), (std::vector<uint32_t> { 3 })) << "still learned";
     auto to2 = frame(mac_of(2), mac_of(0));
-    EXPECT_EQ(targets(sb.send(0, to2.data(), to2.size(), 0)), (std::vector<uint32_t> { 1, 2, 3 })) << "forgotten: flooded";
+    EXPECT_EQ(targets(sb.send(0, to2.data(), to2.size(), 0)), (std::vector<uint32_t> { 1, 2, 3 }))
+        << "forgotten: flooded";
     from_node(2);
     EXPECT_EQ(targets(sb.send(0, to2.data(), to2.size(), 0)), (std::vector<uint32_t> { 2 })) << "learned again";
 }

@@ -20,7 +20,9 @@ const uint8_t kMac[6] = { 0xdc, 0xa6, 0x32, 0x01, 0x02, 0x03 };
 
 struct Rig {
     Model model;
-    std::unique_ptr<uint8_t, decltype(&std::free)> memory { static_cast<uint8_t*>(std::aligned_alloc(64, Genet::kMemoryBytes)), &std::free };
+    std::unique_ptr<uint8_t, decltype(&std::free)> memory {
+        static_cast<uint8_t*>(std::aligned_alloc(64, Genet::kMemoryBytes)), &std::free
+    };
     alignas(Genet) uint8_t storage[sizeof(Genet)];
     Genet* nic = nullptr;
 
@@ -82,7 +84,8 @@ TEST(Genet, ProgramsTheControllerAsThePi4NeedsIt) {
     EXPECT_EQ(m.get(kIntrl2_0 + kIntMaskStatus), ~(kIrqRxDone | kIrqTxDone));
     // Every receive descriptor points at a buffer of the driver's memory, 2 KiB apart.
     for (uint32_t i = 0; i < Genet::kDescriptors; ++i)
-        EXPECT_EQ(m.get(Model::desc(kRdmaDesc, i, 1)), static_cast<uint32_t>(reinterpret_cast<uint64_t>(rig.memory.get()) + i * 2048));
+        EXPECT_EQ(m.get(Model::desc(kRdmaDesc, i, 1)),
+                  static_cast<uint32_t>(reinterpret_cast<uint64_t>(rig.memory.get()) + i * 2048));
     EXPECT_EQ(rig.nic->stats().phy_id, 0x600d84a2u) << "the BCM54213PE answers at MDIO address 1";
     EXPECT_TRUE(m.phy[0] & (1u << 12)) << "autonegotiation enabled";
 }
@@ -129,8 +132,7 @@ TEST(Genet, FramesBothWaysAcrossTheIndexWrap) {
         for (int i = 0; i < 100; ++i)
             if (rig.model.arrive(frame(arrived, 60 + arrived % 1400)))
                 ++arrived;
-        while (rig.nic->receive(collect, &got, 32) > 0) {
-        }
+        while (rig.nic->receive(collect, &got, 32) > 0) {}
         for (int i = 0; i < 90; ++i) {
             ASSERT_TRUE(send(*rig.nic, frame(10000 + sent, 14 + sent % 1500))) << "frame " << sent;
             ++sent;

@@ -71,7 +71,7 @@ TEST(HnswDelete, DeletedNeverReturned) {
     EXPECT_TRUE(search_ids(idx.index, d.row(1), 10, 50).empty());
     EXPECT_EQ(idx.index.stats().levels, 0u);
     ASSERT_TRUE(idx.index.insert(5000, { d.row(7), 16 }).ok()); // compacts: all slots were tombstones... or free
-    EXPECT_EQ(search_ids(idx.index, d.row(7), 3, 50), std::vector<uint64_t>{ 5000 });
+    EXPECT_EQ(search_ids(idx.index, d.row(7), 3, 50), std::vector<uint64_t> { 5000 });
 }
 
 TEST(HnswDelete, EntryPointReelected) {
@@ -184,8 +184,8 @@ TEST(HnswDelete, RecallHoldsAfter20PercentDeletes) {
     EXPECT_EQ(idx.index.stats().deleted, 0u);
     EXPECT_EQ(idx.index.stats().free_slots, removed);
     double compacted = run();
-    std::printf("recall@10 at ef=%u after deleting %zu of %zu: %.4f with tombstones, %.4f after compaction\n",
-                kEf, removed, base.size(), with_tombstones, compacted);
+    std::printf("recall@10 at ef=%u after deleting %zu of %zu: %.4f with tombstones, %.4f after compaction\n", kEf,
+                removed, base.size(), with_tombstones, compacted);
     EXPECT_GE(with_tombstones, 0.95);
     EXPECT_GE(compacted, 0.95);
     // Reinsert the deleted vectors into the freed slots: recall over the full set again.

@@ -112,7 +112,8 @@ TEST(HnswDistance, KnownValues) {
 TEST(HnswCrc32, CheckValue) {
     const char* s = "123456789";
     EXPECT_EQ(hnsw::crc32(0, reinterpret_cast<const uint8_t*>(s), 9), 0xcbf43926u);
-    EXPECT_EQ(hnsw::crc32(hnsw::crc32(0, reinterpret_cast<const uint8_t*>(s), 4), reinterpret_cast<const uint8_t*>(s) + 4, 5),
+    EXPECT_EQ(hnsw::crc32(hnsw::crc32(0, reinterpret_cast<const uint8_t*>(s), 4),
+                          reinterpret_cast<const uint8_t*>(s) + 4, 5),
               0xcbf43926u);
     EXPECT_EQ(hnsw::crc32(0, nullptr, 0), 0u);
 }

@@ -78,7 +78,7 @@ TEST(HnswParams, Validation) {
     ASSERT_TRUE(idx.ok());
     std::vector<float> v(hnsw::kMaxDim, 0.5f);
     EXPECT_TRUE(idx.index.insert(1, v).ok());
-    EXPECT_EQ(search_ids(idx.index, v.data(), 1, hnsw::kMaxEf), std::vector<uint64_t>{ 1 });
+    EXPECT_EQ(search_ids(idx.index, v.data(), 1, hnsw::kMaxEf), std::vector<uint64_t> { 1 });
 
     // Memory below the fixed part is refused cleanly.
     std::vector<std::byte> tiny(hnsw::Index::memory_fixed(ok) / 2);
@@ -92,10 +92,10 @@ TEST(HnswIndex, SearchArgumentsValidated) {
     ASSERT_TRUE(idx.index.insert(7, v).ok());
     std::vector<hnsw::Hit> out(8);
     auto& ix = idx.index;
-    EXPECT_EQ(ix.search({ v, 3 }, 1, 10, out).error(), Error::InvalidArgs);      // wrong dim
-    EXPECT_EQ(ix.search({ v, 4 }, 0, 10, out).error(), Error::InvalidArgs);      // k = 0
-    EXPECT_EQ(ix.search({ v, 4 }, 9, 10, out).error(), Error::InvalidArgs);      // out too small
-    EXPECT_EQ(ix.search({ v, 4 }, 1, 257, out).error(), Error::InvalidArgs);     // ef > max_ef
+    EXPECT_EQ(ix.search({ v, 3 }, 1, 10, out).error(), Error::InvalidArgs);  // wrong dim
+    EXPECT_EQ(ix.search({ v, 4 }, 0, 10, out).error(), Error::InvalidArgs);  // k = 0
+    EXPECT_EQ(ix.search({ v, 4 }, 9, 10, out).error(), Error::InvalidArgs);  // out too small
+    EXPECT_EQ(ix.search({ v, 4 }, 1, 257, out).error(), Error::InvalidArgs); // ef > max_ef
     const float nan[4] = { 1, NAN, 3, 4 }, inf[4] = { INFINITY, 0, 0, 0 };
     EXPECT_EQ(ix.search({ nan, 4 }, 1, 10, out).error(), Error::InvalidArgs);
     EXPECT_EQ(ix.insert(8, { inf, 4 }).error(), Error::InvalidArgs);
@@ -166,7 +166,7 @@ TEST(HnswIndex, FewerThanKReturnedWithCount) {
     std::set<uint64_t> ids;
     for (size_t i = 0; i < *r; ++i)
         ids.insert(out[i].id);
-    EXPECT_EQ(ids, (std::set<uint64_t>{ 0, 1, 2 }));
+    EXPECT_EQ(ids, (std::set<uint64_t> { 0, 1, 2 }));
 }
 
 TEST(HnswIndex, FilterRestrictsResults) {
@@ -192,7 +192,7 @@ TEST(HnswIndex, FilterRestrictsResults) {
     uint64_t target = 777;
     hnsw::Filter only { [](uint64_t id, void* ctx) { return id == *static_cast<uint64_t*>(ctx); }, &target };
     auto ids = search_ids(idx.index, queries.row(0), 5, 256, &only);
-    EXPECT_EQ(ids, std::vector<uint64_t>{ 777 });
+    EXPECT_EQ(ids, std::vector<uint64_t> { 777 });
 }
 
 TEST(HnswIndex, FullBudgetIsCleanAndIndexStaysSearchable) {
@@ -203,7 +203,7 @@ TEST(HnswIndex, FullBudgetIsCleanAndIndexStaysSearchable) {
     insert_all(idx.index, Dataset { 8, std::vector<float>(d.data.begin(), d.data.begin() + 800), {} });
     EXPECT_EQ(idx.index.insert(100, { d.row(100), 8 }).error(), Error::Full);
     EXPECT_EQ(idx.index.size(), 100u);
-    EXPECT_EQ(search_ids(idx.index, d.row(17), 1, 32), std::vector<uint64_t>{ 17 });
+    EXPECT_EQ(search_ids(idx.index, d.row(17), 1, 32), std::vector<uint64_t> { 17 });
 
     // Byte budget: memory for the fixed part only, so the first node above level 0 cannot
     // get its link block: NoMemory, nothing changes, level-0 nodes keep going in.
@@ -258,12 +258,15 @@ TEST(HnswIndex, BatchInsertProgressAndCancel) {
         ids[i] = 1000 + i;
     OwnedIndex idx(small_params(8, 200));
     ASSERT_TRUE(idx.ok());
-    struct Ctx { size_t calls = 0; size_t stop_at = 60; } ctx;
+    struct Ctx {
+        size_t calls = 0;
+        size_t stop_at = 60;
+    } ctx;
     hnsw::Progress progress { [](size_t done, size_t, void* c) {
-                                  auto* x = static_cast<Ctx*>(c);
-                                  ++x->calls;
-                                  return done < x->stop_at;
-                              },
+                                 auto* x = static_cast<Ctx*>(c);
+                                 ++x->calls;
+                                 return done < x->stop_at;
+                             },
                               &ctx, 20 };
     auto r = idx.index.insert_batch(ids, d.data, &progress);
     EXPECT_EQ(r.error, Error::None);
@@ -272,10 +275,12 @@ TEST(HnswIndex, BatchInsertProgressAndCancel) {
     EXPECT_EQ(ctx.calls, 3u);
     // Mismatched sizes, then a duplicate id part-way.
     EXPECT_EQ(idx.index.insert_batch(ids, std::span<const float>(d.data).first(10)).error, Error::InvalidArgs);
-    auto rest = idx.index.insert_batch(std::span<const uint64_t>(ids).subspan(50), std::span<const float>(d.data).subspan(400));
+    auto rest = idx.index.insert_batch(std::span<const uint64_t>(ids).subspan(50),
+                                       std::span<const float>(d.data).subspan(400));
     EXPECT_EQ(rest.error, Error::Exists);
     EXPECT_EQ(rest.inserted, 0u);
-    rest = idx.index.insert_batch(std::span<const uint64_t>(ids).subspan(60), std::span<const float>(d.data).subspan(480));
+    rest = idx.index.insert_batch(std::span<const uint64_t>(ids).subspan(60),
+                                  std::span<const float>(d.data).subspan(480));
     EXPECT_EQ(rest.error, Error::None);
     EXPECT_EQ(rest.inserted, 40u);
     EXPECT_EQ(idx.index.size(), 100u);

@@ -36,8 +36,8 @@ double measure(const RecallCase& c, hnsw::Params p) {
     }
     auto t1 = std::chrono::steady_clock::now();
     auto truth = exact_knn(c.base, c.queries, kK, c.metric);
-    std::printf("M=%u, ef_construction=%u, %zu base, %zu queries, build %.2fs, %s kernels\n", p.m,
-                p.ef_construction, c.base.size(), c.queries.size(), std::chrono::duration<double>(t1 - t0).count(),
+    std::printf("M=%u, ef_construction=%u, %zu base, %zu queries, build %.2fs, %s kernels\n", p.m, p.ef_construction,
+                c.base.size(), c.queries.size(), std::chrono::duration<double>(t1 - t0).count(),
                 hnsw::isa_name(idx.index.isa()));
     double stated = 0;
     for (uint32_t ef : { 10u, 16u, 24u, 32u, 48u, 64u, 128u }) {

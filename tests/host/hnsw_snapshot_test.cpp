@@ -167,7 +167,8 @@ TEST(HnswSnapshot, LoadIsSizedByContentUnlessAskedOtherwise) {
     // A big index keeps room to grow: twice what it uses, never more than it declared.
     Built b(6, 700, hnsw::Metric::L2, 2);
     auto big = save(b.index.index);
-    const uint32_t used = b.index.index.stats().count + b.index.index.stats().deleted + b.index.index.stats().free_slots;
+    const uint32_t used = b.index.index.stats().count + b.index.index.stats().deleted +
+                          b.index.index.stats().free_slots;
     EXPECT_EQ(hnsw::Index::load_params(big)->max_elements, std::min<uint32_t>(700, 2 * used));
 }
 
@@ -430,8 +431,8 @@ TEST(HnswSnapshot, TagsTravelWithTheirVectors) {
     put(v1, node_section + 4, node_payload, 8);
     put(v1, node_section + 12 + node_payload,
         hnsw::crc32(0, reinterpret_cast<const uint8_t*>(v1.data()) + node_section, 12 + node_payload), 4);
-    put(v1, 8, 1, 4);            // version 1
-    put(v1, 24, v1.size(), 8);   // total size
+    put(v1, 8, 1, 4);          // version 1
+    put(v1, 24, v1.size(), 8); // total size
     put(v1, 112, hnsw::crc32(0, reinterpret_cast<const uint8_t*>(v1.data()), 112), 4);
     std::vector<std::byte> mem1(hnsw::Index::memory_needed(p));
     auto old = hnsw::Index::load(v1, mem1);

@@ -35,7 +35,8 @@ TEST(HttpFields, ListReaderSplitsTrimsAndSkipsEmptyElements) {
     EXPECT_EQ(elements("a;x=\"1,2\", b"), (std::vector<std::string> { "a;x=\"1,2\"", "b" }));
     EXPECT_EQ(elements("a;x=\"\\\",\", b"), (std::vector<std::string> { "a;x=\"\\\",\"", "b" }));
     EXPECT_EQ(elements("\"unterminated, x"), (std::vector<std::string> { "\"unterminated, x" }));
-    EXPECT_EQ(elements("text/html; q=0.5 ;level=1", ';'), (std::vector<std::string> { "text/html", "q=0.5", "level=1" }));
+    EXPECT_EQ(elements("text/html; q=0.5 ;level=1", ';'),
+              (std::vector<std::string> { "text/html", "q=0.5", "level=1" }));
 }
 
 TEST(HttpFields, ListContains) {
@@ -125,15 +126,19 @@ TEST(HttpFields, BearerToken) {
     EXPECT_EQ(http::bearer_token("bearer   tok"), "tok");
     EXPECT_EQ(http::bearer_token("BEARER tok"), "tok");
     const char* refused[] = {
-        "Bearer", "Bearer ", "Bearertok", "Bearer\ttok", "Basic dXNlcjpwYXNz", "Bearer a b", "Bearer a=b",
-        "Bearer =abc", "Bearer tok ", "Bearer t,k", "Bearer t\"k", "Bearer tök", "Bear tok", "",
+        "Bearer",      "Bearer ",     "Bearertok",  "Bearer\ttok", "Basic dXNlcjpwYXNz", "Bearer a b", "Bearer a=b",
+        "Bearer =abc", "Bearer tok ", "Bearer t,k", "Bearer t\"k", "Bearer tök",         "Bear tok",   "",
     };
     for (const char* r : refused)
         EXPECT_FALSE(http::bearer_token(r).has_value()) << r;
 }
 
 TEST(HttpFields, ParsesHostsWithAndWithoutPorts) {
-    struct { const char* value, *host; uint16_t port; bool has_port; } cases[] = {
+    struct {
+        const char *value, *host;
+        uint16_t port;
+        bool has_port;
+    } cases[] = {
         { "localhost", "localhost", 0, false },
         { "localhost:8080", "localhost", 8080, true },
         { "127.0.0.1:0", "127.0.0.1", 0, true },
@@ -163,12 +168,48 @@ TEST(HttpFields, ParsesHostsWithAndWithoutPorts) {
 
 TEST(HttpFields, RefusesBadHosts) {
     const char* refused[] = {
-        "", ":80", "localhost:", "localhost:65536", "localhost:99999999999999999999", "localhost:-1",
-        "localhost:8a", "localhost:80:80", "user@localhost", "user:pw@localhost", "local host", "a/b", "a?b",
-        "%4", "%zz", "256.0.0.1", "1.2.3", "127.1", "0177.0.0.1", "1.2.3.4.5", "123", "1..2.3",
-        "[::1", "::1", "[::1]x", "[::1]:", "[::1]:65536", "[]", "[:::]", "[1::2::3]", "[1:2:3:4:5:6:7:8:9]",
-        "[1:2:3:4:5:6:7]", "[1:2:3:4:5:6:7:8::]", "[12345::]", "[:1]", "[1:]", "[fe80::1%25eth0]",
-        "[v1.fe]", "[::1.2.3]", "[1.2.3.4]", "[::g]", "localhost\t",
+        "",
+        ":80",
+        "localhost:",
+        "localhost:65536",
+        "localhost:99999999999999999999",
+        "localhost:-1",
+        "localhost:8a",
+        "localhost:80:80",
+        "user@localhost",
+        "user:pw@localhost",
+        "local host",
+        "a/b",
+        "a?b",
+        "%4",
+        "%zz",
+        "256.0.0.1",
+        "1.2.3",
+        "127.1",
+        "0177.0.0.1",
+        "1.2.3.4.5",
+        "123",
+        "1..2.3",
+        "[::1",
+        "::1",
+        "[::1]x",
+        "[::1]:",
+        "[::1]:65536",
+        "[]",
+        "[:::]",
+        "[1::2::3]",
+        "[1:2:3:4:5:6:7:8:9]",
+        "[1:2:3:4:5:6:7]",
+        "[1:2:3:4:5:6:7:8::]",
+        "[12345::]",
+        "[:1]",
+        "[1:]",
+        "[fe80::1%25eth0]",
+        "[v1.fe]",
+        "[::1.2.3]",
+        "[1.2.3.4]",
+        "[::g]",
+        "localhost\t",
     };
     for (const char* r : refused)
         EXPECT_FALSE(http::parse_host(r).has_value()) << r;
@@ -190,8 +231,19 @@ TEST(HttpFields, ParsesOrigins) {
     EXPECT_EQ(c->host, "[::1]");
     EXPECT_EQ(c->port, 80);
     const char* refused[] = {
-        "null", "", "localhost", "ftp://h", "http://", "http://h/", "http://h:65536", "http:/h", "//h",
-        "http://u@h", "file://", "http://h/path", "chrome-extension://abc",
+        "null",
+        "",
+        "localhost",
+        "ftp://h",
+        "http://",
+        "http://h/",
+        "http://h:65536",
+        "http:/h",
+        "//h",
+        "http://u@h",
+        "file://",
+        "http://h/path",
+        "chrome-extension://abc",
     };
     for (const char* r : refused)
         EXPECT_FALSE(http::parse_origin(r).has_value()) << r;
@@ -209,7 +261,7 @@ TEST(HttpFields, HostAllowlistIsTheDnsRebindingGuard) {
     EXPECT_FALSE(http::host_allowed("127.0.0.2", allow));
     EXPECT_FALSE(http::host_allowed("127.1", allow));
     EXPECT_FALSE(http::host_allowed("[0:0:0:0:0:0:0:1]", allow)); // textual, documented
-    EXPECT_FALSE(http::host_allowed("localhost:99999", allow));    // not a valid Host at all
+    EXPECT_FALSE(http::host_allowed("localhost:99999", allow));   // not a valid Host at all
     EXPECT_FALSE(http::host_allowed("", allow));
     // An IPv6 entry may be written without brackets.
     const std::string_view bare[] = { "::1" };

@@ -75,12 +75,14 @@ TEST(HttpRequest, ParsesAMinimalGet) {
 }
 
 TEST(HttpRequest, MapsMethodsCaseSensitively) {
-    struct { const char* text; http::Method method; } cases[] = {
-        { "GET", http::Method::Get },         { "HEAD", http::Method::Head },
-        { "POST", http::Method::Post },       { "PUT", http::Method::Put },
-        { "DELETE", http::Method::Delete },   { "OPTIONS", http::Method::Options },
-        { "PATCH", http::Method::Patch },     { "get", http::Method::Other },
-        { "PROPFIND", http::Method::Other },  { "X-Custom!", http::Method::Other },
+    struct {
+        const char* text;
+        http::Method method;
+    } cases[] = {
+        { "GET", http::Method::Get },         { "HEAD", http::Method::Head },     { "POST", http::Method::Post },
+        { "PUT", http::Method::Put },         { "DELETE", http::Method::Delete }, { "OPTIONS", http::Method::Options },
+        { "PATCH", http::Method::Patch },     { "get", http::Method::Other },     { "PROPFIND", http::Method::Other },
+        { "X-Custom!", http::Method::Other },
     };
     for (const auto& c : cases) {
         auto p = parse(request(std::string(c.text) + " / HTTP/1.1"));
@@ -259,8 +261,8 @@ TEST(HttpRequest, RequestLineLimitAtAndPastTheBoundary) {
     EXPECT_EQ(status_of(past.substr(0, 33), limits), 414);
     EXPECT_EQ(parse(past.substr(0, 32), limits)->result.status, Parse::NeedMore);
     EXPECT_EQ(parse(at + "\r", limits)->result.status, Parse::NeedMore); // the CR may end it
-    EXPECT_EQ(status_of(at + "\rX", limits), 414);                        // it did not
-    EXPECT_EQ(status_of(std::string(40, 'G'), limits), 414);              // no separator ever
+    EXPECT_EQ(status_of(at + "\rX", limits), 414);                       // it did not
+    EXPECT_EQ(status_of(std::string(40, 'G'), limits), 414);             // no separator ever
 }
 
 TEST(HttpRequest, HeadLimitAtAndPastTheBoundary) {
@@ -305,9 +307,10 @@ TEST(HttpRequest, HeaderCountAtAndPastTheBoundary) {
 }
 
 TEST(HttpRequest, LooksUpFieldsCaseInsensitively) {
-    auto p = parse(request("POST /mcp HTTP/1.1",
-                           "Host: x\r\nContent-Type:   application/json \t\r\nMcp-Session-Id: a\r\nmcp-session-id: b\r\n"
-                           "X-Empty:\r\nX-Latin: caf\xe9\r\n"));
+    auto p = parse(
+        request("POST /mcp HTTP/1.1",
+                "Host: x\r\nContent-Type:   application/json \t\r\nMcp-Session-Id: a\r\nmcp-session-id: b\r\n"
+                "X-Empty:\r\nX-Latin: caf\xe9\r\n"));
     ASSERT_EQ(p->result.status, Parse::Complete) << p->result.reason;
     EXPECT_EQ(p->head.header("content-TYPE"), "application/json");
     EXPECT_EQ(p->head.header("MCP-SESSION-ID"), "a"); // the first occurrence
@@ -318,7 +321,10 @@ TEST(HttpRequest, LooksUpFieldsCaseInsensitively) {
 }
 
 TEST(HttpRequest, KeepAliveRules) {
-    struct { std::string line, fields; bool keep; } cases[] = {
+    struct {
+        std::string line, fields;
+        bool keep;
+    } cases[] = {
         { "GET / HTTP/1.1", "Host: x\r\n", true },
         { "GET / HTTP/1.1", "Host: x\r\nConnection: close\r\n", false },
         { "GET / HTTP/1.1", "Host: x\r\nConnection: Keep-Alive, CLOSE\r\n", false },

@@ -38,14 +38,30 @@ std::string sse_data(const std::string& stream) {
 } // namespace
 
 TEST(HttpResponse, StatusTexts) {
-    struct { uint16_t code; const char* text; } cases[] = {
-        { 200, "OK" },           { 202, "Accepted" },          { 204, "No Content" },
-        { 400, "Bad Request" },  { 401, "Unauthorized" },      { 403, "Forbidden" },
-        { 404, "Not Found" },    { 405, "Method Not Allowed" }, { 406, "Not Acceptable" },
-        { 408, "Request Timeout" }, { 411, "Length Required" }, { 413, "Content Too Large" },
-        { 414, "URI Too Long" }, { 415, "Unsupported Media Type" }, { 429, "Too Many Requests" },
-        { 431, "Request Header Fields Too Large" }, { 500, "Internal Server Error" },
-        { 501, "Not Implemented" }, { 503, "Service Unavailable" }, { 505, "HTTP Version Not Supported" },
+    struct {
+        uint16_t code;
+        const char* text;
+    } cases[] = {
+        { 200, "OK" },
+        { 202, "Accepted" },
+        { 204, "No Content" },
+        { 400, "Bad Request" },
+        { 401, "Unauthorized" },
+        { 403, "Forbidden" },
+        { 404, "Not Found" },
+        { 405, "Method Not Allowed" },
+        { 406, "Not Acceptable" },
+        { 408, "Request Timeout" },
+        { 411, "Length Required" },
+        { 413, "Content Too Large" },
+        { 414, "URI Too Long" },
+        { 415, "Unsupported Media Type" },
+        { 429, "Too Many Requests" },
+        { 431, "Request Header Fields Too Large" },
+        { 500, "Internal Server Error" },
+        { 501, "Not Implemented" },
+        { 503, "Service Unavailable" },
+        { 505, "HTTP Version Not Supported" },
         { 299, "" },
     };
     for (const auto& c : cases)
@@ -97,9 +113,9 @@ TEST(HttpResponse, RefusesMisuseAndHeaderInjection) {
         build(w);
         return w.invalid() && !w.ok() && !w.overflow();
     };
-    EXPECT_TRUE(invalid([](auto& w) { w.header("A", "b"); }));               // before status
+    EXPECT_TRUE(invalid([](auto& w) { w.header("A", "b"); })); // before status
     EXPECT_TRUE(invalid([](auto& w) { w.status(200).status(200); }));
-    EXPECT_TRUE(invalid([](auto& w) { w.status(200).body("x"); }));          // body before end_head
+    EXPECT_TRUE(invalid([](auto& w) { w.status(200).body("x"); })); // body before end_head
     EXPECT_TRUE(invalid([](auto& w) { w.status(200).end_head().header("A", "b"); }));
     EXPECT_TRUE(invalid([](auto& w) { w.status(200).end_head().end_head(); }));
     EXPECT_TRUE(invalid([](auto& w) { w.status(99); }));

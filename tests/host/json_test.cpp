@@ -32,12 +32,46 @@ std::unique_ptr<Parsed> parse(const std::string& text, size_t arena = 4096, json
 
 TEST(JsonParse, AcceptsValidDocuments) {
     const char* valid[] = {
-        "0", "-0", "1", "-1", "123", "1.5", "-1.5e10", "1E+2", "1e-2", "0.0", "1.0e0", "true", "false", "null",
-        "\"\"", "\"abc\"", "\" \\\" \\\\ \\/ \\b \\f \\n \\r \\t \"", "\"\\u0041\"", "\"\\ud83d\\ude00\"",
-        "\"\xc3\xa9\"", "\"\xe2\x82\xac\"", "\"\xf0\x9f\x98\x80\"", "[]", "{}", "[1,2,3]", "[ 1 , 2 ]",
-        "{\"a\":1}", "{\"a\":{\"b\":[true,false,null]}}", " \t\r\n[\n]\n ", "[[[[[[]]]]]]", "{\"\":0}",
-        "[\"\\u0000\"]", "{\"a\":1,\"b\":2}", "[{}, [], \"\", 0]", "1.7976931348623157e308", "5e-324",
-        "{\"a\\u0062\":1,\"ab\\u0063\":2}", "[-1e-7]", "\"\x7f\"", "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}",
+        "0",
+        "-0",
+        "1",
+        "-1",
+        "123",
+        "1.5",
+        "-1.5e10",
+        "1E+2",
+        "1e-2",
+        "0.0",
+        "1.0e0",
+        "true",
+        "false",
+        "null",
+        "\"\"",
+        "\"abc\"",
+        "\" \\\" \\\\ \\/ \\b \\f \\n \\r \\t \"",
+        "\"\\u0041\"",
+        "\"\\ud83d\\ude00\"",
+        "\"\xc3\xa9\"",
+        "\"\xe2\x82\xac\"",
+        "\"\xf0\x9f\x98\x80\"",
+        "[]",
+        "{}",
+        "[1,2,3]",
+        "[ 1 , 2 ]",
+        "{\"a\":1}",
+        "{\"a\":{\"b\":[true,false,null]}}",
+        " \t\r\n[\n]\n ",
+        "[[[[[[]]]]]]",
+        "{\"\":0}",
+        "[\"\\u0000\"]",
+        "{\"a\":1,\"b\":2}",
+        "[{}, [], \"\", 0]",
+        "1.7976931348623157e308",
+        "5e-324",
+        "{\"a\\u0062\":1,\"ab\\u0063\":2}",
+        "[-1e-7]",
+        "\"\x7f\"",
+        "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}",
     };
     for (const char* text : valid) {
         auto p = parse(text);
@@ -52,25 +86,57 @@ TEST(JsonParse, RejectsInvalidDocumentsWithReasons) {
         json::Reason reason;
     };
     const Case invalid[] = {
-        { "", json::Reason::Empty }, { "   ", json::Reason::Empty }, { "[", json::Reason::UnexpectedEnd },
-        { "{", json::Reason::UnexpectedEnd }, { "[1,]", json::Reason::BadToken }, { "{\"a\":1,}", json::Reason::BadToken },
-        { "[1 2]", json::Reason::BadToken }, { "{\"a\" 1}", json::Reason::BadToken }, { "{a:1}", json::Reason::BadToken },
-        { "{\"a\":}", json::Reason::BadToken }, { "[01]", json::Reason::BadNumber }, { "-", json::Reason::BadNumber },
-        { "1.", json::Reason::BadNumber }, { ".5", json::Reason::BadToken }, { "1e", json::Reason::BadNumber },
-        { "1e+", json::Reason::BadNumber }, { "+1", json::Reason::BadToken }, { "NaN", json::Reason::BadToken },
-        { "Infinity", json::Reason::BadToken }, { "-Infinity", json::Reason::BadNumber }, { "tru", json::Reason::BadToken },
-        { "truex", json::Reason::BadToken }, { "nul", json::Reason::BadToken }, { "True", json::Reason::BadToken },
-        { "\"abc", json::Reason::UnexpectedEnd }, { "\"\\x\"", json::Reason::BadEscape }, { "\"\\u12\"", json::Reason::BadEscape },
-        { "\"\\u12g4\"", json::Reason::BadEscape }, { "\"\\ud800\"", json::Reason::BadEscape },
-        { "\"\\udc00\"", json::Reason::BadEscape }, { "\"\\ud800\\u0041\"", json::Reason::BadEscape },
-        { "\"a\nb\"", json::Reason::ControlCharacter }, { "\"\t\"", json::Reason::ControlCharacter },
-        { "\"\xc0\xaf\"", json::Reason::BadUtf8 }, { "\"\xe0\x80\xaf\"", json::Reason::BadUtf8 },
-        { "\"\xed\xa0\x80\"", json::Reason::BadUtf8 }, { "\"\xf4\x90\x80\x80\"", json::Reason::BadUtf8 },
-        { "\"\x80\"", json::Reason::BadUtf8 }, { "\"\xc3\"", json::Reason::BadUtf8 }, { "\"\xff\"", json::Reason::BadUtf8 },
-        { "[1]x", json::Reason::TrailingData }, { "1 2", json::Reason::TrailingData }, { "{}{}", json::Reason::TrailingData },
-        { "{\"a\":1,\"a\":2}", json::Reason::DuplicateKey }, { "{\"a\":1,\"\\u0061\":2}", json::Reason::DuplicateKey },
-        { "[1,,2]", json::Reason::BadToken }, { "{,}", json::Reason::BadToken }, { "]", json::Reason::BadToken },
-        { "/*c*/1", json::Reason::BadToken }, { "'a'", json::Reason::BadToken }, { "1e999", json::Reason::None },
+        { "", json::Reason::Empty },
+        { "   ", json::Reason::Empty },
+        { "[", json::Reason::UnexpectedEnd },
+        { "{", json::Reason::UnexpectedEnd },
+        { "[1,]", json::Reason::BadToken },
+        { "{\"a\":1,}", json::Reason::BadToken },
+        { "[1 2]", json::Reason::BadToken },
+        { "{\"a\" 1}", json::Reason::BadToken },
+        { "{a:1}", json::Reason::BadToken },
+        { "{\"a\":}", json::Reason::BadToken },
+        { "[01]", json::Reason::BadNumber },
+        { "-", json::Reason::BadNumber },
+        { "1.", json::Reason::BadNumber },
+        { ".5", json::Reason::BadToken },
+        { "1e", json::Reason::BadNumber },
+        { "1e+", json::Reason::BadNumber },
+        { "+1", json::Reason::BadToken },
+        { "NaN", json::Reason::BadToken },
+        { "Infinity", json::Reason::BadToken },
+        { "-Infinity", json::Reason::BadNumber },
+        { "tru", json::Reason::BadToken },
+        { "truex", json::Reason::BadToken },
+        { "nul", json::Reason::BadToken },
+        { "True", json::Reason::BadToken },
+        { "\"abc", json::Reason::UnexpectedEnd },
+        { "\"\\x\"", json::Reason::BadEscape },
+        { "\"\\u12\"", json::Reason::BadEscape },
+        { "\"\\u12g4\"", json::Reason::BadEscape },
+        { "\"\\ud800\"", json::Reason::BadEscape },
+        { "\"\\udc00\"", json::Reason::BadEscape },
+        { "\"\\ud800\\u0041\"", json::Reason::BadEscape },
+        { "\"a\nb\"", json::Reason::ControlCharacter },
+        { "\"\t\"", json::Reason::ControlCharacter },
+        { "\"\xc0\xaf\"", json::Reason::BadUtf8 },
+        { "\"\xe0\x80\xaf\"", json::Reason::BadUtf8 },
+        { "\"\xed\xa0\x80\"", json::Reason::BadUtf8 },
+        { "\"\xf4\x90\x80\x80\"", json::Reason::BadUtf8 },
+        { "\"\x80\"", json::Reason::BadUtf8 },
+        { "\"\xc3\"", json::Reason::BadUtf8 },
+        { "\"\xff\"", json::Reason::BadUtf8 },
+        { "[1]x", json::Reason::TrailingData },
+        { "1 2", json::Reason::TrailingData },
+        { "{}{}", json::Reason::TrailingData },
+        { "{\"a\":1,\"a\":2}", json::Reason::DuplicateKey },
+        { "{\"a\":1,\"\\u0061\":2}", json::Reason::DuplicateKey },
+        { "[1,,2]", json::Reason::BadToken },
+        { "{,}", json::Reason::BadToken },
+        { "]", json::Reason::BadToken },
+        { "/*c*/1", json::Reason::BadToken },
+        { "'a'", json::Reason::BadToken },
+        { "1e999", json::Reason::None },
     };
     for (const auto& c : invalid) {
         auto p = parse(c.text);
@@ -202,13 +268,25 @@ TEST(JsonWriter, WritesWhatTheReaderReadsBack) {
     char buf[512];
     json::Writer w(buf);
     w.begin_object()
-        .key("jsonrpc").string("2.0")
-        .key("id").number(int64_t(-7))
-        .key("big").number(UINT64_MAX)
-        .key("pi").number(3.141592653589793)
-        .key("tenth").number(0.1)
-        .key("text").string("quote \" backslash \\ newline \n tab \t ctl \x01 caf\xc3\xa9")
-        .key("list").begin_array().boolean(true).null().begin_object().end_object().end_array()
+        .key("jsonrpc")
+        .string("2.0")
+        .key("id")
+        .number(int64_t(-7))
+        .key("big")
+        .number(UINT64_MAX)
+        .key("pi")
+        .number(3.141592653589793)
+        .key("tenth")
+        .number(0.1)
+        .key("text")
+        .string("quote \" backslash \\ newline \n tab \t ctl \x01 caf\xc3\xa9")
+        .key("list")
+        .begin_array()
+        .boolean(true)
+        .null()
+        .begin_object()
+        .end_object()
+        .end_array()
         .end_object();
     ASSERT_TRUE(w.complete()) << ktl::error_name(w.error());
     std::string out(w.view());

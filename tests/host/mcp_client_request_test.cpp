@@ -135,9 +135,10 @@ TEST(McpClientRequest, ResponsesGoToTheHostWithTheirIdKindAndSession) {
     g_responses.resize(2);
 
     // Not responses of a kind we issue: dropped without a word.
-    for (const char* odd : { R"({"jsonrpc":"2.0","id":"a","result":{},"error":{"code":1,"message":"x"}})",
-                             R"({"jsonrpc":"2.0","id":"a"})", R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}})",
-                             R"({"jsonrpc":"2.0","id":{"x":1},"result":{}})", R"({"jsonrpc":"2.0","id":1.5,"result":{}})" })
+    for (const char* odd :
+         { R"({"jsonrpc":"2.0","id":"a","result":{},"error":{"code":1,"message":"x"}})",
+           R"({"jsonrpc":"2.0","id":"a"})", R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}})",
+           R"({"jsonrpc":"2.0","id":{"x":1},"result":{}})", R"({"jsonrpc":"2.0","id":1.5,"result":{}})" })
         EXPECT_EQ(f.call(odd), "") << odd;
     EXPECT_EQ(g_responses.size(), 2u);
     // Not JSON-RPC 2.0 at all: still refused as before.
@@ -221,7 +222,8 @@ TEST(McpClientRequest, CallsMayAskOnlyWhatTheClientDeclared) {
 
     // 2026-07-28: the request's own clientCapabilities, whatever the session said.
     f.initialize(R"({"sampling":{}})");
-    const std::string modern = R"({"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":)";
+    const std::string modern =
+        R"({"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":)";
     EXPECT_EQ(f.sampling_call(modern + R"({"elicitation":{}}})").client_caps, mcp::kClientElicitation);
     EXPECT_EQ(f.sampling_call(modern + "{}}").client_caps, 0);
 
@@ -301,14 +303,23 @@ TEST(McpClientRequest, SamplingFixtureAsksWithThePromptAndReturnsTheAnswer) {
     EXPECT_EQ(p.root.find("maxTokens").as_int64(), 100);
 
     mcp::ToolError err;
-    EXPECT_EQ(answer_text(*ask, R"({"role":"assistant","content":{"type":"text","text":"This is a test response from the client"},"model":"test-model","stopReason":"endTurn"})", err),
-              "LLM response: This is a test response from the client");
-    EXPECT_EQ(answer_text(*ask, R"({"role":"assistant","content":[{"type":"image","data":"","mimeType":"image/png"},{"type":"text","text":"two"}],"model":"m"})", err),
-              "LLM response: two")
+    EXPECT_EQ(
+        answer_text(
+            *ask,
+            R"({"role":"assistant","content":{"type":"text","text":"This is a test response from the client"},"model":"test-model","stopReason":"endTurn"})",
+            err),
+        "LLM response: This is a test response from the client");
+    EXPECT_EQ(
+        answer_text(
+            *ask,
+            R"({"role":"assistant","content":[{"type":"image","data":"","mimeType":"image/png"},{"type":"text","text":"two"}],"model":"m"})",
+            err),
+        "LLM response: two")
         << "2025-11-25: content may be an array";
     EXPECT_EQ(answer_text(*ask, R"({"role":"assistant","content":{"type":"image","data":""},"model":"m"})", err), "");
     EXPECT_STREQ(err.reason, "malformed_answer");
-    std::string longer = R"({"role":"assistant","content":{"type":"text","text":")" + std::string(fx::kMaxAnswerText, 'x') + R"("}})";
+    std::string longer = R"({"role":"assistant","content":{"type":"text","text":")" +
+                         std::string(fx::kMaxAnswerText, 'x') + R"("}})";
     EXPECT_EQ(answer_text(*ask, longer, err), "");
     EXPECT_EQ(err.code, mcp::ErrorCode::LimitOutputExceeded) << "refused, never cut";
 }
@@ -325,7 +336,8 @@ TEST(McpClientRequest, ElicitationFixturesAskForTheSuitesFormsAndReportTheAnswer
     EXPECT_EQ(str(schema.find("properties").find("email").find("type")), "string");
     EXPECT_EQ(schema.find("required").size(), 2u);
     mcp::ToolError err;
-    EXPECT_EQ(answer_text(*ask, R"({"action":"accept","content":{"username":"testuser","email":"test@example.com"}})", err),
+    EXPECT_EQ(answer_text(*ask, R"({"action":"accept","content":{"username":"testuser","email":"test@example.com"}})",
+                          err),
               R"(User response: action=accept, content={"username":"testuser","email":"test@example.com"})");
     EXPECT_EQ(answer_text(*ask, R"({"action":"decline"})", err), "User response: action=decline, content={}");
     EXPECT_EQ(answer_text(*ask, R"({"action":"maybe"})", err), "");

@@ -20,15 +20,20 @@ namespace {
 
 namespace fx = mcp::fixtures;
 
-constexpr const char* kPng = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR42mP4z8AAAAMBAQD3A0FDAAAAAElFTkSuQmCC";
+constexpr const char* kPng =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR42mP4z8AAAAMBAQD3A0FDAAAAAElFTkSuQmCC";
 
 bool kernel_like(const json::Value&, json::Writer& w, mcp::ToolError&) {
     w.begin_object().key("secret").string("kernel").end_object();
     return true;
 }
-const mcp::Tool kKernelTool { "kernel_info", "Kernel", "Needs kernel:read",
-                              R"({"type":"object","properties":{},"additionalProperties":false})", R"({"type":"object"})",
-                              mcp::kKernelRead, kernel_like };
+const mcp::Tool kKernelTool { "kernel_info",
+                              "Kernel",
+                              "Needs kernel:read",
+                              R"({"type":"object","properties":{},"additionalProperties":false})",
+                              R"({"type":"object"})",
+                              mcp::kKernelRead,
+                              kernel_like };
 
 // The server as the kernel builds it with profile=conformance (or, with `profile` false, the
 // default profile: no fixtures, nobody holds their scope).
@@ -74,7 +79,8 @@ struct Fixture {
         return std::string(out.data(), n);
     }
     std::string request(const std::string& method, const std::string& params = "{}", int id = 1) {
-        return call(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":")" + method + R"(","params":)" + params + "}");
+        return call(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":")" + method + R"(","params":)" +
+                    params + "}");
     }
     std::vector<mcp::Tool> tools;
     std::vector<std::string_view> allow, resource_allow, prompt_allow;
@@ -166,7 +172,8 @@ TEST(McpFixtures, EveryFixtureToolIsListedOnOnePageWithABoundedSchema) {
         auto doc = json::Document::parse(t.input_schema, nodes);
         ASSERT_TRUE(doc.ok()) << t.name;
         mcp::schema::Failure failure;
-        EXPECT_TRUE(mcp::schema::check_bounded(doc->root(), failure)) << t.name << ": " << failure.keyword << " at " << failure.path;
+        EXPECT_TRUE(mcp::schema::check_bounded(doc->root(), failure))
+            << t.name << ": " << failure.keyword << " at " << failure.path;
     }
 }
 
@@ -187,7 +194,8 @@ TEST(McpFixtures, JsonSchema202012KeywordsArePreservedAndEnforced) {
     EXPECT_TRUE(schema.find("allOf").at(0).find("anyOf").is_array());
     EXPECT_TRUE(schema.find("if").is_object() && schema.find("then").is_object() && schema.find("else").is_object());
     auto call = [&](const char* arguments) {
-        return Reply(f.request("tools/call", std::string(R"({"name":"json_schema_2020_12_tool","arguments":)") + arguments + "}"));
+        return Reply(f.request("tools/call",
+                               std::string(R"({"name":"json_schema_2020_12_tool","arguments":)") + arguments + "}"));
     };
     Reply ok = call(R"({"name":"a","address":{"city":"Rome"},"email":"a@example.org"})");
     EXPECT_EQ(ok.result().find("isError").as_bool(), false) << ok.text;
@@ -239,16 +247,21 @@ TEST(McpFixtures, TheDefaultProfileServesNoFixturesAndAnonymousNothing) {
     Reply kernel(f.request("tools/call", call_tool("kernel_info")));
     EXPECT_EQ(kernel.error_code(), "auth_missing_api_key");
     EXPECT_EQ(Reply(f.request("prompts/list")).root.find("error").find("code").as_int64(), -32601);
-    EXPECT_EQ(Reply(f.request("completion/complete", R"({"ref":{"type":"ref/prompt","name":"x"},"argument":{"name":"a","value":""}})"))
-                  .root.find("error").find("code").as_int64(),
+    EXPECT_EQ(Reply(f.request("completion/complete",
+                              R"({"ref":{"type":"ref/prompt","name":"x"},"argument":{"name":"a","value":""}})"))
+                  .root.find("error")
+                  .find("code")
+                  .as_int64(),
               -32601);
     // Fixtures configured but their scope held by nobody: still refused to anonymous.
     Fixture scoped;
     scoped.config.anonymous_scopes = 0;
     Reply refused(scoped.request("tools/call", call_tool("test_simple_text")));
     EXPECT_EQ(refused.error_code(), "auth_missing_api_key");
-    EXPECT_EQ(Reply(scoped.request("prompts/get", R"({"name":"test_simple_prompt"})")).error_code(), "auth_missing_api_key");
-    EXPECT_EQ(Reply(scoped.request("resources/read", R"({"uri":"test://static-text"})")).error_code(), "auth_missing_api_key");
+    EXPECT_EQ(Reply(scoped.request("prompts/get", R"({"name":"test_simple_prompt"})")).error_code(),
+              "auth_missing_api_key");
+    EXPECT_EQ(Reply(scoped.request("resources/read", R"({"uri":"test://static-text"})")).error_code(),
+              "auth_missing_api_key");
 }
 
 TEST(McpFixtures, CapabilitiesDeclareWhatIsServed) {
@@ -261,7 +274,10 @@ TEST(McpFixtures, CapabilitiesDeclareWhatIsServed) {
     f.config.subscriptions = false;
     Reply without(f.request("initialize", R"({"protocolVersion":"2025-11-25"})"));
     EXPECT_EQ(without.result().find("capabilities").find("resources").find("subscribe").as_bool(), false);
-    EXPECT_EQ(Reply(f.request("resources/subscribe", R"({"uri":"test://watched-resource"})")).root.find("error").find("code").as_int64(),
+    EXPECT_EQ(Reply(f.request("resources/subscribe", R"({"uri":"test://watched-resource"})"))
+                  .root.find("error")
+                  .find("code")
+                  .as_int64(),
               -32601)
         << "not served when the host does not deliver the notifications";
 }
@@ -311,14 +327,16 @@ TEST(McpFixtures, ResourceTemplatesSubstituteTheirVariable) {
         EXPECT_EQ(bad.error_code(), "validation_unknown_tool") << uri;
     }
     std::string longest(64, 'x');
-    EXPECT_TRUE(Reply(f.request("resources/read", R"({"uri":"test://template/)" + longest + R"(/data"})")).result().valid());
+    EXPECT_TRUE(
+        Reply(f.request("resources/read", R"({"uri":"test://template/)" + longest + R"(/data"})")).result().valid());
     EXPECT_EQ(Reply(f.request("resources/read", R"({"uri":"test://template/)" + longest + R"(x/data"})")).error_code(),
               "validation_unknown_tool");
     // A template off the allowlist is neither listed nor read.
     f.resource_allow.pop_back();
     f.config.resource_allowlist = f.resource_allow;
     EXPECT_EQ(Reply(f.request("resources/templates/list")).result().find("resourceTemplates").size(), 0u);
-    EXPECT_EQ(Reply(f.request("resources/read", R"({"uri":"test://template/123/data"})")).error_code(), "validation_unknown_tool");
+    EXPECT_EQ(Reply(f.request("resources/read", R"({"uri":"test://template/123/data"})")).error_code(),
+              "validation_unknown_tool");
 }
 
 TEST(McpFixtures, SubscribersHearWhenTheWatchedResourceChanges) {
@@ -355,16 +373,22 @@ TEST(McpFixtures, SubscribersHearWhenTheWatchedResourceChanges) {
     EXPECT_EQ(unknown.error_code(), "validation_unknown_tool");
     EXPECT_EQ(g_events.back().outcome, mcp::AuditOutcome::Deny);
     // Stateless 2026-07-28 has no subscriptions.
-    Reply modern(f.request("resources/subscribe", R"({"uri":"test://watched-resource","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}})"));
+    Reply modern(f.request(
+        "resources/subscribe",
+        R"({"uri":"test://watched-resource","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}})"));
     EXPECT_EQ(modern.root.find("error").find("code").as_int64(), -32601);
 }
 
 TEST(McpFixtures, SubscriptionsPerSessionAreBounded) {
     static const mcp::Resource kMany[] = {
-        { "r://0", "0", "", "", 0, "1", nullptr, "text/plain", nullptr }, { "r://1", "1", "", "", 0, "1", nullptr, "text/plain", nullptr },
-        { "r://2", "2", "", "", 0, "1", nullptr, "text/plain", nullptr }, { "r://3", "3", "", "", 0, "1", nullptr, "text/plain", nullptr },
-        { "r://4", "4", "", "", 0, "1", nullptr, "text/plain", nullptr }, { "r://5", "5", "", "", 0, "1", nullptr, "text/plain", nullptr },
-        { "r://6", "6", "", "", 0, "1", nullptr, "text/plain", nullptr }, { "r://7", "7", "", "", 0, "1", nullptr, "text/plain", nullptr },
+        { "r://0", "0", "", "", 0, "1", nullptr, "text/plain", nullptr },
+        { "r://1", "1", "", "", 0, "1", nullptr, "text/plain", nullptr },
+        { "r://2", "2", "", "", 0, "1", nullptr, "text/plain", nullptr },
+        { "r://3", "3", "", "", 0, "1", nullptr, "text/plain", nullptr },
+        { "r://4", "4", "", "", 0, "1", nullptr, "text/plain", nullptr },
+        { "r://5", "5", "", "", 0, "1", nullptr, "text/plain", nullptr },
+        { "r://6", "6", "", "", 0, "1", nullptr, "text/plain", nullptr },
+        { "r://7", "7", "", "", 0, "1", nullptr, "text/plain", nullptr },
         { "r://8", "8", "", "", 0, "1", nullptr, "text/plain", nullptr },
     };
     Fixture f;
@@ -374,7 +398,8 @@ TEST(McpFixtures, SubscriptionsPerSessionAreBounded) {
     f.config.resources = kMany;
     f.config.resource_allowlist = allow;
     for (int i = 0; i < 8; ++i)
-        EXPECT_TRUE(Reply(f.request("resources/subscribe", R"({"uri":"r://)" + std::to_string(i) + R"("})")).result().valid());
+        EXPECT_TRUE(
+            Reply(f.request("resources/subscribe", R"({"uri":"r://)" + std::to_string(i) + R"("})")).result().valid());
     Reply ninth(f.request("resources/subscribe", R"({"uri":"r://8"})"));
     EXPECT_EQ(ninth.root.find("error").find("code").as_int64(), -32602);
     EXPECT_EQ(ninth.reason(), "too_many_subscriptions");
@@ -401,14 +426,17 @@ TEST(McpFixtures, PromptsAreListedInPagesAndGotWithTheirArguments) {
     EXPECT_EQ(str(m.find("role")), "user");
     EXPECT_EQ(str(m.find("content").find("text")), "This is a simple prompt for testing.");
 
-    Reply args(f.request("prompts/get", R"({"name":"test_prompt_with_arguments","arguments":{"arg1":"hello","arg2":"w\"orld"}})"));
+    Reply args(f.request("prompts/get",
+                         R"({"name":"test_prompt_with_arguments","arguments":{"arg1":"hello","arg2":"w\"orld"}})"));
     EXPECT_EQ(str(args.result().find("messages").at(0).find("content").find("text")),
               "Prompt with arguments: arg1='hello', arg2='w\"orld'");
     EXPECT_EQ(g_events.back().kind, mcp::AuditKind::Prompt);
     EXPECT_NE(g_events.back().args_hash, 0u);
     EXPECT_EQ(g_event_names.back(), "test_prompt_with_arguments");
 
-    Reply embedded(f.request("prompts/get", R"({"name":"test_prompt_with_embedded_resource","arguments":{"resourceUri":"test://example-resource"}})"));
+    Reply embedded(f.request(
+        "prompts/get",
+        R"({"name":"test_prompt_with_embedded_resource","arguments":{"resourceUri":"test://example-resource"}})"));
     json::Value messages = embedded.result().find("messages");
     ASSERT_EQ(messages.size(), 2u);
     EXPECT_EQ(str(messages.at(0).find("content").find("type")), "resource");
@@ -429,7 +457,8 @@ TEST(McpFixtures, PromptArgumentsAreValidatedAndUnknownPromptsRefused) {
         const char* reason;
     } cases[] = {
         { R"({"name":"test_prompt_with_arguments","arguments":{"arg1":"a"}})", "missing_argument" },
-        { R"({"name":"test_prompt_with_arguments","arguments":{"arg1":"a","arg2":"b","arg3":"c"}})", "unknown_argument" },
+        { R"({"name":"test_prompt_with_arguments","arguments":{"arg1":"a","arg2":"b","arg3":"c"}})",
+          "unknown_argument" },
         { R"({"name":"test_prompt_with_arguments","arguments":{"arg1":"a","arg2":7}})", "argument_not_string" },
         { R"({"name":"test_prompt_with_arguments","arguments":"x"})", "invalid_call" },
         { R"({"arguments":{}})", "invalid_call" },
@@ -441,12 +470,12 @@ TEST(McpFixtures, PromptArgumentsAreValidatedAndUnknownPromptsRefused) {
         EXPECT_EQ(r.reason(), c.reason) << c.params;
     }
     std::string longest(mcp::Server::kMaxPromptArgument, 'a'), too_long(mcp::Server::kMaxPromptArgument + 1, 'a');
-    EXPECT_TRUE(Reply(f.request("prompts/get", R"({"name":"test_prompt_with_arguments","arguments":{"arg1":")" + longest +
-                                                   R"(","arg2":"b"}})"))
+    EXPECT_TRUE(Reply(f.request("prompts/get", R"({"name":"test_prompt_with_arguments","arguments":{"arg1":")" +
+                                                   longest + R"(","arg2":"b"}})"))
                     .result()
                     .valid());
-    EXPECT_EQ(Reply(f.request("prompts/get", R"({"name":"test_prompt_with_arguments","arguments":{"arg1":")" + too_long +
-                                                 R"(","arg2":"b"}})"))
+    EXPECT_EQ(Reply(f.request("prompts/get", R"({"name":"test_prompt_with_arguments","arguments":{"arg1":")" +
+                                                 too_long + R"(","arg2":"b"}})"))
                   .reason(),
               "argument_too_long");
 
@@ -460,16 +489,18 @@ TEST(McpFixtures, PromptArgumentsAreValidatedAndUnknownPromptsRefused) {
     EXPECT_EQ(g_events.back().outcome, mcp::AuditOutcome::Deny);
     f.prompt_allow.erase(f.prompt_allow.begin());
     f.config.prompt_allowlist = f.prompt_allow;
-    EXPECT_EQ(Reply(f.request("prompts/get", R"({"name":"test_simple_prompt"})")).error_code(), "validation_unknown_tool");
+    EXPECT_EQ(Reply(f.request("prompts/get", R"({"name":"test_simple_prompt"})")).error_code(),
+              "validation_unknown_tool");
     Reply list(f.request("prompts/list"));
-    EXPECT_EQ(list.result().find("prompts").size(), mcp::fixtures::prompts().size() - 1) << "an unlisted prompt is not listed either";
+    EXPECT_EQ(list.result().find("prompts").size(), mcp::fixtures::prompts().size() - 1)
+        << "an unlisted prompt is not listed either";
 }
 
 TEST(McpFixtures, CompletionOffersPrefixMatches) {
     Fixture f;
     auto complete = [&](const std::string& ref, const std::string& name, const std::string& value) {
-        return Reply(f.request("completion/complete",
-                               R"({"ref":)" + ref + R"(,"argument":{"name":")" + name + R"(","value":")" + value + R"("}})"));
+        return Reply(f.request("completion/complete", R"({"ref":)" + ref + R"(,"argument":{"name":")" + name +
+                                                          R"(","value":")" + value + R"("}})"));
     };
     const std::string prompt = R"({"type":"ref/prompt","name":"test_prompt_with_arguments"})";
     Reply par(complete(prompt, "arg1", "par"));
@@ -545,8 +576,9 @@ TEST(McpFixtures, CallsLogAtTheLevelAskedForAndAnswerWithContent) {
     EXPECT_EQ(str(Reply(std::string(out.data(), n)).tool_error().find("error").find("code")), "internal_error");
 
     // 2026-07-28: the request's own logLevel.
-    f.request("tools/call",
-              R"({"name":"test_tool_with_logging","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"warning"}})",
-              4);
+    f.request(
+        "tools/call",
+        R"({"name":"test_tool_with_logging","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"warning"}})",
+        4);
     EXPECT_EQ(g_pending.back().notify_level, static_cast<int8_t>(mcp::LogLevel::Warning));
 }

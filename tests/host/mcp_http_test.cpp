@@ -126,8 +126,9 @@ struct Fixture {
     }
 
     std::string initialize(const std::string& extra = "") {
-        auto r = send(post(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})",
-                           extra));
+        auto r = send(post(
+            R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})",
+            extra));
         EXPECT_EQ(r.status, 200) << r.text;
         return r.header("Mcp-Session-Id");
     }
@@ -142,7 +143,8 @@ struct Fixture {
     std::unique_ptr<mcp::HttpTransport> transport;
 };
 
-const std::string kCallEcho = R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}})";
+const std::string kCallEcho =
+    R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}})";
 
 TEST(McpHttp, InitializeCreatesASessionThatLaterRequestsMustCarry) {
     Fixture f;
@@ -164,7 +166,8 @@ TEST(McpHttp, InitializeCreatesASessionThatLaterRequestsMustCarry) {
     EXPECT_EQ(ok.header("Content-Type"), "application/json");
     EXPECT_NE(ok.body().find("\"echo\""), std::string::npos);
 
-    auto note = f.send(f.post(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", "Mcp-Session-Id: " + sid + "\r\n"));
+    auto note = f.send(
+        f.post(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", "Mcp-Session-Id: " + sid + "\r\n"));
     EXPECT_EQ(note.status, 202);
     EXPECT_EQ(note.body(), "");
 
@@ -200,23 +203,31 @@ TEST(McpHttp, TheSessionTableIsBoundedAndOnlyItsOwnOrAnonymousSessionsGiveWay) {
         f.initialize();
     }
     EXPECT_EQ(f.transport->sessions_open(), mcp::HttpTransport::kMaxSessions);
-    auto refused = f.send(f.post(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})"));
+    auto refused = f.send(f.post(
+        R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})"));
     EXPECT_EQ(refused.status, 503) << refused.text;
     EXPECT_NE(refused.body().find("\"sessions_full\""), std::string::npos);
     auto list = [&](const std::string& sid) {
-        return f.send(f.post(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})", "Mcp-Session-Id: " + sid + "\r\n")).status;
+        return f.send(f.post(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})", "Mcp-Session-Id: " + sid + "\r\n"))
+            .status;
     };
     g_now += 1000;
     std::string mine = f.initialize(auth);
-    EXPECT_EQ(list(first), 404) << "with none of its own, the operator's initialize took the oldest anonymous session's place";
+    EXPECT_EQ(list(first), 404)
+        << "with none of its own, the operator's initialize took the oldest anonymous session's place";
     EXPECT_EQ(list(second), 200) << "only that one";
     g_now += 1000;
     std::string again = f.initialize(auth);
     EXPECT_EQ(list(mine), 404) << "then its own oldest session makes room, not another caller's";
     EXPECT_EQ(list(again), 200);
     EXPECT_EQ(list(second), 200) << "the anonymous sessions stay";
-    EXPECT_EQ(f.send(f.post(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})")).status,
-              503) << "an anonymous caller still displaces nobody";
+    EXPECT_EQ(
+        f
+            .send(f.post(
+                R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})"))
+            .status,
+        503)
+        << "an anonymous caller still displaces nobody";
 }
 
 // Sessions are not authentication: a key presented at initialize does not carry over to later
@@ -234,9 +245,12 @@ TEST(McpHttp, EveryRequestCarriesItsKeyAndASessionRefusesAnotherKey) {
     auto other = f.send(f.post(kCallEcho, sid + "Authorization: Bearer second-operator-key-22\r\n"));
     EXPECT_EQ(other.status, 403) << other.text;
     EXPECT_NE(other.body().find("\"session_key_mismatch\""), std::string::npos);
-    auto meta = f.send(f.post(R"({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.basalt/api-key":"second-operator-key-22"}}})", sid));
+    auto meta = f.send(f.post(
+        R"({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.basalt/api-key":"second-operator-key-22"}}})",
+        sid));
     EXPECT_EQ(meta.status, 403) << "a key in _meta is held to the same rule";
-    auto end = f.send("DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n" + sid + "Authorization: Bearer second-operator-key-22\r\n\r\n");
+    auto end = f.send("DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n" + sid +
+                      "Authorization: Bearer second-operator-key-22\r\n\r\n");
     EXPECT_EQ(end.status, 403) << "another key cannot end the session";
 }
 
@@ -250,7 +264,8 @@ TEST(McpHttp, KeysInHeadersAuthenticateAndRefusalsMapToStatuses) {
     EXPECT_EQ(challenge.rfind("Bearer realm=\"basalt\", error=\"invalid_request\", error_description=\"", 0), 0u)
         << challenge;
     EXPECT_NE(challenge.find("API key, not OAuth"), std::string::npos) << challenge;
-    EXPECT_NE(anon.body().find("X-MCP-API-Key"), std::string::npos) << "the body says how to send the key: " << anon.text;
+    EXPECT_NE(anon.body().find("X-MCP-API-Key"), std::string::npos)
+        << "the body says how to send the key: " << anon.text;
     EXPECT_NE(anon.body().find("\"ok\":false"), std::string::npos) << "the envelope is the body";
     EXPECT_NE(anon.body().find("\"auth_missing_api_key\""), std::string::npos);
 
@@ -283,7 +298,8 @@ TEST(McpHttp, AnUnknownKeyIsRefusedForEveryMethod) {
     Fixture f;
     const std::string sid = "Mcp-Session-Id: " + f.initialize() + "\r\n";
     const std::string wrong = "Authorization: Bearer wrong-key-000000000\r\n";
-    const std::string modern_meta = R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}})";
+    const std::string modern_meta =
+        R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}})";
     const std::string handshake[] = {
         R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})",
         R"({"jsonrpc":"2.0","id":2,"method":"ping"})",
@@ -298,12 +314,14 @@ TEST(McpHttp, AnUnknownKeyIsRefusedForEveryMethod) {
         EXPECT_EQ(g_audit.back().outcome, mcp::AuditOutcome::Deny);
     }
     for (const char* method : { "server/discover", "tools/list" }) {
-        const std::string body = std::string(R"({"jsonrpc":"2.0","id":4,"method":")") + method + R"(","params":{)" + modern_meta + "}}";
+        const std::string body = std::string(R"({"jsonrpc":"2.0","id":4,"method":")") + method + R"(","params":{)" +
+                                 modern_meta + "}}";
         EXPECT_EQ(f.send(f.post_modern(body)).status, 200) << method;
         auto bad = f.send(f.post_modern(body, wrong));
         EXPECT_EQ(bad.status, 403) << method << ": " << bad.text;
     }
-    auto good = f.send(f.post(R"({"jsonrpc":"2.0","id":5,"method":"tools/list"})", sid + "Authorization: Bearer " + kKey + "\r\n"));
+    auto good = f.send(
+        f.post(R"({"jsonrpc":"2.0","id":5,"method":"tools/list"})", sid + "Authorization: Bearer " + kKey + "\r\n"));
     EXPECT_EQ(good.status, 200) << good.text;
 }
 
@@ -316,12 +334,16 @@ TEST(McpHttp, OAuthProbesHearThatTheServerTakesAnApiKey) {
         const char* path;
         int status;
     };
-    for (Probe p : { Probe { "/.well-known/oauth-protected-resource", 404 }, Probe { "/.well-known/oauth-protected-resource/mcp", 404 },
-                     Probe { "/.well-known/oauth-authorization-server", 404 }, Probe { "/.well-known/openid-configuration", 404 },
-                     Probe { "/register", 400 }, Probe { "/authorize", 400 }, Probe { "/token", 400 } }) {
+    for (Probe p :
+         { Probe { "/.well-known/oauth-protected-resource", 404 },
+           Probe { "/.well-known/oauth-protected-resource/mcp", 404 },
+           Probe { "/.well-known/oauth-authorization-server", 404 }, Probe { "/.well-known/openid-configuration", 404 },
+           Probe { "/register", 400 }, Probe { "/authorize", 400 }, Probe { "/token", 400 } }) {
         const std::string body = "{}";
-        auto r = f.send(std::string("POST ") + p.path + " HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: application/json\r\n"
-                        "Content-Length: 2\r\n\r\n" + body);
+        auto r = f.send(std::string("POST ") + p.path +
+                        " HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: application/json\r\n"
+                        "Content-Length: 2\r\n\r\n" +
+                        body);
         EXPECT_EQ(r.status, p.status) << p.path;
         EXPECT_EQ(r.header("Content-Type"), "application/json") << p.path;
         json::Node nodes[16];
@@ -329,9 +351,11 @@ TEST(McpHttp, OAuthProbesHearThatTheServerTakesAnApiKey) {
         auto doc = json::Document::parse(answer, nodes);
         ASSERT_TRUE(doc.ok()) << p.path << ": " << r.text;
         json::Value root = doc->root();
-        EXPECT_EQ(root.find("error").plain_string().value_or("<not a string>"), "invalid_request") << p.path << ": " << r.text;
-        EXPECT_NE(root.find("error_description").plain_string().value_or("").find("does not use OAuth; it takes an API key"),
-                  std::string::npos)
+        EXPECT_EQ(root.find("error").plain_string().value_or("<not a string>"), "invalid_request")
+            << p.path << ": " << r.text;
+        EXPECT_NE(
+            root.find("error_description").plain_string().value_or("").find("does not use OAuth; it takes an API key"),
+            std::string::npos)
             << p.path << ": " << r.text;
     }
     // Everything else keeps the canonical envelope (/mcp's 401: KeysInHeadersAuthenticate...).
@@ -349,8 +373,9 @@ TEST(McpHttp, HostAndOriginGuardAgainstDnsRebinding) {
     auto evil_origin = f.send(f.post("{}", "Origin: http://evil.example\r\n"));
     EXPECT_EQ(evil_origin.status, 403);
     EXPECT_NE(evil_origin.body().find("origin_not_allowed"), std::string::npos);
-    auto good_origin = f.send(f.post(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})",
-                                     "Origin: http://localhost:6274\r\n"));
+    auto good_origin = f.send(f.post(
+        R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})",
+        "Origin: http://localhost:6274\r\n"));
     EXPECT_EQ(good_origin.status, 200);
 }
 
@@ -376,7 +401,8 @@ TEST(McpHttp, EachSessionHasOneStandaloneStream) {
     Fixture f;
     std::string sid = f.initialize();
     auto get = [&](const std::string& id) {
-        return f.send("GET /mcp HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\nMcp-Session-Id: " + id + "\r\n\r\n");
+        return f.send("GET /mcp HTTP/1.1\r\nHost: localhost\r\nAccept: text/event-stream\r\nMcp-Session-Id: " + id +
+                      "\r\n\r\n");
     };
     auto stream = get(sid);
     EXPECT_EQ(stream.outcome.kind, mcp::HttpOutcome::Stream);
@@ -397,7 +423,8 @@ TEST(McpHttp, EachSessionHasOneStandaloneStream) {
 
 TEST(McpHttp, ModernRequestsAreStateless) {
     Fixture f;
-    auto r = f.send(f.post_modern(R"({"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}})"));
+    auto r = f.send(f.post_modern(
+        R"({"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}})"));
     EXPECT_EQ(r.status, 200) << r.text;
     EXPECT_EQ(r.header("Mcp-Session-Id"), "");
     EXPECT_NE(r.body().find("\"supportedVersions\""), std::string::npos);
@@ -408,7 +435,9 @@ TEST(McpHttp, DeferredCallsAreAnsweredOnTheirConnection) {
     Fixture f;
     f.defer_calls();
     std::string sid = "Mcp-Session-Id: " + f.initialize() + "\r\n";
-    auto r = f.send(f.post(R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow","arguments":{}}})", sid), 77);
+    auto r = f.send(f.post(R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow","arguments":{}}})",
+                           sid),
+                    77);
     EXPECT_EQ(r.outcome.kind, mcp::HttpOutcome::Deferred);
     EXPECT_EQ(r.text, "");
     ASSERT_EQ(g_started.size(), 1u);
@@ -417,7 +446,8 @@ TEST(McpHttp, DeferredCallsAreAnsweredOnTheirConnection) {
 
     // A second session's request with the same id is a different call.
     std::string other = "Mcp-Session-Id: " + f.initialize() + "\r\n";
-    f.send(f.post(R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow","arguments":{}}})", other), 78);
+    f.send(f.post(R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow","arguments":{}}})", other),
+           78);
     ASSERT_EQ(g_started.size(), 2u);
     EXPECT_NE(g_started[0].origin, g_started[1].origin);
     EXPECT_FALSE(g_started[1].matches("9", false, g_started[0].origin));
@@ -503,8 +533,9 @@ struct ModernFixture : Fixture {
     // A tools/call of "mirror" with these arguments and extra headers beside the standard ones.
     Rpc call(const std::string& arguments, const std::string& headers) {
         g_now += 1'000'000'000; // a second apart: the caller's rate bucket never runs dry
-        return Rpc(send(post(modern_body("tools/call", R"("name":"mirror","arguments":)" + arguments),
-                             "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: mirror\r\n" + headers)));
+        return Rpc(
+            send(post(modern_body("tools/call", R"("name":"mirror","arguments":)" + arguments),
+                      "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: mirror\r\n" + headers)));
     }
 };
 
@@ -546,7 +577,8 @@ TEST(McpHttp, ModernProtocolErrorsHaveTheirStatusesAndEchoTheId) {
     EXPECT_EQ(needs.code(), -32021);
     EXPECT_TRUE(needs.root().find("error").find("data").find("requiredCapabilities").find("sampling").is_object());
     std::string with_sampling = modern_body("tools/call", R"("name":"asks","arguments":{})", 402);
-    with_sampling.replace(with_sampling.find(R"(clientCapabilities":{})"), 22, R"(clientCapabilities":{"sampling":{}})");
+    with_sampling.replace(with_sampling.find(R"(clientCapabilities":{})"), 22,
+                          R"(clientCapabilities":{"sampling":{}})");
     Rpc asked(f.send(f.post_modern(with_sampling)));
     EXPECT_EQ(asked.status, 200) << asked.text;
     EXPECT_EQ(asked.root().find("result").find("isError").as_bool(), false);

@@ -24,7 +24,7 @@ namespace {
 
 namespace fx = mcp::fixtures;
 
-const uint8_t kKey[32] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+const uint8_t kKey[32] = { 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16,
                            17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32 };
 constexpr uint64_t kSecond = 1'000'000'000;
 
@@ -42,7 +42,8 @@ TEST(RequestState, OpensOnlyForWhatSealedIt) {
     std::string tampered = sealed;
     tampered[3] = tampered[3] == 'A' ? 'B' : 'A';
     EXPECT_EQ(mcp::open_state(kKey, b, 101 * kSecond, tampered, payload, answers), mcp::StateCheck::Forged);
-    EXPECT_EQ(mcp::open_state(kKey, b, 101 * kSecond, sealed + "-TAMPERED", payload, answers), mcp::StateCheck::Malformed);
+    EXPECT_EQ(mcp::open_state(kKey, b, 101 * kSecond, sealed + "-TAMPERED", payload, answers),
+              mcp::StateCheck::Malformed);
     uint8_t other_key[32] = {};
     EXPECT_EQ(mcp::open_state(other_key, b, 101 * kSecond, sealed, payload, answers), mcp::StateCheck::Forged);
     for (mcp::StateBinding other : { mcp::StateBinding { "prompts/get", "confirm_tool", 0x1234, 7 },
@@ -66,7 +67,8 @@ TEST(InputRound, AnswersAreLookedUpAndUsedOnesCarriedOnce) {
     EXPECT_TRUE(round->answer("user_name").find("content").find("name").string_equals("Ada"));
     EXPECT_TRUE(round->answer("user_name").valid());
     EXPECT_FALSE(round->answer("missing").valid());
-    EXPECT_EQ(round->used(), R"("user_name":{"action":"accept","content":{"name":"Ada"}})") << "used once, carried once";
+    EXPECT_EQ(round->used(), R"("user_name":{"action":"accept","content":{"name":"Ada"}})")
+        << "used once, carried once";
     EXPECT_FALSE(round->pending());
     auto ask = [&](const char* key, const char* method, std::string params) {
         auto buf = round->params_buffer();
@@ -126,14 +128,16 @@ struct Fixture {
         std::vector<char> out(1 << 16);
         return std::string(out.data(), server->handle(msg, session, out));
     }
-    static std::string request(const char* method, const std::string& params, const char* caps = R"({"elicitation":{}})") {
+    static std::string request(const char* method, const std::string& params,
+                               const char* caps = R"({"elicitation":{}})") {
         return std::string(R"({"jsonrpc":"2.0","id":5,"method":")") + method + R"(","params":{)" + params +
                R"(,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":)" +
                caps + "}}}";
     }
     // A tools/call of the elicitation fixture with these extra params; the started call, if any.
     std::string call(const std::string& extra) {
-        return handle(request("tools/call", R"("name":"test_input_required_result_elicitation","arguments":{})" + extra));
+        return handle(
+            request("tools/call", R"("name":"test_input_required_result_elicitation","arguments":{})" + extra));
     }
     std::vector<std::string_view> allow, prompt_allow;
     mcp::ServerConfig config;
@@ -184,8 +188,10 @@ TEST(InputRounds, ACallAsksAndIsAnsweredInTheNextRound) {
     EXPECT_EQ(g_started[2].carried, R"("user_name":)" + answer);
 
     // A body whose used answers no longer fit in a state is refused, not asked again for ever.
-    Reply full(input_required(f, g_started[2].call, R"("more":{"method":"elicitation/create","params":{}})", "", false));
-    EXPECT_EQ(Reply::plain(full.tool_error().find("error").find("details").find("reason")), "input_too_large") << full.text;
+    Reply full(
+        input_required(f, g_started[2].call, R"("more":{"method":"elicitation/create","params":{}})", "", false));
+    EXPECT_EQ(Reply::plain(full.tool_error().find("error").find("details").find("reason")), "input_too_large")
+        << full.text;
 }
 
 TEST(InputRounds, BadInputIsAProtocolError) {
@@ -208,7 +214,9 @@ TEST(InputRounds, BadInputIsAProtocolError) {
     refused(R"(,"requestState":7)", "request_state_malformed");
     EXPECT_EQ(g_started.size(), started) << "nothing refused ever ran";
     // The state of one tool does not open a call of another.
-    Reply other(f.handle(Fixture::request("tools/call", R"("name":"test_input_required_result_request_state","arguments":{},"requestState":")" + state + "\"")));
+    Reply other(f.handle(Fixture::request(
+        "tools/call",
+        R"("name":"test_input_required_result_request_state","arguments":{},"requestState":")" + state + "\"")));
     EXPECT_EQ(other.reason(), "request_state_foreign") << other.text;
     // Nor after its lifetime.
     g_now += mcp::kStateLifetimeNs;
@@ -226,7 +234,11 @@ TEST(InputRounds, APromptAsksInsideTheDispatcher) {
     EXPECT_TRUE(ask.find("method").string_equals("elicitation/create"));
     EXPECT_TRUE(ask.find("params").find("requestedSchema").find("properties").find("context").is_object());
     std::string state(r1.result().find("requestState").plain_string().value_or(""));
-    Reply r2(f.handle(Fixture::request("prompts/get", get + R"(,"inputResponses":{"user_context":{"action":"accept","content":{"context":"tests"}}},"requestState":")" + state + "\"")));
+    Reply r2(f.handle(Fixture::request(
+        "prompts/get",
+        get +
+            R"(,"inputResponses":{"user_context":{"action":"accept","content":{"context":"tests"}}},"requestState":")" +
+            state + "\"")));
     EXPECT_TRUE(r2.result().find("resultType").string_equals("complete")) << r2.text;
     std::string text(r2.result().find("messages").at(0).find("content").find("text").raw());
     EXPECT_NE(text.find("tests"), std::string::npos) << text;
@@ -234,7 +246,8 @@ TEST(InputRounds, APromptAsksInsideTheDispatcher) {
     Reply no(f.handle(Fixture::request("prompts/get", get, "{}")));
     EXPECT_TRUE(no.root.find("error").valid()) << no.text;
     // The 2025 revisions: the prompt answers without asking.
-    Reply old(f.handle(R"({"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"test_input_required_result_prompt"}})"));
+    Reply old(f.handle(
+        R"({"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"test_input_required_result_prompt"}})"));
     EXPECT_TRUE(old.result().find("messages").is_array()) << old.text;
     // Other methods never answer with a round.
     Reply list(f.handle(Fixture::request("tools/list", R"("cursor":"0")")));

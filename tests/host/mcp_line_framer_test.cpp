@@ -29,7 +29,8 @@ TEST(McpLineFramer, SplitsLinesAcrossArbitraryChunks) {
     std::vector<std::string> expected;
     std::mt19937 rng(5);
     for (int i = 0; i < 200; ++i) {
-        std::string msg = "{\"jsonrpc\":\"2.0\",\"id\":" + std::to_string(i) + ",\"pad\":\"" + std::string(rng() % 300, 'x') + "\"}";
+        std::string msg = "{\"jsonrpc\":\"2.0\",\"id\":" + std::to_string(i) + ",\"pad\":\"" +
+                          std::string(rng() % 300, 'x') + "\"}";
         expected.push_back(msg);
         stream += msg + (i % 3 == 0 ? "\r\n" : "\n");
         if (i % 7 == 0)

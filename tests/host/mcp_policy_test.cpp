@@ -178,7 +178,9 @@ TEST(McpCallLimiter, ConcurrencyCap) {
 TEST(McpPrincipalLimits, ParsesSpecs) {
     std::string_view who;
     PrincipalLimits l;
-    ASSERT_TRUE(parse_limit_spec("ada:time_ms=250,output_bytes=1024,rate=5/2,concurrency=3,memory_bytes=65536,syscalls=40", who, l));
+    ASSERT_TRUE(
+        parse_limit_spec("ada:time_ms=250,output_bytes=1024,rate=5/2,concurrency=3,memory_bytes=65536,syscalls=40", who,
+                         l));
     EXPECT_EQ(l.memory_bytes, 65536u);
     EXPECT_EQ(l.syscalls, 40u);
     EXPECT_EQ(who, "ada");
@@ -193,10 +195,10 @@ TEST(McpPrincipalLimits, ParsesSpecs) {
     EXPECT_EQ(only.time_ms, 0u) << "what is not named keeps the default";
 
     // Every malformed spec is refused whole, and leaves the output untouched.
-    for (const char* bad : { "", "ada", ":time_ms=5", "ada:", "ada:time_ms", "ada:time_ms=", "ada:time_ms=0",
-                             "ada:time_ms=-1", "ada:time_ms=1e3", "ada:time_ms=1234567890", "ada:memory=5",
-                             "ada:rate=5", "ada:rate=5/", "ada:rate=/5", "ada:rate=0/1", "ada:time_ms=5,",
-                             "ada:time_ms=5,,concurrency=1", "ada:TIME_MS=5" }) {
+    for (const char* bad :
+         { "", "ada", ":time_ms=5", "ada:", "ada:time_ms", "ada:time_ms=", "ada:time_ms=0", "ada:time_ms=-1",
+           "ada:time_ms=1e3", "ada:time_ms=1234567890", "ada:memory=5", "ada:rate=5", "ada:rate=5/", "ada:rate=/5",
+           "ada:rate=0/1", "ada:time_ms=5,", "ada:time_ms=5,,concurrency=1", "ada:TIME_MS=5" }) {
         PrincipalLimits untouched;
         untouched.time_ms = 77;
         EXPECT_FALSE(parse_limit_spec(bad, who, untouched)) << bad;
@@ -281,7 +283,11 @@ int g_depth = 0, g_entries = 0, g_max_depth = 0;
 }
 
 TEST(McpCallLimiter, EveryAccessIsInsideTheLock) {
-    LimiterLock lock { [] { ++g_entries; g_max_depth = std::max(g_max_depth, ++g_depth); }, [] { --g_depth; } };
+    LimiterLock lock { [] {
+                          ++g_entries;
+                          g_max_depth = std::max(g_max_depth, ++g_depth);
+                      },
+                       [] { --g_depth; } };
     CallLimiter lim(LimitConfig { 2, 1, 1 }, lock);
     EXPECT_TRUE(lim.acquire(1, 1).allowed);
     EXPECT_FALSE(lim.acquire(1, 1).allowed);
@@ -302,7 +308,8 @@ TEST(McpPrincipalLimits, ScopesOnlyNarrow) {
     ASSERT_TRUE(parse_limits("scopes=none,concurrency=2", none));
     EXPECT_TRUE(none.has_scopes);
     EXPECT_EQ(none.scopes, 0u);
-    for (const char* bad : { "scopes=", "scopes=kernel:read+", "scopes=+kernel:read", "scopes=root", "scopes=kernel:read,vector:read" }) {
+    for (const char* bad :
+         { "scopes=", "scopes=kernel:read+", "scopes=+kernel:read", "scopes=root", "scopes=kernel:read,vector:read" }) {
         PrincipalLimits x;
         EXPECT_FALSE(parse_limits(bad, x)) << bad;
     }

@@ -21,13 +21,14 @@ bool echo_tool(const json::Value&, json::Writer& w, mcp::ToolError&) {
     return true;
 }
 
-const char* kSchema = R"({"type":"object","properties":{"collection":{"type":"string","maxLength":64},)"
-                      R"("ids":{"type":"array","maxItems":100,"items":{"type":"integer"}}},"additionalProperties":false})";
+const char* kSchema =
+    R"({"type":"object","properties":{"collection":{"type":"string","maxLength":64},)"
+    R"("ids":{"type":"array","maxItems":100,"items":{"type":"integer"}}},"additionalProperties":false})";
 const char* kOut = R"({"type":"object"})";
 
 const mcp::Tool kTools[] = {
-    { "vector_delete", "Delete", "", kSchema, kOut, mcp::kVectorWrite, echo_tool, mcp::ToolResult::Structured, 0, "delete",
-      "collection" },
+    { "vector_delete", "Delete", "", kSchema, kOut, mcp::kVectorWrite, echo_tool, mcp::ToolResult::Structured, 0,
+      "delete", "collection" },
     { "plain", "Plain", "", kSchema, kOut, 0, echo_tool },
     { "admin_only", "Admin", "", kSchema, kOut, mcp::kKernelAdmin, echo_tool },
 };
@@ -41,9 +42,9 @@ struct Kept {
 };
 std::vector<Kept> g_nodes;
 uint64_t keep_node(const mcp::ProvenanceNode& n) {
-    g_nodes.push_back({ n.parent, n.principal ? n.principal->name : "anonymous", n.transport, std::string(n.client_name),
-                        std::string(n.client_version), std::string(n.request_id), std::string(n.method), n.session,
-                        n.integrity });
+    g_nodes.push_back({ n.parent, n.principal ? n.principal->name : "anonymous", n.transport,
+                        std::string(n.client_name), std::string(n.client_version), std::string(n.request_id),
+                        std::string(n.method), n.session, n.integrity });
     return mcp::make_provenance_id(0xabcd0001u, static_cast<uint32_t>(g_nodes.size()));
 }
 
@@ -108,10 +109,12 @@ TEST(Provenance, IdTextRoundTrips) {
 
 TEST(Provenance, EveryAdmittedRequestGetsAnUntrustedNodeBeforePolicy) {
     Fixture f;
-    f.call(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},)"
-           R"("clientInfo":{"name":"inspector","version":"0.17.2"}}})");
+    f.call(
+        R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},)"
+        R"("clientInfo":{"name":"inspector","version":"0.17.2"}}})");
     EXPECT_TRUE(g_nodes.empty()) << "initialize decides nothing: no node";
-    f.call(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"vector_delete","arguments":{"collection":"docs","ids":[1,2,3]}}})");
+    f.call(
+        R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"vector_delete","arguments":{"collection":"docs","ids":[1,2,3]}}})");
     f.call(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"admin_only","arguments":{}}})");
     f.call(R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope","arguments":{}}})");
     f.call(R"({"jsonrpc":"2.0","id":5,"method":"tools/list"})");
@@ -152,9 +155,10 @@ TEST(Provenance, ARefusedKeyMakesNoNode) {
 
 TEST(Provenance, StatelessRequestsDeclareTheirClientPerRequest) {
     Fixture f;
-    f.call(R"({"jsonrpc":"2.0","id":"r1","method":"tools/call","params":{"name":"plain","arguments":{},"_meta":{)"
-           R"("io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},)"
-           R"("io.modelcontextprotocol/clientInfo":{"name":"sdk-client-with-a-very-long-name-over-32-bytes","version":"2.0.0"}}}})");
+    f.call(
+        R"({"jsonrpc":"2.0","id":"r1","method":"tools/call","params":{"name":"plain","arguments":{},"_meta":{)"
+        R"("io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},)"
+        R"("io.modelcontextprotocol/clientInfo":{"name":"sdk-client-with-a-very-long-name-over-32-bytes","version":"2.0.0"}}}})");
     ASSERT_EQ(g_nodes.size(), 1u);
     EXPECT_EQ(g_nodes[0].client_name, "sdk-client-with-a-very-long-nam") << "cut to fit the node";
     EXPECT_EQ(g_nodes[0].client_version, "2.0.0");
@@ -175,8 +179,10 @@ TEST(Provenance, AnAsynchronousCallCarriesItsNodeToTheHostAndToItsAudit) {
     Fixture f;
     f.hooks.start_call = start_async;
     g_started.clear();
-    EXPECT_EQ(f.call(R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"vector_delete","arguments":{"collection":"docs","ids":[4]}}})"),
-              "");
+    EXPECT_EQ(
+        f.call(
+            R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"vector_delete","arguments":{"collection":"docs","ids":[4]}}})"),
+        "");
     ASSERT_EQ(g_started.size(), 1u);
     EXPECT_EQ(g_started[0].provenance_id, mcp::make_provenance_id(0xabcd0001u, 1)) << "the host binds the token to it";
     EXPECT_STREQ(g_started[0].action, "delete");
@@ -210,9 +216,11 @@ TEST(Provenance, AnAnonymousRequestGetsItsNodeOnlyOnceAdmitted) {
 TEST(Provenance, ASessionNamesItsOwnTransport) {
     Fixture f;
     f.session.transport = "console";
-    f.call(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},)"
-           R"("clientInfo":{"name":"console","version":"1"}}})");
-    f.call(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"vector_delete","arguments":{"collection":"docs","ids":[1]}}})");
+    f.call(
+        R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},)"
+        R"("clientInfo":{"name":"console","version":"1"}}})");
+    f.call(
+        R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"vector_delete","arguments":{"collection":"docs","ids":[1]}}})");
     f.call(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"admin_only","arguments":{}}})");
     ASSERT_EQ(g_nodes.size(), 2u);
     ASSERT_EQ(g_decisions.size(), 2u);
@@ -224,9 +232,11 @@ TEST(Provenance, ASessionNamesItsOwnTransport) {
     other.principal = f.session.principal;
     other.origin = 43;
     std::vector<char> out(1 << 16);
-    f.server->handle(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}})",
+    f.server->handle(
+        R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}})",
+        other, out);
+    f.server->handle(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"plain","arguments":{}}})",
                      other, out);
-    f.server->handle(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"plain","arguments":{}}})", other, out);
     ASSERT_EQ(g_decisions.size(), 3u);
     EXPECT_EQ(g_decisions[2].transport, "http");
 }

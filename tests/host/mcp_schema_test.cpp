@@ -102,9 +102,7 @@ std::string nested_arrays(int levels) { // `levels` schemas, each an array of th
     return s;
 }
 
-std::string nested_instance(int levels) {
-    return std::string(levels - 1, '[') + "1" + std::string(levels - 1, ']');
-}
+std::string nested_instance(int levels) { return std::string(levels - 1, '[') + "1" + std::string(levels - 1, ']'); }
 
 } // namespace
 
@@ -273,8 +271,8 @@ TEST(Schema, NumberBoundsAreExact) {
     // Integers beyond 2^53 keep their last digit (a double would round 2^53 + 1 down to 2^53).
     EXPECT_INVALID(R"({"type":"integer","maximum":9007199254740992})", "9007199254740993", "above_maximum", "maximum",
                    "");
-    EXPECT_INVALID(R"({"type":"number","maximum":9007199254740992})", "9007199254740992.5", "above_maximum",
-                   "maximum", "");
+    EXPECT_INVALID(R"({"type":"number","maximum":9007199254740992})", "9007199254740992.5", "above_maximum", "maximum",
+                   "");
     EXPECT_INVALID(R"({"type":"integer","minimum":-9223372036854775808})", "-9223372036854775809", "below_minimum",
                    "minimum", "");
     EXPECT_VALID(R"({"minimum":0.1,"maximum":0.1})", "1e-1");
@@ -356,18 +354,18 @@ TEST(Schema, ArraysAndNestedPaths) {
 TEST(Schema, NamesAndPathsNeverClimb) {
     const std::string name = R"({"type":"string","maxLength":64,"format":"name"})";
     const std::string path = R"({"type":"string","maxLength":64,"format":"path"})";
-    for (const char* good : { R"("docs")", R"("my-collection_1.v2")", R"("a:b")", R"("A.b.c")", R"("a.")",
-                              R"("\u0064ocs")" })
+    for (const char* good :
+         { R"("docs")", R"("my-collection_1.v2")", R"("a:b")", R"("A.b.c")", R"("a.")", R"("\u0064ocs")" })
         EXPECT_VALID(name, good);
-    for (const char* bad : { R"("..")", R"(".")", R"("a..b")", R"(".hidden")", R"("a/b")", R"("")", R"("sp ace")",
-                             R"("\u002e\u002e")", R"("a\u002e.b")", R"("a\\b")", R"("é")", R"("tab\t")",
-                             R"("semi;colon")" })
+    for (const char* bad :
+         { R"("..")", R"(".")", R"("a..b")", R"(".hidden")", R"("a/b")", R"("")", R"("sp ace")", R"("\u002e\u002e")",
+           R"("a\u002e.b")", R"("a\\b")", R"("é")", R"("tab\t")", R"("semi;colon")" })
         EXPECT_INVALID(name, bad, "bad_name", "format", "");
     for (const char* good : { R"("a/b/c.txt")", R"("a")", R"("x:y/z-1/_w")", R"("a\/b")" })
         EXPECT_VALID(path, good);
-    for (const char* bad : { R"("../etc")", R"("a/../b")", R"("a/..")", R"("/abs")", R"("a//b")", R"("a/")",
-                             R"("a/.git")", R"("./a")", R"("a/./b")", R"("a/b..c")", R"("")", R"("/")",
-                             R"("a\\b")", R"("a\u002f\u002e\u002e")" })
+    for (const char* bad :
+         { R"("../etc")", R"("a/../b")", R"("a/..")", R"("/abs")", R"("a//b")", R"("a/")", R"("a/.git")", R"("./a")",
+           R"("a/./b")", R"("a/b..c")", R"("")", R"("/")", R"("a\\b")", R"("a\u002f\u002e\u002e")" })
         EXPECT_INVALID(path, bad, "bad_name", "format", "");
     // format applies to strings only; length is checked first.
     EXPECT_VALID(R"({"format":"name"})", "12");
@@ -392,10 +390,11 @@ TEST(Schema, UnsupportedKeywordsFailClosed) {
     EXPECT_UNSUPPORTED(R"({"patternProperties":{"a":{"type":"string"}}})", R"("a")", "", "/patternProperties");
     EXPECT_UNSUPPORTED(R"({"$id":"x"})", R"("a")", "", "/$id");
     EXPECT_UNSUPPORTED(R"({"dependentRequired":{"a":["b"]}})", "1", "", "/dependentRequired");
-    EXPECT_UNSUPPORTED(R"({"type":"object","properties":{"x":{"type":"string","pattern":"a"}}})", R"({"x":"a"})",
-                       "", "/properties/x/pattern");
+    EXPECT_UNSUPPORTED(R"({"type":"object","properties":{"x":{"type":"string","pattern":"a"}}})", R"({"x":"a"})", "",
+                       "/properties/x/pattern");
     // ...even in a branch this instance never reaches.
-    EXPECT_UNSUPPORTED(R"({"type":"object","properties":{"x":{"minContains":1}}})", "{}", "", "/properties/x/minContains");
+    EXPECT_UNSUPPORTED(R"({"type":"object","properties":{"x":{"minContains":1}}})", "{}", "",
+                       "/properties/x/minContains");
     EXPECT_UNSUPPORTED(R"({"items":{"uniqueItems":true}})", "[]", "", "/items/uniqueItems");
     EXPECT_UNSUPPORTED(R"({"additionalProperties":{"contains":{}}})", "{}", "", "/additionalProperties/contains");
     // ...and inside the applicators' subschemas.
@@ -444,8 +443,7 @@ TEST(Schema, UnsupportedKeywordsFailClosed) {
 TEST(Schema, DepthIsBoundedByTheSchema) {
     const int limit = mcp::schema::kMaxSchemaDepth;
     EXPECT_VALID(nested_arrays(limit), nested_instance(limit));
-    EXPECT_INVALID(nested_arrays(limit), nested_instance(limit - 1), "type", "type",
-                   "/0/0/0/0/0/0/0/0/0/0/0/0/0/0");
+    EXPECT_INVALID(nested_arrays(limit), nested_instance(limit - 1), "type", "type", "/0/0/0/0/0/0/0/0/0/0/0/0/0/0");
     // One level more is refused, whatever the instance (even one that would not reach it).
     Outcome deep = check(nested_arrays(limit + 1), nested_instance(limit + 1));
     EXPECT_FALSE(deep.ok);
@@ -504,7 +502,8 @@ TEST(Schema, LongPathsAreCutSafely) {
     EXPECT_EQ(std::string(d.failure.path), full.substr(0, cap - 4) + "...");
     // A cut taken in a branch that then succeeded does not leak into the next member's path.
     std::string long_key(100, 'k');
-    Outcome r = check(R"({"type":"object","properties":{")" + long_key + R"(":{"type":"integer"},"z":{"type":"integer"}}})",
+    Outcome r = check(R"({"type":"object","properties":{")" + long_key +
+                          R"(":{"type":"integer"},"z":{"type":"integer"}}})",
                       "{\"" + long_key + "\":1,\"z\":\"x\"}");
     EXPECT_STREQ(reason_name(r.failure.reason), "type");
     EXPECT_STREQ(r.failure.path, "/z");
@@ -522,19 +521,18 @@ TEST(Schema, FailureIsResetOnEachCall) {
 }
 
 // A schema in the style of the kernel's tool input schemas.
-const char* kWellBounded =
-    R"({"type":"object","title":"args","properties":{)"
-    R"("q":{"type":"string","maxLength":8,"format":"name"},)"
-    R"("k":{"type":"integer","minimum":1,"maximum":9,"description":"count"},)"
-    R"("x":{"type":"number","exclusiveMinimum":-1,"exclusiveMaximum":1},)"
-    R"("v":{"type":"array","maxItems":4,"items":{"type":"number","minimum":-1,"maximum":1}},)"
-    R"("m":{"enum":["a","b",null]},)"
-    R"("s":{"type":"string","enum":["debug","info"]},)"
-    R"("o":{"type":["string","null"],"maxLength":3},)"
-    R"("f":{"type":"boolean"},)"
-    R"("n":{"type":"object","properties":{"a":{"type":"null"}},"required":["a"],)"
-    R"("additionalProperties":{"type":"integer","minimum":0,"maximum":1}}},)"
-    R"("required":["q"],"additionalProperties":false})";
+const char* kWellBounded = R"({"type":"object","title":"args","properties":{)"
+                           R"("q":{"type":"string","maxLength":8,"format":"name"},)"
+                           R"("k":{"type":"integer","minimum":1,"maximum":9,"description":"count"},)"
+                           R"("x":{"type":"number","exclusiveMinimum":-1,"exclusiveMaximum":1},)"
+                           R"("v":{"type":"array","maxItems":4,"items":{"type":"number","minimum":-1,"maximum":1}},)"
+                           R"("m":{"enum":["a","b",null]},)"
+                           R"("s":{"type":"string","enum":["debug","info"]},)"
+                           R"("o":{"type":["string","null"],"maxLength":3},)"
+                           R"("f":{"type":"boolean"},)"
+                           R"("n":{"type":"object","properties":{"a":{"type":"null"}},"required":["a"],)"
+                           R"("additionalProperties":{"type":"integer","minimum":0,"maximum":1}}},)"
+                           R"("required":["q"],"additionalProperties":false})";
 
 // 2020-12 applicators and const (SEP-2106): each narrows the schema it sits in.
 TEST(Schema, ApplicatorsNarrowTheSchema) {
@@ -587,9 +585,10 @@ TEST(Schema, ApplicatorsNarrowTheSchema) {
 
 // An applicator's subschemas need no bounds of their own: the schema around them has them.
 TEST(Schema, CheckBoundedLooksThroughApplicators) {
-    EXPECT_TRUE(bounded(R"({"type":"object","properties":{"a":{"type":"string","maxLength":4}},"additionalProperties":false,)"
-                        R"("anyOf":[{"required":["a"]}],"if":{"required":["a"]},"then":{"properties":{"a":{"const":"x"}}}})")
-                    .ok);
+    EXPECT_TRUE(
+        bounded(R"({"type":"object","properties":{"a":{"type":"string","maxLength":4}},"additionalProperties":false,)"
+                R"("anyOf":[{"required":["a"]}],"if":{"required":["a"]},"then":{"properties":{"a":{"const":"x"}}}})")
+            .ok);
     Outcome o = bounded(R"({"type":"object","additionalProperties":false,"allOf":[{"pattern":"a"}]})");
     EXPECT_FALSE(o.ok) << "unknown keywords inside still fail closed";
     EXPECT_STREQ(o.failure.path, "/allOf/0/pattern");
@@ -668,11 +667,12 @@ TEST(Schema, CheckBoundedLimitsDepth) {
 
 // JSON Schema 2020-12 local definitions (the conformance suite's SEP-1613 tool uses them).
 TEST(Schema, LocalDefinitionsAndReferences) {
-    const char* schema = R"({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",)"
-                         R"("$defs":{"address":{"type":"object","properties":{"city":{"type":"string","maxLength":4}},)"
-                         R"("required":["city"],"additionalProperties":false}},)"
-                         R"("properties":{"name":{"type":"string","maxLength":8},"address":{"$ref":"#/$defs/address"}},)"
-                         R"("additionalProperties":false})";
+    const char* schema =
+        R"({"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",)"
+        R"("$defs":{"address":{"type":"object","properties":{"city":{"type":"string","maxLength":4}},)"
+        R"("required":["city"],"additionalProperties":false}},)"
+        R"("properties":{"name":{"type":"string","maxLength":8},"address":{"$ref":"#/$defs/address"}},)"
+        R"("additionalProperties":false})";
     EXPECT_TRUE(bounded(schema).ok);
     EXPECT_VALID(schema, R"({"name":"ada","address":{"city":"Rome"}})");
     EXPECT_INVALID(schema, R"({"address":{"city":"Paris"}})", "too_long", "maxLength", "/address/city");
@@ -680,7 +680,8 @@ TEST(Schema, LocalDefinitionsAndReferences) {
     EXPECT_INVALID(schema, R"({"address":{"city":"Rome","zip":1}})", "additional_property", "additionalProperties",
                    "/address/zip");
     // Unresolved, or with keywords beside it: refused whatever the instance.
-    EXPECT_UNSUPPORTED(R"({"type":"object","properties":{"a":{"$ref":"#/$defs/none"}}})", "{}", "$ref", "/properties/a");
+    EXPECT_UNSUPPORTED(R"({"type":"object","properties":{"a":{"$ref":"#/$defs/none"}}})", "{}", "$ref",
+                       "/properties/a");
     EXPECT_UNSUPPORTED(R"({"$defs":{"d":{"type":"string"}},"properties":{"a":{"$ref":"#/$defs/d","maxLength":1}}})",
                        "{}", "$ref", "/properties/a");
     // A definition is held to the bounds where it is defined.
@@ -691,8 +692,9 @@ TEST(Schema, LocalDefinitionsAndReferences) {
     EXPECT_STREQ(o.failure.path, "/$defs/d");
     // A definition that refers to itself: the schema is fine, an instance deeper than
     // kMaxSchemaDepth is refused rather than followed.
-    const char* tree = R"({"$defs":{"n":{"type":"object","properties":{"c":{"$ref":"#/$defs/n"}},"additionalProperties":false}},)"
-                       R"("$ref":"#/$defs/n"})";
+    const char* tree =
+        R"({"$defs":{"n":{"type":"object","properties":{"c":{"$ref":"#/$defs/n"}},"additionalProperties":false}},)"
+        R"("$ref":"#/$defs/n"})";
     EXPECT_TRUE(bounded(tree).ok);
     EXPECT_VALID(tree, R"({"c":{"c":{}}})");
     std::string deep;

@@ -100,7 +100,8 @@ struct Fixture {
 
 TEST(McpServer, InitializeNegotiatesVersions) {
     Fixture f;
-    Reply r(f.call(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})"));
+    Reply r(f.call(
+        R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})"));
     EXPECT_EQ(r.root.find("id").as_int64(), 0) << "numeric id 0 echoed as a number";
     json::Value result = r.root.find("result");
     EXPECT_TRUE(result.find("protocolVersion").string_equals("2025-03-26"));
@@ -119,7 +120,8 @@ TEST(McpServer, InitializeNegotiatesVersions) {
 // 2026-07-28: no handshake; each request names its revision and the client's capabilities.
 TEST(McpServer, Revision20260728IsServedPerRequest) {
     Fixture f;
-    const std::string meta = R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}})";
+    const std::string meta =
+        R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}})";
     Reply d(f.call(R"({"jsonrpc":"2.0","id":"d","method":"server/discover","params":{)" + meta + "}}"));
     json::Value dr = d.root.find("result");
     EXPECT_TRUE(dr.find("resultType").string_equals("complete"));
@@ -138,31 +140,39 @@ TEST(McpServer, Revision20260728IsServedPerRequest) {
     EXPECT_FALSE(legacy_list.root.find("result").find("resultType").valid()) << "2025 results keep their shape";
     EXPECT_FALSE(legacy_list.root.find("result").find("ttlMs").valid());
 
-    Reply call(f.call(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},)" + meta + "}}"));
+    Reply call(
+        f.call(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},)" +
+               meta + "}}"));
     EXPECT_TRUE(call.root.find("result").find("resultType").string_equals("complete"));
     EXPECT_TRUE(call.root.find("result").find("structuredContent").find("echo").string_equals("hi"));
-    Reply failed(f.call(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"missing","arguments":{},)" + meta + "}}"));
+    Reply failed(f.call(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"missing","arguments":{},)" +
+                        meta + "}}"));
     EXPECT_TRUE(failed.root.find("result").find("resultType").string_equals("complete"));
     EXPECT_EQ(failed.root.find("result").find("isError").as_bool(), true);
     EXPECT_TRUE(failed.tool_error().find("error").find("code").string_equals("not_found")) << failed.text;
 
-    Reply read(f.call(R"({"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"test://status",)" + meta + "}}"));
+    Reply read(
+        f.call(R"({"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"test://status",)" + meta + "}}"));
     EXPECT_TRUE(read.root.find("result").find("cacheScope").string_equals("private"));
     EXPECT_EQ(read.root.find("result").find("ttlMs").as_uint64(), 0u);
-    Reply unknown(f.call(R"({"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"test://none",)" + meta + "}}"));
+    Reply unknown(
+        f.call(R"({"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"test://none",)" + meta + "}}"));
     EXPECT_EQ(unknown.root.find("error").find("code").as_int64(), -32602) << "-32002 is retired in 2026-07-28";
-    Reply unknown_legacy(f.call(R"({"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"test://none"}})"));
+    Reply unknown_legacy(
+        f.call(R"({"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"test://none"}})"));
     EXPECT_EQ(unknown_legacy.root.find("error").find("code").as_int64(), -32002);
 
     for (const char* removed : { "ping", "logging/setLevel", "initialize" }) {
-        Reply r(f.call(std::string(R"({"jsonrpc":"2.0","id":6,"method":")") + removed + R"(","params":{"level":"info",)" + meta + "}}"));
+        Reply r(f.call(std::string(R"({"jsonrpc":"2.0","id":6,"method":")") + removed +
+                       R"(","params":{"level":"info",)" + meta + "}}"));
         EXPECT_EQ(r.root.find("error").find("code").as_int64(), -32601) << removed;
     }
 }
 
 TEST(McpServer, Revision20260728EnvelopeErrors) {
     Fixture f;
-    Reply other(f.call(R"({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2030-01-01","io.modelcontextprotocol/clientCapabilities":{}}}})"));
+    Reply other(f.call(
+        R"({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2030-01-01","io.modelcontextprotocol/clientCapabilities":{}}}})"));
     json::Value e = other.root.find("error");
     EXPECT_EQ(e.find("code").as_int64(), -32022);
     EXPECT_TRUE(e.find("data").find("supported").at(0).string_equals("2026-07-28"));
@@ -170,15 +180,19 @@ TEST(McpServer, Revision20260728EnvelopeErrors) {
     EXPECT_TRUE(e.find("data").find("error").find("code").string_equals("validation_failed")) << "and the envelope";
     EXPECT_TRUE(e.find("data").find("timestamp").string_equals("2026-11-22T08:00:00Z"));
 
-    Reply no_caps(f.call(R"({"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}})"));
+    Reply no_caps(f.call(
+        R"({"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}})"));
     EXPECT_EQ(no_caps.root.find("error").find("code").as_int64(), -32602);
-    EXPECT_TRUE(no_caps.root.find("error").find("data").find("error").find("details").find("reason").string_equals("missing_meta"));
+    EXPECT_TRUE(no_caps.root.find("error").find("data").find("error").find("details").find("reason").string_equals(
+        "missing_meta"));
     Reply bare_discover(f.call(R"({"jsonrpc":"2.0","id":3,"method":"server/discover"})"));
     EXPECT_EQ(bare_discover.root.find("error").find("code").as_int64(), -32602);
-    Reply bad_level(f.call(R"({"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"loud"}}})"));
+    Reply bad_level(f.call(
+        R"({"jsonrpc":"2.0","id":4,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"loud"}}})"));
     EXPECT_EQ(bad_level.root.find("error").find("code").as_int64(), -32602);
     // Authentication is per request in both eras: a bad key is refused before anything runs.
-    Reply bad_key(f.call(R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.basalt/api-key":"wrong-key-wrong-key"}}})"));
+    Reply bad_key(f.call(
+        R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.basalt/api-key":"wrong-key-wrong-key"}}})"));
     EXPECT_EQ(bad_key.root.find("error").find("code").as_int64(), -32001);
 }
 
@@ -237,13 +251,15 @@ TEST(McpServer, ToolsListPagesThroughAllowlistedToolsOnly) {
 
 TEST(McpServer, ToolsCallThroughThePolicy) {
     Fixture f;
-    Reply ok(f.call(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}})"));
+    Reply ok(
+        f.call(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}})"));
     json::Value result = ok.root.find("result");
     EXPECT_EQ(result.find("isError").as_bool(), false);
     EXPECT_TRUE(result.find("structuredContent").find("echo").string_equals("hi"));
     EXPECT_TRUE(result.find("content").at(0).find("type").string_equals("text"));
 
-    Reply unknown(f.call(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hidden","arguments":{}}})"));
+    Reply unknown(
+        f.call(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hidden","arguments":{}}})"));
     json::Value env = unknown.root.find("error").find("data");
     EXPECT_EQ(unknown.root.find("error").find("code").as_int64(), -32602);
     EXPECT_EQ(env.find("ok").as_bool(), false);
@@ -251,13 +267,15 @@ TEST(McpServer, ToolsCallThroughThePolicy) {
     EXPECT_TRUE(env.find("request_id").string_equals("2"));
     EXPECT_TRUE(env.find("timestamp").string_equals("2026-11-22T08:00:00Z"));
 
-    Reply role(f.call(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"admin_only","arguments":{}}})"));
+    Reply role(
+        f.call(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"admin_only","arguments":{}}})"));
     env = role.root.find("error").find("data");
     EXPECT_TRUE(env.find("error").find("code").string_equals("auth_insufficient_role"));
     EXPECT_TRUE(env.find("error").find("details").find("role").string_equals("operator"));
     EXPECT_TRUE(env.find("error").find("details").find("required").string_equals("kernel:admin"));
 
-    Reply failed(f.call(R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"missing","arguments":{}}})"));
+    Reply failed(
+        f.call(R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"missing","arguments":{}}})"));
     EXPECT_TRUE(failed.tool_error().find("error").find("code").string_equals("not_found")) << failed.text;
 
     Reply huge(f.call(R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"huge","arguments":{}}})"));
@@ -320,10 +338,12 @@ TEST(McpServer, ResourcesAreSnapshotsBehindTheAllowlistAndScopes) {
 
     Reply hidden(f.call(R"({"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"test://hidden"}})"));
     EXPECT_EQ(hidden.root.find("error").find("code").as_int64(), -32002) << "MCP: resource not found";
-    EXPECT_TRUE(hidden.root.find("error").find("data").find("error").find("code").string_equals("validation_unknown_tool"));
+    EXPECT_TRUE(
+        hidden.root.find("error").find("data").find("error").find("code").string_equals("validation_unknown_tool"));
 
     Reply denied(f.call(R"({"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"test://audit"}})"));
-    EXPECT_TRUE(denied.root.find("error").find("data").find("error").find("code").string_equals("auth_insufficient_role"))
+    EXPECT_TRUE(
+        denied.root.find("error").find("data").find("error").find("code").string_equals("auth_insufficient_role"))
         << "operator lacks audit:read";
     Reply admin(f.call(
         R"({"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"test://audit","_meta":{"io.basalt/api-key":"admin-secret-key-000001"}}})"));
@@ -346,13 +366,15 @@ TEST(McpServer, ApiKeysInMetaSelectThePrincipal) {
     EXPECT_EQ(bad.text.find("admin-secret"), std::string::npos) << "a presented key is never echoed";
     Reply not_string(f.call(
         R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{},"_meta":{"io.basalt/api-key":7}}})"));
-    EXPECT_TRUE(not_string.root.find("error").find("data").find("error").find("code").string_equals("auth_invalid_api_key"));
+    EXPECT_TRUE(
+        not_string.root.find("error").find("data").find("error").find("code").string_equals("auth_invalid_api_key"));
 
     // A key presented with initialize holds for the session.
     f.session.principal = nullptr;
     Reply anon(f.call(R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{}}})"));
     EXPECT_TRUE(anon.root.find("error").find("data").find("error").find("code").string_equals("auth_missing_api_key"));
-    f.call(R"({"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-11-25","_meta":{"io.basalt/api-key":"operator-secret-key-1"}}})");
+    f.call(
+        R"({"jsonrpc":"2.0","id":5,"method":"initialize","params":{"protocolVersion":"2025-11-25","_meta":{"io.basalt/api-key":"operator-secret-key-1"}}})");
     ASSERT_NE(f.session.principal, nullptr);
     EXPECT_EQ(f.session.principal->role, mcp::Role::Operator);
     Reply now_ok(f.call(R"({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo","arguments":{}}})"));
@@ -362,27 +384,33 @@ TEST(McpServer, ApiKeysInMetaSelectThePrincipal) {
 TEST(McpServer, ArgumentsAreValidatedAgainstTheSchemaBeforeTheToolRuns) {
     Fixture f;
     std::string long_text(65, 'a');
-    Reply too_long(f.call(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":")" +
-                          long_text + R"("}}})"));
+    Reply too_long(
+        f.call(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":")" +
+               long_text + R"("}}})"));
     json::Value env = too_long.root.find("error").find("data");
     EXPECT_EQ(too_long.root.find("error").find("code").as_int64(), -32602);
     EXPECT_TRUE(env.find("error").find("code").string_equals("validation_failed")) << too_long.text;
     EXPECT_TRUE(env.find("error").find("details").find("reason").string_equals("too_long")) << too_long.text;
     EXPECT_TRUE(env.find("error").find("details").find("path").string_equals("/text")) << too_long.text;
-    Reply extra(f.call(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"txt":"x"}}})"));
+    Reply extra(
+        f.call(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"txt":"x"}}})"));
     EXPECT_TRUE(extra.root.find("error").find("data").find("error").find("details").find("reason").string_equals(
         "additional_property"))
         << extra.text;
-    Reply wrong_type(f.call(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":5}}})"));
-    EXPECT_TRUE(wrong_type.root.find("error").find("data").find("error").find("details").find("reason").string_equals("type"));
-    Reply ok(f.call(R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"text":"ok"}}})"));
+    Reply wrong_type(
+        f.call(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":5}}})"));
+    EXPECT_TRUE(
+        wrong_type.root.find("error").find("data").find("error").find("details").find("reason").string_equals("type"));
+    Reply ok(
+        f.call(R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"text":"ok"}}})"));
     EXPECT_EQ(ok.root.find("result").find("isError").as_bool(), false);
 }
 
 // SEP-1303: from 2025-11-25 a schema failure is a tool execution error the model can read and
 // correct; sessions on 2025-06-18 or older keep JSON-RPC -32602. Unknown tools stay -32602.
 TEST(McpServer, SchemaFailuresAreToolErrorsFrom20251125On) {
-    const std::string bad_call = R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"text":5}}})";
+    const std::string bad_call =
+        R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"text":5}}})";
     for (const char* version : { "2025-11-25", "2025-06-18", "2025-03-26" }) {
         Fixture f;
         f.call(std::string(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":")") + version +
@@ -407,14 +435,17 @@ TEST(McpServer, SchemaFailuresAreToolErrorsFrom20251125On) {
             EXPECT_NE(text.find("\"code\":\"validation_failed\""), std::string::npos) << "the envelope too: " << text;
         } else {
             EXPECT_EQ(r.root.find("error").find("code").as_int64(), -32602) << version << ": " << r.text;
-            EXPECT_TRUE(r.root.find("error").find("data").find("error").find("code").string_equals("validation_failed"));
+            EXPECT_TRUE(
+                r.root.find("error").find("data").find("error").find("code").string_equals("validation_failed"));
         }
-        Reply unknown(f.call(R"({"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"nope","arguments":{}}})"));
+        Reply unknown(
+            f.call(R"({"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"nope","arguments":{}}})"));
         EXPECT_EQ(unknown.root.find("error").find("code").as_int64(), -32602) << version;
         EXPECT_EQ(g_events.back().outcome, mcp::AuditOutcome::Deny);
     }
     Fixture f;
-    Reply modern(f.call(R"({"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"echo","arguments":{"txt":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}})"));
+    Reply modern(f.call(
+        R"({"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"echo","arguments":{"txt":"x"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}})"));
     EXPECT_TRUE(modern.root.find("result").find("resultType").string_equals("complete")) << modern.text;
     EXPECT_TRUE(modern.tool_error().find("error").find("details").find("reason").string_equals("additional_property"))
         << modern.text;
@@ -422,12 +453,14 @@ TEST(McpServer, SchemaFailuresAreToolErrorsFrom20251125On) {
 
 TEST(McpServer, EveryDecisionIsAudited) {
     Fixture f;
-    f.call(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"secret-value"}}})");
+    f.call(
+        R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"secret-value"}}})");
     f.call(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"nope","arguments":{}}})");
     f.call(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"admin_only","arguments":{}}})");
     f.call(R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"missing","arguments":{}}})");
     f.call(R"({"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"test://status"}})");
-    f.call(R"({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo","arguments":{},"_meta":{"io.basalt/api-key":"wrong-key-wrong-key"}}})");
+    f.call(
+        R"({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo","arguments":{},"_meta":{"io.basalt/api-key":"wrong-key-wrong-key"}}})");
     ASSERT_EQ(g_events.size(), 6u);
     EXPECT_EQ(g_events[0].outcome, mcp::AuditOutcome::Allow);
     EXPECT_NE(g_events[0].args_hash, 0u) << "arguments are recorded as a hash";
@@ -477,7 +510,9 @@ bool start_async(const mcp::Tool&, const json::Value& args, const mcp::PendingCa
     g_pending.push_back(call);
     return true;
 }
-void cancel_async(std::string_view raw, bool is_string, uint32_t) { g_cancelled.push_back(std::string(is_string ? "s:" : "n:") + std::string(raw)); }
+void cancel_async(std::string_view raw, bool is_string, uint32_t) {
+    g_cancelled.push_back(std::string(is_string ? "s:" : "n:") + std::string(raw));
+}
 } // namespace
 
 TEST(McpServer, AsynchronousCallsAnswerLaterWithProgressAndCancellation) {
@@ -487,8 +522,10 @@ TEST(McpServer, AsynchronousCallsAnswerLaterWithProgressAndCancellation) {
     g_pending.clear();
     g_cancelled.clear();
     g_refuse_start = false;
-    EXPECT_EQ(f.call(R"({"jsonrpc":"2.0","id":"a\"1","method":"tools/call","params":{"name":"echo","arguments":{"text":"x"},"_meta":{"progressToken":"tok-1"}}})"),
-              "")
+    EXPECT_EQ(
+        f.call(
+            R"({"jsonrpc":"2.0","id":"a\"1","method":"tools/call","params":{"name":"echo","arguments":{"text":"x"},"_meta":{"progressToken":"tok-1"}}})"),
+        "")
         << "no reply until the call finishes";
     EXPECT_EQ(f.call(R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{}}})"), "");
     ASSERT_EQ(g_pending.size(), 2u);
@@ -524,7 +561,8 @@ TEST(McpServer, AsynchronousCallsAnswerLaterWithProgressAndCancellation) {
 
     // Failures carry the envelope; the limiter slot is given back either way.
     f.call(R"({"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo","arguments":{}}})");
-    n = f.server->finish_call(g_pending.back(), false, {}, { mcp::ErrorCode::LimitTimeExceeded, "too slow" }, false, out);
+    n = f.server->finish_call(g_pending.back(), false, {}, { mcp::ErrorCode::LimitTimeExceeded, "too slow" }, false,
+                              out);
     Reply slow(std::string(out.data(), n));
     EXPECT_EQ(slow.root.find("id").as_int64(), 8);
     EXPECT_TRUE(slow.tool_error().find("error").find("code").string_equals("limit_time_exceeded")) << slow.text;
@@ -575,7 +613,8 @@ TEST(McpServer, LargeMessagesParseInAnArenaLentForThem) {
     std::string big = ping_carrying(50000); // a 500-row x 100-d vector batch's worth
     Reply refused(f.call(big));
     EXPECT_EQ(refused.root.find("error").find("code").as_int64(), -32700);
-    EXPECT_TRUE(refused.root.find("error").find("data").find("error").find("details").find("reason").string_equals("arena_full"));
+    EXPECT_TRUE(refused.root.find("error").find("data").find("error").find("details").find("reason").string_equals(
+        "arena_full"));
 
     f.hooks.alloc_nodes_fn = take_arena;
     f.hooks.free_nodes_fn = give_back_arena;
@@ -590,7 +629,8 @@ TEST(McpServer, LargeMessagesParseInAnArenaLentForThem) {
     EXPECT_EQ(g_arenas_taken, 1u);
 
     Reply too_many(f.call(ping_carrying(mcp::Server::kMaxMessageValues)));
-    EXPECT_TRUE(too_many.root.find("error").find("data").find("error").find("details").find("reason").string_equals("arena_full"));
+    EXPECT_TRUE(too_many.root.find("error").find("data").find("error").find("details").find("reason").string_equals(
+        "arena_full"));
     EXPECT_EQ(g_arena_nodes, mcp::Server::kMaxMessageValues) << "never past the ceiling";
     EXPECT_EQ(g_arenas_given_back, g_arenas_taken);
 }

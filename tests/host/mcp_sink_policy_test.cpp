@@ -149,7 +149,8 @@ TEST(ProposalBook, FourEyesExpiryAndStaleTargets) {
     mcp::TargetFacts recreated = docs;
     recreated.serial = docs.serial + 1;
     auto other = book->submit(d);
-    EXPECT_EQ(book->approve(*other, bob, 51, recreated, 17 * kSecond), R::Stale) << "dropped and made again: another collection";
+    EXPECT_EQ(book->approve(*other, bob, 51, recreated, 17 * kSecond), R::Stale)
+        << "dropped and made again: another collection";
 
     // Rejection.
     auto fourth = book->submit(d);

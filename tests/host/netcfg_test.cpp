@@ -38,16 +38,15 @@ TEST(Netcfg, StaticWithoutGateway) {
 }
 
 TEST(Netcfg, Refused) {
-    for (const char* bad : {
-             "10.0.2.15",                  // no prefix
-             "10.0.2.15/",                 // empty prefix
-             "10.0.2.15/0", "10.0.2.15/31", "10.0.2.15/33", "10.0.2.15/240",
-             "10.0.2.0/24",                // network address
-             "10.0.2.255/24",              // broadcast address
-             "10.0.2.15/24,gw=10.0.3.1",   // gateway outside the subnet
-             "10.0.2.15/24,gw=10.0.2.15",  // gateway is the address itself
-             "10.0.2.15/24,gw=10.0.2.255", // gateway is the broadcast address
-             "10.0.2.15/24,gateway=10.0.2.2", "10.0.2.15/24,", "10.0.2.15/2x", "static" })
+    for (const char* bad : { "10.0.2.15",  // no prefix
+                             "10.0.2.15/", // empty prefix
+                             "10.0.2.15/0", "10.0.2.15/31", "10.0.2.15/33", "10.0.2.15/240",
+                             "10.0.2.0/24",                // network address
+                             "10.0.2.255/24",              // broadcast address
+                             "10.0.2.15/24,gw=10.0.3.1",   // gateway outside the subnet
+                             "10.0.2.15/24,gw=10.0.2.15",  // gateway is the address itself
+                             "10.0.2.15/24,gw=10.0.2.255", // gateway is the broadcast address
+                             "10.0.2.15/24,gateway=10.0.2.2", "10.0.2.15/24,", "10.0.2.15/2x", "static" })
         EXPECT_FALSE(parse_ip_arg(bad)) << bad;
 }
 

@@ -57,7 +57,8 @@ TEST(PiDtb, WhatTheKernelLooksForIsWhereTheBoardHasIt) {
         auto r = dtb::Blob::create(bytes.data(), bytes.size());
         ASSERT_TRUE(r.ok()) << ktl::error_name(r.error());
         const dtb::Blob& b = *r;
-        EXPECT_EQ(b.string(b.root(), "model").value_or("").substr(0, std::string(e.model_prefix).size()), e.model_prefix);
+        EXPECT_EQ(b.string(b.root(), "model").value_or("").substr(0, std::string(e.model_prefix).size()),
+                  e.model_prefix);
 
         // The BCM2711 files leave /memory's size 0 for the firmware (or QEMU) to fill in at boot,
         // so the kernel finds none in the file itself and says so; the Pi 5's carries a default.

@@ -34,7 +34,8 @@ TEST(StorageLayout, NeverOverlapsTheCurrentCheckpointAfterTheDiskGrew) {
                 const Extent live { kLogEnd + live_half * old_half, live_sectors };
                 for (uint64_t after = before; after <= before * 5; after += before / 3 + 1) {
                     const Extent next = next_checkpoint_area(kLogEnd, kLogEnd + after, live);
-                    ASSERT_FALSE(next.overlaps(live)) << before << " -> " << after << ", live " << live.first << "+" << live.sectors;
+                    ASSERT_FALSE(next.overlaps(live))
+                        << before << " -> " << after << ", live " << live.first << "+" << live.sectors;
                     ASSERT_GE(next.first, kLogEnd);
                     ASSERT_LE(next.end(), kLogEnd + after);
                     // Growing never leaves less room than the disk had before.

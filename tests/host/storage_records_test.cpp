@@ -93,15 +93,15 @@ TEST(StorageRecords, DecodingRefusesWhatDoesNotAddUp) {
     const size_t n = *encode_upsert(buf, "c", 4, 2, 0, ids, v);
     const std::span<const std::byte> rec(buf.data(), n);
     EXPECT_TRUE(decode_record(3, rec));
-    EXPECT_FALSE(decode_record(3, rec.first(n - 4)));         // a vector cut short
-    EXPECT_FALSE(decode_record(0, rec));                      // unknown types
+    EXPECT_FALSE(decode_record(3, rec.first(n - 4))); // a vector cut short
+    EXPECT_FALSE(decode_record(0, rec));              // unknown types
     EXPECT_FALSE(decode_record(6, rec));
-    EXPECT_FALSE(decode_record(5, {}));                       // an empty audit record
+    EXPECT_FALSE(decode_record(5, {})); // an empty audit record
     EXPECT_FALSE(decode_record(5, std::vector<std::byte>(kMaxAuditRecord + 1)));
-    auto audit = decode_record(5, rec);                       // an audit record is carried as it is
+    auto audit = decode_record(5, rec); // an audit record is carried as it is
     ASSERT_TRUE(audit);
     EXPECT_EQ(audit->audit.size(), n);
-    EXPECT_FALSE(decode_record(4, rec));                      // not a delete's size
+    EXPECT_FALSE(decode_record(4, rec)); // not a delete's size
     EXPECT_FALSE(decode_record(3, rec.first(kRecordPrefix - 1)));
     std::vector<std::byte> bad(buf.begin(), buf.begin() + n);
     bad[kRecordPrefix + 4] = std::byte(3); // count 3 with room for 2

@@ -39,7 +39,9 @@ std::vector<Commit> workload() {
     return w;
 }
 
-std::span<const std::byte> bytes_of(const std::string& s) { return { reinterpret_cast<const std::byte*>(s.data()), s.size() }; }
+std::span<const std::byte> bytes_of(const std::string& s) {
+    return { reinterpret_cast<const std::byte*>(s.data()), s.size() };
+}
 
 struct Replayed {
     std::vector<std::string> payloads;
@@ -123,8 +125,9 @@ TEST(StorageWal, RecoversExactlyTheAcknowledgedCommitsAfterPowerLossAtEveryWrite
             EXPECT_EQ(again.payloads, want) << "after the crash at write " << k << " tear " << int(tear);
             ++cases;
         }
-    std::printf("power cut at each of %llu sector writes, 3 ways each: %zu recoveries, each exactly the acknowledged state\n",
-                static_cast<unsigned long long>(total + 1), cases);
+    std::printf(
+        "power cut at each of %llu sector writes, 3 ways each: %zu recoveries, each exactly the acknowledged state\n",
+        static_cast<unsigned long long>(total + 1), cases);
 }
 
 TEST(StorageWal, DamageInTheMiddleIsReportedNotSkipped) {
@@ -146,11 +149,13 @@ TEST(StorageWal, DamageInTheMiddleIsReportedNotSkipped) {
             copy.bytes()[s * kSector + at] ^= std::byte { 0x10 };
             Replayed got = recover(copy, buffer, 2, 200);
             ASSERT_LE(got.payloads.size(), acked.size());
-            EXPECT_TRUE(std::equal(got.payloads.begin(), got.payloads.end(), acked.begin())) << "a prefix, at sector " << s;
+            EXPECT_TRUE(std::equal(got.payloads.begin(), got.payloads.end(), acked.begin()))
+                << "a prefix, at sector " << s;
             if (got.payloads.size() < acked.size()) {
                 // The last commit's epoch turned into a later one reads as a log newer than its
                 // superblock: refused by the caller, never taken for a clean end either.
-                EXPECT_TRUE(got.rep.damaged || got.rep.torn_tail || got.rep.newer_epoch) << "sector " << s << " offset " << at;
+                EXPECT_TRUE(got.rep.damaged || got.rep.torn_tail || got.rep.newer_epoch)
+                    << "sector " << s << " offset " << at;
                 EXPECT_FALSE(got.rep.stale_end) << "sector " << s << " offset " << at;
                 damaged += got.rep.damaged;
                 torn += got.rep.torn_tail;
@@ -257,7 +262,8 @@ TEST(StorageWal, AnEndLookalikeInTheMiddleIsDamage) {
             const char* what;
             uint32_t offset, value;
         };
-        for (Case k : { Case { "a zero first word", 0, 0 }, Case { "an older epoch", 4, 6 }, Case { "a newer epoch", 4, 7 | 0x100 } }) {
+        for (Case k : { Case { "a zero first word", 0, 0 }, Case { "an older epoch", 4, 6 },
+                        Case { "a newer epoch", 4, 7 | 0x100 } }) {
             SimDisk copy = disk;
             std::memcpy(copy.bytes().data() + starts[c] * kSector + k.offset, &k.value, 4);
             Replayed got = recover(copy, buffer, 2, 200);

@@ -23,7 +23,9 @@ public:
     uintptr_t ring() const { return reinterpret_cast<uintptr_t>(m_mem); }
 
     uint16_t avail_idx(const Virtqueue& q) const { return read16(q.layout().avail + 2); }
-    uint16_t avail_entry(const Virtqueue& q, uint16_t i) const { return read16(q.layout().avail + 4 + 2 * (i % m_size)); }
+    uint16_t avail_entry(const Virtqueue& q, uint16_t i) const {
+        return read16(q.layout().avail + 4 + 2 * (i % m_size));
+    }
     uint64_t desc_addr(const Virtqueue& q, uint16_t id) const {
         uint64_t v;
         memcpy(&v, reinterpret_cast<void*>(q.layout().desc + 16 * id), 8);
@@ -40,7 +42,9 @@ public:
         if (publish)
             set_used_idx(q, m_used);
     }
-    void set_used_idx(const Virtqueue& q, uint16_t idx) { memcpy(reinterpret_cast<void*>(q.layout().used + 2), &idx, 2); }
+    void set_used_idx(const Virtqueue& q, uint16_t idx) {
+        memcpy(reinterpret_cast<void*>(q.layout().used + 2), &idx, 2);
+    }
 
 private:
     static uint16_t read16(uintptr_t addr) {
@@ -67,8 +71,8 @@ TEST(VirtqueueInit, RefusesBadGeometry) {
     FakeDevice dev(256);
     Virtqueue q;
     EXPECT_FALSE(q.init(0, dev.ring()));
-    EXPECT_FALSE(q.init(12, dev.ring()));  // not a power of two
-    EXPECT_FALSE(q.init(512, dev.ring())); // over kMaxSize
+    EXPECT_FALSE(q.init(12, dev.ring()));     // not a power of two
+    EXPECT_FALSE(q.init(512, dev.ring()));    // over kMaxSize
     EXPECT_FALSE(q.init(8, dev.ring() + 16)); // rings not page-aligned
     EXPECT_TRUE(q.init(256, dev.ring()));
 }
@@ -176,7 +180,7 @@ TEST_F(VirtqueueRing, ChainIsLinkedAndAnsweredByItsHead) {
     EXPECT_EQ(dev.desc_flags(q, 5), 2);     // WRITE, the end
     EXPECT_TRUE(q.held_by_device(3));
 
-    dev.complete(q, 4, 513); // a descriptor inside the chain is not a buffer the device holds
+    dev.complete(q, 4, 513);    // a descriptor inside the chain is not a buffer the device holds
     dev.complete(q, 3, 100000); // the head, with a length past the writable 513 bytes
     Virtqueue::Completion c {};
     ASSERT_TRUE(q.pop(c));

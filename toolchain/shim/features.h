@@ -3,5 +3,5 @@
 // picolibc has sys/features.h; glibc version checks are all false here.
 #include <sys/features.h>
 #ifndef __GLIBC_PREREQ
-#define __GLIBC_PREREQ(maj, min) 0
+#    define __GLIBC_PREREQ(maj, min) 0
 #endif

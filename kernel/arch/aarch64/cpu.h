@@ -2,11 +2,11 @@
 // Thin wrappers over AArch64 system registers and barriers. Nothing here touches MMIO.
 #include <cstdint>
 
-#define READ_SYSREG(reg)                                        \
-    ({                                                          \
-        uint64_t _v;                                            \
-        asm volatile("mrs %0, " #reg : "=r"(_v));               \
-        _v;                                                     \
+#define READ_SYSREG(reg) \
+    ({ \
+        uint64_t _v; \
+        asm volatile("mrs %0, " #reg : "=r"(_v)); \
+        _v; \
     })
 #define WRITE_SYSREG(reg, val) asm volatile("msr " #reg ", %0" ::"r"((uint64_t)(val)) : "memory")
 

@@ -20,10 +20,12 @@ namespace arch {
 
 const char* exception_kind_name(ExceptionKind kind) {
     static const char* const names[16] = {
-        "synchronous (current EL, SP0)", "IRQ (current EL, SP0)", "FIQ (current EL, SP0)", "SError (current EL, SP0)",
-        "synchronous (current EL, SPx)", "IRQ (current EL, SPx)", "FIQ (current EL, SPx)", "SError (current EL, SPx)",
-        "synchronous (lower EL, AArch64)", "IRQ (lower EL, AArch64)", "FIQ (lower EL, AArch64)", "SError (lower EL, AArch64)",
-        "synchronous (lower EL, AArch32)", "IRQ (lower EL, AArch32)", "FIQ (lower EL, AArch32)", "SError (lower EL, AArch32)",
+        "synchronous (current EL, SP0)",   "IRQ (current EL, SP0)",         "FIQ (current EL, SP0)",
+        "SError (current EL, SP0)",        "synchronous (current EL, SPx)", "IRQ (current EL, SPx)",
+        "FIQ (current EL, SPx)",           "SError (current EL, SPx)",      "synchronous (lower EL, AArch64)",
+        "IRQ (lower EL, AArch64)",         "FIQ (lower EL, AArch64)",       "SError (lower EL, AArch64)",
+        "synchronous (lower EL, AArch32)", "IRQ (lower EL, AArch32)",       "FIQ (lower EL, AArch32)",
+        "SError (lower EL, AArch32)",
     };
     auto i = static_cast<uint64_t>(kind);
     return i < 16 ? names[i] : "invalid";
@@ -87,9 +89,7 @@ static arch::TrapFrame* task_fault(arch::TrapFrame* frame, arch::ExceptionKind k
 extern "C" arch::TrapFrame* exception_dispatch(arch::TrapFrame* frame, uint64_t kind_value) {
     auto kind = static_cast<arch::ExceptionKind>(kind_value);
     switch (kind) {
-    case arch::ExceptionKind::CurSp0Irq:
-        irq::dispatch();
-        return sched::switch_if_needed(frame);
+    case arch::ExceptionKind::CurSp0Irq: irq::dispatch(); return sched::switch_if_needed(frame);
     case arch::ExceptionKind::CurSp0Sync:
         if (sched::started() && ((frame->esr >> 26) & 0x3f) == 0x15) { // SVC from a task
             syscall::dispatch(*frame);
@@ -101,8 +101,7 @@ extern "C" arch::TrapFrame* exception_dispatch(arch::TrapFrame* frame, uint64_t 
     case arch::ExceptionKind::CurSpxIrq:
         irq::dispatch(); // boot context, before the scheduler runs
         return frame;
-    default:
-        break;
+    default: break;
     }
     char what[96];
     ktl::Formatter(what, sizeof what)

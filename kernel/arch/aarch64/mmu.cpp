@@ -133,13 +133,13 @@ ktl::Result<void> map(Pool& pool, uint64_t* l1, uint64_t base, uint64_t size, ui
 uint64_t tcr_value() {
     uint64_t pa_range = READ_SYSREG(id_aa64mmfr0_el1) & 0xf;
     if (pa_range > 5)
-        pa_range = 5; // 48-bit: 52-bit output needs FEAT_LPA descriptors we don't use
-    return 25                // T0SZ: 39-bit VA
-        | (1ull << 8)        // IRGN0: write-back read/write-allocate walks
-        | (1ull << 10)       // ORGN0
-        | (3ull << 12)       // SH0: inner shareable
-        | (1ull << 23)       // EPD1: no TTBR1 walks
-        | (pa_range << 32);  // IPS
+        pa_range = 5;          // 48-bit: 52-bit output needs FEAT_LPA descriptors we don't use
+    return 25                  // T0SZ: 39-bit VA
+           | (1ull << 8)       // IRGN0: write-back read/write-allocate walks
+           | (1ull << 10)      // ORGN0
+           | (3ull << 12)      // SH0: inner shareable
+           | (1ull << 23)      // EPD1: no TTBR1 walks
+           | (pa_range << 32); // IPS
 }
 
 // Replaces the live table. The old and the new table map the same addresses with blocks of

@@ -6,7 +6,7 @@
 namespace arch {
 
 struct TrapFrame {
-    uint64_t x[31];   // x0..x30
+    uint64_t x[31]; // x0..x30
     uint64_t sp_el0;
     uint64_t elr;
     uint64_t spsr;
@@ -25,10 +25,22 @@ static_assert(sizeof(TrapFrame) == 832);
 
 // Which of the 16 vector table entries was taken (ARM DDI 0487 D1.10.2).
 enum class ExceptionKind : uint64_t {
-    CurSp0Sync = 0, CurSp0Irq, CurSp0Fiq, CurSp0SError,
-    CurSpxSync, CurSpxIrq, CurSpxFiq, CurSpxSError,
-    Lower64Sync, Lower64Irq, Lower64Fiq, Lower64SError,
-    Lower32Sync, Lower32Irq, Lower32Fiq, Lower32SError,
+    CurSp0Sync = 0,
+    CurSp0Irq,
+    CurSp0Fiq,
+    CurSp0SError,
+    CurSpxSync,
+    CurSpxIrq,
+    CurSpxFiq,
+    CurSpxSError,
+    Lower64Sync,
+    Lower64Irq,
+    Lower64Fiq,
+    Lower64SError,
+    Lower32Sync,
+    Lower32Irq,
+    Lower32Fiq,
+    Lower32SError,
 };
 
 const char* exception_kind_name(ExceptionKind kind);

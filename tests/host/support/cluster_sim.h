@@ -20,7 +20,7 @@ using cluster::Address;
 
 constexpr uint64_t kMs = 1000000ull;
 constexpr uint64_t kSecond = 1000 * kMs;
-constexpr Address kBroadcast{ 0x0a0affff, cluster::kDefaultPort };
+constexpr Address kBroadcast { 0x0a0affff, cluster::kDefaultPort };
 // The wall clock at simulated time 0 (2026-01-01), from which boot ids are made as a node's are.
 constexpr uint64_t kEpochMs = 1767225600000ull;
 
@@ -38,7 +38,7 @@ class ClusterSim {
 public:
     using Options = SimOptions;
 
-    ClusterSim(size_t n, uint64_t seed, Options options = Options{}) : m_rng(seed), m_options(options) {
+    ClusterSim(size_t n, uint64_t seed, Options options = Options {}) : m_rng(seed), m_options(options) {
         for (size_t i = 0; i < n; ++i)
             add_node();
     }
@@ -50,7 +50,7 @@ public:
         slot->sim = this;
         slot->index = i;
         slot->name = "node-" + std::to_string(i);
-        slot->addr = Address{ 0x0a0a0002u + uint32_t(i), cluster::kDefaultPort };
+        slot->addr = Address { 0x0a0a0002u + uint32_t(i), cluster::kDefaultPort };
         slot->key = key;
         m_nodes.push_back(std::move(slot));
         m_group.push_back(0);
@@ -156,7 +156,7 @@ private:
         size_t index = 0;
         std::string name;
         Address addr;
-        cluster::Key key{};
+        cluster::Key key {};
         uint64_t start_ns = 0; // a node is powered but silent (no ticks) until then
         std::unique_ptr<cluster::Node> node;
         void send(Address to, std::span<const uint8_t> datagram) override {
@@ -202,7 +202,7 @@ private:
                 continue;
             auto d = m_pair_delay.find(key(from, j));
             uint64_t delay = d == m_pair_delay.end() ? m_options.delay_ns : d->second;
-            m_queue.push(Datagram{ m_now + delay, m_order++, from, m_nodes[j]->addr, bytes });
+            m_queue.push(Datagram { m_now + delay, m_order++, from, m_nodes[j]->addr, bytes });
         }
     }
 

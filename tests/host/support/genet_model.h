@@ -24,10 +24,10 @@ public:
     uint32_t phy_address = 1;
     uint32_t revision = 0x06000000;
     // Misbehaviour switches.
-    bool mdio_stuck = false;           // START_BUSY never clears
-    uint32_t rx_status_or = 0;         // bits forced into every received descriptor
-    uint32_t rx_length_override = 0;   // a length to report instead of the frame's
-    uint16_t tx_cons_extra = 0;        // the consumer index runs this far beyond the producer
+    bool mdio_stuck = false;                // START_BUSY never clears
+    uint32_t rx_status_or = 0;              // bits forced into every received descriptor
+    uint32_t rx_length_override = 0;        // a length to report instead of the frame's
+    uint16_t tx_cons_extra = 0;             // the consumer index runs this far beyond the producer
     std::vector<std::vector<uint8_t>> wire; // frames the device sent, in order
     uint64_t cleaned = 0, invalidated = 0;
 

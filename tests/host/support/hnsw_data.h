@@ -79,7 +79,9 @@ inline Dataset load_fashion_mnist(const char* split, size_t first, size_t count)
         ds.error = "bad idx3 header in " + path;
         return ds;
     }
-    auto be32 = [&](int at) { return uint32_t(h[at]) << 24 | uint32_t(h[at + 1]) << 16 | uint32_t(h[at + 2]) << 8 | h[at + 3]; };
+    auto be32 = [&](int at) {
+        return uint32_t(h[at]) << 24 | uint32_t(h[at + 1]) << 16 | uint32_t(h[at + 2]) << 8 | h[at + 3];
+    };
     const uint32_t n = be32(4), rows = be32(8), cols = be32(12);
     ds.dim = rows * cols;
     if (first + count > n) {

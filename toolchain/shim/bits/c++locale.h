@@ -3,5 +3,5 @@
 namespace std {
 typedef int* __c_locale;
 }
-#define _GLIBCXX_C_LOCALE_GNU 0
+#define _GLIBCXX_C_LOCALE_GNU   0
 #define _GLIBCXX_NUM_CATEGORIES 0

@@ -46,8 +46,7 @@ void write_members(json::Writer& w, const MemberInfo* m, int64_t n) {
 
 // The summary (and up to 64 members) through `cap`; false when the call is refused.
 bool read_info(uint32_t cap, ClusterInfo& info, MemberInfo* members, uint32_t max, int64_t& n) {
-    n = sys::cluster_info(cap, &info,
-                  members, max);
+    n = sys::cluster_info(cap, &info, members, max);
     return n >= 0;
 }
 

@@ -40,9 +40,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     cluster_abi::PingInfo r {};
     // Polled: the answer arrives through the cluster task; 5 ms steps keep the wait cheap.
     for (uint64_t waited = 0; waited <= timeout_ms && !ctx.should_stop(); waited = (sys::clock_ns() - start) / kMs) {
-        if (sys::cluster_ping_result(ctx.cap, id,
-                      &r) < 0 ||
-            r.status != 0)
+        if (sys::cluster_ping_result(ctx.cap, id, &r) < 0 || r.status != 0)
             break;
         sys::sleep_ns(5 * kMs);
     }

@@ -78,10 +78,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     vector::CreateParams cp {
         p.dim, metric, p.m, p.ef_construction, p.max_elements, p.max_ef, memory ? vector::kCreateMemoryOnly : 0
     };
-    int64_t rc = store_call_retrying([&] {
-        return sys::store_create(ctx.cap, name->data(), name->size(),
-                         &cp);
-    });
+    int64_t rc = store_call_retrying([&] { return sys::store_create(ctx.cap, name->data(), name->size(), &cp); });
     if (rc < 0) {
         err = rc == -static_cast<int64_t>(ktl::Error::Full)
                   ? mcp::ToolError { mcp::ErrorCode::InternalError, "the store holds 32 collections already",

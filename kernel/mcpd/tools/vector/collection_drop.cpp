@@ -23,9 +23,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         err = { mcp::ErrorCode::ValidationFailed, "not a valid collection name", "invalid_name" };
         return false;
     }
-    int64_t rc = store_call_retrying([&] {
-        return sys::store_drop(ctx.cap, name->data(), name->size());
-    });
+    int64_t rc = store_call_retrying([&] { return sys::store_drop(ctx.cap, name->data(), name->size()); });
     if (rc < 0) {
         err = rc == -static_cast<int64_t>(ktl::Error::NotFound)
                   ? mcp::ToolError { mcp::ErrorCode::NotFound, "no collection of that name", "missing_collection" }

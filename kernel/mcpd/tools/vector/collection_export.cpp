@@ -63,15 +63,13 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         return false;
     }
     auto* bytes = mem.as<uint8_t>();
-    int64_t written = length ? sys::vec_export(ctx.cap, bytes, length,
-                                         offset)
-                             : 0;
+    int64_t written = length ? sys::vec_export(ctx.cap, bytes, length, offset) : 0;
     if (written < 0) {
         err = error_of(written);
         return false;
     }
-    if (sys::vec_stats(ctx.cap, &after) < 0 ||
-        after.writes != before.writes || static_cast<uint64_t>(written) != length) {
+    if (sys::vec_stats(ctx.cap, &after) < 0 || after.writes != before.writes ||
+        static_cast<uint64_t>(written) != length) {
         err = { mcp::ErrorCode::InternalError, "the collection changed during the export", "changed" };
         return false;
     }

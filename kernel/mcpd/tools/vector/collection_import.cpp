@@ -83,8 +83,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         chunk.data = reinterpret_cast<uint64_t>(bytes);
         chunk.len = action == 0 ? total : 0;
         chunk.action = action;
-        return sys::store_stage(ctx.cap, name->data(), name->size(),
-                         &chunk);
+        return sys::store_stage(ctx.cap, name->data(), name->size(), &chunk);
     };
     vector::StageChunk chunk {};
     int64_t rc = stage(0, chunk);

@@ -37,8 +37,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     }
     // All the ids as one change: searches never see some gone and others not, and a durable
     // collection logs them as one record (after a power cut, all are deleted or none).
-    int64_t rc = sys::vec_delete(ctx.cap, reinterpret_cast<uint64_t>(ids), n,
-                           missing);
+    int64_t rc = sys::vec_delete(ctx.cap, reinterpret_cast<uint64_t>(ids), n, missing);
     if (rc < 0) {
         err = error_of(rc);
         return false;

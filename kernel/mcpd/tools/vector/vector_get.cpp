@@ -46,8 +46,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     w.begin_object().key("vectors").begin_array();
     for (size_t i = 0; i < n; ++i) {
         uint64_t node = 0;
-        int64_t rc = sys::vec_get(ctx.cap, ids[i], v,
-                               &node);
+        int64_t rc = sys::vec_get(ctx.cap, ids[i], v, &node);
         if (rc == -static_cast<int64_t>(ktl::Error::NotFound))
             continue;
         if (rc < 0) {

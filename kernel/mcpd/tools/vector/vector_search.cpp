@@ -86,8 +86,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         }
         f = { reinterpret_cast<uint64_t>(ids), sort_unique(ids, n) };
     }
-    int64_t n = sys::vec_search(ctx.cap, query, k, ef < k ? k : ef,
-                          out, only.valid() ? &f : 0);
+    int64_t n = sys::vec_search(ctx.cap, query, k, ef < k ? k : ef, out, only.valid() ? &f : 0);
     if (n < 0) {
         err = error_of(n);
         return false;
@@ -100,8 +99,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
             // The query is spent: its buffer takes the vector vec_get copies along. A hit
             // replaced since names its new write; one deleted since, none ("").
             uint64_t node = 0;
-            sys::vec_get(ctx.cap, out[i].id, query,
-                      &node);
+            sys::vec_get(ctx.cap, out[i].id, query, &node);
             char node_id[mcp::kProvenanceIdText];
             mcp::format_provenance_id(node, node_id);
             w.key("provenance_node_id").string(node_id);

@@ -173,8 +173,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
             return false;
         }
         // Each vector remembers the provenance node of this call (the one its token was bound to).
-        int64_t rc = sys::vec_insert(ctx.cap, ids + done,
-                               chunk, count, ctx.provenance());
+        int64_t rc = sys::vec_insert(ctx.cap, ids + done, chunk, count, ctx.provenance());
         if (rc < 0 || static_cast<size_t>(rc) != count) {
             done += rc > 0 ? static_cast<size_t>(rc) : 0;
             KLOG_WARN("mcp: vector_upsert stopped by the store after %zu of %zu vectors", done, n);

@@ -14,7 +14,7 @@
 /* picolibc's sys/types.h has ssize_t (long); without SSIZE_MAX lwIP would define its own (int),
  * which clashes once a file includes time.h (apps/sntp). No unistd.h is needed for it. */
 #ifndef SSIZE_MAX
-#define SSIZE_MAX LONG_MAX
+#    define SSIZE_MAX LONG_MAX
 #endif
 #define LWIP_NO_UNISTD_H 1
 
@@ -28,8 +28,11 @@ uint32_t basalt_lwip_rand(void);
 }
 #endif
 
-#define LWIP_PLATFORM_DIAG(x) do { basalt_lwip_diag x; } while (0)
+#define LWIP_PLATFORM_DIAG(x) \
+    do { \
+        basalt_lwip_diag x; \
+    } while (0)
 #define LWIP_PLATFORM_ASSERT(x) basalt_lwip_assert((x), __FILE__, __LINE__)
-#define LWIP_RAND() basalt_lwip_rand()
+#define LWIP_RAND()             basalt_lwip_rand()
 
 #endif /* BASALT_LWIP_ARCH_CC_H */
