@@ -17,7 +17,7 @@ public:
     // so their sums never exceed its sum (what they leave out: dispatch between them, the tool
     // task's wait to be scheduled, the bridge's wait to notice it finished).
     enum Stage : uint8_t {
-        Parse,        // the JSON-RPC message parsed and checked (Server::handle)
+        Parse,        // the envelope's timestamp taken, the JSON-RPC message parsed and checked
         Authenticate, // the line's principal or a presented key (and a 2026-07-28 envelope)
         Provenance,   // the request's provenance node
         Route,        // name and arguments read, the arguments' hash, the allowlist, the target
