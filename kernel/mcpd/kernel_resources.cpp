@@ -23,6 +23,7 @@
 #include "../cluster/cluster_service.h"
 #include "bridge_config.h"
 #include "composition_json.h"
+#include "perf_json.h"
 
 #include <ktl/log_ring.h>
 #include <ktl/utf8.h>
@@ -252,6 +253,17 @@ bool read_provenance_node(const mcp::ResourceRead& in, json::Writer& w, mcp::Too
     return ok;
 }
 
+// kernel://perf: every bridge's stage timing (each bridge writes its own; read here as it stands).
+bool read_perf(json::Writer& w, mcp::ToolError&) {
+    StageSource sources[sizeof g_bound / sizeof g_bound[0]];
+    size_t n = 0;
+    for (const auto& b : g_bound)
+        if (b.task != ~0u && b.ctx.stages)
+            sources[n++] = { b.ctx.transport, b.ctx.stages };
+    write_perf(w, sources, n);
+    return true;
+}
+
 constexpr mcp::Argument kNodeVars[] = { { "id", "The node's id, as vector_get and the audit trail give it", true } };
 
 const mcp::ResourceTemplate kTemplates[] = {
@@ -271,6 +283,11 @@ const mcp::Resource kResources[] = {
       "Which task holds a capability to which kernel object, with which rights: the table the kernel grants "
       "from at boot.",
       mcp::kKernelRead, "1", [](json::Writer& w, mcp::ToolError&) { write_composition(w); return true; } },
+    { "kernel://perf", "perf", "Call timing",
+      "Where the time of a tools/call goes: per pipeline stage (parse, authenticate, provenance, route, authorise, "
+      "validate, admit, start, body, encode, audit, send) and the whole call, calls, total, mean, max, p50 and p99 in "
+      "nanoseconds, for every transport together and for each one.",
+      mcp::kKernelRead, "1", read_perf },
     // Last: served only by a node that runs membership (kernel_resources() leaves it out otherwise).
     { "cluster://members", "members", "Cluster members",
       "Every member this node knows: state, incarnation, last contact, round trip. Subscribers are told of every change.",

@@ -1,5 +1,6 @@
 #pragma once
-// The kernel's MCP resources: read-only snapshots (kernel://status, kernel://log, audit://log).
+// The kernel's MCP resources: read-only snapshots (kernel://status, kernel://log, audit://log,
+// kernel://composition, kernel://perf).
 #include <cstdint>
 #include <span>
 
@@ -14,6 +15,7 @@ struct ResourceContext {
     size_t tools_allowed = 0;
     const char* transport = "serial";
     uint32_t cluster = ~0u; // Cluster capability (cluster://members), ~0u without membership
+    const mcp::CallStages* stages = nullptr; // the bridge's tools/call stage timing (kernel://perf)
 };
 
 void set_resource_context(const ResourceContext& context);

@@ -89,7 +89,9 @@ struct Job {
     const ToolDef* def = nullptr; // what a Waiting call will run
     uint64_t memory_limit = 0;    // its task's (task_limit), tightened by the caller's own
     uint64_t syscall_limit = 0;
-    uint64_t wait_reported_ns = 0; // a Waiting call's last progress notification
+    uint64_t wait_reported_ns = 0;  // a Waiting call's last progress notification
+    // The tool task's first and last readings of the clock (CallStages::Body), set by the task.
+    uint64_t task_start_ns = 0, task_end_ns = 0;
 };
 
 namespace {
@@ -120,7 +122,9 @@ uint64_t call_binding(uint16_t principal_id, const char* tool, std::string_view 
 
 int64_t tool_task_main(void* arg) {
     Job& job = *static_cast<Job*>(arg);
+    job.task_start_ns = clock::monotonic_ns();
     auto finish = [&job](int64_t code) {
+        job.task_end_ns = clock::monotonic_ns();
         job.state = Job::State::Done;
         if (job.wake)
             job.wake();
@@ -621,6 +625,7 @@ bool Executor::launch(const mcp::Tool& tool, const ToolDef& def, const json::Val
     job->state = source ? Job::State::Running : Job::State::Waiting;
     job->def = &def;
     job->wait_reported_ns = 0;
+    job->task_start_ns = job->task_end_ns = 0;
     job->task = ~0u;
     job->token = ~0u;
     job->source_transient = false;
@@ -811,8 +816,19 @@ void flush_logs(mcp::Server& server, Job& job, std::span<char> out, Send&& send)
 void Executor::poll(mcp::Server& server, std::span<char> out, Send send_to, void* ctx) {
     uint64_t now = clock::monotonic_ns();
     auto send = [&](const Job& j, size_t n, bool final) {
-        if (n > 0 || final)
+        if (n == 0 && !final)
+            return;
+        if (!final || n == 0) {
             send_to(ctx, j.call, n, final);
+            return;
+        }
+        // An answer: the transport's part of it and the whole call (CallStages).
+        const uint64_t sending = clock::monotonic_ns();
+        send_to(ctx, j.call, n, final);
+        const uint64_t sent = clock::monotonic_ns();
+        server.stages().add_since(mcp::CallStages::Send, sending, sent);
+        if (j.call.received_ns)
+            server.stages().add_since(mcp::CallStages::Call, j.call.received_ns, sent);
     };
     Recovery store {};
     bool store_asked = false; // asked once per poll, for every call that waits for the store
@@ -891,6 +907,8 @@ void Executor::poll(mcp::Server& server, std::span<char> out, Send send_to, void
                 // It asked for input (2026-07-28): this round ends with the requests.
                 send(j, server.input_required(j.call, round->requests(), round->used(), round->used_fits(), out), true);
             } else if (!j.answered) {
+                if (j.task_start_ns)
+                    server.stages().add_since(mcp::CallStages::Body, j.task_start_ns, j.task_end_ns);
                 bool stopped_late = j.ok && now >= j.deadline_ns;
                 mcp::ToolError err = stopped_late ? mcp::ToolError { mcp::ErrorCode::LimitTimeExceeded,
                                                                      "the tool ran past its wall-time limit" }

@@ -44,13 +44,16 @@ size_t Server::finish_call(const PendingCall& call, bool ok, std::string_view st
         ok = false;
         e = { ErrorCode::InternalError, "malformed tool output" };
     }
+    const uint64_t encoding = m_host.now_ns();
     char now[32] = "unknown";
     m_host.now_rfc3339(now, sizeof now);
     json::Writer w(out);
     auto begin = [&](json::Writer& wr) { begin_call_reply(wr, call); };
     write_tool_result(w, begin, call.modern, call.result, ok, structured, e, call.request_id, now);
-    audit_call(call, ok ? AuditOutcome::Allow : AuditOutcome::Error, ok ? "" : error_code_name(e.code),
-               ok ? nullptr : e.reason);
+    const uint64_t auditing = m_host.now_ns();
+    m_stages.add_since(CallStages::Encode, encoding, auditing);
+    audit_call(call, ok ? AuditOutcome::Allow : AuditOutcome::Error, ok ? "" : error_code_name(e.code), ok ? nullptr : e.reason);
+    m_stages.add_since(CallStages::Audit, auditing, m_host.now_ns());
     if (!w.complete()) {
         json::Writer fallback(out);
         ToolError big { ErrorCode::LimitOutputExceeded, "reply too large for the line" };

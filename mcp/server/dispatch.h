@@ -45,6 +45,11 @@ struct Server::Request {
     const char* action = ""; // for the audit trail (AuditEvent::action, target, reason)
     const char* reason = "";
     char target[64] = "";
+    // A tools/call's stage timing (CallStages): when the message arrived, and the end of the
+    // last stage timed.
+    bool timed = false;
+    uint64_t received_ns = 0;
+    uint64_t lap_ns = 0;
 };
 
 // Cut at a character boundary: what is copied may be shown as JSON text again.

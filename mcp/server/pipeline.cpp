@@ -275,6 +275,14 @@ bool Server::admit_inline(Request& r) {
     return true;
 }
 
+void Server::lap(Request& r, CallStages::Stage s) {
+    if (!r.timed)
+        return;
+    const uint64_t now = m_host.now_ns();
+    m_stages.add_since(s, r.lap_ns, now);
+    r.lap_ns = now;
+}
+
 void Server::audit(const Request& r, AuditOutcome outcome, const char* code) {
     if (!m_host.audits())
         return;

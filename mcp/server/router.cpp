@@ -79,6 +79,7 @@ bool Server::serves_version(std::string_view version) {
 }
 
 size_t Server::handle(std::string_view message, Session& session, std::span<char> out) {
+    const uint64_t received = m_host.now_ns(); // a tools/call's stages begin here
     json::Writer w(out);
     session.reply_kind = ReplyKind::Normal;
     Request r { w, {}, {}, "", "unknown", nullptr, AuditKind::Tool, {}, 0, 0, false };
@@ -153,6 +154,12 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
         return 0;
     }
     r.start_ns = m_host.now_ns();
+    if (method.string_equals("tools/call")) {
+        r.timed = true;
+        r.received_ns = received;
+        r.lap_ns = r.start_ns;
+        m_stages.add_since(CallStages::Parse, received, r.start_ns);
+    }
     if (r.params.valid() && !r.params.is_object()) {
         error_reply(w, id, kInvalidParams, "Invalid params", ErrorCode::ValidationFailed, "params must be an object",
                     r.request_id, r.timestamp, { { "reason", "params_not_object" } });
@@ -170,7 +177,8 @@ size_t Server::handle(std::string_view message, Session& session, std::span<char
     } else if (!authenticate(r, session)) {
         // A key that matches nothing is refused whatever the method: a mistyped key must not
         // appear to connect as anonymous and fail only later.
-    } else if (note_provenance(r, session, method); false) {
+    } else if (lap(r, CallStages::Authenticate), note_provenance(r, session, method), lap(r, CallStages::Provenance);
+               false) {
         // (admitted: the request has its provenance node before anything decides about it)
     } else if (modern && method.string_equals("server/discover"))
         discover(r);

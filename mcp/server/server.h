@@ -36,6 +36,7 @@
 #include <mcp/policy/error_code.h>
 #include <mcp/policy/key_store.h>
 #include <mcp/policy/provenance.h>
+#include <mcp/server/call_stages.h>
 #include <mcp/server/host.h>
 #include <mcp/server/input_round.h>
 #include <mcp/server/request_state.h>
@@ -204,11 +205,12 @@ struct PendingCall {
     char tool[48] = "";
     uint64_t args_hash = 0;
     uint64_t start_ns = 0;
-    uint64_t token_id = 0;           // set by the host: the execution token issued for this call
-    bool modern = false;             // asked under 2026-07-28: the result carries resultType
-    int8_t log_level = -1;           // 2026-07-28 per-request logging opt-in (a LogLevel), -1: none
-    uint32_t origin = 0;             // Session::origin of the request: ids are unique only within it
-    uint32_t reply_to = 0;           // Session::reply_to: where the transport delivers the answer
+    uint64_t received_ns = 0; // when the message reached the Server (CallStages::Call begins)
+    uint64_t token_id = 0; // set by the host: the execution token issued for this call
+    bool modern = false;   // asked under 2026-07-28: the result carries resultType
+    int8_t log_level = -1; // 2026-07-28 per-request logging opt-in (a LogLevel), -1: none
+    uint32_t origin = 0;   // Session::origin of the request: ids are unique only within it
+    uint32_t reply_to = 0; // Session::reply_to: where the transport delivers the answer
     const char* transport = nullptr; // Session::transport (nullptr: the server's)
     // Notifications/message the call itself emits (call_log) go out at or above this level: the
     // request's logLevel (2026-07-28) or the session's logging/setLevel when the call began; -1: none.
@@ -368,6 +370,12 @@ public:
     // Session::kMaxSubscriptions).
     size_t next_resource_update(Session& session, std::span<char> out);
 
+    // Where the time of this Server's tools/calls went (call_stages.h). The host adds the stages
+    // it runs itself (a deferred call's body, the send) and reads them all from outside.
+    CallStages& stages() { return m_stages; }
+    const CallStages& stages() const { return m_stages; }
+    uint64_t now_ns() { return m_host.now_ns(); }
+
     static constexpr const char* kApiKeyMeta = "io.basalt/api-key";
     static constexpr const char* kProtocolVersionMeta = "io.modelcontextprotocol/protocolVersion";
     // A revision this server speaks (handshake era or 2026-07-28).
@@ -425,6 +433,8 @@ private:
     bool admit_inline(Request& r);
     bool authorise(Request& r, uint32_t scopes);
     void audit(const Request& r, AuditOutcome outcome, const char* code);
+    // The end of stage `s` of a timed request (a tools/call): one clock reading.
+    void lap(Request& r, CallStages::Stage s);
     bool resource_allowed(std::string_view uri) const;
     void start_pending(Request& r, const Session& s, const Tool& tool, const json::Value& arguments,
                        std::string_view answers, std::string_view carried);
@@ -446,6 +456,7 @@ private:
     char m_state_payload[kMaxStatePayload];
     char m_state_text[kMaxState];
     InputRound m_round;
+    CallStages m_stages;
 };
 
 } // namespace mcp

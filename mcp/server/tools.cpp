@@ -89,8 +89,10 @@ void Server::tools_call(Request& r, Session& s) {
     }
     r.action = tool->action ? tool->action : "call";
     describe_target(*tool, arguments, r.target);
+    lap(r, CallStages::Route);
     if (!authorise(r, tool->scopes))
         return;
+    lap(r, CallStages::Authorise);
     if (!validate(r, s, *tool, arguments))
         return;
     if (r.modern && !declared_needs(r, s, *tool))
@@ -101,9 +103,11 @@ void Server::tools_call(Request& r, Session& s) {
                       { "tools/call", bound_name(tool_name), r.args_hash, r.principal ? r.principal->id : uint16_t(0) },
                       answers, carried))
         return;
+    lap(r, CallStages::Validate);
     uint16_t who = r.principal ? r.principal->id : 0;
     if (!admit(r))
         return;
+    lap(r, CallStages::Admit);
     if (m_host.runs_calls()) {
         start_pending(r, s, *tool, arguments, answers, carried);
         return;
@@ -119,16 +123,18 @@ void Server::tools_call(Request& r, Session& s) {
     ToolError err;
     bool ok = tool->run(arguments, sw, err);
     m_limiter.release(who);
+    lap(r, CallStages::Body);
     if (ok && (!sw.complete() || !well_shaped(tool->result, sw.view()))) {
         ok = false;
         err = sw.error() == ktl::Error::Full ? ToolError { ErrorCode::LimitOutputExceeded, "output over 65,536 bytes" }
                                              : ToolError { ErrorCode::InternalError, "malformed tool output" };
     }
-    write_tool_result(
-        r.w, [&](json::Writer& w) { begin_reply(w, r.id); }, r.modern, tool->result, ok, sw.view(), err, r.request_id,
-        r.timestamp);
+    write_tool_result(r.w, [&](json::Writer& w) { begin_reply(w, r.id); }, r.modern, tool->result, ok, sw.view(), err,
+                      r.request_id, r.timestamp);
+    lap(r, CallStages::Encode);
     r.reason = ok ? "" : err.reason;
     audit(r, ok ? AuditOutcome::Allow : AuditOutcome::Error, ok ? "" : error_code_name(err.code));
+    lap(r, CallStages::Audit); // the transport's send and the whole call are the host's to time
 }
 
 void Server::start_pending(Request& r, const Session& s, const Tool& tool, const json::Value& arguments,
@@ -158,6 +164,7 @@ void Server::start_pending(Request& r, const Session& s, const Tool& tool, const
     copy_text(call.tool, r.name);
     call.args_hash = r.args_hash;
     call.start_ns = r.start_ns;
+    call.received_ns = r.received_ns;
     call.modern = r.modern;
     call.log_level = r.log_level;
     call.origin = r.origin;
@@ -184,6 +191,7 @@ void Server::start_pending(Request& r, const Session& s, const Tool& tool, const
         audit(r, AuditOutcome::Error, error_code_name(err.code));
         return;
     }
+    lap(r, CallStages::Start);
     r.deferred = true;
 }
 

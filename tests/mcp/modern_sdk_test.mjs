@@ -129,7 +129,8 @@ try {
 
   // Resources: listed, each read a snapshot with version, generated_at, source_commit.
   const resources = (await client.listResources()).resources.map((r) => r.uri).sort();
-  assert.deepEqual(resources, ["audit://log", "kernel://composition", "kernel://log", "kernel://status"]);
+  assert.deepEqual(resources,
+                   ["audit://log", "kernel://composition", "kernel://log", "kernel://perf", "kernel://status"]);
   for (const uri of resources) {
     const snap = JSON.parse((await client.readResource({ uri })).contents[0].text);
     assert.equal(snap.version, "1");

@@ -116,7 +116,8 @@ try {
 
   // Resources: every one listed, each read is a snapshot with version, generated_at, source_commit.
   const resources = (await client.listResources()).resources.map((r) => r.uri).sort();
-  assert.deepEqual(resources, ["audit://log", "kernel://composition", "kernel://log", "kernel://status"]);
+  assert.deepEqual(resources,
+                   ["audit://log", "kernel://composition", "kernel://log", "kernel://perf", "kernel://status"]);
   for (const uri of resources) {
     const r = await client.readResource({ uri });
     const snap = JSON.parse(r.contents[0].text);
