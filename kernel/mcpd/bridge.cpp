@@ -25,9 +25,8 @@ Bridge::Bridge(const BridgeSetup& setup) : m_caps(setup.caps), m_server(m_config
     m_config.gate = &m_gate;
     m_config.transport = setup.transport;
     m_config.subscriptions = true; // every transport delivers them (the line itself, HTTP's standalone stream)
-    set_resource_context(
-        { m_caps.introspection, m_caps.audit, setup.line, m_config.allowlist.size(), setup.transport, m_caps.cluster,
-          &m_server.stages() });
+    set_resource_context({ m_caps.introspection, m_caps.audit, setup.line, m_config.allowlist.size(), setup.transport,
+                           m_caps.cluster, &m_server.stages() });
 }
 
 void Bridge::resume_audit() {

@@ -14,7 +14,7 @@ struct ResourceContext {
     const mcp::Principal* line_principal = nullptr; // who callers without a key act as on this line
     size_t tools_allowed = 0;
     const char* transport = "serial";
-    uint32_t cluster = ~0u; // Cluster capability (cluster://members), ~0u without membership
+    uint32_t cluster = ~0u;                  // Cluster capability (cluster://members), ~0u without membership
     const mcp::CallStages* stages = nullptr; // the bridge's tools/call stage timing (kernel://perf)
 };
 

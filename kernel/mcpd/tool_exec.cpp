@@ -89,7 +89,7 @@ struct Job {
     const ToolDef* def = nullptr; // what a Waiting call will run
     uint64_t memory_limit = 0;    // its task's (task_limit), tightened by the caller's own
     uint64_t syscall_limit = 0;
-    uint64_t wait_reported_ns = 0;  // a Waiting call's last progress notification
+    uint64_t wait_reported_ns = 0; // a Waiting call's last progress notification
     // The tool task's first and last readings of the clock (CallStages::Body), set by the task.
     uint64_t task_start_ns = 0, task_end_ns = 0;
 };

@@ -42,9 +42,9 @@ public:
     };
 
     static const char* name(Stage s) {
-        static const char* const kNames[kCount] = { "parse",  "authenticate", "provenance", "route", "authorise",
-                                                    "validate", "admit", "start", "body", "encode", "audit",
-                                                    "send", "call" };
+        static const char* const kNames[kCount] = { "parse",    "authenticate", "provenance", "route", "authorise",
+                                                    "validate", "admit",        "start",      "body",  "encode",
+                                                    "audit",    "send",         "call" };
         return s < kCount ? kNames[s] : "?";
     }
 

@@ -52,7 +52,8 @@ size_t Server::finish_call(const PendingCall& call, bool ok, std::string_view st
     write_tool_result(w, begin, call.modern, call.result, ok, structured, e, call.request_id, now);
     const uint64_t auditing = m_host.now_ns();
     m_stages.add_since(CallStages::Encode, encoding, auditing);
-    audit_call(call, ok ? AuditOutcome::Allow : AuditOutcome::Error, ok ? "" : error_code_name(e.code), ok ? nullptr : e.reason);
+    audit_call(call, ok ? AuditOutcome::Allow : AuditOutcome::Error, ok ? "" : error_code_name(e.code),
+               ok ? nullptr : e.reason);
     m_stages.add_since(CallStages::Audit, auditing, m_host.now_ns());
     if (!w.complete()) {
         json::Writer fallback(out);

@@ -205,12 +205,12 @@ struct PendingCall {
     char tool[48] = "";
     uint64_t args_hash = 0;
     uint64_t start_ns = 0;
-    uint64_t received_ns = 0; // when the message reached the Server (CallStages::Call begins)
-    uint64_t token_id = 0; // set by the host: the execution token issued for this call
-    bool modern = false;   // asked under 2026-07-28: the result carries resultType
-    int8_t log_level = -1; // 2026-07-28 per-request logging opt-in (a LogLevel), -1: none
-    uint32_t origin = 0;   // Session::origin of the request: ids are unique only within it
-    uint32_t reply_to = 0; // Session::reply_to: where the transport delivers the answer
+    uint64_t received_ns = 0;        // when the message reached the Server (CallStages::Call begins)
+    uint64_t token_id = 0;           // set by the host: the execution token issued for this call
+    bool modern = false;             // asked under 2026-07-28: the result carries resultType
+    int8_t log_level = -1;           // 2026-07-28 per-request logging opt-in (a LogLevel), -1: none
+    uint32_t origin = 0;             // Session::origin of the request: ids are unique only within it
+    uint32_t reply_to = 0;           // Session::reply_to: where the transport delivers the answer
     const char* transport = nullptr; // Session::transport (nullptr: the server's)
     // Notifications/message the call itself emits (call_log) go out at or above this level: the
     // request's logLevel (2026-07-28) or the session's logging/setLevel when the call began; -1: none.

@@ -129,8 +129,9 @@ void Server::tools_call(Request& r, Session& s) {
         err = sw.error() == ktl::Error::Full ? ToolError { ErrorCode::LimitOutputExceeded, "output over 65,536 bytes" }
                                              : ToolError { ErrorCode::InternalError, "malformed tool output" };
     }
-    write_tool_result(r.w, [&](json::Writer& w) { begin_reply(w, r.id); }, r.modern, tool->result, ok, sw.view(), err,
-                      r.request_id, r.timestamp);
+    write_tool_result(
+        r.w, [&](json::Writer& w) { begin_reply(w, r.id); }, r.modern, tool->result, ok, sw.view(), err, r.request_id,
+        r.timestamp);
     lap(r, CallStages::Encode);
     r.reason = ok ? "" : err.reason;
     audit(r, ok ? AuditOutcome::Allow : AuditOutcome::Error, ok ? "" : error_code_name(err.code));

@@ -64,8 +64,8 @@ TEST(CallStages, KeepsCountSumMaxAndALog2Histogram) {
     EXPECT_EQ(b.count, 5u);
     EXPECT_EQ(b.sum_ns, 5301u);
     EXPECT_EQ(b.max_ns, 5000u);
-    EXPECT_EQ(b.buckets[0], 1u); // under 2 ns
-    EXPECT_EQ(b.buckets[6], 3u); // 64..127
+    EXPECT_EQ(b.buckets[0], 1u);  // under 2 ns
+    EXPECT_EQ(b.buckets[6], 3u);  // 64..127
     EXPECT_EQ(b.buckets[12], 1u); // 4096..8191
     EXPECT_EQ(Stages::quantile_ns(b, 50), 127u) << "the upper bound of the median's bucket";
     EXPECT_EQ(Stages::quantile_ns(b, 99), 5000u) << "capped at the largest seen";
