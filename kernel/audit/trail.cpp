@@ -77,8 +77,8 @@ void resume(uint64_t records) {
     // Sequence numbers go on from the last record put back (a checkpoint keeps only the ring's
     // newest records, so the region may hold fewer than were ever written).
     Record last {};
-    const bool read = sys::call(sys::Number::region_read, region_slot(), (records - 1) * sizeof(Record),
-                                reinterpret_cast<uint64_t>(&last), sizeof last) == static_cast<int64_t>(sizeof last);
+    const bool read = sys::region_read(region_slot(), (records - 1) * sizeof(Record), &last, sizeof last) ==
+                      static_cast<int64_t>(sizeof last);
     arch::IrqGuard guard; // both bridges call it at start; the first one counts
     if (g_count != 0)
         return;
@@ -101,7 +101,7 @@ void append(Record& r) {
     uint32_t region = region_slot();
     r.seq = g_seq_base + g_count;
     r.dropped_before = given_way() + g_failed;
-    if (region == ~0u || sys::call(sys::Number::region_append, region, reinterpret_cast<uint64_t>(&r), sizeof r) < 0) {
+    if (region == ~0u || sys::region_append(region, &r, sizeof r) < 0) {
         ++g_failed;
         return;
     }
@@ -202,8 +202,7 @@ void write_records(json::Writer& w, uint32_t max, Keep keep) {
         first = given_way();
     for (uint64_t i = first; i < g_count; ++i) {
         Record r;
-        if (sys::call(sys::Number::region_read, region_slot(), i * sizeof(Record), reinterpret_cast<uint64_t>(&r),
-                      sizeof r) != static_cast<int64_t>(sizeof r))
+        if (sys::region_read(region_slot(), i * sizeof(Record), &r, sizeof r) != static_cast<int64_t>(sizeof r))
             break;
         if (keep(r))
             write_record(w, r);

@@ -31,7 +31,7 @@ Bridge::Bridge(const BridgeSetup& setup) : m_caps(setup.caps), m_server(m_config
 
 void Bridge::resume_audit() {
     storage_info::StorageInfo storage {};
-    if (sys::call(sys::Number::storage_info, m_caps.introspection, reinterpret_cast<uint64_t>(&storage)) == 0)
+    if (sys::storage_info(m_caps.introspection, &storage) == 0)
         audit::trail::resume(storage.recovered_audit);
 }
 

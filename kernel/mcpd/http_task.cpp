@@ -130,7 +130,7 @@ size_t g_host_count = 0;
 void random_bytes(uint8_t* out, size_t len) {
     while (len > 0) {
         size_t n = len < 256 ? len : 256;
-        if (sys::call(sys::Number::random_bytes, reinterpret_cast<uint64_t>(out), n) != static_cast<int64_t>(n))
+        if (sys::random_bytes(out, n) != static_cast<int64_t>(n))
             panic("mcp: the kernel's random generator refused %zu bytes", n); // never: the buffer is ours
         out += n;
         len -= n;
@@ -175,7 +175,7 @@ Conn* conn_of(uint32_t handle) {
 void drop(Conn& c, bool abort) {
     if (c.state == Conn::State::Notify && g_transport)
         g_transport->stream_closed(c.session);
-    sys::call(sys::Number::net_close, g_caps.endpoint, c.handle, abort ? 1 : 0);
+    sys::net_close(g_caps.endpoint, c.handle, abort ? 1 : 0);
     c.in.release();
     c.out.release();
     c = Conn {};
@@ -202,8 +202,7 @@ bool append_framed(Conn& c, size_t need, Frame&& frame) {
 
 void flush(Conn& c) {
     for (int round = 0; round < 4 && c.sent < c.out.len; ++round) {
-        int64_t n = sys::call(sys::Number::net_send, g_caps.endpoint, c.handle,
-                              reinterpret_cast<uint64_t>(c.out.data + c.sent), c.out.len - c.sent);
+        int64_t n = sys::net_send(g_caps.endpoint, c.handle, c.out.data + c.sent, c.out.len - c.sent);
         if (n <= 0) {
             if (n < 0) { // the connection is gone: nothing more can be sent or read on it
                 c.state = Conn::State::Closing;
@@ -318,8 +317,7 @@ void receive(mcp::HttpTransport& transport, Conn& c) {
             break;
         // Never read past what one request may hold: the parser refuses it anyway.
         size_t room = c.in.cap - c.in.len;
-        int64_t n = sys::call(sys::Number::net_recv, g_caps.endpoint, c.handle,
-                              reinterpret_cast<uint64_t>(c.in.data + c.in.len), room);
+        int64_t n = sys::net_recv(g_caps.endpoint, c.handle, c.in.data + c.in.len, room);
         if (n < 0) {
             c.peer_closed = true;
             break;
@@ -569,8 +567,7 @@ void pump_streams(mcp::HttpTransport& transport, uint64_t& log_next) {
         return;
     }
     for (int guard = 0; guard < 64; ++guard) {
-        int64_t after = sys::call(sys::Number::log_read, g_caps.bridge.introspection, log_next,
-                                  reinterpret_cast<uint64_t>(&rec));
+        int64_t after = sys::log_read(g_caps.bridge.introspection, log_next, &rec);
         if (after < 0)
             break;
         log_next = static_cast<uint64_t>(after);
@@ -611,7 +608,7 @@ int64_t http_task_main(void* arg) {
     g_caps = *static_cast<const HttpCaps*>(arg);
     // The store is the storage task's until it has replayed the disk's log: nothing is served
     // before (a client's first call simply waits).
-    sys::call(sys::Number::storage_wait);
+    sys::storage_wait();
     build_hosts();
 
     // Callers without a key act as `http_role` (default anonymous: the network is not trusted
@@ -658,11 +655,11 @@ int64_t http_task_main(void* arg) {
         bool streams = any_streams();
         uint64_t timeout = busy ? 10'000'000 : streams ? kStreamPollNs : any_open() ? kTickNs : 0;
         if (!ready)
-            sys::call(sys::Number::event_wait, g_caps.wake, timeout);
+            sys::event_wait(g_caps.wake, timeout);
         refresh_own_address();
         console_turn(server);
         for (int round = 0; round < 8; ++round) {
-            int64_t n = sys::call(sys::Number::net_poll, g_caps.endpoint, reinterpret_cast<uint64_t>(events), 64);
+            int64_t n = sys::net_poll(g_caps.endpoint, events, 64);
             for (int64_t i = 0; i < n; ++i)
                 on_event(transport, events[i]);
             if (n < 64)

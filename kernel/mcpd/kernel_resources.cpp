@@ -52,7 +52,7 @@ const ResourceContext& ctx() {
 // "recovering", "ready" or "failed" (durable collections read-only; `reason` says why).
 void write_storage(json::Writer& w) {
     storage_info::StorageInfo s {};
-    if (sys::call(sys::Number::storage_info, ctx().introspection, reinterpret_cast<uint64_t>(&s)) < 0)
+    if (sys::storage_info(ctx().introspection, &s) < 0)
         return;
     w.key("storage").begin_object();
     w.key("state").string(journal::state_name(static_cast<journal::State>(s.state)));
@@ -102,8 +102,8 @@ void write_storage(json::Writer& w) {
 bool read_status(json::Writer& w, mcp::ToolError& err) {
     sysinfo::MemInfo mem {};
     sysinfo::TaskInfo tasks[64]; // this read's own: both bridges read at once
-    int64_t n = sys::call(sys::Number::task_list, ctx().introspection, reinterpret_cast<uint64_t>(tasks), 64);
-    if (n < 0 || sys::call(sys::Number::mem_stats, ctx().introspection, reinterpret_cast<uint64_t>(&mem)) < 0) {
+    int64_t n = sys::task_list(ctx().introspection, tasks, 64);
+    if (n < 0 || sys::mem_stats(ctx().introspection, &mem) < 0) {
         err = { mcp::ErrorCode::InternalError, "kernel statistics unavailable" };
         return false;
     }
@@ -120,7 +120,7 @@ bool read_status(json::Writer& w, mcp::ToolError& err) {
         .number(mem.free_pages)
         .end_object();
     sysinfo::SchedInfo sched {};
-    if (sys::call(sys::Number::sched_stats, ctx().introspection, reinterpret_cast<uint64_t>(&sched)) == 0) {
+    if (sys::sched_stats(ctx().introspection, &sched) == 0) {
         w.key("scheduler").begin_object().key("ticks").number(sched.ticks).key("switches").number(sched.switches);
         w.key("consistency_checks").number(sched.consistency_checks).end_object();
     }
@@ -175,7 +175,7 @@ bool read_log(json::Writer& w, mcp::ToolError&) {
     uint64_t seq = end > kNewest ? end - kNewest : 0;
     w.key("records").begin_array();
     for (uint64_t i = 0; i < kNewest && seq < end; ++i) {
-        int64_t n = sys::call(sys::Number::log_read, ctx().introspection, seq, reinterpret_cast<uint64_t>(&rec));
+        int64_t n = sys::log_read(ctx().introspection, seq, &rec);
         if (n < 0)
             break;
         seq = static_cast<uint64_t>(n);
@@ -199,7 +199,7 @@ bool read_audit(json::Writer& w, mcp::ToolError&) {
     audit::Record rec;
     uint64_t seq = 0;
     for (int guard = 0; guard < 256; ++guard) {
-        int64_t next = sys::call(sys::Number::audit_read, ctx().audit, seq, reinterpret_cast<uint64_t>(&rec));
+        int64_t next = sys::audit_read(ctx().audit, seq, &rec);
         if (next < 0)
             break;
         seq = static_cast<uint64_t>(next);

@@ -38,14 +38,14 @@ uint32_t g_serial_slot = ~0u; // the line
 
 void send(uint32_t serial, size_t len) {
     g_reply[len] = '\n';
-    sys::call(sys::Number::serial_write, serial, reinterpret_cast<uint64_t>(g_reply), len + 1);
+    sys::serial_write(serial, g_reply, len + 1);
 }
 
 // Sends the log records that arrived since `next` as notifications/message (MCP "Logging").
 uint64_t forward_log(mcp::Server& server, const mcp::Session& session, uint32_t serial, uint64_t next) {
     static ktl::LogRecord rec;
     for (int guard = 0; guard < 64; ++guard) {
-        int64_t after = sys::call(sys::Number::log_read, g_log_slot, next, reinterpret_cast<uint64_t>(&rec));
+        int64_t after = sys::log_read(g_log_slot, next, &rec);
         if (after < 0)
             break;
         next = static_cast<uint64_t>(after);
@@ -104,7 +104,7 @@ int64_t serial_task_main(void* arg) {
     auto wait_for_storage = [&] {
         if (storage_ready)
             return;
-        sys::call(sys::Number::storage_wait);
+        sys::storage_wait();
         bridge.resume_audit(); // the trail continues after what the disk gave back
         storage_ready = true;
     };
@@ -133,8 +133,7 @@ int64_t serial_task_main(void* arg) {
                            : session.subscription_count ? kUpdatePollNs
                                                         : 0;
         bool timed = timeout != 0;
-        int64_t got = sys::call(sys::Number::serial_read, caps.serial, reinterpret_cast<uint64_t>(buf), sizeof buf,
-                                timeout, timed ? 0 : 1);
+        int64_t got = sys::serial_read(caps.serial, buf, sizeof buf, timeout, timed ? 0 : 1);
         // Records first: what a call logged goes out before its result.
         if (logs.logging)
             log_next = forward_log(server, logs, caps.serial, log_next);

@@ -134,7 +134,7 @@ int64_t tool_task_main(void* arg) {
     // binding is recomputed here, over the very text parsed below.
     const std::string_view args(job.args, job.args_len);
     uint64_t binding = call_binding(job.principal_id, job.call.tool, args, job.call.token_id, job.call.provenance_id);
-    int64_t slot = sys::call(sys::Number::token_redeem, job.token, binding);
+    int64_t slot = sys::token_redeem(job.token, binding);
     ToolContext ctx { slot >= 0 ? static_cast<uint32_t>(slot) : ~0u, &job };
     // The sink policy decides: BLOCK without a redeemed token; STEP_UP asks the human first.
     if (!sink_gate(job.step_up, job.token != ~0u, slot >= 0, ctx, job.err)) {
@@ -407,7 +407,7 @@ bool take_buffers(Job& job, std::string_view text) {
 // The object of Grant::Nothing tokens: one event per bridge, created once and never signalled.
 ktl::Result<uint32_t> inert_event(ExecCaps& caps) {
     if (caps.inert == ~0u) {
-        int64_t created = sys::call(sys::Number::event_create, caps.factory, 0);
+        int64_t created = sys::event_create(caps.factory, 0);
         if (created < 0)
             return static_cast<ktl::Error>(-created);
         caps.inert = static_cast<uint32_t>(created);
@@ -431,8 +431,7 @@ ktl::Result<uint32_t> token_source(ExecCaps& caps, const ToolDef& def, const jso
     auto name = arguments.find("collection").plain_string();
     if (!name || name->empty() || name->size() > vector::kMaxNameLength)
         return ktl::Error::InvalidArgs;
-    int64_t slot = sys::call(sys::Number::store_open, caps.store, reinterpret_cast<uint64_t>(name->data()),
-                             name->size(), def.rights | kcap::kGrant);
+    int64_t slot = sys::store_open(caps.store, name->data(), name->size(), def.rights | kcap::kGrant);
     if (slot < 0)
         return static_cast<ktl::Error>(-slot);
     *transient = true;
@@ -460,7 +459,7 @@ struct Recovery {
 };
 Recovery recovery(const ExecCaps& caps) {
     storage_info::StorageInfo info {};
-    if (sys::call(sys::Number::storage_info, caps.introspection, reinterpret_cast<uint64_t>(&info)) < 0)
+    if (sys::storage_info(caps.introspection, &info) < 0)
         return { false, 0 }; // nothing to wait for that can be seen: the call runs and finds out
     return { info.state == static_cast<uint8_t>(journal::State::Recovering), info.recovery_progress };
 }
@@ -615,7 +614,7 @@ bool Executor::launch(const mcp::Tool& tool, const ToolDef& def, const json::Val
     }
     auto drop_source = [&] {
         if (source && transient)
-            sys::call(sys::Number::cap_delete, *source);
+            sys::cap_delete(*source);
     };
     if (!take_buffers(*job, text)) {
         drop_source();
@@ -708,26 +707,25 @@ bool Executor::spawn(Job& job, uint32_t source, bool transient, mcp::ToolError& 
     const uint64_t now = clock::monotonic_ns();
     const uint64_t wall_ns = job.deadline_ns > now ? job.deadline_ns - now : 1;
     job.state = Job::State::Running;
-    int64_t task = sys::call(sys::Number::task_create, m_caps.factory, reinterpret_cast<uint64_t>(&tool_task_main),
-                             reinterpret_cast<uint64_t>(&job), kToolPriority, reinterpret_cast<uint64_t>(name));
+    int64_t task = sys::task_create(m_caps.factory, &tool_task_main, &job, kToolPriority, name);
     if (task < 0) {
         if (transient)
-            sys::call(sys::Number::cap_delete, source);
+            sys::cap_delete(source);
         KLOG_WARN("mcp: no tool task for '%s': %s", job.call.tool, ktl::error_name(static_cast<ktl::Error>(-task)));
         err = { mcp::ErrorCode::InternalError, "no tool task could be started" };
         return false;
     }
     job.task = static_cast<uint32_t>(task);
-    sys::call(sys::Number::task_limit, job.task, job.memory_limit, job.syscall_limit);
+    sys::task_limit(job.task, job.memory_limit, job.syscall_limit);
     // Exactly the rights this tool needs, never the Grant the bridge holds; derived from the
     // bridge's capability (revoking it reaches the token) and dead at the wall-time limit.
-    int64_t token = sys::call(sys::Number::token_issue, source, job.task, job.def->rights, binding, wall_ns);
+    int64_t token = sys::token_issue(source, job.task, job.def->rights, binding, wall_ns);
     job.token = token >= 0 ? static_cast<uint32_t>(token) : ~0u; // the task fails closed without it
     // A capability made for this call lives as long as the call (the token hangs from it).
     job.source = source;
     job.source_transient = transient && token >= 0;
     if (transient && token < 0)
-        sys::call(sys::Number::cap_delete, source);
+        sys::cap_delete(source);
     // profile=faults only: proves the binding is checked
     tamper_if_asked(*job.def, job.args, job.args_len, job.call.provenance_id, job.token);
     return true;
@@ -759,13 +757,13 @@ namespace {
 // the call's buffers. One killed while blocked may not have ended yet: it is detached, so the
 // kernel releases it when it does (no zombie), and its memory was never the call's buffers.
 void reap(Job& job, uint64_t join_timeout_ns) {
-    if (sys::call(sys::Number::task_join, job.task, join_timeout_ns) == -static_cast<int64_t>(ktl::Error::TimedOut))
-        sys::call(sys::Number::task_detach, job.task);
-    sys::call(sys::Number::cap_delete, job.task);
+    if (sys::task_join(job.task, join_timeout_ns) == -static_cast<int64_t>(ktl::Error::TimedOut))
+        sys::task_detach(job.task);
+    sys::cap_delete(job.task);
     // The capability made for this call (a collection's) goes now, with whatever was derived from
     // it: the token or the capability it became.
     if (job.source_transient)
-        sys::call(sys::Number::cap_delete, job.source);
+        sys::cap_delete(job.source);
     job.source_transient = false;
     release_buffers(job);
 }
@@ -878,7 +876,7 @@ void Executor::poll(mcp::Server& server, std::span<char> out, Send send_to, void
         }
         flush_logs(server, j, out, send); // what a call logged goes out before its progress and result
         // Asked before the state is read: a task that finished sets Done before it ends.
-        bool ended = sys::call(sys::Number::task_status, j.task) == 1;
+        bool ended = sys::task_status(j.task) == 1;
         if (j.state != Job::State::Done && ended) {
             // It ended without finishing: a fault (or a kill from elsewhere). Answered now, not at
             // the wall-time limit; the kernel has already taken back what the task held.
@@ -924,7 +922,7 @@ void Executor::poll(mcp::Server& server, std::span<char> out, Send send_to, void
         if (j.kill_at_ns != 0 && now >= j.kill_at_ns) {
             // Told to stop and still running: end the task. A blocked one dies when its wait
             // ends (the kernel may still be filling its buffers); try again next time.
-            int64_t dead = sys::call(sys::Number::task_kill, j.task);
+            int64_t dead = sys::task_kill(j.task);
             if (dead == 1 || dead < 0) {
                 KLOG_NOTICE("mcp: tool task for '%s' killed: it did not stop %llu ms after being told to", j.call.tool,
                             static_cast<unsigned long long>(kStopGraceNs / 1000000));

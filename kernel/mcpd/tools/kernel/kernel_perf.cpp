@@ -38,7 +38,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
             return false;
         }
         uint64_t t0 = GenericTimer::counter();
-        sys::call(sys::Number::clock);
+        sys::clock();
         uint64_t d = GenericTimer::counter() - t0;
         total += d;
         best = d < best ? d : best;
@@ -55,7 +55,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     uint64_t hz = GenericTimer::frequency();
     auto ns = [hz](uint64_t ticks) -> uint64_t { return hz ? ticks * uint64_t(1000000000) / hz : 0; };
     sysinfo::TaskInfo tasks[64];
-    int64_t n = sys::call(sys::Number::task_list, ctx.cap, reinterpret_cast<uint64_t>(tasks), 64);
+    int64_t n = sys::task_list(ctx.cap, tasks, 64);
     if (n < 0) {
         err = { mcp::ErrorCode::InternalError, "task list unavailable" };
         return false;
