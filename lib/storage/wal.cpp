@@ -123,7 +123,7 @@ static bool header_fits(const std::byte* h, uint32_t magic, uint32_t epoch, uint
            ((get16(h + 22) & Wal::kFirst) != 0) == first && (get16(h + 22) & ~(Wal::kFirst | Wal::kLast)) == 0;
 }
 
-ktl::Result<Recovery> Wal::recover_impl(VisitFn visit, void* ctx) {
+ktl::Result<Recovery> Wal::recover_impl(VisitFn visit, void* ctx, const Recovery* known) {
     Recovery rep;
     m_tail = m_first;
     m_next_seq = 1;
@@ -134,6 +134,8 @@ ktl::Result<Recovery> Wal::recover_impl(VisitFn visit, void* ctx) {
     enum class Stop { None, Region, Zero, OtherEpoch, NewerMidway, Failed } stop = Stop::None;
     // At most one commit per sector: the walk is bounded by the region.
     for (uint64_t guard = 0; guard < m_count && m_tail < m_first + m_count; ++guard) {
+        if (known && rep.commits == known->commits)
+            break; // as far as the first walk went
         size_t loaded = 0;
         auto got = load(m_tail, kHeader, loaded);
         if (!got)
@@ -214,6 +216,8 @@ ktl::Result<Recovery> Wal::recover_impl(VisitFn visit, void* ctx) {
         m_chain = chain;
         m_tail += (at + m_sector - 1) / m_sector;
     }
+    if (known && rep.commits == known->commits && m_next_seq == known->next_seq && m_tail == known->tail_lba)
+        return *known;
     // Whatever stopped the walk, an intact later commit of this epoch means it stopped at damage.
     // (Not where a newer log begins: what follows it are this older epoch's own leftovers.)
     if (stop == Stop::NewerMidway || (stop != Stop::None && stop != Stop::Region && !rep.newer_epoch &&

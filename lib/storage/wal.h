@@ -70,7 +70,15 @@ public:
     // once the whole commit has checked out, and positions the log after the last one.
     template <typename Visit>
     ktl::Result<Recovery> recover(Visit&& visit) {
-        return recover_impl([](void* ctx, const LogRecord& r) { (*static_cast<Visit*>(ctx))(r); }, &visit);
+        return recover_impl([](void* ctx, const LogRecord& r) { (*static_cast<Visit*>(ctx))(r); }, &visit, nullptr);
+    }
+    // The same walk again, over a log `known` describes (what recover() found, nothing written
+    // since): every record is visited again, and `known` comes back once the walk has reached its
+    // end, without searching the sectors after it for damage a second time. Should the walk stop
+    // short of it (the disk changed under it), it ends as recover() would.
+    template <typename Visit>
+    ktl::Result<Recovery> recover_again(const Recovery& known, Visit&& visit) {
+        return recover_impl([](void* ctx, const LogRecord& r) { (*static_cast<Visit*>(ctx))(r); }, &visit, &known);
     }
 
     // Adds a record to the commit being built; its sequence number. TooLarge-like errors:
@@ -92,7 +100,7 @@ public:
 
 private:
     using VisitFn = void (*)(void* ctx, const LogRecord& r);
-    ktl::Result<Recovery> recover_impl(VisitFn visit, void* ctx);
+    ktl::Result<Recovery> recover_impl(VisitFn visit, void* ctx, const Recovery* known);
     // Loads sectors from `lba` into the buffer until at least `bytes` are there (false: past the
     // region or the buffer).
     ktl::Result<bool> load(uint64_t lba, size_t bytes, size_t& loaded);

@@ -8,6 +8,8 @@
 //   - recovery time for 100,000 vectors: from the log alone, and from a checkpoint.
 // Usage: node tests/bench/storage_bench.mjs [--kernel ELF] [--calls N] [--vectors N] [--dim D]
 //        [--recovery log,checkpoints]   (which recoveries to measure; default both)
+//        [--per-call N]   (vectors per upsert call while filling; default 250)
+//        [--log]   (after each recovery, the kernel's own storage and snapshot log lines, with uptimes)
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -24,6 +26,8 @@ const CALLS = Number(opt("--calls", 400));
 const VECTORS = Number(opt("--vectors", 100000));
 const DIM = Number(opt("--dim", 64));
 const RECOVERY = opt("--recovery", "log,checkpoints").split(",");
+const LOG = process.argv.includes("--log");
+const PER_CALL = Number(opt("--per-call", 250));
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "basalt-storage-bench."));
 process.on("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -71,9 +75,9 @@ const row = () => Array.from({ length: DIM }, rand);
 // `callers` concurrent streams of one-vector upserts, CALLS in all; acknowledged calls per second.
 const upserts = (s, collection, callers, firstId) => upsertRate(s.call, collection, { callers, calls: CALLS, firstId, row });
 
-// VECTORS vectors in calls of 250 (base64 float32 rows).
+// VECTORS vectors in calls of PER_CALL (base64 float32 rows).
 async function fill(s, collection) {
-  const per = 250, rowsPerString = Math.floor(49152 / (4 * DIM));
+  const per = PER_CALL, rowsPerString = Math.floor(49152 / (4 * DIM));
   for (let at = 0; at < VECTORS; at += per) {
     const n = Math.min(per, VECTORS - at);
     const f32 = Float32Array.from({ length: n * DIM }, rand);
@@ -151,5 +155,10 @@ for (const [key, label, extra] of [["log", "the log alone", ["--append", "checkp
               `${st.last_checkpoint_bytes} bytes in ${st.last_checkpoint_ms} ms; ${retried} calls held back past the ` +
               `tool time limit and sent again)`);
   retried = 0;
+  if (LOG) {
+    const log = await s.call("kernel_log", { limit: 200 });
+    for (const r of log.records.filter((r) => /^(storage|vector): /.test(r.text)))
+      console.log(`  [${(r.uptime_ns / 1e6).toFixed(0)} ms] ${r.text}`);
+  }
   await s.client.close();
 }
