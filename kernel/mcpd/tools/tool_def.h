@@ -123,7 +123,7 @@ struct ToolDef {
 } // namespace mcpd
 
 // Defines the ToolDef `id` (in mcpd::tools, with external linkage: tool_table.cpp lists it):
-//     MCPD_TOOL(kernel_info) { kTool, run, Grant::Introspection, kcap::kRead, Effect::read_only() };
+//     MCPD_TOOL(kernel_info) { kTool, run, Grant::Introspection, abi::kRead, Effect::read_only() };
 #define MCPD_TOOL(id) \
     extern const ::mcpd::ToolDef id; \
     constinit const ::mcpd::ToolDef id

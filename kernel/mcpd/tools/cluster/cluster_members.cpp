@@ -1,6 +1,6 @@
 #include "cluster_members.h"
 
-#include "../../../syscall/sys.h"
+#include <abi/sys.h>
 
 #include <cstdio>
 

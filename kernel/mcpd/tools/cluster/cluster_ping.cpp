@@ -3,8 +3,8 @@
 #include "cluster_members.h"
 #include "../tool_def.h"
 #include "../../tool_exec.h"
-#include "../../../cap/kcap.h"
-#include "../../../syscall/sys.h"
+#include <abi/rights.h>
+#include <abi/sys.h>
 
 #include <mcp/policy/roles.h>
 
@@ -65,6 +65,6 @@ constexpr mcp::Tool kTool = {
 
 } // namespace
 
-MCPD_TOOL(cluster_ping) { kTool, run, Grant::Cluster, kcap::kRead | kcap::kWrite, Effect::read_only() };
+MCPD_TOOL(cluster_ping) { kTool, run, Grant::Cluster, abi::kRead | abi::kWrite, Effect::read_only() };
 
 } // namespace mcpd::tools

@@ -4,8 +4,8 @@
 #include "cluster_members.h"
 #include "../tool_def.h"
 #include "../../tool_exec.h"
-#include "../../../cap/kcap.h"
-#include "../../../syscall/sys.h"
+#include <abi/rights.h>
+#include <abi/sys.h>
 
 #include <mcp/policy/roles.h>
 
@@ -68,6 +68,6 @@ constexpr mcp::Tool kTool = {
 
 } // namespace
 
-MCPD_TOOL(cluster_status) { kTool, run, Grant::Cluster, kcap::kRead, Effect::read_only() };
+MCPD_TOOL(cluster_status) { kTool, run, Grant::Cluster, abi::kRead, Effect::read_only() };
 
 } // namespace mcpd::tools

@@ -3,7 +3,7 @@
 // tests can show from outside that the kernel answers at once and takes everything back.
 #include "../tool_def.h"
 #include "../../tool_exec.h"
-#include "../../../cap/kcap.h"
+#include <abi/rights.h>
 #include "../../../fault_injection.h"
 #include "../../../mm/kheap.h"
 
@@ -59,6 +59,6 @@ constexpr mcp::Tool kTool = {
 
 } // namespace
 
-MCPD_TOOL(test_fault) { kTool, run, Grant::Nothing, kcap::kRead, Effect::read_only() };
+MCPD_TOOL(test_fault) { kTool, run, Grant::Nothing, abi::kRead, Effect::read_only() };
 
 } // namespace mcpd::tools

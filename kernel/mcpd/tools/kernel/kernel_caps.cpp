@@ -4,7 +4,7 @@
 #include "../tool_def.h"
 #include "../../tool_exec.h"
 #include "../../../cap/kcap.h"
-#include "../../../syscall/sys.h"
+#include <abi/sys.h>
 
 #include <mcp/policy/roles.h>
 

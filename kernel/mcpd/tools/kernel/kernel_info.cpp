@@ -3,8 +3,8 @@
 #include "../schemas.h"
 #include "../tool_def.h"
 #include "../../tool_exec.h"
-#include "../../../cap/kcap.h"
-#include "../../../syscall/sys.h"
+#include <abi/rights.h>
+#include <abi/sys.h>
 #include "../../firmware_json.h"
 #include "../../../arch/aarch64/cpu.h"
 #include "../../../board/board.h"
@@ -64,6 +64,6 @@ constexpr mcp::Tool kTool = { "kernel_info",
 
 } // namespace
 
-MCPD_TOOL(kernel_info) { kTool, run, Grant::Introspection, kcap::kRead, Effect::read_only() };
+MCPD_TOOL(kernel_info) { kTool, run, Grant::Introspection, abi::kRead, Effect::read_only() };
 
 } // namespace mcpd::tools

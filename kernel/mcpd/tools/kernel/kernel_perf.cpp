@@ -2,8 +2,8 @@
 // Reads through the introspection object its token granted (read), nothing else.
 #include "../tool_def.h"
 #include "../../tool_exec.h"
-#include "../../../cap/kcap.h"
-#include "../../../syscall/sys.h"
+#include <abi/rights.h>
+#include <abi/sys.h>
 #include "../../../clock.h"
 #include "../../../syscall/handlers.h"
 
@@ -89,6 +89,6 @@ constexpr mcp::Tool kTool = { "kernel_perf",
 
 } // namespace
 
-MCPD_TOOL(kernel_perf) { kTool, run, Grant::Introspection, kcap::kRead, Effect::read_only() };
+MCPD_TOOL(kernel_perf) { kTool, run, Grant::Introspection, abi::kRead, Effect::read_only() };
 
 } // namespace mcpd::tools

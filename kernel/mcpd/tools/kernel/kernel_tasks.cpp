@@ -3,8 +3,8 @@
 #include "../schemas.h"
 #include "../tool_def.h"
 #include "../../tool_exec.h"
-#include "../../../cap/kcap.h"
-#include "../../../syscall/sys.h"
+#include <abi/rights.h>
+#include <abi/sys.h>
 #include "../../../syscall/handlers.h"
 
 #include <mcp/policy/roles.h>
@@ -47,6 +47,6 @@ constexpr mcp::Tool kTool = {
 
 } // namespace
 
-MCPD_TOOL(kernel_tasks) { kTool, run, Grant::Introspection, kcap::kRead, Effect::read_only() };
+MCPD_TOOL(kernel_tasks) { kTool, run, Grant::Introspection, abi::kRead, Effect::read_only() };
 
 } // namespace mcpd::tools

@@ -1,7 +1,7 @@
 // proposal_approve: the bridge runs the approved proposal's own call in its place (Flow::
 // ApproveProposal), with that call's ToolDef, grant and effect; its answer is that call's.
 #include "proposal_family.h"
-#include "../../../cap/kcap.h"
+#include <abi/rights.h>
 
 #include <mcp/policy/roles.h>
 
@@ -35,7 +35,7 @@ constexpr mcp::Tool kTool = {
 
 } // namespace
 
-MCPD_TOOL(proposal_approve) { kTool,       approve_placeholder, Grant::Nothing,
-                              kcap::kRead, Effect::read_only(), Flow::ApproveProposal };
+MCPD_TOOL(proposal_approve) { kTool,      approve_placeholder, Grant::Nothing,
+                              abi::kRead, Effect::read_only(), Flow::ApproveProposal };
 
 } // namespace mcpd::tools

@@ -1,6 +1,6 @@
 // proposal_get: one proposal, its call, its target as it was when proposed, its state.
 #include "proposal_family.h"
-#include "../../../cap/kcap.h"
+#include <abi/rights.h>
 
 #include <mcp/policy/roles.h>
 
@@ -15,6 +15,6 @@ constexpr mcp::Tool kTool = {
 
 } // namespace
 
-MCPD_TOOL(proposal_get) { kTool, write_one_proposal, Grant::Nothing, kcap::kRead, Effect::read_only() };
+MCPD_TOOL(proposal_get) { kTool, write_one_proposal, Grant::Nothing, abi::kRead, Effect::read_only() };
 
 } // namespace mcpd::tools

@@ -2,7 +2,7 @@
 #include "proposal_family.h"
 #include "../schemas.h"
 #include "../../sink_gate.h"
-#include "../../../cap/kcap.h"
+#include <abi/rights.h>
 
 #include <mcp/policy/roles.h>
 
@@ -33,6 +33,6 @@ constexpr mcp::Tool kTool = {
 
 } // namespace
 
-MCPD_TOOL(proposal_list) { kTool, run, Grant::Nothing, kcap::kRead, Effect::read_only() };
+MCPD_TOOL(proposal_list) { kTool, run, Grant::Nothing, abi::kRead, Effect::read_only() };
 
 } // namespace mcpd::tools

@@ -1,7 +1,7 @@
 // proposal_reject: the bridge rejects the proposal before the call's task starts (Flow::
 // RejectProposal); the body then reports the proposal as it stands.
 #include "proposal_family.h"
-#include "../../../cap/kcap.h"
+#include <abi/rights.h>
 
 #include <mcp/policy/roles.h>
 
@@ -22,7 +22,7 @@ constexpr mcp::Tool kTool = { "proposal_reject",
 
 } // namespace
 
-MCPD_TOOL(proposal_reject) { kTool,       write_one_proposal,  Grant::Nothing,
-                             kcap::kRead, Effect::read_only(), Flow::RejectProposal };
+MCPD_TOOL(proposal_reject) { kTool,      write_one_proposal,  Grant::Nothing,
+                             abi::kRead, Effect::read_only(), Flow::RejectProposal };
 
 } // namespace mcpd::tools

@@ -1,8 +1,8 @@
 // collection_create: a new HNSW collection. Its token grants the store, create only.
 #include "vector_family.h"
 #include "../tool_def.h"
-#include "../../../cap/kcap.h"
-#include "../../../syscall/sys.h"
+#include <abi/rights.h>
+#include <abi/sys.h>
 #include "../../../vector/collection.h"
 #include "../../../vector/store.h"
 
@@ -112,6 +112,6 @@ constexpr mcp::Tool kTool = {
 
 } // namespace
 
-MCPD_TOOL(collection_create) { kTool, run, Grant::Store, kcap::kCreate, Effect::creates() };
+MCPD_TOOL(collection_create) { kTool, run, Grant::Store, abi::kCreate, Effect::creates() };
 
 } // namespace mcpd::tools

@@ -2,8 +2,8 @@
 // only; the sink policy steps it up (Sink::Drop, critical by default).
 #include "vector_family.h"
 #include "../tool_def.h"
-#include "../../../cap/kcap.h"
-#include "../../../syscall/sys.h"
+#include <abi/rights.h>
+#include <abi/sys.h>
 
 #include <mcp/policy/roles.h>
 
@@ -48,6 +48,6 @@ constexpr mcp::Tool kTool = { "collection_drop",
 
 } // namespace
 
-MCPD_TOOL(collection_drop) { kTool, run, Grant::Store, kcap::kDrop, Effect::drops() };
+MCPD_TOOL(collection_drop) { kTool, run, Grant::Store, abi::kDrop, Effect::drops() };
 
 } // namespace mcpd::tools

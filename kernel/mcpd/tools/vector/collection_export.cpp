@@ -8,8 +8,8 @@
 // a collection exists.
 #include "vector_family.h"
 #include "../tool_def.h"
-#include "../../../cap/kcap.h"
-#include "../../../syscall/sys.h"
+#include <abi/rights.h>
+#include <abi/sys.h>
 #include "../../../vector/collection.h"
 #include "../../../vector/store.h"
 
@@ -100,6 +100,6 @@ constexpr mcp::Tool kTool = {
 
 } // namespace
 
-MCPD_TOOL(collection_export) { kTool, run, Grant::Collection, kcap::kRead, Effect::read_only() };
+MCPD_TOOL(collection_export) { kTool, run, Grant::Collection, abi::kRead, Effect::read_only() };
 
 } // namespace mcpd::tools

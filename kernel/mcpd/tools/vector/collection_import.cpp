@@ -8,8 +8,8 @@
 // a collection exists.
 #include "vector_family.h"
 #include "../tool_def.h"
-#include "../../../cap/kcap.h"
-#include "../../../syscall/sys.h"
+#include <abi/rights.h>
+#include <abi/sys.h>
 #include "../../../vector/collection.h"
 #include "../../../vector/store.h"
 
@@ -152,6 +152,6 @@ constexpr mcp::Tool kTool = {
 
 // Ungated: it only ever makes a new collection (under a name not taken) from a snapshot; no sink
 // class of the policy covers it, so it is never stepped up (as before tools were declared here).
-MCPD_TOOL(collection_import) { kTool, run, Grant::Store, kcap::kImport, Effect::ungated() };
+MCPD_TOOL(collection_import) { kTool, run, Grant::Store, abi::kImport, Effect::ungated() };
 
 } // namespace mcpd::tools

@@ -3,8 +3,8 @@
 #include "vector_family.h"
 #include "../schemas.h"
 #include "../tool_def.h"
-#include "../../../cap/kcap.h"
-#include "../../../syscall/sys.h"
+#include <abi/rights.h>
+#include <abi/sys.h>
 #include "../../../vector/store.h"
 
 #include <mcp/policy/roles.h>
@@ -64,6 +64,6 @@ constexpr mcp::Tool kTool = { "collection_list",
 
 } // namespace
 
-MCPD_TOOL(collection_list) { kTool, run, Grant::Store, kcap::kRead, Effect::read_only() };
+MCPD_TOOL(collection_list) { kTool, run, Grant::Store, abi::kRead, Effect::read_only() };
 
 } // namespace mcpd::tools

@@ -1,8 +1,8 @@
 // collection_stats: one collection's counters. Its token grants that collection, read only.
 #include "vector_family.h"
 #include "../tool_def.h"
-#include "../../../cap/kcap.h"
-#include "../../../syscall/sys.h"
+#include <abi/rights.h>
+#include <abi/sys.h>
 #include "../../../vector/collection.h"
 
 #include <mcp/policy/roles.h>
@@ -49,6 +49,6 @@ constexpr mcp::Tool kTool = { "collection_stats",
 
 } // namespace
 
-MCPD_TOOL(collection_stats) { kTool, run, Grant::Collection, kcap::kRead, Effect::read_only() };
+MCPD_TOOL(collection_stats) { kTool, run, Grant::Collection, abi::kRead, Effect::read_only() };
 
 } // namespace mcpd::tools

@@ -2,8 +2,8 @@
 // (write only). The sink policy steps up a bulk delete (over the rules' threshold) by default.
 #include "vector_family.h"
 #include "../tool_def.h"
-#include "../../../cap/kcap.h"
-#include "../../../syscall/sys.h"
+#include <abi/rights.h>
+#include <abi/sys.h>
 #include "../../../vector/collection.h"
 
 #include <mcp/policy/roles.h>
@@ -65,6 +65,6 @@ constexpr mcp::Tool kTool = { "vector_delete",
 
 } // namespace
 
-MCPD_TOOL(vector_delete) { kTool, run, Grant::Collection, kcap::kWrite, Effect::deletes_ids() };
+MCPD_TOOL(vector_delete) { kTool, run, Grant::Collection, abi::kWrite, Effect::deletes_ids() };
 
 } // namespace mcpd::tools

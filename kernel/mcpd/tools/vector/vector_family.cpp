@@ -1,7 +1,7 @@
 #include "vector_family.h"
 
 #include "../../../mm/kheap.h"
-#include "../../../syscall/sys.h"
+#include <abi/sys.h>
 #include "../../../vector/collection.h"
 
 namespace mcpd::vec {

@@ -13,7 +13,7 @@
 #include <mcp/server/server.h>
 
 #include "../../tool_exec.h"
-#include "../../../syscall/sys.h"
+#include <abi/sys.h>
 
 #define NAME_SCHEMA \
     R"({"type":"string","minLength":1,"maxLength":64,"format":"name","description":"letters, digits, _ - . but not only dots"})"

@@ -2,8 +2,8 @@
 // token granted (read only).
 #include "vector_family.h"
 #include "../tool_def.h"
-#include "../../../cap/kcap.h"
-#include "../../../syscall/sys.h"
+#include <abi/rights.h>
+#include <abi/sys.h>
 #include "../../../vector/collection.h"
 
 #include <mcp/policy/provenance.h>
@@ -83,6 +83,6 @@ constexpr mcp::Tool kTool = { "vector_get",
 
 } // namespace
 
-MCPD_TOOL(vector_get) { kTool, run, Grant::Collection, kcap::kRead, Effect::read_only() };
+MCPD_TOOL(vector_get) { kTool, run, Grant::Collection, abi::kRead, Effect::read_only() };
 
 } // namespace mcpd::tools

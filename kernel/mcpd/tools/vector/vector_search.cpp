@@ -2,8 +2,8 @@
 // call's token granted (read only).
 #include "vector_family.h"
 #include "../tool_def.h"
-#include "../../../cap/kcap.h"
-#include "../../../syscall/sys.h"
+#include <abi/rights.h>
+#include <abi/sys.h>
 #include "../../../vector/collection.h"
 
 #include <hnsw/params.h>
@@ -126,6 +126,6 @@ constexpr mcp::Tool kTool = {
 
 } // namespace
 
-MCPD_TOOL(vector_search) { kTool, run, Grant::Collection, kcap::kRead, Effect::read_only() };
+MCPD_TOOL(vector_search) { kTool, run, Grant::Collection, abi::kRead, Effect::read_only() };
 
 } // namespace mcpd::tools

@@ -5,8 +5,8 @@
 // leaves exactly the ids of the chunks before it (a prefix of the batch) and a consistent index.
 #include "vector_family.h"
 #include "../tool_def.h"
-#include "../../../cap/kcap.h"
-#include "../../../syscall/sys.h"
+#include <abi/rights.h>
+#include <abi/sys.h>
 #include "../../../log.h"
 #include "../../../vector/collection.h"
 
@@ -229,6 +229,6 @@ constexpr mcp::Tool kTool = {
 } // namespace
 
 // Read too: the body needs the collection's dimension and reports its count afterwards.
-MCPD_TOOL(vector_upsert) { kTool, run, Grant::Collection, kcap::kRead | kcap::kWrite, Effect::writes_ids() };
+MCPD_TOOL(vector_upsert) { kTool, run, Grant::Collection, abi::kRead | abi::kWrite, Effect::writes_ids() };
 
 } // namespace mcpd::tools
