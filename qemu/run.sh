@@ -88,6 +88,7 @@ here=${BASH_SOURCE[0]%/*}
 pushd "$here/.." >/dev/null # (not $(cd ... && pwd): a fork)
 root=$PWD
 popd >/dev/null
+. "$root/qemu/http_probe.sh" # http_answers, client_configuration
 kernel=""
 cpu=cortex-a72 gic=3 el2=0 memory=512M append="" semihosting=0 print=0 stdio=0
 # A forwarded port, PROTO OPTION [ADDR:]HOSTPORT:GUESTPORT (ADDR defaults to 127.0.0.1).
@@ -321,38 +322,24 @@ fi
 # Where to point a client, on stderr (stdout is the console), printed once the endpoint answers
 # (a configuration printed earlier sends the client to a port that does not answer yet).
 announce() {
-  local url="http://127.0.0.1:$mcp_port/mcp" headers="" status="" tries rc
-  [ -z "$client_key" ] || headers=", \"headers\": {\"Authorization\": \"Bearer $client_key\"}"
+  local url="http://127.0.0.1:$mcp_port/mcp" tries answered=0
   for ((tries = 0; tries < 600; ++tries)); do
     kill -0 "$launcher" 2>/dev/null || return 0 # QEMU is gone: nothing to announce
-    if { exec 3<>"/dev/tcp/127.0.0.1/$mcp_port"; } 2>/dev/null; then # (braces: exec would keep 2>/dev/null)
-      printf 'GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nConnection: close\r\n\r\n' "$mcp_port" >&3
-      # A probe passt took while the guest booted is never answered: this passt sends the SYN
-      # once and resets the connection 10 s later. Closed before that, it has passt spin on the
-      # socket (an EPOLLRDHUP it leaves pending) and take a core from QEMU: held open instead.
-      rc=0
-      IFS= read -r -t 3 status <&3 || rc=$?
-      [ $rc -le 128 ] || { sleep 11 <&3 >/dev/null 2>&1 3<&- & } # timed out (above 128), not refused
-      exec 3<&-
-      [[ $status == HTTP/1.1\ * ]] && break
-    fi
+    http_answers "$mcp_port" && { answered=1; break; }
     sleep 0.05
   done
-  if [[ $status != HTTP/1.1\ * ]]; then
+  if [ $answered = 0 ]; then
     echo "run.sh: $url did not answer within 30 s (see the console)" >&2
     return 0
   fi
   {
-    echo "MCP over Streamable HTTP: $url (answering)"
-    echo "Client configuration (e.g. .mcp.json):"
-    echo "  {\"mcpServers\": {\"basalt\": {\"type\": \"http\", \"url\": \"$url\"$headers}}}"
-    [ -n "$client_key" ] || echo "No --key given: callers are anonymous and may list, not call (add --key admin:SECRET)."
+    client_configuration "$url" "$client_key"
     echo "Inspector: npx @modelcontextprotocol/inspector --cli $url --transport http --method tools/list"
   } >&2
 }
 if [ -n "$mcp_port" ] && [ $stdio = 0 ]; then
   # launcher: this process, QEMU once exec'd below; the announcer ends with it.
-  launcher=$$ mcp_port=$mcp_port client_key=$client_key setpriv --pdeathsig KILL bash -c "$(declare -f announce); announce" &
+  launcher=$$ mcp_port=$mcp_port client_key=$client_key setpriv --pdeathsig KILL bash -c "$(declare -f http_answers client_configuration announce); announce" &
 fi
 # passt lives as long as this script's process (QEMU once exec'd below): a watcher stops it and
 # removes its socket when that process is gone (passt's own --one-off mode is not used: the
