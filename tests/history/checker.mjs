@@ -11,7 +11,7 @@ import { explainKey, formatOp } from "./explain.mjs";
 
 export { History } from "./history.mjs";
 
-export function checkHistory(history, { perId = true, timeLimitMs = 10_000, maxStates = 2_000_000, explainIds = 3,
+export function checkHistory(history, { perId = true, timeLimitMs = 10_000, maxStates = 1_000_000, explainIds = 3,
                                         explainMs = 3_000 } = {}) {
   const start = Date.now();
   const deadline = start + timeLimitMs;

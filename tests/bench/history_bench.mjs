@@ -1,10 +1,10 @@
 // How long the history checker takes on a swarm-sized history: 10,000 operations by 8 clients on
 // 100 ids (batches of up to 3 rows, 5 % failed, 3 % timed out), generated linearizable, then with
 // one stale read (which the checker must refuse and explain). Prints the times; fails if a verdict
-// is wrong. Usage: node bench.mjs [OPS] [IDS] [CLIENTS] [SEED]
-import { checkHistory } from "./checker.mjs";
-import { mutateStale, randomHistory } from "./generate.mjs";
-import { postHealChecks } from "./post_heal.mjs";
+// is wrong. Usage: node tests/bench/history_bench.mjs [OPS] [IDS] [CLIENTS] [SEED]
+import { checkHistory } from "../history/checker.mjs";
+import { mutateStale, randomHistory } from "../history/generate.mjs";
+import { postHealChecks } from "../history/post_heal.mjs";
 
 const [ops = 10_000, ids = 100, clients = 8, seed = 35] = process.argv.slice(2).map(Number);
 let t = Date.now();
