@@ -196,3 +196,20 @@ test("bounded: past its state limit the answer is undecided, never a guess", () 
   assert.match(r.text, /undecided \(state limit\)/);
   assert.equal(checkHistory(H(...rows)).linearizable, false);
 });
+
+test("timeouts cost little: 20 timed-out deletes, any of which may serve each read, then an impossible read", () => {
+  // All the deletes began at once and never ended; each read of absent after an upsert needs one
+  // of them after that upsert. Which ones were used is every subset of them, unless the search
+  // takes alike ones in the order they began (it does): then a few hundred states, not 2^20.
+  const rows = [];
+  for (let i = 0; i < 20; i++)
+    rows.push(["d" + i, 0, null, "delete", { ids: [1] }, "unknown"]);
+  for (let i = 0; i < 20; i++) {
+    rows.push(["w", i * 10 + 1, i * 10 + 2, "upsert", up(1, [i, 2])]);
+    rows.push(["r", i * 10 + 3, i * 10 + 4, "get", { ids: [1] }, "ok", got(1, null)]);
+  }
+  good(H(...rows), { maxStates: 20_000 });
+  rows.push(["r", 400, 401, "get", { ids: [1] }, "ok", got(1, [99, 9])]);
+  const r = bad(H(...rows), { culprit: 60 }, { maxStates: 20_000 });
+  assert.ok(r.states < 20_000, r.text);
+});
