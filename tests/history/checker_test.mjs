@@ -1,13 +1,15 @@
 // The history checker on histories written by hand: the recorder, histories that have a valid order
 // (overlapping operations, timeouts that did or did not take effect) and histories that do not
 // (a stale read after an acknowledged write, a deleted id coming back, a write applied twice, a
-// value never written), each with the explanation and the post-heal checks it must give.
+// value never written), each with the explanation and the post-heal checks it must give; and the
+// vector tools' adapter (vector_client.mjs) against a stand-in node.
 // Usage: node checker_test.mjs
 import assert from "node:assert/strict";
 import test from "node:test";
 
 import { checkHistory, History } from "./checker.mjs";
 import { postHealChecks } from "./post_heal.mjs";
+import { vectorClient } from "./vector_client.mjs";
 
 // A history from rows [client, invoke, complete, kind, args, status, result]; a null complete with
 // status "unknown" is a timeout.
@@ -212,4 +214,52 @@ test("timeouts cost little: 20 timed-out deletes, any of which may serve each re
   rows.push(["r", 400, 401, "get", { ids: [1] }, "ok", got(1, [99, 9])]);
   const r = bad(H(...rows), { culprit: 60 }, { maxStates: 20_000 });
   assert.ok(r.states < 20_000, r.text);
+});
+
+test("vector_client: the vector tools' answers and refusals recorded", async () => {
+  // A stand-in for a node: the tools over a Map, refusing as the envelope says.
+  const map = new Map();
+  const refuse = (code) => ({ isError: true, content: [{ type: "text", text: code }],
+                              _meta: { "io.basalt/error": { ok: false, error: { code, message: code } } } });
+  let next = null; // the next call's fate: a code to refuse with, or "throw"
+  const call = async (tool, a) => {
+    const fate = next;
+    next = null;
+    if (fate === "throw")
+      throw new Error("request timed out");
+    if (fate === "limit_time_exceeded")
+      map.set(a.ids[0], a.vectors[0]); // cut at its limit: the first row stored
+    if (fate)
+      return refuse(fate);
+    switch (tool) {
+    case "vector_upsert": a.ids.forEach((id, i) => map.set(id, a.vectors[i])); return { structuredContent: { upserted: a.ids.length } };
+    case "vector_delete": {
+      const missing = a.ids.filter((id) => !map.has(id));
+      a.ids.forEach((id) => map.delete(id));
+      return { structuredContent: { deleted: a.ids.length - missing.length, missing } };
+    }
+    case "vector_get":
+      return { structuredContent: { vectors: a.ids.filter((id) => map.has(id)).map((id) => ({ id, provenance_node_id: "n0", vector: map.get(id) })),
+                                    missing: a.ids.filter((id) => !map.has(id)) } };
+    case "vector_search":
+      return { structuredContent: { hits: [...map.keys()].slice(0, a.k).map((id) => ({ id, distance: 0 })), count: Math.min(a.k, map.size) } };
+    }
+  };
+  const h = new History();
+  const c = vectorClient(h, "c1", "docs", call);
+  await c.upsert([{ id: 1, vector: A }, { id: 2, vector: B }]);
+  next = "validation_failed";
+  await assert.rejects(c.upsert([{ id: 3, vector: C }]), /validation_failed/);
+  next = "limit_time_exceeded";
+  await assert.rejects(c.upsert([{ id: 4, vector: C }, { id: 5, vector: C }]), /limit_time_exceeded/);
+  next = "throw";
+  await assert.rejects(c.delete([2]), /timed out/);
+  assert.deepEqual(await c.delete([1, 9]), { deleted: 1, missing: [9] });
+  assert.deepEqual((await c.get([1, 4])).vectors, [{ id: 4, vector: C }]);
+  assert.deepEqual((await c.search([0, 0], 5)).hits, [{ id: 2 }, { id: 4 }]);
+  assert.deepEqual(h.ops.map((o) => o.status), ["ok", "fail", "unknown", "unknown", "ok", "ok", "ok"]);
+  const final = await c.readAll();
+  assert.deepEqual(final, [{ id: 2, vector: B }, { id: 4, vector: C }]);
+  good(h);
+  assert.equal(postHealChecks(h, final).ok, true, postHealChecks(h, final).text);
 });
