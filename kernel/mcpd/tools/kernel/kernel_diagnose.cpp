@@ -4,6 +4,7 @@
 #include "../../tool_exec.h"
 #include <abi/rights.h>
 #include <abi/sys.h>
+#include "../../../clock.h"
 #include "../../../log.h"
 
 #include <mcp/policy/roles.h>
@@ -36,19 +37,19 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
             err = { mcp::ErrorCode::LimitTimeExceeded, "stopped at the wall-time limit" };
             return false;
         }
-        uint64_t t0 = sys::clock_ns();
+        uint64_t t0 = clock::monotonic_ns();
         sys::sleep_ns(step_ns / 2);
-        uint64_t slept = sys::clock_ns() - t0;
+        uint64_t slept = clock::monotonic_ns() - t0;
         if (slept > step_ns / 2 && slept - step_ns / 2 > overshoot_max_ns)
             overshoot_max_ns = slept - step_ns / 2;
-        uint64_t busy_start = sys::clock_ns(), busy_end = busy_start + step_ns / 2;
+        uint64_t busy_start = clock::monotonic_ns(), busy_end = busy_start + step_ns / 2;
         for (uint32_t guard = 0; guard < 10'000'000; ++guard) {
             sys::clock();
             ++syscalls;
-            if ((guard & 255) == 255 && sys::clock_ns() >= busy_end)
+            if ((guard & 255) == 255 && clock::monotonic_ns() >= busy_end)
                 break;
         }
-        spent_ns += sys::clock_ns() - busy_start;
+        spent_ns += clock::monotonic_ns() - busy_start;
         char msg[48] = "step ";
         size_t i = 5;
         uint64_t v = done + 1;
