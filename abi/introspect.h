@@ -1,6 +1,6 @@
 #pragma once
 // Records of the introspection calls (task_list, mem_stats, sched_stats, cap_list, log_read,
-// audit_read).
+// audit_read, system_info).
 #include <cstdint>
 
 #include <ktl/log_ring.h>
@@ -68,6 +68,38 @@ struct AuditRecord {
     int32_t error;        // ktl::Error, 0 when allowed
     AuditOutcome outcome;
     char task_name[24];
+};
+
+// What the Pi's VideoCore firmware reported at boot (zero, present 0, where there is none).
+struct FirmwareInfo {
+    uint8_t present;
+    uint8_t has_mac;
+    uint8_t mac[6];
+    uint32_t board_revision;
+    uint32_t firmware_revision;
+    uint32_t arm_memory_size;
+    uint32_t arm_hz, core_hz, uart_hz, emmc_hz;
+    uint64_t serial;
+    char board[64]; // decoded revision, e.g. "Raspberry Pi 4 Model B rev 1.5, 2 GiB"
+};
+
+// Layout returned by system_info: the machine and the kernel's own services, as kernel://status
+// and kernel_info report them. Strings end with a NUL (cut to fit).
+struct SystemInfo {
+    char board[16];          // the build's board: "qemu-virt", "rpi4", "rpi5"
+    char model[128];         // the device tree's model
+    char cpu[16];            // the CPU part, from MIDR_EL1 ("cortex-a72")
+    char clock_source[16];   // where wall time comes from: "rtc", "boot argument", "sntp", "not set"
+    char random_sources[32]; // what seeded the ChaCha20 generator ("none": predictable)
+    char serial_device[24];  // what carries the serial line ("virtio-console", "pl011"); "" for none
+    uint8_t wall_clock_known;
+    uint8_t random_secure;
+    uint8_t reserved[6];
+    uint64_t mono_ns;     // the monotonic clock as this was filled
+    int64_t unix_seconds; // wall time then (0 while unknown)
+    uint64_t random_reseeds;
+    uint64_t serial_rx_bytes, serial_tx_bytes, serial_rx_dropped, serial_tx_waits;
+    FirmwareInfo firmware;
 };
 
 } // namespace abi

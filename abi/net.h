@@ -4,6 +4,9 @@
 
 namespace abi {
 
+// Connections one NetEndpoint holds at once (handles carry a slot below it).
+constexpr uint32_t kMaxStreams = 256;
+
 // What net_poll reports for one connection.
 struct StreamEvent {
     uint32_t handle; // slot | generation << 16: stale handles are refused

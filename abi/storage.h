@@ -18,9 +18,22 @@ constexpr uint32_t kDiskCanFlush = 1;
 constexpr uint32_t kDiskReadOnly = 2;
 constexpr uint32_t kDiskSector = 512; // the unit of disk_read and disk_write addresses and lengths
 
+// The storage layer's state (StorageInfo::state; the journal's own, kernel/storage/journal.h).
+enum class StorageState : uint8_t { Off, Recovering, Ready, Failed };
+
+constexpr const char* storage_state_name(StorageState s) {
+    switch (s) {
+    case StorageState::Off: return "off";
+    case StorageState::Recovering: return "recovering";
+    case StorageState::Ready: return "ready";
+    case StorageState::Failed: return "failed";
+    }
+    return "unknown";
+}
+
 // Layout returned by storage_info: what kernel://status reports under `storage`.
 struct StorageInfo {
-    uint8_t state; // journal::State
+    uint8_t state; // StorageState
     uint8_t has_disk;
     uint8_t can_flush;
     uint8_t damaged; // recovery found damage in the middle of the log

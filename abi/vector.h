@@ -1,6 +1,7 @@
 #pragma once
 // Records and limits of the vector calls (vec_*, store_*).
 #include <cstdint>
+#include <string_view>
 
 #include <hnsw/params.h>
 
@@ -49,8 +50,25 @@ constexpr uint64_t kMaxDeleteIds = 4096; // ids one vec_delete takes together
 // CreateParams::flags
 constexpr uint32_t kCreateMemoryOnly = 1; // durability "memory": never logged, gone at restart
 
-constexpr uint32_t kMaxNamed = 32;      // collections in the store at once
-constexpr uint32_t kMaxNameLength = 64; // bytes; names are [A-Za-z0-9_.-], never "." or ".."
+constexpr uint32_t kMaxNamed = 32;                    // collections in the store at once
+constexpr uint32_t kMaxNameLength = 64;               // bytes; names are [A-Za-z0-9_.-], never "." or ".."
+constexpr uint64_t kMaxCollectionBytes = 64ull << 20; // one collection's memory budget at most
+
+// A name the store accepts: 1..64 bytes of letters, digits, '_', '-', '.', not made of dots only
+// (so never "." or ".."), no "..", no '/' or '\\'. Callers check before asking; the store re-checks.
+constexpr bool valid_collection_name(std::string_view name) {
+    if (name.empty() || name.size() > kMaxNameLength)
+        return false;
+    bool only_dots = true;
+    for (char c : name) {
+        const bool allowed = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+                             c == '-' || c == '.';
+        if (!allowed)
+            return false;
+        only_dots = only_dots && c == '.';
+    }
+    return !only_dots && name.find("..") == std::string_view::npos;
+}
 
 // One row of store_list (layout shared with callers).
 // store_stage's argument block: one chunk of a snapshot being imported in pieces.

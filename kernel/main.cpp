@@ -15,7 +15,7 @@
 #include "platform.h"
 #include "rng.h"
 #include "shell.h"
-#include "version.h"
+#include <abi/version.h>
 #include "audit/trail.h"
 #include "cap/kcap.h"
 #include "composition.h"

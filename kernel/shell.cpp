@@ -10,7 +10,7 @@
 #include "panic.h"
 #include "platform.h"
 #include "power.h"
-#include "version.h"
+#include <abi/version.h>
 #include "audit/syscall_log.h"
 #include "net/endpoint.h"
 #include "net/net_status.h"

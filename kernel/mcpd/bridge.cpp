@@ -5,8 +5,7 @@
 #include "../clock.h"
 #include "../log.h"
 #include "../mm/kheap.h"
-#include "../storage/storage_info.h"
-#include "../syscall/sys.h"
+#include <abi/sys.h>
 #include "kernel_resources.h"
 #include "provenance_log.h"
 
@@ -30,7 +29,7 @@ Bridge::Bridge(const BridgeSetup& setup) : m_caps(setup.caps), m_server(m_config
 }
 
 void Bridge::resume_audit() {
-    storage_info::StorageInfo storage {};
+    abi::StorageInfo storage {};
     if (sys::storage_info(m_caps.introspection, &storage) == 0)
         audit::trail::resume(storage.recovered_audit);
 }

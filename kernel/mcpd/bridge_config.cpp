@@ -2,11 +2,10 @@
 
 #include "../arch/aarch64/cpu.h"
 #include "../bootargs.h"
-#include "../clock.h"
 #include "../log.h"
 #include "../mm/kheap.h"
-#include "../syscall/sys.h"
-#include "../version.h"
+#include <abi/sys.h>
+#include <abi/version.h>
 #include "../audit/trail.h"
 #include "tools/profile.h"
 #include "kernel_resources.h"

@@ -1,6 +1,6 @@
 #include "composition_json.h"
 
-#include "../cap/kcap.h"
+#include <cap/rights.h>
 #include "../composition.h"
 
 namespace mcpd {
@@ -45,7 +45,7 @@ void write_composition(json::Writer& w) {
         const composition::ObjectInfo& o = composition::info(g.object);
         for_each_instance(g.task, [&](std::string_view name) {
             w.begin_object().key("task").string(name).key("object").string(o.name);
-            w.key("type").string(kcap::type_name(o.type)).key("rights").begin_array();
+            w.key("type").string(cap::type_name(o.type)).key("rights").begin_array();
             for (uint32_t b = 0; b < cap::kRightCount; ++b)
                 if (g.rights & (1u << b))
                     w.string(cap::kRightNames[b]);

@@ -1,13 +1,10 @@
 #include "firmware_json.h"
 
-#include "../platform.h"
-
 #include <cstdio>
 
 namespace mcpd {
 
-void write_firmware(json::Writer& w) {
-    const auto& fw = platform::info().firmware;
+void write_firmware(json::Writer& w, const abi::FirmwareInfo& fw) {
     if (!fw.present)
         return;
     char revision[12], serial[20], mac[18];

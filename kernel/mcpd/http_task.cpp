@@ -8,8 +8,7 @@
 #include "../net/endpoint.h"
 #include "../net/net_status.h"
 #include "../panic.h"
-#include "../storage/storage_info.h"
-#include "../syscall/sys.h"
+#include <abi/sys.h>
 #include "../audit/trail.h"
 #include "provenance_log.h"
 #include "bridge.h"
@@ -30,7 +29,7 @@
 namespace mcpd {
 namespace {
 
-constexpr uint32_t kMaxConns = net::Endpoint::kMaxStreams;
+constexpr uint32_t kMaxConns = abi::kMaxStreams;
 constexpr size_t kFirstBuffer = 2048;
 constexpr uint64_t kSecond = 1'000'000'000ull;
 // Against slow and idle clients: a request head must arrive within 10 s of its first byte, a
@@ -364,9 +363,9 @@ bool serve_ready(mcp::HttpTransport& transport) {
     return more;
 }
 
-void on_event(mcp::HttpTransport& transport, const net::StreamEvent& e) {
+void on_event(mcp::HttpTransport& transport, const abi::StreamEvent& e) {
     Conn& c = g_conns[(e.handle & 0xffff) % kMaxConns];
-    if (e.flags & net::stream_flags::kNew) {
+    if (e.flags & abi::stream_flags::kNew) {
         if (c.state != Conn::State::Free) // a stale record of the slot's previous connection
             drop(c, true);
         c.state = Conn::State::Reading;
@@ -376,13 +375,13 @@ void on_event(mcp::HttpTransport& transport, const net::StreamEvent& e) {
     }
     if (c.state == Conn::State::Free || c.handle != e.handle)
         return;
-    if (e.flags & net::stream_flags::kReset) {
+    if (e.flags & abi::stream_flags::kReset) {
         drop(c, true);
         return;
     }
     if (e.readable)
         receive(transport, c);
-    if (e.flags & net::stream_flags::kPeerClosed)
+    if (e.flags & abi::stream_flags::kPeerClosed)
         c.peer_closed = true;
     settle(c);
     // The peer took answers: requests that waited behind them (buffered, or still in the
@@ -646,7 +645,7 @@ int64_t http_task_main(void* arg) {
         console_desk::open(g_caps.signal);
     }
 
-    static net::StreamEvent events[64];
+    static abi::StreamEvent events[64];
     uint64_t last_tick = clock::monotonic_ns();
     uint64_t log_next = klog::next_seq();
     bool ready = false; // connections have requests waiting for their turn: no sleeping

@@ -1,28 +1,18 @@
 #include "kernel_resources.h"
 
 #include "../arch/aarch64/cpu.h"
-#include "../audit/syscall_log.h"
 #include "../audit/trail.h"
-#include "../board/board.h"
 #include "firmware_json.h"
-#include "../cap/kcap.h"
-#include "../clock.h"
 #include "../log.h"
-#include "../platform.h"
-#include "../rng.h"
-#include "../storage/journal.h"
-#include "../storage/storage_info.h"
-#include "../syscall/handlers.h"
-#include "../syscall/sys.h"
-#include "../version.h"
-#include <drivers/serial_port.h>
+#include <abi/sys.h>
+#include <abi/version.h>
 #include "provenance_log.h"
 #include "sink_gate.h"
 #include "../mm/kheap.h"
 #include "tools/cluster/cluster_members.h"
-#include "../cluster/cluster_service.h"
 #include "bridge_config.h"
 #include "composition_json.h"
+#include "tools/profile.h"
 #include "perf_json.h"
 
 #include <ktl/log_ring.h>
@@ -51,11 +41,11 @@ const ResourceContext& ctx() {
 // Where the collections live and how the disk is doing: state "off" (no disk: memory only),
 // "recovering", "ready" or "failed" (durable collections read-only; `reason` says why).
 void write_storage(json::Writer& w) {
-    storage_info::StorageInfo s {};
+    abi::StorageInfo s {};
     if (sys::storage_info(ctx().introspection, &s) < 0)
         return;
     w.key("storage").begin_object();
-    w.key("state").string(journal::state_name(static_cast<journal::State>(s.state)));
+    w.key("state").string(abi::storage_state_name(static_cast<abi::StorageState>(s.state)));
     if (s.reason[0])
         w.key("reason").string(ktl::field_text(s.reason));
     if (s.has_disk) {
@@ -81,7 +71,7 @@ void write_storage(json::Writer& w) {
         w.key("damaged").boolean(s.damaged).key("superblock_copy_damaged").boolean(s.superblock_copy_damaged);
         w.key("newer_checkpoint_found").boolean(s.newer_checkpoint);
         w.key("checkpoint_bytes").number(s.recovered_checkpoint_bytes);
-        if (s.state == static_cast<uint8_t>(journal::State::Recovering))
+        if (s.state == static_cast<uint8_t>(abi::StorageState::Recovering))
             w.key("replayed_so_far").number(s.recovery_progress);
         w.end_object();
         w.key("checkpoints").number(s.checkpoints).key("last_checkpoint_ms").number(s.checkpoint_ms);
@@ -100,18 +90,19 @@ void write_storage(json::Writer& w) {
 }
 
 bool read_status(json::Writer& w, mcp::ToolError& err) {
-    sysinfo::MemInfo mem {};
-    sysinfo::TaskInfo tasks[64]; // this read's own: both bridges read at once
+    abi::MemInfo mem {};
+    abi::TaskInfo tasks[64]; // this read's own: both bridges read at once
+    abi::SystemInfo system {};
     int64_t n = sys::task_list(ctx().introspection, tasks, 64);
-    if (n < 0 || sys::mem_stats(ctx().introspection, &mem) < 0) {
+    if (n < 0 || sys::mem_stats(ctx().introspection, &mem) < 0 || sys::system_info(ctx().introspection, &system) < 0) {
         err = { mcp::ErrorCode::InternalError, "kernel statistics unavailable" };
         return false;
     }
     w.key("kernel").begin_object().key("name").string("Basalt").key("version").string(kVersion);
-    w.key("board").string(board::kName).key("model").string(platform::info().model);
-    write_firmware(w);
+    w.key("board").string(system.board).key("model").string(system.model);
+    write_firmware(w, system.firmware);
     w.end_object();
-    w.key("uptime_ms").number(clock::monotonic_ns() / 1000000);
+    w.key("uptime_ms").number(system.mono_ns / 1000000);
     w.key("memory")
         .begin_object()
         .key("total_pages")
@@ -119,7 +110,7 @@ bool read_status(json::Writer& w, mcp::ToolError& err) {
         .key("free_pages")
         .number(mem.free_pages)
         .end_object();
-    sysinfo::SchedInfo sched {};
+    abi::SchedInfo sched {};
     if (sys::sched_stats(ctx().introspection, &sched) == 0) {
         w.key("scheduler").begin_object().key("ticks").number(sched.ticks).key("switches").number(sched.switches);
         w.key("consistency_checks").number(sched.consistency_checks).end_object();
@@ -128,13 +119,13 @@ bool read_status(json::Writer& w, mcp::ToolError& err) {
     w.key("clock")
         .begin_object()
         .key("set")
-        .boolean(clock::wall_clock_known())
+        .boolean(system.wall_clock_known)
         .key("source")
-        .string(clock::source_name())
+        .string(system.clock_source)
         .end_object();
     // Where secrets (session ids) come from; secure false means predictable (no hardware entropy).
-    w.key("random").begin_object().key("generator").string("chacha20").key("sources").string(rng::sources());
-    w.key("secure").boolean(rng::secure()).key("reseeds").number(rng::reseeds()).end_object();
+    w.key("random").begin_object().key("generator").string("chacha20").key("sources").string(system.random_sources);
+    w.key("secure").boolean(system.random_secure).key("reseeds").number(system.random_reseeds).end_object();
     write_storage(w);
     w.key("tasks").begin_array();
     for (int64_t i = 0; i < n; ++i)
@@ -145,12 +136,12 @@ bool read_status(json::Writer& w, mcp::ToolError& err) {
     // The line this snapshot was read on, and who its callers are without a key.
     w.key("transport").string(ctx().transport);
     // What carries the serial line: "virtio-console" (QEMU, run.sh --stdio) or "pl011".
-    SerialPort* line = platform::line_port();
-    w.key("serial_device").string(line ? line->name() : "none");
+    const bool line = system.serial_device[0] != '\0';
+    w.key("serial_device").string(line ? system.serial_device : "none");
     if (line) {
-        auto c = line->counters();
-        w.key("serial_counters").begin_object().key("rx_bytes").number(c.rx_bytes).key("tx_bytes").number(c.tx_bytes);
-        w.key("rx_dropped").number(c.rx_dropped).key("tx_waits").number(c.tx_waits).end_object();
+        w.key("serial_counters").begin_object().key("rx_bytes").number(system.serial_rx_bytes);
+        w.key("tx_bytes").number(system.serial_tx_bytes).key("rx_dropped").number(system.serial_rx_dropped);
+        w.key("tx_waits").number(system.serial_tx_waits).end_object();
     }
     w.key("line_principal").string(p ? std::string_view(p->name) : "anonymous");
     w.key("line_role").string(mcp::role_name(p ? p->role : mcp::Role::Anonymous));
@@ -196,7 +187,7 @@ bool read_audit(json::Writer& w, mcp::ToolError&) {
     w.key("decisions_dropped").number(audit::trail::dropped());
     // Capability refusals and token redemptions recorded by the kernel's system-call layer.
     w.key("capability_events").begin_array();
-    audit::Record rec;
+    abi::AuditRecord rec;
     uint64_t seq = 0;
     for (int guard = 0; guard < 256; ++guard) {
         int64_t next = sys::audit_read(ctx().audit, seq, &rec);
@@ -206,9 +197,9 @@ bool read_audit(json::Writer& w, mcp::ToolError&) {
         w.begin_object().key("seq").number(rec.seq).key("uptime_ns").number(rec.mono_ns);
         w.key("task").string(std::string_view(rec.task_name, __builtin_strnlen(rec.task_name, sizeof rec.task_name)));
         w.key("syscall").number(rec.syscall).key("slot").number(rec.slot);
-        w.key("outcome").string(rec.outcome == audit::Outcome::Allow  ? "allow"
-                                : rec.outcome == audit::Outcome::Deny ? "deny"
-                                                                      : "error");
+        w.key("outcome").string(rec.outcome == abi::AuditOutcome::Allow  ? "allow"
+                                : rec.outcome == abi::AuditOutcome::Deny ? "deny"
+                                                                         : "error");
         w.key("error").string(ktl::error_name(static_cast<ktl::Error>(rec.error))).end_object();
     }
     w.end_array();
@@ -310,7 +301,7 @@ std::span<const mcp::ResourceTemplate> kernel_resource_templates() { return kTem
 
 std::span<const mcp::Resource> kernel_resources() {
     std::span<const mcp::Resource> all(kResources);
-    return clusterd::configured() ? all : all.first(all.size() - 1);
+    return cluster_node() ? all : all.first(all.size() - 1);
 }
 
 } // namespace mcpd

@@ -3,7 +3,7 @@
 
 #include "../arch/aarch64/cpu.h"
 #include "../clock.h"
-#include "../syscall/sys.h"
+#include <abi/sys.h>
 
 #include <ktl/utf8.h>
 #include <mcp/policy/roles.h>

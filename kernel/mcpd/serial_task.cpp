@@ -1,11 +1,9 @@
 #include "serial_task.h"
 
 #include "../bootargs.h"
-#include "../clock.h"
 #include "../log.h"
-#include "../storage/storage_info.h"
-#include "../syscall/sys.h"
-#include "../version.h"
+#include <abi/sys.h>
+#include <abi/version.h>
 #include "../audit/trail.h"
 #include "provenance_log.h"
 #include "bridge.h"

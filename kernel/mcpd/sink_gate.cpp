@@ -3,12 +3,10 @@
 
 #include "../arch/aarch64/cpu.h"
 #include "../bootargs.h"
-#include "../cap/kcap.h"
 #include "../clock.h"
-#include "../syscall/sys.h"
-#include "../vector/collection.h"
-#include "../vector/store.h"
 
+#include <abi/rights.h>
+#include <abi/sys.h>
 #include <crypto/sha256.h>
 #include <ktl/format.h>
 #include <ktl/utf8.h>
@@ -140,14 +138,14 @@ StepUp classify(const ToolDef& def, const json::Value& args) {
 
 ktl::Result<mcp::TargetFacts> target_facts(uint32_t store, std::string_view name) {
     mcp::TargetFacts f;
-    if (name.empty() || name.size() > vector::kMaxNameLength)
+    if (name.empty() || name.size() > abi::kMaxNameLength)
         return f;
-    int64_t slot = sys::store_open(store, name.data(), name.size(), kcap::kRead);
+    int64_t slot = sys::store_open(store, name.data(), name.size(), abi::kRead);
     if (slot == -static_cast<int64_t>(ktl::Error::NotFound))
         return f;
     if (slot < 0)
         return static_cast<ktl::Error>(-slot);
-    vector::Stats st {};
+    abi::VectorStats st {};
     int64_t rc = sys::vec_stats(slot, &st);
     sys::cap_delete(slot);
     if (rc < 0)

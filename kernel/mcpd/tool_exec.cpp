@@ -7,7 +7,7 @@
 #include "../clock.h"
 #include "../log.h"
 #include "../mm/kheap.h"
-#include "../syscall/sys.h"
+#include <abi/sys.h>
 #include "provenance_log.h"
 #include "tools/fault/tamper.h"
 

@@ -4,7 +4,7 @@
 #include "../clock.h"
 #include "../log.h"
 #include "../mm/kheap.h"
-#include "../syscall/sys.h"
+#include <abi/sys.h>
 
 #include <new>
 

@@ -1,12 +1,9 @@
 // A call's buffers and the capability its token is issued from, on the bridge's side.
 #include "tool_job.h"
 
-#include "../cap/kcap.h"
 #include "../mm/kheap.h"
-#include "../storage/journal.h"
-#include "../storage/storage_info.h"
-#include "../syscall/sys.h"
-#include "../vector/store.h"
+#include <abi/rights.h>
+#include <abi/sys.h>
 
 namespace mcpd {
 
@@ -83,9 +80,9 @@ ktl::Result<uint32_t> token_source(ExecCaps& caps, const ToolDef& def, const jso
     }
     // The schema already required a plain name; the store checks it once more.
     auto name = arguments.find("collection").plain_string();
-    if (!name || name->empty() || name->size() > vector::kMaxNameLength)
+    if (!name || name->empty() || name->size() > abi::kMaxNameLength)
         return ktl::Error::InvalidArgs;
-    int64_t slot = sys::store_open(caps.store, name->data(), name->size(), def.rights | kcap::kGrant);
+    int64_t slot = sys::store_open(caps.store, name->data(), name->size(), def.rights | abi::kGrant);
     if (slot < 0)
         return static_cast<ktl::Error>(-slot);
     *transient = true;
@@ -105,10 +102,10 @@ mcp::ToolError source_error(ktl::Error e) {
 bool needs_store(const ToolDef& def) { return def.grant == Grant::Store || def.grant == Grant::Collection; }
 
 Recovery recovery(const ExecCaps& caps) {
-    storage_info::StorageInfo info {};
+    abi::StorageInfo info {};
     if (sys::storage_info(caps.introspection, &info) < 0)
         return { false, 0 }; // nothing to wait for that can be seen: the call runs and finds out
-    return { info.state == static_cast<uint8_t>(journal::State::Recovering), info.recovery_progress };
+    return { info.state == static_cast<uint8_t>(abi::StorageState::Recovering), info.recovery_progress };
 }
 
 // A call whose time ran out while the store was still being recovered: retryable, never a failure

@@ -2,7 +2,7 @@
 #include "tool_job.h"
 
 #include "../clock.h"
-#include "../syscall/sys.h"
+#include <abi/sys.h>
 
 #include <crypto/sha256.h>
 

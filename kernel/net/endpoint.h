@@ -35,7 +35,7 @@ namespace stream_flags = abi::stream_flags;
 
 class Endpoint {
 public:
-    static constexpr uint32_t kMaxStreams = 256;
+    static constexpr uint32_t kMaxStreams = abi::kMaxStreams; // abi/net.h: tasks size their tables by it
     // Half-open (SYN-RECEIVED) connections the listener holds before a new SYN evicts the oldest
     // (kernel/net/tcp_syn_guard.cpp). A client's burst of new connections arrives as one batch of
     // SYNs, all of them handshakes about to complete: the backlog must hold a whole burst (a pool

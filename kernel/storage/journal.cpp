@@ -140,15 +140,7 @@ void init_recovering(sched::Task* owner, uint8_t serving_priority) {
 
 State state() { return g_state; }
 
-const char* state_name(State s) {
-    switch (s) {
-    case State::Off: return "off";
-    case State::Recovering: return "recovering";
-    case State::Ready: return "ready";
-    case State::Failed: return "failed";
-    }
-    return "unknown";
-}
+const char* state_name(State s) { return abi::storage_state_name(s); }
 
 const char* reason() { return g_reason; }
 

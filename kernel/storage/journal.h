@@ -21,7 +21,7 @@
 
 namespace journal {
 
-enum class State : uint8_t { Off, Recovering, Ready, Failed };
+using State = abi::StorageState; // storage_info reports it to tasks (abi/storage.h)
 
 // The storage task's priority once the audit trail is back and until recovery ends: below the tool
 // tasks (15), the bridges (16) and the network (17), which answer meanwhile; what it hands the

@@ -40,7 +40,6 @@ struct Collection {
 };
 
 using abi::kCreateMemoryOnly;
-
-constexpr uint64_t kMaxCollectionBytes = 64ull << 20;
+using abi::kMaxCollectionBytes;
 
 } // namespace vector

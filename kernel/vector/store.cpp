@@ -5,24 +5,7 @@ namespace {
 
 Named g_named[kMaxNamed];
 
-bool name_char(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-           c == '.';
-}
-
 } // namespace
-
-bool valid_name(std::string_view name) {
-    if (name.empty() || name.size() > kMaxNameLength)
-        return false;
-    bool only_dots = true;
-    for (char c : name) {
-        if (!name_char(c))
-            return false;
-        only_dots = only_dots && c == '.';
-    }
-    return !only_dots && name.find("..") == std::string_view::npos;
-}
 
 Named* find(std::string_view name) {
     for (auto& n : g_named)

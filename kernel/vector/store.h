@@ -16,9 +16,8 @@ using abi::kMaxNameLength;
 using abi::StageChunk;
 using abi::StoreEntry;
 
-// A plain name: 1..64 bytes of letters, digits, '_', '-', '.', not made of dots only (so
-// never "." or ".."), no '/' or '\\'. The store re-checks what the schema already checked.
-bool valid_name(std::string_view name);
+// A plain name (abi/vector.h): the store re-checks what the schema already checked.
+constexpr bool valid_name(std::string_view name) { return abi::valid_collection_name(name); }
 
 struct Named {
     char name[kMaxNameLength + 1];

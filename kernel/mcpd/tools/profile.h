@@ -1,5 +1,6 @@
 #pragma once
-// The test profiles some tools are served in (boot argument `profile=`).
+// The boot options that decide what is served: the test profiles some tools are served in (boot
+// argument `profile=`), and whether this node joins a cluster (`cluster=`).
 
 namespace mcpd {
 
@@ -7,5 +8,7 @@ namespace mcpd {
 bool conformance_profile();
 // profile=faults: the misbehaving test tool is served (tools/fault/).
 bool faults_profile();
+// cluster=...: the cluster tools and cluster://members are served (the cluster service runs).
+bool cluster_node();
 
 } // namespace mcpd

@@ -7,7 +7,6 @@
 #include "tool_table.h"
 #include "profile.h"
 
-#include "../../cluster/cluster_service.h"
 #include "../../log.h"
 
 #include <mcp/fixtures/conformance.h>
@@ -119,7 +118,7 @@ bool g_built = false;
 bool served(Served where) {
     switch (where) {
     case Served::Always: return true;
-    case Served::ClusterNode: return clusterd::configured();
+    case Served::ClusterNode: return cluster_node();
     case Served::Faults: return faults_profile();
     case Served::Conformance: return conformance_profile();
     }

@@ -7,7 +7,7 @@
 #include <json/writer.h>
 #include <mcp/server/server.h>
 
-#include "../../../cluster/cluster_service.h"
+#include <abi/cluster.h>
 
 namespace mcpd {
 

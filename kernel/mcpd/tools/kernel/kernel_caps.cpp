@@ -3,8 +3,9 @@
 #include "../schemas.h"
 #include "../tool_def.h"
 #include "../../tool_exec.h"
-#include "../../../cap/kcap.h"
+#include <abi/rights.h>
 #include <abi/sys.h>
+#include <cap/rights.h>
 
 #include <mcp/policy/roles.h>
 
@@ -18,7 +19,7 @@ constexpr const char* kCapsOut =
 
 // The capability table of the task running this very call: what a tool can reach.
 bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
-    kcap::CapInfo caps[64]; // this call's own: tool tasks run side by side
+    abi::CapInfo caps[64]; // this call's own: tool tasks run side by side
     int64_t n = sys::cap_list(ctx.cap, caps, 64);
     if (n < 0) {
         err = { mcp::ErrorCode::InternalError, "capability table unavailable" };
@@ -28,7 +29,7 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
     for (int64_t i = 0; i < n; ++i) {
         const auto& c = caps[i];
         w.begin_object().key("slot").number(c.slot);
-        w.key("type").string(kcap::type_name(static_cast<kcap::ObjectType>(c.type)));
+        w.key("type").string(cap::type_name(static_cast<cap::ObjectType>(c.type)));
         w.key("rights").begin_array();
         for (uint32_t b = 0; b < cap::kRightCount; ++b)
             if (c.rights & (1u << b))
@@ -50,6 +51,6 @@ constexpr mcp::Tool kTool = { "kernel_caps",
 
 } // namespace
 
-MCPD_TOOL(kernel_caps) { kTool, run, Grant::Introspection, kcap::kRead, Effect::read_only() };
+MCPD_TOOL(kernel_caps) { kTool, run, Grant::Introspection, abi::kRead, Effect::read_only() };
 
 } // namespace mcpd::tools

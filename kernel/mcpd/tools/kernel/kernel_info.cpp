@@ -5,14 +5,10 @@
 #include "../../tool_exec.h"
 #include <abi/rights.h>
 #include <abi/sys.h>
+#include <abi/version.h>
 #include "../../firmware_json.h"
-#include "../../../arch/aarch64/cpu.h"
-#include "../../../board/board.h"
-#include "../../../clock.h"
-#include "../../../platform.h"
-#include "../../../syscall/handlers.h"
-#include "../../../version.h"
 
+#include <ktl/civil_time.h>
 #include <mcp/policy/roles.h>
 
 namespace mcpd::tools {
@@ -26,30 +22,36 @@ constexpr const char* kInfoOut =
     R"("required":["name","version","source_commit","uptime_ms"]})";
 
 bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
-    sysinfo::MemInfo mem {};
+    abi::MemInfo mem {};
     if (sys::mem_stats(ctx.cap, &mem) < 0) {
         err = { mcp::ErrorCode::InternalError, "memory statistics unavailable" };
         return false;
     }
-    sysinfo::TaskInfo tasks[64];
+    abi::TaskInfo tasks[64];
     int64_t ntasks = sys::task_list(ctx.cap, tasks, 64);
-    char now[32];
-    clock::rfc3339_now(now, sizeof now);
+    abi::SystemInfo system {};
+    if (sys::system_info(ctx.cap, &system) < 0) {
+        err = { mcp::ErrorCode::InternalError, "system information unavailable" };
+        return false;
+    }
+    char now[32] = "unknown"; // until wall time is set (a board without an RTC, not told yet)
+    if (system.wall_clock_known)
+        ktl::format_rfc3339(system.unix_seconds, now, sizeof now);
     w.begin_object();
     w.key("name").string("Basalt");
     w.key("version").string(kVersion);
     w.key("source_commit").string(kSourceCommit);
-    w.key("board").string(board::kName);
-    w.key("model").string(platform::info().model);
-    w.key("cpu").string(arch::cpu_part_name(arch::midr()));
-    w.key("uptime_ms").number(static_cast<uint64_t>(clock::monotonic_ns() / 1000000));
+    w.key("board").string(system.board);
+    w.key("model").string(system.model);
+    w.key("cpu").string(system.cpu);
+    w.key("uptime_ms").number(system.mono_ns / 1000000);
     w.key("time").string(now);
     w.key("memory").begin_object();
     w.key("total_pages").number(mem.total_pages).key("free_pages").number(mem.free_pages);
     w.key("heap_live_allocations").number(mem.heap_live_allocations);
     w.end_object();
     w.key("tasks").number(static_cast<int64_t>(ntasks < 0 ? 0 : ntasks));
-    write_firmware(w); // the Pi: board, revision, serial, MAC, clocks as its firmware reports them
+    write_firmware(w, system.firmware); // the Pi: board, revision, serial, MAC, clocks as its firmware reports them
     w.end_object();
     return true;
 }

@@ -5,7 +5,6 @@
 #include "../../tool_exec.h"
 #include <abi/rights.h>
 #include <abi/sys.h>
-#include "../../../syscall/handlers.h"
 
 #include <mcp/policy/roles.h>
 
@@ -18,7 +17,7 @@ constexpr const char* kMemOut =
     R"("heap":{"type":"object"},"stacks":{"type":"object"},"reclaimed":{"type":"object"}},"required":["total_pages","free_pages"]})";
 
 bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
-    sysinfo::MemInfo mem {};
+    abi::MemInfo mem {};
     if (sys::mem_stats(ctx.cap, &mem) < 0) {
         err = { mcp::ErrorCode::InternalError, "memory statistics unavailable" };
         return false;

@@ -4,8 +4,6 @@
 #include "../../tool_exec.h"
 #include <abi/rights.h>
 #include <abi/sys.h>
-#include "../../../clock.h"
-#include "../../../syscall/handlers.h"
 
 #include <drivers/generic_timer.h>
 #include <mcp/policy/roles.h>
@@ -54,7 +52,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         }
     uint64_t hz = GenericTimer::frequency();
     auto ns = [hz](uint64_t ticks) -> uint64_t { return hz ? ticks * uint64_t(1000000000) / hz : 0; };
-    sysinfo::TaskInfo tasks[64];
+    abi::TaskInfo tasks[64];
     int64_t n = sys::task_list(ctx.cap, tasks, 64);
     if (n < 0) {
         err = { mcp::ErrorCode::InternalError, "task list unavailable" };
@@ -66,7 +64,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         if (tasks[i].name[0] == 'i' && tasks[i].name[1] == 'd' && tasks[i].name[2] == 'l' && tasks[i].name[3] == 'e')
             idle_ns += tasks[i].cpu_ns;
     }
-    uint64_t up = clock::monotonic_ns();
+    uint64_t up = sys::clock_ns();
     w.begin_object();
     w.key("syscall_ns").begin_object().key("iterations").number(iterations).key("min").number(ns(best));
     w.key("mean").number(ns(total / (iterations ? iterations : 1)));

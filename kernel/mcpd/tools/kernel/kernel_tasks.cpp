@@ -5,7 +5,6 @@
 #include "../../tool_exec.h"
 #include <abi/rights.h>
 #include <abi/sys.h>
-#include "../../../syscall/handlers.h"
 
 #include <mcp/policy/roles.h>
 
@@ -19,7 +18,7 @@ constexpr const char* kTasksOut =
     R"("required":["tasks"]})";
 
 bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
-    sysinfo::TaskInfo tasks[64];
+    abi::TaskInfo tasks[64];
     int64_t n = sys::task_list(ctx.cap, tasks, 64);
     if (n < 0) {
         err = { mcp::ErrorCode::InternalError, "task list unavailable" };

@@ -3,8 +3,6 @@
 #include "../tool_def.h"
 #include <abi/rights.h>
 #include <abi/sys.h>
-#include "../../../vector/collection.h"
-#include "../../../vector/store.h"
 
 #include <hnsw/index.h>
 #include <mcp/policy/roles.h>
@@ -54,7 +52,7 @@ uint32_t capacity_for(hnsw::Params p, uint64_t budget, uint32_t cap) {
 bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     auto name = args.find("name").plain_string();
     uint32_t metric = parse_metric(args.find("metric"));
-    if (!name || !vector::valid_name(*name) || metric == ~0u) {
+    if (!name || !abi::valid_collection_name(*name) || metric == ~0u) {
         err = { mcp::ErrorCode::ValidationFailed, "name: letters, digits, _ - . only, not only dots", "invalid_name" };
         return false;
     }
@@ -64,9 +62,9 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     p.m = static_cast<uint32_t>(args.find("m").as_uint64().value_or(16));
     p.ef_construction = static_cast<uint32_t>(args.find("ef_construction").as_uint64().value_or(200));
     p.max_ef = 512;
-    uint64_t budget = args.find("budget_bytes").as_uint64().value_or(vector::kMaxCollectionBytes);
-    if (budget > vector::kMaxCollectionBytes)
-        budget = vector::kMaxCollectionBytes;
+    uint64_t budget = args.find("budget_bytes").as_uint64().value_or(abi::kMaxCollectionBytes);
+    if (budget > abi::kMaxCollectionBytes)
+        budget = abi::kMaxCollectionBytes;
     json::Value given = args.find("max_elements");
     p.max_elements = given.valid() ? static_cast<uint32_t>(given.as_uint64().value_or(0))
                                    : capacity_for(p, budget, 100000);
@@ -75,8 +73,8 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         return false;
     }
     const bool memory = args.find("durability").plain_string().value_or("disk") == "memory";
-    vector::CreateParams cp {
-        p.dim, metric, p.m, p.ef_construction, p.max_elements, p.max_ef, memory ? vector::kCreateMemoryOnly : 0
+    abi::CreateParams cp {
+        p.dim, metric, p.m, p.ef_construction, p.max_elements, p.max_ef, memory ? abi::kCreateMemoryOnly : 0
     };
     int64_t rc = store_call_retrying([&] { return sys::store_create(ctx.cap, name->data(), name->size(), &cp); });
     if (rc < 0) {

@@ -10,8 +10,6 @@
 #include "../tool_def.h"
 #include <abi/rights.h>
 #include <abi/sys.h>
-#include "../../../vector/collection.h"
-#include "../../../vector/store.h"
 
 #include <hnsw/crc32.h>
 #include <ktl/base64.h>
@@ -37,7 +35,7 @@ constexpr const char* kExportOut =
 constexpr uint64_t kMaxPage = 45000; // bytes per export page: 60,000 base64 characters
 
 bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
-    vector::Stats before {}, after {};
+    abi::VectorStats before {}, after {};
     if (int64_t rc = sys::vec_stats(ctx.cap, &before); rc < 0) {
         err = error_of(rc);
         return false;

@@ -10,8 +10,6 @@
 #include "../tool_def.h"
 #include <abi/rights.h>
 #include <abi/sys.h>
-#include "../../../vector/collection.h"
-#include "../../../vector/store.h"
 
 #include <hnsw/crc32.h>
 #include <ktl/base64.h>
@@ -44,7 +42,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     uint64_t size = args.find("size").as_uint64().value_or(0);
     uint64_t offset = args.find("offset").as_uint64().value_or(0);
     json::Value parts = args.find("snapshot_b64");
-    if (!name || !vector::valid_name(*name)) {
+    if (!name || !abi::valid_collection_name(*name)) {
         err = { mcp::ErrorCode::ValidationFailed, "name: letters, digits, _ - . only, not only dots", "invalid_name" };
         return false;
     }
@@ -77,7 +75,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         }
         at += *n;
     }
-    auto stage = [&](uint32_t action, vector::StageChunk& chunk) {
+    auto stage = [&](uint32_t action, abi::StageChunk& chunk) {
         chunk.total = size;
         chunk.offset = offset;
         chunk.data = reinterpret_cast<uint64_t>(bytes);
@@ -85,7 +83,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         chunk.action = action;
         return sys::store_stage(ctx.cap, name->data(), name->size(), &chunk);
     };
-    vector::StageChunk chunk {};
+    abi::StageChunk chunk {};
     int64_t rc = stage(0, chunk);
     if (rc < 0) {
         err = rc == -static_cast<int64_t>(ktl::Error::OutOfRange)
@@ -102,7 +100,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         w.key("next").number(chunk.received_out).end_object();
         return true;
     }
-    vector::StageChunk done {};
+    abi::StageChunk done {};
     json::Value crc = args.find("crc32");
     if (crc.valid() && crc.as_uint64().value_or(~0ull) != chunk.crc_out) {
         stage(2, done);

@@ -5,7 +5,6 @@
 #include "../tool_def.h"
 #include <abi/rights.h>
 #include <abi/sys.h>
-#include "../../../vector/store.h"
 
 #include <mcp/policy/roles.h>
 
@@ -21,13 +20,13 @@ constexpr const char* kListOut =
     R"("bytes_budget":{"type":"integer"},"durability":{"type":"string","enum":["disk","memory"]}}}}},"required":["collections"]})";
 
 bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
-    vec::Scratch mem(sizeof(vector::StoreEntry) * vector::kMaxNamed);
+    vec::Scratch mem(sizeof(abi::StoreEntry) * abi::kMaxNamed);
     if (!mem.ok()) {
         err = { mcp::ErrorCode::InternalError, "no memory for the list" };
         return false;
     }
-    auto* rows = mem.as<vector::StoreEntry>();
-    int64_t n = sys::store_list(ctx.cap, rows, vector::kMaxNamed);
+    auto* rows = mem.as<abi::StoreEntry>();
+    int64_t n = sys::store_list(ctx.cap, rows, abi::kMaxNamed);
     if (n < 0) {
         err = vec::error_of(n);
         return false;

@@ -3,7 +3,6 @@
 #include "../tool_def.h"
 #include <abi/rights.h>
 #include <abi/sys.h>
-#include "../../../vector/collection.h"
 
 #include <mcp/policy/roles.h>
 
@@ -21,7 +20,7 @@ constexpr const char* kStatsOut =
     R"("required":["count","deleted","levels","bytes_used","distance_computations"]})";
 
 bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
-    vector::Stats st {};
+    abi::VectorStats st {};
     int64_t rc = sys::vec_stats(ctx.cap, &st);
     if (rc < 0) {
         err = vec::error_of(rc);

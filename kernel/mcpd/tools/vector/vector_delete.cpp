@@ -4,7 +4,6 @@
 #include "../tool_def.h"
 #include <abi/rights.h>
 #include <abi/sys.h>
-#include "../../../vector/collection.h"
 
 #include <mcp/policy/roles.h>
 

@@ -2,7 +2,6 @@
 
 #include "../../../mm/kheap.h"
 #include <abi/sys.h>
-#include "../../../vector/collection.h"
 
 namespace mcpd::vec {
 
@@ -87,7 +86,7 @@ bool read_ids(const json::Value& array, uint64_t* out, size_t max, size_t& n) {
 }
 
 ktl::Result<uint32_t> dimension_of(uint32_t cap) {
-    vector::Stats st {};
+    abi::VectorStats st {};
     int64_t rc = sys::vec_stats(cap, &st);
     if (rc < 0)
         return static_cast<ktl::Error>(-rc);

@@ -4,7 +4,6 @@
 #include "../tool_def.h"
 #include <abi/rights.h>
 #include <abi/sys.h>
-#include "../../../vector/collection.h"
 
 #include <hnsw/params.h>
 #include <mcp/policy/provenance.h>
@@ -76,7 +75,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
                 "dimension_mismatch" };
         return false;
     }
-    vector::SearchFilter f {};
+    abi::SearchFilter f {};
     json::Value only = args.find("filter_ids");
     if (only.valid()) {
         size_t n = 0;

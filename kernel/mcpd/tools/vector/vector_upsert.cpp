@@ -8,7 +8,6 @@
 #include <abi/rights.h>
 #include <abi/sys.h>
 #include "../../../log.h"
-#include "../../../vector/collection.h"
 
 #include <ktl/base64.h>
 #include <ktl/format.h>
@@ -198,7 +197,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
                    : mcp::ToolError { mcp::ErrorCode::InternalError, "cancelled by the client", "cancelled" };
         return false;
     }
-    vector::Stats st {};
+    abi::VectorStats st {};
     sys::vec_stats(ctx.cap, &st);
     w.begin_object()
         .key("upserted")
