@@ -3,6 +3,7 @@
 // unreadable or unsupported schema still fails closed; a set compiles each schema once, into its
 // bounded pool, and says when one does not fit rather than compiling it somewhere else.
 #include <json/json.h>
+#include <mcp/fixtures/conformance.h>
 #include <mcp/schema/compiled.h>
 #include <mcp/schema/validator.h>
 
@@ -171,6 +172,24 @@ TEST(SchemaCompiledSet, FullPoolLeavesTheSchemaToTheCaller) {
     EXPECT_EQ(set->nodes_used(), used);
     // A small schema still fits what is left.
     EXPECT_NE(set->get(placed + 1, "{}"), nullptr);
+}
+
+// The conformance suite's tools (their schemas use the most keywords) fit one set, and each
+// compiled schema is the one its text reads as.
+TEST(SchemaCompiledSet, TheConformanceToolsFitOneSet) {
+    auto set = std::make_unique<CompiledSet>();
+    auto tools = mcp::fixtures::tools();
+    ASSERT_LE(tools.size(), CompiledSet::kMaxSchemas);
+    Instance empty("{}");
+    for (size_t i = 0; i < tools.size(); ++i) {
+        const Compiled* c = set->get(i, tools[i].input_schema);
+        ASSERT_NE(c, nullptr) << tools[i].name;
+        Failure compiled, text;
+        EXPECT_EQ(c->validate(empty.doc.root(), compiled), by_text(tools[i].input_schema, empty, text))
+            << tools[i].name;
+        expect_same(compiled, text);
+    }
+    EXPECT_LT(set->nodes_used(), CompiledSet::kPoolNodes / 2);
 }
 
 } // namespace
