@@ -1,0 +1,130 @@
+// A call's buffers and the capability its token is issued from, on the bridge's side.
+#include "tool_job.h"
+
+#include "../cap/kcap.h"
+#include "../mm/kheap.h"
+#include "../storage/journal.h"
+#include "../storage/storage_info.h"
+#include "../syscall/sys.h"
+#include "../vector/store.h"
+
+namespace mcpd {
+
+void release_buffers(Job& job) {
+    if (job.args && job.args != job.inline_args)
+        kheap::free(job.args);
+    if (job.nodes && job.nodes != job.inline_nodes)
+        kheap::free(job.nodes);
+    if (job.exchange)
+        kheap::free(job.exchange);
+    if (job.round)
+        kheap::free(job.round);
+    job.args = nullptr;
+    job.nodes = nullptr;
+    job.exchange = nullptr;
+    job.round = nullptr;
+}
+
+// Buffers for the tool task's copy of the arguments (the bridge's line buffer moves on) and for
+// parsing it: as many nodes as the text can hold values.
+bool take_buffers(Job& job, std::string_view text) {
+    size_t nodes = json::value_bound(text);
+    nodes = nodes < kMaxNodes ? nodes : kMaxNodes;
+    job.args = job.inline_args;
+    job.nodes = job.inline_nodes;
+    job.node_count = kInlineNodes;
+    if (text.size() > kInlineArgs) {
+        auto mem = kheap::alloc(text.size());
+        if (!mem)
+            return false;
+        job.args = static_cast<char*>(*mem);
+    }
+    if (nodes > kInlineNodes) {
+        auto mem = kheap::alloc(nodes * sizeof(json::Node));
+        if (!mem) {
+            release_buffers(job);
+            return false;
+        }
+        job.nodes = static_cast<json::Node*>(*mem);
+        job.node_count = nodes;
+    }
+    for (size_t i = 0; i < text.size(); ++i)
+        job.args[i] = text[i];
+    job.args_len = text.size();
+    return true;
+}
+
+namespace {
+
+// The object of Grant::Nothing tokens: one event per bridge, created once and never signalled.
+ktl::Result<uint32_t> inert_event(ExecCaps& caps) {
+    if (caps.inert == ~0u) {
+        int64_t created = sys::event_create(caps.factory, 0);
+        if (created < 0)
+            return static_cast<ktl::Error>(-created);
+        caps.inert = static_cast<uint32_t>(created);
+    }
+    return caps.inert;
+}
+
+} // namespace
+
+// The capability (in the bridge's table) that this call's token is issued for. For a
+// collection tool that is a fresh capability to the named collection only, which the bridge
+// deletes again once the token exists (*transient). NotFound when the collection is absent.
+ktl::Result<uint32_t> token_source(ExecCaps& caps, const ToolDef& def, const json::Value& arguments, bool* transient) {
+    *transient = false;
+    switch (def.grant) {
+    case Grant::Introspection: return caps.introspection;
+    case Grant::Store: return caps.store;
+    case Grant::Nothing: return inert_event(caps);
+    case Grant::Cluster: return caps.cluster;
+    case Grant::Collection: break;
+    }
+    // The schema already required a plain name; the store checks it once more.
+    auto name = arguments.find("collection").plain_string();
+    if (!name || name->empty() || name->size() > vector::kMaxNameLength)
+        return ktl::Error::InvalidArgs;
+    int64_t slot = sys::store_open(caps.store, name->data(), name->size(), def.rights | kcap::kGrant);
+    if (slot < 0)
+        return static_cast<ktl::Error>(-slot);
+    *transient = true;
+    return static_cast<uint32_t>(slot);
+}
+
+// What a token source that could not be had means for the caller.
+mcp::ToolError source_error(ktl::Error e) {
+    if (e == ktl::Error::NotFound)
+        return { mcp::ErrorCode::NotFound, "no collection of that name", "missing_collection" };
+    if (e == ktl::Error::NotReady)
+        return still_recovering(0);
+    return { mcp::ErrorCode::ValidationFailed, "not a valid collection name", "invalid_name" };
+}
+
+// Tools whose calls reach the store (a collection's capability, or the store's).
+bool needs_store(const ToolDef& def) { return def.grant == Grant::Store || def.grant == Grant::Collection; }
+
+Recovery recovery(const ExecCaps& caps) {
+    storage_info::StorageInfo info {};
+    if (sys::storage_info(caps.introspection, &info) < 0)
+        return { false, 0 }; // nothing to wait for that can be seen: the call runs and finds out
+    return { info.state == static_cast<uint8_t>(journal::State::Recovering), info.recovery_progress };
+}
+
+// A call whose time ran out while the store was still being recovered: retryable, never a failure
+// of the call itself.
+mcp::ToolError still_recovering(uint64_t replayed) {
+    mcp::ToolError e { mcp::ErrorCode::Unavailable,
+                       "the store is still being recovered from the disk: try again after details.retry_after_ms",
+                       "recovering" };
+    e.retry_after_ms = kRecoveryRetryMs;
+    e.replayed_so_far = static_cast<int64_t>(replayed);
+    return e;
+}
+
+void release_call(Job& job) {
+    release_buffers(job);
+    job.state = Job::State::Free;
+}
+
+} // namespace mcpd
