@@ -96,9 +96,9 @@ bool same_refusal(const Record& a, const Record& b) {
            eq(a.code, b.code) && eq(a.transport, b.transport);
 }
 
-// Appends one record (IRQs masked by the caller: sequence numbers and the ring stay in step).
-void append(Record& r) {
-    uint32_t region = region_slot();
+// Appends one record through the caller's slot for the region (IRQs masked by the caller:
+// sequence numbers and the ring stay in step).
+void append(Record& r, uint32_t region) {
     r.seq = g_seq_base + g_count;
     r.dropped_before = given_way() + g_failed;
     if (region == ~0u || sys::region_append(region, &r, sizeof r) < 0) {
@@ -109,18 +109,20 @@ void append(Record& r) {
 }
 
 // The refusals counted since the last one written become one record of their own.
-void flush_pending() {
+void flush_pending(uint32_t region) {
     if (g_pending_repeats == 0)
         return;
     g_pending.repeats = g_pending_repeats;
     g_pending_repeats = 0;
-    append(g_pending);
+    append(g_pending, region);
     g_last_deny = g_pending;
 }
 
 } // namespace
 
-bool record(const mcp::AuditEvent& e) {
+bool record(const mcp::AuditEvent& e) { return record(e, region_slot()); }
+
+bool record(const mcp::AuditEvent& e, uint32_t region) {
     Record r {};
     r.mono_ns = clock::monotonic_ns();
     r.token_id = e.token_id;
@@ -152,8 +154,8 @@ bool record(const mcp::AuditEvent& e) {
         ++g_pending_repeats;
         return false;
     }
-    flush_pending();
-    append(r);
+    flush_pending(region);
+    append(r, region);
     if (refusal) {
         g_last_deny = r;
         g_have_last_deny = true;
@@ -192,9 +194,10 @@ void write_record(json::Writer& w, const Record& r) {
 // Writes, oldest first, those of the newest `max` records still held that `keep` accepts.
 template <typename Keep>
 void write_records(json::Writer& w, uint32_t max, Keep keep) {
+    const uint32_t region = region_slot();
     {
         arch::IrqGuard guard;
-        flush_pending(); // a reader sees every decision so far
+        flush_pending(region); // a reader sees every decision so far
     }
     w.begin_array();
     uint64_t first = g_count > max ? g_count - max : 0;
@@ -202,7 +205,7 @@ void write_records(json::Writer& w, uint32_t max, Keep keep) {
         first = given_way();
     for (uint64_t i = first; i < g_count; ++i) {
         Record r;
-        if (sys::region_read(region_slot(), i * sizeof(Record), &r, sizeof r) != static_cast<int64_t>(sizeof r))
+        if (sys::region_read(region, i * sizeof(Record), &r, sizeof r) != static_cast<int64_t>(sizeof r))
             break;
         if (keep(r))
             write_record(w, r);

@@ -26,6 +26,9 @@ bool attach(uint32_t region_slot);
 void resume(uint64_t records);
 // False when the event was counted into a pending record of identical refusals (not written yet).
 bool record(const mcp::AuditEvent& event);
+// The same from a task that knows its slot for the region (a bridge: the one it attached, or
+// ipc::TaskSlots::kNone), which spares the look-up of the calling task, a system call, per record.
+bool record(const mcp::AuditEvent& event, uint32_t region_slot);
 // Writes the newest `max` records still held, oldest first, as a JSON array.
 void write(json::Writer& w, uint32_t max);
 // Writes those of the newest `scan` records that name provenance node `provenance_id`.

@@ -16,14 +16,19 @@ Bridge::Bridge(const BridgeSetup& setup) : m_caps(setup.caps), m_server(m_config
     m_exec.configure({ m_caps.factory, m_caps.introspection, m_caps.store, ~0u, m_caps.cluster },
                      uint64_t(bootargs::get().tool_time_ms) * 1000000, bootargs::get().tool_output_bytes, setup.wake,
                      setup.slots);
-    if (!audit::trail::attach(m_caps.audit_region))
+    if (audit::trail::attach(m_caps.audit_region))
+        m_audit_slot = m_caps.audit_region;
+    else
         KLOG_ERROR("%sno audit region; decisions are counted as dropped", setup.log_prefix);
-    if (!provenance_log_attach(m_caps.provenance_region))
+    if (provenance_log_attach(m_caps.provenance_region))
+        m_provenance_slot = m_caps.provenance_region;
+    else
         KLOG_ERROR("%sno provenance region; requests get no provenance node", setup.log_prefix);
     m_config = base_server_config();
     m_config.gate = &m_gate;
     m_config.transport = setup.transport;
     m_config.subscriptions = true; // every transport delivers them (the line itself, HTTP's standalone stream)
+    m_server.compile_schemas();    // once here, not at every call
     set_resource_context({ m_caps.introspection, m_caps.audit, setup.line, m_config.allowlist.size(), setup.transport,
                            m_caps.cluster, &m_server.stages() });
 }
@@ -36,8 +41,8 @@ void Bridge::resume_audit() {
 
 void Bridge::now_rfc3339(char* out, size_t cap) { clock::rfc3339_now(out, cap); }
 uint64_t Bridge::now_ns() { return clock::monotonic_ns(); }
-void Bridge::audit(const mcp::AuditEvent& event) { audit_decision(event); }
-uint64_t Bridge::provenance(const mcp::ProvenanceNode& node) { return provenance_log_record(node); }
+void Bridge::audit(const mcp::AuditEvent& event) { audit_decision(event, m_audit_slot); }
+uint64_t Bridge::provenance(const mcp::ProvenanceNode& node) { return provenance_log_record(node, m_provenance_slot); }
 
 bool Bridge::start(const mcp::Tool& tool, const json::Value& arguments, const mcp::PendingCall& call,
                    mcp::ToolError& err) {

@@ -56,6 +56,10 @@ public:
 
 private:
     const BridgeCaps m_caps;
+    // This task's slots for the audit trail's and the provenance ring's regions, once attached
+    // (~0u: none): each record goes through them without asking which task is calling.
+    uint32_t m_audit_slot = ~0u;
+    uint32_t m_provenance_slot = ~0u;
     Executor m_exec;
     mcp::AuthGate m_gate; // this bridge's own: its sources (HTTP peers, the line) are its own
     mcp::ServerConfig m_config;

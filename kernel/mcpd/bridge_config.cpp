@@ -207,9 +207,7 @@ bool changes_store(std::string_view action) {
            action == "approve";
 }
 
-void audit_hook(const mcp::AuditEvent& e) {
-    // A refusal repeated in a burst is counted into the trail, not logged again each time.
-    const bool written = audit::trail::record(e);
+void audit_hook(const mcp::AuditEvent& e, bool written) {
     // Every answered change has its audit record on the disk: the answer is sent after this.
     if (written && e.kind == mcp::AuditKind::Tool && e.outcome != mcp::AuditOutcome::Deny && e.action &&
         changes_store(e.action))
@@ -224,7 +222,11 @@ void audit_hook(const mcp::AuditEvent& e) {
 
 } // namespace
 
-void audit_decision(const mcp::AuditEvent& e) { audit_hook(e); }
+// A refusal repeated in a burst is counted into the trail, not logged again each time.
+void audit_decision(const mcp::AuditEvent& e) { audit_hook(e, audit::trail::record(e)); }
+void audit_decision(const mcp::AuditEvent& e, uint32_t audit_slot) {
+    audit_hook(e, audit::trail::record(e, audit_slot));
+}
 
 void bridge_config_init() {
     bootargs::for_each_key(add_key, nullptr);

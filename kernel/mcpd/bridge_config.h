@@ -38,6 +38,9 @@ mcp::ServerConfig base_server_config();
 // Records one decision of the pipeline in the audit trail (and refusals in the kernel log); a
 // change to the store is answered only once its record is on the disk.
 void audit_decision(const mcp::AuditEvent& event);
+// The same through the caller's own slot for the trail's region (a bridge's, as it attached it),
+// without looking the calling task up at every decision.
+void audit_decision(const mcp::AuditEvent& event, uint32_t audit_slot);
 
 // A principal for a transport's callers without a key (the serial line's console, HTTP's
 // default role). Anonymous gives nullptr.

@@ -5,6 +5,7 @@
 #include "../clock.h"
 #include <abi/sys.h>
 
+#include <ktl/civil_time.h>
 #include <ktl/utf8.h>
 #include <mcp/policy/roles.h>
 
@@ -13,11 +14,12 @@ namespace {
 
 constexpr uint64_t kRegionBytes = 1u << 20;
 
+// Only this boot reads the ring (it is not on the disk): its layout is free to change.
 struct NodeRecord {
     uint64_t id;
     uint64_t parent;
     uint64_t mono_ns;
-    char timestamp[24];
+    int64_t created_unix; // wall-clock seconds, when wall_known; formatted as created_at when read
     char request_id[48];
     char principal[32];
     char client_name[32];
@@ -27,7 +29,8 @@ struct NodeRecord {
     uint32_t session;
     uint8_t role;
     uint8_t integrity;
-    uint8_t pad[42];
+    uint8_t wall_known; // the wall clock was set when the node was made ("unknown" otherwise)
+    uint8_t pad[57];
 };
 static_assert(sizeof(NodeRecord) == 256);
 
@@ -80,7 +83,10 @@ void write_node(json::Writer& w, const NodeRecord& r) {
     mcp::format_provenance_id(r.parent, parent);
     w.begin_object().key("id").string(id).key("parent").string(parent);
     w.key("integrity").string(mcp::integrity_name(static_cast<mcp::Integrity>(r.integrity)));
-    w.key("created_at").string(ktl::field_text(r.timestamp));
+    char created[ktl::kRfc3339Len + 1] = "unknown"; // clock::rfc3339_now's text for the same second
+    if (r.wall_known)
+        ktl::format_rfc3339(r.created_unix, created, sizeof created);
+    w.key("created_at").string(created);
     w.key("principal").string(ktl::field_text(r.principal));
     w.key("role").string(mcp::role_name(static_cast<mcp::Role>(r.role)));
     w.key("transport").string(ktl::field_text(r.transport)).key("session").number(uint64_t(r.session));
@@ -99,12 +105,15 @@ uint64_t provenance_log_count() { return g_count; }
 uint64_t provenance_log_failed() { return g_failed; }
 uint32_t provenance_boot_tag() { return g_tag; }
 
-uint64_t provenance_log_record(const mcp::ProvenanceNode& n) {
+uint64_t provenance_log_record(const mcp::ProvenanceNode& n) { return provenance_log_record(n, g_slots.slot()); }
+
+uint64_t provenance_log_record(const mcp::ProvenanceNode& n, uint32_t slot) {
     const uint32_t tag = boot_tag();
     NodeRecord r {};
     r.parent = n.parent;
     r.mono_ns = clock::monotonic_ns();
-    clock::rfc3339_now(r.timestamp, sizeof r.timestamp);
+    r.wall_known = clock::wall_clock_known();
+    r.created_unix = clock::unix_seconds();
     ktl::utf8_copy(r.request_id, n.request_id);
     ktl::utf8_copy(r.principal, n.principal ? std::string_view(n.principal->name) : "anonymous");
     ktl::utf8_copy(r.client_name, n.client_name);
@@ -120,7 +129,6 @@ uint64_t provenance_log_record(const mcp::ProvenanceNode& n) {
         return 0;
     }
     r.id = mcp::make_provenance_id(tag, static_cast<uint32_t>(g_count + 1));
-    uint32_t slot = g_slots.slot();
     if (slot == ipc::TaskSlots::kNone || sys::region_append(slot, &r, sizeof r) < 0) {
         ++g_failed;
         return 0;

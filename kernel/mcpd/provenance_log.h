@@ -16,8 +16,12 @@ uint32_t provenance_log_record_bytes(); // one node's record
 // The calling bridge reaches the ring through `region_slot` (the boot grants each bridge one).
 bool provenance_log_attach(uint32_t region_slot);
 // Keeps the node; returns its id, 0 when it could not be written (the request goes on: its
-// decisions are audited without a node, and the failure is counted).
+// decisions are audited without a node, and the failure is counted). A record holds binary
+// fields where it can (the time as seconds): the text is made when a node is read, not per request.
 uint64_t provenance_log_record(const mcp::ProvenanceNode& node);
+// The same through the caller's own slot for the ring (a bridge's, as it attached it, or
+// ipc::TaskSlots::kNone), without looking the calling task up at every node.
+uint64_t provenance_log_record(const mcp::ProvenanceNode& node, uint32_t region_slot);
 // Writes the node `id` and its chain of parents (at most `depth` nodes in all), newest first, as
 // the members of an object: "node", "chain". False + why when the node is not held (unknown,
 // given way to newer ones, or of another boot).

@@ -618,11 +618,18 @@ const char* reason_name(Reason reason) {
 }
 
 bool validate(const json::Value& schema, const json::Value& instance, Failure& out) {
+    return check_schema(schema, out) && validate_instance(schema, instance, out);
+}
+
+bool check_schema(const json::Value& schema, Failure& out) {
     out = Failure {};
     Pointer at(out.path);
-    if (!SchemaWalker(schema, out, at, kMaxSchemaDepth, false).walk(schema, 1))
-        return false;
-    at.reset({ 0, false });
+    return SchemaWalker(schema, out, at, kMaxSchemaDepth, false).walk(schema, 1);
+}
+
+bool validate_instance(const json::Value& schema, const json::Value& instance, Failure& out) {
+    out = Failure {};
+    Pointer at(out.path);
     return InstanceWalker(schema, out, at).check(schema, instance, 1);
 }
 

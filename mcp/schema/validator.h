@@ -79,6 +79,12 @@ struct Failure {
 
 // True when `instance` satisfies `schema`; otherwise false with the first failure in `out`.
 bool validate(const json::Value& schema, const json::Value& instance, Failure& out);
+// validate() in its two passes, for a schema checked once and kept (compiled.h): check_schema()
+// is the schema pass alone (false: what validate() would refuse the schema with), and
+// validate_instance() the instance pass, only for a schema check_schema() accepted. Together they
+// give validate()'s outcome and failure.
+bool check_schema(const json::Value& schema, Failure& out);
+bool validate_instance(const json::Value& schema, const json::Value& instance, Failure& out);
 
 // The lint for our own tool schemas (host tests, kernel start-up): everything validate() would
 // refuse as SchemaUnsupported, plus: at most kMaxBoundedDepth levels; every schema has a type or

@@ -8,14 +8,16 @@
 
 namespace mcp {
 
-void Server::audit_call(const PendingCall& call, AuditOutcome outcome, const char* code, const char* reason) {
+void Server::audit_call(const PendingCall& call, AuditOutcome outcome, const char* code, const char* reason,
+                        const char* timestamp) {
     if (!m_host.audits())
         return;
     char now[32] = "unknown";
-    m_host.now_rfc3339(now, sizeof now);
+    if (!timestamp)
+        m_host.now_rfc3339(now, sizeof now);
     uint64_t t = m_host.now_ns();
     AuditEvent e { call.request_id,
-                   now,
+                   timestamp ? timestamp : now,
                    call.principal,
                    call.transport ? call.transport : m_config.transport,
                    AuditKind::Tool,
@@ -45,17 +47,22 @@ size_t Server::finish_call(const PendingCall& call, bool ok, std::string_view st
         e = { ErrorCode::InternalError, "malformed tool output" };
     }
     const uint64_t encoding = m_host.now_ns();
+    // The time as text only where it is written: a result carries none, a failure's envelope
+    // does, and the audit record takes the same text then (it makes its own otherwise).
     char now[32] = "unknown";
-    m_host.now_rfc3339(now, sizeof now);
+    if (!ok)
+        m_host.now_rfc3339(now, sizeof now);
     json::Writer w(out);
     auto begin = [&](json::Writer& wr) { begin_call_reply(wr, call); };
     write_tool_result(w, begin, call.modern, call.result, ok, structured, e, call.request_id, now);
     const uint64_t auditing = m_host.now_ns();
     m_stages.add_since(CallStages::Encode, encoding, auditing);
     audit_call(call, ok ? AuditOutcome::Allow : AuditOutcome::Error, ok ? "" : error_code_name(e.code),
-               ok ? nullptr : e.reason);
+               ok ? nullptr : e.reason, ok ? nullptr : now);
     m_stages.add_since(CallStages::Audit, auditing, m_host.now_ns());
     if (!w.complete()) {
+        if (ok)
+            m_host.now_rfc3339(now, sizeof now);
         json::Writer fallback(out);
         ToolError big { ErrorCode::LimitOutputExceeded, "reply too large for the line" };
         write_tool_result(fallback, begin, call.modern, call.result, false, {}, big, call.request_id, now);

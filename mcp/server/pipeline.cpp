@@ -21,6 +21,7 @@
 #include <crypto/sha256.h>
 #include <ktl/format.h>
 #include <mcp/policy/roles.h>
+#include <mcp/schema/compiled.h>
 #include <mcp/schema/validator.h>
 
 namespace mcp {
@@ -191,9 +192,23 @@ bool Server::authorise(Request& r, uint32_t scopes) {
     return false;
 }
 
-// Validate against the declared schema; a schema we cannot read fails closed.
+void Server::compile_schemas() {
+    for (const Tool& t : m_config.tools)
+        if (allowed(t.name))
+            compiled_schema(t);
+}
+
+const schema::Compiled* Server::compiled_schema(const Tool& tool) {
+    const Tool* first = m_config.tools.data();
+    if (&tool < first || &tool >= first + m_config.tools.size())
+        return nullptr; // not one of this server's tools: nothing to keep it by
+    return m_schemas.get(size_t(&tool - first), tool.input_schema);
+}
+
+// Validate against the declared schema, compiled once (a tool not compiled at configuration is at
+// its first call; one the set has no room for is parsed here each time); a schema we cannot read
+// fails closed.
 bool Server::validate(Request& r, const Session& s, const Tool& tool, const json::Value& arguments) {
-    auto schema_doc = json::Document::parse(tool.input_schema, m_schema_nodes);
     schema::Failure failure;
     static const char kEmpty[] = "{}";
     json::Document empty_doc;
@@ -204,9 +219,15 @@ bool Server::validate(Request& r, const Session& s, const Tool& tool, const json
         empty_doc = *e;
         instance = empty_doc.root();
     }
-    bool valid = schema_doc && schema::validate(schema_doc->root(), instance, failure);
-    if (!schema_doc)
-        failure.reason = schema::Reason::SchemaUnsupported;
+    bool valid;
+    if (const schema::Compiled* compiled = compiled_schema(tool)) {
+        valid = compiled->validate(instance, failure);
+    } else {
+        auto schema_doc = json::Document::parse(tool.input_schema, m_schema_nodes);
+        valid = schema_doc && schema::validate(schema_doc->root(), instance, failure);
+        if (!schema_doc)
+            failure.reason = schema::Reason::SchemaUnsupported;
+    }
     if (!valid) {
         refuse_arguments(r, s, r.name, failure); // r.name: the tool's name as requested
         return false;

@@ -39,13 +39,10 @@
 #include <mcp/server/call_stages.h>
 #include <mcp/server/host.h>
 #include <mcp/server/input_round.h>
+#include <mcp/schema/compiled.h>
 #include <mcp/server/request_state.h>
 
 namespace mcp {
-namespace schema {
-struct Failure;
-}
-
 struct Detail; // envelope.h
 
 // The most a tool result, resource snapshot or prompt may write (the per-call output limit).
@@ -332,6 +329,10 @@ public:
     Server(const ServerConfig& config, CallLimiter& limiter, Host& host)
         : m_config(config), m_limiter(limiter), m_host(host) {}
 
+    // Reads the input schema of every tool on the allowlist once, for validate() (call it once the
+    // configuration is complete, before the first message; a tool it did not read is read at its
+    // first call instead).
+    void compile_schemas();
     // Handles one message. Returns the reply length written into out (0: nothing to send).
     size_t handle(std::string_view message, Session& session, std::span<char> out);
     // Who a key names (nullptr: nobody), for a transport that must decide before dispatch.
@@ -428,6 +429,7 @@ private:
     // answered and audited. admit_inline: the same for work done in the bridge itself (resource
     // reads, prompts), the slot given back at once.
     bool validate(Request& r, const Session& s, const Tool& tool, const json::Value& arguments);
+    const schema::Compiled* compiled_schema(const Tool& tool);
     void refuse_arguments(Request& r, const Session& s, std::string_view tool, const schema::Failure& failure);
     bool admit(Request& r);
     bool admit_inline(Request& r);
@@ -438,7 +440,9 @@ private:
     bool resource_allowed(std::string_view uri) const;
     void start_pending(Request& r, const Session& s, const Tool& tool, const json::Value& arguments,
                        std::string_view answers, std::string_view carried);
-    void audit_call(const PendingCall& call, AuditOutcome outcome, const char* code, const char* reason = nullptr);
+    // timestamp: the decision's time as text, when the caller has it already (nullptr: taken now).
+    void audit_call(const PendingCall& call, AuditOutcome outcome, const char* code, const char* reason = nullptr,
+                    const char* timestamp = nullptr);
     bool allowed(std::string_view tool) const;
     const Tool* find_tool(std::string_view name) const;
 
@@ -446,7 +450,9 @@ private:
     CallLimiter& m_limiter;
     Host& m_host;
     json::Node m_nodes[kOwnNodes];
-    json::Node m_schema_nodes[512];
+    // Input schemas read once (compile_schemas); a tool's own nodes for one the set has no room for.
+    schema::CompiledSet m_schemas;
+    json::Node m_schema_nodes[schema::kMaxSchemaNodes];
     // Where one request's tool result, resource snapshot or prompt messages are written before
     // they go into its reply. A Server handles one message at a time, so one buffer serves every
     // kind; it belongs to this Server (one per line), never to a function shared by all of them.

@@ -450,17 +450,21 @@ size_t HttpTransport::post(Reply& r, const http::Head& head, std::string_view bo
     }
 
     // Auth and limit refusals are transport-level failures: their status, the envelope as body.
-    auto answer = json::Document::parse(reply, m_nodes);
-    json::Value envelope = answer ? answer->root().find("error").find("data") : json::Value();
-    ErrorCode code;
-    auto name = envelope.find("error").find("code").plain_string();
-    if (name && parse_error_code(*name, code) && http_status(code) != 200) {
-        if (initialize)
-            slot->used = false;
-        return envelope_response(r, http_status(code), envelope.raw());
+    // Only a reply with an "error" member can be one, and the dispatcher writes that key as it
+    // is: a reply without the text "error": anywhere (most of them) is not parsed again.
+    if (initialize || reply.find(R"("error":)") != std::string_view::npos) {
+        auto answer = json::Document::parse(reply, m_nodes);
+        json::Value envelope = answer ? answer->root().find("error").find("data") : json::Value();
+        ErrorCode code;
+        auto name = envelope.find("error").find("code").plain_string();
+        if (name && parse_error_code(*name, code) && http_status(code) != 200) {
+            if (initialize)
+                slot->used = false;
+            return envelope_response(r, http_status(code), envelope.raw());
+        }
+        if (initialize && !answer->root().find("result").valid())
+            slot->used = false; // a failed initialize leaves no session behind
     }
-    if (initialize && !answer->root().find("result").valid())
-        slot->used = false; // a failed initialize leaves no session behind
     http::ResponseWriter w(r.out);
     w.status(200);
     common_headers(w, r.keep_alive);

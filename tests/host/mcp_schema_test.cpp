@@ -3,6 +3,7 @@
 // measured in code points and compared unescaped; anything unsupported fails closed; recursion
 // is bounded by the schema; check_bounded() names each missing bound.
 #include <json/json.h>
+#include <mcp/schema/compiled.h>
 #include <mcp/schema/validator.h>
 
 #include <gtest/gtest.h>
@@ -34,10 +35,27 @@ struct Outcome {
     Failure failure;
 };
 
+// Every case also goes through the schema's compiled form (compiled.h), which must give the
+// same outcome and failure, byte for byte, as validate() on the text.
+void expect_compiled_same(const std::string& schema, const Doc& s, const Doc& i, const Outcome& o) {
+    if (s.doc.node_count() > mcp::schema::kMaxSchemaNodes)
+        return; // the compiled form refuses it as unreadable (the pipeline's own limit)
+    std::vector<json::Node> pool(mcp::schema::kMaxSchemaNodes);
+    mcp::schema::Compiled c;
+    ASSERT_TRUE(c.compile(s.text.c_str(), pool));
+    Failure f;
+    EXPECT_EQ(c.validate(i.root(), f), o.ok) << schema;
+    EXPECT_EQ(f.reason, o.failure.reason) << schema;
+    EXPECT_STREQ(f.keyword, o.failure.keyword) << schema;
+    EXPECT_STREQ(f.message, o.failure.message) << schema;
+    EXPECT_STREQ(f.path, o.failure.path) << schema;
+}
+
 Outcome check(const std::string& schema, const std::string& instance) {
     Doc s(schema), i(instance);
     Outcome o;
     o.ok = mcp::schema::validate(s.root(), i.root(), o.failure);
+    expect_compiled_same(schema, s, i, o);
     return o;
 }
 
