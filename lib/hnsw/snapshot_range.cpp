@@ -144,10 +144,14 @@ Result<size_t> Index::save_range(uint64_t offset, std::span<std::byte> out) cons
         w.u32(kTagNode);
         w.u64(sizes.node);
     }
-    for (; s < m_high_water && w.pos() < hi; ++s)
+    // The last record emitted may run past the window: the next page starts at that record.
+    ExportCursor at { m_version, w.pos(), s, w.crc_state(), sizes };
+    for (; s < m_high_water && w.pos() < hi; ++s) {
+        at = { m_version, w.pos(), s, w.crc_state(), sizes };
         emit_node(w, s);
+    }
     if (claim.owned)
-        m_cursor = { m_version, w.pos(), s, w.crc_state(), sizes };
+        m_cursor = w.pos() > hi ? at : ExportCursor { m_version, w.pos(), s, w.crc_state(), sizes };
     if (s < m_high_water)
         return static_cast<size_t>(hi - offset); // the window ends inside NODE
     if (w.pos() != node_end) {
