@@ -1,5 +1,6 @@
 #pragma once
 // Little-endian byte writer and bounds-checked reader for snapshots.
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -72,6 +73,22 @@ public:
         std::memcpy(dst, m_data + m_pos, n);
         m_pos += n;
         return true;
+    }
+    bool skip(size_t n) {
+        if (m_failed || n > m_size - m_pos) {
+            m_failed = true;
+            return false;
+        }
+        m_pos += n;
+        return true;
+    }
+    // n little-endian u32 values into dst (zeros after a failed read, like u32()).
+    bool u32s(uint32_t* dst, size_t n) {
+        if constexpr (std::endian::native == std::endian::little)
+            return take(dst, 4 * n); // the format's bytes are the values
+        for (size_t i = 0; i < n; ++i)
+            dst[i] = u32();
+        return !m_failed;
     }
     uint8_t u8() {
         uint8_t v;

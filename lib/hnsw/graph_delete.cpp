@@ -60,6 +60,7 @@ void Index::elect_entry() {
 }
 
 Result<void> Index::remove(uint64_t id) {
+    ++m_version; // an export's cursor no longer holds
     if (!m_records)
         return Error::BadHandle;
     const uint32_t slot = find(id);
@@ -95,6 +96,7 @@ Result<void> Index::remove(uint64_t id) {
 }
 
 Result<void> Index::compact() {
+    ++m_version; // an export's cursor no longer holds
     if (!m_records)
         return Error::BadHandle;
     if (m_deleted == 0)

@@ -256,6 +256,7 @@ void Index::store_vector(const float* src, float* dst) const {
 // --- insert / get -------------------------------------------------------------------------
 
 Result<void> Index::insert(uint64_t id, std::span<const float> vector, uint64_t tag) {
+    ++m_version; // an export's cursor no longer holds
     if (!m_records)
         return Error::BadHandle;
     TRY_VOID(check_vector(vector));
@@ -356,6 +357,7 @@ Result<uint64_t> Index::tag_of(uint64_t id) const {
 }
 
 void Index::retag(uint64_t tag) {
+    ++m_version; // an export's cursor no longer holds
     for (uint32_t s = 0; s < m_high_water; ++s)
         node(s)->tag = tag;
 }

@@ -120,8 +120,9 @@ public:
     size_t snapshot_size() const;
     ktl::Result<size_t> save(std::span<std::byte> out) const;
     // Bytes [offset, offset + out.size()) of the snapshot save() would write (fewer at its end),
-    // without building the rest: records before and after the range are skipped by their sizes,
-    // so a page costs O(nodes + page), plus one pass over a section whose CRC falls in the range.
+    // without building the rest: the pages of an export read in order cost the snapshot's size in
+    // all (each resumes where the one before stopped); a page out of order costs the snapshot up
+    // to its end.
     // OutOfRange for an offset past the end; returns the bytes written.
     ktl::Result<size_t> save_range(uint64_t offset, std::span<std::byte> out) const;
     // Parameters of a snapshot as it declares them.
@@ -220,6 +221,17 @@ private:
     };
     SectionSizes section_sizes() const;
     uint64_t node_record_bytes(uint32_t slot) const;
+    // Where the last save_range() stopped in the NODE section, so that the next page of an export
+    // read in order starts there instead of walking (and CRC-ing) every record before it: a paged
+    // export then costs the snapshot's size once, not once a page. Valid while m_version is the
+    // one it was taken at; one exporter at a time uses it (m_cursor_busy), another does without.
+    struct ExportCursor {
+        uint64_t version = ~0ull; // m_version when taken (~0: none)
+        uint64_t pos = 0;         // where the NODE record of `slot` starts in the snapshot
+        uint32_t slot = 0;
+        uint32_t crc = 0; // the NODE section's CRC over its bytes before pos
+        SectionSizes sizes {};
+    };
     template <typename Writer>
     void emit_node(Writer& w, uint32_t slot) const; // snapshot_node.h
 
@@ -245,6 +257,9 @@ private:
     uint32_t m_free_tail = kNone;
     uint32_t m_free_count = 0;
     uint32_t m_compactions = 0;
+    uint64_t m_version = 0; // bumped by every mutation (insert, remove, compact, retag)
+    mutable ExportCursor m_cursor;
+    mutable uint8_t m_cursor_busy = 0;
 };
 
 } // namespace hnsw

@@ -24,6 +24,7 @@
 #include <hnsw/index.h>
 #include <hnsw/snapshot_node.h>
 
+#include <bit>
 #include <cstring>
 
 namespace hnsw {
@@ -116,9 +117,7 @@ Result<ByteReader> open_section(ByteReader& r, uint32_t expected_tag) {
     if (size > r.remaining() || r.remaining() - size < 4)
         return Error::Truncated;
     ByteReader payload(r.here(), size_t(size));
-    uint8_t skip;
-    for (uint64_t i = 0; i < size; ++i) // advance without copying out
-        r.take(&skip, 1);
+    r.skip(size_t(size));
     const uint32_t crc = r.u32();
     if (crc != crc32(0, start, size_t(12 + size)))
         return Error::Corrupt;
@@ -286,18 +285,20 @@ Result<Index> Index::load(std::span<const std::byte> snapshot, std::span<std::by
             if (count > index.max_links(l))
                 return Error::Corrupt;
             list[0] = count;
-            for (uint32_t i = 1; i <= count; ++i) {
-                list[i] = nodes.u32();
+            nodes.u32s(list + 1, count); // one copy, then checked
+            for (uint32_t i = 1; i <= count; ++i)
                 if (list[i] >= h.high_water)
                     return Error::Corrupt;
-            }
         }
         float* v = index.vec(s);
-        for (uint32_t i = 0; i < p.dim; ++i) {
-            v[i] = nodes.f32();
+        if constexpr (std::endian::native == std::endian::little)
+            nodes.take(v, 4ull * p.dim); // the stored bits are the format's bytes
+        else
+            for (uint32_t i = 0; i < p.dim; ++i)
+                v[i] = nodes.f32();
+        for (uint32_t i = 0; i < p.dim; ++i)
             if (!(v[i] >= -1e15f && v[i] <= 1e15f))
                 return Error::Corrupt;
-        }
         if (nodes.failed())
             return Error::Corrupt;
         if (n->flags == kLive) {

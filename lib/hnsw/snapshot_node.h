@@ -20,9 +20,13 @@ void Index::emit_node(Writer& w, uint32_t s) const {
     w.u64(n->tag);
     for (uint32_t l = 0; l <= n->level; ++l) {
         const uint32_t* list = links(s, l);
-        w.u32(list[0]);
-        for (uint32_t i = 1; i <= list[0]; ++i)
-            w.u32(list[i]);
+        if constexpr (std::endian::native == std::endian::little) {
+            w.bytes(list, 4ull * (list[0] + 1)); // count, then the links: the format's bytes
+        } else {
+            w.u32(list[0]);
+            for (uint32_t i = 1; i <= list[0]; ++i)
+                w.u32(list[i]);
+        }
     }
     const float* v = vec(s);
     if constexpr (std::endian::native == std::endian::little) {

@@ -1,8 +1,10 @@
 // A window of a snapshot (snapshot.cpp has the format) without building the whole: an export of
-// a collection larger than any buffer the caller has is paged, and each page must not cost a
-// serialisation of everything before it. Record sizes are known from the graph, so records
-// outside the window are skipped by size; only a section whose CRC lies in the window is read in
-// full (the CRC covers the section).
+// a collection larger than any buffer the caller has is paged, and the pages together must not
+// cost a serialisation of everything before each of them (a checkpoint of 100,000 vectors is 500
+// pages: that was seconds of held writes). The NODE section's CRC covers all of it, so its
+// records are emitted (copied only where the window is) and CRC'd from the first on, and the
+// index keeps where a window stopped (slot, offset, CRC so far): the next window of the same
+// export starts there.
 #include <hnsw/crc32.h>
 #include <hnsw/index.h>
 #include <hnsw/snapshot_node.h>
@@ -53,10 +55,13 @@ public:
     bool wants(uint64_t n, uint64_t at = 0) const { return m_pos + at < m_hi && m_pos + at + n > m_lo; }
     uint64_t pos() const { return m_pos; }
     void seek(uint64_t to) { m_pos = to; }
-    void crc_begin() {
+    void crc_begin() { crc_resume(0); }
+    // Goes on with a CRC a previous window left off (crc_state()).
+    void crc_resume(uint32_t crc) {
         m_crc_on = true;
-        m_crc = 0;
+        m_crc = crc;
     }
+    uint32_t crc_state() const { return m_crc; }
     uint32_t crc_end() {
         m_crc_on = false;
         return m_crc;
@@ -105,52 +110,81 @@ Index::SectionSizes Index::section_sizes() const {
 Result<size_t> Index::save_range(uint64_t offset, std::span<std::byte> out) const {
     if (!m_records)
         return Error::BadHandle;
-    const SectionSizes sizes = section_sizes();
+    // Readers may export concurrently: the one that finds the cursor free uses and updates it.
+    struct Claim {
+        uint8_t& busy;
+        const bool owned;
+        explicit Claim(uint8_t& b) : busy(b), owned(__atomic_exchange_n(&b, uint8_t(1), __ATOMIC_ACQUIRE) == 0) {}
+        ~Claim() {
+            if (owned)
+                __atomic_store_n(&busy, uint8_t(0), __ATOMIC_RELEASE);
+        }
+    } claim(m_cursor_busy);
+    const bool resume = claim.owned && m_cursor.version == m_version && offset >= m_cursor.pos;
+    const SectionSizes sizes = resume ? m_cursor.sizes : section_sizes();
     const uint64_t total = kHeaderBytes + 3 * kSectionFrame + sizes.node + sizes.tomb + sizes.free;
     if (offset > total)
         return Error::OutOfRange;
     const uint64_t hi = out.size() < total - offset ? offset + out.size() : total;
     RangeWriter w(reinterpret_cast<uint8_t*>(out.data()), offset, hi);
 
-    uint8_t header[kHeaderBytes];
-    write_header(header, total);
-    w.bytes(header, kHeaderBytes);
+    // NODE: every record from the first (or the cursor) is emitted, CRC'd as it goes, up to the
+    // first one past the window; the cursor keeps where that was for the next page.
+    const uint64_t node_end = kHeaderBytes + 12 + sizes.node;
+    uint32_t s = 0;
+    if (resume) {
+        w.seek(m_cursor.pos);
+        w.crc_resume(m_cursor.crc);
+        s = m_cursor.slot;
+    } else {
+        uint8_t header[kHeaderBytes];
+        write_header(header, total);
+        w.bytes(header, kHeaderBytes);
+        w.crc_begin();
+        w.u32(kTagNode);
+        w.u64(sizes.node);
+    }
+    // The last record emitted may run past the window: the next page starts at that record.
+    ExportCursor at { m_version, w.pos(), s, w.crc_state(), sizes };
+    for (; s < m_high_water && w.pos() < hi; ++s) {
+        at = { m_version, w.pos(), s, w.crc_state(), sizes };
+        emit_node(w, s);
+    }
+    if (claim.owned)
+        m_cursor = w.pos() > hi ? at : ExportCursor { m_version, w.pos(), s, w.crc_state(), sizes };
+    if (s < m_high_water)
+        return static_cast<size_t>(hi - offset); // the window ends inside NODE
+    if (w.pos() != node_end) {
+        if (claim.owned)
+            m_cursor.version = ~0ull;
+        return Error::Corrupt; // the sizes disagree with the records: never expected
+    }
+    w.u32(w.crc_end());
 
-    // A section entirely outside the window is skipped; one whose CRC is in it is written whole
-    // (the CRC needs every byte); otherwise its records outside the window are skipped by size.
+    // A section entirely outside the window is skipped; one in it is written whole (the CRC needs
+    // every byte; TOMB and FREE are 4 bytes a slot at most).
     auto section = [&](uint32_t tag, uint64_t payload, auto&& body) {
-        const uint64_t start = w.pos();
-        const bool crc_wanted = w.wants(4, 12 + payload);
-        if (!crc_wanted && !w.wants(kSectionFrame + payload)) {
+        if (!w.wants(kSectionFrame + payload)) {
             w.skip(kSectionFrame + payload);
             return;
         }
+        const uint64_t start = w.pos();
         w.crc_begin();
         w.u32(tag);
         w.u64(payload);
-        body(crc_wanted);
-        w.seek(start + 12 + payload); // where the payload ends, whatever was skipped
+        body();
+        w.seek(start + 12 + payload);
         w.u32(w.crc_end());
     };
-    section(kTagNode, sizes.node, [&](bool whole) {
-        for (uint32_t s = 0; s < m_high_water; ++s) {
-            const uint64_t bytes = node_record_bytes(s);
-            if (!whole && !w.wants(bytes)) {
-                w.skip(bytes);
-                continue;
-            }
-            emit_node(w, s);
-        }
+    section(kTagTomb, sizes.tomb, [&] {
+        for (uint32_t t = 0; t < m_high_water; ++t)
+            if (node(t)->flags == kDeleted)
+                w.u32(t);
     });
-    section(kTagTomb, sizes.tomb, [&](bool) {
-        for (uint32_t s = 0; s < m_high_water; ++s)
-            if (node(s)->flags == kDeleted)
-                w.u32(s);
-    });
-    section(kTagFree, sizes.free, [&](bool) {
+    section(kTagFree, sizes.free, [&] {
         uint32_t guard = 0;
-        for (uint32_t s = m_free_head; s != kNone && guard <= m_high_water; s = uint32_t(node(s)->id), ++guard)
-            w.u32(s);
+        for (uint32_t t = m_free_head; t != kNone && guard <= m_high_water; t = uint32_t(node(t)->id), ++guard)
+            w.u32(t);
     });
     return static_cast<size_t>(hi - offset);
 }

@@ -367,6 +367,39 @@ TEST(HnswSnapshot, RangesAreSlicesOfTheWholeSnapshot) {
     EXPECT_TRUE(hnsw::Index::load(joined, mem).ok());
 }
 
+// An export read in order resumes where the page before stopped; a change between two pages
+// (insert, upsert, remove, compact) makes the next page a slice of the changed snapshot, never a
+// mix of the two.
+TEST(HnswSnapshot, APageAfterAChangeIsASliceOfTheNewSnapshot) {
+    Built b(12, 300, hnsw::Metric::L2, 9);
+    hnsw::Index& index = b.index.index;
+    Dataset extra = make_random(12, 8, 77);
+    auto slice_of_whole = [&](uint64_t at, size_t len) {
+        std::vector<std::byte> whole(index.snapshot_size());
+        EXPECT_EQ(index.save(whole).value(), whole.size());
+        std::vector<std::byte> page(len);
+        const size_t n = index.save_range(at, page).value();
+        EXPECT_EQ(n, std::min<size_t>(len, whole.size() - at));
+        return std::memcmp(page.data(), whole.data() + at, n) == 0;
+    };
+    std::vector<std::byte> page(1500);
+    ASSERT_TRUE(index.save_range(0, page).ok()); // the cursor now stands near 1500
+    ASSERT_TRUE(index.insert(9000, { extra.row(0), 12 }).ok());
+    EXPECT_TRUE(slice_of_whole(1500, 1500));
+    EXPECT_TRUE(slice_of_whole(3000, 4000));
+    ASSERT_TRUE(index.upsert(9000, { extra.row(1), 12 }).ok());
+    EXPECT_TRUE(slice_of_whole(7000, 2000));
+    ASSERT_TRUE(index.remove(15).ok());
+    EXPECT_TRUE(slice_of_whole(9000, 100000));
+    ASSERT_TRUE(index.compact().ok());
+    EXPECT_TRUE(slice_of_whole(100, 3000));
+    index.retag(3);
+    EXPECT_TRUE(slice_of_whole(3100, 3000));
+    // Backwards, and from the start again, after pages in order.
+    EXPECT_TRUE(slice_of_whole(50, 10));
+    EXPECT_TRUE(slice_of_whole(0, 200));
+}
+
 // Each vector keeps a 64-bit tag (the store's provenance node): insert sets it, upsert replaces
 // it, removal forgets it, and snapshots carry it; a version-1 snapshot (before tags) still loads,
 // its vectors untagged.
