@@ -134,9 +134,11 @@ void Executor::poll(mcp::Server& server, std::span<char> out, Send send_to, void
             continue;
         }
         flush_logs(server, j, out, send); // what a call logged goes out before its progress and result
-        // Asked before the state is read: a task that finished sets Done before it ends.
-        bool ended = sys::task_status(j.task) == 1;
-        if (j.state != Job::State::Done && ended) {
+        // A finished call needs no system call to tell (its task sets Done before it ends, and
+        // reap() joins it). Otherwise the kernel is asked whether the task ended, and the state
+        // read again after: one that finished in between is not taken for a fault.
+        bool ended = j.state != Job::State::Done && sys::task_status(j.task) == 1;
+        if (ended && j.state != Job::State::Done) {
             // It ended without finishing: a fault (or a kill from elsewhere). Answered now, not at
             // the wall-time limit; the kernel has already taken back what the task held.
             KLOG_WARN("mcp: tool task for '%s' ended without finishing (a fault)", j.call.tool);

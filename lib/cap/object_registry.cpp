@@ -7,6 +7,7 @@ namespace cap {
 void ObjectRegistry::reset(std::span<ObjectEntry> storage) {
     m_entries = storage.size() > kNil ? storage.first(kNil) : storage;
     m_live = 0;
+    m_end = 0;
     m_free_head = kNil;
     // Build the free list so that index 0 is handed out first.
     for (size_t i = m_entries.size(); i > 0; --i) {
@@ -29,6 +30,8 @@ ktl::Result<ObjectId> ObjectRegistry::create(ObjectType type, void* ptr, uint16_
     e.type = type;
     e.ptr = ptr;
     e.owner = owner;
+    if (index >= m_end)
+        m_end = index + 1;
     ++m_live;
     return ObjectId { index, e.generation };
 }
@@ -54,7 +57,7 @@ ktl::Result<void> ObjectRegistry::destroy(ObjectId id) {
 }
 
 bool ObjectRegistry::next_live(uint32_t* cursor, Live* out) const {
-    for (uint32_t i = *cursor; i < m_entries.size(); ++i) {
+    for (uint32_t i = *cursor; i < m_end; ++i) {
         const ObjectEntry& e = m_entries[i];
         if (e.type == ObjectType::None)
             continue;
@@ -62,7 +65,7 @@ bool ObjectRegistry::next_live(uint32_t* cursor, Live* out) const {
         *cursor = i + 1;
         return true;
     }
-    *cursor = static_cast<uint32_t>(m_entries.size());
+    *cursor = m_end > *cursor ? m_end : *cursor;
     return false;
 }
 

@@ -59,7 +59,9 @@ public:
         uint16_t owner;
     };
     // The first live object at index >= *cursor, cursor moved past it; false when none is left.
-    // Walks the registry (destroying the object found is allowed between calls).
+    // Walks the registry up to the highest slot ever handed out (destroying the object found is
+    // allowed between calls): freed slots are reused first, so that is the live set's extent, not
+    // the capacity (every ending task is swept this way, twice).
     bool next_live(uint32_t* cursor, Live* out) const;
 
     size_t capacity() const { return m_entries.size(); }
@@ -70,6 +72,7 @@ private:
 
     std::span<ObjectEntry> m_entries;
     uint32_t m_free_head = kNil;
+    uint32_t m_end = 0; // one past the highest slot ever handed out
     size_t m_live = 0;
 };
 

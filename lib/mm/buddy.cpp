@@ -15,6 +15,8 @@ ktl::Result<void> BuddyAllocator::init(uint64_t base, size_t pages, PageFrame* m
         head = kNone;
     m_free_pages = 0;
     m_total_pages = 0;
+    for (auto& n : m_owned)
+        n = 0;
     return {};
 }
 
@@ -119,6 +121,8 @@ ktl::Result<uint64_t> BuddyAllocator::alloc(unsigned order, uint16_t owner) {
     f.state = AllocatedHead;
     f.order = static_cast<uint8_t>(order);
     f.owner = owner;
+    if (owner < kCountedOwners)
+        m_owned[owner] += 1ull << order;
     m_free_pages -= 1ull << order;
     return m_base + (static_cast<uint64_t>(index) << kPageShift);
 }
@@ -130,6 +134,8 @@ ktl::Result<void> BuddyAllocator::free(uint64_t addr, unsigned order) {
     PageFrame& f = m_frames[index];
     if (f.state != AllocatedHead || f.order != order)
         return ktl::Error::InvalidArgs;
+    if (f.owner < kCountedOwners)
+        m_owned[f.owner] -= 1ull << order;
     f.owner = 0;
     // No longer an allocated head whatever happens next: when it merges with a lower buddy the
     // merged block's head is that buddy, and a second free of this address must be refused.
@@ -156,6 +162,8 @@ BuddyStats BuddyAllocator::stats() const {
 }
 
 uint64_t BuddyAllocator::pages_owned_by(uint16_t owner) const {
+    if (owner < kCountedOwners)
+        return m_owned[owner];
     uint64_t n = 0;
     for (size_t i = 0; i < m_pages; ++i) {
         if (m_frames[i].state == AllocatedHead && m_frames[i].owner == owner)

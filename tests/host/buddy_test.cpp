@@ -117,6 +117,16 @@ TEST(Buddy, OwnerAccounting) {
     EXPECT_EQ(f.buddy.pages_owned_by(9), 2u);
     ASSERT_TRUE(f.buddy.free(*a, 3).ok());
     EXPECT_EQ(f.buddy.pages_owned_by(7), 1u);
+    // Owners past the counted ones are found by a scan; both ways agree as blocks come and go.
+    auto d = f.buddy.alloc(2, 300);
+    ASSERT_TRUE(d.ok());
+    EXPECT_EQ(f.buddy.pages_owned_by(300), 4u);
+    EXPECT_FALSE(f.buddy.free(*c, 0).ok()) << "a refused free changes no count";
+    EXPECT_EQ(f.buddy.pages_owned_by(9), 2u);
+    ASSERT_TRUE(f.buddy.free(*b, 0).ok() && f.buddy.free(*c, 1).ok() && f.buddy.free(*d, 2).ok());
+    EXPECT_EQ(f.buddy.pages_owned_by(7), 0u);
+    EXPECT_EQ(f.buddy.pages_owned_by(9), 0u);
+    EXPECT_EQ(f.buddy.pages_owned_by(300), 0u);
 }
 
 TEST(Buddy, RandomSequencesMatchReferenceModel) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <vector>
 #include <cstdint>
 #include <limits>
 
@@ -108,6 +109,34 @@ TEST(CapRegistry, CreateDestroyReuseWithNewGeneration) {
     EXPECT_EQ(ObjectId::from_raw(z.raw()), z);
     EXPECT_FALSE(reg.is_live(ObjectId {}));
     EXPECT_FALSE(reg.is_live(ObjectId { 7, 1 }));
+}
+
+// next_live walks the slots handed out so far, every live object once, whichever were freed.
+TEST(CapRegistry, NextLiveVisitsEveryLiveObjectOnce) {
+    std::array<cap::ObjectEntry, 4> storage;
+    cap::ObjectRegistry reg(storage);
+    auto walk = [&reg] {
+        std::vector<uint32_t> seen;
+        cap::ObjectRegistry::Live o;
+        for (uint32_t cursor = 0; reg.next_live(&cursor, &o);)
+            seen.push_back(o.id.index);
+        return seen;
+    };
+    EXPECT_TRUE(walk().empty());
+    ObjectId a = reg.create(ObjectType::Task, &g_objects[0], 3).value();
+    ObjectId b = reg.create(ObjectType::Timer, &g_objects[1]).value();
+    ObjectId c = reg.create(ObjectType::Region, &g_objects[2]).value();
+    EXPECT_EQ(walk(), (std::vector<uint32_t> { a.index, b.index, c.index }));
+    ASSERT_TRUE(reg.destroy(c).ok());
+    ASSERT_TRUE(reg.destroy(a).ok());
+    EXPECT_EQ(walk(), (std::vector<uint32_t> { b.index }));
+    ObjectId d = reg.create(ObjectType::Task, &g_objects[0]).value(); // a freed slot comes back first
+    ObjectId e = reg.create(ObjectType::Task, &g_objects[1]).value();
+    ObjectId f = reg.create(ObjectType::Task, &g_objects[2]).value(); // the last, never used before
+    EXPECT_EQ(walk().size(), 4u);
+    EXPECT_EQ(f.index, 3u);
+    (void)d;
+    (void)e;
 }
 
 TEST(CapRegistry, ExhaustedGenerationRetiresSlot) {
