@@ -192,7 +192,7 @@ bool Executor::launch(const mcp::Tool& tool, const ToolDef& def, const json::Val
         if (source && transient)
             sys::cap_delete(*source);
     };
-    if (!take_buffers(*job, text)) {
+    if (!take_buffers(*job, arguments)) {
         drop_source();
         err = { mcp::ErrorCode::InternalError, "no memory for the call's arguments" };
         return false;

@@ -119,9 +119,7 @@ void Executor::poll(mcp::Server& server, std::span<char> out, Send send_to, void
             if (!store.ongoing) {
                 // The store is back: the call starts as it would have had it come now.
                 bool transient = false;
-                auto doc = json::Document::parse({ j.args, j.args_len }, { j.nodes, j.node_count });
-                auto source = doc ? token_source(m_caps, *j.def, doc->root(), &transient)
-                                  : ktl::Result<uint32_t>(ktl::Error::InvalidArgs);
+                auto source = token_source(m_caps, *j.def, j.arguments.root(), &transient);
                 if (source && spawn(j, *source, transient, err))
                     continue;
                 if (!source)

@@ -18,20 +18,36 @@ void release_buffers(Job& job) {
         kheap::free(job.round);
     job.args = nullptr;
     job.nodes = nullptr;
+    job.arguments = {};
     job.exchange = nullptr;
     job.round = nullptr;
 }
 
-// Buffers for the tool task's copy of the arguments (the bridge's line buffer moves on) and for
-// parsing it: as many nodes as the text can hold values.
-bool take_buffers(Job& job, std::string_view text) {
-    size_t nodes = json::value_bound(text);
-    nodes = nodes < kMaxNodes ? nodes : kMaxNodes;
+// The arguments the server parsed, moved into the job's buffers (the bridge's line buffer and
+// message arena move on): their text and their subtree's nodes, exactly as many as they use, so
+// the tool task reads the server's parse and never parses again (json::Document::copy_of).
+// Absent arguments are the empty object.
+bool take_buffers(Job& job, const json::Value& arguments) {
+    static constexpr char kEmpty[] = "{}";
+    json::Node empty_nodes[1];
+    json::Document empty;
+    json::Value from = arguments;
+    if (!from.valid()) {
+        auto doc = json::Document::parse({ kEmpty, 2 }, empty_nodes);
+        if (!doc)
+            return false;
+        empty = *doc;
+        from = empty.root();
+    }
+    const size_t text = from.json_text().size();
+    const size_t nodes = from.subtree_nodes();
+    if (text > kMaxArgs || nodes > kMaxNodes)
+        return false;
     job.args = job.inline_args;
     job.nodes = job.inline_nodes;
     job.node_count = kInlineNodes;
-    if (text.size() > kInlineArgs) {
-        auto mem = kheap::alloc(text.size());
+    if (text > kInlineArgs) {
+        auto mem = kheap::alloc(text);
         if (!mem)
             return false;
         job.args = static_cast<char*>(*mem);
@@ -45,9 +61,13 @@ bool take_buffers(Job& job, std::string_view text) {
         job.nodes = static_cast<json::Node*>(*mem);
         job.node_count = nodes;
     }
-    for (size_t i = 0; i < text.size(); ++i)
-        job.args[i] = text[i];
-    job.args_len = text.size();
+    auto copy = json::Document::copy_of(from, { job.args, text }, { job.nodes, job.node_count });
+    if (!copy) {
+        release_buffers(job);
+        return false;
+    }
+    job.arguments = *copy;
+    job.args_len = text;
     return true;
 }
 

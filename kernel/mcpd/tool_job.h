@@ -37,6 +37,9 @@ struct Job {
     json::Node* nodes = nullptr; // inline_nodes or a heap block
     size_t args_len = 0;
     size_t node_count = 0;
+    // The arguments as the server parsed them, moved into args and nodes (take_buffers): the
+    // tree the tool body reads, over exactly the text its token is bound to.
+    json::Document arguments;
     uint16_t principal_id = 0; // with the tool, the arguments and the call number: the token's binding
     uint32_t token = ~0u;
     uint32_t source = ~0u; // the bridge's capability the token was issued from, if made for this call
@@ -85,17 +88,17 @@ constexpr uint64_t kToolPriority = 15; // below the bridge: a tool starts once t
 
 // What a token is bound to: who calls, which tool, with which argument text, as which call, on
 // behalf of which provenance node. The bridge computes it to issue the token; the tool task
-// computes it again from the text it is about to parse and the node it will act for, so a token
+// computes it again from the text its argument tree covers and the node it will act for, so a token
 // redeems only for exactly what runs (a node that differs: refused, the tool never runs).
 uint64_t call_binding(uint16_t principal_id, const char* tool, std::string_view args, uint64_t call_number,
                       uint64_t provenance_id);
 
-// The tool task's entry (tool_task.cpp): redeems the token, parses the arguments, runs the body.
+// The tool task's entry (tool_task.cpp): redeems the token, runs the body on the job's tree.
 int64_t tool_task_main(void* arg);
 
 // The call's buffers and capabilities (tool_job.cpp).
 void release_buffers(Job& job);
-bool take_buffers(Job& job, std::string_view text);
+bool take_buffers(Job& job, const json::Value& arguments);
 void release_call(Job& job);
 ktl::Result<uint32_t> token_source(ExecCaps& caps, const ToolDef& def, const json::Value& arguments, bool* transient);
 mcp::ToolError source_error(ktl::Error e);

@@ -34,9 +34,16 @@ int64_t tool_task_main(void* arg) {
             job.wake();
         return code;
     };
-    // Fail-closed: no token, a stale one or one bound to another call -> the tool never runs. The
-    // binding is recomputed here, over the very text parsed below.
+    // The body reads the tree the server parsed (take_buffers), never the text: the tree must be
+    // over exactly the text the binding is computed on below, or the tool never runs.
     const std::string_view args(job.args, job.args_len);
+    if (!job.arguments.spans(args)) {
+        job.ok = false;
+        job.err = { mcp::ErrorCode::InternalError, "arguments unreadable in the tool task" };
+        return finish(1);
+    }
+    // Fail-closed: no token, a stale one or one bound to another call -> the tool never runs. The
+    // binding is recomputed here, over the very text the tree covers.
     uint64_t binding = call_binding(job.principal_id, job.call.tool, args, job.call.token_id, job.call.provenance_id);
     int64_t slot = sys::token_redeem(job.token, binding);
     ToolContext ctx { slot >= 0 ? static_cast<uint32_t>(slot) : ~0u, &job };
@@ -45,15 +52,9 @@ int64_t tool_task_main(void* arg) {
         job.ok = false;
         return finish(1);
     }
-    auto doc = json::Document::parse(args, { job.nodes, job.node_count });
-    if (!doc) {
-        job.ok = false;
-        job.err = { mcp::ErrorCode::InternalError, "arguments unreadable in the tool task" };
-        return finish(1);
-    }
     json::Writer w({ job.out, job.output_limit });
     // The granted capability is the whole table: nothing else was ever put there.
-    job.ok = job.body(doc->root(), w, job.err, ctx);
+    job.ok = job.body(job.arguments.root(), w, job.err, ctx);
     if (job.ok && !w.complete()) {
         job.ok = false;
         job.err =

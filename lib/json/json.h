@@ -104,6 +104,8 @@ public:
     Value next_sibling() const; // only for children obtained from first()/next_sibling()/at()
 
     uint32_t index() const { return m_index; }
+    // Nodes in this value's subtree, itself included (what Document::copy_of needs).
+    uint32_t subtree_nodes() const;
 
 private:
     const Node& node() const;
@@ -118,8 +120,19 @@ public:
     // nodes: the arena (one node per value, including keys' values).
     static ktl::Result<Document> parse(std::string_view text, std::span<Node> nodes, const Limits& limits = {},
                                        ParseError* error = nullptr);
+    // v (a value of another document) as a document of its own in the caller's buffers: its JSON
+    // text (json_text()) copied into text, its subtree's nodes into nodes, offsets rebased onto
+    // the copy. Document order makes the subtree one run of nodes whose offsets all fall within
+    // that text, so the result is node for node what parse() of the copied text gives, without
+    // reading the text again. Truncated when text is shorter than json_text() or nodes fewer
+    // than subtree_nodes(); BadHandle for an invalid v.
+    static ktl::Result<Document> copy_of(const Value& v, std::span<char> text, std::span<Node> nodes);
     Document() = default;
     Value root() const { return m_count ? Value(this, 0) : Value(); }
+    // Whether this document is over exactly `text` (the same bytes in memory, not an equal copy),
+    // its root's JSON text is the whole of it and its root's subtree all its nodes: what a holder
+    // of a tree checks before it relies on the tree being the parse of that text.
+    bool spans(std::string_view text) const;
     std::string_view text() const { return m_text; }
     uint32_t node_count() const { return m_count; }
     const Node& node(uint32_t i) const { return m_nodes[i]; }
