@@ -2,10 +2,8 @@
 // replay a failure. Exit status 1 when any seed fails; every failure prints its replay command.
 // --isolate runs each seed in a child process, so that an engine assertion fails one seed and the
 // range goes on (slower: a fork per seed).
-//   raft_sim [--seeds FIRST..LAST | --seed S] [--nodes 3|5] [--no-membership] [--raw-network] [--small-trailing]
-//   [--isolate]
-//            [--verbose]
-//            [--fault-ms N] [--heal-ms N]
+//   raft_sim [--seeds FIRST..LAST | --seed S] [--nodes 3|5] [--no-membership] [--raw-network]
+//            [--small-trailing] [--as-is] [--isolate] [--verbose] [--fault-ms N] [--heal-ms N]
 #include "sim.h"
 
 #include <chrono>
@@ -45,22 +43,17 @@ static bool run_isolated(const raftsim::Options& o, raftsim::Result& r, bool iso
     if (pid == 0) {
         close(fds[0]);
         raftsim::Result c = raftsim::run(o);
-        uint64_t fig[9] = { c.ok,
-                            c.events,
-                            c.acknowledged,
-                            c.applied,
-                            c.leaders,
-                            c.crashes,
-                            c.snapshots_sent,
-                            c.changes,
-                            (uint64_t)c.leaked << 32 | c.corrected };
+        uint64_t fig[10] = {
+            c.ok,      c.events,         c.acknowledged, c.applied, c.leaders,
+            c.crashes, c.snapshots_sent, c.changes,      c.leaked,  (uint64_t)c.rebased << 32 | c.corrected
+        };
         ssize_t w = write(fds[1], fig, sizeof fig);
         w += write(fds[1], c.failure.data(), c.failure.size());
         (void)w;
         _exit(0);
     }
     close(fds[1]);
-    uint64_t fig[9] = {};
+    uint64_t fig[10] = {};
     ssize_t got = read(fds[0], fig, sizeof fig);
     std::string text;
     char buf[512];
@@ -85,8 +78,9 @@ static bool run_isolated(const raftsim::Options& o, raftsim::Result& r, bool iso
     r.crashes = static_cast<unsigned>(fig[5]);
     r.snapshots_sent = static_cast<unsigned>(fig[6]);
     r.changes = static_cast<unsigned>(fig[7]);
-    r.leaked = static_cast<unsigned>(fig[8] >> 32);
-    r.corrected = static_cast<unsigned>(fig[8] & 0xffffffffu);
+    r.leaked = static_cast<unsigned>(fig[8]);
+    r.rebased = static_cast<unsigned>(fig[9] >> 32);
+    r.corrected = static_cast<unsigned>(fig[9] & 0xffffffffu);
     r.failure = text;
     return true;
 }
@@ -125,6 +119,8 @@ int main(int argc, char** argv) {
             isolate = true;
         else if (a == "--small-trailing")
             o.small_trailing = true;
+        else if (a == "--as-is")
+            o.as_is = true;
         else if (a == "--verbose" || a == "-v")
             o.verbose = true;
         else if (a == "--fault-ms")
@@ -139,7 +135,8 @@ int main(int argc, char** argv) {
     signal(SIGABRT, on_abort);
     auto start = std::chrono::steady_clock::now();
     unsigned failures = 0;
-    uint64_t events = 0, acked = 0, snapshots = 0, crashes = 0, changes = 0, leaked = 0, leaky = 0;
+    uint64_t events = 0, acked = 0, snapshots = 0, crashes = 0, changes = 0, leaked = 0, leaky = 0, corrected = 0,
+             rebased = 0;
     for (uint64_t seed = first; seed <= last; ++seed) {
         o.seed = seed;
         raftsim::Result r;
@@ -157,6 +154,8 @@ int main(int argc, char** argv) {
         changes += r.changes;
         leaked += r.leaked;
         leaky += r.leaked ? 1 : 0;
+        corrected += r.corrected;
+        rebased += r.rebased;
         if (!r.ok) {
             ++failures;
             std::printf("seed %llu FAILED: %s\n  replay: %s\n", static_cast<unsigned long long>(seed),
@@ -175,11 +174,12 @@ int main(int argc, char** argv) {
     std::printf(
         "raft_sim: %llu seeds (%llu..%llu), %u nodes: %u failed; %.1f s, %.1f seeds/s; %llu events, %llu commands "
         "acknowledged, %llu crashes, %llu snapshots installed, %llu membership changes; engine allocations left at close: %llu "
-        "in %llu seeds\n",
+        "in %llu seeds; raft_io workarounds: %llu InstallSnapshot terms corrected, %llu AppendEntries rebased\n",
         static_cast<unsigned long long>(n), static_cast<unsigned long long>(first),
         static_cast<unsigned long long>(last), o.nodes, failures, s, n / s, static_cast<unsigned long long>(events),
         static_cast<unsigned long long>(acked), static_cast<unsigned long long>(crashes),
         static_cast<unsigned long long>(snapshots), static_cast<unsigned long long>(changes),
-        static_cast<unsigned long long>(leaked), static_cast<unsigned long long>(leaky));
+        static_cast<unsigned long long>(leaked), static_cast<unsigned long long>(leaky),
+        static_cast<unsigned long long>(corrected), static_cast<unsigned long long>(rebased));
     return failures ? 1 : 0;
 }

@@ -574,7 +574,7 @@ int Sim::io_send(Node& n, raft_io_send* req, const raft_message* m, raft_io_send
         // the one the engine meant to send, moves last_index to it but leaves last_term as it was
         // (legacy.c, legacyLoadSnapshotCb): the message would name an entry with the wrong term.
         // The snapshot is this node's own, so its term is known here.
-        if (n.disk.has_snap && m->install_snapshot.last_index == n.disk.snap.index &&
+        if (!o_.as_is && n.disk.has_snap && m->install_snapshot.last_index == n.disk.snap.index &&
             m->install_snapshot.last_term != n.disk.snap.term) {
             trace("node %llu: InstallSnapshot %llu carries term %llu, the snapshot's is %llu: corrected",
                   (unsigned long long)n.id, (unsigned long long)m->install_snapshot.last_index,
@@ -619,7 +619,7 @@ void Sim::deliver(Node& n, const Message& m) {
     }
     raft_message msg = m.head;
     size_t skip = 0; // leading entries of an AppendEntries already inside this node's snapshot
-    if (m.head.type == RAFT_APPEND_ENTRIES && !o_.raw_network && n.disk.has_snap) {
+    if (m.head.type == RAFT_APPEND_ENTRIES && !o_.as_is && n.disk.has_snap) {
         // Upstream's follower rejects an AppendEntries whose previous entry lies inside its
         // snapshot but outside the entries it kept after it (its trail no longer knows that
         // entry's term), then fails an assertion (trail.c) or, without assertions, reads past the
@@ -1263,7 +1263,7 @@ Result Sim::run() {
 std::string replay_command(const Options& o) {
     return "build/host/tests/host/raft_sim --seed " + std::to_string(o.seed) + " --nodes " + std::to_string(o.nodes) +
            (o.membership ? "" : " --no-membership") + (o.raw_network ? " --raw-network" : "") +
-           (o.small_trailing ? " --small-trailing" : "") + " --verbose";
+           (o.small_trailing ? " --small-trailing" : "") + (o.as_is ? " --as-is" : "") + " --verbose";
 }
 
 Result run(const Options& options) {

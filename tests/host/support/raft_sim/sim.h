@@ -23,6 +23,8 @@ struct Options {
     bool raw_network = false;
     // Keep fewer log entries after a snapshot than the snapshot threshold (1..16).
     bool small_trailing = false;
+    // Turn off the simulated raft_io's workarounds for upstream defects (docs/replication.md).
+    bool as_is = false;
     bool verbose = false; // print each event of the run (for a replay)
 };
 
