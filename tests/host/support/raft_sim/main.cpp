@@ -42,6 +42,7 @@ static bool run_isolated(const raftsim::Options& o, raftsim::Result& r, bool iso
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
+        signal(SIGABRT, SIG_DFL); // the parent reports the seed
         raftsim::Result c = raftsim::run(o);
         uint64_t fig[10] = {
             c.ok,      c.events,         c.acknowledged, c.applied, c.leaders,
