@@ -69,6 +69,13 @@ qemu_ok() {
 
 lwip_ok() { [ -f "$deps/lwip/src/Filelists.cmake" ]; }
 
+# Canonical's C Raft library (the engine under LXD and dqlite; LGPLv3 with a static-linking
+# exception): its core (src/ without the uv_* backend) is built freestanding by lib/raft. Only
+# bookworm-backports has the version whose engine is a pure state machine (raft_step), so its
+# source comes from a bookworm-backports deb-src entry.
+RAFT_VERSION=0.22.1
+raft_ok() { [ -f "$deps/raft/src/raft.c" ] && [ "$(cat "$deps/raft/VERSION" 2>/dev/null)" = "$RAFT_VERSION" ]; }
+
 pi_firmware_ok() {
   local f
   for f in "${PI_FIRMWARE[@]}"; do [ -s "$deps/raspi-firmware/$f" ] || return 1; done
@@ -116,9 +123,11 @@ debian_uri() {
 
 ensure_sources() {
   local list=/etc/apt/sources.list.d/basalt.sources
-  [ -f "$list" ] && grep -q non-free-firmware "$list" && return 1
+  # Present when it has non-free-firmware and a deb-src stanza for bookworm-backports.
+  [ -f "$list" ] && grep -q non-free-firmware "$list" &&
+    awk '/^Types:/{src=($2=="deb-src")} src && /^Suites: bookworm-backports/{f=1} END{exit !f}' "$list" && return 1
   local uri; uri=$(debian_uri)
-  say "adding bookworm-backports, bookworm non-free-firmware and bookworm deb-src entries ($list)"
+  say "adding bookworm-backports, bookworm non-free-firmware and bookworm/bookworm-backports deb-src entries ($list)"
   sudo_cmd tee "$list" >/dev/null <<SRC
 Types: deb
 URIs: $uri
@@ -137,6 +146,12 @@ URIs: $uri
 Suites: bookworm
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb-src
+URIs: $uri
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
   return 0
 }
@@ -147,6 +162,7 @@ check_only=0
 mapfile -t need < <(missing_apt "${APT_PACKAGES[@]}")
 need_qemu=0; qemu_ok || need_qemu=1
 need_lwip=0; lwip_ok || need_lwip=1
+need_raft=0; raft_ok || need_raft=1
 need_dtbs=0; pi_dtbs_ok || need_dtbs=1
 need_firmware=0; pi_firmware_ok || need_firmware=1
 need_npm=0; npm_ok || need_npm=1
@@ -155,13 +171,14 @@ if [ $need_npm = 1 ] && ! command -v npm >/dev/null 2>&1; then
   mapfile -t -O "${#need[@]}" need < <(missing_apt nodejs npm)
 fi
 
-if [ "${#need[@]}" -eq 0 ] && [ $need_qemu = 0 ] && [ $need_lwip = 0 ] && [ $need_npm = 0 ] && [ $need_dtbs = 0 ] && [ $need_firmware = 0 ]; then
+if [ "${#need[@]}" -eq 0 ] && [ $need_qemu = 0 ] && [ $need_lwip = 0 ] && [ $need_raft = 0 ] && [ $need_npm = 0 ] && [ $need_dtbs = 0 ] && [ $need_firmware = 0 ]; then
   exit 0
 fi
 if [ $check_only = 1 ]; then
   [ "${#need[@]}" -gt 0 ] && say "missing packages: ${need[*]}"
   [ $need_qemu = 1 ] && say "missing: QEMU >= $QEMU_MIN_MAJOR (bookworm-backports qemu-system-arm)"
   [ $need_lwip = 1 ] && say "missing: lwIP 2.1.3 source (Debian source package lwip) in .deps/lwip"
+  [ $need_raft = 1 ] && say "missing: Raft $RAFT_VERSION source (Debian source package raft, bookworm-backports) in .deps/raft"
   [ $need_dtbs = 1 ] && say "missing: Raspberry Pi device trees in .deps/pi-dtbs (Debian's arm64 kernel package)"
   [ $need_firmware = 1 ] && say "missing: the Pi 4 boot firmware in .deps/raspi-firmware (Debian's raspi-firmware)"
   [ $need_npm = 1 ] && say "missing npm packages in .deps/npm (or Node $NODE_MAJOR at $node_bin): ${NPM_PACKAGES[*]}"
@@ -169,7 +186,7 @@ if [ $check_only = 1 ]; then
 fi
 
 updated=0
-if ensure_sources || [ "${#need[@]}" -gt 0 ] || [ $need_qemu = 1 ]; then
+if ensure_sources || [ "${#need[@]}" -gt 0 ] || [ $need_qemu = 1 ] || [ $need_raft = 1 ]; then
   say "apt-get update"
   sudo_cmd apt-get update -qq
   updated=1
@@ -194,6 +211,22 @@ if [ $need_lwip = 1 ]; then
   tar -xf "$orig" -C "$deps/lwip" --strip-components=1
   rm -rf "$tmp"
   lwip_ok || { say "lwIP source unpacked but src/Filelists.cmake is missing"; exit 2; }
+fi
+if [ $need_raft = 1 ]; then
+  say "fetching the Raft $RAFT_VERSION source package (apt-get source -t bookworm-backports raft) into .deps/"
+  tmp=$(mktemp -d)
+  chmod 755 "$tmp"
+  # apt checks every file it fetches against the signed Sources index. Only the upstream tarball
+  # is used, so a mirror that lacks the Debian packaging files (.dsc, .debian.tar.xz) is enough.
+  (cd "$tmp" && apt-get source --download-only -t bookworm-backports raft >/dev/null 2>&1) || true
+  orig="$tmp/raft_$RAFT_VERSION.orig.tar.gz"
+  [ -f "$orig" ] || { say "apt-get source raft gave no raft_$RAFT_VERSION.orig.tar.gz (is the bookworm-backports deb-src entry there?)"; exit 2; }
+  rm -rf "$deps/raft"
+  mkdir -p "$deps/raft"
+  tar -xf "$orig" -C "$deps/raft" --strip-components=1
+  printf '%s\n' "$RAFT_VERSION" >"$deps/raft/VERSION"
+  rm -rf "$tmp"
+  raft_ok || { say "Raft source unpacked but src/raft.c is missing"; exit 2; }
 fi
 if [ $need_dtbs = 1 ]; then
   if ! dpkg --print-foreign-architectures | grep -qx arm64; then
