@@ -1,48 +1,15 @@
 #include <hnsw/crc32.h>
 
-#include <array>
+#include <ktl/crc_slice8.h>
 
 namespace hnsw {
 namespace {
 
-// Eight tables, so that the loop takes eight bytes a step (slicing-by-8): a snapshot's CRC is
-// computed over every byte of it when saved and when loaded.
-using Tables = std::array<std::array<uint32_t, 256>, 8>;
-
-constexpr Tables make_tables() {
-    Tables t {};
-    for (uint32_t i = 0; i < 256; ++i) {
-        uint32_t c = i;
-        for (int k = 0; k < 8; ++k)
-            c = (c & 1) ? (0xedb88320u ^ (c >> 1)) : (c >> 1);
-        t[0][i] = c;
-    }
-    for (size_t k = 1; k < 8; ++k)
-        for (uint32_t i = 0; i < 256; ++i)
-            t[k][i] = (t[k - 1][i] >> 8) ^ t[0][t[k - 1][i] & 0xff];
-    return t;
-}
-
-constexpr Tables kTables = make_tables();
-static_assert(kTables[0][1] == 0x77073096u);
-
-inline uint32_t le32(const uint8_t* p) {
-    return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
-}
+constexpr ktl::CrcSlice8<0xedb88320u> kCrc32;
+static_assert(kCrc32.t[0][1] == 0x77073096u);
 
 } // namespace
 
-uint32_t crc32(uint32_t crc, const uint8_t* data, size_t len) {
-    const auto& t = kTables;
-    crc = ~crc;
-    for (; len >= 8; data += 8, len -= 8) {
-        const uint32_t lo = crc ^ le32(data), hi = le32(data + 4);
-        crc = t[7][lo & 0xff] ^ t[6][(lo >> 8) & 0xff] ^ t[5][(lo >> 16) & 0xff] ^ t[4][lo >> 24] ^ t[3][hi & 0xff] ^
-              t[2][(hi >> 8) & 0xff] ^ t[1][(hi >> 16) & 0xff] ^ t[0][hi >> 24];
-    }
-    for (; len > 0; ++data, --len)
-        crc = t[0][(crc ^ *data) & 0xff] ^ (crc >> 8);
-    return ~crc;
-}
+uint32_t crc32(uint32_t crc, const uint8_t* data, size_t len) { return kCrc32.update(crc, data, len); }
 
 } // namespace hnsw
