@@ -303,6 +303,9 @@ if [ $stdio = 1 ] && [ $line = virtio ]; then
          -device virtserialport,chardev=line,nr=1,name=org.basalt.line -serial null)
 elif [ -t 0 ] && [ $stdio = 0 ]; then args+=(-serial mon:stdio); else args+=(-serial stdio); fi
 [ $stdio = 1 ] && append="$append mcp=serial"
+# BASALT_QEMU_MONITOR=SOCKET: QEMU's human monitor on a Unix socket, for a hung guest's registers and
+# memory (`dump-guest-memory FILE`, read by qemu/task_dump.py); the stdio line stays protocol-only.
+[ -z "${BASALT_QEMU_MONITOR:-}" ] || args+=(-monitor "unix:$BASALT_QEMU_MONITOR,server,nowait")
 if [ $semihosting = 1 ]; then
   args+=(-semihosting-config enable=on,target=native)
   append="$append semihosting"

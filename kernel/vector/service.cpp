@@ -106,10 +106,20 @@ Request* take_runnable() {
         next = r->next;
         // An earlier write to the same collection goes first, unless it is parked: a write nobody
         // has been answered for orders nothing, and a checkpoint's own reads must get through.
+        // A write queued behind a parked one waits for the journal too, so it is parked as well:
+        // otherwise the checkpoint's export would wait behind it, and it behind the checkpoint
+        // (every durable call hung once a checkpoint began with two writes queued).
         bool blocked_by_earlier_write = false;
-        for (Request* e = g_queue_head; e != r; e = e->next)
-            if (e->job.collection == r->job.collection && is_write(e->job.op) && !(e->parked && !is_write(r->job.op)))
+        bool behind_parked_only = true;
+        for (Request* e = g_queue_head; e != r; e = e->next) {
+            if (e->job.collection != r->job.collection || !is_write(e->job.op))
+                continue;
+            behind_parked_only = behind_parked_only && e->parked;
+            if (!(e->parked && !is_write(r->job.op)))
                 blocked_by_earlier_write = true;
+        }
+        if (blocked_by_earlier_write && r->logged && r->reserved == 0 && behind_parked_only)
+            r->parked = true;
         if (blocked_by_earlier_write || !runnable(*r))
             continue;
         if (r->logged && r->reserved == 0) {

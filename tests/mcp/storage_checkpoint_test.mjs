@@ -5,7 +5,11 @@
 //     and a restart the collection stays dropped, the others are intact and the store is ready
 //     (it came back after the restart, or the journal failed for every durable collection);
 //   - a grown image: the checkpoint after `truncate` made the disk larger goes where the current
-//     one is not, and everything acknowledged comes back after a SIGKILL.
+//     one is not, and everything acknowledged comes back after a SIGKILL;
+//   - eight callers writing one vector per call and searching, while frequent checkpoints begin
+//     with writes queued: every call is answered (a checkpoint's export once waited behind a
+//     write that waited for that checkpoint, and every durable call hung), and after a SIGKILL
+//     every acknowledged vector is back.
 // Usage: node storage_checkpoint_test.mjs KERNEL_ELF HNSW_CLI
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -27,10 +31,10 @@ const DIM = 32;
 const row = () => Array.from({ length: DIM }, rand);
 
 // A session whose QEMU the test can kill with SIGKILL (a power cut), through its own transport.
-async function open(disk, name) {
+async function open(disk, name, extra = []) {
   const transport = new StdioClientTransport({
     command: path.join(root, "qemu/run.sh"),
-    args: ["--kernel", kernel, "--stdio", ...unmetered, "--disk", disk],
+    args: ["--kernel", kernel, "--stdio", ...unmetered, "--disk", disk, ...extra],
     stderr: "inherit",
   });
   const client = new Client({ name, version: "1.0.0" }, { capabilities: { elicitation: {} } });
@@ -191,6 +195,46 @@ async function readAll(call, collection, ids) {
     assert.ok(sameVec(got.get(id), vec), `g: id ${id}`);
   await u.close();
   console.log("a grown image: checkpoints after the growth keep clear of the current one; all back after a kill");
+}
+// 3. Concurrent writers and readers across checkpoints (checkpoint_kib at its smallest: one every
+// hundred or so calls, each beginning with writes queued behind the one it parks).
+{
+  const disk = path.join(dir, "busy.img");
+  fs.writeFileSync(disk, "");
+  fs.truncateSync(disk, 128 << 20);
+  const CALLERS = 8;
+  const WRITES = 800;
+  const s = await open(disk, "ckpt-busy-1", ["--append", "checkpoint_kib=64"]);
+  await s.call("collection_create", { name: "w", dim: DIM, metric: "l2", max_elements: WRITES + 100 });
+  const before = (await s.status()).checkpoints;
+  const kept = new Map();
+  let next = 0;
+  let searches = 0;
+  await Promise.all(Array.from({ length: CALLERS }, async () => {
+    while (next < WRITES) {
+      const id = next++;
+      const v = row();
+      await s.call("vector_upsert", { collection: "w", ids: [id], vectors: [v] });
+      kept.set(id, v);
+      if (id % 4 === 0) {
+        const found = await s.call("vector_search", { collection: "w", vector: v, k: 10, ef: 200 });
+        assert.ok(found.hits.some((h) => h.id === id && h.distance === 0), `search finds ${id}, just written`);
+        ++searches;
+      }
+    }
+  }));
+  const st = await s.status();
+  assert.equal(st.state, "ready", JSON.stringify(st));
+  const taken = st.checkpoints - before;
+  assert.ok(taken >= 2, `checkpoints ran while the callers wrote: ${taken}`);
+  await s.kill();
+  const t = await open(disk, "ckpt-busy-2");
+  const got = await readAll(t.call, "w", [...kept.keys()]);
+  assert.equal(got.size, kept.size);
+  for (const [id, vec] of kept)
+    assert.ok(sameVec(got.get(id), vec), `w: id ${id}`);
+  await t.close();
+  console.log(`${CALLERS} callers, ${WRITES} writes and ${searches} searches across ${taken} checkpoints: all answered, all back after a kill`);
 }
 clearTimeout(watchdog);
 console.log("storage checkpoints: a drop during an import's checkpoint stays dropped; a grown image recovers");
