@@ -12,16 +12,18 @@ requests and then keep a zero window (the appliance must cut it while serving ot
 runt, oversized, truncated and random frames and a burst larger than the receive ring at it,
 and checks that the guest still answers, on the legacy and the modern transport. An lwIP
 assertion (injected into the echo service) resets that one connection; the rest goes on."""
+import collections
 import json
 import os
 import random
 import select
 import socket
 import struct
+import subprocess
 import tempfile
 import time
 
-from harness import Qemu, check, main
+from harness import ROOT, Qemu, check, main
 
 GUEST_IP = bytes([192, 168, 50, 2])
 PEER_IP = bytes([192, 168, 50, 1])
@@ -64,26 +66,47 @@ class Segment:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.sock.bind(self.peer_path)
         self.sock.setblocking(False)
+        self.backlog = collections.deque()  # frames taken off the socket while a send waited
 
     def send(self, frame):
         # QEMU stops reading while the guest's receive ring is full: wait for room (bounded).
+        # Meanwhile keep taking the guest's frames, as a host does: a Unix datagram socket queues
+        # only net.unix.max_dgram_qlen (10) of them, and a peer that stops reading stalls QEMU's
+        # transmit side too.
         deadline = time.monotonic() + 5.0
         while True:
             try:
                 self.sock.sendto(frame, self.qemu_path)
                 return
             except BlockingIOError:
+                if time.monotonic() >= deadline and os.environ.get("BASALT_QEMU_MONITOR"):
+                    # Where the guest's tasks are, before the failure ends it (qemu/task_dump.py).
+                    subprocess.run([os.path.join(ROOT, "qemu", "task_dump.py"), os.environ["BASALT_QEMU_MONITOR"]])
                 check(time.monotonic() < deadline, "QEMU stopped taking frames for 5 s (receive ring stuck?)")
+                self.take_waiting()
                 time.sleep(0.005)
+
+    def take_waiting(self):
+        for _ in range(4096):
+            try:
+                self.backlog.append(self.sock.recv(65536))
+            except BlockingIOError:
+                return
 
     def frames(self, timeout):
         """Yields received frames until timeout; answers the guest's ARP requests for PEER_IP."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([self.sock], [], [], max(0.0, deadline - time.monotonic()))
-            if not ready:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return  # what is still in the backlog goes to the next caller, in order
+            if not self.backlog:
+                ready, _, _ = select.select([self.sock], [], [], remaining)
+                if not ready:
+                    continue
+                self.take_waiting()
                 continue
-            frame = self.sock.recv(65536)
+            frame = self.backlog.popleft()
             if len(frame) >= 42 and frame[12:14] == b"\x08\x06" and frame[20:22] == b"\x00\x01" and frame[38:42] == PEER_IP:
                 self.send(arp_frame(2, frame[6:12], frame[28:32]))
             yield frame
