@@ -369,6 +369,61 @@ TEST(Schema, ArraysAndNestedPaths) {
     EXPECT_VALID(R"({"minItems":5})", R"("short")") << "item counts apply to arrays only";
 }
 
+// Arrays whose items only type and bound numbers are checked with the items' keywords read once
+// (validator.cpp, NumberRule): every element must get exactly what the full walk gives it, which
+// an items schema with one more (empty) applicator still takes.
+TEST(Schema, NumberArraysReadTheirItemsOnce) {
+    const char* items[] = {
+        R"({"type":"number","minimum":-1,"maximum":1})",
+        R"({"type":"integer","minimum":0,"maximum":9007199254740991})",
+        R"({"type":"number","exclusiveMinimum":0,"exclusiveMaximum":2.5,"description":"d","title":"t"})",
+        R"({"type":["integer","number"],"minimum":-3.4e38,"maximum":3.4e38})",
+        R"({"type":"number","minimum":"x","maximum":1})",
+        R"({"type":"number"})",
+    };
+    const char* instances[] = {
+        "[]",
+        "[0]",
+        "[-1,1,0.5]",
+        "[1.0000001]",
+        "[-1.5]",
+        "[0,1,2,3,4,5,6,7,8,9,10,11,-2]",
+        "[2.5]",
+        "[2.4999]",
+        "[1e-300]",
+        "[-0]",
+        "[1,\"x\"]",
+        "[1,null]",
+        "[[1]]",
+        "[{}]",
+        "[true]",
+        "[1.5]",
+        "[3.5e38]",
+        "[4.0e0]",
+        "[9007199254740992]",
+        "[12345678901234567890123456789e-28]",
+    };
+    int refused = 0;
+    for (const char* it : items) {
+        const std::string fast = std::string(R"({"type":"array","items":)") + it + "}";
+        std::string slow(it);
+        slow.insert(slow.size() - 1, R"(,"allOf":[{}])");
+        slow = std::string(R"({"type":"array","items":)") + slow + "}";
+        for (const char* instance : instances) {
+            Outcome a = check(fast, instance), b = check(slow, instance);
+            EXPECT_EQ(a.ok, b.ok) << fast << " / " << instance;
+            EXPECT_STREQ(reason_name(a.failure.reason), reason_name(b.failure.reason)) << fast << " / " << instance;
+            EXPECT_STREQ(a.failure.keyword, b.failure.keyword) << fast << " / " << instance;
+            EXPECT_STREQ(a.failure.message, b.failure.message) << fast << " / " << instance;
+            EXPECT_STREQ(a.failure.path, b.failure.path) << fast << " / " << instance;
+            refused += !a.ok;
+        }
+    }
+    EXPECT_GT(refused, 40) << "the cases refuse as well as accept";
+    EXPECT_INVALID(R"({"items":{"type":"number","maximum":1}})", "[0,1,0.5,1.5]", "above_maximum", "maximum", "/3");
+    EXPECT_INVALID(R"({"items":{"type":"integer","minimum":0,"maximum":9}})", "[1,2.5]", "type", "type", "/1");
+}
+
 TEST(Schema, NamesAndPathsNeverClimb) {
     const std::string name = R"({"type":"string","maxLength":64,"format":"name"})";
     const std::string path = R"({"type":"string","maxLength":64,"format":"path"})";

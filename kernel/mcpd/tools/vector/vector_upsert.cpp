@@ -161,13 +161,15 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     Rows rows(vectors, f32, *dim);
     size_t done = 0;
     bool stopped = false;
+    // A batch of one chunk is still in `chunk` from the check: not read (and converted) twice.
+    const bool checked_in_chunk = n <= per_chunk;
     while (done < n) {
         if (ctx.should_stop()) {
             stopped = true;
             break;
         }
         size_t count = n - done < per_chunk ? n - done : per_chunk;
-        if (!rows.next(chunk, count)) { // checked above; a second read cannot differ
+        if (!checked_in_chunk && !rows.next(chunk, count)) { // checked above; a second read cannot differ
             err = { mcp::ErrorCode::InternalError, "batch changed while storing" };
             return false;
         }
