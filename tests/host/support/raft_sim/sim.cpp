@@ -3,6 +3,7 @@
 #include "sim.h"
 
 #include "raft/engine.h"
+#include "raft/wire.h"
 
 // The compatibility layer queues the callbacks of completed client requests; the raft_io
 // implementation fires them once per turn of its loop (upstream's libuv backend does so in its
@@ -170,6 +171,107 @@ raft_snapshot* snapshot_out(const Snap& s) { // the allocation convention of loa
     out->bufs[0].len = s.data.size();
     out->n_bufs = 1;
     return out;
+}
+
+// ---- the wire (lib/raft/wire.h) -------------------------------------------------------------
+
+// Whether two messages say the same (a decoded one against the engine's original).
+bool same_message(const raft_message& a, const raft_message& b) {
+    if (a.type != b.type)
+        return false;
+    switch (a.type) {
+    case RAFT_REQUEST_VOTE: {
+        const auto &x = a.request_vote, &y = b.request_vote;
+        return x.version == y.version && x.term == y.term && x.candidate_id == y.candidate_id &&
+               x.last_log_index == y.last_log_index && x.last_log_term == y.last_log_term &&
+               x.disrupt_leader == y.disrupt_leader && x.pre_vote == y.pre_vote;
+    }
+    case RAFT_REQUEST_VOTE_RESULT: {
+        const auto &x = a.request_vote_result, &y = b.request_vote_result;
+        return x.version == y.version && x.term == y.term && x.vote_granted == y.vote_granted &&
+               x.pre_vote == y.pre_vote && x.features == y.features && x.capacity == y.capacity;
+    }
+    case RAFT_APPEND_ENTRIES: {
+        const auto &x = a.append_entries, &y = b.append_entries;
+        if (x.version != y.version || x.term != y.term || x.prev_log_index != y.prev_log_index ||
+            x.prev_log_term != y.prev_log_term || x.leader_commit != y.leader_commit || x.n_entries != y.n_entries)
+            return false;
+        for (unsigned i = 0; i < x.n_entries; ++i) {
+            const raft_entry &e = x.entries[i], &f = y.entries[i];
+            if (e.term != f.term || e.type != f.type || e.buf.len != f.buf.len ||
+                (e.buf.len && std::memcmp(e.buf.base, f.buf.base, e.buf.len) != 0))
+                return false;
+        }
+        return true;
+    }
+    case RAFT_APPEND_ENTRIES_RESULT: {
+        const auto &x = a.append_entries_result, &y = b.append_entries_result;
+        return x.version == y.version && x.term == y.term && x.rejected == y.rejected &&
+               x.last_log_index == y.last_log_index && x.features == y.features && x.capacity == y.capacity;
+    }
+    case RAFT_INSTALL_SNAPSHOT: {
+        const auto &x = a.install_snapshot, &y = b.install_snapshot;
+        if (x.version != y.version || x.term != y.term || x.last_index != y.last_index || x.last_term != y.last_term ||
+            x.conf_index != y.conf_index || x.conf.n != y.conf.n || x.data.len != y.data.len ||
+            (x.data.len && std::memcmp(x.data.base, y.data.base, x.data.len) != 0))
+            return false;
+        for (unsigned i = 0; i < x.conf.n; ++i)
+            if (x.conf.servers[i].id != y.conf.servers[i].id || x.conf.servers[i].role != y.conf.servers[i].role ||
+                std::strcmp(x.conf.servers[i].address, y.conf.servers[i].address) != 0)
+                return false;
+        return true;
+    }
+    case RAFT_TIMEOUT_NOW: {
+        const auto &x = a.timeout_now, &y = b.timeout_now;
+        return x.version == y.version && x.term == y.term && x.last_log_index == y.last_log_index &&
+               x.last_log_term == y.last_log_term;
+    }
+    }
+    return false;
+}
+
+// `m` encoded, cut into sealed datagrams, opened, put together (fragments in reverse order, the
+// first one twice) and decoded, as a peer would receive it: true if it comes back the same.
+bool survives_the_wire(const raft_message& m, uint64_t from, uint64_t to, uint64_t epoch, uint64_t seq) {
+    static const std::vector<uint8_t> key(32, 0x42);
+    const size_t size = raftwire::payload_size(m);
+    if (size == 0)
+        return false;
+    std::vector<uint8_t> payload(size);
+    if (raftwire::encode(m, payload) != size)
+        return false;
+    raftwire::FrameHeader h {
+        1, from, to, epoch, seq, 0, static_cast<uint16_t>(raftwire::fragment_count(size)), static_cast<uint32_t>(size)
+    };
+    std::vector<std::vector<uint8_t>> datagrams;
+    for (uint16_t f = 0; f < h.fragments; ++f) {
+        h.fragment = f;
+        std::vector<uint8_t> d(raftwire::kMaxDatagram);
+        d.resize(raftwire::seal(h, payload, key, d));
+        if (d.empty())
+            return false;
+        datagrams.insert(datagrams.begin(), std::move(d));
+    }
+    datagrams.push_back(datagrams.back());
+    std::vector<uint8_t> storage(size);
+    raftwire::Reassembler rx(storage);
+    bool complete = false;
+    for (const auto& d : datagrams) {
+        raftwire::FrameHeader got;
+        std::span<const uint8_t> slice;
+        if (raftwire::open(d, key, got, slice) != raftwire::Verdict::Accepted || got.from != from || got.to != to)
+            return false;
+        auto r = rx.feed(got, slice);
+        if (r == raftwire::Reassembler::Result::Refused || (r == raftwire::Reassembler::Result::Complete && complete))
+            return false;
+        complete = complete || r == raftwire::Reassembler::Result::Complete;
+    }
+    raft_message out;
+    if (!complete || raftwire::decode(rx.message(), out) != raftwire::Verdict::Accepted)
+        return false;
+    const bool same = same_message(m, out);
+    raftwire::release(out);
+    return same;
 }
 
 // ---- a client command and what became of it ------------------------------------------------
@@ -562,6 +664,10 @@ int Sim::io_send(Node& n, raft_io_send* req, const raft_message* m, raft_io_send
     msg->to = m->server_id;
     msg->epoch = n.life;
     msg->seq = ++n.sent;
+    if (!survives_the_wire(*m, n.id, m->server_id, msg->epoch, msg->seq))
+        fail("wire: message type %d from %llu to %llu does not come back the same through lib/raft/wire", (int)m->type,
+             (unsigned long long)n.id, (unsigned long long)m->server_id);
+    ++result.wire_checked;
     if (m->type == RAFT_APPEND_ENTRIES) {
         msg->head.append_entries.entries = nullptr;
         for (unsigned i = 0; i < m->append_entries.n_entries; ++i) {

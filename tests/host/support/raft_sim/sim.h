@@ -41,6 +41,7 @@ struct Result {
     unsigned corrected = 0;      // InstallSnapshot terms the raft_io corrected (an upstream bug)
     unsigned rebased = 0;        // AppendEntries the raft_io rebased on a snapshot (an upstream bug)
     unsigned leaked = 0;         // allocations the engine still held after every node closed
+    uint64_t wire_checked = 0;   // messages sent also through lib/raft/wire and found unchanged
 };
 
 Result run(const Options& options);
