@@ -1,5 +1,8 @@
 // Shared by the end-to-end tests and the benchmark: the official MCP SDK from .deps/npm (installed
 // by toolchain/bootstrap.sh) and a client that boots the kernel with `qemu/run.sh --stdio`.
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -8,7 +11,7 @@ const sdkDir = path.join(root, ".deps/npm/node_modules/@modelcontextprotocol/sdk
 const load = (file) => import(pathToFileURL(path.join(sdkDir, file)));
 
 export const { Client } = await load("client/index.js");
-export const { StdioClientTransport } = await load("client/stdio.js");
+export const { StdioClientTransport, getDefaultEnvironment } = await load("client/stdio.js");
 export const types = await load("types.js");
 export const defaultKernel = path.join(root, "build/kernel/basalt.elf");
 
@@ -32,19 +35,43 @@ const imageFor = (kernel) => (board === "rpi4" ? path.join(path.dirname(kernel),
 export const unmetered = ["--append", "rate=1000000/1000000"];
 const meterArgs = (metered) => (metered ? [] : unmetered);
 
+// Each boot() serves QEMU's monitor on a socket of its own (run.sh's BASALT_QEMU_MONITOR), so a test
+// that fails or times out prints where the guest's tasks were (qemu/task_dump.py) before it ends
+// QEMU: a hang seen once in CI then says what it was.
+let monitorDir = null;
+let monitors = 0;
+function monitorSocket() {
+  if (!monitorDir) {
+    monitorDir = fs.mkdtempSync(path.join(os.tmpdir(), "basalt-mon."));
+    process.on("exit", () => fs.rmSync(monitorDir, { recursive: true, force: true }));
+  }
+  return path.join(monitorDir, `${++monitors}.sock`);
+}
+
+// Prints every task of the guest behind a monitor socket (nothing if QEMU is gone).
+export function dumpTasks(socket, kernel = defaultKernel) {
+  if (!socket || !fs.existsSync(socket))
+    return;
+  const r = spawnSync(path.join(root, "qemu/task_dump.py"), [socket, kernel], { encoding: "utf8", timeout: 60000 });
+  console.error(`the guest's tasks when the test failed (qemu/task_dump.py):\n${r.stdout ?? ""}${r.stderr ?? ""}`);
+}
+
 // A client and its transport for a kernel booted with extra run.sh arguments. On failure or
 // timeout, fail() closes the transport (QEMU holds the test's stdout open while it runs).
 // capabilities: what the client declares at initialize (e.g. { sampling: {}, elicitation: {} }).
 export function boot(name, runArgs, { kernel = defaultKernel, stderr = "inherit", timeoutMs = 60000, capabilities,
                                      metered = false } = {}) {
+  const monitor = monitorSocket();
   const transport = new StdioClientTransport({
     command: path.join(root, "qemu/run.sh"),
     args: [...boardArgs, "--kernel", imageFor(kernel), "--stdio", ...lineArgs, ...meterArgs(metered), ...runArgs],
     stderr,
+    env: { ...getDefaultEnvironment(), BASALT_QEMU_MONITOR: monitor },
   });
   const client = new Client({ name, version: "1.0.0" }, capabilities ? { capabilities } : undefined);
   const fail = async (e) => {
     console.error("FAIL:", e);
+    dumpTasks(monitor, kernel);
     await transport.close().catch(() => {});
     process.exit(1);
   };
