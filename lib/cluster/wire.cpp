@@ -1,6 +1,7 @@
 #include "wire.h"
 
 #include <crypto/hmac_sha256.h>
+#include <ktl/be_stream.h>
 
 namespace cluster {
 
@@ -18,85 +19,34 @@ bool Name::set(std::string_view name) {
 
 namespace {
 
-// Bounds-checked writer: once an append does not fit, every later one fails too.
-class Writer {
+// The big-endian streams (ktl/be_stream.h) with the format's one compound field, a name.
+class Writer : public ktl::BeWriter {
 public:
-    explicit Writer(std::span<uint8_t> out) : m_out(out) {}
-    void u8(uint8_t v) { put(&v, 1); }
-    void u16(uint16_t v) { be(v, 2); }
-    void u32(uint32_t v) { be(v, 4); }
-    void u64(uint64_t v) { be(v, 8); }
+    using BeWriter::BeWriter;
     void name(const Name& n) {
         if (!valid_name(n.view())) {
-            m_ok = false;
+            fail();
             return;
         }
         u8(n.len);
-        put(reinterpret_cast<const uint8_t*>(n.text), n.len);
+        bytes(n.text, n.len);
     }
-    void bytes(const uint8_t* p, size_t n) { put(p, n); }
-    bool ok() const { return m_ok; }
-    size_t size() const { return m_pos; }
-    std::span<const uint8_t> written() const { return m_out.first(m_pos); }
-
-private:
-    void be(uint64_t v, size_t n) {
-        uint8_t b[8];
-        for (size_t i = 0; i < n; ++i)
-            b[i] = uint8_t(v >> (8 * (n - 1 - i)));
-        put(b, n);
-    }
-    void put(const uint8_t* p, size_t n) {
-        if (!m_ok || n > m_out.size() - m_pos) {
-            m_ok = false;
-            return;
-        }
-        for (size_t i = 0; i < n; ++i)
-            m_out[m_pos + i] = p[i];
-        m_pos += n;
-    }
-    std::span<uint8_t> m_out;
-    size_t m_pos = 0;
-    bool m_ok = true;
 };
 
-// Bounds-checked reader over the authenticated part; a read past the end fails for good.
-class Reader {
+// Reads the authenticated part; a read past the end fails for good.
+class Reader : public ktl::BeReader {
 public:
-    explicit Reader(std::span<const uint8_t> in) : m_in(in) {}
-    uint8_t u8() { return uint8_t(be(1)); }
-    uint16_t u16() { return uint16_t(be(2)); }
-    uint32_t u32() { return uint32_t(be(4)); }
-    uint64_t u64() { return be(8); }
+    using BeReader::BeReader;
     void name(Name& out) {
         uint8_t n = u8();
-        if (!m_ok || n == 0 || n > kMaxNameLen || n > m_in.size() - m_pos) {
-            m_ok = false;
+        if (!ok() || n == 0 || n > kMaxNameLen || n > left()) {
+            fail();
             return;
         }
-        std::string_view text(reinterpret_cast<const char*>(m_in.data() + m_pos), n);
-        m_pos += n;
-        if (!out.set(text))
-            m_ok = false;
+        auto text = bytes(n);
+        if (!out.set({ reinterpret_cast<const char*>(text.data()), text.size() }))
+            fail();
     }
-    bool ok() const { return m_ok; }
-    bool at_end() const { return m_pos == m_in.size(); }
-
-private:
-    uint64_t be(size_t n) {
-        if (!m_ok || n > m_in.size() - m_pos) {
-            m_ok = false;
-            return 0;
-        }
-        uint64_t v = 0;
-        for (size_t i = 0; i < n; ++i)
-            v = (v << 8) | m_in[m_pos + i];
-        m_pos += n;
-        return v;
-    }
-    std::span<const uint8_t> m_in;
-    size_t m_pos = 0;
-    bool m_ok = true;
 };
 
 bool valid_type(uint8_t t) { return t >= uint8_t(MessageType::Ping) && t <= uint8_t(MessageType::Announce); }

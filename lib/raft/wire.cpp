@@ -6,41 +6,13 @@
 #include <utility>
 
 #include <crypto/hmac_sha256.h>
+#include <ktl/be_stream.h>
 
 namespace raftwire {
 namespace {
 
-class Writer {
-public:
-    explicit Writer(std::span<uint8_t> out) : m_out(out) {}
-    void u8(uint8_t v) { put(&v, 1); }
-    void u16(uint16_t v) { be(v, 2); }
-    void u32(uint32_t v) { be(v, 4); }
-    void u64(uint64_t v) { be(v, 8); }
-    void bytes(const void* p, size_t n) { put(p, n); }
-    bool ok() const { return m_ok; }
-    size_t size() const { return m_at; }
-
-private:
-    void be(uint64_t v, int n) {
-        uint8_t b[8];
-        for (int i = 0; i < n; ++i)
-            b[i] = static_cast<uint8_t>(v >> (8 * (n - 1 - i)));
-        put(b, static_cast<size_t>(n));
-    }
-    void put(const void* p, size_t n) {
-        if (!m_ok || n > m_out.size() - m_at) {
-            m_ok = false;
-            return;
-        }
-        if (n)
-            std::memcpy(m_out.data() + m_at, p, n);
-        m_at += n;
-    }
-    std::span<uint8_t> m_out;
-    size_t m_at = 0;
-    bool m_ok = true;
-};
+using Writer = ktl::BeWriter;
+using Reader = ktl::BeReader;
 
 // Counts what a Writer would write, for payload_size().
 class Counter {
@@ -55,44 +27,6 @@ public:
 
 private:
     size_t m_n = 0;
-};
-
-class Reader {
-public:
-    explicit Reader(std::span<const uint8_t> in) : m_in(in) {}
-    uint8_t u8() { return static_cast<uint8_t>(be(1)); }
-    uint16_t u16() { return static_cast<uint16_t>(be(2)); }
-    uint32_t u32() { return static_cast<uint32_t>(be(4)); }
-    uint64_t u64() { return be(8); }
-    // n bytes in place (empty and not ok if fewer are left).
-    std::span<const uint8_t> bytes(size_t n) {
-        if (!m_ok || n > left()) {
-            m_ok = false;
-            return {};
-        }
-        auto s = m_in.subspan(m_at, n);
-        m_at += n;
-        return s;
-    }
-    size_t left() const { return m_in.size() - m_at; }
-    bool ok() const { return m_ok; }
-    bool done() const { return m_ok && m_at == m_in.size(); }
-
-private:
-    uint64_t be(size_t n) {
-        if (!m_ok || n > left()) {
-            m_ok = false;
-            return 0;
-        }
-        uint64_t v = 0;
-        for (size_t i = 0; i < n; ++i)
-            v = v << 8 | m_in[m_at + i];
-        m_at += n;
-        return v;
-    }
-    std::span<const uint8_t> m_in;
-    size_t m_at = 0;
-    bool m_ok = true;
 };
 
 constexpr uint8_t kFlag0 = 1, kFlag1 = 2;
@@ -244,7 +178,7 @@ Verdict read_snapshot(Reader& r, raft_install_snapshot& s) {
     s.conf_index = r.u64();
     auto conf = r.bytes(r.u32());
     auto data = r.bytes(r.u32());
-    if (!r.done())
+    if (!r.at_end())
         return Verdict::Malformed;
     raft_configuration_init(&s.conf);
     // Upstream's decoder reads the configuration from a buffer it may not change; a copy keeps
@@ -335,7 +269,7 @@ Verdict decode(std::span<const uint8_t> payload, raft_message& out) {
         const uint8_t flags = r.u8();
         v.disrupt_leader = flags & kFlag0;
         v.pre_vote = flags & kFlag1;
-        if (!r.done() || !flags_ok(flags))
+        if (!r.at_end() || !flags_ok(flags))
             return Verdict::Malformed;
         break;
     }
@@ -348,7 +282,7 @@ Verdict decode(std::span<const uint8_t> payload, raft_message& out) {
         v.pre_vote = flags & kFlag1;
         v.features = r.u16();
         v.capacity = r.u16();
-        if (!r.done() || !flags_ok(flags))
+        if (!r.at_end() || !flags_ok(flags))
             return Verdict::Malformed;
         break;
     }
@@ -361,7 +295,7 @@ Verdict decode(std::span<const uint8_t> payload, raft_message& out) {
         a.leader_commit = r.u64();
         if (Verdict v = read_entries(r, a); v != Verdict::Accepted)
             return v;
-        if (!r.done()) {
+        if (!r.at_end()) {
             out.type = RAFT_APPEND_ENTRIES;
             release(out);
             return Verdict::Malformed;
@@ -376,7 +310,7 @@ Verdict decode(std::span<const uint8_t> payload, raft_message& out) {
         a.last_log_index = r.u64();
         a.features = r.u16();
         a.capacity = r.u16();
-        if (!r.done())
+        if (!r.at_end())
             return Verdict::Malformed;
         break;
     }
@@ -390,7 +324,7 @@ Verdict decode(std::span<const uint8_t> payload, raft_message& out) {
         t.term = r.u64();
         t.last_log_index = r.u64();
         t.last_log_term = r.u64();
-        if (!r.done())
+        if (!r.at_end())
             return Verdict::Malformed;
         break;
     }
@@ -446,7 +380,7 @@ Verdict open(std::span<const uint8_t> datagram, Key key, FrameHeader& h, std::sp
     h.fragments = r.u16();
     h.total = r.u32();
     slice = r.bytes(r.left());
-    if (!r.done() || h.fragments != fragment_count(h.total) || h.fragment >= h.fragments ||
+    if (!r.at_end() || h.fragments != fragment_count(h.total) || h.fragment >= h.fragments ||
         slice.size() != share(h.total, h.fragment) || h.seq == 0)
         return Verdict::Malformed;
     return Verdict::Accepted;

@@ -278,14 +278,19 @@ TEST(RaftWire, EachSendersOrderIsKept) {
     EXPECT_EQ(res, Reassembler::Result::Stale);
 }
 
-TEST(RaftWire, AMessageInPiecesGivesWayToANewerOne) {
+// The datagrams of an AppendEntries of one 5,000-byte entry (five fragments), epoch 1, seq 1.
+std::vector<std::vector<uint8_t>> five_fragments() {
     std::vector<uint8_t> data(5000, 9);
     raft_entry e { 1, RAFT_COMMAND, { data.data(), data.size() }, nullptr };
     raft_message big {};
     big.type = RAFT_APPEND_ENTRIES;
     big.append_entries.n_entries = 1;
     big.append_entries.entries = &e;
-    auto pieces = datagrams(big, 1, 1);
+    return datagrams(big, 1, 1);
+}
+
+TEST(RaftWire, AMessageInPiecesGivesWayToANewerOne) {
+    auto pieces = five_fragments();
     ASSERT_GT(pieces.size(), 2u);
     raft_message small {};
     small.type = RAFT_TIMEOUT_NOW;
@@ -304,13 +309,7 @@ TEST(RaftWire, AMessageInPiecesGivesWayToANewerOne) {
 }
 
 TEST(RaftWire, TheReassemblerRefusesWhatDoesNotFitOrContradictsItself) {
-    std::vector<uint8_t> data(5000, 9);
-    raft_entry e { 1, RAFT_COMMAND, { data.data(), data.size() }, nullptr };
-    raft_message big {};
-    big.type = RAFT_APPEND_ENTRIES;
-    big.append_entries.n_entries = 1;
-    big.append_entries.entries = &e;
-    auto pieces = datagrams(big, 1, 1);
+    auto pieces = five_fragments();
     std::vector<uint8_t> small_storage(1000);
     Reassembler tight(small_storage);
     FrameHeader h;
