@@ -1,11 +1,15 @@
 """Drives a Basalt kernel in QEMU from the outside: start, read the serial console, type into
 it, wait for the exit status, measure the QEMU process's CPU use. Used by every QEMU test."""
 import argparse
+import atexit
+import itertools
 import os
 import re
 import select
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -18,6 +22,20 @@ class TestFailure(Exception):
 def check(condition, message):
     if not condition:
         raise TestFailure(message)
+
+
+_monitor_dir = None
+_monitor_count = itertools.count(1)
+
+
+def _monitor_socket():
+    """A path for one QEMU's monitor (run.sh's BASALT_QEMU_MONITOR), in a directory this process
+    removes when it ends."""
+    global _monitor_dir
+    if _monitor_dir is None:
+        _monitor_dir = tempfile.mkdtemp(prefix="basalt-mon.")
+        atexit.register(shutil.rmtree, _monitor_dir, True)
+    return os.path.join(_monitor_dir, f"{next(_monitor_count)}.sock")
 
 
 class Qemu:
@@ -37,9 +55,15 @@ class Qemu:
         if append:
             cmd += ["--append", append]
         self.cmd = cmd
+        self.kernel = kernel
         self.started = time.monotonic()
+        # Every QEMU serves its monitor on a socket of its own: a test that fails while it runs
+        # prints where the guest's tasks were (kill(), qemu/task_dump.py) before it ends QEMU.
+        self.monitor = _monitor_socket()
+        env = dict(os.environ, BASALT_QEMU_MONITOR=self.monitor)
         # run.sh execs QEMU, so this PID is QEMU's own.
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     env=env)
         self.output = ""
         self.pos = 0
 
@@ -105,8 +129,22 @@ class Qemu:
         ticks = int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15 of stat)
         return ticks / os.sysconf("SC_CLK_TCK")
 
+    def dump_tasks(self):
+        """Prints every task of the running guest (state, the system call it waits in, its stack)."""
+        if self.proc.poll() is not None or not os.path.exists(self.monitor):
+            return
+        elf = [self.kernel] if self.kernel.endswith(".elf") else []
+        try:
+            r = subprocess.run([os.path.join(ROOT, "qemu", "task_dump.py"), self.monitor, *elf], capture_output=True,
+                               text=True, timeout=60)
+            print("the guest's tasks when the test failed (qemu/task_dump.py):\n" + r.stdout + r.stderr, flush=True)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            print(f"no task dump: {e}", flush=True)
+
     def kill(self):
         if self.proc.poll() is None:
+            if sys.exc_info()[0] is not None:  # ended by a failure on its way out: show the guest first
+                self.dump_tasks()
             self.proc.kill()
             self.proc.wait()
 
