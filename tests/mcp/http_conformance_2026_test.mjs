@@ -23,6 +23,7 @@ const suite = path.join(modules, "conformance-2026-07-28/dist/index.js");
 const node = await bootHttp(["--profile", "conformance"], { kernel });
 const verdict = watch(node, "http_conformance_2026_test", 280000);
 const results = fs.mkdtempSync(path.join(os.tmpdir(), "basalt-conformance-"));
+process.on("exit", () => fs.rmSync(results, { recursive: true, force: true })); // the suite's check files
 
 try {
   const run = (args) =>
