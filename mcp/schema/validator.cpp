@@ -407,15 +407,19 @@ constexpr struct {
 };
 constexpr size_t kBoundCount = sizeof kBounds / sizeof kBounds[0];
 
+// `value` against bound `i` of kBounds at `limit`.
+bool within_bound(const Decimal& value, size_t i, const Decimal& limit, Failure& f) {
+    int side = compare(value, limit) * kBounds[i].side;
+    if (side < 0 || (side == 0 && kBounds[i].strict))
+        return fail(f, kBounds[i].reason, kBounds[i].keyword, kBounds[i].message);
+    return true;
+}
+
 // `value` against the bounds, nullopt where a bound is absent.
 bool within(const Decimal& value, const std::optional<Decimal> (&limits)[kBoundCount], Failure& f) {
-    for (size_t i = 0; i < kBoundCount; ++i) {
-        if (!limits[i])
-            continue;
-        int side = compare(value, *limits[i]) * kBounds[i].side;
-        if (side < 0 || (side == 0 && kBounds[i].strict))
-            return fail(f, kBounds[i].reason, kBounds[i].keyword, kBounds[i].message);
-    }
+    for (size_t i = 0; i < kBoundCount; ++i)
+        if (limits[i] && !within_bound(value, i, *limits[i], f))
+            return false;
     return true;
 }
 
@@ -423,16 +427,16 @@ bool check_number(const json::Value& s, const json::Value& v, Failure& f) {
     auto value = number(v);
     if (!value)
         return fail(f, Reason::Type, "type", "unreadable number");
-    for (const auto& b : kBounds) {
-        json::Value bound = s.find(b.keyword);
+    // Bound by bound, in kBounds' order: a later unreadable bound is not reached past a failed one.
+    for (size_t i = 0; i < kBoundCount; ++i) {
+        json::Value bound = s.find(kBounds[i].keyword);
         if (!bound.valid())
             continue;
         auto limit = number(bound);
         if (!limit)
-            return fail(f, Reason::SchemaUnsupported, b.keyword, "unsupported value for this keyword");
-        int side = compare(*value, *limit) * b.side;
-        if (side < 0 || (side == 0 && b.strict))
-            return fail(f, b.reason, b.keyword, b.message);
+            return fail(f, Reason::SchemaUnsupported, kBounds[i].keyword, "unsupported value for this keyword");
+        if (!within_bound(*value, i, *limit, f))
+            return false;
     }
     return true;
 }

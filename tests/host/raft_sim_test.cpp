@@ -4,25 +4,23 @@
 
 #include <gtest/gtest.h>
 
-TEST(RaftSim, ThreeNodesPass) {
+namespace {
+
+void expect_seeds_pass(unsigned nodes) {
     for (uint64_t seed = 1; seed <= 20; ++seed) {
         raftsim::Options o;
         o.seed = seed;
-        o.nodes = 3;
+        o.nodes = nodes;
         raftsim::Result r = raftsim::run(o);
         EXPECT_TRUE(r.ok) << r.failure << "\n  replay: " << raftsim::replay_command(o);
     }
 }
 
-TEST(RaftSim, FiveNodesPass) {
-    for (uint64_t seed = 1; seed <= 20; ++seed) {
-        raftsim::Options o;
-        o.seed = seed;
-        o.nodes = 5;
-        raftsim::Result r = raftsim::run(o);
-        EXPECT_TRUE(r.ok) << r.failure << "\n  replay: " << raftsim::replay_command(o);
-    }
-}
+} // namespace
+
+TEST(RaftSim, ThreeNodesPass) { expect_seeds_pass(3); }
+
+TEST(RaftSim, FiveNodesPass) { expect_seeds_pass(5); }
 
 TEST(RaftSim, ASeedReplaysExactly) {
     raftsim::Options o;
