@@ -57,6 +57,14 @@ def answers(port):
         return False
 
 
+def console_tail(port, lines=40):
+    try:
+        with open(os.path.join(BUILD, f"run-{port}.log"), errors="replace") as f:
+            return "".join(f.readlines()[-lines:])
+    except OSError as e:
+        return f"(no console log: {e})"
+
+
 def script(scratch, name, body):
     path = os.path.join(scratch, name)
     with open(path, "w") as f:
@@ -114,8 +122,12 @@ def detached(scratch):
         mcp_post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, key, session)
         for i in range(30):
             time.sleep(1)
-            status, answer, _ = mcp_post(url, {"jsonrpc": "2.0", "id": 2 + i, "method": "tools/call",
-                                           "params": {"name": "kernel_info", "arguments": {}}}, key, session)
+            try:
+                status, answer, _ = mcp_post(url, {"jsonrpc": "2.0", "id": 2 + i, "method": "tools/call",
+                                               "params": {"name": "kernel_info", "arguments": {}}}, key, session)
+            except OSError as e:  # a reset or a timeout: what the appliance's console said tells why
+                check(False, f"call {i + 1} of 30: {e!r}; run said: {r.stderr[-800:]!r}; the console's last "
+                      f"lines:\n{console_tail(port)}")
             check(status == 200 and answer["result"]["isError"] is False, f"call {i + 1} of 30: {answer}")
         with open(os.path.join(BUILD, f"run-{port}.log"), errors="replace") as f:
             log = f.read()
