@@ -17,6 +17,16 @@ using Cap = uint32_t;
 // A task's entry point (task_create): kernel text only, since tasks run kernel code.
 using TaskEntry = int64_t (*)(void* arg);
 
+// task_limit's flags.
+enum TaskFlags : uint64_t {
+    // The task's logged store writes (upserts, deletes, creates, drops) return once their record is
+    // staged for the disk, not once it is durable: its creator owns the answer to the client and
+    // calls storage_sync before giving it, so one commit carries the change and the record of it
+    // in the audit trail. The MCP bridge sets it on a tool task whose tool changes the store.
+    kTaskAckStaged = 1,
+};
+constexpr uint64_t kTaskFlagsKnown = kTaskAckStaged;
+
 using cluster_abi::ClusterInfo;
 using cluster_abi::MemberInfo;
 using cluster_abi::PingInfo;

@@ -108,7 +108,7 @@ int64_t budget_user(void*) {
 bool syscall_budget(const Caps& caps) {
     int64_t task = spawn(caps, "budget", budget_user, nullptr, 10); // below us: it starts once we wait
     KT_CHECK(task >= 0, "spawn");
-    KT_CHECK(sys::task_limit(task, 0, 5) == 0, "task_limit");
+    KT_CHECK(sys::task_limit(task, 0, 5, 0) == 0, "task_limit");
     KT_CHECK(join(static_cast<uint32_t>(task), 100 * kMs) == 7, "the task ended with its own code");
     for (int i = 0; i < 8; ++i)
         KT_CHECK(g_budget.results[i] == (i < 5 ? -int64_t(ktl::Error::BadHandle) : -int64_t(ktl::Error::Exhausted)),

@@ -42,7 +42,7 @@ public:
     void now_rfc3339(char* out, size_t cap) override;
     uint64_t now_ns() override;
     bool audits() const override { return true; }
-    void audit(const mcp::AuditEvent& event) override;
+    bool audit(const mcp::AuditEvent& event) override;
     bool keeps_provenance() const override { return true; }
     uint64_t provenance(const mcp::ProvenanceNode& node) override;
     bool runs_calls() const override { return true; }

@@ -201,31 +201,34 @@ void add_limit(std::string_view spec, void*) {
 
 // Refusals also go to the kernel log (and so to a client that asked for log messages). The name
 // comes from the request: cut at a UTF-8 boundary so the record stays valid text.
-// Tool actions that change the store: their answer waits until their audit record is on the disk.
+bool audit_hook(const mcp::AuditEvent& e, bool written) {
+    // Every answered change is on the disk with its audit record (one commit carries both: the
+    // tool task's writes were only staged, abi::kTaskAckStaged): the answer is sent after this.
+    bool durable = true;
+    // (Whether or not the record was written: the change itself must be durable before it is acknowledged.)
+    if (e.kind == mcp::AuditKind::Tool && e.outcome != mcp::AuditOutcome::Deny && e.action && changes_store(e.action))
+        durable = sys::storage_sync(e.started_ns) >= 0;
+    if (!written || e.outcome == mcp::AuditOutcome::Allow)
+        return durable;
+    size_t n = ktl::utf8_prefix(e.name, 48);
+    KLOG_NOTICE("mcp: %s %s '%.*s' for %s over %s: %s", mcp::audit_outcome_name(e.outcome),
+                mcp::audit_kind_name(e.kind), static_cast<int>(n), e.name.data(),
+                e.principal ? e.principal->name : "anonymous", e.transport, e.code);
+    return durable;
+}
+
+} // namespace
+
+// Tool actions that change the store.
 bool changes_store(std::string_view action) {
     return action == "write" || action == "delete" || action == "create" || action == "drop" || action == "import" ||
            action == "approve";
 }
 
-void audit_hook(const mcp::AuditEvent& e, bool written) {
-    // Every answered change has its audit record on the disk: the answer is sent after this.
-    if (written && e.kind == mcp::AuditKind::Tool && e.outcome != mcp::AuditOutcome::Deny && e.action &&
-        changes_store(e.action))
-        sys::storage_sync();
-    if (!written || e.outcome == mcp::AuditOutcome::Allow)
-        return;
-    size_t n = ktl::utf8_prefix(e.name, 48);
-    KLOG_NOTICE("mcp: %s %s '%.*s' for %s over %s: %s", mcp::audit_outcome_name(e.outcome),
-                mcp::audit_kind_name(e.kind), static_cast<int>(n), e.name.data(),
-                e.principal ? e.principal->name : "anonymous", e.transport, e.code);
-}
-
-} // namespace
-
 // A refusal repeated in a burst is counted into the trail, not logged again each time.
-void audit_decision(const mcp::AuditEvent& e) { audit_hook(e, audit::trail::record(e)); }
-void audit_decision(const mcp::AuditEvent& e, uint32_t audit_slot) {
-    audit_hook(e, audit::trail::record(e, audit_slot));
+void audit_decision(const mcp::AuditEvent& e) { (void)audit_hook(e, audit::trail::record(e)); }
+bool audit_decision(const mcp::AuditEvent& e, uint32_t audit_slot) {
+    return audit_hook(e, audit::trail::record(e, audit_slot));
 }
 
 void bridge_config_init() {

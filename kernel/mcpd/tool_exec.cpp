@@ -8,6 +8,7 @@
 #include "../log.h"
 #include "../mm/kheap.h"
 #include <abi/sys.h>
+#include "bridge_config.h"
 #include "provenance_log.h"
 #include "tools/fault/tamper.h"
 
@@ -292,7 +293,11 @@ bool Executor::spawn(Job& job, uint32_t source, bool transient, mcp::ToolError& 
         return false;
     }
     job.task = static_cast<uint32_t>(task);
-    sys::task_limit(job.task, job.memory_limit, job.syscall_limit);
+    // A tool that changes the store: its writes return once staged, and this bridge syncs before it
+    // answers (audit_decision), so one commit carries the change and its audit record.
+    const bool changes = job.call.action && changes_store(job.call.action);
+    sys::task_limit(job.task, job.memory_limit, job.syscall_limit,
+                    changes ? uint64_t(abi::kTaskAckStaged) : uint64_t(0));
     // Exactly the rights this tool needs, never the Grant the bridge holds; derived from the
     // bridge's capability (revoking it reaches the token) and dead at the wall-time limit.
     int64_t token = sys::token_issue(source, job.task, job.def->rights, binding, wall_ns);

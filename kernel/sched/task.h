@@ -54,6 +54,9 @@ struct Task {
     uint64_t syscall_budget = 0;
     uint64_t syscalls = 0;
     bool budget_spent = false;
+    // task_limit's abi::kTaskAckStaged: its logged store writes are answered once staged (the
+    // journal's defer and the create/drop log wait); its creator syncs before acknowledging.
+    bool ack_staged = false;
 };
 
 // FIFO of blocked tasks (intrusive through Task::next_wait).

@@ -1,6 +1,7 @@
 #include "journal.h"
 
 #include "../arch/aarch64/cpu.h"
+#include "../clock.h"
 #include "../mm/kheap.h"
 #include "../sched/scheduler.h"
 
@@ -54,6 +55,14 @@ bool g_checkpoint_requested = false;
 bool g_checkpoint_hopeless = false; // the last one could not make room: a full log is storage_full
 uint64_t g_checkpoints_cut = 0;     // checkpoints past their cut (the import tickets' clock)
 uint64_t g_import_ticket = 0;       // set by note_import(), taken by take_import_ticket()
+uint64_t g_failed_ns = 0;           // when the journal failed (monotonic)
+// Everything staged is a tool task's change whose bridge is about to stage the call's audit record
+// and sync (stage(..., linger)): the storage task is not woken for it, so that one commit carries
+// both; it takes the group when the record comes, at a sync, or kLingerNs after the first such
+// record at the latest (a bridge that never comes costs that much, nothing is kept).
+constexpr uint64_t kLingerNs = 5'000'000;
+bool g_lingering = false;
+uint64_t g_linger_until = 0;
 Stats g_stats {};
 // The audit records staged when a checkpoint held the trail (Hold): the front of the staging
 // buffer, and the ticket their callers wait on.
@@ -65,6 +74,12 @@ Held g_held {};
 
 void unreserve_locked(size_t bytes);
 void request_checkpoint_locked();
+
+// The storage task is to take what is staged now.
+void wake_taker() {
+    g_lingering = false;
+    sched::wake_one(g_taker, 0);
+}
 
 // margin: whether the record may use the reserve kept for drops (which free room: after one, a
 // checkpoint can empty the log again).
@@ -176,8 +191,10 @@ ktl::Error reserve_impl(size_t bytes, bool audit, bool margin = false) {
         ++g_stats.refused_full;
         return ktl::Error::NoSpace;
     }
-    if (g_staged + g_reserved + need > kStagingBytes)
+    if (g_staged + g_reserved + need > kStagingBytes) {
+        wake_taker(); // room comes back once it takes the buffer
         return ktl::Error::WouldBlock;
+    }
     g_reserved += need;
     g_staged_log_bytes += bytes + kLogOverhead;
     return ktl::Error::None;
@@ -216,7 +233,7 @@ void unreserve_locked(size_t bytes) {
 }
 } // namespace
 
-std::span<std::byte> stage(storage::RecordType type, size_t bytes, size_t reserved, uint64_t& ticket) {
+std::span<std::byte> stage(storage::RecordType type, size_t bytes, size_t reserved, uint64_t& ticket, bool linger) {
     arch::IrqGuard guard;
     unreserve_locked(reserved); // the reservation ends here; the record takes what it really needs
     const size_t padded = (bytes + 7) & ~size_t(7);
@@ -237,14 +254,25 @@ std::span<std::byte> stage(storage::RecordType type, size_t bytes, size_t reserv
     g_staged += need;
     ++g_staged_records;
     ticket = g_staging_ticket;
-    sched::wake_one(g_taker, 0);
+    if (!linger) {
+        wake_taker();
+    } else if (g_staged == need) { // the first record of the group
+        g_lingering = true;
+        g_linger_until = clock::monotonic_ns() + kLingerNs;
+    }
     return { h + kStagedHeader, bytes };
 }
 
 void defer(sched::WaitQueue& wq, int64_t result, void* heap, uint64_t ticket) {
     arch::IrqGuard guard;
     Ack* a = free_ack();
-    if (!a) { // cannot happen (the table outsizes every source of waiters); never lose the caller
+    // A caller whose creator makes its writes durable (abi::kTaskAckStaged: a tool task, whose
+    // bridge syncs before it answers) goes on now: the same commit then carries the record of the
+    // change, staged after this one (a commit's ticket only grows, so sync covers this record).
+    // Not an import's: a checkpoint makes it durable, which sync does not wait for.
+    const bool staged_is_enough = wq.head && wq.head->ack_staged && (ticket & kCheckpointTicket) == 0;
+    if (!a ||
+        staged_is_enough) { // !a cannot happen (the table outsizes every source of waiters); never lose the caller
         sched::wake_one(wq, result);
         if (heap)
             kheap::free(heap);
@@ -276,10 +304,12 @@ ipc::Outcome take(std::byte* out, size_t cap, uint64_t deadline_ns) {
     arch::IrqGuard guard;
     if (g_inflight_ticket != 0 || cap < kStagingBytes)
         return { false, -static_cast<int64_t>(ktl::Error::InvalidArgs) }; // one group at a time
-    if (g_staged == 0) {
-        sched::block_current(g_taker, deadline_ns);
+    if (g_staged == 0 || (g_lingering && clock::monotonic_ns() < g_linger_until)) {
+        const bool sooner = g_staged != 0 && (deadline_ns == 0 || g_linger_until < deadline_ns);
+        sched::block_current(g_taker, sooner ? g_linger_until : deadline_ns);
         return { true, 0 };
     }
+    g_lingering = false;
     std::memcpy(out, g_staging, g_staged);
     const size_t n = g_staged;
     g_inflight_ticket = g_staging_ticket++;
@@ -349,6 +379,7 @@ void open(uint64_t log_free) {
 void fail(const char* why) {
     arch::IrqGuard guard;
     g_state = State::Failed;
+    g_failed_ns = clock::monotonic_ns();
     g_reason = why;
     restore_owner_priority();
     // Whatever waits is answered: staged groups will never be written.
@@ -471,13 +502,19 @@ void stage_audit(const void* record, size_t len) {
     ++g_staged_audit;
 }
 
-ipc::Outcome sync() {
+ipc::Outcome sync(uint64_t since_ns) {
     arch::IrqGuard guard;
+    // Failed since the call began: what it staged (answered at staging, abi::kTaskAckStaged) may
+    // never reach the disk, and the change it is about to acknowledge is not safe.
+    if (g_state == State::Failed)
+        return { false, g_failed_ns >= since_ns ? -static_cast<int64_t>(ktl::Error::IoError) : 0 };
     if (g_state != State::Ready)
         return { false, 0 };
     const uint64_t ticket = g_staged > 0 ? g_staging_ticket : g_inflight_ticket;
     if (ticket == 0)
         return { false, 0 }; // nothing staged or in flight: all of it is durable
+    if (g_staged > 0)
+        wake_taker();
     return wait(ticket, 0);
 }
 

@@ -62,10 +62,15 @@ void unreserve(size_t bytes);
 // Space for a record of exactly `bytes` made by a reservation of `reserved` >= bytes (the rest is
 // given back), to encode into before the next call; the commit number that will carry it comes
 // back in `ticket`. Empty when the journal failed meanwhile: the caller answers -IoError.
-std::span<std::byte> stage(storage::RecordType type, size_t bytes, size_t reserved, uint64_t& ticket);
+// linger: the record of a task with abi::kTaskAckStaged, whose creator stages more (its audit
+// record) and syncs right after: the storage task waits for that (5 ms at most) so that one
+// commit carries both.
+std::span<std::byte> stage(storage::RecordType type, size_t bytes, size_t reserved, uint64_t& ticket,
+                           bool linger = false);
 
 // Wakes the task blocked on `wq` with `result` once commit `ticket` is durable (with -IoError if
-// it fails), then frees `heap` (kheap; may be null).
+// it fails), then frees `heap` (kheap; may be null). A task with abi::kTaskAckStaged is woken at
+// once (but for an import's checkpoint ticket): its creator calls sync() before it acknowledges.
 void defer(sched::WaitQueue& wq, int64_t result, void* heap, uint64_t ticket);
 // Blocks the calling task until commit `ticket` is durable; it then gets `result`.
 ipc::Outcome wait(uint64_t ticket, int64_t result);
@@ -79,9 +84,12 @@ void set_audit_region(const void* region);
 bool is_audit_region(const void* region);
 void stage_audit(const void* record, size_t len);
 // Blocks the calling task until everything staged so far is durable (at once when nothing is, or
-// there is no working disk): a bridge calls it before answering a call that changed something,
-// so the audit record of every answered change is on the disk.
-ipc::Outcome sync();
+// there is no disk): a bridge calls it before answering a call that changed something, so the
+// change (staged by its tool task, abi::kTaskAckStaged) and its audit record are on the disk.
+// -IoError (at once, or when the commit fails): the journal failed at or after `since_ns`
+// (monotonic: when the caller's call began), so what the call staged may be lost. A journal that
+// failed before then staged nothing of it (a failed journal stages nothing): 0.
+ipc::Outcome sync(uint64_t since_ns);
 
 // Checkpoints (the storage task takes them; see storage_task.h). An import is durable only once a
 // checkpoint holds its snapshot: note_import() asks for one, and the import's answer waits for the

@@ -9,8 +9,9 @@ bool replaying() { return journal::replaying(); }
 ktl::Error reserve(size_t bytes) { return journal::reserve(bytes); }
 void unreserve(size_t bytes) { journal::unreserve(bytes); }
 
-std::span<std::byte> stage(storage::RecordType type, size_t bytes, size_t reserved, uint64_t& ticket) {
-    return journal::stage(type, bytes, reserved, ticket);
+std::span<std::byte> stage(storage::RecordType type, size_t bytes, size_t reserved, uint64_t& ticket,
+                           const sched::Task* caller) {
+    return journal::stage(type, bytes, reserved, ticket, caller && caller->ack_staged);
 }
 
 void defer(sched::WaitQueue& caller, int64_t result, void* heap, uint64_t ticket) {

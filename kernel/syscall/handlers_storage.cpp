@@ -103,7 +103,7 @@ int64_t journal_checkpoint(const kcap::Resolved&, Cap, uint64_t step_number, int
     return journal::checkpoint_step(step, status, log_free);
 }
 
-int64_t storage_sync(const kcap::Resolved&) { return finish(journal::sync()); }
+int64_t storage_sync(const kcap::Resolved&, uint64_t since_ns) { return finish(journal::sync(since_ns)); }
 
 int64_t storage_info(const kcap::Resolved&, Cap, storage_info::StorageInfo* out) {
     if (!buffers::writable(out, sizeof(storage_info::StorageInfo)))

@@ -68,13 +68,17 @@ int64_t keep(std::string_view name, ktl::Result<vector::Collection*> made, bool 
 bool recovering() { return journal::state() == journal::State::Recovering && !journal::replaying(); }
 
 // Stages the record of a create or drop that was reserved (`bytes`) and blocks the caller until it
-// is durable; a journal that failed meanwhile answers -IoError at once.
+// is durable (a caller with abi::kTaskAckStaged: until it is staged); a journal that failed
+// meanwhile answers -IoError at once.
 template <typename Encode>
 int64_t log_and_wait(storage::RecordType type, size_t bytes, int64_t result, Encode&& encode) {
     uint64_t ticket = 0;
-    std::span<std::byte> out = journal::stage(type, bytes, bytes, ticket);
+    const bool by_bridge = sched::current()->ack_staged; // its creator syncs before answering (abi::kTaskAckStaged)
+    std::span<std::byte> out = journal::stage(type, bytes, bytes, ticket, by_bridge);
     if (out.empty() || !encode(out))
         return err(ktl::Error::IoError);
+    if (by_bridge)
+        return result;
     return finish(journal::wait(ticket, result));
 }
 

@@ -154,12 +154,15 @@ int64_t task_kill(const kcap::Resolved& object, Cap) {
     return r ? (*r ? 1 : 0) : err(r.error());
 }
 
-int64_t task_limit(const kcap::Resolved& object, Cap, uint64_t heap_bytes, uint64_t max_syscalls) {
+int64_t task_limit(const kcap::Resolved& object, Cap, uint64_t heap_bytes, uint64_t max_syscalls, uint64_t flags) {
     auto* task = static_cast<sched::Task*>(object.object);
     if (task->state == sched::TaskState::Dead)
         return err(ktl::Error::BadHandle);
+    if ((flags & ~abi::kTaskFlagsKnown) != 0)
+        return err(ktl::Error::InvalidArgs);
     kheap::set_limit(static_cast<uint16_t>(task->id), heap_bytes);
     task->syscall_budget = max_syscalls;
+    task->ack_staged = (flags & abi::kTaskAckStaged) != 0;
     return 0;
 }
 

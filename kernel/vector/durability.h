@@ -26,9 +26,13 @@ ktl::Error reserve(size_t bytes);
 void unreserve(size_t bytes);
 // Space for a record of exactly `bytes` from a reservation of `reserved` >= bytes, to encode into
 // at once; `ticket` names the commit that will carry it. Empty when the journal failed meanwhile.
-std::span<std::byte> stage(storage::RecordType type, size_t bytes, size_t reserved, uint64_t& ticket);
+// `caller`: the task the record is for (its abi::kTaskAckStaged lets the group wait for its
+// bridge's audit record).
+std::span<std::byte> stage(storage::RecordType type, size_t bytes, size_t reserved, uint64_t& ticket,
+                           const sched::Task* caller);
 // Wakes the task blocked on `caller` with `result` once commit `ticket` is durable (-IoError if it
-// fails), then frees `heap` (kheap; may be null).
+// fails), then frees `heap` (kheap; may be null); at once for a caller whose creator syncs
+// (abi::kTaskAckStaged).
 void defer(sched::WaitQueue& caller, int64_t result, void* heap, uint64_t ticket);
 // The ticket the answer of an import just noted waits for (its snapshot must be in a checkpoint
 // first); 0: none (no disk, or nothing noted): answer at once.

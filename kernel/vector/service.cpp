@@ -169,7 +169,7 @@ bool log_write(Request& r, int64_t& result) {
     }
     uint64_t ticket = 0;
     auto type = job.op == Op::Insert ? storage::RecordType::Upsert : storage::RecordType::Delete;
-    std::span<std::byte> out = durability::stage(type, bytes, r.reserved, ticket);
+    std::span<std::byte> out = durability::stage(type, bytes, r.reserved, ticket, r.caller.head);
     ktl::Result<size_t> written = ktl::Error::IoError;
     if (!out.empty()) {
         // The ids and vectors are still the blocked caller's: read them as the worker did.

@@ -8,10 +8,10 @@
 
 namespace mcp {
 
-void Server::audit_call(const PendingCall& call, AuditOutcome outcome, const char* code, const char* reason,
+bool Server::audit_call(const PendingCall& call, AuditOutcome outcome, const char* code, const char* reason,
                         const char* timestamp) {
     if (!m_host.audits())
-        return;
+        return true;
     char now[32] = "unknown";
     if (!timestamp)
         m_host.now_rfc3339(now, sizeof now);
@@ -30,8 +30,9 @@ void Server::audit_call(const PendingCall& call, AuditOutcome outcome, const cha
                    call.provenance_id,
                    call.action,
                    call.target,
-                   reason ? reason : "" };
-    m_host.audit(e);
+                   reason ? reason : "",
+                   call.start_ns };
+    return m_host.audit(e);
 }
 
 size_t Server::finish_call(const PendingCall& call, bool ok, std::string_view structured, const ToolError& err,
@@ -57,9 +58,21 @@ size_t Server::finish_call(const PendingCall& call, bool ok, std::string_view st
     write_tool_result(w, begin, call.modern, call.result, ok, structured, e, call.request_id, now);
     const uint64_t auditing = m_host.now_ns();
     m_stages.add_since(CallStages::Encode, encoding, auditing);
-    audit_call(call, ok ? AuditOutcome::Allow : AuditOutcome::Error, ok ? "" : error_code_name(e.code),
-               ok ? nullptr : e.reason, ok ? nullptr : now);
+    const bool durable = audit_call(call, ok ? AuditOutcome::Allow : AuditOutcome::Error,
+                                    ok ? "" : error_code_name(e.code), ok ? nullptr : e.reason, ok ? nullptr : now);
     m_stages.add_since(CallStages::Audit, auditing, m_host.now_ns());
+    if (ok && !durable) {
+        // The tool did its work, but the disk failed before the change was durable: the client
+        // must not be told it is stored (it may be gone after a restart).
+        m_host.now_rfc3339(now, sizeof now);
+        json::Writer failed(out);
+        ToolError lost { ErrorCode::InternalError,
+                         "the disk failed before this change was durable: it may not be stored; durable collections "
+                         "are read-only until a restart (see kernel://status)",
+                         "storage_failed" };
+        write_tool_result(failed, begin, call.modern, call.result, false, {}, lost, call.request_id, now);
+        return failed.complete() ? failed.size() : 0;
+    }
     if (!w.complete()) {
         if (ok)
             m_host.now_rfc3339(now, sizeof now);

@@ -26,7 +26,13 @@ public:
 
     // Whether decisions are audited (audit() is called) and provenance kept (provenance() is).
     virtual bool audits() const { return false; }
-    virtual void audit(const AuditEvent& event) { (void)event; }
+    // False: the record, or the change it records (a tools/call whose tool changed stored data),
+    // could not be made durable; an answer that would report that change as done becomes an
+    // error instead (finish_call).
+    virtual bool audit(const AuditEvent& event) {
+        (void)event;
+        return true;
+    }
     virtual bool keeps_provenance() const { return false; }
     // Keeps a provenance node for an admitted tools/call, resources/read or prompts/get before it
     // is routed or authorised; its id (0: not kept).
@@ -74,6 +80,7 @@ public:
     void (*now_rfc3339_fn)(char* out, size_t cap) = nullptr;
     uint64_t (*now_ns_fn)() = nullptr;
     void (*audit_fn)(const AuditEvent& event) = nullptr;
+    bool (*audit_durable_fn)(const AuditEvent& event) = nullptr; // audit()'s answer (unset: true)
     uint64_t (*provenance_fn)(const ProvenanceNode& node) = nullptr;
     bool (*start_call)(const Tool& tool, const json::Value& arguments, const PendingCall& call,
                        ToolError& err) = nullptr;
@@ -89,7 +96,10 @@ public:
     }
     uint64_t now_ns() override { return now_ns_fn ? now_ns_fn() : 0; }
     bool audits() const override { return audit_fn != nullptr; }
-    void audit(const AuditEvent& event) override { audit_fn(event); }
+    bool audit(const AuditEvent& event) override {
+        audit_fn(event);
+        return audit_durable_fn ? audit_durable_fn(event) : true;
+    }
     bool keeps_provenance() const override { return provenance_fn != nullptr; }
     uint64_t provenance(const ProvenanceNode& node) override { return provenance_fn(node); }
     bool runs_calls() const override { return start_call != nullptr; }

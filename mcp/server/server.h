@@ -177,6 +177,7 @@ struct AuditEvent {
     std::string_view target;    // what it acts on: a collection and how many ids, a URI
     const char* reason =
         ""; // details.reason of a refusal or failure, when it has one (declined, proposal_pending, ...)
+    uint64_t started_ns = 0; // a tools/call's: when it was admitted (Host::now_ns), 0 for the others
 };
 
 const char* audit_kind_name(AuditKind kind);
@@ -441,7 +442,8 @@ private:
     void start_pending(Request& r, const Session& s, const Tool& tool, const json::Value& arguments,
                        std::string_view answers, std::string_view carried);
     // timestamp: the decision's time as text, when the caller has it already (nullptr: taken now).
-    void audit_call(const PendingCall& call, AuditOutcome outcome, const char* code, const char* reason = nullptr,
+    // False: what the call changed may not be durable (Host::audit).
+    bool audit_call(const PendingCall& call, AuditOutcome outcome, const char* code, const char* reason = nullptr,
                     const char* timestamp = nullptr);
     bool allowed(std::string_view tool) const;
     const Tool* find_tool(std::string_view name) const;

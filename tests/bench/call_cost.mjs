@@ -261,7 +261,7 @@ function loadSearchSet() {
   if (fs.existsSync(glovePath))
     return { data: loadGlove(n, DIM), name: `GloVe 6B 100-d (first ${opts.vectors} words, cosine)` };
   let seed = 12345;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296) * 2 - 1;
+  const rand = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296) * 2 - 1;
   return { data: Float32Array.from({ length: n * DIM }, rand),
            name: `seeded random 100-d vectors (the GloVe file ${glovePath} is absent; cosine)` };
 }
@@ -306,7 +306,7 @@ async function upsertFigure(tree) {
     await storageReady(s.client);
     await s.call("collection_create", { name: "durable", dim: 64, metric: "l2", max_elements: opts.upserts + 1000 });
     let seed = 1;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296) * 2 - 1;
+    const rand = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296) * 2 - 1;
     const row = () => Array.from({ length: 64 }, rand);
     await upserts(s.call, "durable", { callers: 1, calls: 20, firstId: 900000, row }); // warm-up
     return { rate: await upserts(s.call, "durable", { callers: 8, calls: opts.upserts, firstId: 0, row }) };

@@ -69,7 +69,7 @@ function kill(disk) {
 }
 
 let seed = 1;
-const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296) * 2 - 1;
+const rand = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296) * 2 - 1;
 const row = () => Array.from({ length: DIM }, rand);
 
 // `callers` concurrent streams of one-vector upserts, CALLS in all; acknowledged calls per second.

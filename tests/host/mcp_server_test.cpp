@@ -586,6 +586,47 @@ TEST(McpServer, AsynchronousCallsAnswerLaterWithProgressAndCancellation) {
     EXPECT_TRUE(busy.tool_error().find("error").find("code").string_equals("limit_concurrency_exceeded")) << busy.text;
 }
 
+// A call whose tool changed stored data is answered as done only if the host made the change and
+// its audit record durable (Host::audit true); otherwise the answer is storage_failed, and the
+// record still names the call's own outcome.
+namespace {
+bool g_disk_failed = false;
+bool audit_durable(const mcp::AuditEvent&) { return !g_disk_failed; }
+} // namespace
+
+TEST(McpServer, AnAnswerReportsAChangeOnlyOnceItIsDurable) {
+    Fixture f;
+    f.hooks.start_call = start_async;
+    f.hooks.audit_durable_fn = audit_durable;
+    g_pending.clear();
+    g_refuse_start = false;
+    std::vector<char> out(8192);
+    g_disk_failed = false;
+    f.call(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}})");
+    ASSERT_EQ(g_pending.size(), 1u);
+    Reply stored(std::string(out.data(), f.server->finish_call(g_pending[0], true, R"({"echo":"a"})", {}, false, out)));
+    EXPECT_TRUE(stored.root.find("result").find("structuredContent").find("echo").string_equals("a")) << stored.text;
+
+    g_disk_failed = true;
+    f.call(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"b"}}})");
+    ASSERT_EQ(g_pending.size(), 2u);
+    const size_t before = g_events.size();
+    Reply lost(std::string(out.data(), f.server->finish_call(g_pending[1], true, R"({"echo":"b"})", {}, false, out)));
+    EXPECT_EQ(lost.root.find("id").as_int64(), 2);
+    json::Value error = lost.tool_error().find("error");
+    EXPECT_TRUE(error.find("code").string_equals("internal_error")) << lost.text;
+    EXPECT_TRUE(error.find("details").find("reason").string_equals("storage_failed")) << lost.text;
+    EXPECT_EQ(lost.text.find("echo"), std::string::npos) << "nothing of the tool's result is reported: " << lost.text;
+    ASSERT_EQ(g_events.size(), before + 1) << "audited once";
+    // A failed call's answer was an error already: it stays the tool's own.
+    f.call(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{}}})");
+    Reply slow(
+        std::string(out.data(), f.server->finish_call(g_pending.back(), false, {},
+                                                      { mcp::ErrorCode::LimitTimeExceeded, "too slow" }, false, out)));
+    EXPECT_TRUE(slow.tool_error().find("error").find("code").string_equals("limit_time_exceeded")) << slow.text;
+    g_disk_failed = false;
+}
+
 // A message with more values than the Server's own arena (4,096) is parsed again in one the host
 // lends for it, as large as it can need and no larger than kMaxMessageValues, given back once the
 // message is answered; without the host's arenas it is refused as before.

@@ -26,7 +26,7 @@ process.on("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
 const watchdog = setTimeout(() => { console.error("FAIL: timed out"); process.exit(1); }, 280000);
 
 let seed = 11;
-const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296) * 2 - 1;
+const rand = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296) * 2 - 1;
 const DIM = 32;
 const row = () => Array.from({ length: DIM }, rand);
 

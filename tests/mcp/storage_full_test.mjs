@@ -29,7 +29,9 @@ process.on("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
 const DIM = 256, PER_CALL = 64;
 
 let seed = 7;
-const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296) * 2 - 1;
+// Math.imul: a product in doubles loses its low bits past 2^53, and the sequence then repeats every
+// 419 vectors (enough of them fill the disk to put more than k exact duplicates in a search).
+const rand = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296) * 2 - 1;
 const rows = (n) => Float32Array.from({ length: n * DIM }, rand);
 const b64 = (f32) => {
   const out = [];
