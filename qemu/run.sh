@@ -290,7 +290,11 @@ fi
 [ $rng = 1 ] && args+=(-device virtio-rng-device)
 # The appliance's disk: raw, writeback (the kernel's flushes reach the file), guest discards
 # punched out of the host file to keep it sparse. Before force-legacy, which applies to it too.
-[ -n "$disk" ] && args+=(-drive "if=none,id=disk0,format=raw,file=$disk,cache=writeback,discard=unmap"
+# BASALT_DISK_FAULTS=FILE: the disk behind QEMU's blkdebug driver with FILE's rules (tests inject
+# I/O errors at a sector, e.g. [inject-error] event = "write_aio" errno = "5" sector = "N").
+disk_file="file=$disk"
+[ -z "${BASALT_DISK_FAULTS:-}" ] || disk_file="file.driver=blkdebug,file.config=$BASALT_DISK_FAULTS,file.image.filename=$disk"
+[ -n "$disk" ] && args+=(-drive "if=none,id=disk0,format=raw,$disk_file,cache=writeback,discard=unmap"
                          -device virtio-blk-device,drive=disk0)
 [ $modern = 1 ] && args+=(-global virtio-mmio.force-legacy=false)
 # On a terminal, mon:stdio gives Ctrl-A X (quit) and passes Ctrl-C to the guest. In --stdio

@@ -59,14 +59,15 @@ export function dumpTasks(socket, kernel = defaultKernel) {
 // A client and its transport for a kernel booted with extra run.sh arguments. On failure or
 // timeout, fail() closes the transport (QEMU holds the test's stdout open while it runs).
 // capabilities: what the client declares at initialize (e.g. { sampling: {}, elicitation: {} }).
+// env: more environment for run.sh (e.g. BASALT_DISK_FAULTS).
 export function boot(name, runArgs, { kernel = defaultKernel, stderr = "inherit", timeoutMs = 60000, capabilities,
-                                     metered = false } = {}) {
+                                     metered = false, env = {} } = {}) {
   const monitor = monitorSocket();
   const transport = new StdioClientTransport({
     command: path.join(root, "qemu/run.sh"),
     args: [...boardArgs, "--kernel", imageFor(kernel), "--stdio", ...lineArgs, ...meterArgs(metered), ...runArgs],
     stderr,
-    env: { ...getDefaultEnvironment(), BASALT_QEMU_MONITOR: monitor },
+    env: { ...getDefaultEnvironment(), BASALT_QEMU_MONITOR: monitor, ...env },
   });
   const client = new Client({ name, version: "1.0.0" }, capabilities ? { capabilities } : undefined);
   const fail = async (e) => {
