@@ -56,11 +56,14 @@ bool g_checkpoint_hopeless = false; // the last one could not make room: a full 
 uint64_t g_checkpoints_cut = 0;     // checkpoints past their cut (the import tickets' clock)
 uint64_t g_import_ticket = 0;       // set by note_import(), taken by take_import_ticket()
 uint64_t g_failed_ns = 0;           // when the journal failed (monotonic)
-// Everything staged is a tool task's change whose bridge is about to stage the call's audit record
-// and sync (stage(..., linger)): the storage task is not woken for it, so that one commit carries
-// both; it takes the group when the record comes, at a sync, or kLingerNs after the first such
-// record at the latest (a bridge that never comes costs that much, nothing is kept).
-constexpr uint64_t kLingerNs = 5'000'000;
+// Everything staged may wait a little (stage(..., linger)): a tool task's change whose bridge is
+// about to stage the call's audit record and sync, or audit records nobody waits for (the calls
+// that changed nothing). The storage task is not woken for them, so that one commit carries a
+// change and its record, and the records of many read-only calls share one commit instead of
+// costing one each; it takes the group at a sync, when a record that may not wait is staged, or
+// kLingerNs after the first record at the latest (the most a record nobody waits for may stay in
+// memory; a bridge that never syncs costs that much, nothing is kept).
+constexpr uint64_t kLingerNs = 20'000'000;
 bool g_lingering = false;
 uint64_t g_linger_until = 0;
 Stats g_stats {};
@@ -492,7 +495,7 @@ void stage_audit(const void* record, size_t len) {
         return;
     }
     uint64_t ticket = 0;
-    std::span<std::byte> out = stage(storage::RecordType::Audit, len, len, ticket);
+    std::span<std::byte> out = stage(storage::RecordType::Audit, len, len, ticket, true);
     if (out.empty()) {
         ++g_stats.audit_lost;
         return;

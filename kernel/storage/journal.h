@@ -63,7 +63,8 @@ void unreserve(size_t bytes);
 // given back), to encode into before the next call; the commit number that will carry it comes
 // back in `ticket`. Empty when the journal failed meanwhile: the caller answers -IoError.
 // linger: the record of a task with abi::kTaskAckStaged, whose creator stages more (its audit
-// record) and syncs right after: the storage task waits for that (5 ms at most) so that one
+// record) and syncs right after, or an audit record nobody waits for: the storage task waits for
+// more (20 ms at most; a sync or a record that may not wait ends it) so that one
 // commit carries both.
 std::span<std::byte> stage(storage::RecordType type, size_t bytes, size_t reserved, uint64_t& ticket,
                            bool linger = false);
