@@ -185,15 +185,27 @@ bool read_audit(json::Writer& w, mcp::ToolError&) {
     // are counted into one record), decisions_dropped records that gave way to newer ones.
     w.key("records_total").number(audit::trail::count()).key("decisions_total").number(audit::trail::decisions());
     w.key("decisions_dropped").number(audit::trail::dropped());
-    // Capability refusals and token redemptions recorded by the kernel's system-call layer.
-    w.key("capability_events").begin_array();
+    // Capability refusals and token redemptions recorded by the kernel's system-call layer: the
+    // newest kNewestEvents (every call redeems a token, so the ring fills; all of it would not fit
+    // the read's output limit beside the decisions once it had: the read failed from then on).
+    constexpr uint32_t kNewestEvents = 64;
+    uint64_t newest[kNewestEvents];
+    uint32_t held = 0;
     abi::AuditRecord rec;
     uint64_t seq = 0;
-    for (int guard = 0; guard < 256; ++guard) {
+    for (int guard = 0; guard < 256; ++guard) { // the ring's size (kernel/audit/syscall_log.cpp)
         int64_t next = sys::audit_read(ctx().audit, seq, &rec);
         if (next < 0)
             break;
+        newest[held++ % kNewestEvents] = rec.seq;
         seq = static_cast<uint64_t>(next);
+    }
+    const uint32_t shown = held < kNewestEvents ? held : kNewestEvents;
+    w.key("capability_events_omitted").number(held - shown);
+    w.key("capability_events").begin_array();
+    for (uint32_t i = 0; i < shown; ++i) {
+        if (sys::audit_read(ctx().audit, newest[(held - shown + i) % kNewestEvents], &rec) < 0)
+            continue;
         w.begin_object().key("seq").number(rec.seq).key("uptime_ns").number(rec.mono_ns);
         w.key("task").string(std::string_view(rec.task_name, __builtin_strnlen(rec.task_name, sizeof rec.task_name)));
         w.key("syscall").number(rec.syscall).key("slot").number(rec.slot);

@@ -8,6 +8,7 @@
 // call is answered at its 100 ms limit and its task killed; afterwards the kernel heap holds
 // exactly what it held before (live allocations, bytes, physical pages), no tool task is left,
 // and kernel_mem's reclaimed counters grew by exactly the blocks the tool took (17 per call).
+// audit://log reads with the capability-event ring full (its newest 64 events).
 // Usage: node faults_test.mjs KERNEL_ELF [FAULTING_CALLS]
 import assert from "node:assert/strict";
 
@@ -114,6 +115,14 @@ try {
   assert.equal(after.heap.live_allocations, before.heap.live_allocations, "heap allocations back at the baseline");
   assert.equal(after.heap.bytes_requested, before.heap.bytes_requested, "heap bytes back at the baseline");
   assert.equal(after.free_pages, before.free_pages, "physical pages back at the baseline");
+  // Thousands of token redemptions later, far more than the kernel's capability-event ring holds
+  // (256): audit://log still reads, with the newest 64 (the read failed past its output limit
+  // once the ring had filled).
+  const full = JSON.parse((await client.readResource({ uri: "audit://log" })).contents[0].text);
+  assert.equal(full.capability_events.length, 64, JSON.stringify(full.capability_events.slice(-3)));
+  assert.ok(full.capability_events_omitted > 0, `omitted: ${full.capability_events_omitted}`);
+  assert.ok(full.capability_events.every((e, i, a) => i === 0 || e.seq > a[i - 1].seq), "oldest first, no repeats");
+  assert.equal(full.capability_events.at(-1).task, "tool:kernel_tasks", "the newest are shown");
   const taken = (CALLS + HANGS) * BLOCKS_PER_CALL;
   assert.equal(after.reclaimed.heap_allocations - before.reclaimed.heap_allocations, taken,
                "the kernel took back exactly what the tool took");
