@@ -274,8 +274,8 @@ void defer(sched::WaitQueue& wq, int64_t result, void* heap, uint64_t ticket) {
     // change, staged after this one (a commit's ticket only grows, so sync covers this record).
     // Not an import's: a checkpoint makes it durable, which sync does not wait for.
     const bool staged_is_enough = wq.head && wq.head->ack_staged && (ticket & kCheckpointTicket) == 0;
-    if (!a ||
-        staged_is_enough) { // !a cannot happen (the table outsizes every source of waiters); never lose the caller
+    // (!a cannot happen: the table outsizes every source of waiters; never lose the caller.)
+    if (!a || staged_is_enough) {
         sched::wake_one(wq, result);
         if (heap)
             kheap::free(heap);

@@ -62,10 +62,11 @@ void unreserve(size_t bytes);
 // Space for a record of exactly `bytes` made by a reservation of `reserved` >= bytes (the rest is
 // given back), to encode into before the next call; the commit number that will carry it comes
 // back in `ticket`. Empty when the journal failed meanwhile: the caller answers -IoError.
-// linger: the record of a task with abi::kTaskAckStaged, whose creator stages more (its audit
-// record) and syncs right after, or an audit record nobody waits for: the storage task waits for
-// more (20 ms at most; a sync or a record that may not wait ends it) so that one
-// commit carries both.
+// linger: a record that may wait for company (a change by a task with abi::kTaskAckStaged, whose
+// creator stages the call's audit record and syncs right after; an audit record nobody waits
+// for): the storage task is not woken for it, so that one commit carries a change and its record,
+// and read-only calls' records share commits. A sync, a record that may not wait, or 20 ms after
+// the group's first record ends the wait.
 std::span<std::byte> stage(storage::RecordType type, size_t bytes, size_t reserved, uint64_t& ticket,
                            bool linger = false);
 

@@ -513,15 +513,19 @@ bool start_async(const mcp::Tool&, const json::Value& args, const mcp::PendingCa
 void cancel_async(std::string_view raw, bool is_string, uint32_t) {
     g_cancelled.push_back(std::string(is_string ? "s:" : "n:") + std::string(raw));
 }
-} // namespace
-
-TEST(McpServer, AsynchronousCallsAnswerLaterWithProgressAndCancellation) {
-    Fixture f;
+// The fixture's host runs calls itself (start_async), with nothing pending or cancelled yet.
+void run_calls_async(Fixture& f) {
     f.hooks.start_call = start_async;
     f.hooks.cancel_call = cancel_async;
     g_pending.clear();
     g_cancelled.clear();
     g_refuse_start = false;
+}
+} // namespace
+
+TEST(McpServer, AsynchronousCallsAnswerLaterWithProgressAndCancellation) {
+    Fixture f;
+    run_calls_async(f);
     EXPECT_EQ(
         f.call(
             R"({"jsonrpc":"2.0","id":"a\"1","method":"tools/call","params":{"name":"echo","arguments":{"text":"x"},"_meta":{"progressToken":"tok-1"}}})"),
@@ -596,10 +600,8 @@ bool audit_durable(const mcp::AuditEvent&) { return !g_disk_failed; }
 
 TEST(McpServer, AnAnswerReportsAChangeOnlyOnceItIsDurable) {
     Fixture f;
-    f.hooks.start_call = start_async;
+    run_calls_async(f);
     f.hooks.audit_durable_fn = audit_durable;
-    g_pending.clear();
-    g_refuse_start = false;
     std::vector<char> out(8192);
     g_disk_failed = false;
     f.call(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}})");
