@@ -21,7 +21,8 @@ using TaskEntry = int64_t (*)(void* arg);
 enum TaskFlags : uint64_t {
     // The task's logged store writes (upserts, deletes, creates, drops) return once their record is
     // staged for the disk, not once it is durable: its creator owns the answer to the client and
-    // calls storage_sync before giving it, so one commit carries the change and the record of it
+    // waits for the commit (storage_sync, or storage_barrier and storage_durable) before giving it,
+    // so one commit carries the change and the record of it
     // in the audit trail. The MCP bridge sets it on a tool task whose tool changes the store.
     kTaskAckStaged = 1,
 };

@@ -249,6 +249,7 @@ mcpd::BridgeCaps bridge_caps(const composition::Held& held) {
         mcp_caps.serial = held[Object::Serial];
         mcp_caps.bridge = bridge_caps(held);
         mcp_caps.wake = [] { serial.interrupt_reader(); };
+        journal::add_commit_listener(mcp_caps.wake); // answers held for a commit (storage_barrier)
     } else {
         start_shell(objects);
     }
@@ -271,6 +272,7 @@ mcpd::BridgeCaps bridge_caps(const composition::Held& held) {
         http_caps.wake = held[Object::HttpWake];
         http_caps.bridge = bridge_caps(held);
         http_caps.signal = [] { http_wake.signal(); };
+        journal::add_commit_listener(http_caps.signal);
     }
     if (!bootargs::get().ktest.empty()) {
         static ktest::Caps test_caps;

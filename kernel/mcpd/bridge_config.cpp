@@ -201,20 +201,13 @@ void add_limit(std::string_view spec, void*) {
 
 // Refusals also go to the kernel log (and so to a client that asked for log messages). The name
 // comes from the request: cut at a UTF-8 boundary so the record stays valid text.
-bool audit_hook(const mcp::AuditEvent& e, bool written) {
-    // Every answered change is on the disk with its audit record (one commit carries both: the
-    // tool task's writes were only staged, abi::kTaskAckStaged): the answer is sent after this.
-    bool durable = true;
-    // (Whether or not the record was written: the change itself must be durable before it is acknowledged.)
-    if (e.kind == mcp::AuditKind::Tool && e.outcome != mcp::AuditOutcome::Deny && e.action && changes_store(e.action))
-        durable = sys::storage_sync(e.started_ns) >= 0;
+void log_refusal(const mcp::AuditEvent& e, bool written) {
     if (!written || e.outcome == mcp::AuditOutcome::Allow)
-        return durable;
+        return;
     size_t n = ktl::utf8_prefix(e.name, 48);
     KLOG_NOTICE("mcp: %s %s '%.*s' for %s over %s: %s", mcp::audit_outcome_name(e.outcome),
                 mcp::audit_kind_name(e.kind), static_cast<int>(n), e.name.data(),
                 e.principal ? e.principal->name : "anonymous", e.transport, e.code);
-    return durable;
 }
 
 } // namespace
@@ -226,9 +219,9 @@ bool changes_store(std::string_view action) {
 }
 
 // A refusal repeated in a burst is counted into the trail, not logged again each time.
-void audit_decision(const mcp::AuditEvent& e) { (void)audit_hook(e, audit::trail::record(e)); }
-bool audit_decision(const mcp::AuditEvent& e, uint32_t audit_slot) {
-    return audit_hook(e, audit::trail::record(e, audit_slot));
+void audit_decision(const mcp::AuditEvent& e) { log_refusal(e, audit::trail::record(e)); }
+void audit_decision(const mcp::AuditEvent& e, uint32_t audit_slot) {
+    log_refusal(e, audit::trail::record(e, audit_slot));
 }
 
 void bridge_config_init() {

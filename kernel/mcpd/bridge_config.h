@@ -35,15 +35,15 @@ mcp::CallLimiter& call_limiter();
 // The server configuration every bridge starts from (its settings: the bridge, bridge.h, is the
 // server's host); the bridge sets transport, gate and subscriptions.
 mcp::ServerConfig base_server_config();
-// Records one decision of the pipeline in the audit trail (and refusals in the kernel log); a
-// change to the store is answered only once it and its record are on the disk.
+// Records one decision of the pipeline in the audit trail (and refusals in the kernel log). The
+// record is staged for the disk; a call that changed the store is answered once the commit
+// carrying it is durable (the executor's Syncing calls).
 void audit_decision(const mcp::AuditEvent& event);
 // The same through the caller's own slot for the trail's region (a bridge's, as it attached it),
-// without looking the calling task up at every decision. False: the disk failed before the change
-// and its record were durable (the answer must not report the change as done).
-bool audit_decision(const mcp::AuditEvent& event, uint32_t audit_slot);
+// without looking the calling task up at every decision.
+void audit_decision(const mcp::AuditEvent& event, uint32_t audit_slot);
 // Whether a tool's action changes the store: its tool task's writes are answered once staged
-// (abi::kTaskAckStaged) and the bridge syncs before it answers.
+// (abi::kTaskAckStaged) and the bridge answers once they are durable (storage_barrier).
 bool changes_store(std::string_view action);
 
 // A principal for a transport's callers without a key (the serial line's console, HTTP's

@@ -1,6 +1,8 @@
 // Executor::poll: the bridge's side of running calls, each time it wakes.
 #include "tool_job.h"
 
+#include "bridge_config.h"
+
 #include "../clock.h"
 #include "../log.h"
 #include "../mm/kheap.h"
@@ -92,6 +94,15 @@ void Executor::poll(mcp::Server& server, std::span<char> out, Send send_to, void
     for (auto& j : std::span<Job>(m_jobs, m_slots)) {
         if (j.state == Job::State::Free)
             continue;
+        if (j.state == Job::State::Syncing) {
+            const int64_t durable = sys::storage_durable(j.sync_ticket);
+            if (durable == 0)
+                continue; // the storage task calls this bridge back when the commit is written
+            j.closed.durable = j.closed.durable && durable > 0;
+            send(j, server.answer_call(j.call, j.closed, { j.out, j.out_len }, out), true);
+            j.state = Job::State::Free;
+            continue;
+        }
         if (j.state == Job::State::Waiting) {
             if (!store_asked)
                 store = recovery(m_caps);
@@ -160,9 +171,15 @@ void Executor::poll(mcp::Server& server, std::span<char> out, Send send_to, void
                 __atomic_store_n(&j.progress_sent, j.progress_seq, __ATOMIC_RELEASE);
                 send(j, server.progress(j.call, j.done, j.total, j.message, out), false);
             }
+            const bool changed = j.call.action && changes_store(j.call.action);
             if (!j.answered && !j.cancel && round && round->pending()) {
-                // It asked for input (2026-07-28): this round ends with the requests.
+                // It asked for input (2026-07-28): this round ends with the requests (after whatever
+                // it changed is durable; a rare path, so the bridge simply waits).
+                if (changed)
+                    (void)sys::storage_sync(j.call.start_ns);
                 send(j, server.input_required(j.call, round->requests(), round->used(), round->used_fits(), out), true);
+            } else if (!j.answered && j.cancel) { // audited, never answered (MCP "Cancellation")
+                send(j, server.finish_call(j.call, false, {}, {}, true, out), true);
             } else if (!j.answered) {
                 if (j.task_start_ns)
                     server.stages().add_since(mcp::CallStages::Body, j.task_start_ns, j.task_end_ns);
@@ -170,8 +187,20 @@ void Executor::poll(mcp::Server& server, std::span<char> out, Send send_to, void
                 mcp::ToolError err = stopped_late ? mcp::ToolError { mcp::ErrorCode::LimitTimeExceeded,
                                                                      "the tool ran past its wall-time limit" }
                                                   : j.err;
-                send(j, server.finish_call(j.call, j.ok && !stopped_late, { j.out, j.out_len }, err, j.cancel, out),
-                     true);
+                j.closed = server.close_call(j.call, j.ok && !stopped_late, { j.out, j.out_len }, err);
+                // A change is answered once it and the call's audit record are on the disk (one
+                // commit: the tool task's writes were only staged, abi::kTaskAckStaged). The
+                // answer waits in the job, not the bridge: calls that end meanwhile join the commit.
+                const int64_t ticket = changed ? sys::storage_barrier(j.call.start_ns) : 0;
+                if (ticket > 0) {
+                    j.sync_ticket = static_cast<uint64_t>(ticket);
+                    j.state = Job::State::Syncing;
+                    if (round)
+                        kheap::free(round);
+                    continue;
+                }
+                j.closed.durable = j.closed.durable && ticket == 0;
+                send(j, server.answer_call(j.call, j.closed, { j.out, j.out_len }, out), true);
             }
             if (round)
                 kheap::free(round);

@@ -26,8 +26,10 @@ constexpr uint32_t kRecoveryRetryMs = 1000;
 
 struct Job {
     // Waiting: admitted, but its tool needs the store, which is being recovered from the disk; its
-    // task starts once it is back (or the call's time runs out first).
-    enum class State : uint8_t { Free, Waiting, Running, Done };
+    // task starts once it is back (or the call's time runs out first). Syncing: its tool changed
+    // the store and has ended; its answer waits for the commit that carries the change and the
+    // call's audit record (sync_ticket), while the bridge serves other calls.
+    enum class State : uint8_t { Free, Waiting, Running, Done, Syncing };
     volatile State state = State::Free;
     ToolBody body = nullptr;
     mcp::PendingCall call;
@@ -82,6 +84,9 @@ struct Job {
     uint64_t wait_reported_ns = 0; // a Waiting call's last progress notification
     // The tool task's first and last readings of the clock (CallStages::Body), set by the task.
     uint64_t task_start_ns = 0, task_end_ns = 0;
+    // A Syncing call: the verdict already audited, and the commit its answer waits for.
+    mcp::Server::Closed closed {};
+    uint64_t sync_ticket = 0;
 };
 
 constexpr uint64_t kToolPriority = 15; // below the bridge: a tool starts once the bridge waits

@@ -35,6 +35,9 @@ uint64_t g_staged_log_bytes = 0;   // what the staged records will take in the l
 uint64_t g_inflight_log_bytes = 0; // ... and those being written now
 uint64_t g_staging_ticket = 1;     // the commit that will carry what is staged now
 uint64_t g_inflight_ticket = 0;    // the commit being written (0: none)
+uint64_t g_durable_upto = 0;       // every record of this commit ticket and older ones is durable
+uint64_t g_barrier_max = 0;        // the newest ticket barrier() handed out
+void (*g_commit_listeners[2])() = {};
 uint64_t g_inflight_records = 0;
 uint64_t g_inflight_bytes = 0;
 uint64_t g_staged_records = 0;
@@ -77,6 +80,18 @@ Held g_held {};
 
 void unreserve_locked(size_t bytes);
 void request_checkpoint_locked();
+
+// Commits up to `ticket` are durable. Whoever holds a barrier ticket that may be among them (a
+// bridge holding answers) is woken to ask storage_durable again; a spurious wake costs one check.
+void durable_through(uint64_t ticket) {
+    const uint64_t before = g_durable_upto;
+    if (ticket > g_durable_upto)
+        g_durable_upto = ticket;
+    if (g_barrier_max > before)
+        for (auto listener : g_commit_listeners)
+            if (listener)
+                listener();
+}
 
 // The storage task is to take what is staged now.
 void wake_taker() {
@@ -134,6 +149,7 @@ void release_held(bool written) {
     g_staged_audit -= h.audit;
     g_staged_log_bytes -= h.log_bytes;
     settle(h.ticket, 0);
+    durable_through(h.ticket);
     // A sync() made during the hold waits on the staging ticket; with nothing staged after the
     // held records, no group will carry that ticket: what it waited for is durable now.
     if (g_staged == 0)
@@ -348,6 +364,7 @@ void done(int64_t status, uint64_t log_free) {
     uint32_t woken = settle(ticket, 0);
     if (woken > g_stats.waiters_max)
         g_stats.waiters_max = woken;
+    durable_through(ticket);
 }
 
 void audit_ready(uint64_t log_free) {
@@ -397,6 +414,9 @@ void fail(const char* why) {
     g_staged = 0;
     g_reserved = 0;
     sched::wake_all(g_ready_waiters, 0);
+    for (auto listener : g_commit_listeners) // their tickets will never be durable now
+        if (listener)
+            listener();
 }
 
 void set_space_waker(void (*wake)()) { g_space_waker = wake; }
@@ -519,6 +539,44 @@ ipc::Outcome sync(uint64_t since_ns) {
     if (g_staged > 0)
         wake_taker();
     return wait(ticket, 0);
+}
+
+int64_t barrier(uint64_t since_ns) {
+    arch::IrqGuard guard;
+    if (g_state == State::Failed)
+        return g_failed_ns >= since_ns ? -static_cast<int64_t>(ktl::Error::IoError) : 0;
+    if (g_state != State::Ready)
+        return 0;
+    // Only the records a checkpoint holds are staged: they become durable with it (Done), under
+    // their own ticket; no group will carry the staging ticket if nothing else is staged by then.
+    const bool only_held = g_hold && g_staged == g_held.bytes;
+    const uint64_t ticket = g_staged == 0 ? g_inflight_ticket : only_held ? g_held.ticket : g_staging_ticket;
+    if (ticket == 0 || ticket <= g_durable_upto)
+        return 0;
+    if (g_staged > 0 && !only_held)
+        wake_taker();
+    if (ticket > g_barrier_max)
+        g_barrier_max = ticket;
+    return static_cast<int64_t>(ticket);
+}
+
+int64_t durable(uint64_t ticket) {
+    arch::IrqGuard guard;
+    if (ticket <= g_durable_upto)
+        return 1;
+    if (g_state == State::Failed)
+        return -static_cast<int64_t>(ktl::Error::IoError);
+    // (A ticket no barrier could have handed out yet is a caller's mistake.)
+    return ticket <= g_staging_ticket ? 0 : -static_cast<int64_t>(ktl::Error::InvalidArgs);
+}
+
+void add_commit_listener(void (*wake)()) {
+    arch::IrqGuard guard;
+    for (auto& l : g_commit_listeners)
+        if (!l || l == wake) {
+            l = wake;
+            return;
+        }
 }
 
 void note_commit_time(uint64_t ns) {

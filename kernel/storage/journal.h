@@ -92,6 +92,16 @@ void stage_audit(const void* record, size_t len);
 // (monotonic: when the caller's call began), so what the call staged may be lost. A journal that
 // failed before then staged nothing of it (a failed journal stages nothing): 0.
 ipc::Outcome sync(uint64_t since_ns);
+// sync() for a caller that may not block (a bridge answering other calls meanwhile): 0 when
+// everything staged so far is durable (or nothing is logged), -IoError as sync(), or the commit
+// ticket that will carry it (> 0), which durable() then answers for. The storage task is woken to
+// write it, and the commit listeners are called once it is written or the journal fails.
+int64_t barrier(uint64_t since_ns);
+// 1: commit `ticket` (from barrier) is durable; 0: not yet; -IoError: the journal failed first.
+int64_t durable(uint64_t ticket);
+// A bridge's wake-up (safe from any context), called when a commit a barrier ticket may be
+// waiting for is written or fails (two at most: the serial line's and HTTP's).
+void add_commit_listener(void (*wake)());
 
 // Checkpoints (the storage task takes them; see storage_task.h). An import is durable only once a
 // checkpoint holds its snapshot: note_import() asks for one, and the import's answer waits for the

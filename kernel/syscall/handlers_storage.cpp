@@ -105,6 +105,10 @@ int64_t journal_checkpoint(const kcap::Resolved&, Cap, uint64_t step_number, int
 
 int64_t storage_sync(const kcap::Resolved&, uint64_t since_ns) { return finish(journal::sync(since_ns)); }
 
+int64_t storage_barrier(const kcap::Resolved&, uint64_t since_ns) { return journal::barrier(since_ns); }
+
+int64_t storage_durable(const kcap::Resolved&, uint64_t ticket) { return journal::durable(ticket); }
+
 int64_t storage_info(const kcap::Resolved&, Cap, storage_info::StorageInfo* out) {
     if (!buffers::writable(out, sizeof(storage_info::StorageInfo)))
         return err(ktl::Error::InvalidArgs);

@@ -37,50 +37,58 @@ bool Server::audit_call(const PendingCall& call, AuditOutcome outcome, const cha
 
 size_t Server::finish_call(const PendingCall& call, bool ok, std::string_view structured, const ToolError& err,
                            bool cancelled, std::span<char> out) {
-    m_limiter.release(call.principal ? call.principal->id : 0);
     if (cancelled) {
+        m_limiter.release(call.principal ? call.principal->id : 0);
         audit_call(call, AuditOutcome::Error, "cancelled");
         return 0;
     }
-    ToolError e = err;
+    return answer_call(call, close_call(call, ok, structured, err), structured, out);
+}
+
+Server::Closed Server::close_call(const PendingCall& call, bool ok, std::string_view structured, const ToolError& err) {
+    Closed c { ok, true, err, "unknown" };
     if (ok && (!json::valid_utf8(structured) || !well_shaped(call.result, structured))) {
-        ok = false;
-        e = { ErrorCode::InternalError, "malformed tool output" };
+        c.ok = false;
+        c.err = { ErrorCode::InternalError, "malformed tool output" };
     }
-    const uint64_t encoding = m_host.now_ns();
     // The time as text only where it is written: a result carries none, a failure's envelope
     // does, and the audit record takes the same text then (it makes its own otherwise).
-    char now[32] = "unknown";
-    if (!ok)
-        m_host.now_rfc3339(now, sizeof now);
-    json::Writer w(out);
-    auto begin = [&](json::Writer& wr) { begin_call_reply(wr, call); };
-    write_tool_result(w, begin, call.modern, call.result, ok, structured, e, call.request_id, now);
+    if (!c.ok)
+        m_host.now_rfc3339(c.now, sizeof c.now);
     const uint64_t auditing = m_host.now_ns();
-    m_stages.add_since(CallStages::Encode, encoding, auditing);
-    const bool durable = audit_call(call, ok ? AuditOutcome::Allow : AuditOutcome::Error,
-                                    ok ? "" : error_code_name(e.code), ok ? nullptr : e.reason, ok ? nullptr : now);
+    c.durable = audit_call(call, c.ok ? AuditOutcome::Allow : AuditOutcome::Error,
+                           c.ok ? "" : error_code_name(c.err.code), c.ok ? nullptr : c.err.reason,
+                           c.ok ? nullptr : c.now);
     m_stages.add_since(CallStages::Audit, auditing, m_host.now_ns());
-    if (ok && !durable) {
-        // The tool did its work, but the disk failed before the change was durable: the client
-        // must not be told it is stored (it may be gone after a restart).
+    return c;
+}
+
+size_t Server::answer_call(const PendingCall& call, const Closed& closed, std::string_view structured,
+                           std::span<char> out) {
+    m_limiter.release(call.principal ? call.principal->id : 0);
+    const uint64_t encoding = m_host.now_ns();
+    auto begin = [&](json::Writer& wr) { begin_call_reply(wr, call); };
+    auto fail = [&](const ToolError& e) {
+        char now[32] = "unknown";
         m_host.now_rfc3339(now, sizeof now);
         json::Writer failed(out);
-        ToolError lost { ErrorCode::InternalError,
-                         "the disk failed before this change was durable: it may not be stored; durable collections "
-                         "are read-only until a restart (see kernel://status)",
-                         "storage_failed" };
-        write_tool_result(failed, begin, call.modern, call.result, false, {}, lost, call.request_id, now);
+        write_tool_result(failed, begin, call.modern, call.result, false, {}, e, call.request_id, now);
         return failed.complete() ? failed.size() : 0;
+    };
+    if (closed.ok && !closed.durable) {
+        // The tool did its work, but the disk failed before the change was durable: the client
+        // must not be told it is stored (it may be gone after a restart).
+        return fail({ ErrorCode::InternalError,
+                      "the disk failed before this change was durable: it may not be stored; durable collections "
+                      "are read-only until a restart (see kernel://status)",
+                      "storage_failed" });
     }
-    if (!w.complete()) {
-        if (ok)
-            m_host.now_rfc3339(now, sizeof now);
-        json::Writer fallback(out);
-        ToolError big { ErrorCode::LimitOutputExceeded, "reply too large for the line" };
-        write_tool_result(fallback, begin, call.modern, call.result, false, {}, big, call.request_id, now);
-        return fallback.complete() ? fallback.size() : 0;
-    }
+    json::Writer w(out);
+    write_tool_result(w, begin, call.modern, call.result, closed.ok, structured, closed.err, call.request_id,
+                      closed.now);
+    m_stages.add_since(CallStages::Encode, encoding, m_host.now_ns());
+    if (!w.complete())
+        return fail({ ErrorCode::LimitOutputExceeded, "reply too large for the line" });
     return w.size();
 }
 

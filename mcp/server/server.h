@@ -348,6 +348,19 @@ public:
     // "Cancellation"); the decision is still audited. Returns the reply length (0: none).
     size_t finish_call(const PendingCall& call, bool ok, std::string_view structured, const ToolError& err,
                        bool cancelled, std::span<char> out);
+    // finish_call in two steps, for a host that answers a call that changed stored data only once
+    // the change is durable, and does other work meanwhile: close_call checks the result and
+    // audits the call (Host::audit's answer in `durable`); answer_call, later, releases the
+    // caller's concurrency slot and writes the answer, a success turned into storage_failed when
+    // `durable` is false by then. Nothing the call needs is kept in the Server in between.
+    struct Closed {
+        bool ok;
+        bool durable;
+        ToolError err;
+        char now[32]; // a failure's timestamp, the same in its envelope and its audit record
+    };
+    Closed close_call(const PendingCall& call, bool ok, std::string_view structured, const ToolError& err);
+    size_t answer_call(const PendingCall& call, const Closed& closed, std::string_view structured, std::span<char> out);
     // A request to the client on behalf of a running call (sampling/createMessage,
     // elicitation/create): `id` a plain string the host issued, `params` one JSON object. Returns
     // the message length (0: it did not fit, or params is not an object). The host checks first

@@ -629,6 +629,45 @@ TEST(McpServer, AnAnswerReportsAChangeOnlyOnceItIsDurable) {
     g_disk_failed = false;
 }
 
+// A host that answers a change once it is durable without waiting for it (the kernel's bridges)
+// closes the call first (checked and audited, once) and answers it later: the caller's
+// concurrency slot stays taken until then, and the answer follows the durability it learnt meanwhile.
+TEST(McpServer, AClosedCallIsAnsweredLaterAndHoldsItsSlotUntilThen) {
+    Fixture f;
+    run_calls_async(f);
+    std::vector<char> out(8192);
+    const uint16_t who = f.session.principal->id;
+    f.call(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}})");
+    f.call(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"b"}}})");
+    ASSERT_EQ(g_pending.size(), 2u);
+    EXPECT_EQ(f.limiter.in_flight(who), 2u);
+    const size_t before = g_events.size();
+    mcp::Server::Closed stored = f.server->close_call(g_pending[0], true, R"({"echo":"a"})", {});
+    mcp::Server::Closed lost = f.server->close_call(g_pending[1], true, R"({"echo":"b"})", {});
+    EXPECT_TRUE(stored.ok && stored.durable && lost.ok);
+    EXPECT_EQ(g_events.size(), before + 2) << "each call audited when closed";
+    EXPECT_EQ(f.limiter.in_flight(who), 2u) << "a closed call not yet answered still counts against its caller";
+
+    Reply a(std::string(out.data(), f.server->answer_call(g_pending[0], stored, R"({"echo":"a"})", out)));
+    EXPECT_TRUE(a.root.find("result").find("structuredContent").find("echo").string_equals("a")) << a.text;
+    EXPECT_EQ(f.limiter.in_flight(who), 1u);
+    lost.durable = false; // the commit carrying it failed meanwhile
+    Reply b(std::string(out.data(), f.server->answer_call(g_pending[1], lost, R"({"echo":"b"})", out)));
+    EXPECT_EQ(b.root.find("id").as_int64(), 2);
+    EXPECT_TRUE(b.tool_error().find("error").find("details").find("reason").string_equals("storage_failed")) << b.text;
+    EXPECT_EQ(b.text.find("echo"), std::string::npos) << b.text;
+    EXPECT_EQ(f.limiter.in_flight(who), 0u);
+    EXPECT_EQ(g_events.size(), before + 2) << "answering audits nothing more";
+
+    // A malformed result (not UTF-8) is refused when closed, and its answer is that error.
+    f.call(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{}}})");
+    const std::string_view malformed = "{\"echo\":\"\xff\"}";
+    mcp::Server::Closed bad = f.server->close_call(g_pending.back(), true, malformed, {});
+    EXPECT_FALSE(bad.ok);
+    Reply c(std::string(out.data(), f.server->answer_call(g_pending.back(), bad, malformed, out)));
+    EXPECT_TRUE(c.tool_error().find("error").find("code").string_equals("internal_error")) << c.text;
+}
+
 // A message with more values than the Server's own arena (4,096) is parsed again in one the host
 // lends for it, as large as it can need and no larger than kMaxMessageValues, given back once the
 // message is answered; without the host's arenas it is refused as before.
