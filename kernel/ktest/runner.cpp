@@ -17,7 +17,7 @@ const Named kCases[] = {
     { "fp", fp_state },          { "regions", regions },       { "timer", timers },
     { "hnsw", vector_index },    { "vectors", vector_store },  { "vecgrant", vector_grants },
     { "kill", task_kill },       { "budget", syscall_budget }, { "reclaim", task_reclaim },
-    { "bench", bench },
+    { "raft", raft_group },      { "bench", bench },
 };
 
 } // namespace

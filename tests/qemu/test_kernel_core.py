@@ -8,12 +8,13 @@ service (collections behind capabilities, parallel searches), the named store an
 one-collection grants vector tools run under, task_kill on running, sleeping and blocked tasks,
 the system-call budget of a task (sleep still works past it), everything a faulting task held
 reclaimed (heap, objects, a held mutex) and no zombie left by a killed blocked task,
-and the cost figures."""
+canonical's Raft engine electing, committing and failing over
+between three in-kernel members over the wire format, and the cost figures."""
 import re
 
 from harness import Qemu, check, main
 
-CASES = ["sched", "sync", "queue", "stack", "caps", "token", "fp", "regions", "timer", "hnsw", "vectors", "vecgrant", "kill", "budget", "reclaim", "bench"]
+CASES = ["sched", "sync", "queue", "stack", "caps", "token", "fp", "regions", "timer", "hnsw", "vectors", "vecgrant", "kill", "budget", "reclaim", "raft", "bench"]
 
 
 def test(args):
@@ -36,6 +37,8 @@ def test(args):
         m = q.find(r"vectors: (\d+) inserted in (\d+) ms, recall@10 ([\d.]+)")
         check(float(m.group(3)) >= 0.9, f"vector store recall {m.group(3)}")
         print(f"vector store in the kernel: {m.group(1)} vectors inserted in {m.group(2)} ms, recall@10 {m.group(3)}")
+        m = q.find(r"raft: leader \d+ elected in (\d+) ms, 50 commands applied on 3 members in (\d+) ms; .* (\d+) elected in (\d+) ms")
+        print(f"Raft in the kernel: elected in {m.group(1)} ms, 50 commands in {m.group(2)} ms, failover {m.group(4)} ms")
         q.expect(rf"ktest summary: {len(CASES)} passed, 0 failed")
         status = q.wait_exit(timeout=20)
         check(status == 0, f"exit status {status}")

@@ -1,0 +1,478 @@
+#include "raft_member.h"
+
+#include "../clock.h"
+#include "../mm/kheap.h"
+#include "../rng.h"
+
+#include <cstring>
+#include <new>
+
+// The compatibility layer queues the callbacks of completed client requests; the raft_io fires
+// them once per turn of its loop (upstream's libuv backend does so in its prepare and check
+// handles). Internal to upstream (src/legacy.h), hence declared here.
+extern "C" void LegacyFireCompletedRequests(struct raft* r);
+
+namespace kraft {
+namespace {
+
+Member& of(raft_io* io) { return *static_cast<Member*>(io->impl); }
+Member& of(raft_fsm* fsm) { return *static_cast<Member*>(fsm->data); }
+
+int cb_init(raft_io*, raft_id, const char*) { return 0; }
+void cb_close(raft_io* io, raft_io_close_cb cb) { of(io).io_close(cb); }
+int cb_load(raft_io* io, raft_term* t, raft_id* v, raft_snapshot** s, raft_index* i, raft_entry** e, size_t* n) {
+    return of(io).io_load(t, v, s, i, e, n);
+}
+int cb_start(raft_io* io, unsigned ms, raft_io_tick_cb tick, raft_io_recv_cb recv) {
+    return of(io).io_start(ms, tick, recv);
+}
+int cb_bootstrap(raft_io* io, const raft_configuration* conf) { return of(io).io_bootstrap(conf); }
+int cb_recover(raft_io*, const raft_configuration*) { return RAFT_NOTFOUND; }
+int cb_set_term(raft_io* io, raft_term term) { return of(io).io_set_term(term); }
+int cb_set_vote(raft_io* io, raft_id id) { return of(io).io_set_vote(id); }
+int cb_send(raft_io* io, raft_io_send* req, const raft_message* m, raft_io_send_cb cb) {
+    return of(io).io_send(req, m, cb);
+}
+int cb_append(raft_io* io, raft_io_append* req, const raft_entry e[], unsigned n, raft_io_append_cb cb) {
+    return of(io).io_append(req, e, n, cb);
+}
+int cb_truncate(raft_io* io, raft_index index) { return of(io).io_truncate(index); }
+// Snapshots are neither taken (the threshold is out of reach) nor installed yet.
+int cb_snapshot_put(raft_io*, unsigned, raft_io_snapshot_put*, const raft_snapshot*, raft_io_snapshot_put_cb) {
+    return RAFT_IOERR;
+}
+int cb_snapshot_get(raft_io*, raft_io_snapshot_get*, raft_io_snapshot_get_cb) { return RAFT_NOTFOUND; }
+raft_time cb_time(raft_io*) { return clock::monotonic_ns() / 1000000; }
+int cb_random(raft_io*, int min, int max) {
+    uint32_t r = 0;
+    rng::fill(&r, sizeof r);
+    return max > min ? min + static_cast<int>(r % static_cast<uint32_t>(max - min)) : min;
+}
+int cb_apply(raft_fsm* fsm, const raft_buffer* buf, void** result) {
+    *result = nullptr;
+    return of(fsm).fsm_apply(buf);
+}
+int cb_snapshot(raft_fsm*, raft_buffer**, unsigned*) { return RAFT_NOTFOUND; }
+int cb_restore(raft_fsm*, raft_buffer*) { return RAFT_IOERR; }
+void cb_applied(struct raft_apply* req, int, void*) { static_cast<Member*>(req->data)->proposal_done(req); }
+void cb_closed(raft*) {}
+
+uint64_t now_ms() { return clock::monotonic_ns() / 1000000; }
+
+// The engine wants an address per server; the wire names peers by id, so "raft-<id>" it is.
+void format_address(uint64_t id, char (&out)[24]) {
+    char digits[20];
+    size_t d = 0;
+    do
+        digits[d++] = char('0' + id % 10);
+    while ((id /= 10) != 0 && d < sizeof digits);
+    size_t len = 0;
+    for (const char c : { 'r', 'a', 'f', 't', '-' })
+        out[len++] = c;
+    while (d > 0)
+        out[len++] = digits[--d];
+    out[len] = '\0';
+}
+
+} // namespace
+
+bool Member::start(uint64_t group, uint64_t id, std::span<const uint64_t> voters, Link& link, raftwire::Key key,
+                   uint64_t epoch) {
+    if (m_raft || voters.empty() || voters.size() > kMaxVoters)
+        return false;
+    m_group = group;
+    m_id = id;
+    m_epoch = epoch;
+    m_link = &link;
+    m_key = key;
+    auto log = kheap::alloc(sizeof(Entry) * kMaxLogEntries);
+    auto scratch = kheap::alloc(kMaxMessage);
+    if (!log || !scratch) {
+        if (log)
+            kheap::free(*log);
+        if (scratch)
+            kheap::free(*scratch);
+        return false;
+    }
+    m_log = static_cast<Entry*>(*log);
+    m_scratch = static_cast<uint8_t*>(*scratch);
+    m_peer_count = 0;
+    for (uint64_t v : voters) {
+        if (v == id)
+            continue;
+        auto mem = kheap::alloc(sizeof(raftwire::Reassembler) + kMaxMessage);
+        if (!mem) {
+            close();
+            return false;
+        }
+        auto* storage = static_cast<uint8_t*>(*mem) + sizeof(raftwire::Reassembler);
+        auto* in = new (*mem) raftwire::Reassembler({ storage, kMaxMessage });
+        m_peers[m_peer_count++] = Peer { v, in, 0 };
+    }
+    format_address(id, m_address);
+    m_io = raft_io {};
+    m_io.version = 1;
+    m_io.capacity = 0xffff; // KiB the engine may count on for entries (it refuses writes below 4 MiB)
+    m_io.impl = this;
+    m_io.init = cb_init;
+    m_io.close = cb_close;
+    m_io.load = cb_load;
+    m_io.start = cb_start;
+    m_io.bootstrap = cb_bootstrap;
+    m_io.recover = cb_recover;
+    m_io.set_term = cb_set_term;
+    m_io.set_vote = cb_set_vote;
+    m_io.send = cb_send;
+    m_io.append = cb_append;
+    m_io.truncate = cb_truncate;
+    m_io.snapshot_put = cb_snapshot_put;
+    m_io.snapshot_get = cb_snapshot_get;
+    m_io.time = cb_time;
+    m_io.random = cb_random;
+    m_fsm = raft_fsm {};
+    m_fsm.version = 1;
+    m_fsm.data = this;
+    m_fsm.apply = cb_apply;
+    m_fsm.snapshot = cb_snapshot;
+    m_fsm.restore = cb_restore;
+    auto mem = kheap::alloc(sizeof(raft));
+    if (!mem) {
+        close();
+        return false;
+    }
+    m_raft = new (*mem) raft {};
+    if (raft_init(m_raft, &m_io, &m_fsm, id, m_address) != 0) {
+        kheap::free(m_raft);
+        m_raft = nullptr;
+        close();
+        return false;
+    }
+    m_raft->tracer = nullptr; // no formatting of trace messages nobody reads
+    raft_set_pre_vote(m_raft, true);
+    raft_set_snapshot_threshold(m_raft, ~0u); // none yet (see the header)
+    raft_configuration conf;
+    raft_configuration_init(&conf);
+    bool ok = true;
+    for (uint64_t v : voters) {
+        char address[24];
+        format_address(v, address);
+        ok = ok && raft_configuration_add(&conf, v, address, RAFT_VOTER) == 0;
+    }
+    ok = ok && raft_bootstrap(m_raft, &conf) == 0;
+    raft_configuration_close(&conf);
+    ok = ok && raft_start(m_raft) == 0;
+    if (!ok) {
+        close();
+        return false;
+    }
+    m_last_tick_ms = now_ms();
+    return true;
+}
+
+Member::Peer* Member::peer(uint64_t id) {
+    for (size_t i = 0; i < m_peer_count; ++i)
+        if (m_peers[i].id == id)
+            return &m_peers[i];
+    return nullptr;
+}
+
+void Member::receive(std::span<const uint8_t> datagram) {
+    if (!m_raft || !m_recv)
+        return;
+    raftwire::FrameHeader h;
+    std::span<const uint8_t> slice;
+    Peer* from = nullptr;
+    if (raftwire::open(datagram, m_key, h, slice) != raftwire::Verdict::Accepted || h.group != m_group ||
+        h.to != m_id || !(from = peer(h.from))) {
+        ++m_refused;
+        return;
+    }
+    ++m_received;
+    if (from->in->feed(h, slice) != raftwire::Reassembler::Result::Complete)
+        return;
+    raft_message m {};
+    if (raftwire::decode(from->in->message(), m) != raftwire::Verdict::Accepted) {
+        ++m_refused;
+        return;
+    }
+    m.server_id = h.from;
+    m.server_address = "raft-peer"; // the engine reads it only to learn a leader's address
+    m_recv(&m_io, &m);              // the engine owns what decode allocated
+}
+
+void Member::turn() {
+    if (!m_raft)
+        return;
+    const uint64_t now = now_ms();
+    if (m_tick && now - m_last_tick_ms >= m_tick_ms) {
+        m_last_tick_ms = now;
+        m_tick(&m_io);
+    }
+    complete_pending(0);
+    LegacyFireCompletedRequests(m_raft);
+}
+
+bool Member::propose(std::span<const uint8_t> command) {
+    if (!m_raft || command.size() > kMaxCommand || raft_state(m_raft) != RAFT_LEADER)
+        return false;
+    size_t slot = 0;
+    while (slot < kMaxProposals && m_proposal_busy[slot])
+        ++slot;
+    if (slot == kMaxProposals)
+        return false;
+    raft_buffer buf;
+    buf.len = command.size();
+    buf.base = raft_malloc(buf.len ? buf.len : 1);
+    if (!buf.base)
+        return false;
+    if (!command.empty())
+        std::memcpy(buf.base, command.data(), command.size());
+    struct raft_apply* req = &m_proposals[slot];
+    *req = {};
+    req->data = this;
+    if (raft_apply(m_raft, req, &buf, 1, cb_applied) != 0) {
+        raft_free(buf.base);
+        return false;
+    }
+    m_proposal_busy[slot] = true;
+    return true;
+}
+
+void Member::proposal_done(struct raft_apply* req) {
+    for (size_t i = 0; i < kMaxProposals; ++i)
+        if (&m_proposals[i] == req)
+            m_proposal_busy[i] = false;
+}
+
+MemberStatus Member::status() const {
+    MemberStatus s {};
+    s.id = m_id;
+    s.applied = m_applied;
+    s.applied_hash = m_applied_hash;
+    s.sent = m_sent;
+    s.received = m_received;
+    s.refused = m_refused;
+    s.term = m_term;
+    s.last_index = m_count;
+    if (m_raft) {
+        raft_id leader = 0;
+        const char* address = nullptr;
+        raft_leader(m_raft, &leader, &address);
+        s.leader = leader;
+        s.commit = raft_commit_index(m_raft);
+        s.is_leader = raft_state(m_raft) == RAFT_LEADER;
+    }
+    return s;
+}
+
+void Member::close() {
+    if (m_raft) {
+        raft_close(m_raft, cb_closed); // io_close cancels what is in flight (synchronous here)
+        kheap::free(m_raft);
+        m_raft = nullptr;
+    }
+    for (size_t i = 0; i < m_peer_count; ++i) {
+        m_peers[i].in->~Reassembler();
+        kheap::free(m_peers[i].in);
+    }
+    m_peer_count = 0;
+    if (m_log) {
+        drop_from(0);
+        kheap::free(m_log);
+        m_log = nullptr;
+    }
+    if (m_scratch)
+        kheap::free(m_scratch);
+    m_scratch = nullptr;
+}
+
+// ---- raft_io ----------------------------------------------------------------------------------
+
+int Member::io_load(raft_term* term, raft_id* vote, raft_snapshot** snapshot, raft_index* start, raft_entry** entries,
+                    size_t* n) {
+    *term = m_term;
+    *vote = m_vote;
+    *snapshot = nullptr;
+    *start = 1;
+    *entries = nullptr;
+    *n = 0;
+    if (m_count == 0)
+        return 0;
+    // The engine takes the array and each entry's batch (raft_malloc'd, one per entry).
+    auto* out = static_cast<raft_entry*>(raft_calloc(m_count, sizeof(raft_entry)));
+    if (!out)
+        return RAFT_NOMEM;
+    for (size_t i = 0; i < m_count; ++i) {
+        void* data = raft_malloc(m_log[i].len ? m_log[i].len : 1);
+        if (!data) {
+            for (size_t k = 0; k < i; ++k)
+                raft_free(out[k].batch);
+            raft_free(out);
+            return RAFT_NOMEM;
+        }
+        if (m_log[i].len)
+            std::memcpy(data, m_log[i].data, m_log[i].len);
+        out[i].term = m_log[i].term;
+        out[i].type = static_cast<raft_entry_type>(m_log[i].type);
+        out[i].buf.base = data;
+        out[i].buf.len = m_log[i].len;
+        out[i].batch = data;
+    }
+    *entries = out;
+    *n = m_count;
+    return 0;
+}
+
+int Member::io_start(unsigned msecs, raft_io_tick_cb tick, raft_io_recv_cb recv) {
+    m_tick_ms = msecs ? msecs : 1;
+    m_tick = tick;
+    m_recv = recv;
+    return 0;
+}
+
+int Member::io_bootstrap(const raft_configuration* conf) {
+    if (m_term != 0 || m_count != 0)
+        return RAFT_CANTBOOTSTRAP;
+    raft_buffer buf {};
+    if (raft_configuration_encode(conf, &buf) != 0)
+        return RAFT_NOMEM;
+    raft_entry e {};
+    e.term = 1;
+    e.type = RAFT_CHANGE;
+    e.buf = buf;
+    const bool kept = keep(e);
+    raft_free(buf.base);
+    if (!kept)
+        return RAFT_NOMEM;
+    m_term = 1;
+    m_vote = 0;
+    return 0;
+}
+
+int Member::io_set_term(raft_term term) {
+    m_term = term;
+    m_vote = 0;
+    return 0;
+}
+
+int Member::io_set_vote(raft_id vote) {
+    m_vote = vote;
+    return 0;
+}
+
+int Member::io_send(raft_io_send* req, const raft_message* m, raft_io_send_cb cb) {
+    Peer* to = peer(m->server_id);
+    const size_t len = to ? raftwire::encode(*m, { m_scratch, kMaxMessage }) : 0;
+    if (len == 0)
+        return RAFT_IOERR; // an unknown peer, or a message over the largest a peer takes
+    if (!queue(Pending { req, cb, nullptr, nullptr, 0 }))
+        return RAFT_NOMEM;
+    raftwire::FrameHeader h;
+    h.group = m_group;
+    h.from = m_id;
+    h.to = to->id;
+    h.epoch = m_epoch;
+    h.seq = ++to->seq;
+    h.fragments = static_cast<uint16_t>(raftwire::fragment_count(len));
+    h.total = static_cast<uint32_t>(len);
+    uint8_t datagram[raftwire::kMaxDatagram];
+    for (uint16_t f = 0; f < h.fragments; ++f) {
+        h.fragment = f;
+        const size_t n = raftwire::seal(h, { m_scratch, len }, m_key, datagram);
+        if (n == 0)
+            break;
+        m_link->send(to->id, { datagram, n });
+        ++m_sent;
+    }
+    return 0;
+}
+
+int Member::io_append(raft_io_append* req, const raft_entry* entries, unsigned n, raft_io_append_cb cb) {
+    if (m_count + n > kMaxLogEntries)
+        return RAFT_NOSPACE;
+    const size_t before = m_count;
+    for (unsigned i = 0; i < n; ++i)
+        if (!keep(entries[i])) {
+            drop_from(before);
+            return RAFT_NOMEM;
+        }
+    if (!queue(Pending { nullptr, nullptr, req, cb, 0 })) {
+        drop_from(before);
+        return RAFT_NOMEM;
+    }
+    return 0;
+}
+
+int Member::io_truncate(raft_index index) {
+    if (index >= 1 && index - 1 < m_count)
+        drop_from(index - 1);
+    return 0;
+}
+
+void Member::io_close(raft_io_close_cb cb) {
+    complete_pending(RAFT_CANCELED);
+    m_tick = nullptr;
+    m_recv = nullptr;
+    cb(&m_io);
+}
+
+int Member::fsm_apply(const raft_buffer* buf) {
+    const auto* p = static_cast<const uint8_t*>(buf->base);
+    for (size_t i = 0; i < buf->len; ++i) {
+        m_applied_hash ^= p[i];
+        m_applied_hash *= 0x100000001b3ull;
+    }
+    m_applied_hash ^= buf->len; // command boundaries count
+    m_applied_hash *= 0x100000001b3ull;
+    ++m_applied;
+    return 0;
+}
+
+// ---- the in-memory log and the requests in flight ----------------------------------------------
+
+bool Member::keep(const raft_entry& e) {
+    if (m_count >= kMaxLogEntries)
+        return false;
+    uint8_t* data = nullptr;
+    if (e.buf.len) {
+        auto mem = kheap::alloc(e.buf.len);
+        if (!mem)
+            return false;
+        data = static_cast<uint8_t*>(*mem);
+        std::memcpy(data, e.buf.base, e.buf.len);
+    }
+    m_log[m_count++] = Entry { e.term, static_cast<uint8_t>(e.type), data, e.buf.len };
+    return true;
+}
+
+void Member::drop_from(size_t at) {
+    while (m_count > at) {
+        --m_count;
+        if (m_log[m_count].data)
+            kheap::free(m_log[m_count].data);
+    }
+}
+
+bool Member::queue(const Pending& p) {
+    if (m_pending_count == kMaxPending)
+        return false;
+    m_pending[m_pending_count++] = p;
+    return true;
+}
+
+// In the order they were made. A callback may make new requests: those wait for the next turn.
+void Member::complete_pending(int status) {
+    const size_t n = m_pending_count;
+    for (size_t i = 0; i < n; ++i) {
+        const Pending p = m_pending[i];
+        if (p.send)
+            p.send_cb(p.send, status);
+        else if (p.append)
+            p.append_cb(p.append, status);
+    }
+    // (Requests made by the callbacks were queued after the first n.)
+    std::memmove(m_pending, m_pending + n, (m_pending_count - n) * sizeof(Pending));
+    m_pending_count -= n;
+}
+
+} // namespace kraft

@@ -1,0 +1,138 @@
+#pragma once
+// One member of a Raft group in the kernel (issue 35; docs/replication.md): canonical's engine
+// (lib/raft) behind a raft_io of the kernel's. Its messages leave as lib/raft/wire datagrams,
+// sealed under the cluster key, through a Link, and come back through receive(), put together in
+// each sender's order (the engine needs it). Its log is kept in memory for now: the write-ahead
+// log's records (term and vote durable before set_term/set_vote return, appends completed once
+// committed to the disk) are the next step, and until then a member must not restart into the
+// same group. Snapshots are not taken (the threshold is out of reach) and not accepted.
+//
+// Driven by one task: start(), then receive() for each datagram and turn() at least every few
+// milliseconds (ticks and the completion of the requests the engine made in between). Nothing
+// here blocks or allocates but through the engine's bounded heap (raft_heap.h) and the log.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include <raft/engine.h>
+#include <raft/wire.h>
+
+namespace kraft {
+
+// Where a member's datagrams go: the network's UDP endpoint under the cluster key, or a test's
+// loopback. `to` is a raft id of the group.
+class Link {
+public:
+    virtual void send(uint64_t to, std::span<const uint8_t> datagram) = 0;
+
+protected:
+    ~Link() = default;
+};
+
+constexpr size_t kMaxVoters = 5;
+constexpr size_t kMaxLogEntries = 4096;   // the in-memory log's bound (appends past it fail)
+constexpr size_t kMaxMessage = 64 * 1024; // the largest message taken from one peer
+constexpr size_t kMaxPending = 128;       // sends and appends the engine may have in flight
+constexpr size_t kMaxProposals = 32;      // commands proposed here and not yet applied
+constexpr size_t kMaxCommand = 1024;
+
+struct MemberStatus {
+    uint64_t id, leader, term, commit, last_index;
+    uint64_t applied;      // commands applied to the state machine
+    uint64_t applied_hash; // FNV-1a over every applied command, in order (same on every member)
+    bool is_leader;
+    uint64_t sent, received, refused; // datagrams; refused: failed authentication or checks
+};
+
+class Member {
+public:
+    Member() = default;
+    Member(const Member&) = delete;
+    Member& operator=(const Member&) = delete;
+    ~Member() { close(); }
+
+    // Joins group `group` as `id` among `voters` (ids 1..; this member's among them), bootstrapping
+    // the group's configuration (every member of a new group does, with the same voters). `epoch`:
+    // this life of the member (the wire orders messages by it). False if the engine refused.
+    bool start(uint64_t group, uint64_t id, std::span<const uint64_t> voters, Link& link, raftwire::Key key,
+               uint64_t epoch);
+    // One datagram from the network (anything: it is authenticated and checked first).
+    void receive(std::span<const uint8_t> datagram);
+    // Fires due ticks and completes the requests made since the last turn.
+    void turn();
+    // Proposes a command (kMaxCommand bytes at most) at this member: false unless it is the leader
+    // and has room. Applied on every member once committed (applied/applied_hash).
+    bool propose(std::span<const uint8_t> command);
+    MemberStatus status() const;
+    bool running() const { return m_raft != nullptr; }
+    // Leaves: every request in flight is cancelled and the engine's memory given back.
+    void close();
+
+    // ---- the raft_io and raft_fsm (the engine calls these through trampolines) ----
+    int io_load(raft_term* term, raft_id* vote, raft_snapshot** snapshot, raft_index* start, raft_entry** entries,
+                size_t* n);
+    int io_start(unsigned msecs, raft_io_tick_cb tick, raft_io_recv_cb recv);
+    int io_bootstrap(const raft_configuration* conf);
+    int io_set_term(raft_term term);
+    int io_set_vote(raft_id vote);
+    int io_send(raft_io_send* req, const raft_message* m, raft_io_send_cb cb);
+    int io_append(raft_io_append* req, const raft_entry* entries, unsigned n, raft_io_append_cb cb);
+    int io_truncate(raft_index index);
+    void io_close(raft_io_close_cb cb);
+    int fsm_apply(const raft_buffer* buf);
+    void proposal_done(struct raft_apply* req);
+
+private:
+    struct Entry {
+        raft_term term;
+        uint8_t type;
+        uint8_t* data; // kernel heap (the engine's batches are its own)
+        size_t len;
+    };
+    struct Pending { // a send or an append, completed at the next turn
+        raft_io_send* send;
+        raft_io_send_cb send_cb;
+        raft_io_append* append;
+        raft_io_append_cb append_cb;
+        int status;
+    };
+    struct Peer {
+        uint64_t id;
+        raftwire::Reassembler* in; // kernel heap, with its storage
+        uint64_t seq;              // messages sent to it in this life
+    };
+
+    bool keep(const raft_entry& e);
+    void drop_from(size_t at); // entries [at, count) freed
+    bool queue(const Pending& p);
+    void complete_pending(int status);
+    Peer* peer(uint64_t id);
+
+    raft* m_raft = nullptr;
+    raft_io m_io {};
+    raft_fsm m_fsm {};
+    Link* m_link = nullptr;
+    raftwire::Key m_key {};
+    uint64_t m_group = 0, m_id = 0, m_epoch = 0;
+    char m_address[24] = "";
+    Peer m_peers[kMaxVoters] {};
+    size_t m_peer_count = 0;
+    // The "disk": term, vote, and the log from index 1.
+    raft_term m_term = 0;
+    raft_id m_vote = 0;
+    Entry* m_log = nullptr; // kMaxLogEntries
+    size_t m_count = 0;
+    Pending m_pending[kMaxPending] {};
+    size_t m_pending_count = 0;
+    raft_io_tick_cb m_tick = nullptr;
+    raft_io_recv_cb m_recv = nullptr;
+    unsigned m_tick_ms = 100;
+    uint64_t m_last_tick_ms = 0;
+    struct raft_apply m_proposals[kMaxProposals] {};
+    bool m_proposal_busy[kMaxProposals] = {};
+    uint64_t m_applied = 0, m_applied_hash = 0xcbf29ce484222325ull;
+    uint64_t m_sent = 0, m_received = 0, m_refused = 0;
+    uint8_t* m_scratch = nullptr; // one encoded message on its way out (kMaxMessage)
+};
+
+} // namespace kraft
