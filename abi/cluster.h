@@ -24,6 +24,15 @@ struct ClusterInfo {
     // per-kind limit, or reported beyond this boot's budget of audit records for peers.
     uint64_t refusals_unreported, refusals_unaudited;
     uint64_t wrong_version, table_full, restarts, incarnation_jumps;
+    // The cluster's consensus group (`raft_voters=`): this node's member id (0: not a voter, or
+    // the group is off), the voters, the term, the leader this member knows (raft id and address;
+    // 0: none), its commit index and role, and the group's datagrams.
+    uint32_t raft_id, raft_voters;
+    uint64_t raft_term, raft_leader, raft_commit;
+    uint32_t raft_leader_ip;
+    uint8_t raft_role; // 0 none, 1 follower, 2 candidate, 3 leader
+    uint8_t raft_reserved[3];
+    uint64_t raft_sent, raft_received, raft_refused;
 };
 
 struct MemberInfo {

@@ -47,8 +47,11 @@ struct Config {
     // Cluster membership (kernel/cluster): on when `cluster=` names one (and `cluster_key=` is given).
     std::string_view
         node; // `node=NAME`: this node's name in the cluster ([A-Za-z0-9._-]{1,31}; default basalt-<address>)
-    std::string_view cluster;       // `cluster=NAME`: the cluster to join
-    std::string_view peers;         // `peers=A.B.C.D[:PORT],...`: seeds to announce to (besides the subnet broadcast)
+    std::string_view cluster; // `cluster=NAME`: the cluster to join
+    std::string_view peers;   // `peers=A.B.C.D[:PORT],...`: seeds to announce to (besides the subnet broadcast)
+    // `raft_voters=A.B.C.D,...` (3 or 5, the same list on every node): the cluster's consensus
+    // group, whose members are these addresses (raft ids 1.. in this order) on UDP cluster_port + 1.
+    std::string_view raft_voters;
     uint16_t cluster_port = 7946;   // `cluster_port=N`: the membership protocol's UDP port
     uint32_t cluster_period_ms = 0; // `cluster_period_ms=N` (100..10000): protocol period (default 1000)
     uint32_t cluster_suspicion_mult =

@@ -1,5 +1,7 @@
 #include "cluster_service.h"
 
+#include "consensus.h"
+
 #include "../arch/aarch64/cpu.h"
 #include "../audit/trail.h"
 #include "../bootargs.h"
@@ -217,6 +219,7 @@ int64_t task_main(void*) {
     KLOG_INFO("cluster: %s joins '%.*s' on UDP %u (period %u ms, suspicion x%u, %u indirect probes)", g_self,
               static_cast<int>(bootargs::get().cluster.size()), bootargs::get().cluster.data(), port, c.period_ms,
               c.suspicion_mult, c.indirect);
+    consensus::start(g_caps.netstack, net.address, port, g_key, boot_id);
     TaskTransport transport;
     uint8_t buf[net::Datagram::kMaxPayload];
     for (;;) {
@@ -237,12 +240,17 @@ int64_t task_main(void*) {
             (void)g_node->receive({ from.ip, from.port }, { buf, static_cast<size_t>(n) }, sys::clock_ns(), transport);
         }
         drain_events();
+        consensus::round();
         uint64_t deadline;
         {
             arch::IrqGuard guard;
             deadline = g_node->next_deadline_ns();
         }
         now = sys::clock_ns();
+        // The consensus group's member turns at least every round (its datagrams arrive on an
+        // endpoint of their own, which this wait does not watch).
+        if (consensus::running() && deadline > now + consensus::kRoundNs)
+            deadline = now + consensus::kRoundNs;
         if (deadline > now)
             sys::udp_wait(g_endpoint_slot, deadline - now);
     }
@@ -296,6 +304,7 @@ int64_t info(cluster_abi::ClusterInfo* out, cluster_abi::MemberInfo* members, ui
     copy_name(out->cluster, sizeof out->cluster, bootargs::get().cluster);
     out->port = bootargs::get().cluster_port;
     out->self_ip = g_self_ip;
+    consensus::fill(*out);
     if (!g_node)
         return 0;
     const cluster::Node& n = *g_node;

@@ -261,6 +261,7 @@ MemberStatus Member::status() const {
         s.leader = leader;
         s.commit = raft_commit_index(m_raft);
         s.is_leader = raft_state(m_raft) == RAFT_LEADER;
+        s.role = static_cast<uint8_t>(raft_state(m_raft));
     }
     return s;
 }

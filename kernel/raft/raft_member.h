@@ -41,6 +41,7 @@ struct MemberStatus {
     uint64_t applied;      // commands applied to the state machine
     uint64_t applied_hash; // FNV-1a over every applied command, in order (same on every member)
     bool is_leader;
+    uint8_t role;                     // raft_state(): 0 unavailable, 1 follower, 2 candidate, 3 leader
     uint64_t sent, received, refused; // datagrams; refused: failed authentication or checks
 };
 

@@ -17,6 +17,14 @@ Steps (one key each; "nodes" is a list of node numbers or "all", rogue nodes nev
   {"call": {"node": 0, "tool": "cluster_ping", "arguments": {...}, "expect": {"answered": true}}}
   {"refused": {"rogue": 5, "within_s": 10}}       the honest nodes refused it (counters, audit trail),
                                                   none lists it as a member
+With "raft": 3 (or 5) the first 3 (5) nodes run the cluster's consensus group:
+  {"consensus": {"nodes": "voters", "within_s": 20, "new_leader": true}}
+                                                  the voters (or a list of nodes; "voters_left": those
+                                                  but the leader a fault_leader took down) agree on
+                                                  one leader and term (new_leader: another than the
+                                                  last agreed, in a higher term)
+  {"fault_leader": "kill"}                        `./basalt swarm fault kill|pause N` on the last agreed
+                                                  leader; "restart"/"resume" later brings that node back
 """
 import argparse
 import json
@@ -38,6 +46,8 @@ class Runner:
         self.run = run
         self.t0 = time.monotonic()
         self.rogue = set(scenario.get("rogue", []))
+        self.leader = None  # the consensus group's last agreed (node number, term)
+        self.downed = None  # the leader a fault_leader took down
         self.silent = {}  # nodes that did not answer over MCP, and why
 
     def say(self, text):
@@ -188,10 +198,52 @@ class Runner:
         self.say(f"  {rogue_name} ({source}) refused by every honest node; audited on {first['name']} "
                  f"({sum(p['repeats'] for p in peers)} refusals in {len(peers)} records)")
 
+    def consensus(self, spec):
+        voters = list(range(self.scenario.get("raft", 0)))
+        which = spec.get("nodes", "voters")
+        which = voters if which == "voters" else [v for v in voters if v != self.downed] if which == "voters_left" else which
+        nodes = self.honest(which)
+        before = self.leader if spec.get("new_leader") else None
+        agreed = {}
+
+        def check(views):
+            seen = {name: (v.get("consensus", {}).get("leader_address"), v.get("consensus", {}).get("term"),
+                           v.get("consensus", {}).get("role")) for name, v in views.items()}
+            leaders = {s[0] for s in seen.values()}
+            terms = {s[1] for s in seen.values()}
+            if len(leaders) != 1 or len(terms) != 1 or None in leaders or None in terms:
+                return False, seen
+            address, term = leaders.pop().split(":")[0], terms.pop()
+            node = next((n["id"] for n in self.state()["node"] if n["address"] == address), None)
+            roles = sorted(s[2] for s in seen.values())
+            if node is None or roles.count("leader") != (1 if any(n["id"] == node for n in nodes) else 0):
+                return False, seen
+            if before is not None and (node == before[0] or term <= before[1]):
+                return False, seen
+            agreed["leader"] = (node, term)
+            return True, seen
+        what = f"{[n['name'] for n in nodes]} agree on one leader and term" + (
+            f" (not node-{before[0]}, term above {before[1]})" if before else "")
+        self.poll(spec.get("within_s", 30), nodes, check, what)
+        self.leader = agreed["leader"]
+        self.say(f"  leader node-{self.leader[0]}, term {self.leader[1]}")
+
+    def fault_leader(self, how):
+        if how in ("restart", "resume"):
+            if self.downed is None:
+                raise StepFailed(f"fault_leader {how} before a fault_leader took a leader down")
+            self.fault([how, str(self.downed)])
+            self.downed = None
+            return
+        if self.leader is None:
+            raise StepFailed("fault_leader before any consensus step agreed on a leader")
+        self.downed = self.leader[0]
+        self.fault([how, str(self.downed)])
+
     def step(self, i, step):
         (kind, arg), = step.items()
         self.say(f"step {i}: {kind} {json.dumps(arg)}")
-        if kind in ("converged", "expect", "hold", "call", "refused"):
+        if kind in ("converged", "expect", "hold", "call", "refused", "consensus", "fault_leader"):
             getattr(self, kind)(arg)
         elif kind == "fault":
             self.fault(arg.split())
@@ -228,7 +280,7 @@ def run(swarm, args):
             "--seed", str(seed), "--memory", scenario.get("memory", "32M"), "--run", args.run,
             "--period-ms", str(scenario.get("period_ms", 0)), "--suspicion", str(scenario.get("suspicion", 0)),
             "--stagger-ms", str(scenario.get("stagger_ms", 0)),
-            "--rogue", ",".join(str(n) for n in scenario.get("rogue", []))]
+            "--rogue", ",".join(str(n) for n in scenario.get("rogue", [])), "--raft", str(scenario.get("raft", 0))]
     up = swarm.parser().parse_args(argv)
     runner = Runner(swarm, scenario, args.run)
     runner.say(f"scenario {args.scenario}: {up.nodes} nodes, {up.topology}, seed {seed}")

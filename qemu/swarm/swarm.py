@@ -227,6 +227,8 @@ def up(args):
         sys.exit("swarm: --udp-nodes needs --udp HOST:BASE")
     if any(n >= args.nodes for n in over_udp):
         sys.exit(f"swarm: --udp-nodes names a node past {args.nodes - 1}")
+    if args.raft > args.nodes:
+        sys.exit(f"swarm: --raft {args.raft} needs at least {args.raft} nodes")
     for f in (FABRIC, KERNEL):
         if not os.path.exists(f):
             sys.exit(f"swarm: {f} is missing (./basalt build)")
@@ -259,6 +261,8 @@ def up(args):
             boot.append(f"cluster_period_ms={args.period_ms}")
         if args.suspicion:
             boot.append(f"cluster_suspicion={args.suspicion}")
+        if args.raft:  # the cluster's consensus group: the first N nodes are its voters
+            boot.append("raft_voters=" + ",".join(f"10.10.0.{v + 1}" for v in range(args.raft)))
         if n in over_udp:  # as a node on another machine would be attached (but from 127.0.0.1)
             fabric_port = (f"dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port={free_port(socket.SOCK_DGRAM)},"
                            f"remote.type=inet,remote.host={udp[0]},remote.port={udp[1] + n}")
@@ -382,6 +386,8 @@ def parser():
     u.add_argument("--period-ms", type=int, default=0, help="membership protocol period (default 1000)")
     u.add_argument("--suspicion", type=int, default=0, help="suspicion timeout multiplier (default 5)")
     u.add_argument("--rogue", default="", help="nodes (0,3) that boot with a wrong cluster key")
+    u.add_argument("--raft", type=int, default=0, choices=(0, 3, 5),
+                   help="run the cluster's consensus group (Raft) with the first 3 or 5 nodes as voters")
     u.add_argument("--stagger-ms", type=int, default=0, help="start the nodes this far apart (default 0: at once)")
     u.add_argument("--udp", default="", help="HOST:BASE: the fabric also takes node N's frames on UDP port BASE+N")
     u.add_argument("--udp-nodes", default="", help="nodes (2,3) started attached over --udp instead of a unix socket")

@@ -15,7 +15,8 @@ namespace {
 constexpr const char* kStatusOut =
     R"({"type":"object","properties":{"node":{"type":"string"},"cluster":{"type":"string"},"address":{"type":"string"},)"
     R"("running":{"type":"boolean"},"incarnation":{"type":"integer"},"generation":{"type":"integer"},)"
-    R"("counts":{"type":"object"},"protocol":{"type":"object"},"counters":{"type":"object"},"members":{"type":"array"}},)"
+    R"("counts":{"type":"object"},"protocol":{"type":"object"},"counters":{"type":"object"},"members":{"type":"array"},)"
+    R"("consensus":{"type":"object"}},)"
     R"("required":["node","cluster","running","members"]})";
 
 bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
@@ -51,6 +52,20 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
     w.key("rx_dropped").number(info.udp_rx_dropped).key("tx_refused").number(info.udp_tx_refused);
     w.key("tx_errors").number(info.udp_tx_errors).end_object().end_object();
     write_members(w, members, n);
+    if (info.raft_id != 0) {
+        // The cluster's consensus group (raft_voters=): this member and the leader it knows.
+        static constexpr const char* kRoles[] = { "unavailable", "follower", "candidate", "leader" };
+        w.key("consensus").begin_object().key("member").number(info.raft_id).key("voters").number(info.raft_voters);
+        w.key("role").string(kRoles[info.raft_role < 4 ? info.raft_role : 0]).key("term").number(info.raft_term);
+        w.key("leader").number(info.raft_leader).key("leader_address");
+        if (info.raft_leader_ip)
+            write_address(w, info.raft_leader_ip, static_cast<uint16_t>(info.port + 1));
+        else
+            w.null();
+        w.key("commit").number(info.raft_commit).key("datagrams").begin_object();
+        w.key("sent").number(info.raft_sent).key("received").number(info.raft_received);
+        w.key("refused").number(info.raft_refused).end_object().end_object();
+    }
     w.end_object();
     return true;
 }
@@ -58,8 +73,8 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
 constexpr mcp::Tool kTool = {
     "cluster_status",
     "Cluster status",
-    "This node's view of the cluster: every member's state, incarnation, last contact and round trip, and the "
-    "protocol's counters.",
+    "This node's view of the cluster: every member's state, incarnation, last contact and round trip, the "
+    "protocol's counters, and (with raft_voters=) its consensus group's term, role and leader.",
     kNoArgs,
     kStatusOut,
     mcp::kKernelRead,

@@ -1,0 +1,143 @@
+#include "consensus.h"
+
+#include "../arch/aarch64/cpu.h"
+#include "../bootargs.h"
+#include "../log.h"
+#include "../net/datagram.h"
+#include "../raft/raft_heap.h"
+#include "../raft/raft_member.h"
+#include <abi/sys.h>
+
+#include <netcfg/ipv4_config.h>
+
+#include <new>
+
+namespace clusterd::consensus {
+namespace {
+
+constexpr uint64_t kGroup = 0;           // the cluster's own group (collections' come later)
+constexpr size_t kEngineHeap = 1u << 20; // what the engine may hold for this node's groups
+
+uint32_t g_voters[kraft::kMaxVoters] = {};
+uint32_t g_voter_count = 0;
+uint32_t g_slot = ~0u; // the group's Datagram capability
+uint16_t g_port = 0;
+cluster::Key g_key {};
+alignas(kraft::Member) unsigned char g_member_storage[sizeof(kraft::Member)];
+kraft::Member* g_member = nullptr;
+kraft::MemberStatus g_status {}; // the last round's, for cluster_info (IRQs masked)
+bool g_running = false;
+
+struct UdpLink final : kraft::Link {
+    void send(uint64_t to, std::span<const uint8_t> d) override {
+        if (to >= 1 && to <= g_voter_count)
+            sys::udp_send(g_slot, g_voters[to - 1], g_port, d.data(), d.size());
+    }
+};
+UdpLink g_link;
+
+// `raft_voters=A.B.C.D,...`: 3 or 5 addresses, none twice. 0 when absent or malformed (logged).
+uint32_t parse_voters(std::string_view list) {
+    uint32_t n = 0;
+    while (!list.empty()) {
+        const size_t comma = list.find(',');
+        const std::string_view item = list.substr(0, comma);
+        list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+        auto ip = netcfg::parse_ipv4(item);
+        if (!ip || n == kraft::kMaxVoters)
+            return 0;
+        for (uint32_t i = 0; i < n; ++i)
+            if (g_voters[i] == *ip)
+                return 0;
+        g_voters[n++] = *ip;
+    }
+    return n == 3 || n == 5 ? n : 0;
+}
+
+} // namespace
+
+bool start(uint32_t netstack, uint32_t self_ip, uint16_t membership_port, const cluster::Key& key, uint64_t epoch) {
+    const std::string_view list = bootargs::get().raft_voters;
+    if (list.empty())
+        return false;
+    g_voter_count = parse_voters(list);
+    if (g_voter_count == 0) {
+        KLOG_ERROR("cluster: raft_voters= takes 3 or 5 distinct IPv4 addresses: the consensus group is off");
+        return false;
+    }
+    uint64_t id = 0;
+    for (uint32_t i = 0; i < g_voter_count; ++i)
+        if (g_voters[i] == self_ip)
+            id = i + 1;
+    if (id == 0) {
+        KLOG_INFO("cluster: not among raft_voters: no member of the consensus group here");
+        return false;
+    }
+    g_port = static_cast<uint16_t>(membership_port + 1);
+    const int64_t slot = sys::udp_open(netstack, g_port);
+    if (slot < 0) {
+        KLOG_ERROR("cluster: cannot open UDP port %u for the consensus group: %s", g_port,
+                   ktl::error_name(static_cast<ktl::Error>(-slot)));
+        return false;
+    }
+    g_slot = static_cast<uint32_t>(slot);
+    g_key = key;
+    kraft::heap_install(kEngineHeap);
+    uint64_t voters[kraft::kMaxVoters];
+    for (uint32_t i = 0; i < g_voter_count; ++i)
+        voters[i] = i + 1;
+    auto* member = new (g_member_storage) kraft::Member;
+    if (!member->start(kGroup, id, { voters, g_voter_count }, g_link, { g_key.data(), g_key.size() }, epoch)) {
+        member->~Member();
+        KLOG_ERROR("cluster: the consensus group's member did not start");
+        return false;
+    }
+    g_member = member;
+    {
+        arch::IrqGuard guard;
+        g_running = true;
+    }
+    KLOG_INFO("cluster: consensus group member %llu of %u on UDP %u", static_cast<unsigned long long>(id),
+              g_voter_count, g_port);
+    return true;
+}
+
+bool running() { return g_member != nullptr; }
+
+void round() {
+    if (!g_member)
+        return;
+    static uint8_t buf[net::Datagram::kMaxPayload];
+    // A bounded batch per round: a flood cannot starve the member's timers.
+    for (uint32_t i = 0; i < net::Datagram::kRxSlots; ++i) {
+        net::DatagramFrom from {};
+        const int64_t n = sys::udp_recv(g_slot, buf, sizeof buf, &from);
+        if (n == -static_cast<int64_t>(ktl::Error::Truncated))
+            continue;
+        if (n < 0)
+            break;
+        g_member->receive({ buf, static_cast<size_t>(n) });
+    }
+    g_member->turn();
+    const kraft::MemberStatus s = g_member->status();
+    arch::IrqGuard guard;
+    g_status = s;
+}
+
+void fill(cluster_abi::ClusterInfo& out) {
+    if (!g_running)
+        return;
+    const kraft::MemberStatus& s = g_status;
+    out.raft_id = static_cast<uint32_t>(s.id);
+    out.raft_voters = g_voter_count;
+    out.raft_term = s.term;
+    out.raft_leader = s.leader;
+    out.raft_leader_ip = s.leader >= 1 && s.leader <= g_voter_count ? g_voters[s.leader - 1] : 0;
+    out.raft_commit = s.commit;
+    out.raft_role = s.role;
+    out.raft_sent = s.sent;
+    out.raft_received = s.received;
+    out.raft_refused = s.refused;
+}
+
+} // namespace clusterd::consensus
