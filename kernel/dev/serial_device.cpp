@@ -35,8 +35,10 @@ ipc::Outcome SerialDevice::read(void* buf, uint32_t cap, uint64_t deadline_ns, b
         return { false, -static_cast<int64_t>(ktl::Error::WouldBlock) }; // one reader at a time
     bool complete;
     uint32_t n = gather(static_cast<uint8_t*>(buf), 0, cap, line_mode, complete);
-    if (complete)
+    if (complete || m_interrupt_pending) {
+        m_interrupt_pending = false;
         return { false, static_cast<int64_t>(n) };
+    }
     sched::Task* self = sched::current();
     self->wait_buf = buf;
     self->wait_len = cap;
@@ -66,8 +68,10 @@ void SerialDevice::on_rx() {
 
 void SerialDevice::interrupt_reader() {
     arch::IrqGuard guard; // on_rx runs in the interrupt and touches the same state
-    if (!m_readers.head)
+    if (!m_readers.head) {
+        m_interrupt_pending = true;
         return;
+    }
     sched::wake_one(m_readers, static_cast<int64_t>(m_filled));
     m_filled = 0;
 }

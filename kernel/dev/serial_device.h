@@ -20,7 +20,8 @@ public:
     int64_t write(const void* buf, uint32_t len);
     void on_rx(); // from the UART interrupt
     // Returns the blocked reader early with what it has so far (possibly nothing): how kernel
-    // services wake a protocol task that also has other work (e.g. a tool call finished).
+    // services wake a protocol task that also has other work (e.g. a tool call finished). With no
+    // reader blocked, the next read returns at once instead.
     void interrupt_reader();
 
 private:
@@ -31,6 +32,9 @@ private:
     sched::WaitQueue m_readers;
     uint32_t m_filled = 0; // bytes already copied to the first blocked reader
     bool m_line_mode = false;
+    // interrupt_reader() found no reader blocked: the next read returns at once instead, so a
+    // wake-up that comes while the reader is busy elsewhere is not lost.
+    bool m_interrupt_pending = false;
 };
 
 } // namespace dev

@@ -37,6 +37,8 @@ uint64_t g_staging_ticket = 1;     // the commit that will carry what is staged 
 uint64_t g_inflight_ticket = 0;    // the commit being written (0: none)
 uint64_t g_durable_upto = 0;       // every record of this commit ticket and older ones is durable
 uint64_t g_barrier_max = 0;        // the newest ticket barrier() handed out
+uint32_t g_barriers_staged = 0;    // answers held for the staging ticket (Stats::waiters_max counts them)
+uint32_t g_barriers_inflight = 0;  // ... and for the commit being written
 void (*g_commit_listeners[2])() = {};
 uint64_t g_inflight_records = 0;
 uint64_t g_inflight_bytes = 0;
@@ -332,6 +334,8 @@ ipc::Outcome take(std::byte* out, size_t cap, uint64_t deadline_ns) {
     std::memcpy(out, g_staging, g_staged);
     const size_t n = g_staged;
     g_inflight_ticket = g_staging_ticket++;
+    g_barriers_inflight = g_barriers_staged;
+    g_barriers_staged = 0;
     g_inflight_log_bytes = g_staged_log_bytes;
     g_inflight_records = g_staged_records;
     g_inflight_bytes = n;
@@ -361,7 +365,8 @@ void done(int64_t status, uint64_t log_free) {
     ++g_stats.commits;
     g_stats.records += g_inflight_records;
     g_stats.bytes += g_inflight_bytes;
-    uint32_t woken = settle(ticket, 0);
+    uint32_t woken = settle(ticket, 0) + g_barriers_inflight;
+    g_barriers_inflight = 0;
     if (woken > g_stats.waiters_max)
         g_stats.waiters_max = woken;
     durable_through(ticket);
@@ -557,6 +562,10 @@ int64_t barrier(uint64_t since_ns) {
         wake_taker();
     if (ticket > g_barrier_max)
         g_barrier_max = ticket;
+    if (ticket == g_staging_ticket)
+        ++g_barriers_staged;
+    else if (ticket == g_inflight_ticket)
+        ++g_barriers_inflight;
     return static_cast<int64_t>(ticket);
 }
 
