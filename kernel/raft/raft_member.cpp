@@ -337,28 +337,24 @@ int Member::io_bootstrap(const raft_configuration* conf) {
     raft_buffer buf {};
     if (raft_configuration_encode(conf, &buf) != 0)
         return RAFT_NOMEM;
-    raft_entry e {};
-    e.term = 1;
-    e.type = RAFT_CHANGE;
-    e.buf = buf;
-    const bool kept = keep(e);
+    const raftlog::EntryView first { 1, RAFT_CHANGE, { static_cast<const std::byte*>(buf.base), buf.len } };
+    int rv = io_set_term(1);
+    if (rv == 0)
+        rv = append_record(1, &first, 1);
     raft_free(buf.base);
-    if (!kept)
-        return RAFT_NOMEM;
-    m_term = 1;
-    m_vote = 0;
-    return 0;
+    return rv;
 }
 
 int Member::io_set_term(raft_term term) {
-    m_term = term;
-    m_vote = 0;
-    return 0;
+    std::byte record[raftlog::kTermBytes];
+    auto n = raftlog::encode_term(record, m_group, term, 0);
+    return n ? apply_record(raftlog::Kind::Term, { record, *n }) : RAFT_INVALID;
 }
 
 int Member::io_set_vote(raft_id vote) {
-    m_vote = vote;
-    return 0;
+    std::byte record[raftlog::kTermBytes];
+    auto n = raftlog::encode_term(record, m_group, m_term, vote);
+    return n ? apply_record(raftlog::Kind::Term, { record, *n }) : RAFT_INVALID;
 }
 
 int Member::io_send(raft_io_send* req, const raft_message* m, raft_io_send_cb cb) {
@@ -389,14 +385,21 @@ int Member::io_send(raft_io_send* req, const raft_message* m, raft_io_send_cb cb
 }
 
 int Member::io_append(raft_io_append* req, const raft_entry* entries, unsigned n, raft_io_append_cb cb) {
-    if (m_count + n > kMaxLogEntries)
+    if (n == 0 || m_count + n > kMaxLogEntries)
         return RAFT_NOSPACE;
-    const size_t before = m_count;
+    auto mem = kheap::alloc(sizeof(raftlog::EntryView) * n);
+    if (!mem)
+        return RAFT_NOMEM;
+    auto* views = static_cast<raftlog::EntryView*>(*mem);
     for (unsigned i = 0; i < n; ++i)
-        if (!keep(entries[i])) {
-            drop_from(before);
-            return RAFT_NOMEM;
-        }
+        views[i] = { entries[i].term,
+                     static_cast<uint8_t>(entries[i].type),
+                     { static_cast<const std::byte*>(entries[i].buf.base), entries[i].buf.len } };
+    const size_t before = m_count;
+    const int rv = append_record(next_index(), views, n);
+    kheap::free(views);
+    if (rv != 0)
+        return rv;
     if (!queue(Pending { nullptr, nullptr, req, cb, 0 })) {
         drop_from(before);
         return RAFT_NOMEM;
@@ -405,9 +408,9 @@ int Member::io_append(raft_io_append* req, const raft_entry* entries, unsigned n
 }
 
 int Member::io_truncate(raft_index index) {
-    if (index >= 1 && index - 1 < m_count)
-        drop_from(index - 1);
-    return 0;
+    std::byte record[raftlog::kTruncateBytes];
+    auto n = raftlog::encode_truncate(record, m_group, index);
+    return n ? apply_record(raftlog::Kind::Truncate, { record, *n }) : RAFT_INVALID;
 }
 
 void Member::io_close(raft_io_close_cb cb) {
@@ -431,18 +434,52 @@ int Member::fsm_apply(const raft_buffer* buf) {
 
 // ---- the in-memory log and the requests in flight ----------------------------------------------
 
-bool Member::keep(const raft_entry& e) {
+// One record: decoded and replayed into this member's own state, as recovery will replay it.
+int Member::apply_record(raftlog::Kind kind, std::span<const std::byte> payload) {
+    auto d = raftlog::decode(kind, payload);
+    if (!d || d->group != m_group)
+        return RAFT_IOERR;
+    const ktl::Error e = raftlog::replay(*d, *this);
+    return e == ktl::Error::None ? 0 : e == ktl::Error::NoMemory ? RAFT_NOMEM : RAFT_IOERR;
+}
+
+int Member::append_record(uint64_t index, const raftlog::EntryView* entries, unsigned n) {
+    const size_t bytes = raftlog::append_bytes({ entries, n });
+    if (bytes == 0)
+        return RAFT_TOOBIG;
+    auto mem = kheap::alloc(bytes);
+    if (!mem)
+        return RAFT_NOMEM;
+    std::span<std::byte> record(static_cast<std::byte*>(*mem), bytes);
+    auto encoded = raftlog::encode_append(record, m_group, index, { entries, n });
+    const int rv = encoded ? apply_record(raftlog::Kind::Append, record.first(*encoded)) : RAFT_INVALID;
+    kheap::free(*mem);
+    return rv;
+}
+
+bool Member::set_term(uint64_t term, uint64_t vote) {
+    m_term = term;
+    m_vote = vote;
+    return true;
+}
+
+bool Member::append(const raftlog::EntryView& e) {
     if (m_count >= kMaxLogEntries)
         return false;
     uint8_t* data = nullptr;
-    if (e.buf.len) {
-        auto mem = kheap::alloc(e.buf.len);
+    if (!e.data.empty()) {
+        auto mem = kheap::alloc(e.data.size());
         if (!mem)
             return false;
         data = static_cast<uint8_t*>(*mem);
-        std::memcpy(data, e.buf.base, e.buf.len);
+        std::memcpy(data, e.data.data(), e.data.size());
     }
-    m_log[m_count++] = Entry { e.term, static_cast<uint8_t>(e.type), data, e.buf.len };
+    m_log[m_count++] = Entry { e.term, e.type, data, e.data.size() };
+    return true;
+}
+
+bool Member::truncate(uint64_t index) {
+    drop_from(index - 1);
     return true;
 }
 

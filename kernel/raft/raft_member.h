@@ -2,10 +2,13 @@
 // One member of a Raft group in the kernel (issue 35; docs/replication.md): canonical's engine
 // (lib/raft) behind a raft_io of the kernel's. Its messages leave as lib/raft/wire datagrams,
 // sealed under the cluster key, through a Link, and come back through receive(), put together in
-// each sender's order (the engine needs it). Its log is kept in memory for now: the write-ahead
-// log's records (term and vote durable before set_term/set_vote return, appends completed once
-// committed to the disk) are the next step, and until then a member must not restart into the
-// same group. Snapshots are not taken (the threshold is out of reach) and not accepted.
+// each sender's order (the engine needs it). Every change to what it keeps (term, vote, entries)
+// is made by encoding the write-ahead log's record for it (lib/raft/log_records.h) and replaying
+// that record into its own state, so what recovery will rebuild from those records is the state
+// it ran with. The records are not written to the disk yet (term and vote durable before
+// set_term/set_vote return, appends completed once committed: next), so a member must not
+// restart into the same group. Snapshots are not taken (the threshold is out of reach) and not
+// accepted.
 //
 // Driven by one task: start(), then receive() for each datagram and turn() at least every few
 // milliseconds (ticks and the completion of the requests the engine made in between). Nothing
@@ -15,6 +18,7 @@
 #include <span>
 
 #include <raft/engine.h>
+#include <raft/log_records.h>
 #include <raft/wire.h>
 
 namespace kraft {
@@ -45,7 +49,7 @@ struct MemberStatus {
     uint64_t sent, received, refused; // datagrams; refused: failed authentication or checks
 };
 
-class Member {
+class Member final : public raftlog::Target {
 public:
     Member() = default;
     Member(const Member&) = delete;
@@ -83,6 +87,14 @@ public:
     int fsm_apply(const raft_buffer* buf);
     void proposal_done(struct raft_apply* req);
 
+    // ---- raftlog::Target: what the records rebuild ----
+    uint64_t term() const override { return m_term; }
+    uint64_t start() const override { return 1; }
+    uint64_t next_index() const override { return m_count + 1; }
+    bool set_term(uint64_t term, uint64_t vote) override;
+    bool append(const raftlog::EntryView& e) override;
+    bool truncate(uint64_t index) override;
+
 private:
     struct Entry {
         raft_term term;
@@ -103,7 +115,8 @@ private:
         uint64_t seq;              // messages sent to it in this life
     };
 
-    bool keep(const raft_entry& e);
+    int apply_record(raftlog::Kind kind, std::span<const std::byte> payload);
+    int append_record(uint64_t index, const raftlog::EntryView* entries, unsigned n);
     void drop_from(size_t at); // entries [at, count) freed
     bool queue(const Pending& p);
     void complete_pending(int status);

@@ -51,7 +51,17 @@ _PANIC = "a failure that cannot happen (the kernel refusing a buffer of the brid
 _FAULTS = "test_fault (profile=faults only) sets off the kernel's fault injection: a test hook, not an interface"
 _TIMING = ("kernel_perf and kernel_diagnose time system calls: their clock reads must not be system calls "
            "themselves (kernel_perf reads the counter, at its frequency)")
+_RAFT = ("the cluster's consensus group drives a Raft member (kernel/raft), kernel code whose engine allocates from "
+         "the kernel heap (its bounded raft_heap) and whose log is to be the kernel's journal")
 EXCEPTIONS = {
+    "kernel/cluster/consensus.cpp": {
+        "kernel/arch/aarch64/cpu.h": _CLUSTER,
+        "kernel/bootargs.h": _BOOTARGS,
+        "kernel/log.h": _LOG,
+        "kernel/net/datagram.h": _CLUSTER,
+        "kernel/raft/raft_heap.h": _RAFT,
+        "kernel/raft/raft_member.h": _RAFT,
+    },
     "kernel/cluster/cluster_service.cpp": {
         "kernel/arch/aarch64/cpu.h": _CLUSTER,
         "kernel/bootargs.h": _BOOTARGS,
@@ -84,6 +94,12 @@ EXCEPTIONS = {
         "kernel/ipc/sync.h": _KTEST,
         "kernel/mm/kheap.h": _KTEST,
         "kernel/sched/scheduler.h": _KTEST,
+    },
+    "kernel/ktest/raft_tests.cpp": {
+        "kernel/clock.h": _KTEST,
+        "kernel/mm/kheap.h": _KTEST,
+        "kernel/raft/raft_heap.h": _KTEST,
+        "kernel/raft/raft_member.h": _KTEST,
     },
     "kernel/ktest/runner.cpp": {
         "kernel/power.h": _KTEST,

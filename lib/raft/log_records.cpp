@@ -1,0 +1,186 @@
+#include "log_records.h"
+
+#include <cstring>
+
+#include <ktl/le_bytes.h>
+
+namespace raftlog {
+namespace {
+
+constexpr auto put32 = ktl::put_le<uint32_t>;
+constexpr auto put64 = ktl::put_le<uint64_t>;
+constexpr auto get32 = ktl::get_le<uint32_t>;
+constexpr auto get64 = ktl::get_le<uint64_t>;
+
+constexpr size_t padded(size_t n) { return (n + 7) & ~size_t(7); }
+
+bool type_ok(uint8_t type) { return type >= kMinEntryType && type <= kMaxEntryType; }
+
+// One entry at the front of `rest`: its view and the bytes it takes, or 0 if it does not add up.
+size_t read_entry(std::span<const std::byte> rest, EntryView& e) {
+    if (rest.size() < kEntryFixed)
+        return 0;
+    const std::byte* p = rest.data();
+    e.term = get64(p);
+    e.type = uint8_t(p[8]);
+    const uint32_t len = get32(p + 12);
+    if (e.term == 0 || !type_ok(e.type) || p[9] != std::byte(0) || p[10] != std::byte(0) || p[11] != std::byte(0) ||
+        len > kMaxEntryBytes || padded(len) > rest.size() - kEntryFixed)
+        return 0;
+    for (size_t i = len; i < padded(len); ++i)
+        if (p[kEntryFixed + i] != std::byte(0))
+            return 0;
+    e.data = rest.subspan(kEntryFixed, len);
+    return kEntryFixed + padded(len);
+}
+
+} // namespace
+
+size_t append_bytes(std::span<const EntryView> entries) {
+    if (entries.empty() || entries.size() > kMaxEntries)
+        return 0;
+    size_t n = kAppendFixed;
+    for (const EntryView& e : entries) {
+        if (e.data.size() > kMaxEntryBytes)
+            return 0;
+        n += kEntryFixed + padded(e.data.size());
+    }
+    return n;
+}
+
+ktl::Result<size_t> encode_term(std::span<std::byte> out, uint64_t group, uint64_t term, uint64_t vote) {
+    if (term == 0)
+        return ktl::Error::InvalidArgs;
+    if (out.size() < kTermBytes)
+        return ktl::Error::OutOfRange;
+    put64(out.data(), group);
+    put64(out.data() + 8, term);
+    put64(out.data() + 16, vote);
+    return kTermBytes;
+}
+
+ktl::Result<size_t> encode_append(std::span<std::byte> out, uint64_t group, uint64_t first_index,
+                                  std::span<const EntryView> entries) {
+    const size_t need = append_bytes(entries);
+    if (need == 0 || first_index == 0)
+        return ktl::Error::InvalidArgs;
+    for (const EntryView& e : entries)
+        if (e.term == 0 || !type_ok(e.type))
+            return ktl::Error::InvalidArgs;
+    if (out.size() < need)
+        return ktl::Error::OutOfRange;
+    std::byte* p = out.data();
+    put64(p, group);
+    put64(p + 8, first_index);
+    put32(p + 16, static_cast<uint32_t>(entries.size()));
+    put32(p + 20, 0);
+    p += kAppendFixed;
+    for (const EntryView& e : entries) {
+        put64(p, e.term);
+        p[8] = std::byte(e.type);
+        std::memset(p + 9, 0, 3);
+        put32(p + 12, static_cast<uint32_t>(e.data.size()));
+        if (!e.data.empty())
+            std::memcpy(p + kEntryFixed, e.data.data(), e.data.size());
+        std::memset(p + kEntryFixed + e.data.size(), 0, padded(e.data.size()) - e.data.size());
+        p += kEntryFixed + padded(e.data.size());
+    }
+    return need;
+}
+
+ktl::Result<size_t> encode_truncate(std::span<std::byte> out, uint64_t group, uint64_t index) {
+    if (index == 0)
+        return ktl::Error::InvalidArgs;
+    if (out.size() < kTruncateBytes)
+        return ktl::Error::OutOfRange;
+    put64(out.data(), group);
+    put64(out.data() + 8, index);
+    return kTruncateBytes;
+}
+
+ktl::Result<Decoded> decode(Kind kind, std::span<const std::byte> payload) {
+    Decoded d {};
+    d.kind = kind;
+    const std::byte* p = payload.data();
+    switch (kind) {
+    case Kind::Term:
+        if (payload.size() != kTermBytes)
+            return ktl::Error::Corrupt;
+        d.group = get64(p);
+        d.term = get64(p + 8);
+        d.vote = get64(p + 16);
+        if (d.term == 0)
+            return ktl::Error::Corrupt;
+        return d;
+    case Kind::Truncate:
+        if (payload.size() != kTruncateBytes)
+            return ktl::Error::Corrupt;
+        d.group = get64(p);
+        d.index = get64(p + 8);
+        if (d.index == 0)
+            return ktl::Error::Corrupt;
+        return d;
+    case Kind::Append: {
+        if (payload.size() < kAppendFixed)
+            return ktl::Error::Corrupt;
+        d.group = get64(p);
+        d.index = get64(p + 8);
+        d.count = get32(p + 16);
+        if (d.index == 0 || d.count == 0 || d.count > kMaxEntries || get32(p + 20) != 0)
+            return ktl::Error::Corrupt;
+        d.entries = payload.subspan(kAppendFixed);
+        std::span<const std::byte> rest = d.entries;
+        for (uint32_t i = 0; i < d.count; ++i) {
+            EntryView e;
+            const size_t used = read_entry(rest, e);
+            if (used == 0)
+                return ktl::Error::Corrupt;
+            rest = rest.subspan(used);
+        }
+        if (!rest.empty()) // nothing after the last entry
+            return ktl::Error::Corrupt;
+        // (The index of the last entry must not wrap.)
+        if (d.index > UINT64_MAX - d.count)
+            return ktl::Error::Corrupt;
+        return d;
+    }
+    }
+    return ktl::Error::Corrupt;
+}
+
+bool EntryReader::next(EntryView& e) {
+    if (m_left == 0)
+        return false;
+    const size_t used = read_entry(m_rest, e);
+    if (used == 0)
+        return false;
+    m_rest = m_rest.subspan(used);
+    --m_left;
+    return true;
+}
+
+ktl::Error replay(const Decoded& d, Target& t) {
+    switch (d.kind) {
+    case Kind::Term:
+        if (d.term < t.term())
+            return ktl::Error::Corrupt;
+        return t.set_term(d.term, d.vote) ? ktl::Error::None : ktl::Error::NoMemory;
+    case Kind::Truncate:
+        if (d.index < t.start() || d.index > t.next_index())
+            return ktl::Error::Corrupt;
+        return t.truncate(d.index) ? ktl::Error::None : ktl::Error::NoMemory;
+    case Kind::Append: {
+        if (d.index != t.next_index())
+            return ktl::Error::Corrupt;
+        EntryReader r(d);
+        EntryView e;
+        while (r.next(e))
+            if (!t.append(e))
+                return ktl::Error::NoMemory;
+        return ktl::Error::None;
+    }
+    }
+    return ktl::Error::Corrupt;
+}
+
+} // namespace raftlog
