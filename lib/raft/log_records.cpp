@@ -7,10 +7,8 @@
 namespace raftlog {
 namespace {
 
-constexpr auto put32 = ktl::put_le<uint32_t>;
-constexpr auto put64 = ktl::put_le<uint64_t>;
-constexpr auto get32 = ktl::get_le<uint32_t>;
-constexpr auto get64 = ktl::get_le<uint64_t>;
+using ktl::get_le;
+using ktl::put_le;
 
 constexpr size_t padded(size_t n) { return (n + 7) & ~size_t(7); }
 
@@ -21,9 +19,9 @@ size_t read_entry(std::span<const std::byte> rest, EntryView& e) {
     if (rest.size() < kEntryFixed)
         return 0;
     const std::byte* p = rest.data();
-    e.term = get64(p);
+    e.term = get_le<uint64_t>(p);
     e.type = uint8_t(p[8]);
-    const uint32_t len = get32(p + 12);
+    const uint32_t len = get_le<uint32_t>(p + 12);
     if (e.term == 0 || !type_ok(e.type) || p[9] != std::byte(0) || p[10] != std::byte(0) || p[11] != std::byte(0) ||
         len > kMaxEntryBytes || padded(len) > rest.size() - kEntryFixed)
         return 0;
@@ -53,9 +51,9 @@ ktl::Result<size_t> encode_term(std::span<std::byte> out, uint64_t group, uint64
         return ktl::Error::InvalidArgs;
     if (out.size() < kTermBytes)
         return ktl::Error::OutOfRange;
-    put64(out.data(), group);
-    put64(out.data() + 8, term);
-    put64(out.data() + 16, vote);
+    put_le<uint64_t>(out.data(), group);
+    put_le<uint64_t>(out.data() + 8, term);
+    put_le<uint64_t>(out.data() + 16, vote);
     return kTermBytes;
 }
 
@@ -70,16 +68,16 @@ ktl::Result<size_t> encode_append(std::span<std::byte> out, uint64_t group, uint
     if (out.size() < need)
         return ktl::Error::OutOfRange;
     std::byte* p = out.data();
-    put64(p, group);
-    put64(p + 8, first_index);
-    put32(p + 16, static_cast<uint32_t>(entries.size()));
-    put32(p + 20, 0);
+    put_le<uint64_t>(p, group);
+    put_le<uint64_t>(p + 8, first_index);
+    put_le<uint32_t>(p + 16, static_cast<uint32_t>(entries.size()));
+    put_le<uint32_t>(p + 20, 0);
     p += kAppendFixed;
     for (const EntryView& e : entries) {
-        put64(p, e.term);
+        put_le<uint64_t>(p, e.term);
         p[8] = std::byte(e.type);
         std::memset(p + 9, 0, 3);
-        put32(p + 12, static_cast<uint32_t>(e.data.size()));
+        put_le<uint32_t>(p + 12, static_cast<uint32_t>(e.data.size()));
         if (!e.data.empty())
             std::memcpy(p + kEntryFixed, e.data.data(), e.data.size());
         std::memset(p + kEntryFixed + e.data.size(), 0, padded(e.data.size()) - e.data.size());
@@ -93,8 +91,8 @@ ktl::Result<size_t> encode_truncate(std::span<std::byte> out, uint64_t group, ui
         return ktl::Error::InvalidArgs;
     if (out.size() < kTruncateBytes)
         return ktl::Error::OutOfRange;
-    put64(out.data(), group);
-    put64(out.data() + 8, index);
+    put_le<uint64_t>(out.data(), group);
+    put_le<uint64_t>(out.data() + 8, index);
     return kTruncateBytes;
 }
 
@@ -106,27 +104,27 @@ ktl::Result<Decoded> decode(Kind kind, std::span<const std::byte> payload) {
     case Kind::Term:
         if (payload.size() != kTermBytes)
             return ktl::Error::Corrupt;
-        d.group = get64(p);
-        d.term = get64(p + 8);
-        d.vote = get64(p + 16);
+        d.group = get_le<uint64_t>(p);
+        d.term = get_le<uint64_t>(p + 8);
+        d.vote = get_le<uint64_t>(p + 16);
         if (d.term == 0)
             return ktl::Error::Corrupt;
         return d;
     case Kind::Truncate:
         if (payload.size() != kTruncateBytes)
             return ktl::Error::Corrupt;
-        d.group = get64(p);
-        d.index = get64(p + 8);
+        d.group = get_le<uint64_t>(p);
+        d.index = get_le<uint64_t>(p + 8);
         if (d.index == 0)
             return ktl::Error::Corrupt;
         return d;
     case Kind::Append: {
         if (payload.size() < kAppendFixed)
             return ktl::Error::Corrupt;
-        d.group = get64(p);
-        d.index = get64(p + 8);
-        d.count = get32(p + 16);
-        if (d.index == 0 || d.count == 0 || d.count > kMaxEntries || get32(p + 20) != 0)
+        d.group = get_le<uint64_t>(p);
+        d.index = get_le<uint64_t>(p + 8);
+        d.count = get_le<uint32_t>(p + 16);
+        if (d.index == 0 || d.count == 0 || d.count > kMaxEntries || get_le<uint32_t>(p + 20) != 0)
             return ktl::Error::Corrupt;
         d.entries = payload.subspan(kAppendFixed);
         std::span<const std::byte> rest = d.entries;

@@ -7,10 +7,9 @@ another leader in a higher term; the killed node is restarted and all three agre
 assertion is checked against cluster_status over MCP on each node. Nothing is left running."""
 import os
 import re
-import subprocess
 
-from harness import ROOT, check, main
-from test_swarm_membership import SWARM, processes_of, run_scenario
+from harness import check, main
+from test_swarm_membership import run_scenario, take_down
 
 
 def test(args):
@@ -22,11 +21,7 @@ def test(args):
         failover = re.findall(r"held after ([0-9.]+) s: .* agree on one leader and term \(not node", out)
         check(len(failover) == 1, "the failover step")
     finally:
-        state = os.path.join(ROOT, "build", "swarm", f"{run}-raft-failover")
-        if os.path.exists(os.path.join(state, "swarm.json")):
-            subprocess.run(["python3", SWARM, "down", "--run", f"{run}-raft-failover"], capture_output=True)
-        for pid in processes_of(state):
-            os.kill(pid, 9)
+        take_down(run, ("raft-failover",))
     print(f"consensus: scenario in {took:.0f} s, a new leader agreed {float(failover[0]):.1f} s after the leader "
           f"was killed, terms {terms}")
 

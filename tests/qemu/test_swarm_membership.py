@@ -48,6 +48,16 @@ def run_scenario(name, run):
     return r.stdout, took
 
 
+def take_down(run, names):
+    """Whatever a scenario run left (it takes its swarm down itself unless it failed badly)."""
+    for name in names:
+        state = os.path.join(ROOT, "build", "swarm", f"{run}-{name}")
+        if os.path.exists(os.path.join(state, "swarm.json")):
+            subprocess.run(["python3", SWARM, "down", "--run", f"{run}-{name}"], capture_output=True)
+        for pid in processes_of(state):
+            os.kill(pid, 9)
+
+
 def held_after(out, what):
     m = re.search(r"held after ([0-9.]+) s: " + re.escape(what), out)
     check(m is not None, f"no '{what}' in the output")
@@ -69,12 +79,7 @@ def test(args):
         loss, loss_took = run_scenario("mesh-loss", run)
         check("held for 60 s: no deaths" in loss, "the minute of loss")
     finally:
-        for name in ("ring-membership", "star-convergence", "mesh-loss"):
-            state = os.path.join(ROOT, "build", "swarm", f"{run}-{name}")
-            if os.path.exists(os.path.join(state, "swarm.json")):
-                subprocess.run(["python3", SWARM, "down", "--run", f"{run}-{name}"], capture_output=True)
-            for pid in processes_of(state):
-                os.kill(pid, 9)
+        take_down(run, ("ring-membership", "star-convergence", "mesh-loss"))
     print(f"membership: ring scenario in {took:.0f} s (death declared {detect:.1f} s after the kill), star converged, "
           f"a minute of 20 % loss on a mesh without a false death ({loss_took:.0f} s)")
 
