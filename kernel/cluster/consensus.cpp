@@ -26,7 +26,6 @@ cluster::Key g_key {};
 alignas(kraft::Member) unsigned char g_member_storage[sizeof(kraft::Member)];
 kraft::Member* g_member = nullptr;
 kraft::MemberStatus g_status {}; // the last round's, for cluster_info (IRQs masked)
-bool g_running = false;
 
 struct UdpLink final : kraft::Link {
     void send(uint64_t to, std::span<const uint8_t> d) override {
@@ -92,10 +91,9 @@ bool start(uint32_t netstack, uint32_t self_ip, uint16_t membership_port, const 
         KLOG_ERROR("cluster: the consensus group's member did not start");
         return false;
     }
-    g_member = member;
     {
-        arch::IrqGuard guard;
-        g_running = true;
+        arch::IrqGuard guard; // cluster_info reads it
+        g_member = member;
     }
     KLOG_INFO("cluster: consensus group member %llu of %u on UDP %u", static_cast<unsigned long long>(id),
               g_voter_count, g_port);
@@ -125,7 +123,7 @@ void round() {
 }
 
 void fill(cluster_abi::ClusterInfo& out) {
-    if (!g_running)
+    if (!g_member)
         return;
     const kraft::MemberStatus& s = g_status;
     out.raft_id = static_cast<uint32_t>(s.id);

@@ -83,16 +83,21 @@ Held g_held {};
 void unreserve_locked(size_t bytes);
 void request_checkpoint_locked();
 
-// Commits up to `ticket` are durable. Whoever holds a barrier ticket that may be among them (a
-// bridge holding answers) is woken to ask storage_durable again; a spurious wake costs one check.
+// The bridges that may hold answers are told to ask storage_durable again (a spurious wake costs
+// one check).
+void wake_listeners() {
+    for (auto listener : g_commit_listeners)
+        if (listener)
+            listener();
+}
+
+// Commits up to `ticket` are durable: wakes whoever holds a barrier ticket that may be among them.
 void durable_through(uint64_t ticket) {
     const uint64_t before = g_durable_upto;
     if (ticket > g_durable_upto)
         g_durable_upto = ticket;
     if (g_barrier_max > before)
-        for (auto listener : g_commit_listeners)
-            if (listener)
-                listener();
+        wake_listeners();
 }
 
 // The storage task is to take what is staged now.
@@ -419,9 +424,7 @@ void fail(const char* why) {
     g_staged = 0;
     g_reserved = 0;
     sched::wake_all(g_ready_waiters, 0);
-    for (auto listener : g_commit_listeners) // their tickets will never be durable now
-        if (listener)
-            listener();
+    wake_listeners(); // the tickets they hold will never be durable now
 }
 
 void set_space_waker(void (*wake)()) { g_space_waker = wake; }
