@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import http from "node:http";
 
-import { bootHttp, watch } from "./sdk.mjs";
+import { bootHttp, skipUnlessPasst, watch } from "./sdk.mjs";
 
 const kernel = process.argv[2];
 const TOTAL = Number(process.argv[3] ?? 100);
@@ -18,6 +18,7 @@ const CONCURRENCY = Number(process.argv[4] ?? 50);
 const BOUND_MS = 2000;
 const KEY = "admin-key-0123456789abcdef";
 const node = await bootHttp(["--key", `admin:root:${KEY}`], { kernel, metered: true });
+await skipUnlessPasst(node, "http_burst_test");
 const verdict = watch(node, "http_burst_test", 120000);
 const meta = { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} };
 
