@@ -1,0 +1,232 @@
+#include "log_image.h"
+
+#include <cstring>
+
+#include <ktl/le_bytes.h>
+
+namespace raftlog {
+namespace {
+
+using ktl::get_le;
+using ktl::put_le;
+
+constexpr size_t padded(size_t n) { return (n + 7) & ~size_t(7); }
+const std::byte kZeros[8] = {};
+
+// Where a stream's bytes go: counted, and those inside [offset, offset + out.size()) copied.
+class Window {
+public:
+    Window(std::span<std::byte> out, uint64_t offset) : m_out(out), m_offset(offset) {}
+    void put(const std::byte* p, size_t n) {
+        const uint64_t end = m_at + n;
+        const uint64_t lo = m_at > m_offset ? m_at : m_offset;
+        const uint64_t hi = end < m_offset + m_out.size() ? end : m_offset + m_out.size();
+        if (lo < hi) {
+            std::memcpy(m_out.data() + (lo - m_offset), p + (lo - m_at), hi - lo);
+            m_copied += hi - lo;
+        }
+        m_at = end;
+    }
+    uint64_t at() const { return m_at; }
+    size_t copied() const { return m_copied; }
+
+private:
+    std::span<std::byte> m_out;
+    uint64_t m_offset;
+    uint64_t m_at = 0;
+    size_t m_copied = 0;
+};
+
+void put_header(Window& w, Kind kind, size_t len) {
+    std::byte h[kStreamHeader] = {};
+    h[0] = std::byte(kind);
+    put_le<uint32_t>(h + 4, static_cast<uint32_t>(len));
+    w.put(h, sizeof h);
+}
+
+} // namespace
+
+EntryView Image::entry(uint64_t index) const {
+    const Entry& e = m_log[index - 1];
+    return { e.term, e.type, { e.data, e.len } };
+}
+
+void Image::reset() {
+    if (m_log) {
+        truncate(1);
+        m_memory->free(m_log);
+        m_log = nullptr;
+    }
+    m_term = m_vote = 0;
+}
+
+bool Image::set_term(uint64_t term, uint64_t vote) {
+    m_term = term;
+    m_vote = vote;
+    return true;
+}
+
+bool Image::append(const EntryView& e) {
+    if (m_count == kMaxImageEntries || e.data.size() > kMaxEntryBytes)
+        return false;
+    if (!m_log) {
+        m_log = static_cast<Entry*>(m_memory->alloc(sizeof(Entry) * kMaxImageEntries));
+        if (!m_log)
+            return false;
+    }
+    std::byte* data = nullptr;
+    if (!e.data.empty()) {
+        data = static_cast<std::byte*>(m_memory->alloc(e.data.size()));
+        if (!data)
+            return false;
+        std::memcpy(data, e.data.data(), e.data.size());
+    }
+    m_log[m_count++] = Entry { e.term, e.type, data, static_cast<uint32_t>(e.data.size()) };
+    return true;
+}
+
+bool Image::truncate(uint64_t index) {
+    while (m_count >= index) {
+        --m_count;
+        if (m_log[m_count].data)
+            m_memory->free(m_log[m_count].data);
+    }
+    return true;
+}
+
+// Walks the stream once: a Term record, then Appends of as many entries as fit kStreamAppendBytes
+// (at least one each).
+size_t Image::stream_copy(std::span<std::byte> out, uint64_t offset) const {
+    if (empty())
+        return 0;
+    Window w(out, offset);
+    if (m_term) {
+        std::byte term[kTermBytes];
+        (void)encode_term(term, m_group, m_term, m_vote);
+        put_header(w, Kind::Term, kTermBytes);
+        w.put(term, sizeof term);
+    }
+    for (size_t first = 0; first < m_count;) {
+        size_t bytes = kAppendFixed, last = first;
+        do
+            bytes += kEntryFixed + padded(m_log[last++].len);
+        while (last < m_count && last - first < kMaxEntries &&
+               bytes + kEntryFixed + padded(m_log[last].len) <= kStreamAppendBytes);
+        put_header(w, Kind::Append, bytes);
+        std::byte fixed[kAppendFixed] = {};
+        put_le<uint64_t>(fixed, m_group);
+        put_le<uint64_t>(fixed + 8, first + 1);
+        put_le<uint32_t>(fixed + 16, static_cast<uint32_t>(last - first));
+        w.put(fixed, sizeof fixed);
+        for (size_t i = first; i < last; ++i) {
+            const Entry& e = m_log[i];
+            std::byte h[kEntryFixed] = {};
+            put_le<uint64_t>(h, e.term);
+            h[8] = std::byte(e.type);
+            put_le<uint32_t>(h + 12, e.len);
+            w.put(h, sizeof h);
+            if (e.len)
+                w.put(e.data, e.len);
+            w.put(kZeros, padded(e.len) - e.len);
+        }
+        first = last;
+    }
+    return w.copied();
+}
+
+size_t Image::stream_bytes() const {
+    if (empty())
+        return 0;
+    size_t n = m_term ? kStreamHeader + kTermBytes : 0;
+    for (size_t first = 0; first < m_count;) {
+        size_t bytes = kAppendFixed, last = first;
+        do
+            bytes += kEntryFixed + padded(m_log[last++].len);
+        while (last < m_count && last - first < kMaxEntries &&
+               bytes + kEntryFixed + padded(m_log[last].len) <= kStreamAppendBytes);
+        n += kStreamHeader + padded(bytes);
+        first = last;
+    }
+    return n;
+}
+
+ktl::Error Images::apply(Kind kind, std::span<const std::byte> payload) {
+    auto d = decode(kind, payload);
+    if (!d)
+        return ktl::Error::Corrupt;
+    size_t slot = kMaxGroups;
+    for (size_t i = 0; i < kMaxGroups; ++i)
+        if (m_used[i] && m_images[i].group() == d->group)
+            slot = i;
+    if (slot == kMaxGroups) {
+        for (size_t i = 0; i < kMaxGroups && slot == kMaxGroups; ++i)
+            if (!m_used[i])
+                slot = i;
+        if (slot == kMaxGroups)
+            return ktl::Error::Full;
+        m_images[slot].bind(m_memory, d->group);
+        m_used[slot] = true;
+    }
+    return replay(*d, m_images[slot]);
+}
+
+ktl::Error Images::apply_stream(std::span<const std::byte> stream) {
+    while (!stream.empty()) {
+        if (stream.size() < kStreamHeader)
+            return ktl::Error::Corrupt;
+        const uint8_t kind = uint8_t(stream[0]);
+        const uint32_t len = get_le<uint32_t>(stream.data() + 4);
+        if (kind < uint8_t(Kind::Term) || kind > uint8_t(Kind::Truncate) || stream[1] != std::byte(0) ||
+            stream[2] != std::byte(0) || stream[3] != std::byte(0) || padded(len) > stream.size() - kStreamHeader)
+            return ktl::Error::Corrupt;
+        for (size_t i = len; i < padded(len); ++i)
+            if (stream[kStreamHeader + i] != std::byte(0))
+                return ktl::Error::Corrupt;
+        const ktl::Error e = apply(Kind(kind), stream.subspan(kStreamHeader, len));
+        if (e != ktl::Error::None)
+            return e == ktl::Error::NoMemory ? e : ktl::Error::Corrupt;
+        stream = stream.subspan(kStreamHeader + padded(len));
+    }
+    return ktl::Error::None;
+}
+
+const Image* Images::find(uint64_t group) const {
+    for (size_t i = 0; i < kMaxGroups; ++i)
+        if (m_used[i] && m_images[i].group() == group)
+            return &m_images[i];
+    return nullptr;
+}
+
+size_t Images::stream_bytes(uint64_t group) const {
+    size_t n = 0;
+    for (size_t i = 0; i < kMaxGroups; ++i)
+        if (m_used[i] && (group == kAll || m_images[i].group() == group))
+            n += m_images[i].stream_bytes();
+    return n;
+}
+
+size_t Images::stream_copy(uint64_t group, std::span<std::byte> out, uint64_t offset) const {
+    size_t copied = 0;
+    uint64_t base = 0; // where this image's stream starts in the whole
+    for (size_t i = 0; i < kMaxGroups; ++i) {
+        if (!m_used[i] || (group != kAll && m_images[i].group() != group))
+            continue;
+        const size_t bytes = m_images[i].stream_bytes();
+        const uint64_t lo = offset > base ? offset : base;
+        const uint64_t hi = offset + out.size() < base + bytes ? offset + out.size() : base + bytes;
+        if (lo < hi)
+            copied += m_images[i].stream_copy(out.subspan(lo - offset, hi - lo), lo - base);
+        base += bytes;
+    }
+    return copied;
+}
+
+void Images::clear() {
+    for (size_t i = 0; i < kMaxGroups; ++i)
+        if (m_used[i]) {
+            m_images[i].reset();
+            m_used[i] = false;
+        }
+}
+
+} // namespace raftlog
