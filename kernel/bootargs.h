@@ -14,7 +14,7 @@ struct Config {
     bool quiet = false;       // `quiet`: console shows warnings and worse only
     bool mcp_serial = false;  // `mcp=serial`: the console line carries MCP (newline-delimited JSON-RPC) only
     uint32_t checkpoint_kib =
-        0; // `checkpoint_kib=N` (64..1048576): take a checkpoint once the log holds N KiB (default: adaptive)
+        0; // `checkpoint_kib=N` (1..1048576): take a checkpoint once the log holds N KiB (default: adaptive)
     bool disk_off = false;        // `disk=off`: leave the first virtio-blk device alone (collections live in memory)
     std::string_view tools;       // `tools=a,b,c`: MCP tool allowlist (default: every kernel tool)
     std::string_view serial_role; // `serial_role=admin|operator|reader|anonymous` (default admin)

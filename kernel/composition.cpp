@@ -35,6 +35,7 @@ constexpr ObjectInfo kObjects[] = {
     { "http_endpoint", cap::ObjectType::NetEndpoint },
     { "http_wake", cap::ObjectType::Event },
     { "vector_service", cap::ObjectType::VectorService },
+    { "raft_log", cap::ObjectType::RaftLog },
 };
 static_assert(sizeof kObjects / sizeof kObjects[0] == static_cast<uint8_t>(Object::Count));
 
@@ -45,9 +46,13 @@ constexpr Grant kGrants[] = {
     { Task::Storage, Disk, kRead | kWrite, 0 },
     { Task::Storage, VectorStore, kRead | kWrite | kGrant | kCreate | kDrop | kImport, 0 },
     { Task::Storage, AuditTrail, kRead | kWrite, 0 },
+    // The Raft groups' state: given back by recovery (write), read whole for checkpoints.
+    { Task::Storage, RaftLog, kRead | kWrite, 0 },
     // Membership opens its UDP endpoint at run time; refused peers go to the MCP audit trail.
     { Task::Cluster, NetStack, kWrite, 0 },
     { Task::Cluster, AuditTrail, kWrite, 0 },
+    // Its consensus group's member keeps its term, vote and log there.
+    { Task::Cluster, RaftLog, kRead | kWrite, 0 },
     // The console line's MCP bridge: the line, then what every bridge holds. Grant on the
     // introspection object and the store: the bridge hands tool tasks single-use tokens for
     // them (one collection, through store_open, or the store), never the capabilities.

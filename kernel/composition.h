@@ -34,6 +34,7 @@ enum class Object : uint8_t {
     HttpEndpoint,  // the MCP HTTP endpoint's connections
     HttpWake,      // the event the HTTP bridge waits on
     VectorService, // the vector store's request queue (its workers)
+    RaftLog,       // the Raft groups' durable state (kernel/raft/raft_store.h)
     Count,
 };
 

@@ -162,6 +162,7 @@ void start_storage(composition::Objects& objects, const void* audit_region) {
     storage_caps.disk = held[Object::Disk];
     storage_caps.store = held[Object::VectorStore];
     storage_caps.audit = held[Object::AuditTrail];
+    storage_caps.raft = held[Object::RaftLog];
     if (objects[Object::AuditTrail])
         journal::set_audit_region(audit_region);
     journal::init_recovering(*t, kStoragePriority);
@@ -220,6 +221,11 @@ mcpd::BridgeCaps bridge_caps(const composition::Held& held) {
         KLOG_ERROR("mcp: no audit region (%s); decisions will be counted as dropped",
                    ktl::error_name(audit_trail.error()));
     objects.set(Object::AuditTrail, audit_trail ? *audit_trail : 0);
+    // The Raft groups' durable state (kernel/raft/raft_store.h): the storage task's and the
+    // cluster task's alone.
+    static int raft_log_object;
+    auto raft_log = kcap::register_object(kcap::ObjectType::RaftLog, &raft_log_object);
+    objects.set(Object::RaftLog, raft_log ? *raft_log : 0);
     start_storage(objects, audit_region ? *audit_region : nullptr);
     // Provenance nodes: the same kind of ring, shared by the bridges the same way.
     auto provenance_region = handlers::make_region(mcpd::provenance_log_bytes(), 3 /* ring */,

@@ -32,6 +32,7 @@ constexpr uint64_t kMs = 1'000'000ull;
 struct TaskCaps {
     uint32_t netstack = ~0u;     // udp_open
     uint32_t audit_region = ~0u; // the MCP audit trail: refused peers are recorded there
+    uint32_t raft_log = ~0u;     // the consensus group's durable state
 };
 
 TaskCaps g_caps;
@@ -219,7 +220,7 @@ int64_t task_main(void*) {
     KLOG_INFO("cluster: %s joins '%.*s' on UDP %u (period %u ms, suspicion x%u, %u indirect probes)", g_self,
               static_cast<int>(bootargs::get().cluster.size()), bootargs::get().cluster.data(), port, c.period_ms,
               c.suspicion_mult, c.indirect);
-    consensus::start(g_caps.netstack, net.address, port, g_key, boot_id);
+    consensus::start(g_caps.netstack, g_caps.raft_log, net.address, port, g_key, boot_id);
     TaskTransport transport;
     uint8_t buf[net::Datagram::kMaxPayload];
     for (;;) {
@@ -295,6 +296,7 @@ uint64_t start(const composition::Objects& objects) {
     const composition::Held held = composition::grant(composition::Task::Cluster, *t, objects);
     g_caps.netstack = held[composition::Object::NetStack];
     g_caps.audit_region = held[composition::Object::AuditTrail];
+    g_caps.raft_log = held[composition::Object::RaftLog];
     return *object;
 }
 

@@ -35,6 +35,41 @@ struct UdpLink final : kraft::Link {
 };
 UdpLink g_link;
 
+uint32_t g_raft_log = ~0u; // the RaftLog capability
+
+struct LogDisk final : kraft::Disk {
+    static constexpr int64_t kWouldBlock = -static_cast<int64_t>(ktl::Error::WouldBlock);
+    static constexpr uint64_t kPollNs = 1'000'000;
+    static constexpr uint32_t kMaxPolls = 60'000; // a minute: a disk that takes longer has failed
+
+    int64_t write(raftlog::Kind kind, std::span<const std::byte> payload) override {
+        // A checkpoint holds writes back while it is taken: the member waits it out.
+        for (uint32_t i = 0; i < kMaxPolls; ++i) {
+            const int64_t r = sys::raft_write(g_raft_log, static_cast<uint64_t>(kind), payload.data(), payload.size());
+            if (r != kWouldBlock)
+                return r;
+            sys::sleep(kPollNs);
+        }
+        return -static_cast<int64_t>(ktl::Error::TimedOut);
+    }
+    int64_t durable(uint64_t ticket) override { return sys::storage_durable(ticket); }
+    // Polled rather than storage_sync: a record staged while the store is still recovered becomes
+    // durable when the log opens, which storage_sync does not wait for.
+    bool wait(uint64_t ticket) override {
+        for (uint32_t i = 0; i < kMaxPolls; ++i) {
+            const int64_t d = sys::storage_durable(ticket);
+            if (d != 0)
+                return d == 1;
+            sys::sleep(kPollNs);
+        }
+        return false;
+    }
+    int64_t load(uint64_t group, std::span<std::byte> out) override {
+        return sys::raft_read(g_raft_log, group, out.data(), out.size(), 0);
+    }
+};
+LogDisk g_disk;
+
 // `raft_voters=A.B.C.D,...`: 3 or 5 addresses, none twice. 0 when absent or malformed (logged).
 uint32_t parse_voters(std::string_view list) {
     uint32_t n = 0;
@@ -55,7 +90,8 @@ uint32_t parse_voters(std::string_view list) {
 
 } // namespace
 
-bool start(uint32_t netstack, uint32_t self_ip, uint16_t membership_port, const cluster::Key& key, uint64_t epoch) {
+bool start(uint32_t netstack, uint32_t raft_log, uint32_t self_ip, uint16_t membership_port, const cluster::Key& key,
+           uint64_t epoch) {
     const std::string_view list = bootargs::get().raft_voters;
     if (list.empty())
         return false;
@@ -81,12 +117,15 @@ bool start(uint32_t netstack, uint32_t self_ip, uint16_t membership_port, const 
     }
     g_slot = static_cast<uint32_t>(slot);
     g_key = key;
+    g_raft_log = raft_log;
+    // The member's state is given back by recovery's first pass (with the audit trail).
+    sys::storage_wait();
     kraft::heap_install(kEngineHeap);
     uint64_t voters[kraft::kMaxVoters];
     for (uint32_t i = 0; i < g_voter_count; ++i)
         voters[i] = i + 1;
     auto* member = new (g_member_storage) kraft::Member;
-    if (!member->start(kGroup, id, { voters, g_voter_count }, g_link, { g_key.data(), g_key.size() }, epoch)) {
+    if (!member->start(kGroup, id, { voters, g_voter_count }, g_link, g_disk, { g_key.data(), g_key.size() }, epoch)) {
         member->~Member();
         KLOG_ERROR("cluster: the consensus group's member did not start");
         return false;
@@ -95,8 +134,14 @@ bool start(uint32_t netstack, uint32_t self_ip, uint16_t membership_port, const 
         arch::IrqGuard guard; // cluster_info reads it
         g_member = member;
     }
-    KLOG_INFO("cluster: consensus group member %llu of %u on UDP %u", static_cast<unsigned long long>(id),
-              g_voter_count, g_port);
+    if (member->recovered_term())
+        KLOG_INFO("cluster: consensus group member %llu of %u on UDP %u, its state recovered (term %llu, %llu entries)",
+                  static_cast<unsigned long long>(id), g_voter_count, g_port,
+                  static_cast<unsigned long long>(member->recovered_term()),
+                  static_cast<unsigned long long>(member->recovered_entries()));
+    else
+        KLOG_INFO("cluster: consensus group member %llu of %u on UDP %u", static_cast<unsigned long long>(id),
+                  g_voter_count, g_port);
     return true;
 }
 

@@ -3,12 +3,17 @@
 // carried by a loopback link (the UDP link comes next), on the kernel's clock, random numbers and
 // bounded engine heap: a leader is elected, commands are committed and applied in the same order
 // everywhere, the leader cut off is replaced by a new one in a higher term which commits more, the
-// old one catches up once the link is back, and everything the engine allocated is given back.
+// old one catches up once the link is back; a member closed and started again on its disk takes up
+// its term and log (no bootstrap) and catches up; everything the engine allocated is given back.
+// Each member's disk is in memory (the records kept as the kernel's RaftLog keeps them), its
+// commits durable one round after they are written, so appends wait for them as on a real disk.
 #include "../clock.h"
 #include "../mm/kheap.h"
 #include "../raft/raft_heap.h"
 #include "../raft/raft_member.h"
 #include "cases.h"
+
+#include <raft/log_image.h>
 
 #include <cstring>
 #include <new>
@@ -72,7 +77,42 @@ private:
     uint64_t m_sender = 0, m_isolated = 0, m_lost = 0;
 };
 
-// Runs the group (deliver, turn each member, sleep 1 ms) until done() or `ms` pass.
+struct HeapMemory final : raftlog::Memory {
+    void* alloc(size_t bytes) override {
+        auto mem = kheap::alloc(bytes);
+        return mem ? *mem : nullptr;
+    }
+    void free(void* p) override { kheap::free(p); }
+};
+HeapMemory g_heap_memory;
+
+// A member's disk: each record a commit of its own, durable once commit() runs (a round later).
+class MemoryDisk final : public kraft::Disk {
+public:
+    int64_t write(raftlog::Kind kind, std::span<const std::byte> payload) override {
+        if (m_images.apply(kind, payload) != ktl::Error::None)
+            return -static_cast<int64_t>(ktl::Error::Corrupt);
+        return static_cast<int64_t>(++m_written);
+    }
+    int64_t durable(uint64_t ticket) override { return ticket <= m_durable ? 1 : 0; }
+    bool wait(uint64_t ticket) override {
+        if (ticket > m_durable)
+            m_durable = ticket; // (the wait is the write itself here)
+        return true;
+    }
+    int64_t load(uint64_t group, std::span<std::byte> out) override {
+        return static_cast<int64_t>(out.empty() ? m_images.stream_bytes(group) : m_images.stream_copy(group, out, 0));
+    }
+    void commit() { m_durable = m_written; }
+    void release() { m_images.clear(); }
+
+private:
+    raftlog::Images m_images { g_heap_memory };
+    uint64_t m_written = 0, m_durable = 0;
+};
+MemoryDisk* g_disks = nullptr; // kNodes
+
+// Runs the group (deliver, turn each member, commit the disks, sleep 1 ms) until done() or `ms` pass.
 template <typename Done>
 bool run_until(Loopback& link, kraft::Member (&members)[kNodes], uint64_t ms, Done&& done) {
     const uint64_t end = clock::monotonic_ns() + ms * kMs;
@@ -82,6 +122,8 @@ bool run_until(Loopback& link, kraft::Member (&members)[kNodes], uint64_t ms, Do
             link.set_sender(i + 1);
             members[i].turn();
         }
+        for (size_t i = 0; i < kNodes; ++i)
+            g_disks[i].commit();
         if (done())
             return true;
         sys::sleep_ns(kMs);
@@ -136,6 +178,7 @@ bool raft_group(const Caps&) {
     // On the heap: the task's stack is small. (A failed check leaves them: the run is over anyway.)
     struct Group {
         Loopback link;
+        MemoryDisk disks[kNodes];
         kraft::Member members[kNodes];
     };
     auto mem = kheap::alloc(sizeof(Group));
@@ -143,10 +186,13 @@ bool raft_group(const Caps&) {
     Group& g = *new (*mem) Group;
     Loopback& link = g.link;
     kraft::Member(&members)[kNodes] = g.members;
+    g_disks = g.disks;
     KT_CHECK(link.init(), "no memory for the loopback link");
     const uint64_t voters[kNodes] = { 1, 2, 3 };
-    for (size_t i = 0; i < kNodes; ++i)
-        KT_CHECK(members[i].start(kGroup, i + 1, voters, link, kKey, 1), "member %zu did not start", i + 1);
+    for (size_t i = 0; i < kNodes; ++i) {
+        KT_CHECK(members[i].start(kGroup, i + 1, voters, link, g.disks[i], kKey, 1), "member %zu did not start", i + 1);
+        KT_CHECK(members[i].recovered_term() == 0, "member %zu found state on an empty disk", i + 1);
+    }
 
     uint64_t t0 = clock::monotonic_ns();
     KT_CHECK(run_until(link, members, 15000, [&] { return leader_of(members, 0) != 0; }), "no leader in 15 s");
@@ -182,6 +228,27 @@ bool raft_group(const Caps&) {
     link.isolate(0);
     KT_CHECK(run_until(link, members, 20000, [&] { return agreed(members, 70); }), "member %llu did not catch up",
              static_cast<unsigned long long>(first));
+    // A follower closed and started again on its disk, in a later life: it takes up its term and
+    // log, applies the committed commands again, and goes on with the group.
+    const uint64_t leader = leader_of(members, 0);
+    const uint64_t restarted = leader == 1 ? 2 : 1;
+    const kraft::MemberStatus before_restart = members[restarted - 1].status();
+    members[restarted - 1].close();
+    KT_CHECK(members[restarted - 1].start(kGroup, restarted, voters, link, g.disks[restarted - 1], kKey, 2),
+             "member %llu did not start again", static_cast<unsigned long long>(restarted));
+    KT_CHECK(members[restarted - 1].recovered_term() == before_restart.term &&
+                 members[restarted - 1].recovered_entries() == before_restart.last_index,
+             "member %llu came back with term %llu and %llu entries, not %llu and %llu",
+             static_cast<unsigned long long>(restarted),
+             static_cast<unsigned long long>(members[restarted - 1].recovered_term()),
+             static_cast<unsigned long long>(members[restarted - 1].recovered_entries()),
+             static_cast<unsigned long long>(before_restart.term),
+             static_cast<unsigned long long>(before_restart.last_index));
+    if (!propose(link, members, leader, 200, 10))
+        return false;
+    KT_CHECK(run_until(link, members, 20000, [&] { return agreed(members, 80); }),
+             "the restarted member %llu did not apply the 80 commands alike",
+             static_cast<unsigned long long>(restarted));
     kraft::MemberStatus s[kNodes];
     for (size_t i = 0; i < kNodes; ++i)
         s[i] = members[i].status();
@@ -190,6 +257,8 @@ bool raft_group(const Caps&) {
     const kraft::HeapStats peak = kraft::heap_stats();
     for (auto& m : members)
         m.close();
+    for (auto& d : g.disks)
+        d.release();
     link.release();
     g.~Group();
     kheap::free(*mem);
@@ -201,10 +270,12 @@ bool raft_group(const Caps&) {
              static_cast<unsigned long long>(after.refused));
     console::printf("ktest:   raft: leader %llu elected in %llu ms, 50 commands applied on 3 members in %llu ms; "
                     "leader cut off, %llu elected in %llu ms (term %llu), 20 more applied, the old leader caught up; "
+                    "member %llu restarted on its disk, 10 more applied everywhere; "
                     "%llu datagrams; engine heap peak %llu bytes, all given back\n",
                     static_cast<unsigned long long>(first), static_cast<unsigned long long>(elected_ms),
                     static_cast<unsigned long long>(commit_ms), static_cast<unsigned long long>(second),
                     static_cast<unsigned long long>(failover_ms), static_cast<unsigned long long>(s[second - 1].term),
+                    static_cast<unsigned long long>(restarted),
                     static_cast<unsigned long long>(s[0].sent + s[1].sent + s[2].sent),
                     static_cast<unsigned long long>(peak.peak));
     return true;

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <new>
 
+#include <raft/log_image.h>
+
 // The compatibility layer queues the callbacks of completed client requests; the raft_io fires
 // them once per turn of its loop (upstream's libuv backend does so in its prepare and check
 // handles). Internal to upstream (src/legacy.h), hence declared here.
@@ -76,14 +78,17 @@ void format_address(uint64_t id, char (&out)[24]) {
 
 } // namespace
 
-bool Member::start(uint64_t group, uint64_t id, std::span<const uint64_t> voters, Link& link, raftwire::Key key,
-                   uint64_t epoch) {
+bool Member::start(uint64_t group, uint64_t id, std::span<const uint64_t> voters, Link& link, Disk& disk,
+                   raftwire::Key key, uint64_t epoch) {
     if (m_raft || voters.empty() || voters.size() > kMaxVoters)
         return false;
     m_group = group;
     m_id = id;
     m_epoch = epoch;
     m_link = &link;
+    m_disk = &disk;
+    m_applied = 0; // a member started again applies the committed commands again (no snapshots)
+    m_applied_hash = 0xcbf29ce484222325ull;
     m_key = key;
     auto log = kheap::alloc(sizeof(Entry) * kMaxLogEntries);
     auto scratch = kheap::alloc(kMaxMessage);
@@ -96,6 +101,12 @@ bool Member::start(uint64_t group, uint64_t id, std::span<const uint64_t> voters
     }
     m_log = static_cast<Entry*>(*log);
     m_scratch = static_cast<uint8_t*>(*scratch);
+    if (!load_state()) {
+        close();
+        return false;
+    }
+    m_recovered_term = m_term;
+    m_recovered_entries = m_count;
     m_peer_count = 0;
     for (uint64_t v : voters) {
         if (v == id)
@@ -158,7 +169,9 @@ bool Member::start(uint64_t group, uint64_t id, std::span<const uint64_t> voters
         format_address(v, address);
         ok = ok && raft_configuration_add(&conf, v, address, RAFT_VOTER) == 0;
     }
-    ok = ok && raft_bootstrap(m_raft, &conf) == 0;
+    // A member with state of its own takes it up: its log holds the configuration already.
+    if (m_term == 0)
+        ok = ok && raft_bootstrap(m_raft, &conf) == 0;
     raft_configuration_close(&conf);
     ok = ok && raft_start(m_raft) == 0;
     if (!ok) {
@@ -339,22 +352,30 @@ int Member::io_bootstrap(const raft_configuration* conf) {
         return RAFT_NOMEM;
     const raftlog::EntryView first { 1, RAFT_CHANGE, { static_cast<const std::byte*>(buf.base), buf.len } };
     int rv = io_set_term(1);
+    uint64_t ticket = 0;
     if (rv == 0)
-        rv = append_record(1, &first, 1);
+        rv = append_record(1, &first, 1, &ticket);
     raft_free(buf.base);
-    return rv;
+    // The configuration is durable before the group runs (a restart finds it, not an empty log).
+    return rv == 0 && ticket && !m_disk->wait(ticket) ? RAFT_IOERR : rv;
 }
 
+// Term and vote: durable before the engine acts on them (a vote given twice in one term, after a
+// restart, would let two leaders be elected).
 int Member::io_set_term(raft_term term) {
     std::byte record[raftlog::kTermBytes];
     auto n = raftlog::encode_term(record, m_group, term, 0);
-    return n ? apply_record(raftlog::Kind::Term, { record, *n }) : RAFT_INVALID;
+    uint64_t ticket = 0;
+    const int rv = n ? apply_record(raftlog::Kind::Term, { record, *n }, &ticket) : RAFT_INVALID;
+    return rv == 0 && ticket && !m_disk->wait(ticket) ? RAFT_IOERR : rv;
 }
 
 int Member::io_set_vote(raft_id vote) {
     std::byte record[raftlog::kTermBytes];
     auto n = raftlog::encode_term(record, m_group, m_term, vote);
-    return n ? apply_record(raftlog::Kind::Term, { record, *n }) : RAFT_INVALID;
+    uint64_t ticket = 0;
+    const int rv = n ? apply_record(raftlog::Kind::Term, { record, *n }, &ticket) : RAFT_INVALID;
+    return rv == 0 && ticket && !m_disk->wait(ticket) ? RAFT_IOERR : rv;
 }
 
 int Member::io_send(raft_io_send* req, const raft_message* m, raft_io_send_cb cb) {
@@ -395,15 +416,17 @@ int Member::io_append(raft_io_append* req, const raft_entry* entries, unsigned n
         views[i] = { entries[i].term,
                      static_cast<uint8_t>(entries[i].type),
                      { static_cast<const std::byte*>(entries[i].buf.base), entries[i].buf.len } };
-    const size_t before = m_count;
-    const int rv = append_record(next_index(), views, n);
+    // Room for its completion first: an append written cannot be taken back from the disk.
+    if (m_pending_count == kMaxPending) {
+        kheap::free(views);
+        return RAFT_NOMEM;
+    }
+    uint64_t ticket = 0;
+    const int rv = append_record(next_index(), views, n, &ticket);
     kheap::free(views);
     if (rv != 0)
         return rv;
-    if (!queue(Pending { nullptr, nullptr, req, cb, 0 })) {
-        drop_from(before);
-        return RAFT_NOMEM;
-    }
+    (void)queue(Pending { nullptr, nullptr, req, cb, ticket });
     return 0;
 }
 
@@ -434,16 +457,36 @@ int Member::fsm_apply(const raft_buffer* buf) {
 
 // ---- the in-memory log and the requests in flight ----------------------------------------------
 
-// One record: decoded and replayed into this member's own state, as recovery will replay it.
-int Member::apply_record(raftlog::Kind kind, std::span<const std::byte> payload) {
+// One record: written to the disk, then replayed into this member's own state, as recovery will
+// replay it.
+int Member::apply_record(raftlog::Kind kind, std::span<const std::byte> payload, uint64_t* ticket) {
     auto d = raftlog::decode(kind, payload);
     if (!d || d->group != m_group)
         return RAFT_IOERR;
+    const int64_t written = m_disk->write(kind, payload);
+    if (written < 0)
+        return written == -static_cast<int64_t>(ktl::Error::NoMemory) ? RAFT_NOMEM : RAFT_IOERR;
+    if (ticket)
+        *ticket = static_cast<uint64_t>(written);
     const ktl::Error e = raftlog::replay(*d, *this);
     return e == ktl::Error::None ? 0 : e == ktl::Error::NoMemory ? RAFT_NOMEM : RAFT_IOERR;
 }
 
-int Member::append_record(uint64_t index, const raftlog::EntryView* entries, unsigned n) {
+bool Member::load_state() {
+    const int64_t bytes = m_disk->load(m_group, {});
+    if (bytes <= 0)
+        return bytes == 0;
+    auto mem = kheap::alloc(static_cast<size_t>(bytes));
+    if (!mem)
+        return false;
+    std::span<std::byte> stream(static_cast<std::byte*>(*mem), static_cast<size_t>(bytes));
+    const bool ok = m_disk->load(m_group, stream) == bytes &&
+                    raftlog::replay_stream(stream, m_group, *this) == ktl::Error::None;
+    kheap::free(*mem);
+    return ok;
+}
+
+int Member::append_record(uint64_t index, const raftlog::EntryView* entries, unsigned n, uint64_t* ticket) {
     const size_t bytes = raftlog::append_bytes({ entries, n });
     if (bytes == 0)
         return RAFT_TOOBIG;
@@ -452,7 +495,7 @@ int Member::append_record(uint64_t index, const raftlog::EntryView* entries, uns
         return RAFT_NOMEM;
     std::span<std::byte> record(static_cast<std::byte*>(*mem), bytes);
     auto encoded = raftlog::encode_append(record, m_group, index, { entries, n });
-    const int rv = encoded ? apply_record(raftlog::Kind::Append, record.first(*encoded)) : RAFT_INVALID;
+    const int rv = encoded ? apply_record(raftlog::Kind::Append, record.first(*encoded), ticket) : RAFT_INVALID;
     kheap::free(*mem);
     return rv;
 }
@@ -498,19 +541,34 @@ bool Member::queue(const Pending& p) {
     return true;
 }
 
-// In the order they were made. A callback may make new requests: those wait for the next turn.
+// In the order they were made; an append only once its commit is durable (and so every later
+// append waits too: tickets only grow). A callback may make new requests: those wait for the next
+// turn. status != 0 (closing): everything, with that status.
 void Member::complete_pending(int status) {
     const size_t n = m_pending_count;
+    size_t kept = 0;
+    bool held = false;
     for (size_t i = 0; i < n; ++i) {
         const Pending p = m_pending[i];
-        if (p.send)
+        if (p.send) {
             p.send_cb(p.send, status);
-        else if (p.append)
-            p.append_cb(p.append, status);
+            continue;
+        }
+        int result = status;
+        if (status == 0 && p.ticket != 0 && !held) {
+            const int64_t d = m_disk->durable(p.ticket);
+            held = d == 0;
+            result = d < 0 ? RAFT_IOERR : 0;
+        }
+        if (status == 0 && held) {
+            m_pending[kept++] = p;
+            continue;
+        }
+        p.append_cb(p.append, result);
     }
     // (Requests made by the callbacks were queued after the first n.)
-    std::memmove(m_pending, m_pending + n, (m_pending_count - n) * sizeof(Pending));
-    m_pending_count -= n;
+    std::memmove(m_pending + kept, m_pending + n, (m_pending_count - n) * sizeof(Pending));
+    m_pending_count = kept + (m_pending_count - n);
 }
 
 } // namespace kraft

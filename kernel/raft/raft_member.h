@@ -3,12 +3,13 @@
 // (lib/raft) behind a raft_io of the kernel's. Its messages leave as lib/raft/wire datagrams,
 // sealed under the cluster key, through a Link, and come back through receive(), put together in
 // each sender's order (the engine needs it). Every change to what it keeps (term, vote, entries)
-// is made by encoding the write-ahead log's record for it (lib/raft/log_records.h) and replaying
-// that record into its own state, so what recovery will rebuild from those records is the state
-// it ran with. The records are not written to the disk yet (term and vote durable before
-// set_term/set_vote return, appends completed once committed: next), so a member must not
-// restart into the same group. Snapshots are not taken (the threshold is out of reach) and not
-// accepted.
+// is made by encoding the write-ahead log's record for it (lib/raft/log_records.h), writing that
+// record to its Disk and replaying it into its own state, so what recovery rebuilds from those
+// records is the state it ran with. Term and vote are durable before set_term/set_vote return; an
+// append is completed (the engine then acts on it: a follower acknowledges, a leader counts itself)
+// only once the commit carrying it is durable. A member started on a Disk that holds its group's
+// state takes it up (no bootstrap): a node restarted into its group keeps its vote and its log.
+// Snapshots are not taken (the threshold is out of reach) and not accepted.
 //
 // Driven by one task: start(), then receive() for each datagram and turn() at least every few
 // milliseconds (ticks and the completion of the requests the engine made in between). Nothing
@@ -31,6 +32,23 @@ public:
 
 protected:
     ~Link() = default;
+};
+
+// Where a member's records go: the node's RaftLog (the write-ahead log), or a test's memory.
+class Disk {
+public:
+    // One record: the commit ticket that carries it (0: nothing to wait for), or -ktl::Error.
+    virtual int64_t write(raftlog::Kind kind, std::span<const std::byte> payload) = 0;
+    // Whether commit `ticket` is durable: 1 yes, 0 not yet, < 0 never (the journal failed).
+    virtual int64_t durable(uint64_t ticket) = 0;
+    // Blocks until commit `ticket` is durable: false if it never will be.
+    virtual bool wait(uint64_t ticket) = 0;
+    // The group's durable state as a stream (lib/raft/log_image.h): its size when out is empty,
+    // otherwise the bytes copied into out (< 0: -ktl::Error).
+    virtual int64_t load(uint64_t group, std::span<std::byte> out) = 0;
+
+protected:
+    ~Disk() = default;
 };
 
 constexpr size_t kMaxVoters = 5;
@@ -56,11 +74,15 @@ public:
     Member& operator=(const Member&) = delete;
     ~Member() { close(); }
 
-    // Joins group `group` as `id` among `voters` (ids 1..; this member's among them), bootstrapping
-    // the group's configuration (every member of a new group does, with the same voters). `epoch`:
-    // this life of the member (the wire orders messages by it). False if the engine refused.
-    bool start(uint64_t group, uint64_t id, std::span<const uint64_t> voters, Link& link, raftwire::Key key,
+    // Joins group `group` as `id` among `voters` (ids 1..; this member's among them): with the
+    // state `disk` holds for the group, or else bootstrapping the group's configuration (every
+    // member of a new group does, with the same voters). `epoch`: this life of the member (the
+    // wire orders messages by it: a later life's must be larger). False if the engine refused.
+    bool start(uint64_t group, uint64_t id, std::span<const uint64_t> voters, Link& link, Disk& disk, raftwire::Key key,
                uint64_t epoch);
+    // What start() found on the disk (0 and 0: a new member).
+    uint64_t recovered_term() const { return m_recovered_term; }
+    uint64_t recovered_entries() const { return m_recovered_entries; }
     // One datagram from the network (anything: it is authenticated and checked first).
     void receive(std::span<const uint8_t> datagram);
     // Fires due ticks and completes the requests made since the last turn.
@@ -107,7 +129,7 @@ private:
         raft_io_send_cb send_cb;
         raft_io_append* append;
         raft_io_append_cb append_cb;
-        int status;
+        uint64_t ticket; // an append's: the commit that must be durable first
     };
     struct Peer {
         uint64_t id;
@@ -115,8 +137,10 @@ private:
         uint64_t seq;              // messages sent to it in this life
     };
 
-    int apply_record(raftlog::Kind kind, std::span<const std::byte> payload);
-    int append_record(uint64_t index, const raftlog::EntryView* entries, unsigned n);
+    // Written to the disk, then replayed here; *ticket (if asked) the commit that carries it.
+    int apply_record(raftlog::Kind kind, std::span<const std::byte> payload, uint64_t* ticket = nullptr);
+    int append_record(uint64_t index, const raftlog::EntryView* entries, unsigned n, uint64_t* ticket);
+    bool load_state();         // the disk's state for the group replayed into this member
     void drop_from(size_t at); // entries [at, count) freed
     bool queue(const Pending& p);
     void complete_pending(int status);
@@ -126,6 +150,8 @@ private:
     raft_io m_io {};
     raft_fsm m_fsm {};
     Link* m_link = nullptr;
+    Disk* m_disk = nullptr;
+    uint64_t m_recovered_term = 0, m_recovered_entries = 0;
     raftwire::Key m_key {};
     uint64_t m_group = 0, m_id = 0, m_epoch = 0;
     char m_address[24] = "";

@@ -139,6 +139,31 @@ CheckpointResult Checkpointer::take(storage::Superblock& sb, storage::Wal& wal, 
         sys::cap_delete(static_cast<uint64_t>(slot));
     }
 
+    // The Raft groups: their records wait for the checkpoint's end like every change, so their
+    // state is what the log up to here rebuilds.
+    const int64_t raft_bytes = m_raft == ~0u ? 0 : sys::raft_read(m_raft, ~0ull, nullptr, 0, 0);
+    if (status == 0 && raft_bytes > 0) {
+        if (!storage::add_piece(h, storage::PieceKind::Raft, "raft", static_cast<uint64_t>(raft_bytes), 0, 0, 0,
+                                kSector) ||
+            h.bytes > room) {
+            fail(1);
+        } else {
+            storage::CheckpointEntry& e = h.entries[h.count - 1];
+            uint32_t crc = 0;
+            for (uint64_t off = 0; status == 0 && off < e.length; off += kChunk) {
+                const uint64_t want = e.length - off < kChunk ? e.length - off : kChunk;
+                if (sys::raft_read(m_raft, ~0ull, g_chunk, want, off) != static_cast<int64_t>(want)) {
+                    fail(-static_cast<int>(ktl::Error::IoError));
+                    break;
+                }
+                crc = storage::crc32c(crc, g_chunk, want);
+                if (!write_chunk(area, e.offset + off, want))
+                    fail(-static_cast<int>(ktl::Error::IoError));
+            }
+            e.crc = crc;
+        }
+    }
+
     // The audit trail: from here its new records wait for the new log; the ones before are copied.
     const int64_t total = step(Step::Hold);
     if (status == 0 && m_audit != ~0u && total > 0) {
@@ -256,7 +281,25 @@ ktl::Result<Checkpointer::Loaded> Checkpointer::load(const storage::Superblock& 
         auto read_chunk = [&](uint64_t off, uint64_t want) {
             return m_disk.read(first + (e.offset + off) / kSector, { g_chunk, round_up(want) });
         };
-        if (e.kind == storage::PieceKind::Collection) {
+        if (e.kind == storage::PieceKind::Raft) {
+            // Checked whole, then given back in order (applied once whole: all or nothing).
+            uint32_t crc = 0;
+            for (uint64_t off = 0; off < e.length; off += kChunk) {
+                const uint64_t want = e.length - off < kChunk ? e.length - off : kChunk;
+                TRY_VOID(read_chunk(off, want));
+                crc = storage::crc32c(crc, g_chunk, want);
+            }
+            if (crc != e.crc || m_raft == ~0u)
+                return ktl::Error::Corrupt;
+            for (uint64_t off = 0; off < e.length; off += kChunk) {
+                const uint64_t want = e.length - off < kChunk ? e.length - off : kChunk;
+                TRY_VOID(read_chunk(off, want));
+                const int64_t r = sys::raft_restore(m_raft, g_chunk, want, off, e.length);
+                if (r < 0)
+                    return error_of(r);
+            }
+            out.raft_bytes += e.length;
+        } else if (e.kind == storage::PieceKind::Collection) {
             std::string_view name = e.name_view();
             abi::StageChunk chunk {};
             chunk.total = e.length;

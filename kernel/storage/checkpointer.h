@@ -4,9 +4,9 @@
 // Writing one: the journal's barrier holds logged writes back; once every write that got room is
 // in the log (memory equals the log), each durable collection is exported page by page (the
 // vector store's snapshot format) into the checkpoint area the current checkpoint is not in, then
-// the audit trail's records; the header goes last, then the superblock names the new checkpoint
-// and a new log epoch, and the log starts over. A power cut anywhere before the superblock write
-// leaves the previous checkpoint and log as they were.
+// the Raft groups' state (the records that rebuild it), the audit trail's records; the header goes last, then the
+// superblock names the new checkpoint and a new log epoch, and the log starts over. A power cut anywhere before the
+// superblock write leaves the previous checkpoint and log as they were.
 //
 // Disk layout: [0, kLogFirst) superblock; the log; then two checkpoint areas of equal size, halves
 // of what the disk has past the log now; a checkpoint never goes over the current one's extent
@@ -34,8 +34,8 @@ struct CheckpointResult {
 
 class Checkpointer {
 public:
-    Checkpointer(DiskClient& disk, uint32_t disk_cap, uint32_t store_cap, uint32_t audit_cap)
-        : m_disk(disk), m_disk_cap(disk_cap), m_store(store_cap), m_audit(audit_cap) {}
+    Checkpointer(DiskClient& disk, uint32_t disk_cap, uint32_t store_cap, uint32_t audit_cap, uint32_t raft_cap)
+        : m_disk(disk), m_disk_cap(disk_cap), m_store(store_cap), m_audit(audit_cap), m_raft(raft_cap) {}
 
     // Takes a checkpoint now; `drain` writes what the journal staged meanwhile (one group, or
     // nothing within a few milliseconds). On success `sb` and `wal` are the new superblock and the
@@ -44,11 +44,13 @@ public:
     CheckpointResult take(storage::Superblock& sb, storage::Wal& wal, Drain drain);
 
     // Puts the checkpoint `sb` names back into the store (collections through store_stage, the
-    // audit trail's records into its region). Corrupt: a header or piece fails its CRC.
+    // audit trail's records into its region, the Raft groups' stream through raft_restore).
+    // Corrupt: a header or piece fails its CRC.
     struct Loaded {
         uint32_t collections;
         uint64_t audit_records;
         uint64_t bytes;
+        uint64_t raft_bytes; // the Raft groups' stream given back
     };
     // `kind`: the pieces of that kind only (recovery puts the audit trail back first, so the
     // bridges can serve while the collections load).
@@ -66,7 +68,7 @@ private:
     ktl::Result<void> write_chunk(uint64_t first_sector, uint64_t offset, uint64_t bytes);
 
     DiskClient& m_disk;
-    uint32_t m_disk_cap, m_store, m_audit;
+    uint32_t m_disk_cap, m_store, m_audit, m_raft;
 };
 
 } // namespace storaged

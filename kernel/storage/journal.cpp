@@ -195,12 +195,14 @@ namespace {
 // audit: an audit record, which passes a checkpoint's barrier (the trail goes on meanwhile), and
 // is staged while the store is still recovered (the bridges serve by then): the storage task
 // writes it once the log is open.
-ktl::Error reserve_impl(size_t bytes, bool audit, bool margin = false) {
+// early: a record that may be staged once the audit trail is back, as audit records are (a Raft
+// member's: its group runs while the store is recovered), but that waits for a checkpoint's end.
+ktl::Error reserve_impl(size_t bytes, bool audit, bool margin = false, bool early_too = false) {
     if (bytes > kMaxRecord)
         return ktl::Error::InvalidArgs;
     if (g_state == State::Failed)
         return ktl::Error::IoError;
-    const bool early = audit && g_state == State::Recovering && g_audit_ready;
+    const bool early = (audit || early_too) && g_state == State::Recovering && g_audit_ready;
     if (g_state != State::Ready && !early)
         return ktl::Error::Unsupported;
     if (g_barrier && !audit)
@@ -231,6 +233,11 @@ ktl::Error reserve_impl(size_t bytes, bool audit, bool margin = false) {
 ktl::Error reserve(size_t bytes) {
     arch::IrqGuard guard;
     return reserve_impl(bytes, false);
+}
+
+ktl::Error reserve_raft(size_t bytes) {
+    arch::IrqGuard guard;
+    return reserve_impl(bytes, false, false, true);
 }
 
 ktl::Error reserve_drop(size_t bytes) {
@@ -266,8 +273,9 @@ std::span<std::byte> stage(storage::RecordType type, size_t bytes, size_t reserv
     const size_t need = kStagedHeader + padded;
     // The journal failed meanwhile (nothing staged now will be written), or no reservation made
     // this room (a bug): the caller answers with an error instead of waiting for ever.
-    const bool early_audit = type == storage::RecordType::Audit && g_state == State::Recovering && g_audit_ready;
-    if (bytes > reserved || (g_state != State::Ready && !early_audit) || g_staged + need > kStagingBytes)
+    const bool may_be_early = type == storage::RecordType::Audit || storage::is_raft_record(type);
+    const bool early = may_be_early && g_state == State::Recovering && g_audit_ready;
+    if (bytes > reserved || (g_state != State::Ready && !early) || g_staged + need > kStagingBytes)
         return {};
     g_staged_log_bytes += bytes + kLogOverhead;
     std::byte* h = g_staging + g_staged;

@@ -55,6 +55,10 @@ bool durable_by_default();
 // IoError (the journal failed), WouldBlock (the staging buffer is full until the storage task
 // takes it), InvalidArgs (larger than kMaxRecord). A reservation is either staged or given back.
 ktl::Error reserve(size_t bytes);
+// The same for a Raft member's record (storage::RecordType::RaftTerm...): also taken while the
+// store is still recovered once the audit trail is back (written when the log opens), and held
+// back by a checkpoint like every change (WouldBlock).
+ktl::Error reserve_raft(size_t bytes);
 // The same for a drop, which may use a reserve kept back from everything else: on a full disk a
 // collection can still be dropped, and the checkpoint after it gives the room back.
 ktl::Error reserve_drop(size_t bytes);

@@ -28,7 +28,10 @@ public:
     // Recovery reads the log twice: the audit trail's records first (the bridges serve as soon as
     // the trail is back), then the store's changes (the index is rebuilt: the long part).
     enum class Pass : uint8_t { Audit, Store };
-    Replayer(uint32_t store, uint32_t audit, Pass pass) : m_store(store), m_audit(audit), m_pass(pass) {}
+    // The audit pass also gives the Raft groups' records back (raft: the RaftLog capability): a
+    // consensus member may start as soon as the trail is back.
+    Replayer(uint32_t store, uint32_t audit, uint32_t raft, Pass pass)
+        : m_store(store), m_audit(audit), m_raft(raft), m_pass(pass) {}
 
     void apply(const storage::LogRecord& rec) {
         auto d = storage::decode_record(rec.type, rec.payload);
@@ -36,7 +39,8 @@ public:
             failed(rec.seq, "undecodable record", d.error());
             return;
         }
-        if ((d->type == storage::RecordType::Audit) != (m_pass == Pass::Audit))
+        const bool early = d->type == storage::RecordType::Audit || storage::is_raft_record(d->type);
+        if (early != (m_pass == Pass::Audit))
             return; // the other pass's
         if (d->type == storage::RecordType::Upsert && UpsertBatch::fits(d->upsert)) {
             gather(rec.seq, *d);
@@ -54,6 +58,18 @@ public:
                 r = 0;
             }
             break;
+        case storage::RecordType::RaftTerm:
+        case storage::RecordType::RaftAppend:
+        case storage::RecordType::RaftTruncate: {
+            // (Kinds 1, 2, 3 of lib/raft/log_records.h, in the order of the record types.)
+            const uint64_t kind = static_cast<uint64_t>(d->type) -
+                                  static_cast<uint64_t>(storage::RecordType::RaftTerm) + 1;
+            r = m_raft == ~0u ? -static_cast<int64_t>(ktl::Error::BadHandle)
+                              : sys::raft_write(m_raft, kind, d->raft.data(), d->raft.size());
+            if (r >= 0)
+                ++m_raft_records;
+            break;
+        }
         case storage::RecordType::Create: {
             abi::CreateParams p { d->create.dim,          d->create.metric, d->create.m,    d->create.ef_construction,
                                   d->create.max_elements, d->create.max_ef, d->create.flags };
@@ -111,6 +127,7 @@ public:
     uint64_t applied() const { return m_applied; }
     uint64_t audit_records() const { return m_audit_records; }
     uint64_t audit_refused() const { return m_audit_refused; }
+    uint64_t raft_records() const { return m_raft_records; }
     uint64_t errors() const { return m_errors; }
 
 private:
@@ -200,7 +217,9 @@ private:
     bool m_missing[storage::kMaxDeleteIds] = {};
     uint32_t m_store;
     uint32_t m_audit;
+    uint32_t m_raft;
     Pass m_pass;
+    uint64_t m_raft_records = 0;
     uint64_t m_audit_records = 0;
     uint64_t m_audit_refused = 0;
     Open m_open[kOpen] = {};
@@ -301,7 +320,7 @@ int64_t task_main(void* arg) {
     const uint64_t started = sys::clock_ns();
     storage_info::Recovered rec {};
 
-    static Checkpointer checkpointer(client, caps.disk, caps.store, caps.audit);
+    static Checkpointer checkpointer(client, caps.disk, caps.store, caps.audit, caps.raft);
     std::span<std::byte> sector(g_group, abi::kDiskSector);
     auto sb_read = storage::read_superblock(client, sector);
     storage::Superblock sb;
@@ -366,7 +385,10 @@ int64_t task_main(void* arg) {
     if (!trail)
         return damaged_checkpoint(trail.error());
     static storage::Wal wal(client, sb.log_first, sb.log_count, sb.epoch, { g_commit, sizeof g_commit });
-    Replayer audit_pass(caps.store, caps.audit, Replayer::Pass::Audit);
+    auto groups = checkpointer.load(sb, storage::PieceKind::Raft);
+    if (!groups)
+        return damaged_checkpoint(groups.error());
+    Replayer audit_pass(caps.store, caps.audit, caps.raft, Replayer::Pass::Audit);
     auto first = wal.recover([&](const storage::LogRecord& r) { audit_pass.apply(r); });
     if (!first) {
         KLOG_ERROR("storage: the log could not be read (%s)", ktl::error_name(first.error()));
@@ -392,7 +414,7 @@ int64_t task_main(void* arg) {
     if (!loaded)
         return damaged_checkpoint(loaded.error());
     rec.checkpoint_bytes = loaded->bytes;
-    Replayer replay(caps.store, caps.audit, Replayer::Pass::Store);
+    Replayer replay(caps.store, caps.audit, caps.raft, Replayer::Pass::Store);
     // The same log again: the damage scan past its end is not repeated (nothing was written since).
     auto recovered = wal.recover_again(*first, [&](const storage::LogRecord& r) { replay.apply(r); });
     replay.close_all();
@@ -425,9 +447,14 @@ int64_t task_main(void* arg) {
             static_cast<unsigned long long>(recovered->damaged_seq));
         return give_up(caps.disk, kDamaged);
     }
-    if (replay.errors() > 0) {
+    if (audit_pass.raft_records() > 0 || groups->raft_bytes > 0)
+        KLOG_INFO("storage: the Raft groups' state is back (%llu bytes from the checkpoint, %llu records from the log)",
+                  static_cast<unsigned long long>(groups->raft_bytes),
+                  static_cast<unsigned long long>(audit_pass.raft_records()));
+    // (A Raft record refused is a member's vote or log that would be forgotten: no less fatal.)
+    if (replay.errors() > 0 || audit_pass.errors() > 0) {
         KLOG_ERROR("storage: %llu logged changes could not be replayed: durable collections are read-only",
-                   static_cast<unsigned long long>(replay.errors()));
+                   static_cast<unsigned long long>(replay.errors() + audit_pass.errors()));
         return give_up(caps.disk, kReplay);
     }
     if (!(info.flags & abi::kDiskCanFlush))

@@ -24,6 +24,7 @@ struct Caps {
     uint32_t disk = ~0u;  // Disk: read, write
     uint32_t store = ~0u; // VectorStore: create, drop, grant (replay)
     uint32_t audit = ~0u; // the MCP audit trail's region: read (checkpoints), write (recovery puts records back)
+    uint32_t raft = ~0u;  // RaftLog: write (recovery gives the groups' state back), read (checkpoints)
 };
 
 int64_t task_main(void* caps);

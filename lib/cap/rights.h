@@ -65,7 +65,8 @@ constexpr Rights kStoreOps = Rights::Create | Rights::Import | Rights::Drop;
     X(NetStack, Rights::Write | rights::kManage) \
     X(Datagram, rights::kRW | rights::kManage) \
     X(Cluster, rights::kRW | rights::kManage) \
-    X(Disk, rights::kRW | rights::kManage)
+    X(Disk, rights::kRW | rights::kManage) \
+    X(RaftLog, rights::kRW | rights::kManage)
 
 enum class ObjectType : uint8_t {
 #define BASALT_CAP_ENUM(name, rights) name,

@@ -170,7 +170,11 @@ ktl::Error Images::apply(Kind kind, std::span<const std::byte> payload) {
     return replay(*d, m_images[slot]);
 }
 
-ktl::Error Images::apply_stream(std::span<const std::byte> stream) {
+namespace {
+
+// Calls fn(kind, payload) for each record of the stream, in order, until it returns an error.
+template <typename Fn>
+ktl::Error for_each_record(std::span<const std::byte> stream, Fn&& fn) {
     while (!stream.empty()) {
         if (stream.size() < kStreamHeader)
             return ktl::Error::Corrupt;
@@ -182,12 +186,28 @@ ktl::Error Images::apply_stream(std::span<const std::byte> stream) {
         for (size_t i = len; i < padded(len); ++i)
             if (stream[kStreamHeader + i] != std::byte(0))
                 return ktl::Error::Corrupt;
-        const ktl::Error e = apply(Kind(kind), stream.subspan(kStreamHeader, len));
+        const ktl::Error e = fn(Kind(kind), stream.subspan(kStreamHeader, len));
         if (e != ktl::Error::None)
             return e == ktl::Error::NoMemory ? e : ktl::Error::Corrupt;
         stream = stream.subspan(kStreamHeader + padded(len));
     }
     return ktl::Error::None;
+}
+
+} // namespace
+
+ktl::Error Images::apply_stream(std::span<const std::byte> stream) {
+    return for_each_record(stream,
+                           [this](Kind kind, std::span<const std::byte> payload) { return apply(kind, payload); });
+}
+
+ktl::Error replay_stream(std::span<const std::byte> stream, uint64_t group, Target& t) {
+    return for_each_record(stream, [&](Kind kind, std::span<const std::byte> payload) {
+        auto d = decode(kind, payload);
+        if (!d)
+            return ktl::Error::Corrupt;
+        return d->group == group ? replay(*d, t) : ktl::Error::None;
+    });
 }
 
 const Image* Images::find(uint64_t group) const {
@@ -219,6 +239,20 @@ size_t Images::stream_copy(uint64_t group, std::span<std::byte> out, uint64_t of
         base += bytes;
     }
     return copied;
+}
+
+size_t Images::groups() const {
+    size_t n = 0;
+    for (size_t i = 0; i < kMaxGroups; ++i)
+        n += m_used[i] ? 1 : 0;
+    return n;
+}
+
+size_t Images::entries() const {
+    size_t n = 0;
+    for (size_t i = 0; i < kMaxGroups; ++i)
+        n += m_used[i] ? m_images[i].entries() : 0;
+    return n;
 }
 
 void Images::clear() {

@@ -81,6 +81,10 @@ private:
     size_t m_count = 0;
 };
 
+// The records of `stream` that belong to `group`, replayed in order into `t` (a member loading
+// its state). Corrupt when the stream does not add up; NoMemory when `t` could not keep an entry.
+ktl::Error replay_stream(std::span<const std::byte> stream, uint64_t group, Target& t);
+
 // Every group of a node.
 class Images {
 public:
@@ -95,6 +99,8 @@ public:
     const Image* find(uint64_t group) const;
     // The stream of one group, or of all of them (kAll), and a window of it.
     static constexpr uint64_t kAll = ~0ull;
+    size_t groups() const;
+    size_t entries() const; // in every group's log
     size_t stream_bytes(uint64_t group) const;
     size_t stream_copy(uint64_t group, std::span<std::byte> out, uint64_t offset) const;
     void clear();

@@ -97,8 +97,9 @@ ktl::Result<CheckpointHeader> decode_checkpoint_header(std::span<const std::byte
         e.length = get_le<uint64_t>(q + 80);
         e.crc = get_le<uint32_t>(q + 88);
         e.extra = get_le<uint32_t>(q + 92);
-        if ((e.kind != PieceKind::Collection && e.kind != PieceKind::Audit) || e.name_length > 64 || e.offset < next ||
-            e.offset % sector != 0 || e.length > h.bytes || e.offset > h.bytes - e.length)
+        if ((e.kind != PieceKind::Collection && e.kind != PieceKind::Audit && e.kind != PieceKind::Raft) ||
+            e.name_length > 64 || e.offset < next || e.offset % sector != 0 || e.length > h.bytes ||
+            e.offset > h.bytes - e.length)
             return ktl::Error::Corrupt;
         std::memcpy(e.name, q + 8, e.name_length);
         next = e.offset + e.length;

@@ -8,10 +8,10 @@
 //
 // Header (kCheckpointHeaderBytes, little-endian): "BSLTCKPT", u32 version (1), u32 entries,
 // u32 epoch (the log epoch that follows it), u32 0, u64 total bytes, then `entries` entries of 96
-// bytes: u8 kind (1 collection, 2 audit trail), u8 name length, u16 0, u32 flags, name[64],
-// u64 offset (from the checkpoint's start, sector-aligned, after the header), u64 length,
-// u32 CRC-32C of the piece, u32 extra (a collection's capacity; the audit record size); the
-// header's last 4 bytes are the CRC-32C of everything before them.
+// bytes: u8 kind (1 collection, 2 audit trail, 3 the Raft groups' stream, lib/raft/log_image.h), u8 name length, u16 0,
+// u32 flags, name[64], u64 offset (from the checkpoint's start, sector-aligned, after the header), u64 length, u32
+// CRC-32C of the piece, u32 extra (a collection's capacity; the audit record size); the header's last 4 bytes are the
+// CRC-32C of everything before them.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -24,7 +24,7 @@ namespace storage {
 constexpr size_t kCheckpointHeaderBytes = 4096;
 constexpr uint32_t kMaxCheckpointEntries = 40;
 
-enum class PieceKind : uint8_t { Collection = 1, Audit = 2 };
+enum class PieceKind : uint8_t { Collection = 1, Audit = 2, Raft = 3 };
 
 struct CheckpointEntry {
     PieceKind kind;

@@ -108,6 +108,13 @@ ktl::Result<DecodedRecord> decode_record(uint16_t type, std::span<const std::byt
         d.audit = payload;
         return d;
     }
+    if (is_raft_record(type)) { // lib/raft/log_records decodes it
+        if (payload.empty() || payload.size() > kMaxRaftRecord)
+            return ktl::Error::Corrupt;
+        d.type = static_cast<RecordType>(type);
+        d.raft = payload;
+        return d;
+    }
     if (type < 1 || type > 4 || payload.size() < kRecordPrefix)
         return ktl::Error::Corrupt;
     d.type = static_cast<RecordType>(type);
@@ -143,7 +150,10 @@ ktl::Result<DecodedRecord> decode_record(uint16_t type, std::span<const std::byt
         d.delete_ids = p + kDeleteFixed;
         return d;
     }
-    case RecordType::Audit: break; // above
+    case RecordType::Audit: // above
+    case RecordType::RaftTerm:
+    case RecordType::RaftAppend:
+    case RecordType::RaftTruncate: break;
     case RecordType::Upsert: {
         if (payload.size() < kUpsertFixed)
             return ktl::Error::Corrupt;

@@ -10,6 +10,8 @@
 //                    f32 vectors[count * dim] row-major (ids start 8-aligned)
 //   Delete (type 4): u32 count, u32 0, u64 ids[count] (one call's deletes, all or none)
 //   Audit  (type 5): one record of the MCP audit trail, as the trail wrote it (no prefix, no name)
+//   RaftTerm, RaftAppend, RaftTruncate (types 6, 7, 8): a Raft member's durable state, as
+//                    lib/raft/log_records.h encodes it (no prefix; decoded there, not here)
 // Little-endian throughout. Decoding distrusts the bytes even though the log's CRCs passed: a
 // record from a newer build or a bug must be refused, not followed out of bounds.
 #include <cstddef>
@@ -21,10 +23,25 @@
 
 namespace storage {
 
-enum class RecordType : uint16_t { Create = 1, Drop = 2, Upsert = 3, Delete = 4, Audit = 5 };
+enum class RecordType : uint16_t {
+    Create = 1,
+    Drop = 2,
+    Upsert = 3,
+    Delete = 4,
+    Audit = 5,
+    RaftTerm = 6,
+    RaftAppend = 7,
+    RaftTruncate = 8,
+};
+constexpr bool is_raft_record(RecordType t) { return t >= RecordType::RaftTerm && t <= RecordType::RaftTruncate; }
+constexpr bool is_raft_record(uint16_t t) {
+    return t >= uint16_t(RecordType::RaftTerm) && t <= uint16_t(RecordType::RaftTruncate);
+}
 
 // An audit record (the MCP audit trail's fixed-size record, carried as it is: no name prefix).
 constexpr size_t kMaxAuditRecord = 1024;
+
+constexpr size_t kMaxRaftRecord = 256 * 1024;
 
 constexpr size_t kRecordNameMax = 64;
 constexpr size_t kRecordPrefix = 72;
@@ -55,6 +72,7 @@ struct DecodedRecord {
     uint32_t delete_count; // Delete
     const std::byte* delete_ids;
     std::span<const std::byte> audit; // Audit
+    std::span<const std::byte> raft;  // RaftTerm, RaftAppend, RaftTruncate: the payload
 };
 
 // Bytes an upsert of `count` vectors of `dim` floats takes (0: too large to express).

@@ -5,7 +5,8 @@ fabric's seed comes from the scenario (or --seed), so its loss and duplication d
 
 A scenario:
   {"nodes": 5, "topology": "ring", "seed": 7, "period_ms": 1000, "suspicion": 5, "rogue": [5],
-   "steps": [STEP, ...]}
+   "append": "checkpoint_kib=4", "steps": [STEP, ...]}
+("append": more boot arguments for every node.)
 Steps (one key each; "nodes" is a list of node numbers or "all", rogue nodes never included):
   {"converged": {"within_s": 20}}                 every listed node sees every other honest node alive
   {"expect": {"nodes": [0, 1], "members": ["node-2"], "state": "dead", "within_s": 15,
@@ -17,7 +18,7 @@ Steps (one key each; "nodes" is a list of node numbers or "all", rogue nodes nev
   {"call": {"node": 0, "tool": "cluster_ping", "arguments": {...}, "expect": {"answered": true}}}
   {"refused": {"rogue": 5, "within_s": 10}}       the honest nodes refused it (counters, audit trail),
                                                   none lists it as a member
-With "raft": 3 (or 5) the first 3 (5) nodes run the cluster's consensus group:
+With "raft": 3 (or 5) the first 3 (5) nodes run the cluster's consensus group, each on a disk of its own:
   {"consensus": {"nodes": "voters", "within_s": 20, "new_leader": true}}
                                                   the voters (or a list of nodes; "voters_left": those
                                                   but the leader a fault_leader took down) agree on
@@ -25,7 +26,13 @@ With "raft": 3 (or 5) the first 3 (5) nodes run the cluster's consensus group:
                                                   last agreed, in a higher term)
   {"fault_leader": "kill"}                        `./basalt swarm fault kill|pause N` on the last agreed
                                                   leader; "restart"/"resume" later brings that node back
+  {"recovered": {"within_s": 20, "from_checkpoint": true}}
+                                                  the node fault_leader restarted took its member's state
+                                                  up from its disk (its kernel log): a term no lower than
+                                                  the one it led in, its log, and (from_checkpoint) part
+                                                  of it from a checkpoint
 """
+import re
 import argparse
 import json
 import os
@@ -48,6 +55,8 @@ class Runner:
         self.rogue = set(scenario.get("rogue", []))
         self.leader = None  # the consensus group's last agreed (node number, term)
         self.downed = None  # the leader a fault_leader took down
+        self.downed_term = None  # ... and the term it led in
+        self.restarted = None  # (node number, the term it led in) of the one fault_leader restarted
         self.silent = {}  # nodes that did not answer over MCP, and why
 
     def say(self, text):
@@ -233,17 +242,56 @@ class Runner:
             if self.downed is None:
                 raise StepFailed(f"fault_leader {how} before a fault_leader took a leader down")
             self.fault([how, str(self.downed)])
+            self.restarted = (self.downed, self.downed_term) if how == "restart" else None
             self.downed = None
             return
         if self.leader is None:
             raise StepFailed("fault_leader before any consensus step agreed on a leader")
-        self.downed = self.leader[0]
+        self.downed, self.downed_term = self.leader
         self.fault([how, str(self.downed)])
+
+    def recovered(self, spec):
+        if self.restarted is None:
+            raise StepFailed("recovered before a fault_leader restart")
+        node_id, led_term = self.restarted
+        node = self.state()["node"][node_id]
+        deadline = time.monotonic() + spec.get("within_s", 20)
+        texts = []
+        while True:
+            try:
+                texts, since = [], 0
+                for _ in range(20):  # the boot's lines, a page at a time
+                    log = node_mcp.call(node["serial"], "kernel_log", {"since": since, "limit": 200, "min_level": "info"},
+                                        timeout=10)
+                    texts += [r["text"] for r in log["records"]]
+                    if not log["records"]:
+                        break
+                    since = log["next"]
+            except (node_mcp.NodeError, OSError):  # the node still boots: its line is not there yet
+                texts = []
+            member = next((m for m in map(re.compile(r"its state recovered \(term (\d+), (\d+) entries\)").search, texts)
+                           if m), None)
+            groups = next((m for m in map(re.compile(
+                r"Raft groups' state is back \((\d+) bytes from the checkpoint, (\d+) records from the log\)").search,
+                texts) if m), None)
+            if member and groups:
+                break
+            if time.monotonic() > deadline:
+                raise StepFailed(f"node-{node_id} logged no recovered consensus state: {texts[-12:]}")
+            time.sleep(0.5)
+        term, entries = int(member.group(1)), int(member.group(2))
+        from_checkpoint, records = int(groups.group(1)), int(groups.group(2))
+        if term < led_term or entries < 1:
+            raise StepFailed(f"node-{node_id} came back with term {term} and {entries} entries; it led in term {led_term}")
+        if spec.get("from_checkpoint") and from_checkpoint == 0:
+            raise StepFailed(f"node-{node_id}'s state came back from the log alone ({records} records): no checkpoint held it")
+        self.say(f"  node-{node_id} took up term {term} and {entries} entries from its disk "
+                 f"({from_checkpoint} bytes from a checkpoint, {records} records from the log)")
 
     def step(self, i, step):
         (kind, arg), = step.items()
         self.say(f"step {i}: {kind} {json.dumps(arg)}")
-        if kind in ("converged", "expect", "hold", "call", "refused", "consensus", "fault_leader"):
+        if kind in ("converged", "expect", "hold", "call", "refused", "consensus", "fault_leader", "recovered"):
             getattr(self, kind)(arg)
         elif kind == "fault":
             self.fault(arg.split())
@@ -280,7 +328,8 @@ def run(swarm, args):
             "--seed", str(seed), "--memory", scenario.get("memory", "32M"), "--run", args.run,
             "--period-ms", str(scenario.get("period_ms", 0)), "--suspicion", str(scenario.get("suspicion", 0)),
             "--stagger-ms", str(scenario.get("stagger_ms", 0)),
-            "--rogue", ",".join(str(n) for n in scenario.get("rogue", [])), "--raft", str(scenario.get("raft", 0))]
+            "--rogue", ",".join(str(n) for n in scenario.get("rogue", [])), "--raft", str(scenario.get("raft", 0)),
+            "--append", scenario.get("append", "")]
     up = swarm.parser().parse_args(argv)
     runner = Runner(swarm, scenario, args.run)
     runner.say(f"scenario {args.scenario}: {up.nodes} nodes, {up.topology}, seed {seed}")

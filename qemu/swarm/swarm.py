@@ -3,7 +3,7 @@
 
   ./basalt swarm up --nodes N [--topology mesh|ring|star|tree|line|FILE.json] [--seed S]
                     [--memory 32M] [--run NAME] [--http-port BASE] [--stagger-ms MS]
-                    [--udp HOST:BASE [--udp-nodes 2,3]]
+                    [--udp HOST:BASE [--udp-nodes 2,3]] [--raft 3|5] [--disks] [--append ARGS]
   ./basalt swarm status [--json] [--watch] [--run NAME]
   ./basalt swarm fault link A B down|up|loss=P|dup=P|delay=MS[,jitter=MS]|rate=KBPS [--run NAME]
   ./basalt swarm fault partition 0,1 2,3,4 | heal
@@ -25,7 +25,11 @@ and to the nodes' QMP (pause, resume) or processes (kill, restart).
 
 With --udp HOST:BASE the fabric also takes node N's frames on UDP port BASE+N of HOST, so a node
 can run on another machine (`up` prints the -netdev it needs); --udp-nodes starts those local
-nodes attached that way instead of through a unix socket."""
+nodes attached that way instead of through a unix socket.
+
+With --raft N the first N nodes run the cluster's consensus group, each on a disk of its own
+(disk-N.img in the state directory, 16 MiB, kept across `fault restart`): a voter's term, vote and
+log must outlive it. --disks gives every node one."""
 import argparse
 import secrets
 import json
@@ -44,6 +48,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # The optimized build (./basalt build: build/tools); build/host's is sanitized, for its tests.
 FABRIC = os.path.join(ROOT, "build", "tools", "qemu", "swarm", "basalt-fabric")
 KERNEL = os.path.join(ROOT, "build", "kernel", "basalt.elf")
+DISK_BYTES = 16 << 20  # a node's disk: the 8 MiB the storage layer needs, with room for checkpoints
 
 
 def state_dir(run):
@@ -263,6 +268,7 @@ def up(args):
             boot.append(f"cluster_suspicion={args.suspicion}")
         if args.raft:  # the cluster's consensus group: the first N nodes are its voters
             boot.append("raft_voters=" + ",".join(f"10.10.0.{v + 1}" for v in range(args.raft)))
+        boot += args.append.split()  # the same extra boot arguments on every node
         if n in over_udp:  # as a node on another machine would be attached (but from 127.0.0.1)
             fabric_port = (f"dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port={free_port(socket.SOCK_DGRAM)},"
                            f"remote.type=inet,remote.host={udp[0]},remote.port={udp[1] + n}")
@@ -290,6 +296,12 @@ def up(args):
                "-serial", f"file:{d}/console-{n}.log",
                "-qmp", f"unix:{d}/qmp-{n}.sock,server=on,wait=off",
                "-append", " ".join(boot)]
+        if args.disks or n < args.raft:  # sparse; the kernel formats it at its first boot
+            disk = os.path.join(d, f"disk-{n}.img")
+            with open(disk, "wb") as f:
+                f.truncate(DISK_BYTES)
+            cmd[-2:-2] = ["-drive", f"if=none,id=disk0,format=raw,file={disk},cache=writeback,discard=unmap",
+                          "-device", "virtio-blk-device,drive=disk0"]
         if n and args.stagger_ms:  # a big swarm's boots spread out, so they do not all compete at once
             time.sleep(args.stagger_ms / 1000)
         state["node"].append({"id": n, "name": f"node-{n}", "pid": start_node(d, n, cmd), "address": f"10.10.0.{n + 1}",
@@ -388,6 +400,9 @@ def parser():
     u.add_argument("--rogue", default="", help="nodes (0,3) that boot with a wrong cluster key")
     u.add_argument("--raft", type=int, default=0, choices=(0, 3, 5),
                    help="run the cluster's consensus group (Raft) with the first 3 or 5 nodes as voters")
+    u.add_argument("--append", default="", help="more boot arguments for every node (e.g. checkpoint_kib=16)")
+    u.add_argument("--disks", action="store_true",
+                   help="every node gets a disk of its own (the consensus group's voters always do)")
     u.add_argument("--stagger-ms", type=int, default=0, help="start the nodes this far apart (default 0: at once)")
     u.add_argument("--udp", default="", help="HOST:BASE: the fabric also takes node N's frames on UDP port BASE+N")
     u.add_argument("--udp-nodes", default="", help="nodes (2,3) started attached over --udp instead of a unix socket")

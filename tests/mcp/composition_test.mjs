@@ -53,6 +53,9 @@ try {
   assert.deepEqual(holds("storage", "disk"), { task: "storage", object: "disk", type: "Disk", rights: ["read", "write"],
                                               badge: 0 });
   assert.deepEqual(view.grants.filter((g) => g.type === "Disk").map((g) => g.task), ["storage"]);
+  // The Raft groups' durable state: the storage task (recovery, checkpoints) and the cluster task
+  // (its consensus member) alone; no bridge or tool can forge a vote.
+  assert.deepEqual(view.grants.filter((g) => g.type === "RaftLog").map((g) => g.task).sort(), ["cluster", "storage"]);
   // The vector store's workers hold the service; the bridges hold the store with every right.
   for (const w of ["vecstore-0", "vecstore-1"])
     assert.deepEqual([holds(w, "vector_service").type, holds(w, "vector_service").rights], ["VectorService", ["write"]]);

@@ -1,0 +1,38 @@
+// Raft system calls: a member's durable state (kernel/raft/raft_store.h), through the RaftLog
+// capability (the cluster task writes and reads its groups; the storage task gives recovered
+// state back and reads every group for a checkpoint).
+#include "../raft/raft_store.h"
+#include "../sched/scheduler.h"
+#include "buffers.h"
+#include "handlers.h"
+
+namespace handlers {
+namespace {
+int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
+} // namespace
+
+int64_t raft_write(const kcap::Resolved&, Cap, uint64_t kind, const void* payload, uint64_t len) {
+    if (kind < uint64_t(raftlog::Kind::Term) || kind > uint64_t(raftlog::Kind::Truncate) || len == 0 ||
+        len > storage::kMaxRaftRecord || !buffers::readable(payload, len))
+        return err(ktl::Error::InvalidArgs);
+    const raftstore::Written w = raftstore::write(sched::current(), static_cast<raftlog::Kind>(kind),
+                                                  { static_cast<const std::byte*>(payload), static_cast<size_t>(len) });
+    return w.error == ktl::Error::None ? static_cast<int64_t>(w.ticket) : err(w.error);
+}
+
+int64_t raft_read(const kcap::Resolved&, Cap, uint64_t group, void* out, uint64_t len, uint64_t offset) {
+    if (len > 0 && (len > (1u << 20) || !buffers::writable(out, len)))
+        return err(ktl::Error::InvalidArgs);
+    return static_cast<int64_t>(
+        raftstore::read(group, { static_cast<std::byte*>(out), static_cast<size_t>(len) }, offset));
+}
+
+int64_t raft_restore(const kcap::Resolved&, Cap, const void* piece, uint64_t len, uint64_t offset, uint64_t total) {
+    if (len > (1u << 20) || (len && !buffers::readable(piece, len)))
+        return err(ktl::Error::InvalidArgs);
+    const ktl::Error e = raftstore::restore({ static_cast<const std::byte*>(piece), static_cast<size_t>(len) }, offset,
+                                            total);
+    return e == ktl::Error::None ? 0 : err(e);
+}
+
+} // namespace handlers
