@@ -46,6 +46,8 @@ struct LogDisk final : kraft::Disk {
         // A checkpoint holds writes back while it is taken: the member waits it out.
         for (uint32_t i = 0; i < kMaxPolls; ++i) {
             const int64_t r = sys::raft_write(g_raft_log, static_cast<uint64_t>(kind), payload.data(), payload.size());
+            if (r > 0)
+                logged = true; // a commit carries it: the records are on a disk
             if (r != kWouldBlock)
                 return r;
             sys::sleep(kPollNs);
@@ -67,6 +69,7 @@ struct LogDisk final : kraft::Disk {
     int64_t load(uint64_t group, std::span<std::byte> out) override {
         return sys::raft_read(g_raft_log, group, out.data(), out.size(), 0);
     }
+    bool logged = false;
 };
 LogDisk g_disk;
 
@@ -181,6 +184,11 @@ void fill(cluster_abi::ClusterInfo& out) {
     out.raft_sent = s.sent;
     out.raft_received = s.received;
     out.raft_refused = s.refused;
+    // (A member that found state found it on a disk; a new one wrote its first records to one.)
+    out.raft_durable = g_disk.logged || g_member->recovered_term() ? 1 : 0;
+    out.raft_last_index = s.last_index;
+    out.raft_recovered_term = g_member->recovered_term();
+    out.raft_recovered_entries = g_member->recovered_entries();
 }
 
 } // namespace clusterd::consensus

@@ -28,7 +28,8 @@ With "raft": 3 (or 5) the first 3 (5) nodes run the cluster's consensus group, e
                                                   leader; "restart"/"resume" later brings that node back
   {"recovered": {"within_s": 20, "from_checkpoint": true}}
                                                   the node fault_leader restarted took its member's state
-                                                  up from its disk (its kernel log): a term no lower than
+                                                  up from its disk (its kernel log, cluster_status's
+                                                  consensus.storage and .recovered): a term no lower than
                                                   the one it led in, its log, and (from_checkpoint) part
                                                   of it from a checkpoint
 """
@@ -283,6 +284,9 @@ class Runner:
         from_checkpoint, records = int(groups.group(1)), int(groups.group(2))
         if term < led_term or entries < 1:
             raise StepFailed(f"node-{node_id} came back with term {term} and {entries} entries; it led in term {led_term}")
+        status = (self.view(node) or {}).get("consensus", {})
+        if status.get("storage") != "disk" or status.get("recovered") != {"term": term, "entries": entries}:
+            raise StepFailed(f"node-{node_id}'s cluster_status does not say what its log says: {status}")
         if spec.get("from_checkpoint") and from_checkpoint == 0:
             raise StepFailed(f"node-{node_id}'s state came back from the log alone ({records} records): no checkpoint held it")
         self.say(f"  node-{node_id} took up term {term} and {entries} entries from its disk "

@@ -62,7 +62,12 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
             write_address(w, info.raft_leader_ip, static_cast<uint16_t>(info.port + 1));
         else
             w.null();
-        w.key("commit").number(info.raft_commit).key("datagrams").begin_object();
+        w.key("commit").number(info.raft_commit).key("last_index").number(info.raft_last_index);
+        // Where its term, vote and log live, and what it took up from there when it started.
+        w.key("storage").string(info.raft_durable ? "disk" : "memory");
+        w.key("recovered").begin_object().key("term").number(info.raft_recovered_term);
+        w.key("entries").number(info.raft_recovered_entries).end_object();
+        w.key("datagrams").begin_object();
         w.key("sent").number(info.raft_sent).key("received").number(info.raft_received);
         w.key("refused").number(info.raft_refused).end_object().end_object();
     }
