@@ -90,17 +90,12 @@ bool Member::start(uint64_t group, uint64_t id, std::span<const uint64_t> voters
     m_applied = 0; // a member started again applies the committed commands again (no snapshots)
     m_applied_hash = 0xcbf29ce484222325ull;
     m_key = key;
-    auto log = kheap::alloc(sizeof(Entry) * kMaxLogEntries);
     auto scratch = kheap::alloc(kMaxMessage);
-    if (!log || !scratch) {
-        if (log)
-            kheap::free(*log);
-        if (scratch)
-            kheap::free(*scratch);
+    if (!scratch)
         return false;
-    }
-    m_log = static_cast<Entry*>(*log);
     m_scratch = static_cast<uint8_t*>(*scratch);
+    m_term = m_vote = 0;
+    m_count = 0;
     if (!load_state()) {
         close();
         return false;
@@ -290,17 +285,60 @@ void Member::close() {
         kheap::free(m_peers[i].in);
     }
     m_peer_count = 0;
-    if (m_log) {
-        drop_from(0);
-        kheap::free(m_log);
-        m_log = nullptr;
-    }
+
     if (m_scratch)
         kheap::free(m_scratch);
     m_scratch = nullptr;
 }
 
 // ---- raft_io ----------------------------------------------------------------------------------
+
+namespace {
+
+// The engine's entry array, built from the disk's stream (each entry's bytes a batch of its own,
+// as the engine frees them). A stream holds a Term record and Appends in order, no truncation.
+class EntryArray final : public raftlog::Target {
+public:
+    EntryArray(raft_entry* out, size_t capacity) : m_out(out), m_capacity(capacity) {}
+    uint64_t term() const override { return m_term; }
+    uint64_t start() const override { return 1; }
+    uint64_t next_index() const override { return m_count + 1; }
+    bool set_term(uint64_t term, uint64_t) override {
+        m_term = term;
+        return true;
+    }
+    bool append(const raftlog::EntryView& e) override {
+        if (m_count == m_capacity)
+            return false;
+        void* data = raft_malloc(e.data.empty() ? 1 : e.data.size());
+        if (!data)
+            return false;
+        if (!e.data.empty())
+            std::memcpy(data, e.data.data(), e.data.size());
+        raft_entry& out = m_out[m_count++];
+        out.term = e.term;
+        out.type = static_cast<raft_entry_type>(e.type);
+        out.buf.base = data;
+        out.buf.len = e.data.size();
+        out.batch = data;
+        return true;
+    }
+    bool truncate(uint64_t) override { return false; }
+    size_t count() const { return m_count; }
+    void release() {
+        for (size_t i = 0; i < m_count; ++i)
+            raft_free(m_out[i].batch);
+        m_count = 0;
+    }
+
+private:
+    raft_entry* m_out;
+    size_t m_capacity;
+    size_t m_count = 0;
+    uint64_t m_term = 0;
+};
+
+} // namespace
 
 int Member::io_load(raft_term* term, raft_id* vote, raft_snapshot** snapshot, raft_index* start, raft_entry** entries,
                     size_t* n) {
@@ -312,25 +350,21 @@ int Member::io_load(raft_term* term, raft_id* vote, raft_snapshot** snapshot, ra
     *n = 0;
     if (m_count == 0)
         return 0;
-    // The engine takes the array and each entry's batch (raft_malloc'd, one per entry).
+    // The engine takes the array and each entry's batch.
+    std::span<std::byte> stream;
+    if (!read_stream(stream))
+        return RAFT_IOERR;
     auto* out = static_cast<raft_entry*>(raft_calloc(m_count, sizeof(raft_entry)));
-    if (!out)
-        return RAFT_NOMEM;
-    for (size_t i = 0; i < m_count; ++i) {
-        void* data = raft_malloc(m_log[i].len ? m_log[i].len : 1);
-        if (!data) {
-            for (size_t k = 0; k < i; ++k)
-                raft_free(out[k].batch);
+    EntryArray array(out, out ? m_count : 0);
+    const bool ok = out && raftlog::replay_stream(stream, m_group, array) == ktl::Error::None &&
+                    array.count() == m_count;
+    if (!stream.empty())
+        kheap::free(stream.data());
+    if (!ok) {
+        array.release();
+        if (out)
             raft_free(out);
-            return RAFT_NOMEM;
-        }
-        if (m_log[i].len)
-            std::memcpy(data, m_log[i].data, m_log[i].len);
-        out[i].term = m_log[i].term;
-        out[i].type = static_cast<raft_entry_type>(m_log[i].type);
-        out[i].buf.base = data;
-        out[i].buf.len = m_log[i].len;
-        out[i].batch = data;
+        return out ? RAFT_CORRUPT : RAFT_NOMEM;
     }
     *entries = out;
     *n = m_count;
@@ -472,7 +506,8 @@ int Member::apply_record(raftlog::Kind kind, std::span<const std::byte> payload,
     return e == ktl::Error::None ? 0 : e == ktl::Error::NoMemory ? RAFT_NOMEM : RAFT_IOERR;
 }
 
-bool Member::load_state() {
+bool Member::read_stream(std::span<std::byte>& out) {
+    out = {};
     const int64_t bytes = m_disk->load(m_group, {});
     if (bytes <= 0)
         return bytes == 0;
@@ -480,9 +515,21 @@ bool Member::load_state() {
     if (!mem)
         return false;
     std::span<std::byte> stream(static_cast<std::byte*>(*mem), static_cast<size_t>(bytes));
-    const bool ok = m_disk->load(m_group, stream) == bytes &&
-                    raftlog::replay_stream(stream, m_group, *this) == ktl::Error::None;
-    kheap::free(*mem);
+    if (m_disk->load(m_group, stream) != bytes) {
+        kheap::free(*mem);
+        return false;
+    }
+    out = stream;
+    return true;
+}
+
+bool Member::load_state() {
+    std::span<std::byte> stream;
+    if (!read_stream(stream))
+        return false;
+    const bool ok = raftlog::replay_stream(stream, m_group, *this) == ktl::Error::None;
+    if (!stream.empty())
+        kheap::free(stream.data());
     return ok;
 }
 
@@ -506,32 +553,16 @@ bool Member::set_term(uint64_t term, uint64_t vote) {
     return true;
 }
 
-bool Member::append(const raftlog::EntryView& e) {
+bool Member::append(const raftlog::EntryView&) {
     if (m_count >= kMaxLogEntries)
         return false;
-    uint8_t* data = nullptr;
-    if (!e.data.empty()) {
-        auto mem = kheap::alloc(e.data.size());
-        if (!mem)
-            return false;
-        data = static_cast<uint8_t*>(*mem);
-        std::memcpy(data, e.data.data(), e.data.size());
-    }
-    m_log[m_count++] = Entry { e.term, e.type, data, e.data.size() };
+    ++m_count;
     return true;
 }
 
 bool Member::truncate(uint64_t index) {
-    drop_from(index - 1);
+    m_count = index - 1;
     return true;
-}
-
-void Member::drop_from(size_t at) {
-    while (m_count > at) {
-        --m_count;
-        if (m_log[m_count].data)
-            kheap::free(m_log[m_count].data);
-    }
 }
 
 bool Member::queue(const Pending& p) {

@@ -9,7 +9,9 @@
 // append is completed (the engine then acts on it: a follower acknowledges, a leader counts itself)
 // only once the commit carrying it is durable. A member started on a Disk that holds its group's
 // state takes it up (no bootstrap): a node restarted into its group keeps its vote and its log.
-// Snapshots are not taken (the threshold is out of reach) and not accepted.
+// The log's entries are the disk's and the engine's to keep: the member holds its term, vote and
+// length only; the engine loads the entries from the disk when it starts. Snapshots are not taken
+// (the threshold is out of reach) and not accepted.
 //
 // Driven by one task: start(), then receive() for each datagram and turn() at least every few
 // milliseconds (ticks and the completion of the requests the engine made in between). Nothing
@@ -118,12 +120,6 @@ public:
     bool truncate(uint64_t index) override;
 
 private:
-    struct Entry {
-        raft_term term;
-        uint8_t type;
-        uint8_t* data; // kernel heap (the engine's batches are its own)
-        size_t len;
-    };
     struct Pending { // a send or an append, completed at the next turn
         raft_io_send* send;
         raft_io_send_cb send_cb;
@@ -140,8 +136,9 @@ private:
     // Written to the disk, then replayed here; *ticket (if asked) the commit that carries it.
     int apply_record(raftlog::Kind kind, std::span<const std::byte> payload, uint64_t* ticket = nullptr);
     int append_record(uint64_t index, const raftlog::EntryView* entries, unsigned n, uint64_t* ticket);
-    bool load_state();         // the disk's state for the group replayed into this member
-    void drop_from(size_t at); // entries [at, count) freed
+    bool load_state(); // the disk's state for the group replayed into this member
+    // The group's stream from the disk, on the kernel heap (empty: none; false: unreadable).
+    bool read_stream(std::span<std::byte>& out);
     bool queue(const Pending& p);
     void complete_pending(int status);
     Peer* peer(uint64_t id);
@@ -160,8 +157,7 @@ private:
     // The "disk": term, vote, and the log from index 1.
     raft_term m_term = 0;
     raft_id m_vote = 0;
-    Entry* m_log = nullptr; // kMaxLogEntries
-    size_t m_count = 0;
+    size_t m_count = 0; // entries in the log, from index 1
     Pending m_pending[kMaxPending] {};
     size_t m_pending_count = 0;
     raft_io_tick_cb m_tick = nullptr;
