@@ -418,6 +418,7 @@ ktl::Result<void> probe_devices(const dtb::Blob& blob) {
     probe_mailbox(blob);
     if (auto r = probe_genet(blob); !r && r.error() != ktl::Error::NotFound)
         KLOG_WARN("genet: not used (%s)", ktl::error_name(r.error()));
+    (void)probe_rng200(blob); // (says itself why a node it found is not used)
     auto virtio = probe_virtio(blob);
     g_info.virtio_devices = virtio.devices;
     g_info.net_intid = virtio.net_intid;

@@ -22,6 +22,10 @@ class VirtioNet;
 class VirtioRng;
 } // namespace virtio
 
+namespace rng200 {
+class Rng200;
+}
+
 namespace platform {
 
 struct Info {
@@ -68,8 +72,11 @@ Nic* nic(size_t index = 0);
 // The Pi 4's Ethernet controller, when the device tree has one enabled (kernel/platform_genet.cpp).
 ktl::Result<void> probe_genet(const dtb::Blob& blob);
 genet::Genet* genet_device();
-// The first virtio entropy device, or nullptr (kernel/random.cpp reads it).
+// The first virtio entropy device, or nullptr (kernel/rng.cpp reads it).
 virtio::VirtioRng* entropy_device();
+// The Pi 4's RNG200, when the device tree has it enabled and it warmed up (kernel/platform_rng200.cpp).
+ktl::Result<void> probe_rng200(const dtb::Blob& blob);
+rng200::Rng200* hardware_rng();
 // The serial line (the Device object): with `mcp=serial`, the first virtio console when QEMU
 // provides one, else the console UART. The shell and kernel console output stay on the UART.
 SerialPort* line_port();

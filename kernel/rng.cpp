@@ -6,6 +6,7 @@
 #include "platform.h"
 
 #include <crypto/chacha20.h>
+#include <drivers/rng200/rng200.h>
 #include <drivers/virtio/virtio_rng.h>
 
 namespace rng {
@@ -27,6 +28,9 @@ size_t gather(uint8_t* out, size_t len) {
     if (auto* dev = platform::entropy_device())
         for (int tries = 0; tries < 4 && got < len; ++tries)
             got += dev->read(out + got, len - got);
+    if (auto* hw = platform::hardware_rng())
+        for (int tries = 0; tries < 4 && got < len; ++tries)
+            got += hw->read(out + got, len - got);
     if (arch::has_rndr()) {
         for (int tries = 0; tries < 16 && got + 8 <= len; ++tries) {
             uint64_t v;
@@ -72,6 +76,8 @@ void init() {
     };
     if (platform::entropy_device())
         add("virtio-rng");
+    if (platform::hardware_rng())
+        add("rng200");
     if (arch::has_rndr())
         add("rndr");
     size_t got = mix_in(true);
@@ -80,7 +86,8 @@ void init() {
         KLOG_INFO("random: ChaCha20 generator seeded with %zu bytes from %s", got, g_sources);
     } else {
         KLOG_ERROR("random: NO HARDWARE ENTROPY (%s gave %zu bytes): session ids and other secrets are PREDICTABLE. "
-                   "On QEMU add `-device virtio-rng-device` (qemu/run.sh does); use a CPU with FEAT_RNG",
+                   "On QEMU add `-device virtio-rng-device` (qemu/run.sh does); use a CPU with FEAT_RNG "
+                   "(the Pi 4's RNG200 is used when its device tree node is enabled)",
                    g_sources, got);
     }
 }
