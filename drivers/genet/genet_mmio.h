@@ -2,21 +2,14 @@
 // The GENET driver's bus in the kernel: its registers by MMIO at the controller's base, delays by
 // the generic timer, and the cache maintenance its DMA needs (the Pi 4's GENET is not coherent
 // with the CPU's caches).
-#include "../generic_timer.h"
-#include "../mmio.h"
+#include "../mmio_window.h"
 #include "genet.h"
 
 namespace genet {
 
-class MmioBus final : public Bus {
+class MmioBus final : public MmioWindow<Bus> {
 public:
-    explicit MmioBus(uintptr_t base) : m_base(base) {}
-    uint32_t read32(uint32_t offset) override { return mmio::read32(m_base + offset); }
-    void write32(uint32_t offset, uint32_t value) override { mmio::write32(m_base + offset, value); }
-    void delay_us(uint32_t us) override {
-        const uint64_t until = GenericTimer::now_ns() + uint64_t(us) * 1000;
-        while (GenericTimer::now_ns() < until) {}
-    }
+    explicit MmioBus(uintptr_t base) : MmioWindow(base) {}
     // Clean and invalidate both ways: a receive buffer may still hold lines the CPU dirtied
     // (zeroed at allocation), which must not be written back over what the device put there.
     void dma_clean(const void* p, size_t bytes) override { by_line(p, bytes); }
@@ -30,7 +23,6 @@ private:
             asm volatile("dc civac, %0" ::"r"(a) : "memory");
         asm volatile("dsb sy" ::: "memory");
     }
-    uintptr_t m_base;
 };
 
 } // namespace genet

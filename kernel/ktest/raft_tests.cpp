@@ -11,6 +11,7 @@
 #include "../mm/kheap.h"
 #include "../raft/raft_heap.h"
 #include "../raft/raft_member.h"
+#include "../raft/raft_store.h"
 #include "cases.h"
 
 #include <raft/log_image.h>
@@ -77,15 +78,6 @@ private:
     uint64_t m_sender = 0, m_isolated = 0, m_lost = 0;
 };
 
-struct HeapMemory final : raftlog::Memory {
-    void* alloc(size_t bytes) override {
-        auto mem = kheap::alloc(bytes);
-        return mem ? *mem : nullptr;
-    }
-    void free(void* p) override { kheap::free(p); }
-};
-HeapMemory g_heap_memory;
-
 // A member's disk: each record a commit of its own, durable once commit() runs (a round later).
 class MemoryDisk final : public kraft::Disk {
 public:
@@ -107,7 +99,7 @@ public:
     void release() { m_images.clear(); }
 
 private:
-    raftlog::Images m_images { g_heap_memory };
+    raftlog::Images m_images { raftstore::kernel_memory() };
     uint64_t m_written = 0, m_durable = 0;
 };
 MemoryDisk* g_disks = nullptr; // kNodes

@@ -19,6 +19,11 @@ struct KernelMemory final : raftlog::Memory {
 };
 
 KernelMemory g_memory;
+} // namespace
+
+raftlog::Memory& kernel_memory() { return g_memory; }
+
+namespace {
 raftlog::Images g_images(g_memory);
 uint64_t g_records = 0;
 // A checkpoint's stream being put back (restore()).

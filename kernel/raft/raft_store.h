@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <span>
 
+#include <raft/log_image.h>
 #include <raft/log_records.h>
 #include <storage/records.h>
 
@@ -39,6 +40,9 @@ size_t read(uint64_t group, std::span<std::byte> out, uint64_t offset);
 // up (nothing of it is kept), InvalidArgs for pieces out of order.
 constexpr size_t kMaxRestore = 16u << 20;
 ktl::Error restore(std::span<const std::byte> piece, uint64_t offset, uint64_t total);
+
+// The kernel heap as a raftlog::Memory (for images kept elsewhere: the in-kernel tests' disks).
+raftlog::Memory& kernel_memory();
 
 struct Stats {
     uint32_t groups;

@@ -69,6 +69,23 @@ ktl::Result<void> Checkpointer::write_chunk(uint64_t area, uint64_t offset, uint
     return write_piece_bytes(area, offset, g_chunk, padded);
 }
 
+// A piece chunk by chunk: fill(want, offset) puts its bytes into g_chunk (false: it could not);
+// each chunk is written at its place and counted into the piece's CRC.
+template <typename Fill>
+bool Checkpointer::write_piece(uint64_t area, storage::CheckpointEntry& e, Fill&& fill) {
+    uint32_t crc = 0;
+    for (uint64_t off = 0; off < e.length; off += kChunk) {
+        const uint64_t want = e.length - off < kChunk ? e.length - off : kChunk;
+        if (!fill(want, off))
+            return false;
+        crc = storage::crc32c(crc, g_chunk, want);
+        if (!write_chunk(area, e.offset + off, want))
+            return false;
+    }
+    e.crc = crc;
+    return true;
+}
+
 CheckpointResult Checkpointer::take(storage::Superblock& sb, storage::Wal& wal, Drain drain) {
     const uint64_t t0 = sys::clock_ns();
     auto step = [&](Step s, int64_t status = 0, uint64_t room = 0) {
@@ -122,20 +139,10 @@ CheckpointResult Checkpointer::take(storage::Superblock& sb, storage::Wal& wal, 
             sys::cap_delete(static_cast<uint64_t>(slot));
             break;
         }
-        storage::CheckpointEntry& e = h.entries[h.count - 1];
-        uint32_t crc = 0;
-        for (uint64_t off = 0; status == 0 && off < e.length; off += kChunk) {
-            const uint64_t want = e.length - off < kChunk ? e.length - off : kChunk;
-            int64_t got = sys::vec_export(static_cast<uint64_t>(slot), g_chunk, want, off);
-            if (got != static_cast<int64_t>(want)) {
-                fail(-static_cast<int>(ktl::Error::IoError));
-                break;
-            }
-            crc = storage::crc32c(crc, g_chunk, want);
-            if (!write_chunk(area, e.offset + off, want))
-                fail(-static_cast<int>(ktl::Error::IoError));
-        }
-        e.crc = crc;
+        if (!write_piece(area, h.entries[h.count - 1], [&](uint64_t want, uint64_t off) {
+                return sys::vec_export(static_cast<uint64_t>(slot), g_chunk, want, off) == static_cast<int64_t>(want);
+            }))
+            fail(-static_cast<int>(ktl::Error::IoError));
         sys::cap_delete(static_cast<uint64_t>(slot));
     }
 
@@ -147,20 +154,10 @@ CheckpointResult Checkpointer::take(storage::Superblock& sb, storage::Wal& wal, 
                                 kSector) ||
             h.bytes > room) {
             fail(1);
-        } else {
-            storage::CheckpointEntry& e = h.entries[h.count - 1];
-            uint32_t crc = 0;
-            for (uint64_t off = 0; status == 0 && off < e.length; off += kChunk) {
-                const uint64_t want = e.length - off < kChunk ? e.length - off : kChunk;
-                if (sys::raft_read(m_raft, ~0ull, g_chunk, want, off) != static_cast<int64_t>(want)) {
-                    fail(-static_cast<int>(ktl::Error::IoError));
-                    break;
-                }
-                crc = storage::crc32c(crc, g_chunk, want);
-                if (!write_chunk(area, e.offset + off, want))
-                    fail(-static_cast<int>(ktl::Error::IoError));
-            }
-            e.crc = crc;
+        } else if (!write_piece(area, h.entries[h.count - 1], [&](uint64_t want, uint64_t off) {
+                       return sys::raft_read(m_raft, ~0ull, g_chunk, want, off) == static_cast<int64_t>(want);
+                   })) {
+            fail(-static_cast<int>(ktl::Error::IoError));
         }
     }
 

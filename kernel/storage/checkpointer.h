@@ -66,6 +66,8 @@ public:
 private:
     ktl::Result<void> write_piece_bytes(uint64_t first_sector, uint64_t offset, const std::byte* data, size_t len);
     ktl::Result<void> write_chunk(uint64_t first_sector, uint64_t offset, uint64_t bytes);
+    template <typename Fill>
+    bool write_piece(uint64_t first_sector, storage::CheckpointEntry& e, Fill&& fill);
 
     DiskClient& m_disk;
     uint32_t m_disk_cap, m_store, m_audit, m_raft;
