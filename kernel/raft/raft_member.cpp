@@ -324,6 +324,8 @@ public:
         return true;
     }
     bool truncate(uint64_t) override { return false; }
+    uint64_t snapshot_index() const override { return 0; }
+    bool set_snapshot(const raftlog::SnapshotView&, uint64_t) override { return false; }
     size_t count() const { return m_count; }
     void release() {
         for (size_t i = 0; i < m_count; ++i)

@@ -118,6 +118,9 @@ public:
     bool set_term(uint64_t term, uint64_t vote) override;
     bool append(const raftlog::EntryView& e) override;
     bool truncate(uint64_t index) override;
+    // (Snapshots are not taken or installed yet: a record of one is refused.)
+    uint64_t snapshot_index() const override { return 0; }
+    bool set_snapshot(const raftlog::SnapshotView&, uint64_t) override { return false; }
 
 private:
     struct Pending { // a send or an append, completed at the next turn

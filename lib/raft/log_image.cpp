@@ -13,6 +13,8 @@ using ktl::put_le;
 constexpr size_t padded(size_t n) { return (n + 7) & ~size_t(7); }
 const std::byte kZeros[8] = {};
 
+} // namespace
+
 // Where a stream's bytes go: counted, and those inside [offset, offset + out.size()) copied.
 class Window {
 public:
@@ -37,6 +39,8 @@ private:
     size_t m_copied = 0;
 };
 
+namespace {
+
 void put_header(Window& w, Kind kind, size_t len) {
     std::byte h[kStreamHeader] = {};
     h[0] = std::byte(kind);
@@ -47,17 +51,60 @@ void put_header(Window& w, Kind kind, size_t len) {
 } // namespace
 
 EntryView Image::entry(uint64_t index) const {
-    const Entry& e = m_log[index - 1];
+    const Entry& e = m_log[index - m_start];
     return { e.term, e.type, { e.data, e.len } };
 }
 
 void Image::reset() {
     if (m_log) {
-        truncate(1);
+        truncate(m_start);
         m_memory->free(m_log);
         m_log = nullptr;
     }
+    drop_snapshot();
     m_term = m_vote = 0;
+    m_start = 1;
+}
+
+void Image::drop_snapshot() {
+    if (!m_snap.conf.empty())
+        m_memory->free(const_cast<std::byte*>(m_snap.conf.data()));
+    if (!m_snap.data.empty())
+        m_memory->free(const_cast<std::byte*>(m_snap.data.data()));
+    m_snap = {};
+}
+
+bool Image::set_snapshot(const SnapshotView& s, uint64_t start) {
+    // Copies first: a snapshot that cannot be kept changes nothing.
+    auto* conf = static_cast<std::byte*>(m_memory->alloc(s.conf.size()));
+    auto* data = s.data.empty() ? nullptr : static_cast<std::byte*>(m_memory->alloc(s.data.size()));
+    if (!conf || (!s.data.empty() && !data)) {
+        if (conf)
+            m_memory->free(conf);
+        if (data)
+            m_memory->free(data);
+        return false;
+    }
+    std::memcpy(conf, s.conf.data(), s.conf.size());
+    if (data)
+        std::memcpy(data, s.data.data(), s.data.size());
+    drop_snapshot();
+    m_snap = { s.index, s.term, s.conf_index, { conf, s.conf.size() }, { data, s.data.size() } };
+    if (start >= next_index()) {
+        truncate(m_start);
+        m_start = start;
+        return true;
+    }
+    // Entries before `start` go; the rest move to the front.
+    size_t drop = static_cast<size_t>(start > m_start ? start - m_start : 0);
+    for (size_t i = 0; i < drop; ++i)
+        if (m_log[i].data)
+            m_memory->free(m_log[i].data);
+    for (size_t i = drop; i < m_count; ++i)
+        m_log[i - drop] = m_log[i];
+    m_count -= drop;
+    m_start += drop;
+    return true;
 }
 
 bool Image::set_term(uint64_t term, uint64_t vote) {
@@ -86,7 +133,7 @@ bool Image::append(const EntryView& e) {
 }
 
 bool Image::truncate(uint64_t index) {
-    while (m_count >= index) {
+    while (m_count > 0 && m_start + m_count - 1 >= index) {
         --m_count;
         if (m_log[m_count].data)
             m_memory->free(m_log[m_count].data);
@@ -94,17 +141,32 @@ bool Image::truncate(uint64_t index) {
     return true;
 }
 
-// Walks the stream once: a Term record, then Appends of as many entries as fit kStreamAppendBytes
-// (at least one each).
-size_t Image::stream_copy(std::span<std::byte> out, uint64_t offset) const {
-    if (empty())
-        return 0;
-    Window w(out, offset);
+// The stream once: a Term record, the Snapshot record (its trailing count gives the log's start
+// back), then Appends of as many entries as fit kStreamAppendBytes (at least one each).
+void Image::walk(Window& w) const {
     if (m_term) {
         std::byte term[kTermBytes];
         (void)encode_term(term, m_group, m_term, m_vote);
         put_header(w, Kind::Term, kTermBytes);
         w.put(term, sizeof term);
+    }
+    if (m_snap.index) {
+        const uint64_t trailing = m_start <= m_snap.index ? m_snap.index - m_start + 1 : 0;
+        std::byte fixed[kSnapshotFixed] = {};
+        put_le<uint64_t>(fixed, m_group);
+        put_le<uint64_t>(fixed + 8, m_snap.index);
+        put_le<uint64_t>(fixed + 16, m_snap.term);
+        put_le<uint64_t>(fixed + 24, m_snap.conf_index);
+        put_le<uint32_t>(fixed + 32, static_cast<uint32_t>(trailing));
+        put_le<uint32_t>(fixed + 36, static_cast<uint32_t>(m_snap.conf.size()));
+        put_le<uint32_t>(fixed + 40, static_cast<uint32_t>(m_snap.data.size()));
+        put_header(w, Kind::Snapshot, snapshot_bytes(m_snap.conf.size(), m_snap.data.size()));
+        w.put(fixed, sizeof fixed);
+        for (auto part : { m_snap.conf, m_snap.data }) {
+            if (!part.empty())
+                w.put(part.data(), part.size());
+            w.put(kZeros, padded(part.size()) - part.size());
+        }
     }
     for (size_t first = 0; first < m_count;) {
         size_t bytes = kAppendFixed, last = first;
@@ -115,7 +177,7 @@ size_t Image::stream_copy(std::span<std::byte> out, uint64_t offset) const {
         put_header(w, Kind::Append, bytes);
         std::byte fixed[kAppendFixed] = {};
         put_le<uint64_t>(fixed, m_group);
-        put_le<uint64_t>(fixed + 8, first + 1);
+        put_le<uint64_t>(fixed + 8, m_start + first);
         put_le<uint32_t>(fixed + 16, static_cast<uint32_t>(last - first));
         w.put(fixed, sizeof fixed);
         for (size_t i = first; i < last; ++i) {
@@ -131,23 +193,22 @@ size_t Image::stream_copy(std::span<std::byte> out, uint64_t offset) const {
         }
         first = last;
     }
+}
+
+size_t Image::stream_copy(std::span<std::byte> out, uint64_t offset) const {
+    if (empty())
+        return 0;
+    Window w(out, offset);
+    walk(w);
     return w.copied();
 }
 
 size_t Image::stream_bytes() const {
     if (empty())
         return 0;
-    size_t n = m_term ? kStreamHeader + kTermBytes : 0;
-    for (size_t first = 0; first < m_count;) {
-        size_t bytes = kAppendFixed, last = first;
-        do
-            bytes += kEntryFixed + padded(m_log[last++].len);
-        while (last < m_count && last - first < kMaxEntries &&
-               bytes + kEntryFixed + padded(m_log[last].len) <= kStreamAppendBytes);
-        n += kStreamHeader + padded(bytes);
-        first = last;
-    }
-    return n;
+    Window w({}, 0);
+    walk(w);
+    return static_cast<size_t>(w.at());
 }
 
 ktl::Error Images::apply(Kind kind, std::span<const std::byte> payload) {
@@ -180,7 +241,7 @@ ktl::Error for_each_record(std::span<const std::byte> stream, Fn&& fn) {
             return ktl::Error::Corrupt;
         const uint8_t kind = uint8_t(stream[0]);
         const uint32_t len = get_le<uint32_t>(stream.data() + 4);
-        if (kind < uint8_t(Kind::Term) || kind > uint8_t(Kind::Truncate) || stream[1] != std::byte(0) ||
+        if (kind < uint8_t(Kind::Term) || kind > uint8_t(Kind::Snapshot) || stream[1] != std::byte(0) ||
             stream[2] != std::byte(0) || stream[3] != std::byte(0) || padded(len) > stream.size() - kStreamHeader)
             return ktl::Error::Corrupt;
         for (size_t i = len; i < padded(len); ++i)

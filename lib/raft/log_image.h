@@ -7,7 +7,8 @@
 //
 // The stream: records one after another, each `u8 kind | 3 zero bytes | u32 length | payload,
 // zero-padded to 8`; per group, a Term record then Append records from the log's first entry
-// (each at most kStreamAppendBytes, so no record of the stream is large). Reading a stream
+// (each at most kStreamAppendBytes, so no record of the stream is large), after its Snapshot
+// record when it has one (whose trailing count gives the log's start back). Reading a stream
 // replays its records in order into an Images: the same checks as the log's records.
 #include <cstddef>
 #include <cstdint>
@@ -49,15 +50,19 @@ public:
     uint64_t group() const { return m_group; }
     uint64_t vote() const { return m_vote; }
     size_t entries() const { return m_count; }
-    bool empty() const { return m_term == 0 && m_count == 0; }
+    bool empty() const { return m_term == 0 && m_count == 0 && m_snap.index == 0; }
+    // The snapshot held (index 0: none); its bytes are the image's own.
+    const SnapshotView& snapshot() const { return m_snap; }
     // Entry `index` (start() <= index < next_index()).
     EntryView entry(uint64_t index) const;
     // Frees every entry; the image is empty (term 0) again.
     void reset();
 
     uint64_t term() const override { return m_term; }
-    uint64_t start() const override { return 1; }
-    uint64_t next_index() const override { return m_count + 1; }
+    uint64_t start() const override { return m_start; }
+    uint64_t next_index() const override { return m_start + m_count; }
+    uint64_t snapshot_index() const override { return m_snap.index; }
+    bool set_snapshot(const SnapshotView& s, uint64_t start) override;
     bool set_term(uint64_t term, uint64_t vote) override;
     bool append(const EntryView& e) override;
     bool truncate(uint64_t index) override;
@@ -68,6 +73,8 @@ public:
     size_t stream_copy(std::span<std::byte> out, uint64_t offset) const;
 
 private:
+    void drop_snapshot();
+    void walk(class Window& w) const;
     struct Entry {
         uint64_t term;
         uint8_t type;
@@ -77,8 +84,10 @@ private:
     Memory* m_memory = nullptr;
     uint64_t m_group = 0;
     uint64_t m_term = 0, m_vote = 0;
-    Entry* m_log = nullptr; // kMaxImageEntries once the first entry comes
+    Entry* m_log = nullptr; // kMaxImageEntries once the first entry comes; m_log[0] is entry m_start
     size_t m_count = 0;
+    uint64_t m_start = 1;
+    SnapshotView m_snap {}; // conf and data on m_memory
 };
 
 // The records of `stream` that belong to `group`, replayed in order into `t` (a member loading

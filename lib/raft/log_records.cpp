@@ -96,6 +96,47 @@ ktl::Result<size_t> encode_truncate(std::span<std::byte> out, uint64_t group, ui
     return kTruncateBytes;
 }
 
+size_t snapshot_bytes(size_t conf, size_t data) {
+    if (conf > kMaxSnapshotConf || data > kMaxSnapshotData)
+        return 0;
+    return kSnapshotFixed + padded(conf) + padded(data);
+}
+
+ktl::Result<size_t> encode_snapshot(std::span<std::byte> out, uint64_t group, const SnapshotView& s,
+                                    uint32_t trailing) {
+    const size_t need = snapshot_bytes(s.conf.size(), s.data.size());
+    if (need == 0 || s.index == 0 || s.term == 0 || s.conf.empty())
+        return ktl::Error::InvalidArgs;
+    if (out.size() < need)
+        return ktl::Error::OutOfRange;
+    std::byte* p = out.data();
+    put_le<uint64_t>(p, group);
+    put_le<uint64_t>(p + 8, s.index);
+    put_le<uint64_t>(p + 16, s.term);
+    put_le<uint64_t>(p + 24, s.conf_index);
+    put_le<uint32_t>(p + 32, trailing);
+    put_le<uint32_t>(p + 36, static_cast<uint32_t>(s.conf.size()));
+    put_le<uint32_t>(p + 40, static_cast<uint32_t>(s.data.size()));
+    put_le<uint32_t>(p + 44, 0);
+    p += kSnapshotFixed;
+    std::memcpy(p, s.conf.data(), s.conf.size());
+    std::memset(p + s.conf.size(), 0, padded(s.conf.size()) - s.conf.size());
+    p += padded(s.conf.size());
+    if (!s.data.empty())
+        std::memcpy(p, s.data.data(), s.data.size());
+    std::memset(p + s.data.size(), 0, padded(s.data.size()) - s.data.size());
+    return need;
+}
+
+namespace {
+bool zero_padded(std::span<const std::byte> bytes, size_t used) {
+    for (size_t i = used; i < bytes.size(); ++i)
+        if (bytes[i] != std::byte(0))
+            return false;
+    return true;
+}
+} // namespace
+
 ktl::Result<Decoded> decode(Kind kind, std::span<const std::byte> payload) {
     Decoded d {};
     d.kind = kind;
@@ -118,6 +159,28 @@ ktl::Result<Decoded> decode(Kind kind, std::span<const std::byte> payload) {
         if (d.index == 0)
             return ktl::Error::Corrupt;
         return d;
+    case Kind::Snapshot: {
+        if (payload.size() < kSnapshotFixed)
+            return ktl::Error::Corrupt;
+        d.group = get_le<uint64_t>(p);
+        d.snapshot.index = get_le<uint64_t>(p + 8);
+        d.snapshot.term = get_le<uint64_t>(p + 16);
+        d.snapshot.conf_index = get_le<uint64_t>(p + 24);
+        d.trailing = get_le<uint32_t>(p + 32);
+        const uint32_t conf = get_le<uint32_t>(p + 36);
+        const uint32_t data = get_le<uint32_t>(p + 40);
+        if (d.snapshot.index == 0 || d.snapshot.term == 0 || d.snapshot.conf_index == 0 ||
+            d.snapshot.conf_index > d.snapshot.index || conf == 0 || get_le<uint32_t>(p + 44) != 0 ||
+            snapshot_bytes(conf, data) != payload.size())
+            return ktl::Error::Corrupt;
+        const auto conf_area = payload.subspan(kSnapshotFixed, padded(conf));
+        const auto data_area = payload.subspan(kSnapshotFixed + padded(conf));
+        if (!zero_padded(conf_area, conf) || !zero_padded(data_area, data))
+            return ktl::Error::Corrupt;
+        d.snapshot.conf = conf_area.first(conf);
+        d.snapshot.data = data_area.first(data);
+        return d;
+    }
     case Kind::Append: {
         if (payload.size() < kAppendFixed)
             return ktl::Error::Corrupt;
@@ -164,9 +227,26 @@ ktl::Error replay(const Decoded& d, Target& t) {
             return ktl::Error::Corrupt;
         return t.set_term(d.term, d.vote) ? ktl::Error::None : ktl::Error::NoMemory;
     case Kind::Truncate:
-        if (d.index < t.start() || d.index > t.next_index())
+        // (At or before the log's start: the whole log goes, as a snapshot may have moved it.)
+        if (d.index > t.next_index())
             return ktl::Error::Corrupt;
-        return t.truncate(d.index) ? ktl::Error::None : ktl::Error::NoMemory;
+        return t.truncate(d.index < t.start() ? t.start() : d.index) ? ktl::Error::None : ktl::Error::NoMemory;
+    case Kind::Snapshot: {
+        const uint64_t index = d.snapshot.index;
+        if (index < t.snapshot_index())
+            return ktl::Error::Corrupt;
+        uint64_t start = index + 1; // trailing 0: an installed snapshot replaces the whole log
+        if (d.trailing == 0 && !t.truncate(t.start()))
+            return ktl::Error::NoMemory;
+        if (d.trailing != 0) {
+            // The entries from keep_from on stay; an empty log (a stream read back) starts there.
+            const uint64_t keep_from = index >= d.trailing ? index - d.trailing + 1 : 1;
+            start = keep_from > t.start() ? keep_from : t.start();
+            if (t.next_index() != t.start() && start > t.next_index())
+                start = t.next_index();
+        }
+        return t.set_snapshot(d.snapshot, start) ? ktl::Error::None : ktl::Error::NoMemory;
+    }
     case Kind::Append: {
         if (d.index != t.next_index())
             return ktl::Error::Corrupt;

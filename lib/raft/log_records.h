@@ -12,7 +12,13 @@
 //   Append             : u64 group | u64 index of the first entry | u32 count | u32 0 |
 //                        count x ( u64 term | u8 type | 3 zero bytes | u32 length | bytes,
 //                        zero-padded to 8 )
-//   Truncate (16 bytes): u64 group | u64 index (that entry and every later one are gone)
+//   Truncate (16 bytes): u64 group | u64 index (that entry and every later one are gone; at or
+//                        before the log's start: the whole log)
+//   Snapshot           : u64 group | u64 index | u64 term (of the last entry it covers) |
+//                        u64 configuration index | u32 trailing | u32 configuration length |
+//                        u32 data length | u32 0 | configuration, zero-padded to 8 | data, the same
+//                        (trailing 0: an installed snapshot, which replaces the whole log; otherwise
+//                        the log keeps the `trailing` entries up to the snapshot's index and after)
 // Decoding distrusts the bytes, whatever the log's checksums said: a record that does not add up
 // is refused, never followed out of bounds. Replay also refuses a sequence that cannot come from
 // a correct member (a term going back, a gap in the log, a truncation before its start), so a bug
@@ -25,7 +31,7 @@
 
 namespace raftlog {
 
-enum class Kind : uint8_t { Term = 1, Append = 2, Truncate = 3 };
+enum class Kind : uint8_t { Term = 1, Append = 2, Truncate = 3, Snapshot = 4 };
 
 constexpr size_t kTermBytes = 24;
 constexpr size_t kTruncateBytes = 16;
@@ -33,6 +39,18 @@ constexpr size_t kAppendFixed = 24;
 constexpr size_t kEntryFixed = 16;
 constexpr uint32_t kMaxEntries = 1u << 16; // per record
 constexpr uint32_t kMaxEntryBytes = 1u << 20;
+constexpr size_t kSnapshotFixed = 48;
+constexpr uint32_t kMaxSnapshotConf = 64 * 1024;
+constexpr uint32_t kMaxSnapshotData = 16u << 20;
+
+// A snapshot as the engine hands it over: the last entry it covers (index, term), the index of
+// the configuration it carries, the configuration (the engine's encoding) and the state's bytes.
+struct SnapshotView {
+    uint64_t index, term, conf_index;
+    std::span<const std::byte> conf, data;
+};
+// Bytes a Snapshot record takes (0: a configuration or data over their bounds).
+size_t snapshot_bytes(size_t conf, size_t data);
 constexpr uint8_t kMinEntryType = 1; // the engine's RAFT_COMMAND, RAFT_BARRIER, RAFT_CHANGE
 constexpr uint8_t kMaxEntryType = 3;
 
@@ -51,6 +69,7 @@ ktl::Result<size_t> encode_term(std::span<std::byte> out, uint64_t group, uint64
 ktl::Result<size_t> encode_append(std::span<std::byte> out, uint64_t group, uint64_t first_index,
                                   std::span<const EntryView> entries);
 ktl::Result<size_t> encode_truncate(std::span<std::byte> out, uint64_t group, uint64_t index);
+ktl::Result<size_t> encode_snapshot(std::span<std::byte> out, uint64_t group, const SnapshotView& s, uint32_t trailing);
 
 struct Decoded {
     Kind kind;
@@ -59,6 +78,8 @@ struct Decoded {
     uint64_t index;                     // Append (its first entry), Truncate
     uint32_t count;                     // Append
     std::span<const std::byte> entries; // Append: the entries' bytes, every one checked
+    SnapshotView snapshot;              // Snapshot
+    uint32_t trailing;                  // Snapshot
 };
 
 // Corrupt for anything malformed.
@@ -84,7 +105,11 @@ public:
     virtual uint64_t next_index() const = 0;
     virtual bool set_term(uint64_t term, uint64_t vote) = 0;
     virtual bool append(const EntryView& e) = 0; // at next_index()
-    virtual bool truncate(uint64_t index) = 0;   // entries from index on removed
+    virtual bool truncate(uint64_t index) = 0;   // entries from index on removed (start <= index)
+    virtual uint64_t snapshot_index() const = 0; // 0: none
+    // Keeps `s` as the snapshot and `start` as the log's first index: entries before it are
+    // dropped; a start past the log's end leaves it empty, starting there.
+    virtual bool set_snapshot(const SnapshotView& s, uint64_t start) = 0;
 
 protected:
     ~Target() = default;
@@ -92,8 +117,8 @@ protected:
 
 // Applies one decoded record of `t`'s group: Corrupt when the sequence cannot come from a correct
 // member (a term lower than the one held; an Append that does not start exactly at the log's end:
-// the engine truncates before it writes over entries; a Truncate outside [start, next_index]),
-// NoMemory when the target could not keep an entry.
+// the engine truncates before it writes over entries; a Truncate past the log's end; a snapshot
+// older than the one held), NoMemory when the target could not keep an entry or a snapshot.
 ktl::Error replay(const Decoded& d, Target& t);
 
 } // namespace raftlog

@@ -42,6 +42,14 @@ std::vector<std::byte> append(uint64_t group, uint64_t index, uint64_t t,
     return b;
 }
 
+std::vector<std::byte> snapshot(uint64_t group, uint64_t index, uint64_t t, uint32_t trailing, size_t data_bytes) {
+    std::vector<std::byte> conf(12, std::byte(0x5c)), data(data_bytes, std::byte(index));
+    const raftlog::SnapshotView v { index, t, 1, conf, data };
+    std::vector<std::byte> b(raftlog::snapshot_bytes(conf.size(), data.size()));
+    EXPECT_TRUE(raftlog::encode_snapshot(b, group, v, trailing).ok());
+    return b;
+}
+
 std::vector<std::byte> truncate(uint64_t group, uint64_t index) {
     std::vector<std::byte> b(raftlog::kTruncateBytes);
     EXPECT_TRUE(raftlog::encode_truncate(b, group, index).ok());
@@ -58,8 +66,15 @@ void expect_same(const Images& a, const Images& b, const std::vector<uint64_t>& 
             continue;
         EXPECT_EQ(x->term(), y->term());
         EXPECT_EQ(x->vote(), y->vote());
+        ASSERT_EQ(x->start(), y->start()) << "group " << g;
         ASSERT_EQ(x->next_index(), y->next_index()) << "group " << g;
-        for (uint64_t i = 1; i < x->next_index(); ++i) {
+        const auto &s = x->snapshot(), &u = y->snapshot();
+        EXPECT_EQ(s.index, u.index);
+        EXPECT_EQ(s.term, u.term);
+        EXPECT_EQ(s.conf_index, u.conf_index);
+        EXPECT_TRUE(std::equal(s.conf.begin(), s.conf.end(), u.conf.begin(), u.conf.end()));
+        EXPECT_TRUE(std::equal(s.data.begin(), s.data.end(), u.data.begin(), u.data.end()));
+        for (uint64_t i = x->start(); i < x->next_index(); ++i) {
             const auto e = x->entry(i), f = y->entry(i);
             EXPECT_EQ(e.term, f.term);
             EXPECT_EQ(e.type, f.type);
@@ -122,13 +137,24 @@ TEST(RaftImage, TheStreamReadInWindowsRebuildsTheSameImages) {
         std::mt19937_64 rng(seed);
         Images images(mem);
         uint64_t t[3] = { 0, 0, 0 };
-        uint64_t next[3] = { 1, 1, 1 };
         for (int op = 0; op < 80; ++op) {
             const uint64_t g = rng() % 3;
-            const uint64_t what = rng() % 10;
+            const uint64_t what = rng() % 12;
+            const raftlog::Image* image = images.find(g * 7);
+            const uint64_t start = image ? image->start() : 1, end = image ? image->next_index() : 1;
+            const uint64_t snap = image ? image->snapshot_index() : 0;
             if (t[g] == 0 || what == 0) {
                 t[g] += 1 + rng() % 2;
                 ASSERT_EQ(images.apply(Kind::Term, term(g * 7, t[g], rng() % 4)), ktl::Error::None);
+            } else if (what == 10 && end > std::max(start, snap + 1)) { // a snapshot taken, entries kept
+                const uint64_t lo = std::max(start, snap + 1);
+                ASSERT_EQ(images.apply(Kind::Snapshot, snapshot(g * 7, lo + rng() % (end - lo), t[g],
+                                                                static_cast<uint32_t>(1 + rng() % 6), rng() % 3000)),
+                          ktl::Error::None);
+            } else if (what == 11) { // a snapshot installed: the log starts after it
+                ASSERT_EQ(images.apply(Kind::Snapshot,
+                                       snapshot(g * 7, std::max(snap, start) + rng() % 10, t[g], 0, 64)),
+                          ktl::Error::None);
             } else if (what < 9) {
                 std::vector<std::vector<std::byte>> batch(1 + rng() % 3);
                 for (auto& d : batch) {
@@ -136,11 +162,10 @@ TEST(RaftImage, TheStreamReadInWindowsRebuildsTheSameImages) {
                     for (auto& b : d)
                         b = std::byte(rng());
                 }
-                ASSERT_EQ(images.apply(Kind::Append, append(g * 7, next[g], t[g], batch)), ktl::Error::None);
-                next[g] += batch.size();
-            } else if (next[g] > 1) {
-                next[g] = 1 + rng() % (next[g] - 1);
-                ASSERT_EQ(images.apply(Kind::Truncate, truncate(g * 7, next[g])), ktl::Error::None);
+                ASSERT_EQ(images.apply(Kind::Append, append(g * 7, end, t[g], batch)), ktl::Error::None);
+            } else if (end > start) {
+                ASSERT_EQ(images.apply(Kind::Truncate, truncate(g * 7, start + rng() % (end - start))),
+                          ktl::Error::None);
             }
         }
         const auto whole = stream_of(images);

@@ -23,9 +23,16 @@ struct Entry {
 };
 
 // The state replay rebuilds, and the model the test's member keeps.
+struct Snapshot {
+    uint64_t index = 0, term = 0, conf_index = 0;
+    std::vector<std::byte> conf, data;
+    bool operator==(const Snapshot&) const = default;
+};
+
 struct State final : raftlog::Target {
     uint64_t t = 0, v = 0, first = 1;
     std::vector<Entry> log;
+    Snapshot snap;
     uint64_t term() const override { return t; }
     uint64_t start() const override { return first; }
     uint64_t next_index() const override { return first + log.size(); }
@@ -42,7 +49,19 @@ struct State final : raftlog::Target {
         log.resize(index - first);
         return true;
     }
-    bool operator==(const State& o) const { return t == o.t && v == o.v && first == o.first && log == o.log; }
+    uint64_t snapshot_index() const override { return snap.index; }
+    bool set_snapshot(const raftlog::SnapshotView& s, uint64_t start) override {
+        snap = { s.index, s.term, s.conf_index, { s.conf.begin(), s.conf.end() }, { s.data.begin(), s.data.end() } };
+        if (start >= next_index())
+            log.clear();
+        else
+            log.erase(log.begin(), log.begin() + static_cast<long>(start - first));
+        first = start;
+        return true;
+    }
+    bool operator==(const State& o) const {
+        return t == o.t && v == o.v && first == o.first && log == o.log && snap == o.snap;
+    }
 };
 
 struct Record {
@@ -76,6 +95,13 @@ Record append_record(uint64_t group, uint64_t index, const std::vector<Entry>& e
 Record truncate_record(uint64_t group, uint64_t index) {
     Record r { Kind::Truncate, std::vector<std::byte>(raftlog::kTruncateBytes) };
     EXPECT_TRUE(raftlog::encode_truncate(r.bytes, group, index).ok());
+    return r;
+}
+
+Record snapshot_record(uint64_t group, const Snapshot& s, uint32_t trailing) {
+    const raftlog::SnapshotView v { s.index, s.term, s.conf_index, s.conf, s.data };
+    Record r { Kind::Snapshot, std::vector<std::byte>(raftlog::snapshot_bytes(s.conf.size(), s.data.size())) };
+    EXPECT_TRUE(raftlog::encode_snapshot(r.bytes, group, v, trailing).ok());
     return r;
 }
 
@@ -163,6 +189,46 @@ TEST(RaftLog, DecodingRefusesWhatDoesNotAddUp) {
     EXPECT_FALSE(raftlog::decode(static_cast<Kind>(9), c.bytes).ok());
 }
 
+TEST(RaftLog, SnapshotRecordsRoundTripAndWhatDoesNotAddUpIsRefused) {
+    Snapshot s { 40, 3, 12, bytes_of("configuration"), bytes_of("state!") };
+    const Record r = snapshot_record(9, s, 5);
+    auto d = raftlog::decode(Kind::Snapshot, r.bytes);
+    ASSERT_TRUE(d.ok());
+    EXPECT_EQ(d->group, 9u);
+    EXPECT_EQ(d->trailing, 5u);
+    EXPECT_EQ(d->snapshot.index, 40u);
+    EXPECT_EQ(d->snapshot.term, 3u);
+    EXPECT_EQ(d->snapshot.conf_index, 12u);
+    EXPECT_TRUE(std::equal(d->snapshot.conf.begin(), d->snapshot.conf.end(), s.conf.begin(), s.conf.end()));
+    EXPECT_TRUE(std::equal(d->snapshot.data.begin(), d->snapshot.data.end(), s.data.begin(), s.data.end()));
+    for (size_t cut = 0; cut < r.bytes.size(); ++cut)
+        EXPECT_FALSE(raftlog::decode(Kind::Snapshot, { r.bytes.data(), cut }).ok()) << "cut at " << cut;
+    auto mutated = [&](size_t at, std::byte v) {
+        auto b = r.bytes;
+        b[at] = v;
+        return raftlog::decode(Kind::Snapshot, b).ok();
+    };
+    EXPECT_FALSE(mutated(24, std::byte(41))) << "a configuration index past the snapshot's";
+    EXPECT_FALSE(mutated(44, std::byte(1))) << "the reserved word";
+    EXPECT_FALSE(mutated(48 + 13, std::byte(1))) << "the configuration's padding";
+    EXPECT_FALSE(mutated(36, std::byte(0))) << "a configuration length that does not add up";
+    std::vector<std::byte> out(r.bytes.size());
+    EXPECT_FALSE(raftlog::encode_snapshot(out, 1, { 0, 1, 1, s.conf, {} }, 0).ok()) << "index 0";
+    EXPECT_FALSE(raftlog::encode_snapshot(out, 1, { 5, 1, 1, {}, {} }, 0).ok()) << "no configuration";
+    // Replay: a snapshot older than the one held is refused.
+    State st;
+    ASSERT_EQ(raftlog::replay(decoded(term_record(9, 3, 0)), st), ktl::Error::None);
+    ASSERT_EQ(raftlog::replay(decoded(snapshot_record(9, s, 0)), st), ktl::Error::None);
+    EXPECT_EQ(st.start(), 41u);
+    EXPECT_EQ(st.next_index(), 41u);
+    s.index = 30;
+    s.conf_index = 3;
+    EXPECT_EQ(raftlog::replay(decoded(snapshot_record(9, s, 0)), st), ktl::Error::Corrupt);
+    EXPECT_EQ(raftlog::replay(decoded(append_record(9, 40, { { 3, 1, {} } })), st), ktl::Error::Corrupt)
+        << "an entry the snapshot covers";
+    EXPECT_EQ(raftlog::replay(decoded(append_record(9, 41, { { 3, 1, {} } })), st), ktl::Error::None);
+}
+
 TEST(RaftLog, ReplayRefusesASequenceNoMemberWrites) {
     State s;
     ASSERT_EQ(raftlog::replay(decoded(term_record(0, 5, 2)), s), ktl::Error::None);
@@ -197,7 +263,7 @@ TEST(RaftLog, EveryPrefixOfTheRecordsIsTheStateAtThatPoint) {
                 const uint64_t vote = below(2) ? 1 + below(5) : 0;
                 records.push_back(term_record(group, term, vote));
                 model.set_term(term, vote);
-            } else if (what < 8) {
+            } else if (what < 7) {
                 std::vector<Entry> batch;
                 for (uint64_t n = 1 + below(4); n > 0; --n) {
                     std::vector<std::byte> data(below(40));
@@ -208,6 +274,33 @@ TEST(RaftLog, EveryPrefixOfTheRecordsIsTheStateAtThatPoint) {
                 records.push_back(append_record(group, model.next_index(), batch));
                 for (const Entry& e : batch)
                     model.append({ e.term, e.type, e.data });
+            } else if (what == 8 && model.next_index() > std::max(model.start(), model.snap.index + 1)) {
+                // A snapshot taken at an entry the log holds, keeping some trailing entries (as
+                // the engine's snapshot_put does), under the simulated disk's rule.
+                const uint64_t lo = std::max(model.start(), model.snap.index + 1);
+                Snapshot s { lo + below(model.next_index() - lo), 0, 0, bytes_of("conf"), {} };
+                s.term = model.t;
+                s.conf_index = 1 + below(s.index);
+                s.data.resize(below(100));
+                for (auto& b : s.data)
+                    b = std::byte(rng());
+                const uint32_t trailing = static_cast<uint32_t>(1 + below(10));
+                records.push_back(snapshot_record(group, s, trailing));
+                uint64_t keep_from = s.index >= trailing ? s.index - trailing + 1 : 1;
+                keep_from = std::min(keep_from, model.next_index());
+                if (keep_from > model.first) {
+                    model.log.erase(model.log.begin(), model.log.begin() + static_cast<long>(keep_from - model.first));
+                    model.first = keep_from;
+                }
+                model.snap = s;
+            } else if (what == 9 && model.t > 0) {
+                // A snapshot installed from the leader: it replaces the whole log.
+                Snapshot s { std::max(model.snap.index, model.start()) + below(20), model.t, 1, bytes_of("c"), {} };
+                s.index = std::max<uint64_t>(s.index, 1);
+                records.push_back(snapshot_record(group, s, 0));
+                model.log.clear();
+                model.first = s.index + 1;
+                model.snap = s;
             } else if (model.next_index() > model.start()) {
                 const uint64_t index = model.start() + below(model.next_index() - model.start());
                 records.push_back(truncate_record(group, index));
