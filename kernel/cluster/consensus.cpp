@@ -40,7 +40,7 @@ uint32_t g_raft_log = ~0u; // the RaftLog capability
 struct LogDisk final : kraft::Disk {
     static constexpr int64_t kWouldBlock = -static_cast<int64_t>(ktl::Error::WouldBlock);
     static constexpr uint64_t kPollNs = 1'000'000;
-    static constexpr uint32_t kMaxPolls = 60'000; // a minute: a disk that takes longer has failed
+    static constexpr uint32_t kMaxPolls = 60'000; // a minute of checkpoint: longer, the write fails
 
     int64_t write(raftlog::Kind kind, std::span<const std::byte> payload) override {
         // A checkpoint holds writes back while it is taken: the member waits it out.
@@ -56,18 +56,19 @@ struct LogDisk final : kraft::Disk {
     }
     int64_t durable(uint64_t ticket) override { return sys::storage_durable(ticket); }
     // Polled rather than storage_sync: a record staged while the store is still recovered becomes
-    // durable when the log opens, which storage_sync does not wait for.
+    // durable when the log opens, which storage_sync does not wait for. Until it is durable or the
+    // journal has failed (a staged record that is not yet durable is no failure: it will be, and
+    // the member must not act as if it were not written).
     bool wait(uint64_t ticket) override {
-        for (uint32_t i = 0; i < kMaxPolls; ++i) {
+        for (;;) {
             const int64_t d = sys::storage_durable(ticket);
             if (d != 0)
                 return d == 1;
             sys::sleep(kPollNs);
         }
-        return false;
     }
-    int64_t load(uint64_t group, std::span<std::byte> out) override {
-        return sys::raft_read(g_raft_log, group, out.data(), out.size(), 0);
+    int64_t load(uint64_t group, std::span<std::byte> out, uint64_t offset) override {
+        return sys::raft_read(g_raft_log, group, out.data(), out.size(), offset);
     }
     bool logged = false;
 };

@@ -92,8 +92,9 @@ public:
             m_durable = ticket; // (the wait is the write itself here)
         return true;
     }
-    int64_t load(uint64_t group, std::span<std::byte> out) override {
-        return static_cast<int64_t>(out.empty() ? m_images.stream_bytes(group) : m_images.stream_copy(group, out, 0));
+    int64_t load(uint64_t group, std::span<std::byte> out, uint64_t offset) override {
+        return static_cast<int64_t>(out.empty() ? m_images.stream_bytes(group)
+                                                : m_images.stream_copy(group, out, offset));
     }
     void commit() { m_durable = m_written; }
     void release() { m_images.clear(); }

@@ -164,8 +164,10 @@ bool Member::start(uint64_t group, uint64_t id, std::span<const uint64_t> voters
         format_address(v, address);
         ok = ok && raft_configuration_add(&conf, v, address, RAFT_VOTER) == 0;
     }
-    // A member with state of its own takes it up: its log holds the configuration already.
-    if (m_term == 0)
+    // A member with a log of its own takes it up: the log holds the configuration already. (One
+    // whose first boot ended between its term and its configuration has a term and no log: it
+    // bootstraps, or no member of a group that lost power at its first boot could ever vote.)
+    if (m_count == 0)
         ok = ok && raft_bootstrap(m_raft, &conf) == 0;
     raft_configuration_close(&conf);
     ok = ok && raft_start(m_raft) == 0;
@@ -381,13 +383,13 @@ int Member::io_start(unsigned msecs, raft_io_tick_cb tick, raft_io_recv_cb recv)
 }
 
 int Member::io_bootstrap(const raft_configuration* conf) {
-    if (m_term != 0 || m_count != 0)
+    if (m_count != 0 || m_term > 1)
         return RAFT_CANTBOOTSTRAP;
     raft_buffer buf {};
     if (raft_configuration_encode(conf, &buf) != 0)
         return RAFT_NOMEM;
     const raftlog::EntryView first { 1, RAFT_CHANGE, { static_cast<const std::byte*>(buf.base), buf.len } };
-    int rv = io_set_term(1);
+    int rv = m_term == 0 ? io_set_term(1) : 0;
     uint64_t ticket = 0;
     if (rv == 0)
         rv = append_record(1, &first, 1, &ticket);
@@ -510,16 +512,20 @@ int Member::apply_record(raftlog::Kind kind, std::span<const std::byte> payload,
 
 bool Member::read_stream(std::span<std::byte>& out) {
     out = {};
-    const int64_t bytes = m_disk->load(m_group, {});
+    const int64_t bytes = m_disk->load(m_group, {}, 0);
     if (bytes <= 0)
         return bytes == 0;
     auto mem = kheap::alloc(static_cast<size_t>(bytes));
     if (!mem)
         return false;
     std::span<std::byte> stream(static_cast<std::byte*>(*mem), static_cast<size_t>(bytes));
-    if (m_disk->load(m_group, stream) != bytes) {
-        kheap::free(*mem);
-        return false;
+    for (size_t at = 0; at < stream.size();) {
+        const size_t n = stream.size() - at < Disk::kLoadWindow ? stream.size() - at : Disk::kLoadWindow;
+        if (m_disk->load(m_group, stream.subspan(at, n), at) != static_cast<int64_t>(n)) {
+            kheap::free(*mem);
+            return false;
+        }
+        at += n;
     }
     out = stream;
     return true;

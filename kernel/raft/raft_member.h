@@ -46,8 +46,10 @@ public:
     // Blocks until commit `ticket` is durable: false if it never will be.
     virtual bool wait(uint64_t ticket) = 0;
     // The group's durable state as a stream (lib/raft/log_image.h): its size when out is empty,
-    // otherwise the bytes copied into out (< 0: -ktl::Error).
-    virtual int64_t load(uint64_t group, std::span<std::byte> out) = 0;
+    // otherwise the bytes from `offset` copied into out (< 0: -ktl::Error). Read in windows of
+    // kLoadWindow at most.
+    static constexpr size_t kLoadWindow = 1u << 20;
+    virtual int64_t load(uint64_t group, std::span<std::byte> out, uint64_t offset) = 0;
 
 protected:
     ~Disk() = default;

@@ -26,6 +26,9 @@ raftlog::Memory& kernel_memory() { return g_memory; }
 namespace {
 raftlog::Images g_images(g_memory);
 uint64_t g_records = 0;
+// A record recovery gave back was refused: what the groups hold is not what their members wrote,
+// so no member may start on it (read fails) and nothing more is written (fail closed).
+bool g_refused = false;
 // A checkpoint's stream being put back (restore()).
 std::byte* g_restore = nullptr;
 uint64_t g_restore_total = 0, g_restore_have = 0;
@@ -53,10 +56,15 @@ Written write(const sched::Task* caller, raftlog::Kind kind, std::span<const std
         return { ktl::Error::InvalidArgs, 0 };
     // Records recovery gives back, and every record on a node without a disk: memory only.
     const journal::State state = journal::state();
-    if (journal::replaying_for(caller) || state == journal::State::Off) {
+    if (g_refused)
+        return { ktl::Error::IoError, 0 };
+    const bool replaying = journal::replaying_for(caller);
+    if (replaying || state == journal::State::Off) {
         const ktl::Error e = g_images.apply(kind, payload);
         if (e == ktl::Error::None)
             ++g_records;
+        else if (replaying)
+            g_refused = true;
         return { e, 0 };
     }
     // Applied only once there is room to log it, and logged only once applied: what the disk
@@ -78,7 +86,9 @@ Written write(const sched::Task* caller, raftlog::Kind kind, std::span<const std
     return { ktl::Error::None, ticket };
 }
 
-size_t read(uint64_t group, std::span<std::byte> out, uint64_t offset) {
+int64_t read(uint64_t group, std::span<std::byte> out, uint64_t offset) {
+    if (g_refused)
+        return -static_cast<int64_t>(ktl::Error::Corrupt);
     if (out.empty())
         return g_images.stream_bytes(group);
     return g_images.stream_copy(group, out, offset);
@@ -105,8 +115,10 @@ ktl::Error restore(std::span<const std::byte> piece, uint64_t offset, uint64_t t
         return ktl::Error::None;
     // A damaged stream leaves nothing behind: the groups are as the checkpoint found them or empty.
     ktl::Error e = g_images.apply_stream({ g_restore, g_restore_total });
-    if (e != ktl::Error::None)
+    if (e != ktl::Error::None) {
         g_images.clear();
+        g_refused = true;
+    }
     drop_restore();
     return e;
 }

@@ -21,10 +21,10 @@ struct Task;
 namespace raftstore {
 
 // What the record became: `ticket` the commit that carries it (0: nothing to wait for: no disk,
-// or a record recovery gave back), or an error: WouldBlock (a checkpoint holds writes back, or
-// the store is still recovered before the audit trail is back: try again), NoSpace (the log is
-// full), IoError (the journal failed), Corrupt (a record no correct member writes: nothing
-// staged), NoMemory, Full (a ninth group), InvalidArgs.
+// or a record recovery gave back), or an error: WouldBlock (a checkpoint holds writes back: try
+// again), Unsupported (the audit trail is not back yet), NoSpace (the log is full), IoError (the
+// journal failed, or recovery refused a record), Corrupt (a record no correct member writes:
+// nothing staged), NoMemory, Full (a ninth group), InvalidArgs.
 struct Written {
     ktl::Error error;
     uint64_t ticket;
@@ -33,12 +33,14 @@ Written write(const sched::Task* caller, raftlog::Kind kind, std::span<const std
 
 // The stream (lib/raft/log_image.h) of `group`, or of every group (raftlog::Images::kAll):
 // its size when out is empty, otherwise the bytes of [offset, offset + out.size()) it has.
-size_t read(uint64_t group, std::span<std::byte> out, uint64_t offset);
+// -Corrupt once recovery gave back a record or a stream that was refused: no member starts on
+// state that is not what it wrote, and write() fails from then on too.
+int64_t read(uint64_t group, std::span<std::byte> out, uint64_t offset);
 
 // A checkpoint's stream, in pieces from offset 0 on (total: the whole stream's bytes, at most
 // kMaxRestore); once the last piece is in, applied whole. Corrupt for a stream that does not add
 // up (nothing of it is kept), InvalidArgs for pieces out of order.
-constexpr size_t kMaxRestore = 16u << 20;
+constexpr size_t kMaxRestore = raftlog::kMaxStream;
 ktl::Error restore(std::span<const std::byte> piece, uint64_t offset, uint64_t total);
 
 // The kernel heap as a raftlog::Memory (for images kept elsewhere: the in-kernel tests' disks).

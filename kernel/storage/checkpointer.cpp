@@ -3,6 +3,7 @@
 #include "../audit/trail.h"
 #include "../log.h"
 
+#include <raft/log_image.h>
 #include <storage/checkpoint.h>
 #include <storage/layout.h>
 #include <storage/records.h>
@@ -148,7 +149,11 @@ CheckpointResult Checkpointer::take(storage::Superblock& sb, storage::Wal& wal, 
 
     // The Raft groups: their records wait for the checkpoint's end like every change, so their
     // state is what the log up to here rebuilds.
+    // (A state recovery refused, or one too large to be read back, is not written: the log that
+    // holds it stays.)
     const int64_t raft_bytes = m_raft == ~0u ? 0 : sys::raft_read(m_raft, ~0ull, nullptr, 0, 0);
+    if (status == 0 && (raft_bytes < 0 || static_cast<uint64_t>(raft_bytes) > raftlog::kMaxStream))
+        fail(raft_bytes < 0 ? static_cast<int>(raft_bytes) : -static_cast<int>(ktl::Error::OutOfRange));
     if (status == 0 && raft_bytes > 0) {
         if (!storage::add_piece(h, storage::PieceKind::Raft, "raft", static_cast<uint64_t>(raft_bytes), 0, 0, 0,
                                 kSector) ||

@@ -23,8 +23,7 @@ int64_t raft_write(const kcap::Resolved&, Cap, uint64_t kind, const void* payloa
 int64_t raft_read(const kcap::Resolved&, Cap, uint64_t group, void* out, uint64_t len, uint64_t offset) {
     if (len > 0 && (len > (1u << 20) || !buffers::writable(out, len)))
         return err(ktl::Error::InvalidArgs);
-    return static_cast<int64_t>(
-        raftstore::read(group, { static_cast<std::byte*>(out), static_cast<size_t>(len) }, offset));
+    return raftstore::read(group, { static_cast<std::byte*>(out), static_cast<size_t>(len) }, offset);
 }
 
 int64_t raft_restore(const kcap::Resolved&, Cap, const void* piece, uint64_t len, uint64_t offset, uint64_t total) {

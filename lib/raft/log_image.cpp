@@ -228,7 +228,10 @@ ktl::Error Images::apply(Kind kind, std::span<const std::byte> payload) {
         m_images[slot].bind(m_memory, d->group);
         m_used[slot] = true;
     }
-    return replay(*d, m_images[slot]);
+    const ktl::Error e = replay(*d, m_images[slot]);
+    if (e != ktl::Error::None && m_images[slot].empty())
+        m_used[slot] = false; // a group whose first record was refused takes no slot
+    return e;
 }
 
 namespace {

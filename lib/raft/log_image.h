@@ -24,6 +24,7 @@ constexpr size_t kStreamHeader = 8;
 constexpr size_t kStreamAppendBytes = 48 * 1024; // an Append of the stream, at most (but for one large entry)
 constexpr size_t kMaxImageEntries = 4096;        // per group: a log longer than this refuses appends
 constexpr size_t kMaxGroups = 8;
+constexpr size_t kMaxStream = 16u << 20; // the most a node's stream may be to be read back whole
 
 // Where an image's memory comes from (the kernel heap, the host's malloc).
 class Memory {

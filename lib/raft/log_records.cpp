@@ -250,11 +250,14 @@ ktl::Error replay(const Decoded& d, Target& t) {
     case Kind::Append: {
         if (d.index != t.next_index())
             return ktl::Error::Corrupt;
+        // All or nothing: a target that could not keep an entry gets none of the record's.
         EntryReader r(d);
         EntryView e;
         while (r.next(e))
-            if (!t.append(e))
+            if (!t.append(e)) {
+                (void)t.truncate(d.index);
                 return ktl::Error::NoMemory;
+            }
         return ktl::Error::None;
     }
     }

@@ -197,9 +197,21 @@ TEST(RaftImage, ANinthGroupAndAnOverlongLogAreRefused) {
     for (uint64_t g = 0; g < raftlog::kMaxGroups; ++g)
         ASSERT_EQ(images.apply(Kind::Term, term(g, 1, 0)), ktl::Error::None);
     EXPECT_EQ(images.apply(Kind::Term, term(99, 1, 0)), ktl::Error::Full);
-    for (uint64_t i = 1; i <= raftlog::kMaxImageEntries; ++i)
+    for (uint64_t i = 1; i < raftlog::kMaxImageEntries; ++i)
         ASSERT_EQ(images.apply(Kind::Append, append(0, i, 1, { {} })), ktl::Error::None);
-    EXPECT_EQ(images.apply(Kind::Append, append(0, raftlog::kMaxImageEntries + 1, 1, { {} })), ktl::Error::NoMemory);
+    // A record of two entries with room for one keeps neither (the log then still takes the next
+    // record at its end, as the member that wrote it expects).
+    const uint64_t last = raftlog::kMaxImageEntries;
+    EXPECT_EQ(images.apply(Kind::Append, append(0, last, 1, { { std::byte(1) }, { std::byte(2) } })),
+              ktl::Error::NoMemory);
+    EXPECT_EQ(images.find(0)->next_index(), last);
+    ASSERT_EQ(images.apply(Kind::Append, append(0, last, 1, { {} })), ktl::Error::None);
+    EXPECT_EQ(images.apply(Kind::Append, append(0, last + 1, 1, { {} })), ktl::Error::NoMemory);
+    // A group whose first record is refused takes no slot.
+    images.clear();
+    EXPECT_EQ(images.apply(Kind::Append, append(3, 5, 1, { {} })), ktl::Error::Corrupt);
+    EXPECT_EQ(images.find(3), nullptr);
+    EXPECT_EQ(images.groups(), 0u);
     images.clear();
     EXPECT_EQ(mem.live, 0);
 }
