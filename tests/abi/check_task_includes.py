@@ -99,6 +99,7 @@ EXCEPTIONS = {
         "kernel/clock.h": _KTEST,
         "kernel/mm/kheap.h": _KTEST,
         "kernel/raft/raft_heap.h": _KTEST,
+        "kernel/raft/raft_store.h": _KTEST,
         "kernel/raft/raft_member.h": _KTEST,
     },
     "kernel/ktest/runner.cpp": {
