@@ -33,15 +33,6 @@ bool g_refused = false;
 std::byte* g_restore = nullptr;
 uint64_t g_restore_total = 0, g_restore_have = 0;
 
-storage::RecordType record_type(raftlog::Kind kind) {
-    switch (kind) {
-    case raftlog::Kind::Term: return storage::RecordType::RaftTerm;
-    case raftlog::Kind::Append: return storage::RecordType::RaftAppend;
-    case raftlog::Kind::Truncate: return storage::RecordType::RaftTruncate;
-    }
-    return storage::RecordType::RaftTerm;
-}
-
 void drop_restore() {
     if (g_restore)
         kheap::free(g_restore);
@@ -54,12 +45,11 @@ void drop_restore() {
 Written write(const sched::Task* caller, raftlog::Kind kind, std::span<const std::byte> payload) {
     if (payload.empty() || payload.size() > storage::kMaxRaftRecord)
         return { ktl::Error::InvalidArgs, 0 };
-    // Records recovery gives back, and every record on a node without a disk: memory only.
-    const journal::State state = journal::state();
     if (g_refused)
         return { ktl::Error::IoError, 0 };
+    // Records recovery gives back, and every record on a node without a disk: memory only.
     const bool replaying = journal::replaying_for(caller);
-    if (replaying || state == journal::State::Off) {
+    if (replaying || journal::state() == journal::State::Off) {
         const ktl::Error e = g_images.apply(kind, payload);
         if (e == ktl::Error::None)
             ++g_records;
@@ -79,7 +69,8 @@ Written write(const sched::Task* caller, raftlog::Kind kind, std::span<const std
     }
     ++g_records;
     uint64_t ticket = 0;
-    std::span<std::byte> out = journal::stage(record_type(kind), payload.size(), payload.size(), ticket);
+    std::span<std::byte> out = journal::stage(storage::raft_record_type(static_cast<uint8_t>(kind)), payload.size(),
+                                              payload.size(), ticket);
     if (out.empty()) // the journal failed meanwhile: this node is ahead of its disk, and says so
         return { ktl::Error::IoError, 0 };
     std::memcpy(out.data(), payload.data(), payload.size());

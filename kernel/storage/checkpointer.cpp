@@ -283,23 +283,33 @@ ktl::Result<Checkpointer::Loaded> Checkpointer::load(const storage::Superblock& 
         auto read_chunk = [&](uint64_t off, uint64_t want) {
             return m_disk.read(first + (e.offset + off) / kSector, { g_chunk, round_up(want) });
         };
-        if (e.kind == storage::PieceKind::Raft) {
-            // Checked whole, then given back in order (applied once whole: all or nothing).
+        // The piece in chunks of `step` bytes, each read into g_chunk and handed to fn(off, want).
+        auto each_chunk = [&](uint64_t step, auto&& fn) -> ktl::Result<void> {
+            for (uint64_t off = 0; off < e.length; off += step) {
+                const uint64_t want = e.length - off < step ? e.length - off : step;
+                TRY_VOID(read_chunk(off, want));
+                TRY_VOID(fn(off, want));
+            }
+            return {};
+        };
+        // Checked whole before anything of it goes back: a damaged piece is refused, not half kept.
+        auto verified = [&](uint64_t step) -> ktl::Result<void> {
             uint32_t crc = 0;
-            for (uint64_t off = 0; off < e.length; off += kChunk) {
-                const uint64_t want = e.length - off < kChunk ? e.length - off : kChunk;
-                TRY_VOID(read_chunk(off, want));
+            TRY_VOID(each_chunk(step, [&](uint64_t, uint64_t want) -> ktl::Result<void> {
                 crc = storage::crc32c(crc, g_chunk, want);
-            }
-            if (crc != e.crc || m_raft == ~0u)
+                return {};
+            }));
+            return crc == e.crc ? ktl::Result<void>() : ktl::Result<void>(ktl::Error::Corrupt);
+        };
+        if (e.kind == storage::PieceKind::Raft) {
+            // Given back in order once checked (and applied once whole: all or nothing).
+            if (m_raft == ~0u)
                 return ktl::Error::Corrupt;
-            for (uint64_t off = 0; off < e.length; off += kChunk) {
-                const uint64_t want = e.length - off < kChunk ? e.length - off : kChunk;
-                TRY_VOID(read_chunk(off, want));
+            TRY_VOID(verified(kChunk));
+            TRY_VOID(each_chunk(kChunk, [&](uint64_t off, uint64_t want) -> ktl::Result<void> {
                 const int64_t r = sys::raft_restore(m_raft, g_chunk, want, off, e.length);
-                if (r < 0)
-                    return error_of(r);
-            }
+                return r < 0 ? ktl::Result<void>(error_of(r)) : ktl::Result<void>();
+            }));
             out.raft_bytes += e.length;
         } else if (e.kind == storage::PieceKind::Collection) {
             std::string_view name = e.name_view();
@@ -335,22 +345,14 @@ ktl::Result<Checkpointer::Loaded> Checkpointer::load(const storage::Superblock& 
             const uint64_t per_chunk = rec ? records_per_chunk(rec) * rec : 0;
             if (rec == 0 || rec > storage::kMaxAuditRecord || e.length % rec != 0 || per_chunk == 0)
                 return ktl::Error::Corrupt;
-            // Checked whole before any record goes back: a damaged trail is refused, not half kept.
-            uint32_t crc = 0;
-            for (uint64_t off = 0; off < e.length; off += per_chunk) {
-                const uint64_t want = e.length - off < per_chunk ? e.length - off : per_chunk;
-                TRY_VOID(read_chunk(off, want));
-                crc = storage::crc32c(crc, g_chunk, want);
-            }
-            if (crc != e.crc)
-                return ktl::Error::Corrupt;
-            for (uint64_t off = 0; m_audit != ~0u && off < e.length; off += per_chunk) {
-                const uint64_t want = e.length - off < per_chunk ? e.length - off : per_chunk;
-                TRY_VOID(read_chunk(off, want));
-                for (uint64_t at = 0; at < want; at += rec)
-                    if (sys::region_append(m_audit, g_chunk + at, rec) >= 0)
-                        ++out.audit_records;
-            }
+            TRY_VOID(verified(per_chunk));
+            if (m_audit != ~0u)
+                TRY_VOID(each_chunk(per_chunk, [&](uint64_t, uint64_t want) -> ktl::Result<void> {
+                    for (uint64_t at = 0; at < want; at += rec)
+                        if (sys::region_append(m_audit, g_chunk + at, rec) >= 0)
+                            ++out.audit_records;
+                    return {};
+                }));
         }
     }
     return out;

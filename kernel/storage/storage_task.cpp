@@ -61,11 +61,9 @@ public:
         case storage::RecordType::RaftTerm:
         case storage::RecordType::RaftAppend:
         case storage::RecordType::RaftTruncate: {
-            // (Kinds 1, 2, 3 of lib/raft/log_records.h, in the order of the record types.)
-            const uint64_t kind = static_cast<uint64_t>(d->type) -
-                                  static_cast<uint64_t>(storage::RecordType::RaftTerm) + 1;
-            r = m_raft == ~0u ? -static_cast<int64_t>(ktl::Error::BadHandle)
-                              : sys::raft_write(m_raft, kind, d->raft.data(), d->raft.size());
+            r = m_raft == ~0u
+                    ? -static_cast<int64_t>(ktl::Error::BadHandle)
+                    : sys::raft_write(m_raft, storage::raft_record_kind(d->type), d->raft.data(), d->raft.size());
             if (r >= 0)
                 ++m_raft_records;
             break;

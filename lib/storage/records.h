@@ -34,6 +34,11 @@ enum class RecordType : uint16_t {
     RaftTruncate = 8,
 };
 constexpr bool is_raft_record(RecordType t) { return t >= RecordType::RaftTerm && t <= RecordType::RaftTruncate; }
+// lib/raft/log_records' kinds 1, 2, 3 (term, append, truncate) are record types 6, 7, 8.
+constexpr RecordType raft_record_type(uint8_t kind) {
+    return static_cast<RecordType>(uint16_t(RecordType::RaftTerm) + kind - 1);
+}
+constexpr uint8_t raft_record_kind(RecordType t) { return uint8_t(uint16_t(t) - uint16_t(RecordType::RaftTerm) + 1); }
 constexpr bool is_raft_record(uint16_t t) {
     return t >= uint16_t(RecordType::RaftTerm) && t <= uint16_t(RecordType::RaftTruncate);
 }
