@@ -36,6 +36,9 @@ struct ClusterInfo {
     uint64_t raft_sent, raft_received, raft_refused;
     // The member's log (its last index), and what it found on the disk when it started (0, 0: new).
     uint64_t raft_last_index, raft_recovered_term, raft_recovered_entries;
+    // Its newest snapshot (index and term; 0: none), the entries its log holds behind and after
+    // it, and the snapshots taken here and installed from a leader since the member started.
+    uint64_t raft_snapshot_index, raft_snapshot_term, raft_log_entries, raft_snapshots_taken, raft_snapshots_installed;
 };
 
 struct MemberInfo {

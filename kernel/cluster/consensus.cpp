@@ -190,6 +190,11 @@ void fill(cluster_abi::ClusterInfo& out) {
     out.raft_last_index = s.last_index;
     out.raft_recovered_term = g_member->recovered_term();
     out.raft_recovered_entries = g_member->recovered_entries();
+    out.raft_snapshot_index = s.snapshot_index;
+    out.raft_snapshot_term = s.snapshot_term;
+    out.raft_log_entries = s.entries;
+    out.raft_snapshots_taken = s.snapshots_taken;
+    out.raft_snapshots_installed = s.snapshots_installed;
 }
 
 } // namespace clusterd::consensus

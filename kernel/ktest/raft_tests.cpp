@@ -5,6 +5,9 @@
 // everywhere, the leader cut off is replaced by a new one in a higher term which commits more, the
 // old one catches up once the link is back; a member closed and started again on its disk takes up
 // its term and log (no bootstrap) and catches up; everything the engine allocated is given back.
+// Snapshots every 16 applied entries, 32 kept behind: the log stays bounded, and the old leader,
+// cut off while 100 commands went by, is behind the new leader's log and installs its snapshot
+// (the restarted member then starts from its own snapshot and the entries after it).
 // Each member's disk is in memory (the records kept as the kernel's RaftLog keeps them), its
 // commits durable one round after they are written, so appends wait for them as on a real disk.
 #include "../clock.h"
@@ -24,6 +27,7 @@ namespace {
 
 constexpr size_t kNodes = 3;
 constexpr uint64_t kGroup = 7;
+constexpr unsigned kThreshold = 16, kTrailing = 32;
 
 class Loopback final : public kraft::Link {
 public:
@@ -136,10 +140,23 @@ bool propose(Loopback& link, kraft::Member (&members)[kNodes], uint64_t leader, 
         // A full proposal table waits for the group to apply what it holds.
         bool taken = false;
         for (int tries = 0; tries < 2000 && !taken; ++tries) {
+            link.set_sender(leader); // what the leader sends as it takes the command comes from it
             taken = members[leader - 1].propose({ reinterpret_cast<const uint8_t*>(&c), sizeof c });
             if (!taken)
-                run_until(link, members, 1, [] { return true; });
+                run_until(link, members, 1, [] { return false; }); // a round and a millisecond
         }
+        if (!taken)
+            for (size_t i = 0; i < kNodes; ++i) {
+                const kraft::MemberStatus s = members[i].status();
+                console::printf("ktest:   member %zu: role %u term %llu leader %llu commit %llu last %llu entries %llu "
+                                "snapshot %llu applied %llu\n",
+                                i + 1, s.role, static_cast<unsigned long long>(s.term),
+                                static_cast<unsigned long long>(s.leader), static_cast<unsigned long long>(s.commit),
+                                static_cast<unsigned long long>(s.last_index),
+                                static_cast<unsigned long long>(s.entries),
+                                static_cast<unsigned long long>(s.snapshot_index),
+                                static_cast<unsigned long long>(s.applied));
+            }
         KT_CHECK(taken, "command %llu not taken by leader %llu", static_cast<unsigned long long>(c),
                  static_cast<unsigned long long>(leader));
     }
@@ -183,6 +200,7 @@ bool raft_group(const Caps&) {
     KT_CHECK(link.init(), "no memory for the loopback link");
     const uint64_t voters[kNodes] = { 1, 2, 3 };
     for (size_t i = 0; i < kNodes; ++i) {
+        KT_CHECK(members[i].set_snapshot_policy(kThreshold, kTrailing), "snapshot policy refused");
         KT_CHECK(members[i].start(kGroup, i + 1, voters, link, g.disks[i], kKey, 1), "member %zu did not start", i + 1);
         KT_CHECK(members[i].recovered_term() == 0, "member %zu found state on an empty disk", i + 1);
     }
@@ -211,16 +229,24 @@ bool raft_group(const Caps&) {
     // What the cut-off leader is still asked to do is never committed: it is dropped (the hashes
     // below would differ otherwise).
     (void)members[first - 1].propose({ reinterpret_cast<const uint8_t*>(&t0), sizeof t0 });
-    if (!propose(link, members, second, 100, 20))
+    if (!propose(link, members, second, 100, 100))
         return false;
-    KT_CHECK(run_until(link, members, 15000, [&] { return agreed(members, 70, first); }),
-             "the two linked members did not apply 70 commands alike");
+    KT_CHECK(run_until(link, members, 15000, [&] { return agreed(members, 150, first); }),
+             "the two linked members did not apply 150 commands alike");
     KT_CHECK(members[first - 1].status().applied == 50, "the cut-off leader applied something alone");
+    const uint64_t behind = members[first - 1].status().last_index;
+    KT_CHECK(members[second - 1].status().snapshot_index > behind,
+             "the new leader's snapshot (%llu) is not past the old leader's log (%llu)",
+             static_cast<unsigned long long>(members[second - 1].status().snapshot_index),
+             static_cast<unsigned long long>(behind));
 
-    // The link back: the old leader learns the new term, drops what it could not commit, catches up.
+    // The link back: the old leader learns the new term, drops what it could not commit, and
+    // installs the new leader's snapshot (the entries it misses are no longer in its log).
     link.isolate(0);
-    KT_CHECK(run_until(link, members, 20000, [&] { return agreed(members, 70); }), "member %llu did not catch up",
+    KT_CHECK(run_until(link, members, 20000, [&] { return agreed(members, 150); }), "member %llu did not catch up",
              static_cast<unsigned long long>(first));
+    const uint64_t installed = members[first - 1].status().snapshots_installed;
+    KT_CHECK(installed >= 1, "member %llu caught up without a snapshot", static_cast<unsigned long long>(first));
     // A follower closed and started again on its disk, in a later life: it takes up its term and
     // log, applies the committed commands again, and goes on with the group.
     const uint64_t leader = leader_of(members, 0);
@@ -230,21 +256,32 @@ bool raft_group(const Caps&) {
     KT_CHECK(members[restarted - 1].start(kGroup, restarted, voters, link, g.disks[restarted - 1], kKey, 2),
              "member %llu did not start again", static_cast<unsigned long long>(restarted));
     KT_CHECK(members[restarted - 1].recovered_term() == before_restart.term &&
-                 members[restarted - 1].recovered_entries() == before_restart.last_index,
+                 members[restarted - 1].recovered_entries() == before_restart.entries &&
+                 members[restarted - 1].status().snapshot_index == before_restart.snapshot_index,
              "member %llu came back with term %llu and %llu entries, not %llu and %llu",
              static_cast<unsigned long long>(restarted),
              static_cast<unsigned long long>(members[restarted - 1].recovered_term()),
              static_cast<unsigned long long>(members[restarted - 1].recovered_entries()),
              static_cast<unsigned long long>(before_restart.term),
-             static_cast<unsigned long long>(before_restart.last_index));
-    if (!propose(link, members, leader, 200, 10))
+             static_cast<unsigned long long>(before_restart.entries));
+    KT_CHECK(before_restart.snapshot_index > 0, "member %llu took no snapshot in 150 commands",
+             static_cast<unsigned long long>(restarted));
+    if (!propose(link, members, leader, 300, 10))
         return false;
-    KT_CHECK(run_until(link, members, 20000, [&] { return agreed(members, 80); }),
-             "the restarted member %llu did not apply the 80 commands alike",
+    KT_CHECK(run_until(link, members, 20000, [&] { return agreed(members, 160); }),
+             "the restarted member %llu did not apply the 160 commands alike",
              static_cast<unsigned long long>(restarted));
     kraft::MemberStatus s[kNodes];
-    for (size_t i = 0; i < kNodes; ++i)
+    uint64_t taken = 0;
+    for (size_t i = 0; i < kNodes; ++i) {
         s[i] = members[i].status();
+        taken += s[i].snapshots_taken;
+        // The log is bounded by the snapshots: at most trailing + threshold entries, and what is
+        // in flight.
+        KT_CHECK(s[i].entries <= kTrailing + kThreshold + kraft::kMaxProposals,
+                 "member %zu holds %llu entries with snapshots every %u", i + 1,
+                 static_cast<unsigned long long>(s[i].entries), kThreshold);
+    }
     KT_CHECK(s[0].refused + s[1].refused + s[2].refused == 0, "datagrams refused on a clean link");
     KT_CHECK(link.lost() == 0, "the loopback link overflowed");
     const kraft::HeapStats peak = kraft::heap_stats();
@@ -262,13 +299,15 @@ bool raft_group(const Caps&) {
     KT_CHECK(after.refused == 0, "the engine's heap refused %llu allocations",
              static_cast<unsigned long long>(after.refused));
     console::printf("ktest:   raft: leader %llu elected in %llu ms, 50 commands applied on 3 members in %llu ms; "
-                    "leader cut off, %llu elected in %llu ms (term %llu), 20 more applied, the old leader caught up; "
+                    "leader cut off, %llu elected in %llu ms (term %llu), 100 more applied, the old leader caught up; "
                     "member %llu restarted on its disk, 10 more applied everywhere; "
+                    "%llu snapshots taken, the old leader installed %llu; "
                     "%llu datagrams; engine heap peak %llu bytes, all given back\n",
                     static_cast<unsigned long long>(first), static_cast<unsigned long long>(elected_ms),
                     static_cast<unsigned long long>(commit_ms), static_cast<unsigned long long>(second),
                     static_cast<unsigned long long>(failover_ms), static_cast<unsigned long long>(s[second - 1].term),
-                    static_cast<unsigned long long>(restarted),
+                    static_cast<unsigned long long>(restarted), static_cast<unsigned long long>(taken),
+                    static_cast<unsigned long long>(installed),
                     static_cast<unsigned long long>(s[0].sent + s[1].sent + s[2].sent),
                     static_cast<unsigned long long>(peak.peak));
     return true;

@@ -9,6 +9,8 @@
 
 #include <raft/log_image.h>
 
+#include "raft_stream_reader.h"
+
 // The compatibility layer queues the callbacks of completed client requests; the raft_io fires
 // them once per turn of its loop (upstream's libuv backend does so in its prepare and check
 // handles). Internal to upstream (src/legacy.h), hence declared here.
@@ -39,11 +41,13 @@ int cb_append(raft_io* io, raft_io_append* req, const raft_entry e[], unsigned n
     return of(io).io_append(req, e, n, cb);
 }
 int cb_truncate(raft_io* io, raft_index index) { return of(io).io_truncate(index); }
-// Snapshots are neither taken (the threshold is out of reach) nor installed yet.
-int cb_snapshot_put(raft_io*, unsigned, raft_io_snapshot_put*, const raft_snapshot*, raft_io_snapshot_put_cb) {
-    return RAFT_IOERR;
+int cb_snapshot_put(raft_io* io, unsigned trailing, raft_io_snapshot_put* req, const raft_snapshot* s,
+                    raft_io_snapshot_put_cb cb) {
+    return of(io).io_snapshot_put(trailing, req, s, cb);
 }
-int cb_snapshot_get(raft_io*, raft_io_snapshot_get*, raft_io_snapshot_get_cb) { return RAFT_NOTFOUND; }
+int cb_snapshot_get(raft_io* io, raft_io_snapshot_get* req, raft_io_snapshot_get_cb cb) {
+    return of(io).io_snapshot_get(req, cb);
+}
 raft_time cb_time(raft_io*) { return clock::monotonic_ns() / 1000000; }
 int cb_random(raft_io*, int min, int max) {
     uint32_t r = 0;
@@ -54,12 +58,13 @@ int cb_apply(raft_fsm* fsm, const raft_buffer* buf, void** result) {
     *result = nullptr;
     return of(fsm).fsm_apply(buf);
 }
-int cb_snapshot(raft_fsm*, raft_buffer**, unsigned*) { return RAFT_NOTFOUND; }
-int cb_restore(raft_fsm*, raft_buffer*) { return RAFT_IOERR; }
+int cb_snapshot(raft_fsm* fsm, raft_buffer** bufs, unsigned* n) { return of(fsm).fsm_snapshot(bufs, n); }
+int cb_restore(raft_fsm* fsm, raft_buffer* buf) { return of(fsm).fsm_restore(buf); }
 void cb_applied(struct raft_apply* req, int, void*) { static_cast<Member*>(req->data)->proposal_done(req); }
 void cb_closed(raft*) {}
 
 uint64_t now_ms() { return clock::monotonic_ns() / 1000000; }
+
 
 // The engine wants an address per server; the wire names peers by id, so "raft-<id>" it is.
 void format_address(uint64_t id, char (&out)[24]) {
@@ -87,8 +92,11 @@ bool Member::start(uint64_t group, uint64_t id, std::span<const uint64_t> voters
     m_epoch = epoch;
     m_link = &link;
     m_disk = &disk;
-    m_applied = 0; // a member started again applies the committed commands again (no snapshots)
+    // A member started again restores its snapshot and applies the committed commands after it.
+    m_applied = 0;
     m_applied_hash = 0xcbf29ce484222325ull;
+    m_taken = m_installed = 0;
+    m_running = m_closing = false;
     m_key = key;
     auto scratch = kheap::alloc(kMaxMessage);
     if (!scratch)
@@ -96,6 +104,8 @@ bool Member::start(uint64_t group, uint64_t id, std::span<const uint64_t> voters
     m_scratch = static_cast<uint8_t*>(*scratch);
     m_term = m_vote = 0;
     m_count = 0;
+    m_start = 1;
+    m_snap_index = m_snap_term = 0;
     if (!load_state()) {
         close();
         return false;
@@ -155,7 +165,8 @@ bool Member::start(uint64_t group, uint64_t id, std::span<const uint64_t> voters
     }
     m_raft->tracer = nullptr; // no formatting of trace messages nobody reads
     raft_set_pre_vote(m_raft, true);
-    raft_set_snapshot_threshold(m_raft, ~0u); // none yet (see the header)
+    raft_set_snapshot_threshold(m_raft, m_threshold);
+    raft_set_snapshot_trailing(m_raft, m_trailing);
     raft_configuration conf;
     raft_configuration_init(&conf);
     bool ok = true;
@@ -167,7 +178,7 @@ bool Member::start(uint64_t group, uint64_t id, std::span<const uint64_t> voters
     // A member with a log of its own takes it up: the log holds the configuration already. (One
     // whose first boot ended between its term and its configuration has a term and no log: it
     // bootstraps, or no member of a group that lost power at its first boot could ever vote.)
-    if (m_count == 0)
+    if (m_count == 0 && m_snap_index == 0)
         ok = ok && raft_bootstrap(m_raft, &conf) == 0;
     raft_configuration_close(&conf);
     ok = ok && raft_start(m_raft) == 0;
@@ -175,6 +186,7 @@ bool Member::start(uint64_t group, uint64_t id, std::span<const uint64_t> voters
         close();
         return false;
     }
+    m_running = true;
     m_last_tick_ms = now_ms();
     return true;
 }
@@ -205,6 +217,12 @@ void Member::receive(std::span<const uint8_t> datagram) {
         ++m_refused;
         return;
     }
+    if (m.type == RAFT_INSTALL_SNAPSHOT && m_raft->legacy.snapshot_taking) {
+        raftwire::release(m); // (see the header: the leader sends it again)
+        return;
+    }
+    if (m.type == RAFT_APPEND_ENTRIES)
+        rebase_on_snapshot(m);
     m.server_id = h.from;
     m.server_address = "raft-peer"; // the engine reads it only to learn a leader's address
     m_recv(&m_io, &m);              // the engine owns what decode allocated
@@ -263,7 +281,12 @@ MemberStatus Member::status() const {
     s.received = m_received;
     s.refused = m_refused;
     s.term = m_term;
-    s.last_index = m_count;
+    s.last_index = next_index() - 1;
+    s.entries = m_count;
+    s.snapshot_index = m_snap_index;
+    s.snapshot_term = m_snap_term;
+    s.snapshots_taken = m_taken;
+    s.snapshots_installed = m_installed;
     if (m_raft) {
         raft_id leader = 0;
         const char* address = nullptr;
@@ -295,81 +318,34 @@ void Member::close() {
 
 // ---- raft_io ----------------------------------------------------------------------------------
 
-namespace {
-
-// The engine's entry array, built from the disk's stream (each entry's bytes a batch of its own,
-// as the engine frees them). A stream holds a Term record and Appends in order, no truncation.
-class EntryArray final : public raftlog::Target {
-public:
-    EntryArray(raft_entry* out, size_t capacity) : m_out(out), m_capacity(capacity) {}
-    uint64_t term() const override { return m_term; }
-    uint64_t start() const override { return 1; }
-    uint64_t next_index() const override { return m_count + 1; }
-    bool set_term(uint64_t term, uint64_t) override {
-        m_term = term;
-        return true;
-    }
-    bool append(const raftlog::EntryView& e) override {
-        if (m_count == m_capacity)
-            return false;
-        void* data = raft_malloc(e.data.empty() ? 1 : e.data.size());
-        if (!data)
-            return false;
-        if (!e.data.empty())
-            std::memcpy(data, e.data.data(), e.data.size());
-        raft_entry& out = m_out[m_count++];
-        out.term = e.term;
-        out.type = static_cast<raft_entry_type>(e.type);
-        out.buf.base = data;
-        out.buf.len = e.data.size();
-        out.batch = data;
-        return true;
-    }
-    bool truncate(uint64_t) override { return false; }
-    uint64_t snapshot_index() const override { return 0; }
-    bool set_snapshot(const raftlog::SnapshotView&, uint64_t) override { return false; }
-    size_t count() const { return m_count; }
-    void release() {
-        for (size_t i = 0; i < m_count; ++i)
-            raft_free(m_out[i].batch);
-        m_count = 0;
-    }
-
-private:
-    raft_entry* m_out;
-    size_t m_capacity;
-    size_t m_count = 0;
-    uint64_t m_term = 0;
-};
-
-} // namespace
-
 int Member::io_load(raft_term* term, raft_id* vote, raft_snapshot** snapshot, raft_index* start, raft_entry** entries,
                     size_t* n) {
     *term = m_term;
     *vote = m_vote;
     *snapshot = nullptr;
-    *start = 1;
+    *start = m_start;
     *entries = nullptr;
     *n = 0;
-    if (m_count == 0)
+    if (m_count == 0 && m_snap_index == 0)
         return 0;
-    // The engine takes the array and each entry's batch.
+    // The engine takes the snapshot, the array and each entry's batch.
     std::span<std::byte> stream;
     if (!read_stream(stream))
         return RAFT_IOERR;
-    auto* out = static_cast<raft_entry*>(raft_calloc(m_count, sizeof(raft_entry)));
-    EntryArray array(out, out ? m_count : 0);
-    const bool ok = out && raftlog::replay_stream(stream, m_group, array) == ktl::Error::None &&
-                    array.count() == m_count;
+    auto* out = m_count ? static_cast<raft_entry*>(raft_calloc(m_count, sizeof(raft_entry))) : nullptr;
+    StreamReader reader(out, out ? m_count : 0);
+    const bool room = out || m_count == 0;
+    const bool ok = room && raftlog::replay_stream(stream, m_group, reader) == ktl::Error::None &&
+                    reader.count() == m_count && reader.start() == m_start && reader.snapshot_index() == m_snap_index;
     if (!stream.empty())
         kheap::free(stream.data());
     if (!ok) {
-        array.release();
-        if (out)
-            raft_free(out);
-        return out ? RAFT_CORRUPT : RAFT_NOMEM;
+        reader.release();
+        raft_free(out);
+        return room ? RAFT_CORRUPT : RAFT_NOMEM;
     }
+    reader.keep_entries();
+    *snapshot = reader.take_snapshot();
     *entries = out;
     *n = m_count;
     return 0;
@@ -383,7 +359,7 @@ int Member::io_start(unsigned msecs, raft_io_tick_cb tick, raft_io_recv_cb recv)
 }
 
 int Member::io_bootstrap(const raft_configuration* conf) {
-    if (m_count != 0 || m_term > 1)
+    if (m_count != 0 || m_snap_index != 0 || m_term > 1)
         return RAFT_CANTBOOTSTRAP;
     raft_buffer buf {};
     if (raft_configuration_encode(conf, &buf) != 0)
@@ -416,13 +392,33 @@ int Member::io_set_vote(raft_id vote) {
     return rv == 0 && ticket && !m_disk->wait(ticket) ? RAFT_IOERR : rv;
 }
 
-int Member::io_send(raft_io_send* req, const raft_message* m, raft_io_send_cb cb) {
+Member::Pending Member::send_request(raft_io_send* req, raft_io_send_cb cb) {
+    Pending p {};
+    p.op = Op::Send;
+    p.req = req;
+    p.cb.send = cb;
+    return p;
+}
+
+int Member::io_send(raft_io_send* req, const raft_message* message, raft_io_send_cb cb) {
+    const raft_message* m = message;
+    raft_message corrected;
+    if (m->type == RAFT_INSTALL_SNAPSHOT && m_snap_index && m->install_snapshot.last_index == m_snap_index &&
+        m->install_snapshot.last_term != m_snap_term) {
+        // Defect 1: the engine moved last_index to the snapshot it read back and kept the term of
+        // the one it meant; the snapshot is this member's own, so its term is known.
+        corrected = *m;
+        corrected.install_snapshot.last_term = m_snap_term;
+        m = &corrected;
+    }
     Peer* to = peer(m->server_id);
     const size_t len = to ? raftwire::encode(*m, { m_scratch, kMaxMessage }) : 0;
     if (len == 0)
         return RAFT_IOERR; // an unknown peer, or a message over the largest a peer takes
-    if (!queue(Pending { req, cb, nullptr, nullptr, 0 }))
+    if (!queue(send_request(req, cb)))
         return RAFT_NOMEM;
+    if (m_closing)
+        return 0; // (a snapshot read completed at close: its message is cancelled, not sent)
     raftwire::FrameHeader h;
     h.group = m_group;
     h.from = m_id;
@@ -464,7 +460,12 @@ int Member::io_append(raft_io_append* req, const raft_entry* entries, unsigned n
     kheap::free(views);
     if (rv != 0)
         return rv;
-    (void)queue(Pending { nullptr, nullptr, req, cb, ticket });
+    Pending p {};
+    p.op = Op::Append;
+    p.req = req;
+    p.cb.append = cb;
+    p.ticket = ticket;
+    (void)queue(p);
     return 0;
 }
 
@@ -475,7 +476,10 @@ int Member::io_truncate(raft_index index) {
 }
 
 void Member::io_close(raft_io_close_cb cb) {
-    complete_pending(RAFT_CANCELED);
+    // A snapshot read's completion sends its message, which is cancelled in the next pass.
+    m_closing = true;
+    for (int pass = 0; pass < 3 && m_pending_count; ++pass)
+        complete_pending(RAFT_CANCELED);
     m_tick = nullptr;
     m_recv = nullptr;
     cb(&m_io);
@@ -569,7 +573,16 @@ bool Member::append(const raftlog::EntryView&) {
 }
 
 bool Member::truncate(uint64_t index) {
-    m_count = index - 1;
+    m_count = index - m_start; // (replay checked start <= index <= next_index)
+    return true;
+}
+
+bool Member::set_snapshot(const raftlog::SnapshotView& s, uint64_t start) {
+    const uint64_t end = next_index();
+    m_count = start < end ? end - start : 0;
+    m_start = start;
+    m_snap_index = s.index;
+    m_snap_term = s.term;
     return true;
 }
 
@@ -580,34 +593,40 @@ bool Member::queue(const Pending& p) {
     return true;
 }
 
-// In the order they were made; an append only once its commit is durable (and so every later
-// append waits too: tickets only grow). A callback may make new requests: those wait for the next
-// turn. status != 0 (closing): everything, with that status.
+// In the order they were made; an append or a snapshot write only once its commit is durable
+// (and so every later one waits too: tickets only grow). A callback may make new requests: those
+// wait for the next turn. status != 0 (closing): everything, with that status, but a snapshot
+// read (defect 2: the engine's error path for it frees what it never owned).
 void Member::complete_pending(int status) {
     const size_t n = m_pending_count;
     size_t kept = 0;
     bool held = false;
     for (size_t i = 0; i < n; ++i) {
         const Pending p = m_pending[i];
-        if (p.send) {
-            p.send_cb(p.send, status);
-            continue;
-        }
         int result = status;
         if (status == 0 && p.ticket != 0 && !held) {
             const int64_t d = m_disk->durable(p.ticket);
             held = d == 0;
             result = d < 0 ? RAFT_IOERR : 0;
         }
-        if (status == 0 && held) {
+        if (status == 0 && held && (p.op == Op::Append || p.op == Op::Put)) {
             m_pending[kept++] = p;
             continue;
         }
-        p.append_cb(p.append, result);
+        complete(p, result);
     }
     // (Requests made by the callbacks were queued after the first n.)
     std::memmove(m_pending + kept, m_pending + n, (m_pending_count - n) * sizeof(Pending));
     m_pending_count = kept + (m_pending_count - n);
+}
+
+void Member::complete(const Pending& p, int status) {
+    switch (p.op) {
+    case Op::Send: p.cb.send(static_cast<raft_io_send*>(p.req), status); break;
+    case Op::Append: p.cb.append(static_cast<raft_io_append*>(p.req), status); break;
+    case Op::Put: p.cb.put(static_cast<raft_io_snapshot_put*>(p.req), status); break;
+    case Op::Get: p.cb.get(static_cast<raft_io_snapshot_get*>(p.req), p.snapshot, 0); break;
+    }
 }
 
 } // namespace kraft

@@ -9,9 +9,17 @@
 // append is completed (the engine then acts on it: a follower acknowledges, a leader counts itself)
 // only once the commit carrying it is durable. A member started on a Disk that holds its group's
 // state takes it up (no bootstrap): a node restarted into its group keeps its vote and its log.
-// The log's entries are the disk's and the engine's to keep: the member holds its term, vote and
-// length only; the engine loads the entries from the disk when it starts. Snapshots are not taken
-// (the threshold is out of reach) and not accepted.
+// The log's entries are the disk's and the engine's to keep: the member holds its term, vote,
+// the log's bounds and its snapshot's (index, term) only; the engine loads the entries and the
+// snapshot from the disk when it starts, and reads the snapshot back from the disk to send it.
+// Snapshots (member_snapshots.cpp) bound the log: the engine takes one every `threshold` applied
+// entries and keeps `trailing` entries behind it; a member that fell behind the leader's log
+// installs the leader's. The state machine is still the applied commands' count and hash.
+// Upstream's defects the host simulation found (docs/replication.md) are worked around here as
+// its simulated raft_io does: an InstallSnapshot's term corrected on send, an AppendEntries whose
+// previous entry lies inside the snapshot rebased on it, a snapshot read completed (not
+// cancelled) at close, and an InstallSnapshot arriving while a snapshot is being taken dropped
+// (upstream would follow a null pointer when the take completes; the leader sends it again).
 //
 // Driven by one task: start(), then receive() for each datagram and turn() at least every few
 // milliseconds (ticks and the completion of the requests the engine made in between). Nothing
@@ -61,11 +69,19 @@ constexpr size_t kMaxMessage = 64 * 1024; // the largest message taken from one 
 constexpr size_t kMaxPending = 128;       // sends and appends the engine may have in flight
 constexpr size_t kMaxProposals = 32;      // commands proposed here and not yet applied
 constexpr size_t kMaxCommand = 1024;
+// Upstream's defaults are 1,024 and 8,192; trailing must stay above the threshold (fewer makes
+// defect 3 frequent) and the two together under kMaxLogEntries (the log peaks at their sum).
+constexpr unsigned kSnapshotThreshold = 1024;
+constexpr unsigned kSnapshotTrailing = 2048;
+static_assert(kSnapshotThreshold < kSnapshotTrailing && kSnapshotThreshold + kSnapshotTrailing < kMaxLogEntries);
 
 struct MemberStatus {
     uint64_t id, leader, term, commit, last_index;
-    uint64_t applied;      // commands applied to the state machine
-    uint64_t applied_hash; // FNV-1a over every applied command, in order (same on every member)
+    uint64_t entries;                              // in the log (from its start to last_index)
+    uint64_t snapshot_index, snapshot_term;        // the newest snapshot (0: none)
+    uint64_t snapshots_taken, snapshots_installed; // in this life: taken here, installed from a leader
+    uint64_t applied;                              // commands applied to the state machine
+    uint64_t applied_hash;                         // FNV-1a over every applied command, in order (same on every member)
     bool is_leader;
     uint8_t role;                     // raft_state(): 0 unavailable, 1 follower, 2 candidate, 3 leader
     uint64_t sent, received, refused; // datagrams; refused: failed authentication or checks
@@ -84,6 +100,9 @@ public:
     // wire orders messages by it: a later life's must be larger). False if the engine refused.
     bool start(uint64_t group, uint64_t id, std::span<const uint64_t> voters, Link& link, Disk& disk, raftwire::Key key,
                uint64_t epoch);
+    // Before start(): snapshot every `threshold` applied entries, keeping `trailing` behind it
+    // (false, and nothing changed, unless 0 < threshold < trailing and their sum < kMaxLogEntries).
+    bool set_snapshot_policy(unsigned threshold, unsigned trailing);
     // What start() found on the disk (0 and 0: a new member).
     uint64_t recovered_term() const { return m_recovered_term; }
     uint64_t recovered_entries() const { return m_recovered_entries; }
@@ -110,28 +129,39 @@ public:
     int io_append(raft_io_append* req, const raft_entry* entries, unsigned n, raft_io_append_cb cb);
     int io_truncate(raft_index index);
     void io_close(raft_io_close_cb cb);
+    int io_snapshot_put(unsigned trailing, raft_io_snapshot_put* req, const raft_snapshot* snapshot,
+                        raft_io_snapshot_put_cb cb);
+    int io_snapshot_get(raft_io_snapshot_get* req, raft_io_snapshot_get_cb cb);
     int fsm_apply(const raft_buffer* buf);
+    int fsm_snapshot(raft_buffer* bufs[], unsigned* n);
+    int fsm_restore(raft_buffer* buf);
     void proposal_done(struct raft_apply* req);
 
     // ---- raftlog::Target: what the records rebuild ----
     uint64_t term() const override { return m_term; }
-    uint64_t start() const override { return 1; }
-    uint64_t next_index() const override { return m_count + 1; }
+    uint64_t start() const override { return m_start; }
+    uint64_t next_index() const override { return m_start + m_count; }
     bool set_term(uint64_t term, uint64_t vote) override;
     bool append(const raftlog::EntryView& e) override;
     bool truncate(uint64_t index) override;
-    // (Snapshots are not taken or installed yet: a record of one is refused.)
-    uint64_t snapshot_index() const override { return 0; }
-    bool set_snapshot(const raftlog::SnapshotView&, uint64_t) override { return false; }
+    uint64_t snapshot_index() const override { return m_snap_index; }
+    bool set_snapshot(const raftlog::SnapshotView& s, uint64_t start) override;
 
 private:
-    struct Pending { // a send or an append, completed at the next turn
-        raft_io_send* send;
-        raft_io_send_cb send_cb;
-        raft_io_append* append;
-        raft_io_append_cb append_cb;
-        uint64_t ticket; // an append's: the commit that must be durable first
+    enum class Op : uint8_t { Send, Append, Put, Get };
+    struct Pending { // a request the engine made, completed at a later turn
+        Op op;
+        void* req; // raft_io_send, raft_io_append, raft_io_snapshot_put or raft_io_snapshot_get
+        union {
+            raft_io_send_cb send;
+            raft_io_append_cb append;
+            raft_io_snapshot_put_cb put;
+            raft_io_snapshot_get_cb get;
+        } cb;
+        uint64_t ticket;         // an append's or a put's: the commit that must be durable first
+        raft_snapshot* snapshot; // a get's: read from the disk when asked (the engine takes it)
     };
+    static Pending send_request(raft_io_send* req, raft_io_send_cb cb);
     struct Peer {
         uint64_t id;
         raftwire::Reassembler* in; // kernel heap, with its storage
@@ -145,6 +175,12 @@ private:
     // The group's stream from the disk, on the kernel heap (empty: none; false: unreadable).
     bool read_stream(std::span<std::byte>& out);
     bool queue(const Pending& p);
+    void complete(const Pending& p, int status);
+    // The group's snapshot on the disk, in the engine's form (nullptr: none, or no memory).
+    raft_snapshot* read_snapshot();
+    // The workaround of defect 3: an AppendEntries whose previous entry lies inside this member's
+    // snapshot, before the entries it kept, rebased on the snapshot.
+    void rebase_on_snapshot(raft_message& m);
     void complete_pending(int status);
     Peer* peer(uint64_t id);
 
@@ -162,7 +198,13 @@ private:
     // The "disk": term, vote, and the log from index 1.
     raft_term m_term = 0;
     raft_id m_vote = 0;
-    size_t m_count = 0; // entries in the log, from index 1
+    size_t m_count = 0;   // entries in the log, from m_start
+    uint64_t m_start = 1; // the log's first index
+    uint64_t m_snap_index = 0, m_snap_term = 0;
+    unsigned m_threshold = kSnapshotThreshold, m_trailing = kSnapshotTrailing;
+    uint64_t m_taken = 0, m_installed = 0;
+    bool m_running = false; // raft_start() returned: a restore now is an install
+    bool m_closing = false;
     Pending m_pending[kMaxPending] {};
     size_t m_pending_count = 0;
     raft_io_tick_cb m_tick = nullptr;

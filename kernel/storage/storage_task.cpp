@@ -60,7 +60,8 @@ public:
             break;
         case storage::RecordType::RaftTerm:
         case storage::RecordType::RaftAppend:
-        case storage::RecordType::RaftTruncate: {
+        case storage::RecordType::RaftTruncate:
+        case storage::RecordType::RaftSnapshot: {
             r = m_raft == ~0u
                     ? -static_cast<int64_t>(ktl::Error::BadHandle)
                     : sys::raft_write(m_raft, storage::raft_record_kind(d->type), d->raft.data(), d->raft.size());

@@ -153,7 +153,8 @@ ktl::Result<DecodedRecord> decode_record(uint16_t type, std::span<const std::byt
     case RecordType::Audit: // above
     case RecordType::RaftTerm:
     case RecordType::RaftAppend:
-    case RecordType::RaftTruncate: break;
+    case RecordType::RaftTruncate:
+    case RecordType::RaftSnapshot: break;
     case RecordType::Upsert: {
         if (payload.size() < kUpsertFixed)
             return ktl::Error::Corrupt;

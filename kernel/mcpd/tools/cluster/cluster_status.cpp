@@ -67,6 +67,11 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
         w.key("storage").string(info.raft_durable ? "disk" : "memory");
         w.key("recovered").begin_object().key("term").number(info.raft_recovered_term);
         w.key("entries").number(info.raft_recovered_entries).end_object();
+        // The snapshot bounding its log (index 0: none yet) and the entries the log keeps.
+        w.key("snapshot").begin_object().key("index").number(info.raft_snapshot_index);
+        w.key("term").number(info.raft_snapshot_term).key("taken").number(info.raft_snapshots_taken);
+        w.key("installed").number(info.raft_snapshots_installed).end_object();
+        w.key("log_entries").number(info.raft_log_entries);
         w.key("datagrams").begin_object();
         w.key("sent").number(info.raft_sent).key("received").number(info.raft_received);
         w.key("refused").number(info.raft_refused).end_object().end_object();
