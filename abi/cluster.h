@@ -39,6 +39,10 @@ struct ClusterInfo {
     // Its newest snapshot (index and term; 0: none), the entries its log holds behind and after
     // it, and the snapshots taken here and installed from a leader since the member started.
     uint64_t raft_snapshot_index, raft_snapshot_term, raft_log_entries, raft_snapshots_taken, raft_snapshots_installed;
+    // The replicated collections' changes: applied here (and failed), proposed here as the leader,
+    // refused (not the leader, no room), answered with an unknown outcome, snapshots installed
+    // over them.
+    uint64_t repl_applied, repl_failed, repl_proposed, repl_refused, repl_timed_out, repl_installs;
 };
 
 struct MemberInfo {

@@ -49,6 +49,12 @@ constexpr uint64_t kMaxDeleteIds = 4096; // ids one vec_delete takes together
 
 // CreateParams::flags
 constexpr uint32_t kCreateMemoryOnly = 1; // durability "memory": never logged, gone at restart
+// One of the cluster's replicated collections (docs/replication.md): created, changed and dropped
+// only through the consensus group, which applies each change on every voter.
+constexpr uint32_t kCreateReplicated = 2;
+// With kCreateReplicated: the replicas asked for (3 or 5), which must be the group's voters.
+constexpr uint32_t kCreateReplicasShift = 8;
+constexpr uint32_t kCreateReplicasMask = 0xfu << kCreateReplicasShift;
 
 constexpr uint32_t kMaxNamed = 32;                    // collections in the store at once
 constexpr uint32_t kMaxNameLength = 64;               // bytes; names are [A-Za-z0-9_.-], never "." or ".."
@@ -82,13 +88,15 @@ struct StageChunk {
     uint64_t received_out; // written back: bytes staged so far
     uint64_t capacity;     // commit: the collection's capacity (0: what the snapshot holds plus room to grow)
     uint64_t provenance;   // commit: the node every imported vector is stamped with (the import's own)
+    uint32_t flags;        // commit: kCreateReplicated for a replicated collection put back from a checkpoint
+    uint32_t reserved;
 };
 
 struct StoreEntry {
     char name[kMaxNameLength + 1];
     uint8_t metric;
-    uint8_t durable; // logged to the disk (1) or in memory only (0)
-    uint8_t reserved;
+    uint8_t durable;    // logged to the disk (1) or in memory only (0)
+    uint8_t replicated; // one of the cluster's replicated collections (kCreateReplicated)
     uint32_t dim;
     uint32_t m;
     uint32_t ef_construction;

@@ -53,6 +53,9 @@ constexpr Grant kGrants[] = {
     { Task::Cluster, AuditTrail, kWrite, 0 },
     // Its consensus group's member keeps its term, vote and log there.
     { Task::Cluster, RaftLog, kRead | kWrite, 0 },
+    // The group's replicated collections: a voter applies each committed change to its store
+    // (create, drop, and writes through the collection it opens for one change).
+    { Task::Cluster, VectorStore, kRead | kWrite | kGrant | kCreate | kDrop, 0 },
     // The console line's MCP bridge: the line, then what every bridge holds. Grant on the
     // introspection object and the store: the bridge hands tool tasks single-use tokens for
     // them (one collection, through store_open, or the store), never the capabilities.

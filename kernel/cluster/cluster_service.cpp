@@ -33,6 +33,7 @@ struct TaskCaps {
     uint32_t netstack = ~0u;     // udp_open
     uint32_t audit_region = ~0u; // the MCP audit trail: refused peers are recorded there
     uint32_t raft_log = ~0u;     // the consensus group's durable state
+    uint32_t store = ~0u;        // where the group's replicated collections are applied
 };
 
 TaskCaps g_caps;
@@ -220,7 +221,7 @@ int64_t task_main(void*) {
     KLOG_INFO("cluster: %s joins '%.*s' on UDP %u (period %u ms, suspicion x%u, %u indirect probes)", g_self,
               static_cast<int>(bootargs::get().cluster.size()), bootargs::get().cluster.data(), port, c.period_ms,
               c.suspicion_mult, c.indirect);
-    consensus::start(g_caps.netstack, g_caps.raft_log, net.address, port, g_key, boot_id);
+    consensus::start(g_caps.netstack, g_caps.raft_log, g_caps.store, net.address, port, g_key, boot_id);
     TaskTransport transport;
     uint8_t buf[net::Datagram::kMaxPayload];
     for (;;) {
@@ -297,6 +298,7 @@ uint64_t start(const composition::Objects& objects) {
     g_caps.netstack = held[composition::Object::NetStack];
     g_caps.audit_region = held[composition::Object::AuditTrail];
     g_caps.raft_log = held[composition::Object::RaftLog];
+    g_caps.store = held[composition::Object::VectorStore];
     return *object;
 }
 

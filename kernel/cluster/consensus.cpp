@@ -6,6 +6,7 @@
 #include "../net/datagram.h"
 #include "../raft/raft_heap.h"
 #include "../raft/raft_member.h"
+#include "replica_applier.h"
 #include <abi/sys.h>
 
 #include <netcfg/ipv4_config.h>
@@ -26,6 +27,8 @@ cluster::Key g_key {};
 alignas(kraft::Member) unsigned char g_member_storage[sizeof(kraft::Member)];
 kraft::Member* g_member = nullptr;
 kraft::MemberStatus g_status {}; // the last round's, for cluster_info (IRQs masked)
+ReplicaApplier g_applier;
+ReplicaApplier::Counters g_replication {}; // the last round's, likewise
 
 struct UdpLink final : kraft::Link {
     void send(uint64_t to, std::span<const uint8_t> d) override {
@@ -94,8 +97,8 @@ uint32_t parse_voters(std::string_view list) {
 
 } // namespace
 
-bool start(uint32_t netstack, uint32_t raft_log, uint32_t self_ip, uint16_t membership_port, const cluster::Key& key,
-           uint64_t epoch) {
+bool start(uint32_t netstack, uint32_t raft_log, uint32_t store, uint32_t self_ip, uint16_t membership_port,
+           const cluster::Key& key, uint64_t epoch) {
     const std::string_view list = bootargs::get().raft_voters;
     if (list.empty())
         return false;
@@ -129,6 +132,7 @@ bool start(uint32_t netstack, uint32_t raft_log, uint32_t self_ip, uint16_t memb
     for (uint32_t i = 0; i < g_voter_count; ++i)
         voters[i] = i + 1;
     auto* member = new (g_member_storage) kraft::Member;
+    member->set_state_machine(&g_applier);
     if (!member->start(kGroup, id, { voters, g_voter_count }, g_link, g_disk, { g_key.data(), g_key.size() }, epoch)) {
         member->~Member();
         KLOG_ERROR("cluster: the consensus group's member did not start");
@@ -138,6 +142,11 @@ bool start(uint32_t netstack, uint32_t raft_log, uint32_t self_ip, uint16_t memb
         arch::IrqGuard guard; // cluster_info reads it
         g_member = member;
     }
+    // The origin names this node's changes in the group's log, in this boot only (a ticket of an
+    // earlier boot, applied again after a restart, must not answer a caller of this one).
+    const uint64_t origin = (uint64_t(self_ip) << 32) | (epoch & 0xffffffffu);
+    if (store == ~0u || !g_applier.start(store, raft_log, g_voter_count, origin))
+        KLOG_ERROR("cluster: replicated collections are off here (no store, or the applier did not register)");
     if (member->recovered_term())
         KLOG_INFO("cluster: consensus group member %llu of %u on UDP %u, its state recovered (term %llu, %llu entries)",
                   static_cast<unsigned long long>(id), g_voter_count, g_port,
@@ -166,9 +175,12 @@ void round() {
         g_member->receive({ buf, static_cast<size_t>(n) });
     }
     g_member->turn();
+    g_applier.pump(*g_member, sys::clock());
     const kraft::MemberStatus s = g_member->status();
+    const ReplicaApplier::Counters c = g_applier.counters();
     arch::IrqGuard guard;
     g_status = s;
+    g_replication = c;
 }
 
 void fill(cluster_abi::ClusterInfo& out) {
@@ -195,6 +207,13 @@ void fill(cluster_abi::ClusterInfo& out) {
     out.raft_log_entries = s.entries;
     out.raft_snapshots_taken = s.snapshots_taken;
     out.raft_snapshots_installed = s.snapshots_installed;
+    const ReplicaApplier::Counters& c = g_replication;
+    out.repl_applied = c.applied;
+    out.repl_failed = c.failed;
+    out.repl_proposed = c.proposed;
+    out.repl_refused = c.refused;
+    out.repl_timed_out = c.timed_out;
+    out.repl_installs = c.installs;
 }
 
 } // namespace clusterd::consensus

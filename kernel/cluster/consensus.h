@@ -3,7 +3,7 @@
 // addresses, the same list on every node), each node whose address is in the list runs one
 // member of a Raft group (kernel/raft) with the others, over a UDP endpoint of its own on the
 // membership port + 1, every datagram sealed under the cluster key. The group elects a leader and
-// keeps it agreed; it carries no data yet (replicated collections come next). Its term, vote and
+// keeps it agreed; it carries the cluster's replicated collections (replica_applier.h). Its term, vote and
 // log are the node's RaftLog (kernel/raft/raft_store.h: records in the write-ahead log, carried by
 // checkpoints): a node restarted with its disk takes its member's state up again; without a disk
 // they live in memory and a restarted node joins as new (which only a node that never voted may).
@@ -20,8 +20,8 @@ constexpr uint64_t kRoundNs = 10'000'000; // the longest the task waits between 
 // Parses raft_voters; when this node (self_ip) is among them, opens its endpoint through the
 // NetStack capability and starts its member on the state the RaftLog capability holds for it
 // (waiting until recovery has given it back). False: not a voter, or it could not start (logged).
-bool start(uint32_t netstack, uint32_t raft_log, uint32_t self_ip, uint16_t membership_port, const cluster::Key& key,
-           uint64_t epoch);
+bool start(uint32_t netstack, uint32_t raft_log, uint32_t store, uint32_t self_ip, uint16_t membership_port,
+           const cluster::Key& key, uint64_t epoch);
 bool running();
 // One round of the cluster task: datagrams in, the member's turn, the status snapshot.
 void round();

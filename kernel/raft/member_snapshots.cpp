@@ -149,8 +149,11 @@ int Member::fsm_restore(raft_buffer* buf) {
     m_applied = get_u64(p);
     m_applied_hash = get_u64(p + 8);
     raft_free(buf->base);
-    if (m_running)
+    if (m_running) {
         ++m_installed;
+        if (m_sm)
+            m_sm->installed(m_applied);
+    }
     return 0;
 }
 

@@ -60,7 +60,9 @@ int cb_apply(raft_fsm* fsm, const raft_buffer* buf, void** result) {
 }
 int cb_snapshot(raft_fsm* fsm, raft_buffer** bufs, unsigned* n) { return of(fsm).fsm_snapshot(bufs, n); }
 int cb_restore(raft_fsm* fsm, raft_buffer* buf) { return of(fsm).fsm_restore(buf); }
-void cb_applied(struct raft_apply* req, int, void*) { static_cast<Member*>(req->data)->proposal_done(req); }
+void cb_applied(struct raft_apply* req, int status, void*) {
+    static_cast<Member*>(req->data)->proposal_done(req, status);
+}
 void cb_closed(raft*) {}
 
 uint64_t now_ms() { return clock::monotonic_ns() / 1000000; }
@@ -166,6 +168,7 @@ bool Member::start(uint64_t group, uint64_t id, std::span<const uint64_t> voters
     m_raft->tracer = nullptr; // no formatting of trace messages nobody reads
     raft_set_pre_vote(m_raft, true);
     raft_set_snapshot_threshold(m_raft, m_threshold);
+    raft_set_max_inflight_entries(m_raft, kMaxInflightEntries);
     raft_set_snapshot_trailing(m_raft, m_trailing);
     raft_configuration conf;
     raft_configuration_init(&conf);
@@ -240,7 +243,7 @@ void Member::turn() {
     LegacyFireCompletedRequests(m_raft);
 }
 
-bool Member::propose(std::span<const uint8_t> command) {
+bool Member::propose(std::span<const uint8_t> command, uint64_t tag) {
     if (!m_raft || command.size() > kMaxCommand || raft_state(m_raft) != RAFT_LEADER)
         return false;
     size_t slot = 0;
@@ -263,13 +266,17 @@ bool Member::propose(std::span<const uint8_t> command) {
         return false;
     }
     m_proposal_busy[slot] = true;
+    m_proposal_tags[slot] = tag;
     return true;
 }
 
-void Member::proposal_done(struct raft_apply* req) {
+void Member::proposal_done(struct raft_apply* req, int status) {
     for (size_t i = 0; i < kMaxProposals; ++i)
-        if (&m_proposals[i] == req)
+        if (&m_proposals[i] == req) {
             m_proposal_busy[i] = false;
+            if (status != 0 && m_sm)
+                m_sm->proposal_failed(m_proposal_tags[i]);
+        }
 }
 
 MemberStatus Member::status() const {
@@ -494,6 +501,8 @@ int Member::fsm_apply(const raft_buffer* buf) {
     m_applied_hash ^= buf->len; // command boundaries count
     m_applied_hash *= 0x100000001b3ull;
     ++m_applied;
+    if (m_sm)
+        m_sm->apply({ p, buf->len });
     return 0;
 }
 

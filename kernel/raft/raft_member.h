@@ -68,7 +68,11 @@ constexpr size_t kMaxLogEntries = 4096;   // the in-memory log's bound (appends 
 constexpr size_t kMaxMessage = 64 * 1024; // the largest message taken from one peer
 constexpr size_t kMaxPending = 128;       // sends and appends the engine may have in flight
 constexpr size_t kMaxProposals = 32;      // commands proposed here and not yet applied
-constexpr size_t kMaxCommand = 1024;
+constexpr size_t kMaxCommand = 20 * 1024;
+// Entries the engine puts in one AppendEntries (and has unacknowledged per follower): three of
+// the largest commands fit one message.
+constexpr unsigned kMaxInflightEntries = 3;
+static_assert(kMaxInflightEntries * (kMaxCommand + 64) + 256 <= kMaxMessage);
 // Upstream's defaults are 1,024 and 8,192; trailing must stay above the threshold (fewer makes
 // defect 3 frequent) and the two together under kMaxLogEntries (the log peaks at their sum).
 constexpr unsigned kSnapshotThreshold = 1024;
@@ -85,6 +89,23 @@ struct MemberStatus {
     bool is_leader;
     uint8_t role;                     // raft_state(): 0 unavailable, 1 follower, 2 candidate, 3 leader
     uint64_t sent, received, refused; // datagrams; refused: failed authentication or checks
+};
+
+// What the group's committed commands are applied to (the cluster task's replicated collections).
+class StateMachine {
+public:
+    // A committed command, in log order, on every member (again, after a restart, for those after
+    // the member's snapshot).
+    virtual void apply(std::span<const uint8_t> command) = 0;
+    // A command proposed here with `tag` will not be applied through that proposal (leadership
+    // lost, or closing): whether another leader commits it is not known here.
+    virtual void proposal_failed(uint64_t tag) = 0;
+    // A snapshot from the leader replaced what this member had applied: the commands it covers
+    // were never applied here.
+    virtual void installed(uint64_t snapshot_index) = 0;
+
+protected:
+    ~StateMachine() = default;
 };
 
 class Member final : public raftlog::Target {
@@ -112,7 +133,9 @@ public:
     void turn();
     // Proposes a command (kMaxCommand bytes at most) at this member: false unless it is the leader
     // and has room. Applied on every member once committed (applied/applied_hash).
-    bool propose(std::span<const uint8_t> command);
+    bool propose(std::span<const uint8_t> command, uint64_t tag = 0);
+    // Before start(): where committed commands go besides the applied count and hash.
+    void set_state_machine(StateMachine* sm) { m_sm = sm; }
     MemberStatus status() const;
     bool running() const { return m_raft != nullptr; }
     // Leaves: every request in flight is cancelled and the engine's memory given back.
@@ -135,7 +158,7 @@ public:
     int fsm_apply(const raft_buffer* buf);
     int fsm_snapshot(raft_buffer* bufs[], unsigned* n);
     int fsm_restore(raft_buffer* buf);
-    void proposal_done(struct raft_apply* req);
+    void proposal_done(struct raft_apply* req, int status);
 
     // ---- raftlog::Target: what the records rebuild ----
     uint64_t term() const override { return m_term; }
@@ -213,6 +236,8 @@ private:
     uint64_t m_last_tick_ms = 0;
     struct raft_apply m_proposals[kMaxProposals] {};
     bool m_proposal_busy[kMaxProposals] = {};
+    uint64_t m_proposal_tags[kMaxProposals] = {};
+    StateMachine* m_sm = nullptr;
     uint64_t m_applied = 0, m_applied_hash = 0xcbf29ce484222325ull;
     uint64_t m_sent = 0, m_received = 0, m_refused = 0;
     uint8_t* m_scratch = nullptr; // one encoded message on its way out (kMaxMessage)

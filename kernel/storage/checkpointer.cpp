@@ -134,7 +134,7 @@ CheckpointResult Checkpointer::take(storage::Superblock& sb, storage::Wal& wal, 
         const int64_t size = sys::vec_export(static_cast<uint64_t>(slot), nullptr, 0, 0);
         if (size <= 0 ||
             !storage::add_piece(h, storage::PieceKind::Collection, name, static_cast<uint64_t>(size), 0,
-                                rows[i].max_elements, 0, kSector) ||
+                                rows[i].max_elements, rows[i].replicated ? abi::kCreateReplicated : 0u, kSector) ||
             h.bytes > room) {
             fail(size <= 0 ? -static_cast<int>(ktl::Error::IoError) : 1);
             sys::cap_delete(static_cast<uint64_t>(slot));
@@ -336,6 +336,7 @@ ktl::Result<Checkpointer::Loaded> Checkpointer::load(const storage::Superblock& 
             chunk.action = 1;
             chunk.capacity = e.extra;
             chunk.provenance = 0;
+            chunk.flags = e.flags & abi::kCreateReplicated;
             int64_t r = sys::store_stage(m_store, name.data(), name.size(), &chunk);
             if (r < 0)
                 return error_of(r);

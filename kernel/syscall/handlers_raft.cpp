@@ -1,6 +1,7 @@
 // Raft system calls: a member's durable state (kernel/raft/raft_store.h), through the RaftLog
 // capability (the cluster task writes and reads its groups; the storage task gives recovered
 // state back and reads every group for a checkpoint).
+#include "../vector/replication_desk.h"
 #include "../raft/raft_store.h"
 #include "../sched/scheduler.h"
 #include "buffers.h"
@@ -32,6 +33,32 @@ int64_t raft_restore(const kcap::Resolved&, Cap, const void* piece, uint64_t len
     const ktl::Error e = raftstore::restore({ static_cast<const std::byte*>(piece), static_cast<size_t>(len) }, offset,
                                             total);
     return e == ktl::Error::None ? 0 : err(e);
+}
+
+
+int64_t repl_serve(const kcap::Resolved&, Cap, uint64_t voters, uint64_t origin) {
+    if ((voters != 3 && voters != 5) || origin == 0)
+        return err(ktl::Error::InvalidArgs);
+    if (replication::voters() != 0 && !replication::is_applier(sched::current()))
+        return err(ktl::Error::Exists); // one applier per node
+    replication::set_applier(sched::current(), static_cast<uint32_t>(voters), origin);
+    return 0;
+}
+
+int64_t repl_take(const kcap::Resolved&, Cap, void* out, uint64_t len, uint64_t leader) {
+    if (len > replication::kMaxCommand * 2 || !buffers::writable(out, len))
+        return err(ktl::Error::InvalidArgs);
+    if (!replication::is_applier(sched::current()))
+        return err(ktl::Error::AccessDenied); // the group's own task, not any holder of the log
+    replication::set_leader(leader == 1);
+    return replication::take({ static_cast<std::byte*>(out), static_cast<size_t>(len) });
+}
+
+int64_t repl_done(const kcap::Resolved&, Cap, uint64_t ticket, int64_t result) {
+    if (!replication::is_applier(sched::current()))
+        return err(ktl::Error::AccessDenied);
+    replication::done(ticket, result);
+    return 0;
 }
 
 } // namespace handlers

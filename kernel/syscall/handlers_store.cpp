@@ -5,6 +5,7 @@
 #include "../arch/aarch64/cpu.h"
 #include "../cap/kcap.h"
 #include "../clock.h"
+#include "../vector/replication_desk.h"
 #include "../mm/kheap.h"
 #include "../mm/pmm.h"
 #include "../sched/scheduler.h"
@@ -38,10 +39,12 @@ namespace {
 
 // Registers a created or loaded collection under `name`; on failure everything is released.
 // durable: its changes are logged (journal.h).
-int64_t keep(std::string_view name, ktl::Result<vector::Collection*> made, bool durable = false) {
+int64_t keep(std::string_view name, ktl::Result<vector::Collection*> made, bool durable = false,
+             bool replicated = false) {
     if (!made)
         return err(made.error());
     (*made)->durable = durable;
+    (*made)->replicated = replicated;
     (*made)->name_length = static_cast<uint8_t>(name.size());
     for (size_t i = 0; i < name.size(); ++i)
         (*made)->name[i] = name[i];
@@ -93,9 +96,31 @@ int64_t store_create(const kcap::Resolved&, Cap, const char* name_ptr, uint64_t 
     if (!params)
         return err(params.error());
     const uint32_t flags = params_ptr->flags;
-    if (flags & ~vector::kCreateMemoryOnly)
+    if (flags & ~(vector::kCreateMemoryOnly | vector::kCreateReplicated | vector::kCreateReplicasMask))
         return err(ktl::Error::InvalidArgs);
     const bool memory_only = (flags & vector::kCreateMemoryOnly) != 0;
+    const bool replicated = (flags & vector::kCreateReplicated) != 0;
+    const uint32_t replicas = (flags & vector::kCreateReplicasMask) >> vector::kCreateReplicasShift;
+    if (replicated != (replicas != 0) || (replicated && memory_only))
+        return err(ktl::Error::InvalidArgs); // a replica keeps what the group committed
+    if (replicated && !journal::replaying() && replicas != replication::voters())
+        return err(replication::voters() == 0 ? ktl::Error::NotReady : ktl::Error::OutOfRange);
+    if (replicated && !replication::is_applier(sched::current()) && !journal::replaying()) {
+        // Created on every voter by the group's applier; the caller waits for this node's.
+        if (vector::find(*name))
+            return err(ktl::Error::Exists);
+        const storage::CreateRecord rec { params->dim,
+                                          static_cast<uint32_t>(params->metric),
+                                          params->m,
+                                          params->ef_construction,
+                                          params->max_elements,
+                                          params->max_ef,
+                                          flags };
+        return finish(replication::submit(storage::RecordType::Create, storage::kCreateRecordBytes,
+                                          [&](std::span<std::byte> out) {
+            return static_cast<bool>(storage::encode_create(out, *name, rec));
+        }));
+    }
     if (!memory_only && journal::state() == journal::State::Failed)
         return err(ktl::Error::IoError); // a durable collection cannot be promised now
     const bool durable = !memory_only && journal::durable_by_default();
@@ -107,7 +132,8 @@ int64_t store_create(const kcap::Resolved&, Cap, const char* name_ptr, uint64_t 
             return err(e == ktl::Error::WouldBlock ? ktl::Error::WouldBlock : e);
     }
     auto pages = alloc_index_pages(hnsw::Index::memory_needed(*params));
-    int64_t kept = pages ? keep(*name, make_collection(hnsw::Index::create(*params, pages->span()), *pages), durable)
+    int64_t kept = pages ? keep(*name, make_collection(hnsw::Index::create(*params, pages->span()), *pages), durable,
+                                replicated)
                          : err(pages.error());
     if (!logged)
         return kept < 0 ? kept : (durable ? 1 : 0);
@@ -207,6 +233,7 @@ struct Staging {
     uint32_t crc = 0;
     uint64_t touched_ns = 0;
     uint64_t provenance = 0; // committed: what the loaded vectors are stamped with
+    bool replicated = false; // committed: a replicated collection put back from a checkpoint
 };
 Staging g_stagings[kStagings];
 
@@ -220,9 +247,11 @@ void release(Staging& st) {
 // pages go back, whatever the outcome.
 int64_t keep_staged(const vector::Job& job, int64_t result, sched::Task* caller) {
     uint64_t provenance = 0;
+    bool replicated = false;
     for (auto& st : g_stagings)
         if (st.used && st.loading && st.pages == job.a[0]) {
             provenance = st.provenance;
+            replicated = st.replicated;
             release(st);
         }
     // A snapshot's own claims about who wrote its vectors cannot be checked (anyone holding
@@ -231,6 +260,8 @@ int64_t keep_staged(const vector::Job& job, int64_t result, sched::Task* caller)
     if (vector::Collection* c = loaded(result); c && !journal::replaying_for(caller))
         c->index.retag(provenance);
     int64_t kept = keep_loaded(job, result, caller);
+    if (kept >= 0)
+        loaded(result)->replicated = replicated;
     // The commit answers the capacity the content was given (the store holds the collection now).
     return kept < 0 ? kept : loaded(result)->index.params().max_elements;
 }
@@ -329,6 +360,8 @@ int64_t store_stage(const kcap::Resolved&, Cap, const char* name_ptr, uint64_t n
     arch::IrqGuard guard;
     st->loading = true;
     st->provenance = chunk.provenance;
+    // Only the storage task puts a replicated collection back (an import makes an ordinary one).
+    st->replicated = (chunk.flags & vector::kCreateReplicated) != 0 && journal::replaying();
     int64_t rc = submit_load(st->pages, st->total, chunk.capacity, keep_staged, buffers::address(name_ptr), name_len);
     if (rc != kBlocked) // refused before the worker saw it
         release(*st);
@@ -355,6 +388,14 @@ int64_t store_drop(const kcap::Resolved&, Cap, const char* name_ptr, uint64_t na
     if (!entry)
         return err(ktl::Error::NotFound);
     vector::Collection* c = entry->collection;
+    if (c->replicated && !replication::is_applier(sched::current()) && !journal::replaying()) {
+        // Dropped on every voter by the group's applier.
+        std::string_view n = *name;
+        return finish(replication::submit(storage::RecordType::Drop, storage::kDropRecordBytes,
+                                          [n](std::span<std::byte> out) {
+            return static_cast<bool>(storage::encode_drop(out, n));
+        }));
+    }
     if (c->outstanding > 0)
         return err(ktl::Error::WouldBlock); // requests still queued or running on it
     // A checkpoint being taken may hold this collection (an import waiting for it included, whose

@@ -1,8 +1,10 @@
 // Vector-store system calls. Callers are checked here (capability, arguments, buffers); the
 // index work itself is queued to the worker tasks (vector/service.h).
+#include "../vector/replication_desk.h"
 #include "../mm/kheap.h"
 #include "../mm/pmm.h"
 #include "../sched/scheduler.h"
+#include "../vector/durability.h"
 #include "../vector/service.h"
 #include "buffers.h"
 #include "handlers.h"
@@ -16,6 +18,12 @@ namespace {
 int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
 int64_t finish_outcome(ipc::Outcome o) { return o.blocked ? kBlocked : o.value; }
 vector::Collection& collection(const kcap::Resolved& o) { return *static_cast<vector::Collection*>(o.object); }
+// A change to a replicated collection made by anyone but the consensus group's applier (or the
+// storage task putting back what this node applied): it goes to the group (kernel/vector/
+// replication_desk.h) instead of into the index here.
+bool replicated_elsewhere(const kcap::Resolved& o) {
+    return collection(o).replicated && !replication::is_applier(sched::current()) && !vector::durability::replaying();
+}
 
 } // namespace
 
@@ -104,6 +112,15 @@ int64_t vec_insert(const kcap::Resolved& o, Cap, const uint64_t* ids, const floa
     if (count == 0 || count > 4096 || !buffers::readable(ids, count * 8) ||
         !buffers::readable(vectors, count * dim * sizeof(float)))
         return err(ktl::Error::InvalidArgs);
+    if (replicated_elsewhere(o)) {
+        const vector::Collection& c = collection(o);
+        const std::string_view name(c.name, c.name_length);
+        const size_t bytes = storage::upsert_record_bytes(dim, count);
+        return finish(replication::submit(storage::RecordType::Upsert, bytes, [&](std::span<std::byte> out) {
+            return static_cast<bool>(
+                storage::encode_upsert(out, name, dim, static_cast<uint32_t>(count), provenance, ids, vectors));
+        }));
+    }
     const uint64_t args[5] = { buffers::address(ids), buffers::address(vectors), count, provenance, 0 };
     return finish_outcome(vector::submit(vector::Op::Insert, &collection(o), args));
 }
@@ -149,6 +166,19 @@ int64_t vec_delete(const kcap::Resolved& o, Cap, uint64_t id_or_ids, uint64_t co
     if (count > 0 && (count > vector::kMaxDeleteIds || !buffers::readable(id_or_ids, count * sizeof(uint64_t)) ||
                       !buffers::writable(absent, count)))
         return err(ktl::Error::InvalidArgs);
+    if (replicated_elsewhere(o)) {
+        // The voters delete; which ids were absent is not carried back (none is reported).
+        const vector::Collection& c = collection(o);
+        const std::string_view name(c.name, c.name_length);
+        const uint64_t n = count == 0 ? 1 : count;
+        const uint64_t* ids = count == 0 ? &id_or_ids : reinterpret_cast<const uint64_t*>(id_or_ids);
+        for (uint64_t i = 0; i < count; ++i)
+            absent[i] = false;
+        return finish(replication::submit(storage::RecordType::Delete, storage::delete_record_bytes(n),
+                                          [&](std::span<std::byte> out) {
+            return static_cast<bool>(storage::encode_delete(out, name, ids, static_cast<uint32_t>(n)));
+        }));
+    }
     const uint64_t args[5] = { id_or_ids, count, buffers::address(absent), 0, 0 };
     return finish_outcome(vector::submit(vector::Op::Delete, &collection(o), args));
 }

@@ -35,11 +35,18 @@ struct Collection {
     // until then its writes wait (the log cannot name a collection it never saw created).
     bool awaiting_checkpoint = false;
     bool in_checkpoint = false; // awaiting, and in the checkpoint being written now
+    // One of the cluster's replicated collections (abi::kCreateReplicated): changed only by the
+    // consensus group's applier; anyone else's change goes to the group (kernel/vector/
+    // replication_desk.h).
+    bool replicated = false;
     uint8_t name_length = 0;
     char name[65] = {};
 };
 
 using abi::kCreateMemoryOnly;
+using abi::kCreateReplicasMask;
+using abi::kCreateReplicasShift;
+using abi::kCreateReplicated;
 using abi::kMaxCollectionBytes;
 
 } // namespace vector

@@ -47,6 +47,7 @@ uint32_t list(StoreEntry* out, uint32_t max) {
         const hnsw::Params& p = e.collection->index.params();
         s.metric = static_cast<uint8_t>(p.metric);
         s.durable = e.collection->durable ? 1 : 0;
+        s.replicated = e.collection->replicated ? 1 : 0;
         s.dim = p.dim;
         s.m = p.m;
         s.ef_construction = p.ef_construction;

@@ -26,6 +26,7 @@ enum class Error : uint16_t {
     IoError,   // a device reported that a transfer failed
     NoSpace,   // the disk (its log) has no room left
     NotReady,  // still being brought up (the store while it is recovered from the disk)
+    NotLeader, // a replicated change reached a member of the consensus group that does not lead it
 };
 
 constexpr const char* error_name(Error e) {
@@ -49,6 +50,7 @@ constexpr const char* error_name(Error e) {
     case Error::IoError: return "io_error";
     case Error::NoSpace: return "no_space";
     case Error::NotReady: return "not_ready";
+    case Error::NotLeader: return "not_leader";
     }
     return "unknown";
 }

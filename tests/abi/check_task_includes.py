@@ -62,6 +62,12 @@ EXCEPTIONS = {
         "kernel/raft/raft_heap.h": _RAFT,
         "kernel/raft/raft_member.h": _RAFT,
     },
+    "kernel/cluster/replica_applier.h": {
+        "kernel/raft/raft_member.h": _RAFT,
+    },
+    "kernel/cluster/replica_applier.cpp": {
+        "kernel/log.h": _LOG,
+    },
     "kernel/cluster/cluster_service.cpp": {
         "kernel/arch/aarch64/cpu.h": _CLUSTER,
         "kernel/bootargs.h": _BOOTARGS,

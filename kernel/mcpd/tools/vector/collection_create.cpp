@@ -20,12 +20,13 @@ constexpr const char* kCreateIn =
     R"("ef_construction":{"type":"integer","minimum":1,"maximum":4096,"description":"default 200"},)"
     R"("max_elements":{"type":"integer","minimum":1,"maximum":1000000,"description":"capacity; default: what the budget holds, at most 100000"},)"
     R"("budget_bytes":{"type":"integer","minimum":65536,"maximum":67108864,"description":"memory budget, default 64 MiB"},)"
-    R"("durability":{"type":"string","maxLength":6,"enum":["disk","memory"],"description":"disk (default): every change is answered once it is on the disk and survives a restart; memory: faster, gone at restart"}},)"
+    R"("durability":{"type":"string","maxLength":6,"enum":["disk","memory"],"description":"disk (default): every change is answered once it is on the disk and survives a restart; memory: faster, gone at restart"},)"
+    R"("replicas":{"type":"integer","enum":[1,3,5],"description":"1 (default): this node only; 3 or 5: replicated by the cluster's consensus group (its voters, on a node among them), each change answered once the group committed it and this node applied it"}},)"
     R"("required":["name","dim","metric"],"additionalProperties":false})";
 constexpr const char* kCreateOut =
     R"({"type":"object","properties":{"name":{"type":"string"},"dim":{"type":"integer"},"metric":{"type":"string"},)"
     R"("m":{"type":"integer"},"ef_construction":{"type":"integer"},"max_elements":{"type":"integer"},)"
-    R"("bytes_budget":{"type":"integer"},"durability":{"type":"string","enum":["disk","memory"]}},"required":["name","dim","metric","max_elements"]})";
+    R"("bytes_budget":{"type":"integer"},"durability":{"type":"string","enum":["disk","memory"]},"replicas":{"type":"integer"}},"required":["name","dim","metric","max_elements"]})";
 
 uint32_t parse_metric(const json::Value& v) {
     for (uint32_t m = 0; m < 3; ++m)
@@ -73,14 +74,31 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         return false;
     }
     const bool memory = args.find("durability").plain_string().value_or("disk") == "memory";
-    abi::CreateParams cp {
-        p.dim, metric, p.m, p.ef_construction, p.max_elements, p.max_ef, memory ? abi::kCreateMemoryOnly : 0
-    };
+    const uint32_t replicas = static_cast<uint32_t>(args.find("replicas").as_uint64().value_or(1));
+    if (replicas > 1 && memory) {
+        err = { mcp::ErrorCode::ValidationFailed,
+                "a replicated collection keeps what the group committed: durability memory does not apply",
+                "invalid_arguments" };
+        return false;
+    }
+    const uint32_t flags = replicas > 1 ? abi::kCreateReplicated | (replicas << abi::kCreateReplicasShift)
+                           : memory     ? abi::kCreateMemoryOnly
+                                        : 0;
+    abi::CreateParams cp { p.dim, metric, p.m, p.ef_construction, p.max_elements, p.max_ef, flags };
     int64_t rc = store_call_retrying([&] { return sys::store_create(ctx.cap, name->data(), name->size(), &cp); });
     if (rc < 0) {
-        err = rc == -static_cast<int64_t>(ktl::Error::Full)
-                  ? mcp::ToolError { mcp::ErrorCode::InternalError, "the store holds 32 collections already",
-                                     "store_full" }
+        const auto e = static_cast<ktl::Error>(-rc);
+        err = e == ktl::Error::Full ? mcp::ToolError { mcp::ErrorCode::InternalError,
+                                                       "the store holds 32 collections already", "store_full" }
+              : replicas > 1 && e == ktl::Error::NotReady
+                  ? mcp::ToolError { mcp::ErrorCode::ValidationFailed,
+                                     "replicas 3 or 5 needs this node to be a voter of the cluster's consensus group "
+                                     "(raft_voters=); none runs here",
+                                     "no_consensus_group" }
+              : replicas > 1 && e == ktl::Error::OutOfRange
+                  ? mcp::ToolError { mcp::ErrorCode::ValidationFailed,
+                                     "replicas must be the consensus group's voters (cluster_status: consensus.voters)",
+                                     "replicas_mismatch" }
                   : vec::error_of(rc);
         return false;
     }
@@ -90,7 +108,8 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     while (reserved < hnsw::Index::memory_needed(p))
         reserved *= 2;
     // 1: logged to the disk; 0: no disk (or asked for memory): it lives in memory only.
-    w.key("bytes_budget").number(reserved).key("durability").string(rc == 1 ? "disk" : "memory").end_object();
+    w.key("bytes_budget").number(reserved).key("durability").string(rc == 1 ? "disk" : "memory");
+    w.key("replicas").number(replicas).end_object();
     return true;
 }
 

@@ -17,7 +17,8 @@ constexpr const char* kListOut =
     R"({"type":"object","properties":{"collections":{"type":"array","items":{"type":"object","properties":{)"
     R"("name":{"type":"string"},"dim":{"type":"integer"},"metric":{"type":"string"},"m":{"type":"integer"},)"
     R"("ef_construction":{"type":"integer"},"max_elements":{"type":"integer"},"count":{"type":"integer"},)"
-    R"("bytes_budget":{"type":"integer"},"durability":{"type":"string","enum":["disk","memory"]}}}}},"required":["collections"]})";
+    R"("bytes_budget":{"type":"integer"},"durability":{"type":"string","enum":["disk","memory"]},)"
+    R"("replicated":{"type":"boolean","description":"one of the cluster's replicated collections"}}}}},"required":["collections"]})";
 
 bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     vec::Scratch mem(sizeof(abi::StoreEntry) * abi::kMaxNamed);
@@ -43,7 +44,8 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
             .key("max_elements")
             .number(r.max_elements);
         w.key("count").number(r.count).key("bytes_budget").number(r.bytes_budget);
-        w.key("durability").string(r.durable ? "disk" : "memory").end_object();
+        w.key("durability").string(r.durable ? "disk" : "memory").key("replicated").boolean(r.replicated != 0);
+        w.end_object();
     }
     w.end_array().end_object();
     return true;

@@ -37,6 +37,16 @@ mcp::ToolError error_of(int64_t rc) {
         e.retry_after_ms = 1000;
         return e;
     }
+    case ktl::Error::NotLeader:
+        return { mcp::ErrorCode::Unavailable,
+                 "a replicated collection is changed at the consensus group's leader: send the change there "
+                 "(cluster_status on any voter names it: consensus.leader_address)",
+                 "not_leader" };
+    case ktl::Error::TimedOut:
+        return { mcp::ErrorCode::Unavailable,
+                 "the consensus group did not commit the change while this node led it: it may or may not be "
+                 "stored (read it back before sending it again)",
+                 "outcome_unknown" };
     case ktl::Error::IoError:
         return { mcp::ErrorCode::InternalError,
                  "the disk failed: durable collections are read-only until a restart (see kernel://status)",

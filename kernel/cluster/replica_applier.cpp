@@ -1,0 +1,178 @@
+#include "replica_applier.h"
+
+#include "../log.h"
+#include <abi/sys.h>
+#include <abi/vector.h>
+
+#include <storage/records.h>
+
+#include <cstring>
+
+namespace clusterd {
+namespace {
+
+constexpr size_t kHeader = 24;                    // replication_desk.h's command header
+constexpr size_t kMaxCommand = 20 * 1024;         // and its largest command
+static_assert(kMaxCommand <= kraft::kMaxCommand); // the member proposes what the desk hands out
+alignas(8) std::byte g_command[kMaxCommand];
+
+uint64_t get_le(const uint8_t* p, size_t bytes) {
+    uint64_t v = 0;
+    for (size_t i = 0; i < bytes; ++i)
+        v |= uint64_t(p[i]) << (8 * i);
+    return v;
+}
+uint64_t ptr(const void* p) { return reinterpret_cast<uint64_t>(p); }
+int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
+
+} // namespace
+
+bool ReplicaApplier::start(uint32_t store, uint32_t log, uint32_t voters, uint64_t origin) {
+    m_store = store;
+    m_log = log;
+    m_origin = origin;
+    m_command = g_command;
+    return sys::repl_serve(log, voters, origin) == 0;
+}
+
+void ReplicaApplier::pump(kraft::Member& member, uint64_t now_ns) {
+    const bool leader = member.status().is_leader;
+    // A bounded batch per round (the desk's slots).
+    for (size_t i = 0; i < kInFlight; ++i) {
+        const int64_t n = sys::repl_take(m_log, m_command, kMaxCommand, leader ? 1 : 0);
+        if (n <= 0)
+            break;
+        const auto* h = reinterpret_cast<const uint8_t*>(m_command);
+        const uint64_t ticket = get_le(h + 8, 8);
+        InFlight* slot = nullptr;
+        for (auto& f : m_in_flight)
+            if (f.ticket == 0) {
+                slot = &f;
+                break;
+            }
+        if (!leader || !slot ||
+            !member.propose({ reinterpret_cast<const uint8_t*>(m_command), static_cast<size_t>(n) }, ticket)) {
+            ++m_counters.refused;
+            sys::repl_done(m_log, ticket, err(leader ? ktl::Error::WouldBlock : ktl::Error::NotLeader));
+            continue;
+        }
+        *slot = InFlight { ticket, now_ns };
+        ++m_counters.proposed;
+    }
+    for (auto& f : m_in_flight)
+        if (f.ticket && now_ns - f.since_ns > kTimeoutNs) {
+            ++m_counters.timed_out;
+            sys::repl_done(m_log, f.ticket, err(ktl::Error::TimedOut));
+            f = InFlight {};
+        }
+}
+
+void ReplicaApplier::settle(uint64_t ticket, int64_t result) {
+    for (auto& f : m_in_flight)
+        if (f.ticket == ticket) {
+            sys::repl_done(m_log, ticket, result);
+            f = InFlight {};
+            return;
+        }
+}
+
+void ReplicaApplier::proposal_failed(uint64_t tag) {
+    ++m_counters.timed_out;
+    settle(tag, err(ktl::Error::TimedOut)); // (it may still be committed by another leader)
+}
+
+void ReplicaApplier::installed(uint64_t applied) {
+    // The group's snapshot is its applied count and hash, not the collections: what it covers
+    // never reached this node's store (docs/replication.md).
+    ++m_counters.installs;
+    KLOG_ERROR("cluster: this voter installed the leader's snapshot (%llu commands): the replicated changes it "
+               "covers are missing here",
+               static_cast<unsigned long long>(applied));
+}
+
+void ReplicaApplier::apply(std::span<const uint8_t> command) {
+    if (command.size() < kHeader) {
+        ++m_counters.failed;
+        return;
+    }
+    const uint8_t* h = command.data();
+    const uint64_t origin = get_le(h, 8), ticket = get_le(h + 8, 8), length = get_le(h + 20, 4);
+    const uint16_t type = static_cast<uint16_t>(get_le(h + 16, 2));
+    int64_t result = err(ktl::Error::Corrupt);
+    if (get_le(h + 18, 2) == 0 && length == command.size() - kHeader) {
+        // Copied to an aligned buffer: the record's ids and vectors are read in place.
+        std::memcpy(m_command, command.data() + kHeader, length);
+        result = apply_record(type, { m_command, static_cast<size_t>(length) });
+    }
+    if (result < 0) {
+        ++m_counters.failed;
+        KLOG_WARN("cluster: a replicated change (record type %u) was not applied here: %s", type,
+                  ktl::error_name(static_cast<ktl::Error>(-result)));
+    } else {
+        ++m_counters.applied;
+    }
+    if (origin == m_origin)
+        settle(ticket, result);
+}
+
+int64_t ReplicaApplier::open(std::string_view name, uint32_t* dim) {
+    const int64_t slot = sys::store_open(m_store, name.data(), name.size(), abi::kRead | abi::kWrite);
+    if (slot < 0 || !dim)
+        return slot;
+    abi::VectorStats st {};
+    if (sys::vec_stats(static_cast<uint64_t>(slot), &st) < 0) {
+        sys::cap_delete(static_cast<uint64_t>(slot));
+        return err(ktl::Error::IoError);
+    }
+    *dim = st.dim;
+    return slot;
+}
+
+// The record applied to this node's store as the storage task replays one (a command applied
+// again after a restart finds it there: a create that exists and a drop that is gone are done).
+int64_t ReplicaApplier::apply_record(uint16_t type, std::span<const std::byte> record) {
+    auto d = storage::decode_record(type, record);
+    if (!d || storage::is_raft_record(d->type) || d->type == storage::RecordType::Audit)
+        return err(ktl::Error::Corrupt);
+    switch (d->type) {
+    case storage::RecordType::Create: {
+        if ((d->create.flags & abi::kCreateReplicated) == 0)
+            return err(ktl::Error::Corrupt);
+        abi::CreateParams p { d->create.dim,          d->create.metric, d->create.m,    d->create.ef_construction,
+                              d->create.max_elements, d->create.max_ef, d->create.flags };
+        const int64_t r = sys::store_create(m_store, d->name.data(), d->name.size(), &p);
+        return r == err(ktl::Error::Exists) ? 1 : r;
+    }
+    case storage::RecordType::Drop: {
+        const int64_t r = sys::store_drop(m_store, d->name.data(), d->name.size());
+        return r == err(ktl::Error::NotFound) ? 0 : r;
+    }
+    case storage::RecordType::Upsert: {
+        uint32_t dim = 0;
+        int64_t slot = open(d->name, &dim);
+        if (slot >= 0 && d->upsert.dim != dim) {
+            sys::cap_delete(static_cast<uint64_t>(slot));
+            return err(ktl::Error::InvalidArgs);
+        }
+        if (slot < 0)
+            return slot;
+        const int64_t r = sys::vec_insert(static_cast<uint64_t>(slot), reinterpret_cast<const uint64_t*>(d->upsert.ids),
+                                          reinterpret_cast<const float*>(d->upsert.vectors), d->upsert.count,
+                                          d->upsert.provenance);
+        sys::cap_delete(static_cast<uint64_t>(slot));
+        return r;
+    }
+    case storage::RecordType::Delete: {
+        const int64_t slot = open(d->name, nullptr);
+        if (slot < 0)
+            return slot;
+        static bool missing[abi::kMaxDeleteIds]; // (the cluster task is one task: one call at a time)
+        const int64_t r = sys::vec_delete(static_cast<uint64_t>(slot), ptr(d->delete_ids), d->delete_count, missing);
+        sys::cap_delete(static_cast<uint64_t>(slot));
+        return r;
+    }
+    default: return err(ktl::Error::Corrupt);
+    }
+}
+
+} // namespace clusterd

@@ -1,0 +1,53 @@
+#pragma once
+// The consensus group's state machine on this node (issue 35; docs/replication.md): the cluster's
+// replicated collections. The store sends every change to a replicated collection to the group
+// (kernel/vector/replication_desk.h); at the leader this takes each one (repl_take) and proposes
+// it; every voter applies each committed change to its own store through the store's ordinary
+// calls (the same the storage task replays the log with), so each voter's copy is durable in its
+// own write-ahead log; the voter that took a change answers its caller (repl_done) with the
+// result it got. A change proposed and then not applied through that proposal (the leader lost
+// its place) is answered -TimedOut: another leader may still commit it, so the outcome is unknown.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "../raft/raft_member.h"
+
+namespace clusterd {
+
+class ReplicaApplier final : public kraft::StateMachine {
+public:
+    // store: the VectorStore capability; log: the RaftLog one; registers this task as the applier.
+    bool start(uint32_t store, uint32_t log, uint32_t voters, uint64_t origin);
+    // One round: at the leader, what waits is taken and proposed; elsewhere it is refused.
+    // Changes proposed long ago and never applied are answered -TimedOut.
+    void pump(kraft::Member& member, uint64_t now_ns);
+
+    void apply(std::span<const uint8_t> command) override;
+    void proposal_failed(uint64_t tag) override;
+    void installed(uint64_t applied) override;
+
+    struct Counters {
+        uint64_t applied, failed, proposed, refused, timed_out, installs;
+    };
+    Counters counters() const { return m_counters; }
+
+private:
+    static constexpr size_t kInFlight = 16; // the desk's slots
+    static constexpr uint64_t kTimeoutNs = 30'000'000'000ull;
+    struct InFlight {
+        uint64_t ticket, since_ns;
+    };
+    int64_t apply_record(uint16_t type, std::span<const std::byte> record);
+    void settle(uint64_t ticket, int64_t result);
+    int64_t open(std::string_view name, uint32_t* dim);
+
+    uint32_t m_store = ~0u, m_log = ~0u;
+    uint64_t m_origin = 0;
+    InFlight m_in_flight[kInFlight] {};
+    Counters m_counters {};
+    std::byte* m_command = nullptr; // one command being taken (kMaxCommand)
+};
+
+} // namespace clusterd

@@ -1,0 +1,72 @@
+#pragma once
+// Where a change to a replicated collection waits for the cluster's consensus group (issue 35;
+// docs/replication.md). A replicated collection is changed only through the group: a caller's
+// create, upsert, delete or drop of one is not applied where it is made; the store's system call
+// encodes it as the store's own record (lib/storage/records.h), leaves it here as a command and
+// blocks the caller. The cluster task (the applier) takes each command (repl_take), proposes it
+// to the group, and, once the group has committed it, applies it on every voter through the
+// store's ordinary calls; the voter that took it answers the blocked caller with the result it
+// got (repl_done). Exception context (IRQs masked inside), like the store's handlers.
+//
+// A command: u64 origin (the taking node's IPv4 address and boot) | u64 ticket | u16 record type | u16 0 |
+// u32 length | the record. The applier knows a command of its own by its origin.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include <ktl/result.h>
+#include <storage/records.h>
+
+#include "../ipc/sync.h"
+#include "../sched/task.h"
+
+namespace replication {
+
+constexpr size_t kCommandHeader = 24;
+// The largest command (a record of 20 KiB at most: a tool's upsert chunk is 16 KiB of floats);
+// the engine's messages carry at most three of them (kernel/raft's 64 KiB message bound).
+constexpr size_t kMaxCommand = 20 * 1024;
+constexpr size_t kMaxRecord = kMaxCommand - kCommandHeader;
+constexpr size_t kSlots = 16; // changes waiting or in the group at once
+
+// The cluster task, once its member runs: the task whose store calls are applied, not redirected.
+// `voters`: the group's size (what `replicas` must name); `origin`: this node's address.
+void set_applier(const sched::Task* task, uint32_t voters, uint64_t origin);
+bool is_applier(const sched::Task* task);
+uint32_t voters(); // 0: no consensus group runs here
+// The member's role, published by the applier each round (a change is taken only at the leader).
+void set_leader(bool leader);
+bool leader();
+
+// A change to a replicated collection by the calling task: `encode` writes the record (exactly
+// `bytes`) of `type` into the span it is given. Blocks the caller until the change is applied here
+// or refused; at once -NotReady (no group), -NotLeader, -WouldBlock (every slot taken),
+// -InvalidArgs (over kMaxRecord).
+template <typename Encode>
+ipc::Outcome submit(storage::RecordType type, size_t bytes, Encode&& encode);
+
+// The applier's side.
+int64_t take(std::span<std::byte> out); // a command's length, 0 when none waits
+void done(uint64_t ticket, int64_t result);
+
+namespace detail {
+// A free slot's command space (the record at kCommandHeader), or empty.
+std::span<std::byte> reserve(storage::RecordType type, size_t bytes, ktl::Error& refused);
+ipc::Outcome queue(std::span<std::byte> command); // blocks the caller on it
+void release(std::span<std::byte> command);
+} // namespace detail
+
+template <typename Encode>
+ipc::Outcome submit(storage::RecordType type, size_t bytes, Encode&& encode) {
+    ktl::Error refused = ktl::Error::None;
+    std::span<std::byte> command = detail::reserve(type, bytes, refused);
+    if (command.empty())
+        return { false, -static_cast<int64_t>(refused) };
+    if (!encode(command.subspan(kCommandHeader, bytes))) {
+        detail::release(command);
+        return { false, -static_cast<int64_t>(ktl::Error::InvalidArgs) };
+    }
+    return detail::queue(command);
+}
+
+} // namespace replication
