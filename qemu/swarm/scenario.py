@@ -16,6 +16,10 @@ Steps (one key each; "nodes" is a list of node numbers or "all", rogue nodes nev
   {"sleep": 2.5}
   {"hold": {"for_s": 60, "no_deaths": true}}      no node declares anyone dead meanwhile
   {"call": {"node": 0, "tool": "cluster_ping", "arguments": {...}, "expect": {"answered": true}}}
+                                                  node: a number, or "leader", "follower", "voters",
+                                                  "voters_left" (with "raft"); "expect_error": REASON
+                                                  (the call must fail so); "within_s": tried again until
+                                                  it holds
   {"refused": {"rogue": 5, "within_s": 10}}       the honest nodes refused it (counters, audit trail),
                                                   none lists it as a member
 With "raft": 3 (or 5) the first 3 (5) nodes run the cluster's consensus group, each on a disk of its own:
@@ -170,16 +174,53 @@ class Runner:
         suspicions = sum(v["counters"]["suspicions"] for v in now.values())
         self.say(f"  held for {spec['for_s']} s: no deaths ({suspicions} suspicions in total since boot, all refuted)")
 
+    def call_targets(self, which):
+        """A node number, or with a consensus group: "leader" (the last agreed), "follower" (a voter
+        up that is not it), "voters" / "voters_left" (every voter / every voter up)."""
+        if isinstance(which, int):
+            return [which]
+        voters = [v for v in range(self.scenario.get("raft", 0)) if v != self.downed]
+        if which in ("leader", "follower") and self.leader is None:
+            raise StepFailed(f"call on the {which} before any consensus step agreed on a leader")
+        if which == "leader":
+            return [self.leader[0]]
+        if which == "follower":
+            return [next(v for v in voters if v != self.leader[0])]
+        if which in ("voters", "voters_left"):
+            return voters
+        raise StepFailed(f"call: unknown node {which!r}")
+
     def call(self, spec):
-        node = self.state()["node"][spec["node"]]
-        try:
-            result = node_mcp.call(node["serial"], spec["tool"], spec.get("arguments", {}), timeout=15)
-        except node_mcp.NodeError as e:
-            raise StepFailed(f"{spec['tool']} on node {spec['node']}: {e}")
-        for key, want in spec.get("expect", {}).items():
-            if result.get(key) != want:
-                raise StepFailed(f"{spec['tool']} on node {spec['node']}: {key} is {result.get(key)!r}, not {want!r}")
-        self.say(f"  {spec['tool']} on node {spec['node']}: {json.dumps(result)[:160]}")
+        for target in self.call_targets(spec["node"]):
+            self.call_one(target, spec)
+
+    def call_one(self, target, spec):
+        """The tool's result must hold every "expect" key (or, with "expect_error", the call must fail
+        with that reason); within_s: tried again until it does (a replica still catching up)."""
+        node = self.state()["node"][target]
+        deadline = time.monotonic() + spec.get("within_s", 0)
+        while True:
+            problem, result = None, None
+            try:
+                result = node_mcp.call(node["serial"], spec["tool"], spec.get("arguments", {}), timeout=15)
+                if "expect_error" in spec:
+                    problem = f"succeeded ({json.dumps(result)[:120]}), expected the error {spec['expect_error']}"
+                for key, want in spec.get("expect", {}).items():
+                    if problem is None and result.get(key) != want:
+                        problem = f"{key} is {result.get(key)!r}, not {want!r}"
+            except (node_mcp.NodeError, OSError) as e:
+                result = str(e)
+                if spec.get("expect_error") not in result or "expect_error" not in spec:
+                    problem = str(e)
+            if problem is None:
+                break
+            if time.monotonic() > deadline:
+                raise StepFailed(f"{spec['tool']} on node {target}: {problem}")
+            time.sleep(0.5)
+        if isinstance(result, str):
+            self.say(f"  {spec['tool']} on node {target}: refused as expected ({spec['expect_error']})")
+        else:
+            self.say(f"  {spec['tool']} on node {target}: {json.dumps(result)[:160]}")
 
     def refused(self, spec):
         rogue = self.state()["node"][spec["rogue"]]

@@ -34,6 +34,7 @@ import argparse
 import secrets
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -225,6 +226,10 @@ def up(args):
         sys.exit(f"swarm: run '{args.run}' is up already (./basalt swarm down --run {args.run})")
     if not 1 <= args.nodes <= 64:
         sys.exit("swarm: --nodes must be 1..64")
+    # The run names the cluster (cluster=), which the kernel takes as 1..31 of A-Z a-z 0-9 . _ -:
+    # any other name would leave every node without membership.
+    if not re.fullmatch(r"[A-Za-z0-9._-]{1,31}", args.run):
+        sys.exit(f"swarm: --run '{args.run}' must be 1..31 of A-Z a-z 0-9 . _ - (it names the cluster)")
     ports = http_ports(args)
     udp = parse_udp(args.udp) if args.udp else None
     over_udp = set(int(n) for n in args.udp_nodes.split(",") if n) if args.udp_nodes else set()
