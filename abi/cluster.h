@@ -43,6 +43,8 @@ struct ClusterInfo {
     // refused (not the leader, no room), answered with an unknown outcome, snapshots installed
     // over them.
     uint64_t repl_applied, repl_failed, repl_proposed, repl_refused, repl_timed_out, repl_installs;
+    // Changes a follower sent the leader, and changes the leader proposed for followers.
+    uint64_t repl_forwarded_out, repl_forwarded_in;
 };
 
 struct MemberInfo {

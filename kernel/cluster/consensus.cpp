@@ -28,6 +28,7 @@ alignas(kraft::Member) unsigned char g_member_storage[sizeof(kraft::Member)];
 kraft::Member* g_member = nullptr;
 kraft::MemberStatus g_status {}; // the last round's, for cluster_info (IRQs masked)
 ReplicaApplier g_applier;
+Forwarder g_forwarder;
 ReplicaApplier::Counters g_replication {}; // the last round's, likewise
 
 struct UdpLink final : kraft::Link {
@@ -145,7 +146,8 @@ bool start(uint32_t netstack, uint32_t raft_log, uint32_t store, uint32_t self_i
     // The origin names this node's changes in the group's log, in this boot only (a ticket of an
     // earlier boot, applied again after a restart, must not answer a caller of this one).
     const uint64_t origin = (uint64_t(self_ip) << 32) | (epoch & 0xffffffffu);
-    if (store == ~0u || !g_applier.start(store, raft_log, g_voter_count, origin))
+    if (store == ~0u || !g_applier.start(store, raft_log, g_voter_count, origin) ||
+        !g_forwarder.start(g_slot, g_port, { g_voters, g_voter_count }, id, { g_key.data(), g_key.size() }, epoch))
         KLOG_ERROR("cluster: replicated collections are off here (no store, or the applier did not register)");
     if (member->recovered_term())
         KLOG_INFO("cluster: consensus group member %llu of %u on UDP %u, its state recovered (term %llu, %llu entries)",
@@ -172,10 +174,15 @@ void round() {
             continue;
         if (n < 0)
             break;
-        g_member->receive({ buf, static_cast<size_t>(n) });
+        const std::span<const uint8_t> datagram(buf, static_cast<size_t>(n));
+        std::span<const uint8_t> command;
+        if (raftwire::peek_group(datagram) != Forwarder::kGroup)
+            g_member->receive(datagram);
+        else if (g_forwarder.receive(datagram, command))
+            g_applier.forwarded(*g_member, command);
     }
     g_member->turn();
-    g_applier.pump(*g_member, sys::clock());
+    g_applier.pump(*g_member, g_forwarder, sys::clock());
     const kraft::MemberStatus s = g_member->status();
     const ReplicaApplier::Counters c = g_applier.counters();
     arch::IrqGuard guard;
@@ -214,6 +221,8 @@ void fill(cluster_abi::ClusterInfo& out) {
     out.repl_refused = c.refused;
     out.repl_timed_out = c.timed_out;
     out.repl_installs = c.installs;
+    out.repl_forwarded_out = c.forwarded_out;
+    out.repl_forwarded_in = c.forwarded_in;
 }
 
 } // namespace clusterd::consensus

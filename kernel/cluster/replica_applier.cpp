@@ -35,11 +35,13 @@ bool ReplicaApplier::start(uint32_t store, uint32_t log, uint32_t voters, uint64
     return sys::repl_serve(log, voters, origin) == 0;
 }
 
-void ReplicaApplier::pump(kraft::Member& member, uint64_t now_ns) {
-    const bool leader = member.status().is_leader;
+void ReplicaApplier::pump(kraft::Member& member, Forwarder& forwarder, uint64_t now_ns) {
+    const kraft::MemberStatus s = member.status();
+    const bool leader = s.is_leader;
+    const uint64_t forward_to = leader ? 0 : s.leader;
     // A bounded batch per round (the desk's slots).
     for (size_t i = 0; i < kInFlight; ++i) {
-        const int64_t n = sys::repl_take(m_log, m_command, kMaxCommand, leader ? 1 : 0);
+        const int64_t n = sys::repl_take(m_log, m_command, kMaxCommand, leader ? 1 : forward_to ? 2 : 0);
         if (n <= 0)
             break;
         const auto* h = reinterpret_cast<const uint8_t*>(m_command);
@@ -50,14 +52,16 @@ void ReplicaApplier::pump(kraft::Member& member, uint64_t now_ns) {
                 slot = &f;
                 break;
             }
-        if (!leader || !slot ||
-            !member.propose({ reinterpret_cast<const uint8_t*>(m_command), static_cast<size_t>(n) }, ticket)) {
+        const std::span<const uint8_t> command(reinterpret_cast<const uint8_t*>(m_command), static_cast<size_t>(n));
+        const bool taken = slot && (leader ? member.propose(command, ticket)
+                                           : forward_to != 0 && forwarder.send(forward_to, command));
+        if (!taken) {
             ++m_counters.refused;
-            sys::repl_done(m_log, ticket, err(leader ? ktl::Error::WouldBlock : ktl::Error::NotLeader));
+            sys::repl_done(m_log, ticket, err(leader || forward_to ? ktl::Error::WouldBlock : ktl::Error::NotLeader));
             continue;
         }
         *slot = InFlight { ticket, now_ns };
-        ++m_counters.proposed;
+        ++(leader ? m_counters.proposed : m_counters.forwarded_out);
     }
     for (auto& f : m_in_flight)
         if (f.ticket && now_ns - f.since_ns > kTimeoutNs) {
@@ -65,6 +69,21 @@ void ReplicaApplier::pump(kraft::Member& member, uint64_t now_ns) {
             sys::repl_done(m_log, f.ticket, err(ktl::Error::TimedOut));
             f = InFlight {};
         }
+}
+
+void ReplicaApplier::forwarded(kraft::Member& member, std::span<const uint8_t> command) {
+    // Its header must add up and name a change of the store; the record itself is checked by every
+    // voter as it applies it.
+    const bool formed = command.size() >= kHeader && command.size() <= kMaxCommand &&
+                        get_le(command.data() + 18, 2) == 0 &&
+                        get_le(command.data() + 20, 4) == command.size() - kHeader;
+    const uint16_t type = formed ? static_cast<uint16_t>(get_le(command.data() + 16, 2)) : 0;
+    const bool change = type >= uint16_t(storage::RecordType::Create) && type <= uint16_t(storage::RecordType::Delete);
+    if (!change || !member.status().is_leader || !member.propose(command, 0)) {
+        ++m_counters.refused; // (the follower's caller learns it from its timeout)
+        return;
+    }
+    ++m_counters.forwarded_in;
 }
 
 void ReplicaApplier::settle(uint64_t ticket, int64_t result) {

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "../raft/raft_member.h"
+#include "forwarder.h"
 
 namespace clusterd {
 
@@ -20,9 +21,12 @@ class ReplicaApplier final : public kraft::StateMachine {
 public:
     // store: the VectorStore capability; log: the RaftLog one; registers this task as the applier.
     bool start(uint32_t store, uint32_t log, uint32_t voters, uint64_t origin);
-    // One round: at the leader, what waits is taken and proposed; elsewhere it is refused.
-    // Changes proposed long ago and never applied are answered -TimedOut.
-    void pump(kraft::Member& member, uint64_t now_ns);
+    // One round: what waits is taken; at the leader it is proposed, at a follower that knows the
+    // leader it is forwarded there, elsewhere it is refused. Changes taken long ago and never
+    // applied here are answered -TimedOut.
+    void pump(kraft::Member& member, Forwarder& forwarder, uint64_t now_ns);
+    // A change a follower forwarded: proposed as it came, if this member leads and it is well formed.
+    void forwarded(kraft::Member& member, std::span<const uint8_t> command);
 
     void apply(std::span<const uint8_t> command) override;
     void proposal_failed(uint64_t tag) override;
@@ -30,12 +34,14 @@ public:
 
     struct Counters {
         uint64_t applied, failed, proposed, refused, timed_out, installs;
+        uint64_t forwarded_out, forwarded_in; // sent to the leader; proposed here for a follower
     };
     Counters counters() const { return m_counters; }
 
 private:
     static constexpr size_t kInFlight = 16; // the desk's slots
-    static constexpr uint64_t kTimeoutNs = 30'000'000'000ull;
+    // Under the MCP tool's 10 s limit: its caller learns the outcome is unknown, not that it ran out.
+    static constexpr uint64_t kTimeoutNs = 8'000'000'000ull;
     struct InFlight {
         uint64_t ticket, since_ns;
     };

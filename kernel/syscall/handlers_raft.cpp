@@ -50,7 +50,9 @@ int64_t repl_take(const kcap::Resolved&, Cap, void* out, uint64_t len, uint64_t 
         return err(ktl::Error::InvalidArgs);
     if (!replication::is_applier(sched::current()))
         return err(ktl::Error::AccessDenied); // the group's own task, not any holder of the log
-    replication::set_leader(leader == 1);
+    replication::set_role(leader == 1   ? replication::Role::Leader
+                          : leader == 2 ? replication::Role::Follower
+                                        : replication::Role::NoLeader);
     return replication::take({ static_cast<std::byte*>(out), static_cast<size_t>(len) });
 }
 

@@ -23,7 +23,7 @@ Slot g_slots[kSlots];
 const sched::Task* g_applier = nullptr;
 uint32_t g_voters = 0;
 uint64_t g_origin = 0;
-bool g_leader = false;
+Role g_role = Role::NoLeader;
 uint64_t g_next_ticket = 0;
 
 void put_le(std::byte* p, uint64_t v, size_t bytes) {
@@ -63,14 +63,14 @@ uint32_t voters() {
     return g_applier ? g_voters : 0;
 }
 
-void set_leader(bool leader) {
+void set_role(Role role) {
     arch::IrqGuard guard;
-    g_leader = leader;
+    g_role = role;
 }
 
-bool leader() {
+Role role() {
     arch::IrqGuard guard;
-    return g_leader;
+    return g_role;
 }
 
 namespace detail {
@@ -87,7 +87,7 @@ std::span<std::byte> reserve(storage::RecordType type, size_t bytes, ktl::Error&
             refused = ktl::Error::NotReady;
             return {};
         }
-        if (!g_leader) {
+        if (g_role == Role::NoLeader) {
             refused = ktl::Error::NotLeader;
             return {};
         }

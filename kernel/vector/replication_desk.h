@@ -34,13 +34,15 @@ constexpr size_t kSlots = 16; // changes waiting or in the group at once
 void set_applier(const sched::Task* task, uint32_t voters, uint64_t origin);
 bool is_applier(const sched::Task* task);
 uint32_t voters(); // 0: no consensus group runs here
-// The member's role, published by the applier each round (a change is taken only at the leader).
-void set_leader(bool leader);
-bool leader();
+// The member's role, published by the applier each round: a change is taken at the leader, and
+// at a follower that knows one (it forwards the change there); refused while no leader is known.
+enum class Role : uint8_t { NoLeader = 0, Leader = 1, Follower = 2 };
+void set_role(Role role);
+Role role();
 
 // A change to a replicated collection by the calling task: `encode` writes the record (exactly
 // `bytes`) of `type` into the span it is given. Blocks the caller until the change is applied here
-// or refused; at once -NotReady (no group), -NotLeader, -WouldBlock (every slot taken),
+// or refused; at once -NotReady (no group), -NotLeader (no leader known), -WouldBlock (every slot taken),
 // -InvalidArgs (over kMaxRecord).
 template <typename Encode>
 ipc::Outcome submit(storage::RecordType type, size_t bytes, Encode&& encode);

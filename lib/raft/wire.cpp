@@ -360,6 +360,16 @@ size_t seal(const FrameHeader& h, std::span<const uint8_t> payload, Key key, std
     return body + kTagLen;
 }
 
+uint64_t peek_group(std::span<const uint8_t> datagram) {
+    if (datagram.size() < kHeaderLen + kTagLen)
+        return 0;
+    Reader r(datagram);
+    if (r.u32() != kMagic)
+        return 0;
+    (void)r.u8();
+    return r.u64();
+}
+
 Verdict open(std::span<const uint8_t> datagram, Key key, FrameHeader& h, std::span<const uint8_t>& slice) {
     if (datagram.size() < kHeaderLen + kTagLen || datagram.size() > kMaxDatagram)
         return Verdict::Malformed;

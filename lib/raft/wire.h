@@ -77,6 +77,9 @@ constexpr size_t fragment_count(size_t payload) {
 size_t seal(const FrameHeader& h, std::span<const uint8_t> payload, Key key, std::span<uint8_t> out);
 // Checks a datagram's tag and header; `slice` is then its share of the payload.
 Verdict open(std::span<const uint8_t> datagram, Key key, FrameHeader& h, std::span<const uint8_t>& slice);
+// The group a datagram names, unauthenticated (0 for anything too short or without the magic):
+// only to route it to whoever opens it.
+uint64_t peek_group(std::span<const uint8_t> datagram);
 
 // One sender's messages put back together, in order. Storage is the caller's (the largest
 // message it accepts); a message longer than that is refused whole.

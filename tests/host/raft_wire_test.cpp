@@ -214,6 +214,10 @@ TEST(RaftWire, OnlyTheKeyOpensADatagram) {
     EXPECT_EQ(h.group, 7u);
     EXPECT_EQ(h.from, 1u);
     EXPECT_EQ(h.to, 2u);
+    // Routing reads the group without the key; anything else reads as no group.
+    EXPECT_EQ(raftwire::peek_group(d), 7u);
+    EXPECT_EQ(raftwire::peek_group(bad), 0u);
+    EXPECT_EQ(raftwire::peek_group(std::span(d).first(20)), 0u);
 }
 
 // A datagram sealed over whatever header fields a (keyed but wrong) sender chose.

@@ -76,7 +76,11 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
         w.key("replication").begin_object().key("applied").number(info.repl_applied);
         w.key("failed").number(info.repl_failed).key("proposed").number(info.repl_proposed);
         w.key("refused").number(info.repl_refused).key("outcome_unknown").number(info.repl_timed_out);
-        w.key("snapshots_installed").number(info.repl_installs).end_object();
+        w.key("snapshots_installed")
+            .number(info.repl_installs)
+            .key("forwarded_to_leader")
+            .number(info.repl_forwarded_out);
+        w.key("forwarded_from_followers").number(info.repl_forwarded_in).end_object();
         w.key("datagrams").begin_object();
         w.key("sent").number(info.raft_sent).key("received").number(info.raft_received);
         w.key("refused").number(info.raft_refused).end_object().end_object();

@@ -39,8 +39,8 @@ mcp::ToolError error_of(int64_t rc) {
     }
     case ktl::Error::NotLeader:
         return { mcp::ErrorCode::Unavailable,
-                 "a replicated collection is changed at the consensus group's leader: send the change there "
-                 "(cluster_status on any voter names it: consensus.leader_address)",
+                 "the consensus group has no leader now (an election is under way): a replicated collection "
+                 "cannot change until it has one; try again shortly (cluster_status: consensus.leader)",
                  "not_leader" };
     case ktl::Error::TimedOut:
         return { mcp::ErrorCode::Unavailable,

@@ -1,0 +1,85 @@
+#include "forwarder.h"
+
+#include <abi/sys.h>
+
+#include <new>
+
+namespace clusterd {
+namespace {
+
+// Each peer's reassembly storage and this task's one outgoing datagram: static (the cluster task
+// is one task, and a node has at most kMaxPeers other voters).
+alignas(raftwire::Reassembler) unsigned char g_reassemblers[Forwarder::kMaxPeers][sizeof(raftwire::Reassembler)];
+uint8_t g_storage[Forwarder::kMaxPeers][Forwarder::kMaxCommand];
+
+} // namespace
+
+bool Forwarder::start(uint32_t slot, uint16_t port, std::span<const uint32_t> voters, uint64_t self, raftwire::Key key,
+                      uint64_t epoch) {
+    if (voters.size() > kMaxPeers + 1)
+        return false;
+    m_slot = slot;
+    m_port = port;
+    m_self = self;
+    m_key = key;
+    m_epoch = epoch;
+    m_peer_count = 0;
+    for (size_t i = 0; i < voters.size(); ++i) {
+        m_addresses[i] = voters[i];
+        const uint64_t id = i + 1;
+        if (id == self)
+            continue;
+        auto* in = new (g_reassemblers[m_peer_count]) raftwire::Reassembler({ g_storage[m_peer_count], kMaxCommand });
+        m_peers[m_peer_count++] = Peer { id, in, 0 };
+    }
+    return true;
+}
+
+Forwarder::Peer* Forwarder::peer(uint64_t id) {
+    for (size_t i = 0; i < m_peer_count; ++i)
+        if (m_peers[i].id == id)
+            return &m_peers[i];
+    return nullptr;
+}
+
+bool Forwarder::send(uint64_t to, std::span<const uint8_t> command) {
+    Peer* p = peer(to);
+    if (!p || command.empty() || command.size() > kMaxCommand)
+        return false;
+    raftwire::FrameHeader h;
+    h.group = kGroup;
+    h.from = m_self;
+    h.to = to;
+    h.epoch = m_epoch;
+    h.seq = ++p->seq;
+    h.fragments = static_cast<uint16_t>(raftwire::fragment_count(command.size()));
+    h.total = static_cast<uint32_t>(command.size());
+    uint8_t datagram[raftwire::kMaxDatagram];
+    for (uint16_t f = 0; f < h.fragments; ++f) {
+        h.fragment = f;
+        const size_t n = raftwire::seal(h, command, m_key, datagram);
+        if (n == 0)
+            return false;
+        sys::udp_send(m_slot, m_addresses[to - 1], m_port, datagram, n);
+    }
+    ++m_counters.sent;
+    return true;
+}
+
+bool Forwarder::receive(std::span<const uint8_t> datagram, std::span<const uint8_t>& command) {
+    raftwire::FrameHeader h;
+    std::span<const uint8_t> slice;
+    Peer* from = nullptr;
+    if (raftwire::open(datagram, m_key, h, slice) != raftwire::Verdict::Accepted || h.group != kGroup ||
+        h.to != m_self || !(from = peer(h.from))) {
+        ++m_counters.refused;
+        return false;
+    }
+    if (from->in->feed(h, slice) != raftwire::Reassembler::Result::Complete)
+        return false;
+    command = from->in->message();
+    ++m_counters.received;
+    return true;
+}
+
+} // namespace clusterd
