@@ -16,8 +16,15 @@
 namespace clusterd::consensus {
 namespace {
 
-constexpr uint64_t kGroup = 0;           // the cluster's own group (collections' come later)
-constexpr size_t kEngineHeap = 1u << 20; // what the engine may hold for this node's groups
+constexpr uint64_t kGroup = 0; // the cluster's own group (collections' come later)
+// The engine keeps its log's entries in memory: snapshots every kSnapshotThreshold applied changes
+// with kSnapshotTrailing kept behind bound it to their sum, each a command of 20 KiB at most
+// (with the proposals in flight, 320 x 20 KiB = 6.3 MiB at worst; a budget, not a reservation:
+// small changes take little).
+constexpr unsigned kSnapshotThreshold = 96, kSnapshotTrailing = 192;
+constexpr size_t kEngineHeap = 8u << 20; // what the engine may hold for this node's groups
+static_assert((kSnapshotThreshold + kSnapshotTrailing + kraft::kMaxProposals) * (kraft::kMaxCommand + 64) <=
+              kEngineHeap);
 
 uint32_t g_voters[kraft::kMaxVoters] = {};
 uint32_t g_voter_count = 0;
@@ -134,6 +141,7 @@ bool start(uint32_t netstack, uint32_t raft_log, uint32_t store, uint32_t self_i
         voters[i] = i + 1;
     auto* member = new (g_member_storage) kraft::Member;
     member->set_state_machine(&g_applier);
+    (void)member->set_snapshot_policy(kSnapshotThreshold, kSnapshotTrailing);
     if (!member->start(kGroup, id, { voters, g_voter_count }, g_link, g_disk, { g_key.data(), g_key.size() }, epoch)) {
         member->~Member();
         KLOG_ERROR("cluster: the consensus group's member did not start");

@@ -27,11 +27,12 @@ int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
 
 } // namespace
 
+ReplicaApplier::ReplicaApplier() : m_command(g_command) {}
+
 bool ReplicaApplier::start(uint32_t store, uint32_t log, uint32_t voters, uint64_t origin) {
     m_store = store;
     m_log = log;
     m_origin = origin;
-    m_command = g_command;
     return sys::repl_serve(log, voters, origin) == 0;
 }
 
@@ -96,6 +97,8 @@ void ReplicaApplier::settle(uint64_t ticket, int64_t result) {
 }
 
 void ReplicaApplier::proposal_failed(uint64_t tag) {
+    if (tag == 0)
+        return; // a follower's change: its own timeout answers it
     ++m_counters.timed_out;
     settle(tag, err(ktl::Error::TimedOut)); // (it may still be committed by another leader)
 }
@@ -118,7 +121,7 @@ void ReplicaApplier::apply(std::span<const uint8_t> command) {
     const uint64_t origin = get_le(h, 8), ticket = get_le(h + 8, 8), length = get_le(h + 20, 4);
     const uint16_t type = static_cast<uint16_t>(get_le(h + 16, 2));
     int64_t result = err(ktl::Error::Corrupt);
-    if (get_le(h + 18, 2) == 0 && length == command.size() - kHeader) {
+    if (get_le(h + 18, 2) == 0 && length == command.size() - kHeader && length <= kMaxCommand - kHeader) {
         // Copied to an aligned buffer: the record's ids and vectors are read in place.
         std::memcpy(m_command, command.data() + kHeader, length);
         result = apply_record(type, { m_command, static_cast<size_t>(length) });
@@ -148,19 +151,35 @@ int64_t ReplicaApplier::open(std::string_view name, uint32_t* dim) {
 }
 
 // The record applied to this node's store as the storage task replays one (a command applied
-// again after a restart finds it there: a create that exists and a drop that is gone are done).
+// again after a restart finds it there: a create that is there and a drop that is gone are done).
+// A committed change is never skipped for a passing refusal: while the store is still recovered
+// (NotReady) or busy (WouldBlock: a checkpoint, full staging, a drop behind running requests) it
+// is tried again every millisecond, the task waiting (its rounds, SWIM's included, with it).
 int64_t ReplicaApplier::apply_record(uint16_t type, std::span<const std::byte> record) {
     auto d = storage::decode_record(type, record);
     if (!d || storage::is_raft_record(d->type) || d->type == storage::RecordType::Audit)
         return err(ktl::Error::Corrupt);
+    constexpr uint32_t kMaxTries = 120'000; // two minutes
+    int64_t r = 0;
+    for (uint32_t i = 0; i < kMaxTries; ++i) {
+        r = apply_once(*d);
+        if (r != err(ktl::Error::WouldBlock) && r != err(ktl::Error::NotReady))
+            break;
+        sys::sleep(1'000'000);
+    }
+    return r;
+}
+
+int64_t ReplicaApplier::apply_once(const storage::DecodedRecord& rec) {
+    const storage::DecodedRecord* d = &rec;
     switch (d->type) {
     case storage::RecordType::Create: {
         if ((d->create.flags & abi::kCreateReplicated) == 0)
             return err(ktl::Error::Corrupt);
         abi::CreateParams p { d->create.dim,          d->create.metric, d->create.m,    d->create.ef_construction,
                               d->create.max_elements, d->create.max_ef, d->create.flags };
-        const int64_t r = sys::store_create(m_store, d->name.data(), d->name.size(), &p);
-        return r == err(ktl::Error::Exists) ? 1 : r;
+        // (Exists: one of this node's own collections has the name; done before: 1.)
+        return sys::store_create(m_store, d->name.data(), d->name.size(), &p);
     }
     case storage::RecordType::Drop: {
         const int64_t r = sys::store_drop(m_store, d->name.data(), d->name.size());

@@ -15,10 +15,13 @@
 #include "../raft/raft_member.h"
 #include "forwarder.h"
 
+#include <storage/records.h>
+
 namespace clusterd {
 
 class ReplicaApplier final : public kraft::StateMachine {
 public:
+    ReplicaApplier();
     // store: the VectorStore capability; log: the RaftLog one; registers this task as the applier.
     bool start(uint32_t store, uint32_t log, uint32_t voters, uint64_t origin);
     // One round: what waits is taken; at the leader it is proposed, at a follower that knows the
@@ -46,6 +49,7 @@ private:
         uint64_t ticket, since_ns;
     };
     int64_t apply_record(uint16_t type, std::span<const std::byte> record);
+    int64_t apply_once(const storage::DecodedRecord& d);
     void settle(uint64_t ticket, int64_t result);
     int64_t open(std::string_view name, uint32_t* dim);
 
@@ -53,7 +57,7 @@ private:
     uint64_t m_origin = 0;
     InFlight m_in_flight[kInFlight] {};
     Counters m_counters {};
-    std::byte* m_command = nullptr; // one command being taken (kMaxCommand)
+    std::byte* m_command; // one command being taken or applied (kMaxCommand)
 };
 
 } // namespace clusterd

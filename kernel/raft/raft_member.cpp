@@ -220,7 +220,8 @@ void Member::receive(std::span<const uint8_t> datagram) {
         ++m_refused;
         return;
     }
-    if (m.type == RAFT_INSTALL_SNAPSHOT && m_raft->legacy.snapshot_taking) {
+    // (And while one is being installed: the engine returns early then and frees nothing of it.)
+    if (m.type == RAFT_INSTALL_SNAPSHOT && (m_raft->legacy.snapshot_taking || m_raft->snapshot.installing)) {
         raftwire::release(m); // (see the header: the leader sends it again)
         return;
     }
@@ -261,8 +262,13 @@ bool Member::propose(std::span<const uint8_t> command, uint64_t tag) {
     struct raft_apply* req = &m_proposals[slot];
     *req = {};
     req->data = this;
-    if (raft_apply(m_raft, req, &buf, 1, cb_applied) != 0) {
-        raft_free(buf.base);
+    m_proposing = true;
+    m_command_taken = false;
+    const int rv = raft_apply(m_raft, req, &buf, 1, cb_applied);
+    m_proposing = false;
+    if (rv != 0) {
+        if (!m_command_taken)
+            raft_free(buf.base);
         return false;
     }
     m_proposal_busy[slot] = true;
@@ -447,6 +453,7 @@ int Member::io_send(raft_io_send* req, const raft_message* message, raft_io_send
 }
 
 int Member::io_append(raft_io_append* req, const raft_entry* entries, unsigned n, raft_io_append_cb cb) {
+    m_command_taken = m_command_taken || m_proposing;
     if (n == 0 || m_count + n > kMaxLogEntries)
         return RAFT_NOSPACE;
     auto mem = kheap::alloc(sizeof(raftlog::EntryView) * n);
@@ -477,6 +484,7 @@ int Member::io_append(raft_io_append* req, const raft_entry* entries, unsigned n
 }
 
 int Member::io_truncate(raft_index index) {
+    m_command_taken = m_command_taken || m_proposing;
     std::byte record[raftlog::kTruncateBytes];
     auto n = raftlog::encode_truncate(record, m_group, index);
     return n ? apply_record(raftlog::Kind::Truncate, { record, *n }) : RAFT_INVALID;

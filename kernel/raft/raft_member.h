@@ -238,6 +238,9 @@ private:
     bool m_proposal_busy[kMaxProposals] = {};
     uint64_t m_proposal_tags[kMaxProposals] = {};
     StateMachine* m_sm = nullptr;
+    // Inside raft_apply: the engine hands the command's buffer to the log (and frees it) before it
+    // calls io_truncate/io_append, so a failed proposal that reached them must not free it again.
+    bool m_proposing = false, m_command_taken = false;
     uint64_t m_applied = 0, m_applied_hash = 0xcbf29ce484222325ull;
     uint64_t m_sent = 0, m_received = 0, m_refused = 0;
     uint8_t* m_scratch = nullptr; // one encoded message on its way out (kMaxMessage)

@@ -125,8 +125,13 @@ int64_t store_create(const kcap::Resolved&, Cap, const char* name_ptr, uint64_t 
         return err(ktl::Error::IoError); // a durable collection cannot be promised now
     const bool durable = !memory_only && journal::durable_by_default();
     const bool logged = durable && !journal::replaying();
-    if (vector::find(*name))
+    if (const vector::Named* there = vector::find(*name)) {
+        // The applier creating a replicated collection again (a change applied again after a
+        // restart) finds it done; never one of this node's own collections of the same name.
+        if (replicated && there->collection->replicated && replication::is_applier(sched::current()))
+            return 1;
         return err(ktl::Error::Exists); // before any memory is taken
+    }
     if (logged) {
         if (ktl::Error e = journal::reserve(storage::kCreateRecordBytes); e != ktl::Error::None)
             return err(e == ktl::Error::WouldBlock ? ktl::Error::WouldBlock : e);
@@ -396,6 +401,8 @@ int64_t store_drop(const kcap::Resolved&, Cap, const char* name_ptr, uint64_t na
             return static_cast<bool>(storage::encode_drop(out, n));
         }));
     }
+    if (!c->replicated && replication::is_applier(sched::current()))
+        return err(ktl::Error::WrongType); // the group's changes never reach this node's own collections
     if (c->outstanding > 0)
         return err(ktl::Error::WouldBlock); // requests still queued or running on it
     // A checkpoint being taken may hold this collection (an import waiting for it included, whose

@@ -24,6 +24,10 @@ vector::Collection& collection(const kcap::Resolved& o) { return *static_cast<ve
 bool replicated_elsewhere(const kcap::Resolved& o) {
     return collection(o).replicated && !replication::is_applier(sched::current()) && !vector::durability::replaying();
 }
+// The applier changing one of this node's own collections (a name the group shares with it).
+bool foreign_to_applier(const kcap::Resolved& o) {
+    return !collection(o).replicated && replication::is_applier(sched::current());
+}
 
 } // namespace
 
@@ -112,6 +116,8 @@ int64_t vec_insert(const kcap::Resolved& o, Cap, const uint64_t* ids, const floa
     if (count == 0 || count > 4096 || !buffers::readable(ids, count * 8) ||
         !buffers::readable(vectors, count * dim * sizeof(float)))
         return err(ktl::Error::InvalidArgs);
+    if (foreign_to_applier(o))
+        return err(ktl::Error::WrongType);
     if (replicated_elsewhere(o)) {
         const vector::Collection& c = collection(o);
         const std::string_view name(c.name, c.name_length);
@@ -166,6 +172,8 @@ int64_t vec_delete(const kcap::Resolved& o, Cap, uint64_t id_or_ids, uint64_t co
     if (count > 0 && (count > vector::kMaxDeleteIds || !buffers::readable(id_or_ids, count * sizeof(uint64_t)) ||
                       !buffers::writable(absent, count)))
         return err(ktl::Error::InvalidArgs);
+    if (foreign_to_applier(o))
+        return err(ktl::Error::WrongType);
     if (replicated_elsewhere(o)) {
         // The voters delete; which ids were absent is not carried back (none is reported).
         const vector::Collection& c = collection(o);
