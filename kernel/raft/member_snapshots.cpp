@@ -88,12 +88,9 @@ int Member::io_snapshot_put(unsigned trailing, raft_io_snapshot_put* req, const 
         return rv;
     if (trailing != 0)
         ++m_taken;
-    Pending p {};
-    p.op = Op::Put;
-    p.req = req;
-    p.cb.put = cb;
-    p.ticket = ticket;
-    (void)queue(p); // (room was checked first: the record cannot be taken back)
+    Callback done {};
+    done.put = cb;
+    (void)queue(request(Op::Put, req, done, ticket)); // (room was checked first: the record cannot be taken back)
     return 0;
 }
 
@@ -104,12 +101,9 @@ int Member::io_snapshot_get(raft_io_snapshot_get* req, raft_io_snapshot_get_cb c
     raft_snapshot* snapshot = read_snapshot();
     if (!snapshot)
         return m_snap_index ? RAFT_NOMEM : RAFT_NOTFOUND;
-    Pending p {};
-    p.op = Op::Get;
-    p.req = req;
-    p.cb.get = cb;
-    p.snapshot = snapshot;
-    (void)queue(p);
+    Callback done {};
+    done.get = cb;
+    (void)queue(request(Op::Get, req, done, 0, snapshot));
     return 0;
 }
 

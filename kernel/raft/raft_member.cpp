@@ -405,14 +405,6 @@ int Member::io_set_vote(raft_id vote) {
     return rv == 0 && ticket && !m_disk->wait(ticket) ? RAFT_IOERR : rv;
 }
 
-Member::Pending Member::send_request(raft_io_send* req, raft_io_send_cb cb) {
-    Pending p {};
-    p.op = Op::Send;
-    p.req = req;
-    p.cb.send = cb;
-    return p;
-}
-
 int Member::io_send(raft_io_send* req, const raft_message* message, raft_io_send_cb cb) {
     const raft_message* m = message;
     raft_message corrected;
@@ -428,7 +420,9 @@ int Member::io_send(raft_io_send* req, const raft_message* message, raft_io_send
     const size_t len = to ? raftwire::encode(*m, { m_scratch, kMaxMessage }) : 0;
     if (len == 0)
         return RAFT_IOERR; // an unknown peer, or a message over the largest a peer takes
-    if (!queue(send_request(req, cb)))
+    Callback done {};
+    done.send = cb;
+    if (!queue(request(Op::Send, req, done)))
         return RAFT_NOMEM;
     if (m_closing)
         return 0; // (a snapshot read completed at close: its message is cancelled, not sent)
@@ -474,12 +468,9 @@ int Member::io_append(raft_io_append* req, const raft_entry* entries, unsigned n
     kheap::free(views);
     if (rv != 0)
         return rv;
-    Pending p {};
-    p.op = Op::Append;
-    p.req = req;
-    p.cb.append = cb;
-    p.ticket = ticket;
-    (void)queue(p);
+    Callback done {};
+    done.append = cb;
+    (void)queue(request(Op::Append, req, done, ticket));
     return 0;
 }
 

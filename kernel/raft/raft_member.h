@@ -172,19 +172,22 @@ public:
 
 private:
     enum class Op : uint8_t { Send, Append, Put, Get };
+    union Callback {
+        raft_io_send_cb send;
+        raft_io_append_cb append;
+        raft_io_snapshot_put_cb put;
+        raft_io_snapshot_get_cb get;
+    };
     struct Pending { // a request the engine made, completed at a later turn
         Op op;
         void* req; // raft_io_send, raft_io_append, raft_io_snapshot_put or raft_io_snapshot_get
-        union {
-            raft_io_send_cb send;
-            raft_io_append_cb append;
-            raft_io_snapshot_put_cb put;
-            raft_io_snapshot_get_cb get;
-        } cb;
+        Callback cb;
         uint64_t ticket;         // an append's or a put's: the commit that must be durable first
         raft_snapshot* snapshot; // a get's: read from the disk when asked (the engine takes it)
     };
-    static Pending send_request(raft_io_send* req, raft_io_send_cb cb);
+    static Pending request(Op op, void* req, Callback cb, uint64_t ticket = 0, raft_snapshot* snapshot = nullptr) {
+        return Pending { op, req, cb, ticket, snapshot };
+    }
     struct Peer {
         uint64_t id;
         raftwire::Reassembler* in; // kernel heap, with its storage
