@@ -68,11 +68,6 @@ void set_role(Role role) {
     g_role = role;
 }
 
-Role role() {
-    arch::IrqGuard guard;
-    return g_role;
-}
-
 namespace detail {
 
 std::span<std::byte> reserve(storage::RecordType type, size_t bytes, ktl::Error& refused) {

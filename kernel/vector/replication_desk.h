@@ -38,7 +38,6 @@ uint32_t voters(); // 0: no consensus group runs here
 // at a follower that knows one (it forwards the change there); refused while no leader is known.
 enum class Role : uint8_t { NoLeader = 0, Leader = 1, Follower = 2 };
 void set_role(Role role);
-Role role();
 
 // A change to a replicated collection by the calling task: `encode` writes the record (exactly
 // `bytes`) of `type` into the span it is given. Blocks the caller until the change is applied here
