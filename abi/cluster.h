@@ -45,6 +45,11 @@ struct ClusterInfo {
     uint64_t repl_applied, repl_failed, repl_proposed, repl_refused, repl_timed_out, repl_installs;
     // Changes a follower sent the leader, and changes the leader proposed for followers.
     uint64_t repl_forwarded_out, repl_forwarded_in;
+    // Catching up with an installed snapshot (kernel/cluster/state_transfer.h): transfers completed
+    // here, the collections and bytes they fetched, times one started over; pages and bytes this
+    // voter sent others; 1 while one runs here.
+    uint64_t xfer_done, xfer_collections, xfer_bytes, xfer_restarts, xfer_served_pages, xfer_served_bytes;
+    uint64_t xfer_active;
 };
 
 struct MemberInfo {

@@ -52,6 +52,9 @@ struct Config {
     // `raft_voters=A.B.C.D,...` (3 or 5, the same list on every node): the cluster's consensus
     // group, whose members are these addresses (raft ids 1.. in this order) on UDP cluster_port + 1.
     std::string_view raft_voters;
+    // `raft_snapshot_every=N` (4..96, default 96): the group snapshots every N applied changes and
+    // keeps 2N behind (a voter further behind catches up from a snapshot: tests make that quick).
+    uint32_t raft_snapshot_every = 96;
     uint16_t cluster_port = 7946;   // `cluster_port=N`: the membership protocol's UDP port
     uint32_t cluster_period_ms = 0; // `cluster_period_ms=N` (100..10000): protocol period (default 1000)
     uint32_t cluster_suspicion_mult =

@@ -54,8 +54,11 @@ constexpr Grant kGrants[] = {
     // Its consensus group's member keeps its term, vote and log there.
     { Task::Cluster, RaftLog, kRead | kWrite, 0 },
     // The group's replicated collections: a voter applies each committed change to its store
-    // (create, drop, and writes through the collection it opens for one change).
-    { Task::Cluster, VectorStore, kRead | kWrite | kGrant | kCreate | kDrop, 0 },
+    // (create, drop, and writes through the collection it opens for one change), and imports those
+    // an installed snapshot covers from another voter.
+    { Task::Cluster, VectorStore, kRead | kWrite | kGrant | kCreate | kDrop | kImport, 0 },
+    // A voter exports a replicated collection whole into a region for another catching up.
+    { Task::Cluster, Factory, kWrite, 0 },
     // The console line's MCP bridge: the line, then what every bridge holds. Grant on the
     // introspection object and the store: the bridge hands tool tasks single-use tokens for
     // them (one collection, through store_open, or the store), never the capabilities.

@@ -34,6 +34,7 @@ struct TaskCaps {
     uint32_t audit_region = ~0u; // the MCP audit trail: refused peers are recorded there
     uint32_t raft_log = ~0u;     // the consensus group's durable state
     uint32_t store = ~0u;        // where the group's replicated collections are applied
+    uint32_t factory = ~0u;      // regions: a collection exported for a voter catching up
 };
 
 TaskCaps g_caps;
@@ -221,7 +222,7 @@ int64_t task_main(void*) {
     KLOG_INFO("cluster: %s joins '%.*s' on UDP %u (period %u ms, suspicion x%u, %u indirect probes)", g_self,
               static_cast<int>(bootargs::get().cluster.size()), bootargs::get().cluster.data(), port, c.period_ms,
               c.suspicion_mult, c.indirect);
-    consensus::start(g_caps.netstack, g_caps.raft_log, g_caps.store, net.address, port, g_key, boot_id);
+    consensus::start(g_caps.netstack, g_caps.raft_log, g_caps.store, g_caps.factory, net.address, port, g_key, boot_id);
     TaskTransport transport;
     uint8_t buf[net::Datagram::kMaxPayload];
     for (;;) {
@@ -299,6 +300,7 @@ uint64_t start(const composition::Objects& objects) {
     g_caps.audit_region = held[composition::Object::AuditTrail];
     g_caps.raft_log = held[composition::Object::RaftLog];
     g_caps.store = held[composition::Object::VectorStore];
+    g_caps.factory = held[composition::Object::Factory];
     return *object;
 }
 

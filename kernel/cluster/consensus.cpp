@@ -35,8 +35,12 @@ alignas(kraft::Member) unsigned char g_member_storage[sizeof(kraft::Member)];
 kraft::Member* g_member = nullptr;
 kraft::MemberStatus g_status {}; // the last round's, for cluster_info (IRQs masked)
 ReplicaApplier g_applier;
-Forwarder g_forwarder;
+PeerChannel g_forwarder(ReplicaApplier::kForwardGroup);
+PeerChannel g_transfer_channel(StateTransfer::kGroup);
+StateTransfer g_transfer;
 ReplicaApplier::Counters g_replication {}; // the last round's, likewise
+StateTransfer::Counters g_transfers {};
+bool g_transfer_active = false;
 
 struct UdpLink final : kraft::Link {
     void send(uint64_t to, std::span<const uint8_t> d) override {
@@ -105,8 +109,8 @@ uint32_t parse_voters(std::string_view list) {
 
 } // namespace
 
-bool start(uint32_t netstack, uint32_t raft_log, uint32_t store, uint32_t self_ip, uint16_t membership_port,
-           const cluster::Key& key, uint64_t epoch) {
+bool start(uint32_t netstack, uint32_t raft_log, uint32_t store, uint32_t factory, uint32_t self_ip,
+           uint16_t membership_port, const cluster::Key& key, uint64_t epoch) {
     const std::string_view list = bootargs::get().raft_voters;
     if (list.empty())
         return false;
@@ -141,7 +145,10 @@ bool start(uint32_t netstack, uint32_t raft_log, uint32_t store, uint32_t self_i
         voters[i] = i + 1;
     auto* member = new (g_member_storage) kraft::Member;
     member->set_state_machine(&g_applier);
-    (void)member->set_snapshot_policy(kSnapshotThreshold, kSnapshotTrailing);
+    // (raft_snapshot_every= lowers both: bootargs bounds it by kSnapshotThreshold.)
+    const unsigned every = bootargs::get().raft_snapshot_every;
+    (void)member->set_snapshot_policy(every <= kSnapshotThreshold ? every : kSnapshotThreshold,
+                                      every <= kSnapshotThreshold ? 2 * every : kSnapshotTrailing);
     if (!member->start(kGroup, id, { voters, g_voter_count }, g_link, g_disk, { g_key.data(), g_key.size() }, epoch)) {
         member->~Member();
         KLOG_ERROR("cluster: the consensus group's member did not start");
@@ -154,8 +161,11 @@ bool start(uint32_t netstack, uint32_t raft_log, uint32_t store, uint32_t self_i
     // The origin names this node's changes in the group's log, in this boot only (a ticket of an
     // earlier boot, applied again after a restart, must not answer a caller of this one).
     const uint64_t origin = (uint64_t(self_ip) << 32) | (epoch & 0xffffffffu);
-    if (store == ~0u || !g_applier.start(store, raft_log, g_voter_count, origin) ||
-        !g_forwarder.start(g_slot, g_port, { g_voters, g_voter_count }, id, { g_key.data(), g_key.size() }, epoch))
+    const raftwire::Key wire_key { g_key.data(), g_key.size() };
+    g_transfer.start(store, factory, g_transfer_channel, g_voter_count, id);
+    if (store == ~0u || factory == ~0u || !g_applier.start(store, raft_log, g_voter_count, origin, g_transfer) ||
+        !g_forwarder.start(g_slot, g_port, { g_voters, g_voter_count }, id, wire_key, epoch) ||
+        !g_transfer_channel.start(g_slot, g_port, { g_voters, g_voter_count }, id, wire_key, epoch))
         KLOG_ERROR("cluster: replicated collections are off here (no store, or the applier did not register)");
     if (member->recovered_term())
         KLOG_INFO("cluster: consensus group member %llu of %u on UDP %u, its state recovered (term %llu, %llu entries)",
@@ -183,19 +193,31 @@ void round() {
         if (n < 0)
             break;
         const std::span<const uint8_t> datagram(buf, static_cast<size_t>(n));
-        std::span<const uint8_t> command;
-        if (raftwire::peek_group(datagram) != Forwarder::kGroup)
+        std::span<const uint8_t> message;
+        uint64_t sender = 0;
+        const uint64_t group = raftwire::peek_group(datagram);
+        if (group == g_forwarder.group()) {
+            if (g_forwarder.receive(datagram, message, sender))
+                g_applier.forwarded(*g_member, message);
+        } else if (group == g_transfer_channel.group()) {
+            if (g_transfer_channel.receive(datagram, message, sender))
+                g_transfer.received(message, sender, g_member->status(), sys::clock());
+        } else {
             g_member->receive(datagram);
-        else if (g_forwarder.receive(datagram, command))
-            g_applier.forwarded(*g_member, command);
+        }
     }
     g_member->turn();
-    g_applier.pump(*g_member, g_forwarder, sys::clock());
+    const uint64_t now = sys::clock();
+    g_transfer.pump(now);
+    g_applier.pump(*g_member, g_forwarder, now);
     const kraft::MemberStatus s = g_member->status();
     const ReplicaApplier::Counters c = g_applier.counters();
+    const StateTransfer::Counters t = g_transfer.counters();
     arch::IrqGuard guard;
     g_status = s;
     g_replication = c;
+    g_transfers = t;
+    g_transfer_active = g_transfer.active() || s.installing;
 }
 
 void fill(cluster_abi::ClusterInfo& out) {
@@ -231,6 +253,14 @@ void fill(cluster_abi::ClusterInfo& out) {
     out.repl_installs = c.installs;
     out.repl_forwarded_out = c.forwarded_out;
     out.repl_forwarded_in = c.forwarded_in;
+    const StateTransfer::Counters& t = g_transfers;
+    out.xfer_done = t.transfers;
+    out.xfer_collections = t.collections;
+    out.xfer_bytes = t.bytes;
+    out.xfer_restarts = t.restarts;
+    out.xfer_served_pages = t.served_pages;
+    out.xfer_served_bytes = t.served_bytes;
+    out.xfer_active = g_transfer_active ? 1 : 0;
 }
 
 } // namespace clusterd::consensus

@@ -20,8 +20,9 @@ constexpr uint64_t kRoundNs = 10'000'000; // the longest the task waits between 
 // Parses raft_voters; when this node (self_ip) is among them, opens its endpoint through the
 // NetStack capability and starts its member on the state the RaftLog capability holds for it
 // (waiting until recovery has given it back). False: not a voter, or it could not start (logged).
-bool start(uint32_t netstack, uint32_t raft_log, uint32_t store, uint32_t self_ip, uint16_t membership_port,
-           const cluster::Key& key, uint64_t epoch);
+// (factory: the regions a voter exports collections into for another that catches up.)
+bool start(uint32_t netstack, uint32_t raft_log, uint32_t store, uint32_t factory, uint32_t self_ip,
+           uint16_t membership_port, const cluster::Key& key, uint64_t epoch);
 bool running();
 // One round of the cluster task: datagrams in, the member's turn, the status snapshot.
 void round();

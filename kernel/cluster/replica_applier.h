@@ -7,13 +7,19 @@
 // own write-ahead log; the voter that took a change answers its caller (repl_done) with the
 // result it got. A change proposed and then not applied through that proposal (the leader lost
 // its place) is answered -TimedOut: another leader may still commit it, so the outcome is unknown.
+// A change made at a follower is carried to the member it knows as leader (a PeerChannel of group
+// kForwardGroup), proposed there as it came, and answered here when this voter applies the
+// committed command that carries its origin; a command lost on the way, or refused by a node that
+// no longer leads, ends in the follower's timeout (an unknown outcome). A snapshot installed from
+// the leader waits for the collections it covers (state_transfer.h).
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
 
 #include "../raft/raft_member.h"
-#include "forwarder.h"
+#include "peer_channel.h"
+#include "state_transfer.h"
 
 #include <storage/records.h>
 
@@ -21,19 +27,24 @@ namespace clusterd {
 
 class ReplicaApplier final : public kraft::StateMachine {
 public:
+    static constexpr uint64_t kForwardGroup = 0x4657440000000000ull; // "FWD"
+
     ReplicaApplier();
     // store: the VectorStore capability; log: the RaftLog one; registers this task as the applier.
-    bool start(uint32_t store, uint32_t log, uint32_t voters, uint64_t origin);
+    // `transfer` fetches what an installed snapshot covers.
+    bool start(uint32_t store, uint32_t log, uint32_t voters, uint64_t origin, StateTransfer& transfer);
     // One round: what waits is taken; at the leader it is proposed, at a follower that knows the
     // leader it is forwarded there, elsewhere it is refused. Changes taken long ago and never
     // applied here are answered -TimedOut.
-    void pump(kraft::Member& member, Forwarder& forwarder, uint64_t now_ns);
+    void pump(kraft::Member& member, PeerChannel& forwarder, uint64_t now_ns);
     // A change a follower forwarded: proposed as it came, if this member leads and it is well formed.
     void forwarded(kraft::Member& member, std::span<const uint8_t> command);
 
     void apply(std::span<const uint8_t> command) override;
     void proposal_failed(uint64_t tag) override;
     void installed(uint64_t applied) override;
+    void install_begin(uint64_t index, uint64_t from) override;
+    bool install_ready() override;
 
     struct Counters {
         uint64_t applied, failed, proposed, refused, timed_out, installs;
@@ -55,6 +66,7 @@ private:
 
     uint32_t m_store = ~0u, m_log = ~0u;
     uint64_t m_origin = 0;
+    StateTransfer* m_transfer = nullptr;
     InFlight m_in_flight[kInFlight] {};
     Counters m_counters {};
     std::byte* m_command; // one command being taken or applied (kMaxCommand)

@@ -37,9 +37,33 @@ bool Member::set_snapshot_policy(unsigned threshold, unsigned trailing) {
 
 // trailing 0: a snapshot installed from the leader (it replaces the log); otherwise one taken
 // here, behind which the log keeps `trailing` entries. Written as one record, completed once the
-// commit carrying it is durable, as an append is.
+// commit carrying it is durable, as an append is. A leader's snapshot is held until the state
+// machine has the state it covers (install_begin/install_ready): the engine waits meanwhile
+// (upstream's install never fails but at close, so it is never refused, only held).
 int Member::io_snapshot_put(unsigned trailing, raft_io_snapshot_put* req, const raft_snapshot* snapshot,
                             raft_io_snapshot_put_cb cb) {
+    if (trailing != 0 || !m_running || !m_sm || m_held.req)
+        return put_snapshot(trailing, req, snapshot, cb);
+    m_held = HeldInstall { req, snapshot, cb };
+    raft_id from = 0;
+    const char* address = nullptr;
+    raft_leader(m_raft, &from, &address);
+    m_sm->install_begin(snapshot->index, from);
+    (void)write_held_install();
+    return 0;
+}
+
+bool Member::write_held_install() {
+    if (!m_held.req || !m_sm->install_ready())
+        return false;
+    if (put_snapshot(0, m_held.req, m_held.snapshot, m_held.cb) != 0)
+        return false; // (no room or memory now: again at the next turn)
+    m_held = HeldInstall {};
+    return true;
+}
+
+int Member::put_snapshot(unsigned trailing, raft_io_snapshot_put* req, const raft_snapshot* snapshot,
+                         raft_io_snapshot_put_cb cb) {
     if (m_pending_count == kMaxPending)
         return RAFT_NOMEM;
     size_t data_len = 0;

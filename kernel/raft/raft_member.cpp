@@ -240,6 +240,8 @@ void Member::turn() {
         m_last_tick_ms = now;
         m_tick(&m_io);
     }
+    if (m_held.req)
+        (void)write_held_install();
     complete_pending(0);
     LegacyFireCompletedRequests(m_raft);
 }
@@ -306,6 +308,8 @@ MemberStatus Member::status() const {
         raft_leader(m_raft, &leader, &address);
         s.leader = leader;
         s.commit = raft_commit_index(m_raft);
+        s.applied_index = raft_last_applied(m_raft);
+        s.installing = m_held.req != nullptr;
         s.is_leader = raft_state(m_raft) == RAFT_LEADER;
         s.role = static_cast<uint8_t>(raft_state(m_raft));
     }
@@ -484,6 +488,11 @@ int Member::io_truncate(raft_index index) {
 void Member::io_close(raft_io_close_cb cb) {
     // A snapshot read's completion sends its message, which is cancelled in the next pass.
     m_closing = true;
+    if (m_held.req) { // (upstream takes a failed install only as this cancellation)
+        const HeldInstall held = m_held;
+        m_held = HeldInstall {};
+        held.cb(held.req, RAFT_CANCELED);
+    }
     for (int pass = 0; pass < 3 && m_pending_count; ++pass)
         complete_pending(RAFT_CANCELED);
     m_tick = nullptr;

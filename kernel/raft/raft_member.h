@@ -85,6 +85,8 @@ struct MemberStatus {
     uint64_t snapshot_index, snapshot_term;        // the newest snapshot (0: none)
     uint64_t snapshots_taken, snapshots_installed; // in this life: taken here, installed from a leader
     uint64_t applied;                              // commands applied to the state machine
+    uint64_t applied_index;                        // the log index applied up to (the engine's)
+    bool installing;                               // a leader's snapshot waits for install_ready()
     uint64_t applied_hash;                         // FNV-1a over every applied command, in order (same on every member)
     bool is_leader;
     uint8_t role;                     // raft_state(): 0 unavailable, 1 follower, 2 candidate, 3 leader
@@ -103,6 +105,15 @@ public:
     // A snapshot from the leader replaced what this member had applied: the commands it covers
     // were never applied here.
     virtual void installed(uint64_t snapshot_index) = 0;
+    // The leader (`from`) sent a snapshot of the group up to log index `index`: the member keeps it
+    // off its disk (and the engine installing: no entries taken, no vote) until install_ready()
+    // says the state it covers is here, so that a snapshot on the disk never names state that is
+    // not. A state machine that is its applied count needs nothing (the default).
+    virtual void install_begin(uint64_t index, uint64_t from) {
+        (void)index;
+        (void)from;
+    }
+    virtual bool install_ready() { return true; }
 
 protected:
     ~StateMachine() = default;
@@ -208,6 +219,10 @@ private:
     // snapshot, before the entries it kept, rebased on the snapshot.
     void rebase_on_snapshot(raft_message& m);
     void complete_pending(int status);
+    // The snapshot put held for install_ready(): written once it is (false: not yet, no room).
+    bool write_held_install();
+    int put_snapshot(unsigned trailing, raft_io_snapshot_put* req, const raft_snapshot* snapshot,
+                     raft_io_snapshot_put_cb cb);
     Peer* peer(uint64_t id);
 
     raft* m_raft = nullptr;
@@ -229,6 +244,12 @@ private:
     uint64_t m_snap_index = 0, m_snap_term = 0;
     unsigned m_threshold = kSnapshotThreshold, m_trailing = kSnapshotTrailing;
     uint64_t m_taken = 0, m_installed = 0;
+    struct HeldInstall { // a leader's snapshot the state machine is not ready for yet
+        raft_io_snapshot_put* req;
+        const raft_snapshot* snapshot; // the engine's, alive until the put completes
+        raft_io_snapshot_put_cb cb;
+    };
+    HeldInstall m_held {};
     bool m_running = false; // raft_start() returned: a restore now is an install
     bool m_closing = false;
     Pending m_pending[kMaxPending] {};

@@ -262,7 +262,9 @@ int64_t keep_staged(const vector::Job& job, int64_t result, sched::Task* caller)
     // A snapshot's own claims about who wrote its vectors cannot be checked (anyone holding
     // vector:admin can write one): the vectors remember the import that stored them.
     // (Put back from a checkpoint, the vectors keep the nodes they were stored with.)
-    if (vector::Collection* c = loaded(result); c && !journal::replaying_for(caller))
+    // (Fetched by the group's applier, they keep them too: the same copy as on the other voters.)
+    if (vector::Collection* c = loaded(result);
+        c && !journal::replaying_for(caller) && !replication::is_applier(caller))
         c->index.retag(provenance);
     int64_t kept = keep_loaded(job, result, caller);
     if (kept >= 0)
@@ -365,8 +367,10 @@ int64_t store_stage(const kcap::Resolved&, Cap, const char* name_ptr, uint64_t n
     arch::IrqGuard guard;
     st->loading = true;
     st->provenance = chunk.provenance;
-    // Only the storage task puts a replicated collection back (an import makes an ordinary one).
-    st->replicated = (chunk.flags & vector::kCreateReplicated) != 0 && journal::replaying();
+    // Only the storage task puts a replicated collection back, and only the group's applier fetches
+    // one from another voter (an import makes an ordinary one).
+    st->replicated = (chunk.flags & vector::kCreateReplicated) != 0 &&
+                     (journal::replaying() || replication::is_applier(sched::current()));
     int64_t rc = submit_load(st->pages, st->total, chunk.capacity, keep_staged, buffers::address(name_ptr), name_len);
     if (rc != kBlocked) // refused before the worker saw it
         release(*st);

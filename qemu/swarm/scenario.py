@@ -17,9 +17,11 @@ Steps (one key each; "nodes" is a list of node numbers or "all", rogue nodes nev
   {"hold": {"for_s": 60, "no_deaths": true}}      no node declares anyone dead meanwhile
   {"call": {"node": 0, "tool": "cluster_ping", "arguments": {...}, "expect": {"answered": true}}}
                                                   node: a number, or "leader", "follower", "voters",
-                                                  "voters_left" (with "raft"); "expect_error": REASON
-                                                  (the call must fail so); "within_s": tried again until
-                                                  it holds
+                                                  "voters_left", "restarted" (with "raft"); "expect_error":
+                                                  REASON (the call must fail so); "within_s": tried again
+                                                  until it holds; expect keys may be dotted (a.b.c);
+                                                  "expect_at_least": {KEY: N}; "repeat": N makes the call N
+                                                  times, an argument "$i" being the repetition (0..N-1)
   {"refused": {"rogue": 5, "within_s": 10}}       the honest nodes refused it (counters, audit trail),
                                                   none lists it as a member
 With "raft": 3 (or 5) the first 3 (5) nodes run the cluster's consensus group, each on a disk of its own:
@@ -49,6 +51,24 @@ import node_mcp
 
 class StepFailed(Exception):
     pass
+
+
+def lookup(result, key):
+    """result[key], where a dotted key names a member of a member (consensus.replication.applied)."""
+    for part in key.split("."):
+        result = result.get(part) if isinstance(result, dict) else None
+    return result
+
+
+def substitute(value, i):
+    """A repeated call's arguments: the string "$i" is the repetition's number (from 0)."""
+    if value == "$i":
+        return i
+    if isinstance(value, list):
+        return [substitute(v, i) for v in value]
+    if isinstance(value, dict):
+        return {k: substitute(v, i) for k, v in value.items()}
+    return value
 
 
 class Runner:
@@ -184,6 +204,10 @@ class Runner:
             raise StepFailed(f"call on the {which} before any consensus step agreed on a leader")
         if which == "leader":
             return [self.leader[0]]
+        if which == "restarted":
+            if self.restarted is None:
+                raise StepFailed("call on the restarted node before a fault_leader restart")
+            return [self.restarted[0]]
         if which == "follower":
             return [next(v for v in voters if v != self.leader[0])]
         if which in ("voters", "voters_left"):
@@ -191,8 +215,10 @@ class Runner:
         raise StepFailed(f"call: unknown node {which!r}")
 
     def call(self, spec):
-        for target in self.call_targets(spec["node"]):
-            self.call_one(target, spec)
+        for i in range(spec.get("repeat", 1)):
+            one = dict(spec, arguments=substitute(spec.get("arguments", {}), i)) if "repeat" in spec else spec
+            for target in self.call_targets(spec["node"]):
+                self.call_one(target, one)
 
     def call_one(self, target, spec):
         """The tool's result must hold every "expect" key (or, with "expect_error", the call must fail
@@ -206,11 +232,15 @@ class Runner:
                 if "expect_error" in spec:
                     problem = f"succeeded ({json.dumps(result)[:120]}), expected the error {spec['expect_error']}"
                 for key, want in spec.get("expect", {}).items():
-                    if problem is None and result.get(key) != want:
-                        problem = f"{key} is {result.get(key)!r}, not {want!r}"
+                    if problem is None and lookup(result, key) != want:
+                        problem = f"{key} is {lookup(result, key)!r}, not {want!r}"
+                for key, least in spec.get("expect_at_least", {}).items():
+                    got = lookup(result, key)
+                    if problem is None and not (isinstance(got, (int, float)) and got >= least):
+                        problem = f"{key} is {got!r}, not at least {least!r}"
             except (node_mcp.NodeError, OSError) as e:
                 result = str(e)
-                if spec.get("expect_error") not in result or "expect_error" not in spec:
+                if "expect_error" not in spec or spec["expect_error"] not in result:
                     problem = str(e)
             if problem is None:
                 break

@@ -68,6 +68,12 @@ EXCEPTIONS = {
     "kernel/cluster/replica_applier.cpp": {
         "kernel/log.h": _LOG,
     },
+    "kernel/cluster/state_transfer.h": {
+        "kernel/raft/raft_member.h": _RAFT,
+    },
+    "kernel/cluster/state_transfer.cpp": {
+        "kernel/log.h": _LOG,
+    },
     "kernel/cluster/cluster_service.cpp": {
         "kernel/arch/aarch64/cpu.h": _CLUSTER,
         "kernel/bootargs.h": _BOOTARGS,

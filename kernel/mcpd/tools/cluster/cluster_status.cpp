@@ -80,7 +80,13 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
             .number(info.repl_installs)
             .key("forwarded_to_leader")
             .number(info.repl_forwarded_out);
-        w.key("forwarded_from_followers").number(info.repl_forwarded_in).end_object();
+        w.key("forwarded_from_followers").number(info.repl_forwarded_in);
+        // Catching up with a snapshot: the collections it covers fetched from another voter.
+        w.key("catch_up").begin_object().key("in_progress").boolean(info.xfer_active != 0);
+        w.key("completed").number(info.xfer_done).key("collections").number(info.xfer_collections);
+        w.key("bytes").number(info.xfer_bytes).key("restarts").number(info.xfer_restarts);
+        w.key("served_pages").number(info.xfer_served_pages).key("served_bytes").number(info.xfer_served_bytes);
+        w.end_object().end_object();
         w.key("datagrams").begin_object();
         w.key("sent").number(info.raft_sent).key("received").number(info.raft_received);
         w.key("refused").number(info.raft_refused).end_object().end_object();

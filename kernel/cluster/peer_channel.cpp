@@ -1,21 +1,13 @@
-#include "forwarder.h"
+#include "peer_channel.h"
 
 #include <abi/sys.h>
 
 #include <new>
 
 namespace clusterd {
-namespace {
 
-// Each peer's reassembly storage and this task's one outgoing datagram: static (the cluster task
-// is one task, and a node has at most kMaxPeers other voters).
-alignas(raftwire::Reassembler) unsigned char g_reassemblers[Forwarder::kMaxPeers][sizeof(raftwire::Reassembler)];
-uint8_t g_storage[Forwarder::kMaxPeers][Forwarder::kMaxCommand];
-
-} // namespace
-
-bool Forwarder::start(uint32_t slot, uint16_t port, std::span<const uint32_t> voters, uint64_t self, raftwire::Key key,
-                      uint64_t epoch) {
+bool PeerChannel::start(uint32_t slot, uint16_t port, std::span<const uint32_t> voters, uint64_t self,
+                        raftwire::Key key, uint64_t epoch) {
     if (voters.size() > kMaxPeers + 1)
         return false;
     m_slot = slot;
@@ -29,35 +21,35 @@ bool Forwarder::start(uint32_t slot, uint16_t port, std::span<const uint32_t> vo
         const uint64_t id = i + 1;
         if (id == self)
             continue;
-        auto* in = new (g_reassemblers[m_peer_count]) raftwire::Reassembler({ g_storage[m_peer_count], kMaxCommand });
+        auto* in = new (m_reassemblers[m_peer_count]) raftwire::Reassembler({ m_storage[m_peer_count], kMaxMessage });
         m_peers[m_peer_count++] = Peer { id, in, 0 };
     }
     return true;
 }
 
-Forwarder::Peer* Forwarder::peer(uint64_t id) {
+PeerChannel::Peer* PeerChannel::peer(uint64_t id) {
     for (size_t i = 0; i < m_peer_count; ++i)
         if (m_peers[i].id == id)
             return &m_peers[i];
     return nullptr;
 }
 
-bool Forwarder::send(uint64_t to, std::span<const uint8_t> command) {
+bool PeerChannel::send(uint64_t to, std::span<const uint8_t> message) {
     Peer* p = peer(to);
-    if (!p || command.empty() || command.size() > kMaxCommand)
+    if (!p || message.empty() || message.size() > kMaxMessage)
         return false;
     raftwire::FrameHeader h;
-    h.group = kGroup;
+    h.group = m_group;
     h.from = m_self;
     h.to = to;
     h.epoch = m_epoch;
     h.seq = ++p->seq;
-    h.fragments = static_cast<uint16_t>(raftwire::fragment_count(command.size()));
-    h.total = static_cast<uint32_t>(command.size());
+    h.fragments = static_cast<uint16_t>(raftwire::fragment_count(message.size()));
+    h.total = static_cast<uint32_t>(message.size());
     uint8_t datagram[raftwire::kMaxDatagram];
     for (uint16_t f = 0; f < h.fragments; ++f) {
         h.fragment = f;
-        const size_t n = raftwire::seal(h, command, m_key, datagram);
+        const size_t n = raftwire::seal(h, message, m_key, datagram);
         if (n == 0)
             return false;
         sys::udp_send(m_slot, m_addresses[to - 1], m_port, datagram, n);
@@ -66,18 +58,19 @@ bool Forwarder::send(uint64_t to, std::span<const uint8_t> command) {
     return true;
 }
 
-bool Forwarder::receive(std::span<const uint8_t> datagram, std::span<const uint8_t>& command) {
+bool PeerChannel::receive(std::span<const uint8_t> datagram, std::span<const uint8_t>& message, uint64_t& from_id) {
     raftwire::FrameHeader h;
     std::span<const uint8_t> slice;
     Peer* from = nullptr;
-    if (raftwire::open(datagram, m_key, h, slice) != raftwire::Verdict::Accepted || h.group != kGroup ||
+    if (raftwire::open(datagram, m_key, h, slice) != raftwire::Verdict::Accepted || h.group != m_group ||
         h.to != m_self || !(from = peer(h.from))) {
         ++m_counters.refused;
         return false;
     }
     if (from->in->feed(h, slice) != raftwire::Reassembler::Result::Complete)
         return false;
-    command = from->in->message();
+    message = from->in->message();
+    from_id = h.from;
     ++m_counters.received;
     return true;
 }

@@ -1,0 +1,63 @@
+#pragma once
+// Messages between the consensus group's voters besides the engine's own (issue 35;
+// docs/replication.md): a follower's changes carried to the leader (replica_applier.h) and the
+// state a voter that installs a snapshot fetches from another (state_transfer.h). Each channel is a
+// group number of its own on the group's UDP endpoint: lib/raft/wire datagrams sealed under the
+// cluster key, each sender's messages put back together in order (a lost fragment loses its whole
+// message: whoever sent it learns it from a timeout, nothing is acknowledged here).
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include <raft/wire.h>
+
+namespace clusterd {
+
+class PeerChannel {
+public:
+    static constexpr size_t kMaxMessage = 20 * 1024;
+    static constexpr size_t kMaxPeers = 4;
+
+    // `group`: no Raft group is numbered so (the high bytes spell the channel's name).
+    explicit PeerChannel(uint64_t group) : m_group(group) {}
+    PeerChannel(const PeerChannel&) = delete;
+    PeerChannel& operator=(const PeerChannel&) = delete;
+
+    // The endpoint's slot and port, the voters' addresses (raft ids 1..n), this member's id, the
+    // key and this life's epoch (a receiver orders a sender's messages by epoch and sequence).
+    bool start(uint32_t slot, uint16_t port, std::span<const uint32_t> voters, uint64_t self, raftwire::Key key,
+               uint64_t epoch);
+    uint64_t group() const { return m_group; }
+    // Sends `message` to raft id `to`; false if it cannot (no such voter, too large).
+    bool send(uint64_t to, std::span<const uint8_t> message);
+    // A datagram of this channel's group (raftwire::peek_group): true when it completes a message
+    // from a voter (then `message` is it, valid until the next call, and `from` its raft id).
+    bool receive(std::span<const uint8_t> datagram, std::span<const uint8_t>& message, uint64_t& from);
+
+    struct Counters {
+        uint64_t sent, received, refused;
+    };
+    Counters counters() const { return m_counters; }
+
+private:
+    struct Peer {
+        uint64_t id;
+        raftwire::Reassembler* in; // in m_reassemblers, with its storage in m_storage
+        uint64_t seq;
+    };
+    Peer* peer(uint64_t id);
+
+    const uint64_t m_group;
+    uint32_t m_slot = ~0u;
+    uint16_t m_port = 0;
+    uint32_t m_addresses[kMaxPeers + 1] = {};
+    Peer m_peers[kMaxPeers] = {};
+    size_t m_peer_count = 0;
+    uint64_t m_self = 0, m_epoch = 0;
+    raftwire::Key m_key {};
+    Counters m_counters {};
+    alignas(raftwire::Reassembler) unsigned char m_reassemblers[kMaxPeers][sizeof(raftwire::Reassembler)];
+    uint8_t m_storage[kMaxPeers][kMaxMessage];
+};
+
+} // namespace clusterd

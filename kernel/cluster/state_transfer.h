@@ -1,0 +1,106 @@
+#pragma once
+// The replicated collections a voter installs with the leader's snapshot (issue 35;
+// docs/replication.md "Catching up"). The group's snapshot is its applied count and hash; the
+// collections it covers are fetched from a voter that has applied at least that far, before the
+// snapshot is written to this voter's disk (kraft::StateMachine::install_ready), so a snapshot on a
+// disk never names state the store lacks:
+//   1. every replicated collection here is dropped (this copy is replaced whole);
+//   2. the source lists its replicated collections; each is fetched as its snapshot (the store's
+//      export format), page by page, staged and loaded here as an import is, and answered once the
+//      checkpoint holding it is written;
+//   3. then the member writes the snapshot and takes the entries after it.
+// A source exports a collection whole into a region of its own when asked for its first page, so
+// the pages a voter joins belong to one state of it (the cluster task applies nothing while it
+// exports). That state may be newer than the snapshot: the entries after the snapshot are applied
+// again on top of it, and every change is one that sets a state (a create that is there, a drop
+// that is gone, an upsert or delete by id), so the copy ends where the group's log says.
+// A source that is behind, gone or silent is replaced by the next voter; the transfer starts over.
+// Messages: PeerChannel group kGroup, little-endian:
+//   type u8 | status u8 | u16 0 | seq u32 | snapshot index u64 | then by type
+//   1 list request: nothing           2 list: count u32, each: name length u8, name, capacity u32
+//   3 page request: image u64, offset u64, name length u8, name
+//   4 page: image u64, total u64, offset u64, length u32, name length u8, name, bytes
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "../raft/raft_member.h"
+#include "peer_channel.h"
+
+namespace clusterd {
+
+class StateTransfer {
+public:
+    static constexpr uint64_t kGroup = 0x5846520000000000ull; // "XFR"
+    static constexpr size_t kPage = 16 * 1024;
+
+    // store: the VectorStore capability; factory: for the regions a source exports into.
+    void start(uint32_t store, uint32_t factory, PeerChannel& channel, uint32_t voters, uint64_t self);
+
+    // This voter is to install a snapshot up to log index `index` sent by `from`.
+    void begin(uint64_t index, uint64_t from);
+    bool ready() const { return m_phase == Phase::Ready; }
+    void finished() { m_phase = Phase::Idle; }
+    // One round: a request (again) where one is due; a source's idle exports given back.
+    void pump(uint64_t now_ns);
+    // A message of the channel from voter `from`; `self` is this member's status now.
+    void received(std::span<const uint8_t> message, uint64_t from, const kraft::MemberStatus& self, uint64_t now_ns);
+
+    struct Counters {
+        uint64_t transfers, collections, bytes; // completed here (a voter caught up)
+        uint64_t restarts;                      // a source replaced, or its export changed
+        uint64_t served_pages, served_bytes;    // to other voters
+    };
+    Counters counters() const { return m_counters; }
+    bool active() const { return m_phase != Phase::Idle && m_phase != Phase::Ready; }
+
+private:
+    enum class Phase : uint8_t { Idle, List, Fetch, Ready };
+    static constexpr size_t kMaxCollections = 32; // abi::kMaxNamed
+    static constexpr size_t kNameMax = 64;
+    static constexpr size_t kImages = 2;
+    struct Wanted {
+        char name[kNameMax + 1];
+        uint8_t name_len;
+        uint32_t capacity;
+    };
+    struct Image { // a collection exported whole for one voter
+        uint64_t id, requester, total, touched_ns;
+        uint32_t region;
+        uint8_t name_len;
+        char name[kNameMax + 1];
+    };
+
+    void send_request(uint64_t now_ns);
+    void restart(const char* why);
+    void drop_replicated();
+    void on_list(std::span<const uint8_t> body);
+    void on_page(std::span<const uint8_t> body, uint64_t now_ns);
+    void serve_list(uint64_t to, uint32_t seq, uint64_t index, uint8_t status);
+    void serve_page(uint64_t to, uint32_t seq, uint64_t index, std::span<const uint8_t> body, uint64_t now_ns);
+    Image* image_for(uint64_t requester, std::span<const uint8_t> name, uint64_t id, uint64_t now_ns, uint8_t& status);
+    void release(Image& image);
+
+    uint32_t m_store = ~0u, m_factory = ~0u;
+    PeerChannel* m_channel = nullptr;
+    uint32_t m_voters = 0;
+    uint64_t m_self = 0;
+
+    // The voter catching up.
+    Phase m_phase = Phase::Idle;
+    uint64_t m_index = 0, m_source = 0;
+    uint32_t m_seq = 0;      // of the request awaiting its answer
+    uint64_t m_sent_ns = 0;  // when it was sent (0: none awaits)
+    uint32_t m_silences = 0; // requests unanswered from this source
+    Wanted m_wanted[kMaxCollections] {};
+    uint32_t m_wanted_count = 0, m_current = 0;
+    uint64_t m_image = 0, m_offset = 0, m_total = 0;
+
+    // The voter serving.
+    Image m_images[kImages] {};
+    uint64_t m_next_image = 1;
+
+    Counters m_counters {};
+};
+
+} // namespace clusterd
