@@ -50,6 +50,7 @@ struct ClusterInfo {
     // voter sent others; 1 while one runs here.
     uint64_t xfer_done, xfer_collections, xfer_bytes, xfer_restarts, xfer_served_pages, xfer_served_bytes;
     uint64_t xfer_active;
+    uint64_t repl_barriers; // read barriers applied here (linearizable reads of replicated collections)
 };
 
 struct MemberInfo {

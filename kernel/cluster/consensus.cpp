@@ -253,6 +253,7 @@ void fill(cluster_abi::ClusterInfo& out) {
     out.repl_installs = c.installs;
     out.repl_forwarded_out = c.forwarded_out;
     out.repl_forwarded_in = c.forwarded_in;
+    out.repl_barriers = c.barriers;
     const StateTransfer::Counters& t = g_transfers;
     out.xfer_done = t.transfers;
     out.xfer_collections = t.collections;

@@ -12,6 +12,7 @@ namespace clusterd {
 namespace {
 
 constexpr size_t kHeader = 24;                    // replication_desk.h's command header
+constexpr uint16_t kReadBarrier = 0x100;          // and its read barrier's type
 constexpr size_t kMaxCommand = 20 * 1024;         // and its largest command
 static_assert(kMaxCommand <= kraft::kMaxCommand); // the member proposes what the desk hands out
 alignas(8) std::byte g_command[kMaxCommand];
@@ -80,7 +81,9 @@ void ReplicaApplier::forwarded(kraft::Member& member, std::span<const uint8_t> c
                         get_le(command.data() + 18, 2) == 0 &&
                         get_le(command.data() + 20, 4) == command.size() - kHeader;
     const uint16_t type = formed ? static_cast<uint16_t>(get_le(command.data() + 16, 2)) : 0;
-    const bool change = type >= uint16_t(storage::RecordType::Create) && type <= uint16_t(storage::RecordType::Delete);
+    const bool change = (type >= uint16_t(storage::RecordType::Create) &&
+                         type <= uint16_t(storage::RecordType::Delete)) ||
+                        type == kReadBarrier;
     if (!change || !member.status().is_leader || !member.propose(command, 0)) {
         ++m_counters.refused; // (the follower's caller learns it from its timeout)
         return;
@@ -135,6 +138,13 @@ void ReplicaApplier::apply(std::span<const uint8_t> command) {
     const uint64_t origin = get_le(h, 8), ticket = get_le(h + 8, 8), length = get_le(h + 20, 4);
     const uint16_t type = static_cast<uint16_t>(get_le(h + 16, 2));
     int64_t result = err(ktl::Error::Corrupt);
+    if (type == kReadBarrier && length == command.size() - kHeader) {
+        // Nothing to change: its caller learns that every change committed before it is applied here.
+        ++m_counters.barriers;
+        if (origin == m_origin)
+            settle(ticket, 1);
+        return;
+    }
     if (get_le(h + 18, 2) == 0 && length == command.size() - kHeader && length <= kMaxCommand - kHeader) {
         // Copied to an aligned buffer: the record's ids and vectors are read in place.
         std::memcpy(m_command, command.data() + kHeader, length);

@@ -49,6 +49,7 @@ public:
     struct Counters {
         uint64_t applied, failed, proposed, refused, timed_out, installs;
         uint64_t forwarded_out, forwarded_in; // sent to the leader; proposed here for a follower
+        uint64_t barriers;                    // read barriers applied (linearizable reads, vec_sync)
     };
     Counters counters() const { return m_counters; }
 

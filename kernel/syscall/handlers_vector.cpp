@@ -1,6 +1,8 @@
 // Vector-store system calls. Callers are checked here (capability, arguments, buffers); the
 // index work itself is queued to the worker tasks (vector/service.h).
 #include "../vector/replication_desk.h"
+
+#include <cstring>
 #include "../mm/kheap.h"
 #include "../mm/pmm.h"
 #include "../sched/scheduler.h"
@@ -189,6 +191,23 @@ int64_t vec_delete(const kcap::Resolved& o, Cap, uint64_t id_or_ids, uint64_t co
     }
     const uint64_t args[5] = { id_or_ids, count, buffers::address(absent), 0, 0 };
     return finish_outcome(vector::submit(vector::Op::Delete, &collection(o), args));
+}
+
+// A linearizable read of a replicated collection: a no-op command through the group's log,
+// answered once this node applied it (so every change committed before the call is applied here).
+int64_t vec_sync(const kcap::Resolved& o, Cap, uint64_t wait) {
+    const vector::Collection& c = collection(o);
+    if (!c.replicated)
+        return 0;
+    if (wait == 0 || replication::is_applier(sched::current()) || vector::durability::replaying())
+        return 1;
+    const std::string_view name(c.name, c.name_length);
+    // (The applier answers the barrier 1 once it applied it.)
+    return finish(replication::submit(static_cast<storage::RecordType>(replication::kReadBarrier), name.size(),
+                                      [&](std::span<std::byte> out) {
+        std::memcpy(out.data(), name.data(), name.size());
+        return true;
+    }));
 }
 
 int64_t vec_stats(const kcap::Resolved& o, Cap, vector::Stats* out) {

@@ -28,6 +28,9 @@ constexpr size_t kCommandHeader = 24;
 constexpr size_t kMaxCommand = 20 * 1024;
 constexpr size_t kMaxRecord = kMaxCommand - kCommandHeader;
 constexpr size_t kSlots = 16; // changes waiting or in the group at once
+// A command that changes nothing (its record: the collection's name): applied here, it tells the
+// caller that every change committed before it is applied here too (vec_sync's read barrier).
+constexpr uint16_t kReadBarrier = 0x100;
 
 // The cluster task, once its member runs: the task whose store calls are applied, not redirected.
 // `voters`: the group's size (what `replicas` must name); `origin`: this node's address.

@@ -55,6 +55,29 @@ mcp::ToolError error_of(int64_t rc) {
     }
 }
 
+bool read_consistency(const json::Value& args, uint32_t cap, Consistency& out, mcp::ToolError& err) {
+    const bool local = args.find("consistency").plain_string().value_or("") == "local";
+    const int64_t rc = sys::vec_sync(cap, local ? 0 : 1);
+    if (rc == -static_cast<int64_t>(ktl::Error::NotLeader) || rc == -static_cast<int64_t>(ktl::Error::TimedOut)) {
+        err = { mcp::ErrorCode::Unavailable,
+                "the consensus group could not confirm a linearizable read now (no leader, or it did not answer "
+                "in time): try again shortly, or read this node's copy with consistency \"local\"",
+                rc == -static_cast<int64_t>(ktl::Error::NotLeader) ? "not_leader" : "read_unconfirmed" };
+        return false;
+    }
+    if (rc < 0) {
+        err = error_of(rc);
+        return false;
+    }
+    out = rc == 0 ? Consistency::Single : local ? Consistency::Local : Consistency::Linearizable;
+    return true;
+}
+
+void write_consistency(json::Writer& w, Consistency c) {
+    if (c != Consistency::Single)
+        w.key("consistency").string(c == Consistency::Local ? "local" : "linearizable");
+}
+
 const char* metric_name(uint32_t metric) {
     static const char* const names[] = { "l2", "cosine", "ip" };
     return metric < 3 ? names[metric] : "?";

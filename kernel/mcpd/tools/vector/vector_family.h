@@ -19,6 +19,8 @@
     R"({"type":"string","minLength":1,"maxLength":64,"format":"name","description":"letters, digits, _ - . but not only dots"})"
 #define ID_SCHEMA        R"({"type":"integer","minimum":0,"maximum":9007199254740991})"
 #define COMPONENT_SCHEMA R"({"type":"number","minimum":-3.4e38,"maximum":3.4e38})"
+#define CONSISTENCY_SCHEMA \
+    R"({"type":"string","enum":["linearizable","local"],"description":"a replicated collection: linearizable (default) sees every change committed before the call (a read barrier through the consensus group); local answers from this node's copy at once, possibly behind"})"
 
 namespace mcpd::vec {
 
@@ -28,6 +30,14 @@ constexpr uint64_t kMaxId = 9007199254740991ull; // 2^53 - 1: exact in every JSO
 mcp::ToolError error_of(int64_t rc);
 
 const char* metric_name(uint32_t metric);
+
+// A read's consistency (docs/replication.md): a replicated collection is read linearizably (after a
+// read barrier through the consensus group) unless the arguments ask "local"; other collections
+// have one copy. False, with `err` set, when the barrier is refused (no leader, timed out).
+enum class Consistency : uint8_t { Single, Linearizable, Local };
+bool read_consistency(const json::Value& args, uint32_t cap, Consistency& out, mcp::ToolError& err);
+// `consistency` in a result, for a replicated collection only.
+void write_consistency(json::Writer& w, Consistency c);
 
 // Heap memory for one call, released when the body returns (tool stacks are 28 KiB).
 class Scratch {

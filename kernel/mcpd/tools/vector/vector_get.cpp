@@ -14,13 +14,16 @@ namespace {
 using namespace vec;
 
 constexpr const char* kGetIn = R"({"type":"object","properties":{"collection":)" NAME_SCHEMA R"(,)"
-                               R"("ids":{"type":"array","minItems":1,"maxItems":16,"items":)" ID_SCHEMA R"(}},)"
+                               R"("ids":{"type":"array","minItems":1,"maxItems":16,"items":)" ID_SCHEMA R"(},)"
+                               R"("consistency":)" CONSISTENCY_SCHEMA R"(},)"
                                R"("required":["collection","ids"],"additionalProperties":false})";
 constexpr const char* kGetOut =
     R"({"type":"object","properties":{"vectors":{"type":"array","items":{"type":"object",)"
     R"("properties":{"id":{"type":"integer"},"vector":{"type":"array","items":{"type":"number"}},)"
     R"("provenance_node_id":{"type":"string","description":"the provenance node of the write that stored it (provenance://node/{id}); empty: unknown"}}}},)"
-    R"("missing":{"type":"array","items":{"type":"integer"}}},"required":["vectors","missing"]})";
+    R"("missing":{"type":"array","items":{"type":"integer"}},)"
+    R"("consistency":{"type":"string","description":"a replicated collection's: linearizable, or local: this node's copy"}},)"
+    R"("required":["vectors","missing"]})";
 
 bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     auto dim = dimension_of(ctx.cap);
@@ -28,6 +31,9 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         err = error_of(-static_cast<int64_t>(dim.error()));
         return false;
     }
+    Consistency consistency = Consistency::Single;
+    if (!read_consistency(args, ctx.cap, consistency, err))
+        return false;
     constexpr size_t kMaxIds = 16;
     uint64_t ids[kMaxIds];
     size_t n = 0;
@@ -64,7 +70,9 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     for (size_t i = 0; i < n; ++i)
         if (!found[i])
             w.number(ids[i]);
-    w.end_array().end_object();
+    w.end_array();
+    write_consistency(w, consistency);
+    w.end_object();
     return true;
 }
 

@@ -21,11 +21,13 @@ constexpr const char* kSearchIn =
     R"("ef":{"type":"integer","minimum":1,"maximum":512,"description":"default 64, raised to k"},)"
     R"("filter_ids":{"type":"array","maxItems":1024,"items":)" ID_SCHEMA
     R"(,"description":"only these ids may be returned"},)"
-    R"("with_provenance":{"type":"boolean","description":"each hit also names the provenance node of the write that stored it"}},)"
+    R"("with_provenance":{"type":"boolean","description":"each hit also names the provenance node of the write that stored it"},)"
+    R"("consistency":)" CONSISTENCY_SCHEMA R"(},)"
     R"("required":["collection","vector"],"additionalProperties":false})";
 constexpr const char* kSearchOut =
     R"({"type":"object","properties":{"hits":{"type":"array","items":{"type":"object",)"
-    R"("properties":{"id":{"type":"integer"},"distance":{"type":"number"},"provenance_node_id":{"type":"string"}}}},"count":{"type":"integer"}},)"
+    R"("properties":{"id":{"type":"integer"},"distance":{"type":"number"},"provenance_node_id":{"type":"string"}}}},"count":{"type":"integer"},)"
+    R"("consistency":{"type":"string","description":"a replicated collection's: linearizable, or local: this node's copy"}},)"
     R"("required":["hits","count"]})";
 
 constexpr uint32_t kMaxK = 100;
@@ -54,6 +56,9 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         err = error_of(-static_cast<int64_t>(dim.error()));
         return false;
     }
+    Consistency consistency = Consistency::Single;
+    if (!read_consistency(args, ctx.cap, consistency, err))
+        return false;
     auto k = static_cast<uint32_t>(args.find("k").as_uint64().value_or(kDefaultK));
     auto ef = static_cast<uint32_t>(args.find("ef").as_uint64().value_or(kDefaultEf));
     if (k == 0 || k > kMaxK) {
@@ -105,7 +110,9 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         }
         w.end_object();
     }
-    w.end_array().key("count").number(n).end_object();
+    w.end_array().key("count").number(n);
+    write_consistency(w, consistency);
+    w.end_object();
     return true;
 }
 
