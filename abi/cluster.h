@@ -51,6 +51,9 @@ struct ClusterInfo {
     uint64_t xfer_done, xfer_collections, xfer_bytes, xfer_restarts, xfer_served_pages, xfer_served_bytes;
     uint64_t xfer_active;
     uint64_t repl_barriers; // read barriers applied here (linearizable reads of replicated collections)
+    // Federated searches (kernel/cluster/federation.h): asked here, ended partial, served for
+    // other nodes, and datagrams refused (failed authentication or checks).
+    uint64_t fed_searches, fed_partial, fed_served, fed_refused;
 };
 
 struct MemberInfo {
@@ -64,6 +67,37 @@ struct MemberInfo {
     uint64_t last_heard_ago_ns; // 0: never heard directly
     uint64_t rtt_ns;            // 0: not measured
     uint64_t state_for_ns;      // time in the current state
+};
+
+// A federated search (fed_search): a query for every live node's collection of this name.
+struct FedQuery {
+    char name[65]; // the collection's name (NUL-terminated)
+    uint8_t reserved[3];
+    uint32_t dim;         // floats at `vector`
+    uint32_t k, ef;       // as vec_search
+    uint32_t deadline_ms; // answers gathered until then (the nodes still silent are named missing)
+    uint64_t vector;      // const float*: the query
+};
+
+constexpr uint32_t kFedMaxK = 100;
+constexpr uint32_t kFedMaxNodes = 32; // nodes asked in one search (self included)
+
+struct FedHit {
+    uint64_t id;
+    float distance;
+    uint32_t node; // index into FedResult::nodes: whose copy answered it
+};
+
+// fed_result: the merged top k (ascending distance, each id once), the nodes that answered with a
+// collection of that name, those that hold none or one that does not fit the query, and those
+// asked that did not answer before the deadline.
+struct FedResult {
+    uint32_t count, answered, missing, without;
+    uint32_t partial; // 1: some node asked did not answer
+    uint32_t reserved;
+    FedHit hits[kFedMaxK];
+    char nodes[kFedMaxNodes][32];         // answered (the first `answered`)
+    char missing_nodes[kFedMaxNodes][32]; // did not answer (the first `missing`)
 };
 
 struct PingInfo {

@@ -29,6 +29,11 @@ enum TaskFlags : uint64_t {
 constexpr uint64_t kTaskFlagsKnown = kTaskAckStaged;
 
 using cluster_abi::ClusterInfo;
+using cluster_abi::FedHit;
+using cluster_abi::FedQuery;
+using cluster_abi::FedResult;
+using cluster_abi::kFedMaxK;
+using cluster_abi::kFedMaxNodes;
 using cluster_abi::MemberInfo;
 using cluster_abi::PingInfo;
 

@@ -1,6 +1,7 @@
 #include "cluster_service.h"
 
 #include "consensus.h"
+#include "federation.h"
 
 #include "../arch/aarch64/cpu.h"
 #include "../audit/trail.h"
@@ -9,6 +10,7 @@
 #include "../clock.h"
 #include "../composition.h"
 #include "../log.h"
+#include "../ipc/sync.h"
 #include "../net/datagram.h"
 #include "../net/net_status.h"
 #include "../panic.h"
@@ -17,6 +19,7 @@
 #include <abi/sys.h>
 
 #include <cluster/node.h>
+#include <raft/wire.h>
 #include <ktl/decimal.h>
 #include <netcfg/ipv4_config.h>
 
@@ -37,6 +40,8 @@ struct TaskCaps {
     uint32_t factory = ~0u;      // regions: a collection exported for a voter catching up
 };
 
+void copy_name(char* dst, size_t cap, std::string_view src);
+
 TaskCaps g_caps;
 cluster::Key g_key {};
 alignas(cluster::Node) unsigned char g_node_storage[sizeof(cluster::Node)];
@@ -45,6 +50,8 @@ net::Datagram* g_endpoint = nullptr;
 uint32_t g_endpoint_slot = ~0u;
 char g_self[cluster::kMaxNameLen + 1] = "";
 uint32_t g_self_ip = 0;
+Federation g_federation;
+Federation::Counters g_fed_counters {}; // the last round's, for cluster_info (IRQs masked)
 
 // Sends through the task's Datagram capability (the task's own path) ...
 struct TaskTransport final : cluster::Transport {
@@ -223,6 +230,8 @@ int64_t task_main(void*) {
               static_cast<int>(bootargs::get().cluster.size()), bootargs::get().cluster.data(), port, c.period_ms,
               c.suspicion_mult, c.indirect);
     consensus::start(g_caps.netstack, g_caps.raft_log, g_caps.store, g_caps.factory, net.address, port, g_key, boot_id);
+    g_federation.start(g_caps.store, g_endpoint_slot, net.address, g_self, { g_key.data(), g_key.size() }, boot_id);
+    static Federation::Target members[cluster_abi::kFedMaxNodes];
     TaskTransport transport;
     uint8_t buf[net::Datagram::kMaxPayload];
     for (;;) {
@@ -239,11 +248,33 @@ int64_t task_main(void*) {
                 continue;
             if (n < 0)
                 break;
+            const std::span<const uint8_t> datagram(buf, static_cast<size_t>(n));
+            if (raftwire::peek_group(datagram) == Federation::kGroup) { // (a search: served outside the lock)
+                g_federation.receive(from.ip, from.port, datagram, sys::clock_ns());
+                continue;
+            }
             arch::IrqGuard guard;
-            (void)g_node->receive({ from.ip, from.port }, { buf, static_cast<size_t>(n) }, sys::clock_ns(), transport);
+            (void)g_node->receive({ from.ip, from.port }, datagram, sys::clock_ns(), transport);
         }
         drain_events();
         consensus::round();
+        size_t live = 0; // the members a federated search asks: every one not dead, but this node
+        {
+            arch::IrqGuard guard;
+            for (size_t i = 1; i < g_node->member_count() && live < cluster_abi::kFedMaxNodes - 1; ++i) {
+                const cluster::Member& m = g_node->member(i);
+                if (m.state == cluster::State::Dead)
+                    continue;
+                members[live] = Federation::Target { m.addr.ip, m.addr.port, {} };
+                copy_name(members[live].name, sizeof members[live].name, m.name);
+                ++live;
+            }
+        }
+        g_federation.pump(sys::clock_ns(), { members, live });
+        {
+            arch::IrqGuard guard;
+            g_fed_counters = g_federation.counters();
+        }
         uint64_t deadline;
         {
             arch::IrqGuard guard;
@@ -254,6 +285,8 @@ int64_t task_main(void*) {
         // endpoint of their own, which this wait does not watch).
         if (consensus::running() && deadline > now + consensus::kRoundNs)
             deadline = now + consensus::kRoundNs;
+        if (const uint64_t gather = g_federation.deadline_ns(); gather != 0 && gather < deadline)
+            deadline = gather;
         if (deadline > now)
             sys::udp_wait(g_endpoint_slot, deadline - now);
     }
@@ -335,6 +368,10 @@ int64_t info(cluster_abi::ClusterInfo* out, cluster_abi::MemberInfo* members, ui
     out->deaths = s.deaths;
     out->refusals_unreported = s.refusals_unreported;
     out->refusals_unaudited = g_refusals_unaudited;
+    out->fed_searches = g_fed_counters.searches;
+    out->fed_partial = g_fed_counters.partial;
+    out->fed_served = g_fed_counters.served;
+    out->fed_refused = g_fed_counters.refused;
     out->wrong_version = s.wrong_version;
     out->table_full = s.table_full;
     out->restarts = s.restarts;
@@ -396,6 +433,21 @@ int64_t ping_result(uint32_t id, cluster_abi::PingInfo* out) {
 uint64_t generation() {
     arch::IrqGuard guard;
     return g_node ? g_node->generation() : 0;
+}
+
+bool running() {
+    arch::IrqGuard guard;
+    return g_node != nullptr;
+}
+
+void poke() {
+    net::Datagram* endpoint = nullptr;
+    {
+        arch::IrqGuard guard;
+        endpoint = g_endpoint;
+    }
+    if (endpoint)
+        endpoint->event().signal();
 }
 
 } // namespace clusterd

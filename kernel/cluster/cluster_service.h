@@ -29,5 +29,9 @@ int64_t ping(std::string_view name);
 int64_t ping_result(uint32_t id, cluster_abi::PingInfo* out);
 // Changes whenever any member's state does: the cluster://members resource's revision.
 uint64_t generation();
+// The protocol runs (the endpoint is open): federated searches can be served.
+bool running();
+// Wakes the task if it waits for datagrams (a federated search was left for it).
+void poke();
 
 } // namespace clusterd

@@ -180,6 +180,13 @@ bool start(uint32_t netstack, uint32_t raft_log, uint32_t store, uint32_t factor
 
 bool running() { return g_member != nullptr; }
 
+bool is_voter(uint32_t ip) {
+    for (uint32_t i = 0; i < g_voter_count; ++i)
+        if (g_voters[i] == ip)
+            return true;
+    return false;
+}
+
 void round() {
     if (!g_member)
         return;

@@ -24,6 +24,8 @@ constexpr uint64_t kRoundNs = 10'000'000; // the longest the task waits between 
 bool start(uint32_t netstack, uint32_t raft_log, uint32_t store, uint32_t factory, uint32_t self_ip,
            uint16_t membership_port, const cluster::Key& key, uint64_t epoch);
 bool running();
+// `ip` is one of the addresses raft_voters= names (every node parses the list, voter or not).
+bool is_voter(uint32_t ip);
 // One round of the cluster task: datagrams in, the member's turn, the status snapshot.
 void round();
 // The group's part of cluster_info (IRQs masked).

@@ -97,6 +97,12 @@ ktl::Result<uint32_t> token_source(ExecCaps& caps, const ToolDef& def, const jso
     case Grant::Nothing: return inert_event(caps);
     case Grant::Cluster: return caps.cluster;
     case Grant::Collection: break;
+    case Grant::CollectionOrCluster:
+        if (arguments.find("scope").plain_string().value_or("") != "cluster")
+            break;
+        if (caps.cluster == ~0u)
+            return ktl::Error::Unsupported; // this node is in no cluster
+        return caps.cluster;
     }
     // The schema already required a plain name; the store checks it once more.
     auto name = arguments.find("collection").plain_string();
@@ -115,11 +121,16 @@ mcp::ToolError source_error(ktl::Error e) {
         return { mcp::ErrorCode::NotFound, "no collection of that name", "missing_collection" };
     if (e == ktl::Error::NotReady)
         return still_recovering(0);
+    if (e == ktl::Error::Unsupported)
+        return { mcp::ErrorCode::ValidationFailed, "scope \"cluster\" needs a node in a cluster (cluster=)",
+                 "no_cluster" };
     return { mcp::ErrorCode::ValidationFailed, "not a valid collection name", "invalid_name" };
 }
 
 // Tools whose calls reach the store (a collection's capability, or the store's).
-bool needs_store(const ToolDef& def) { return def.grant == Grant::Store || def.grant == Grant::Collection; }
+bool needs_store(const ToolDef& def) {
+    return def.grant == Grant::Store || def.grant == Grant::Collection || def.grant == Grant::CollectionOrCluster;
+}
 
 Recovery recovery(const ExecCaps& caps) {
     abi::StorageInfo info {};

@@ -1,6 +1,7 @@
 // Cluster membership system calls: what the cluster task knows, read through the Cluster
 // capability (kernel/cluster/cluster_service.h).
 #include "../cluster/cluster_service.h"
+#include "../cluster/fed_desk.h"
 #include "buffers.h"
 #include "handlers.h"
 
@@ -28,6 +29,23 @@ int64_t cluster_ping_result(const kcap::Resolved&, Cap, uint64_t ping, cluster_a
     if (ping > 0xffffffffull || !buffers::writable(out, sizeof(cluster_abi::PingInfo)))
         return err(ktl::Error::InvalidArgs);
     return clusterd::ping_result(static_cast<uint32_t>(ping), out);
+}
+
+int64_t fed_search(const kcap::Resolved&, Cap, const cluster_abi::FedQuery* query) {
+    if (!buffers::readable(query, sizeof(cluster_abi::FedQuery)))
+        return err(ktl::Error::InvalidArgs);
+    const cluster_abi::FedQuery q = *query; // (read once: the caller's memory may change)
+    if (q.dim == 0 || q.dim > clusterd::fed::kMaxDim || !buffers::readable(q.vector, q.dim * sizeof(float)))
+        return err(ktl::Error::InvalidArgs);
+    if (!clusterd::running())
+        return err(ktl::Error::NotReady);
+    return clusterd::fed::submit(q, reinterpret_cast<const float*>(q.vector));
+}
+
+int64_t fed_result(const kcap::Resolved&, Cap, uint64_t search, cluster_abi::FedResult* out) {
+    if (search == 0 || search > 0xffffffffull || !buffers::writable(out, sizeof(cluster_abi::FedResult)))
+        return err(ktl::Error::InvalidArgs);
+    return clusterd::fed::result(static_cast<uint32_t>(search), out);
 }
 
 } // namespace handlers

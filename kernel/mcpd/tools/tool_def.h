@@ -28,6 +28,9 @@ enum class Grant : uint8_t {
     Collection,    // the collection named by the call's "collection" argument
     Nothing,       // no authority: a wait right on an event nobody signals (the test fixtures)
     Cluster,       // cluster membership (read: status; write: probes)
+    // The named collection, or (the call's "scope" is "cluster": a federated search) the cluster
+    // capability with the same rights instead, since the collection searched lives on other nodes.
+    CollectionOrCluster,
 };
 
 // What a call of the tool does to stored data, as the sink policy sees it. The collection acted on
@@ -78,7 +81,9 @@ constexpr uint32_t kDataRights = uint32_t(cap::Rights::Write) | uint32_t(cap::Ri
 // The rule every definition is compiled under: the effect is mutating exactly when the token may
 // change the store, and a sink class needs the argument naming its collection.
 constexpr bool effect_fits(Grant grant, uint32_t rights, Effect effect, const char* target_key) {
-    const bool reaches_data = (grant == Grant::Store || grant == Grant::Collection) && (rights & kDataRights) != 0;
+    const bool reaches_data = (grant == Grant::Store || grant == Grant::Collection ||
+                               grant == Grant::CollectionOrCluster) &&
+                              (rights & kDataRights) != 0;
     if (reaches_data != effect.mutates())
         return false;
     return effect.sink() == SinkClass::None || target_key != nullptr;

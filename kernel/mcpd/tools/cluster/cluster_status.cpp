@@ -16,7 +16,7 @@ constexpr const char* kStatusOut =
     R"({"type":"object","properties":{"node":{"type":"string"},"cluster":{"type":"string"},"address":{"type":"string"},)"
     R"("running":{"type":"boolean"},"incarnation":{"type":"integer"},"generation":{"type":"integer"},)"
     R"("counts":{"type":"object"},"protocol":{"type":"object"},"counters":{"type":"object"},"members":{"type":"array"},)"
-    R"("consensus":{"type":"object"}},)"
+    R"("consensus":{"type":"object"},"federation":{"type":"object"}},)"
     R"("required":["node","cluster","running","members"]})";
 
 bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
@@ -52,6 +52,10 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
     w.key("rx_dropped").number(info.udp_rx_dropped).key("tx_refused").number(info.udp_tx_refused);
     w.key("tx_errors").number(info.udp_tx_errors).end_object().end_object();
     write_members(w, members, n);
+    // Federated searches (vector_search scope "cluster"): asked here, partial, served for others.
+    w.key("federation").begin_object().key("searches").number(info.fed_searches);
+    w.key("partial").number(info.fed_partial).key("served").number(info.fed_served);
+    w.key("refused").number(info.fed_refused).end_object();
     if (info.raft_id != 0) {
         // The cluster's consensus group (raft_voters=): this member and the leader it knows.
         static constexpr const char* kRoles[] = { "unavailable", "follower", "candidate", "leader" };

@@ -22,11 +22,15 @@ constexpr const char* kSearchIn =
     R"("filter_ids":{"type":"array","maxItems":1024,"items":)" ID_SCHEMA
     R"(,"description":"only these ids may be returned"},)"
     R"("with_provenance":{"type":"boolean","description":"each hit also names the provenance node of the write that stored it"},)"
-    R"("consistency":)" CONSISTENCY_SCHEMA R"(},)"
+    R"("consistency":)" CONSISTENCY_SCHEMA R"(,)"
+    R"("scope":{"type":"string","enum":["local","cluster"],"description":"local (default): this node's collection; cluster: every live node's collection of that name (one replica of a replicated one), merged: each hit names its node"},)"
+    R"("deadline_ms":{"type":"integer","minimum":50,"maximum":8000,"description":"scope cluster: how long answers are gathered (default 2000); nodes silent by then are listed in missing"}},)"
     R"("required":["collection","vector"],"additionalProperties":false})";
 constexpr const char* kSearchOut =
     R"({"type":"object","properties":{"hits":{"type":"array","items":{"type":"object",)"
-    R"("properties":{"id":{"type":"integer"},"distance":{"type":"number"},"provenance_node_id":{"type":"string"}}}},"count":{"type":"integer"},)"
+    R"("properties":{"id":{"type":"integer"},"distance":{"type":"number"},"provenance_node_id":{"type":"string"},"node":{"type":"string"}}}},"count":{"type":"integer"},)"
+    R"("scope":{"type":"string"},"nodes":{"type":"array","items":{"type":"string"}},"missing":{"type":"array","items":{"type":"string"}},)"
+    R"("partial":{"type":"boolean"},"without":{"type":"integer","description":"nodes that answered without such a collection, or with one of another dimension"},)"
     R"("consistency":{"type":"string","description":"a replicated collection's: linearizable, or local: this node's copy"}},)"
     R"("required":["hits","count"]})";
 
@@ -50,7 +54,83 @@ size_t sort_unique(uint64_t* ids, size_t n) {
     return kept;
 }
 
+// scope "cluster": the query left with the cluster task (fed_search), which asks every live node
+// and merges what answers before the deadline (kernel/cluster/federation.h); polled here.
+bool run_federated(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
+    if (args.find("filter_ids").valid() || args.find("with_provenance").valid() || args.find("consistency").valid()) {
+        err = { mcp::ErrorCode::ValidationFailed,
+                "scope \"cluster\" takes no filter_ids, with_provenance or consistency (each node answers from its "
+                "own copy)",
+                "unsupported_with_scope" };
+        return false;
+    }
+    auto k = static_cast<uint32_t>(args.find("k").as_uint64().value_or(kDefaultK));
+    auto ef = static_cast<uint32_t>(args.find("ef").as_uint64().value_or(kDefaultEf));
+    const auto deadline_ms = static_cast<uint32_t>(args.find("deadline_ms").as_uint64().value_or(2000));
+    auto name = args.find("collection").plain_string();
+    json::Value row = args.find("vector");
+    uint32_t dim = 0;
+    for (json::Value v = row.first(); v.valid() && dim <= 4096; v = v.next_sibling())
+        ++dim;
+    if (!name || name->size() > abi::kMaxNameLength || k == 0 || k > kMaxK || dim == 0 || dim > 4096) {
+        err = { mcp::ErrorCode::ValidationFailed, "collection, k 1..100 and a vector of 1..4096 numbers",
+                "invalid_query" };
+        return false;
+    }
+    Scratch mem(dim * sizeof(float) + sizeof(abi::FedResult));
+    if (!mem.ok() || !read_row(row, mem.as<float>(), dim)) {
+        err = mem.ok() ? mcp::ToolError { mcp::ErrorCode::ValidationFailed, "the vector's numbers", "invalid_query" }
+                       : mcp::ToolError { mcp::ErrorCode::InternalError, "no memory for the query" };
+        return false;
+    }
+    auto* result = mem.as<abi::FedResult>(dim * sizeof(float));
+    abi::FedQuery q {};
+    for (size_t i = 0; i < name->size(); ++i)
+        q.name[i] = (*name)[i];
+    q.dim = dim;
+    q.k = k;
+    q.ef = ef < k ? k : ef;
+    q.deadline_ms = deadline_ms;
+    q.vector = reinterpret_cast<uint64_t>(mem.as<float>());
+    const int64_t id = sys::fed_search(ctx.cap, &q);
+    if (id < 0) {
+        err = { mcp::ErrorCode::Unavailable,
+                id == -static_cast<int64_t>(ktl::Error::WouldBlock)
+                    ? "four federated searches are already running on this node: try again shortly"
+                    : "this node's cluster task is not running yet: try again shortly",
+                "cluster_busy" };
+        return false;
+    }
+    // Polled until the cluster task has merged it (its deadline, and a margin for the merge).
+    const uint64_t give_up = sys::clock_ns() + (uint64_t(deadline_ms) + 1500) * 1'000'000ull;
+    int64_t r = 0;
+    while ((r = sys::fed_result(ctx.cap, static_cast<uint64_t>(id), result)) == 0 && sys::clock_ns() < give_up)
+        sys::sleep(2'000'000);
+    if (r != 1) {
+        err = { mcp::ErrorCode::Unavailable, "the federated search did not finish: try again", "cluster_busy" };
+        return false;
+    }
+    w.begin_object().key("scope").string("cluster").key("hits").begin_array();
+    for (uint32_t i = 0; i < result->count && i < abi::kFedMaxK; ++i) {
+        const abi::FedHit& h = result->hits[i];
+        w.begin_object().key("id").number(h.id).key("distance").number(static_cast<double>(h.distance));
+        w.key("node").string(h.node < result->answered && h.node < abi::kFedMaxNodes ? result->nodes[h.node] : "");
+        w.end_object();
+    }
+    w.end_array().key("count").number(result->count).key("nodes").begin_array();
+    for (uint32_t i = 0; i < result->answered && i < abi::kFedMaxNodes; ++i)
+        w.string(result->nodes[i]);
+    w.end_array().key("missing").begin_array();
+    for (uint32_t i = 0; i < result->missing && i < abi::kFedMaxNodes; ++i)
+        w.string(result->missing_nodes[i]);
+    w.end_array().key("partial").boolean(result->partial != 0).key("without").number(result->without);
+    w.end_object();
+    return true;
+}
+
 bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
+    if (args.find("scope").plain_string().value_or("") == "cluster")
+        return run_federated(args, w, err, ctx);
     auto dim = dimension_of(ctx.cap);
     if (!dim) {
         err = error_of(-static_cast<int64_t>(dim.error()));
@@ -119,7 +199,8 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
 constexpr mcp::Tool kTool = {
     "vector_search",
     "Nearest-neighbour search",
-    "Up to k nearest live vectors to a query (ascending distance), optionally only among given ids.",
+    "Up to k nearest live vectors to a query (ascending distance), optionally only among given ids; with scope "
+    "cluster, merged from every live node's collection of that name.",
     kSearchIn,
     kSearchOut,
     mcp::kVectorRead,
@@ -132,6 +213,6 @@ constexpr mcp::Tool kTool = {
 
 } // namespace
 
-MCPD_TOOL(vector_search) { kTool, run, Grant::Collection, abi::kRead, Effect::read_only() };
+MCPD_TOOL(vector_search) { kTool, run, Grant::CollectionOrCluster, abi::kRead, Effect::read_only() };
 
 } // namespace mcpd::tools

@@ -1,0 +1,123 @@
+#include "fed_desk.h"
+
+#include "../arch/aarch64/cpu.h"
+#include "../clock.h"
+#include "../mm/kheap.h"
+#include "cluster_service.h"
+
+#include <cstring>
+
+namespace clusterd::fed {
+namespace {
+
+// A result nobody fetched (its caller gone) is given back after this long.
+constexpr uint64_t kUnclaimedNs = 60'000'000'000ull;
+
+enum class State : uint8_t { Free, Queued, Taken, Done };
+struct Slot {
+    State state = State::Free;
+    uint32_t id = 0;
+    uint64_t since_ns = 0;
+    cluster_abi::FedQuery query {};
+    float* vector = nullptr;               // kheap: query.dim floats
+    cluster_abi::FedResult* out = nullptr; // kheap: once done
+};
+Slot g_slots[kSlots];
+uint32_t g_next_id = 0;
+
+void release(Slot& s) {
+    if (s.vector)
+        kheap::free(s.vector);
+    if (s.out)
+        kheap::free(s.out);
+    s = Slot {};
+}
+
+int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
+
+} // namespace
+
+int64_t submit(const cluster_abi::FedQuery& query, const float* vector) {
+    if (query.dim == 0 || query.dim > kMaxDim || query.k == 0 || query.k > cluster_abi::kFedMaxK)
+        return err(ktl::Error::InvalidArgs);
+    auto mem = kheap::alloc(query.dim * sizeof(float));
+    if (!mem)
+        return err(ktl::Error::NoMemory);
+    auto* copy = static_cast<float*>(*mem);
+    std::memcpy(copy, vector, query.dim * sizeof(float));
+    Slot* slot = nullptr;
+    {
+        arch::IrqGuard guard;
+        const uint64_t now = clock::monotonic_ns();
+        for (auto& s : g_slots)
+            if (s.state == State::Done && now - s.since_ns > kUnclaimedNs)
+                release(s);
+        for (auto& s : g_slots)
+            if (s.state == State::Free) {
+                slot = &s;
+                break;
+            }
+        if (slot) {
+            slot->state = State::Queued;
+            slot->id = ++g_next_id ? g_next_id : ++g_next_id;
+            slot->since_ns = now;
+            slot->query = query;
+            slot->query.name[sizeof slot->query.name - 1] = '\0';
+            slot->vector = copy;
+        }
+    }
+    if (!slot) {
+        kheap::free(copy);
+        return err(ktl::Error::WouldBlock);
+    }
+    poke(); // the cluster task may be waiting for datagrams
+    return slot->id;
+}
+
+int64_t result(uint32_t id, cluster_abi::FedResult* out) {
+    arch::IrqGuard guard;
+    for (auto& s : g_slots)
+        if (s.state != State::Free && s.id == id) {
+            if (s.state != State::Done)
+                return 0;
+            std::memcpy(out, s.out, sizeof *out);
+            release(s);
+            return 1;
+        }
+    return err(ktl::Error::NotFound);
+}
+
+uint32_t take(cluster_abi::FedQuery& query, float* vector) {
+    arch::IrqGuard guard;
+    Slot* oldest = nullptr;
+    for (auto& s : g_slots)
+        if (s.state == State::Queued && (!oldest || s.id < oldest->id))
+            oldest = &s;
+    if (!oldest)
+        return 0;
+    query = oldest->query;
+    std::memcpy(vector, oldest->vector, oldest->query.dim * sizeof(float));
+    oldest->state = State::Taken;
+    return oldest->id;
+}
+
+void complete(uint32_t id, const cluster_abi::FedResult& result) {
+    auto mem = kheap::alloc(sizeof result);
+    arch::IrqGuard guard;
+    for (auto& s : g_slots)
+        if (s.state == State::Taken && s.id == id) {
+            if (!mem) { // (nothing to give: the caller learns it from an empty, partial answer)
+                release(s);
+                return;
+            }
+            s.out = static_cast<cluster_abi::FedResult*>(*mem);
+            std::memcpy(s.out, &result, sizeof result);
+            s.state = State::Done;
+            s.since_ns = clock::monotonic_ns();
+            return;
+        }
+    if (mem)
+        kheap::free(*mem);
+}
+
+} // namespace clusterd::fed

@@ -1,0 +1,29 @@
+#pragma once
+// Federated searches waiting for the cluster task (issue 35; docs/swarm.md "Federated search"): a
+// tool's fed_search leaves its query here and polls fed_result; the cluster task takes each
+// query, scatters it, gathers the answers and leaves the merged result here. Kernel side: every
+// function masks IRQs itself (both sides are tasks; the table is small and fixed).
+#include <cstddef>
+#include <cstdint>
+
+#include <abi/cluster.h>
+
+namespace clusterd::fed {
+
+constexpr size_t kSlots = 4;
+constexpr uint32_t kMaxDim = 4096;
+
+// --- system call side ---
+// A copy of the query (and its floats) is kept; returns its id (> 0), or -WouldBlock (every slot
+// in use), -InvalidArgs, -NoMemory.
+int64_t submit(const cluster_abi::FedQuery& query, const float* vector);
+// 0 while it gathers, 1 with the result copied to `out` (the slot is then free), -NotFound.
+int64_t result(uint32_t id, cluster_abi::FedResult* out);
+
+// --- the cluster task ---
+// The oldest query not yet taken: its id, a copy of it and its floats (at most kMaxDim). 0: none.
+uint32_t take(cluster_abi::FedQuery& query, float* vector);
+// The merged result of search `id` (left for the caller's next fed_result).
+void complete(uint32_t id, const cluster_abi::FedResult& result);
+
+} // namespace clusterd::fed

@@ -1,0 +1,88 @@
+#pragma once
+// Federated search (issue 35; docs/swarm.md "Federated search"): `vector_search {scope:
+// "cluster"}` on any node asks every live member for its top k in its own collection of that
+// name, gathers the answers until a deadline, and merges them (each id once, at its smallest
+// distance). A replicated collection is asked of one replica: a voter that holds it searches its
+// own copy and asks no other voter. Members that hold no such collection (or one of another
+// dimension) say so; members silent at the deadline are named missing and the result is partial.
+//
+// The cluster task runs both sides on the membership protocol's own UDP endpoint (the kernel gives
+// a task two endpoints, and the consensus group has the other): lib/raft/wire datagrams of group
+// kGroup, sealed under the cluster key, from and to naming IPv4 addresses, so a node without the
+// key can neither ask nor answer. Messages (little-endian):
+//   request: type 1 | u8 0 | u16 0 | id u32 | k u32 | ef u32 | dim u32 | name length u8 | name | floats
+//   answer:  type 2 | status u8 (0 hits, 1 no such collection, 2 it does not fit the query) |
+//            replicated u8 | u8 0 | id u32 | count u32 | count x (id u64, distance f32) |
+//            name length u8 | the answering node's name
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include <abi/cluster.h>
+#include <raft/wire.h>
+
+namespace clusterd {
+
+class Federation {
+public:
+    static constexpr uint64_t kGroup = 0x4645440000000000ull; // "FED"
+    static constexpr size_t kMaxMessage = 20 * 1024;
+    static constexpr size_t kSenders = 6; // members whose messages are put together at once
+
+    struct Target {
+        uint32_t ip;
+        uint16_t port;
+        char name[32];
+    };
+
+    // store: the VectorStore capability; endpoint: the membership protocol's Datagram slot.
+    void start(uint32_t store, uint32_t endpoint, uint32_t self_ip, const char* self_name, raftwire::Key key,
+               uint64_t epoch);
+    // Takes the next search when none gathers (asking `members`, the live ones but this node) and
+    // completes the one gathering once every member asked answered or its deadline passed.
+    void pump(uint64_t now_ns, std::span<const Target> members);
+    // A datagram of kGroup (raftwire::peek_group) from ip:port.
+    void receive(uint32_t ip, uint16_t port, std::span<const uint8_t> datagram, uint64_t now_ns);
+    // The gathering search's deadline (0: none gathers): the task waits no longer than that.
+    uint64_t deadline_ns() const { return m_id ? m_deadline_ns : 0; }
+
+    struct Counters {
+        uint64_t searches, partial, served, refused;
+    };
+    Counters counters() const { return m_counters; }
+
+private:
+    struct Sender {
+        uint32_t ip;
+        uint64_t used; // for the least recently used to go
+        raftwire::Reassembler* in;
+    };
+    void serve(uint32_t ip, uint16_t port, std::span<const uint8_t> message);
+    void answered(uint32_t ip, std::span<const uint8_t> message);
+    // This node's own top k of the collection (status as an answer's); `replicated` set.
+    uint8_t search_here(const char* name, size_t name_len, uint32_t k, uint32_t ef, uint32_t dim, const float* query,
+                        uint32_t& count, bool& replicated);
+    void merge(uint64_t id, float distance, uint32_t node);
+    void finish();
+    bool send(uint32_t ip, uint16_t port, std::span<const uint8_t> message);
+    Sender* sender(uint32_t ip);
+
+    uint32_t m_store = ~0u, m_endpoint = ~0u, m_self_ip = 0;
+    char m_self[32] = "";
+    raftwire::Key m_key {};
+    uint64_t m_epoch = 0, m_seq = 0, m_uses = 0;
+    Sender m_senders[kSenders] {};
+    size_t m_sender_count = 0;
+
+    // The search gathering (m_id 0: none).
+    uint32_t m_id = 0;
+    uint64_t m_deadline_ns = 0;
+    uint32_t m_k = 0;
+    Target m_targets[cluster_abi::kFedMaxNodes] {};
+    uint8_t m_heard[cluster_abi::kFedMaxNodes] {};
+    uint32_t m_target_count = 0;
+    cluster_abi::FedResult m_result {};
+    Counters m_counters {};
+};
+
+} // namespace clusterd
