@@ -50,7 +50,8 @@ struct ClusterInfo {
     // voter sent others; 1 while one runs here.
     uint64_t xfer_done, xfer_collections, xfer_bytes, xfer_restarts, xfer_served_pages, xfer_served_bytes;
     uint64_t xfer_active;
-    uint64_t repl_barriers; // read barriers applied here (linearizable reads of replicated collections)
+    uint64_t xfer_incomplete; // snapshots installed without every collection (logged)
+    uint64_t repl_barriers;   // read barriers applied here (linearizable reads of replicated collections)
     // Federated searches (kernel/cluster/federation.h): asked here, ended partial, served for
     // other nodes, and datagrams refused (failed authentication or checks).
     uint64_t fed_searches, fed_partial, fed_served, fed_refused;

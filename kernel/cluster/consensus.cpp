@@ -266,6 +266,7 @@ void fill(cluster_abi::ClusterInfo& out) {
     out.xfer_collections = t.collections;
     out.xfer_bytes = t.bytes;
     out.xfer_restarts = t.restarts;
+    out.xfer_incomplete = t.incomplete;
     out.xfer_served_pages = t.served_pages;
     out.xfer_served_bytes = t.served_bytes;
     out.xfer_active = g_transfer_active ? 1 : 0;

@@ -109,7 +109,7 @@ void ReplicaApplier::proposal_failed(uint64_t tag) {
 
 void ReplicaApplier::install_begin(uint64_t index, uint64_t from) {
     if (m_transfer)
-        m_transfer->begin(index, from);
+        m_transfer->begin(index, from, sys::clock());
 }
 
 // Without a transfer (no store here) the snapshot goes in as it is: what it covers is missing.
@@ -117,14 +117,16 @@ bool ReplicaApplier::install_ready() { return !m_transfer || m_transfer->ready()
 
 void ReplicaApplier::installed(uint64_t applied) {
     ++m_counters.installs;
-    if (m_transfer && m_transfer->ready()) {
+    if (m_transfer && m_transfer->ready() && !m_transfer->incomplete()) {
         m_transfer->finished();
         KLOG_INFO("cluster: this voter installed the group's snapshot (%llu commands) with the replicated "
                   "collections it covers",
                   static_cast<unsigned long long>(applied));
         return;
     }
-    KLOG_ERROR("cluster: this voter installed the leader's snapshot (%llu commands) without its collections: the "
+    if (m_transfer)
+        m_transfer->finished();
+    KLOG_ERROR("cluster: this voter installed the leader's snapshot (%llu commands) without all its collections: "
                "replicated changes it covers are missing here",
                static_cast<unsigned long long>(applied));
 }
@@ -150,10 +152,7 @@ void ReplicaApplier::apply(std::span<const uint8_t> command) {
         std::memcpy(m_command, command.data() + kHeader, length);
         result = apply_record(type, { m_command, static_cast<size_t>(length) });
     }
-    // A delete applied again over a copy fetched at a catch-up finds its ids gone, as it wants them.
-    const bool done_before = result == err(ktl::Error::NotFound) && type == uint16_t(storage::RecordType::Delete) &&
-                             origin != m_origin;
-    if (result < 0 && !done_before) {
+    if (result < 0) {
         ++m_counters.failed;
         KLOG_WARN("cluster: a replicated change (record type %u) was not applied here: %s", type,
                   ktl::error_name(static_cast<ktl::Error>(-result)));

@@ -10,13 +10,21 @@ namespace clusterd {
 namespace {
 
 enum Type : uint8_t { kAskList = 1, kListed = 2, kAskPage = 3, kPaged = 4 };
-enum Status : uint8_t { kOk = 0, kBehind = 1, kRefused = 2, kImageGone = 3 };
+// kGone: no replicated collection of that name there (dropped since it was listed); kBusy: the
+// source cannot export it just now (its store busy or recovering, no memory): asked again.
+enum Status : uint8_t { kOk = 0, kBehind = 1, kGone = 2, kImageGone = 3, kBusy = 4 };
 
 constexpr size_t kHeader = 16;
 constexpr uint64_t kRetryNs = 500'000'000;           // a request unanswered this long is sent again
 constexpr uint32_t kMaxSilences = 6;                 // then the next voter is asked
 constexpr uint64_t kImageIdleNs = 60'000'000'000ull; // a source gives an export back after this
-constexpr uint64_t kMaxImage = 16ull << 20;          // region_create's bound
+// A voter installing votes for no one: a transfer that cannot finish (every source behind or
+// gone) would keep the group from electing. Past this, the snapshot goes in without what is missing.
+constexpr uint64_t kHoldLimitNs = 120'000'000'000ull;
+constexpr uint64_t kRegionBytes = 16ull << 20; // region_create's bound: an export spans several
+constexpr uint64_t kMaxImage = kRegionBytes * StateTransfer::kMaxRegions;
+static_assert(kMaxImage >= abi::kMaxCollectionBytes + (1u << 20)); // a snapshot never exceeds its index by more
+static_assert(kRegionBytes % StateTransfer::kPage == 0);           // no page spans two regions
 constexpr size_t kMaxMessage = kHeader + 8 * 3 + 4 + 1 + 64 + StateTransfer::kPage;
 static_assert(kMaxMessage <= PeerChannel::kMaxMessage);
 
@@ -42,6 +50,7 @@ size_t header(uint8_t type, uint8_t status, uint32_t seq, uint64_t index) {
     return kHeader;
 }
 int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
+bool passing(int64_t r) { return r == err(ktl::Error::WouldBlock) || r == err(ktl::Error::NotReady); }
 
 // A store call refused for a passing reason (recovering, a checkpoint, requests still running on
 // a collection) is made again every millisecond, two minutes at most (as the applier's are).
@@ -50,7 +59,7 @@ int64_t patiently(Call&& call) {
     int64_t r = 0;
     for (uint32_t i = 0; i < 120'000; ++i) {
         r = call();
-        if (r != err(ktl::Error::WouldBlock) && r != err(ktl::Error::NotReady))
+        if (!passing(r))
             break;
         sys::sleep(1'000'000);
     }
@@ -67,57 +76,101 @@ void StateTransfer::start(uint32_t store, uint32_t factory, PeerChannel& channel
     m_self = self;
 }
 
-void StateTransfer::begin(uint64_t index, uint64_t from) {
+void StateTransfer::begin(uint64_t index, uint64_t from, uint64_t now_ns) {
     m_index = index;
     m_source = from != 0 && from != m_self ? from : (m_self % m_voters) + 1;
     m_silences = 0;
     m_phase = Phase::List;
     m_sent_ns = 0;
+    m_waiting = false;
+    m_began_ns = now_ns;
+    m_incomplete = false;
+    m_wanted_count = m_current = 0;
+    m_image = m_offset = m_total = 0;
     KLOG_INFO("cluster: catching up to the group's snapshot at %llu: fetching its replicated collections from "
               "member %llu",
               static_cast<unsigned long long>(index), static_cast<unsigned long long>(m_source));
 }
 
-void StateTransfer::restart(const char* why) {
+void StateTransfer::abandon_staging() {
     if (m_phase == Phase::Fetch && m_offset > 0) {
         const Wanted& w = m_wanted[m_current];
         abi::StageChunk chunk {};
         chunk.action = 2;
         sys::store_stage(m_store, w.name, w.name_len, &chunk);
     }
+    m_image = m_offset = m_total = 0;
+}
+
+// The next voter is asked, from the list again.
+void StateTransfer::next_source(const char* why) {
+    const uint64_t failed = m_source;
+    abandon_staging();
+    m_source = m_source % m_voters + 1;
+    if (m_source == m_self)
+        m_source = m_source % m_voters + 1;
     ++m_counters.restarts;
     m_phase = Phase::List;
     m_wanted_count = m_current = 0;
-    m_image = m_offset = m_total = 0;
     m_sent_ns = 0;
     m_silences = 0;
-    KLOG_WARN("cluster: catching up starts over from member %llu (%s)", static_cast<unsigned long long>(m_source), why);
+    m_waiting = false;
+    KLOG_WARN("cluster: catching up: member %llu %s; asking member %llu", static_cast<unsigned long long>(failed), why,
+              static_cast<unsigned long long>(m_source));
+}
+
+void StateTransfer::finish(bool gave_up) {
+    if (gave_up) {
+        abandon_staging();
+        m_incomplete = true;
+    }
+    m_phase = Phase::Ready;
+    if (m_incomplete) {
+        ++m_counters.incomplete;
+        KLOG_ERROR("cluster: catching up to the group's snapshot at %llu ended without every replicated collection "
+                   "(see above): this voter's copy misses what it covers",
+                   static_cast<unsigned long long>(m_index));
+        return;
+    }
+    ++m_counters.transfers;
+    KLOG_INFO("cluster: caught up to the group's snapshot at %llu: %u replicated collections here",
+              static_cast<unsigned long long>(m_index), m_wanted_count);
 }
 
 void StateTransfer::pump(uint64_t now_ns) {
     for (auto& im : m_images)
         if (im.id && now_ns - im.touched_ns > kImageIdleNs)
             release(im);
-    if (m_phase != Phase::List && m_phase != Phase::Fetch)
+    if (!active())
         return;
+    if (now_ns - m_began_ns > kHoldLimitNs) {
+        KLOG_ERROR("cluster: catching up: no voter sent the collections within %llu s",
+                   static_cast<unsigned long long>(kHoldLimitNs / 1'000'000'000ull));
+        finish(true);
+        return;
+    }
     if (m_sent_ns != 0 && now_ns - m_sent_ns < kRetryNs)
         return;
-    if (m_sent_ns != 0 && ++m_silences >= kMaxSilences) {
-        m_source = m_source % m_voters + 1;
-        if (m_source == m_self)
-            m_source = m_source % m_voters + 1;
-        restart("the source did not answer");
+    bool fresh = m_sent_ns == 0 || m_waiting;
+    if (m_sent_ns != 0 && !m_waiting && ++m_silences >= kMaxSilences) {
+        next_source("did not answer");
+        fresh = true;
     }
-    send_request(now_ns);
+    m_waiting = false;
+    send_request(now_ns, fresh);
 }
 
-void StateTransfer::send_request(uint64_t now_ns) {
+// A request sent again keeps its sequence number, so that an answer which took longer than the
+// retry (a large export at the source) is still taken.
+void StateTransfer::send_request(uint64_t now_ns, bool fresh) {
+    if (fresh)
+        ++m_seq;
     size_t n = 0;
     if (m_phase == Phase::List) {
-        n = header(kAskList, kOk, ++m_seq, m_index);
+        n = header(kAskList, kOk, m_seq, m_index);
     } else {
         const Wanted& w = m_wanted[m_current];
-        n = header(kAskPage, kOk, ++m_seq, m_index);
+        n = header(kAskPage, kOk, m_seq, m_index);
         put(g_out + n, m_image, 8);
         put(g_out + n + 8, m_offset, 8);
         g_out[n + 16] = w.name_len;
@@ -142,44 +195,41 @@ void StateTransfer::received(std::span<const uint8_t> message, uint64_t from, co
         if (type == kAskList || behind)
             serve_list(from, seq, index, behind ? kBehind : kOk);
         else
-            serve_page(from, seq, index, body, now_ns);
+            serve_page(from, seq, index, self.applied_index, body, now_ns);
         return;
     }
-    // An answer: to the request awaiting one, from its source.
-    if ((m_phase != Phase::List && m_phase != Phase::Fetch) || from != m_source || seq != m_seq || index != m_index)
+    // An answer: to the request awaiting one, from its source; nothing changes unless it is well
+    // formed (a malformed one is asked again when the retry is due, and counts as silence).
+    if (!active() || from != m_source || seq != m_seq || index != m_index)
         return;
-    m_sent_ns = 0;
-    m_silences = 0;
     if (status == kBehind) {
-        m_source = m_source % m_voters + 1;
-        if (m_source == m_self)
-            m_source = m_source % m_voters + 1;
-        restart("the source has not applied as far as the snapshot");
-    } else if (type == kListed && m_phase == Phase::List && status == kOk) {
-        on_list(body);
-    } else if (type == kPaged && m_phase == Phase::Fetch) {
-        if (status == kImageGone) {
-            m_image = m_offset = 0; // its export was given back: from the first page again
-            ++m_counters.restarts;
-        } else if (status != kOk) {
-            KLOG_ERROR("cluster: catching up: member %llu cannot send collection %s (gone, or over 16 MiB): it is "
-                       "left out here",
-                       static_cast<unsigned long long>(m_source), m_wanted[m_current].name);
-            ++m_current;
-            m_image = m_offset = 0;
-        } else {
-            on_page(body, now_ns);
-        }
-    }
-    if (m_current >= m_wanted_count && m_phase == Phase::Fetch) {
-        m_phase = Phase::Ready;
-        ++m_counters.transfers;
-        KLOG_INFO("cluster: caught up to the group's snapshot at %llu: %u replicated collections here",
-                  static_cast<unsigned long long>(m_index), m_wanted_count);
+        next_source("has not applied as far as the snapshot");
+        m_sent_ns = now_ns; // (the next is asked when the retry is due, not at once)
+        m_waiting = true;
         return;
     }
-    if (m_phase == Phase::List || m_phase == Phase::Fetch)
-        send_request(now_ns);
+    if (status == kBusy) {
+        m_waiting = true; // asked again when the retry is due, without counting a silence
+        return;
+    }
+    Step step = Step::Bad;
+    if (type == kListed && m_phase == Phase::List && status == kOk)
+        step = on_list(body);
+    else if (type == kPaged && m_phase == Phase::Fetch)
+        step = on_page(status, body);
+    if (step == Step::Bad)
+        return;
+    m_silences = 0;
+    if (step == Step::Wait) {
+        m_sent_ns = now_ns;
+        m_waiting = true;
+        return;
+    }
+    if (m_phase == Phase::Fetch && m_current >= m_wanted_count) {
+        finish(false);
+        return;
+    }
+    send_request(now_ns, true);
 }
 
 // Every replicated collection here goes: the source's list replaces them whole.
@@ -197,58 +247,75 @@ void StateTransfer::drop_replicated() {
     }
 }
 
-void StateTransfer::on_list(std::span<const uint8_t> body) {
+StateTransfer::Step StateTransfer::on_list(std::span<const uint8_t> body) {
     if (body.size() < 4)
-        return;
+        return Step::Bad;
     const uint32_t count = static_cast<uint32_t>(get(body.data(), 4));
     if (count > kMaxCollections)
-        return;
+        return Step::Bad;
     size_t at = 4;
     for (uint32_t i = 0; i < count; ++i) {
         if (at >= body.size())
-            return;
+            return Step::Bad;
         const uint8_t len = body[at];
         if (len == 0 || len > kNameMax || at + 1 + len + 4 > body.size())
-            return;
+            return Step::Bad;
         Wanted& w = m_wanted[i];
         std::memcpy(w.name, body.data() + at + 1, len);
         w.name[len] = '\0';
         w.name_len = len;
         w.capacity = static_cast<uint32_t>(get(body.data() + at + 1 + len, 4));
         if (!abi::valid_collection_name({ w.name, len }))
-            return;
+            return Step::Bad;
         at += 1 + len + 4;
     }
     if (at != body.size())
-        return;
+        return Step::Bad;
     drop_replicated();
     m_wanted_count = count;
     m_current = 0;
     m_image = m_offset = m_total = 0;
     m_phase = Phase::Fetch;
+    return Step::Next;
 }
 
-void StateTransfer::on_page(std::span<const uint8_t> body, uint64_t now_ns) {
-    (void)now_ns;
+// The collection being fetched is done with (kept, or left out and the transfer incomplete).
+void StateTransfer::next_collection() {
+    ++m_current;
+    m_image = m_offset = m_total = 0;
+}
+
+StateTransfer::Step StateTransfer::on_page(uint8_t status, std::span<const uint8_t> body) {
     if (body.size() < 8 * 3 + 4 + 1)
-        return;
+        return Step::Bad;
     const uint64_t image = get(body.data(), 8), total = get(body.data() + 8, 8), offset = get(body.data() + 16, 8);
     const uint32_t len = static_cast<uint32_t>(get(body.data() + 24, 4));
     const uint8_t name_len = body[28];
     Wanted& w = m_wanted[m_current];
     if (size_t(29) + name_len + len != body.size() || name_len != w.name_len ||
         std::memcmp(body.data() + 29, w.name, name_len) != 0 || offset != m_offset)
-        return;                             // (not the page asked for: asked again)
-    if (m_offset > 0 && image != m_image) { // the source exported it again: from the start
-        abi::StageChunk chunk {};
-        chunk.action = 2;
-        sys::store_stage(m_store, w.name, w.name_len, &chunk);
-        m_image = m_offset = 0;
+        return Step::Bad;       // (not the page asked for)
+    if (status == kImageGone) { // its export was given back: from the first page again
+        abandon_staging();
         ++m_counters.restarts;
-        return;
+        return Step::Next;
+    }
+    if (status == kGone) { // dropped at the source since it was listed: the log's drop follows
+        KLOG_WARN("cluster: catching up: replicated collection %s is gone at member %llu", w.name,
+                  static_cast<unsigned long long>(m_source));
+        abandon_staging();
+        next_collection();
+        return Step::Next;
+    }
+    if (status != kOk)
+        return Step::Bad;
+    if (m_offset > 0 && (image != m_image || total != m_total)) { // exported again: from the start
+        abandon_staging();
+        ++m_counters.restarts;
+        return Step::Next;
     }
     if (total == 0 || total > kMaxImage || len > kPage || offset + len > total || (len == 0 && offset < total))
-        return;
+        return Step::Bad;
     m_image = image;
     m_total = total;
     abi::StageChunk chunk {};
@@ -258,12 +325,12 @@ void StateTransfer::on_page(std::span<const uint8_t> body, uint64_t now_ns) {
     chunk.len = len;
     chunk.action = 0;
     int64_t r = sys::store_stage(m_store, w.name, w.name_len, &chunk);
-    if (r == err(ktl::Error::WouldBlock) || r == err(ktl::Error::NotReady))
-        return; // (asked again)
+    if (passing(r))
+        return Step::Wait; // (the same page, asked again)
     if (r >= 0) {
         m_offset += len;
         if (m_offset < total)
-            return;
+            return Step::Next;
         // All of it here: loaded as an import is, kept as one of the group's, answered once the
         // checkpoint holding it is written.
         chunk = {};
@@ -271,16 +338,24 @@ void StateTransfer::on_page(std::span<const uint8_t> body, uint64_t now_ns) {
         chunk.capacity = w.capacity;
         chunk.flags = abi::kCreateReplicated;
         r = sys::store_stage(m_store, w.name, w.name_len, &chunk);
+        if (passing(r)) { // (a refused commit gives the staged pages back: from the first page again)
+            m_image = m_offset = m_total = 0;
+            return Step::Wait;
+        }
         if (r >= 0) {
             ++m_counters.collections;
             m_counters.bytes += total;
+            next_collection();
+            return Step::Next;
         }
     }
-    if (r < 0)
-        KLOG_ERROR("cluster: catching up: replicated collection %s was not kept here: %s", w.name,
-                   ktl::error_name(static_cast<ktl::Error>(-r)));
-    ++m_current;
-    m_image = m_offset = m_total = 0;
+    // Not to be had here (a collection of this node's own has the name, no memory for it).
+    KLOG_ERROR("cluster: catching up: replicated collection %s cannot be kept here: %s", w.name,
+               ktl::error_name(static_cast<ktl::Error>(-r)));
+    abandon_staging();
+    m_incomplete = true;
+    next_collection();
+    return Step::Next;
 }
 
 void StateTransfer::serve_list(uint64_t to, uint32_t seq, uint64_t index, uint8_t status) {
@@ -288,8 +363,8 @@ void StateTransfer::serve_list(uint64_t to, uint32_t seq, uint64_t index, uint8_
     static abi::StoreEntry rows[abi::kMaxNamed];
     const int64_t listed = status == kOk ? sys::store_list(m_store, rows, abi::kMaxNamed) : 0;
     if (listed < 0) {
-        g_out[1] = kBehind; // (the store is recovering: another voter may answer)
-    } else {
+        g_out[1] = kBusy; // (the store is recovering)
+    } else if (status == kOk) {
         uint32_t count = 0;
         size_t at = n + 4;
         for (int64_t i = 0; i < listed; ++i) {
@@ -303,24 +378,30 @@ void StateTransfer::serve_list(uint64_t to, uint32_t seq, uint64_t index, uint8_
             ++count;
         }
         put(g_out + n, count, 4);
-        n = status == kOk ? at : n;
+        n = at;
     }
     (void)m_channel->send(to, { g_out, n });
 }
 
 void StateTransfer::release(Image& image) {
-    if (image.id)
-        sys::object_destroy(image.region);
+    for (uint32_t i = 0; i < image.region_count; ++i) {
+        sys::object_destroy(image.regions[i]);
+        sys::cap_delete(image.regions[i]); // (a destroyed object's slot stays taken until deleted)
+    }
     image = Image {};
 }
 
-// The requester's export of the named collection: the one it names, or (asked for its first
-// page) a new one, made whole now (the cluster task applies nothing meanwhile).
+// The requester's export of the named collection: the one it names; or, asked for its first page,
+// its latest export of it if that is at least as new as the snapshot, else a new one, made whole
+// now (the cluster task applies nothing meanwhile). Only replicated collections are served.
 StateTransfer::Image* StateTransfer::image_for(uint64_t requester, std::span<const uint8_t> name, uint64_t id,
-                                               uint64_t now_ns, uint8_t& status) {
+                                               uint64_t index, uint64_t applied, uint64_t now_ns, uint8_t& status) {
+    auto same = [&](const Image& im) {
+        return im.id && im.requester == requester && im.name_len == name.size() &&
+               std::memcmp(im.name, name.data(), name.size()) == 0;
+    };
     for (auto& im : m_images)
-        if (im.id && im.id == id && im.requester == requester && im.name_len == name.size() &&
-            std::memcmp(im.name, name.data(), name.size()) == 0) {
+        if (same(im) && (id != 0 ? im.id == id : im.applied >= index)) {
             im.touched_ns = now_ns;
             return &im;
         }
@@ -341,54 +422,59 @@ StateTransfer::Image* StateTransfer::image_for(uint64_t requester, std::span<con
                 slot = &im;
     }
     release(*slot);
-    status = kRefused;
     const int64_t col = sys::store_open(m_store, reinterpret_cast<const char*>(name.data()), name.size(), abi::kRead);
-    if (col < 0)
+    if (col < 0) {
+        status = col == err(ktl::Error::NotFound) ? kGone : kBusy;
         return nullptr;
-    abi::VectorStats st {};
-    const int64_t size = sys::vec_stats(static_cast<uint64_t>(col), &st) < 0
-                             ? -1
-                             : sys::vec_export(static_cast<uint64_t>(col), nullptr, 0, 0);
-    const int64_t region = size > 0 && uint64_t(size) <= kMaxImage
-                               ? sys::region_create(m_factory, static_cast<uint64_t>(size), 0, 0)
-                               : -1;
-    bool whole = region >= 0;
+    }
+    Image im {};
+    const bool replicated = sys::vec_sync(static_cast<uint64_t>(col), 0) == 1;
+    const int64_t size = replicated ? sys::vec_export(static_cast<uint64_t>(col), nullptr, 0, 0) : 0;
+    status = !replicated ? kGone : kBusy;
+    bool whole = size > 0 && uint64_t(size) <= kMaxImage;
+    for (uint64_t at = 0; whole && at < uint64_t(size); at += kRegionBytes) {
+        const uint64_t bytes = uint64_t(size) - at < kRegionBytes ? uint64_t(size) - at : kRegionBytes;
+        const int64_t region = sys::region_create(m_factory, bytes, 0, 0);
+        whole = region >= 0;
+        if (whole)
+            im.regions[im.region_count++] = static_cast<uint32_t>(region);
+    }
     for (uint64_t off = 0; whole && off < uint64_t(size); off += kPage) {
         const uint64_t want = uint64_t(size) - off < kPage ? uint64_t(size) - off : kPage;
         whole = sys::vec_export(static_cast<uint64_t>(col), g_page, want, off) == static_cast<int64_t>(want) &&
-                sys::region_write(static_cast<uint64_t>(region), off, g_page, want) >= 0;
+                sys::region_write(im.regions[off / kRegionBytes], off % kRegionBytes, g_page, want) >= 0;
     }
     sys::cap_delete(static_cast<uint64_t>(col));
     if (!whole) {
-        if (region >= 0)
-            sys::object_destroy(static_cast<uint64_t>(region));
-        KLOG_WARN("cluster: replicated collection %.*s could not be exported for member %llu (%lld bytes)",
-                  static_cast<int>(name.size()), reinterpret_cast<const char*>(name.data()),
-                  static_cast<unsigned long long>(requester), static_cast<long long>(size));
+        if (replicated)
+            KLOG_WARN("cluster: replicated collection %.*s could not be exported for member %llu now (%lld bytes)",
+                      static_cast<int>(name.size()), reinterpret_cast<const char*>(name.data()),
+                      static_cast<unsigned long long>(requester), static_cast<long long>(size));
+        release(im);
         return nullptr;
     }
-    *slot = Image { m_next_image++,
-                    requester,
-                    uint64_t(size),
-                    now_ns,
-                    static_cast<uint32_t>(region),
-                    static_cast<uint8_t>(name.size()),
-                    {} };
-    std::memcpy(slot->name, name.data(), name.size());
+    im.id = m_next_image++;
+    im.requester = requester;
+    im.total = uint64_t(size);
+    im.touched_ns = now_ns;
+    im.applied = applied;
+    im.name_len = static_cast<uint8_t>(name.size());
+    std::memcpy(im.name, name.data(), name.size());
+    *slot = im;
     status = kOk;
     return slot;
 }
 
-void StateTransfer::serve_page(uint64_t to, uint32_t seq, uint64_t index, std::span<const uint8_t> body,
-                               uint64_t now_ns) {
+void StateTransfer::serve_page(uint64_t to, uint32_t seq, uint64_t index, uint64_t applied,
+                               std::span<const uint8_t> body, uint64_t now_ns) {
     if (body.size() < 17 || body[16] == 0 || body[16] > kNameMax || body.size() != size_t(17) + body[16])
         return;
     const uint64_t id = get(body.data(), 8), offset = get(body.data() + 8, 8);
     const std::span<const uint8_t> name = body.subspan(17);
     uint8_t status = kOk;
-    Image* im = image_for(to, name, id, now_ns, status);
+    Image* im = image_for(to, name, id, index, applied, now_ns, status);
     if (im && offset > im->total)
-        im = nullptr, status = kRefused;
+        im = nullptr, status = kGone;
     size_t n = header(kPaged, status, seq, index);
     const uint64_t len = !im ? 0 : im->total - offset < kPage ? im->total - offset : kPage;
     put(g_out + n, im ? im->id : 0, 8);
@@ -398,7 +484,8 @@ void StateTransfer::serve_page(uint64_t to, uint32_t seq, uint64_t index, std::s
     g_out[n + 28] = static_cast<uint8_t>(name.size());
     std::memcpy(g_out + n + 29, name.data(), name.size());
     n += 29 + name.size();
-    if (len && sys::region_read(im->region, offset, g_out + n, len) != static_cast<int64_t>(len))
+    if (len && sys::region_read(im->regions[offset / kRegionBytes], offset % kRegionBytes, g_out + n, len) !=
+                   static_cast<int64_t>(len))
         return; // (the requester asks again)
     n += len;
     ++m_counters.served_pages;

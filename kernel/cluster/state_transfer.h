@@ -14,7 +14,11 @@
 // exports). That state may be newer than the snapshot: the entries after the snapshot are applied
 // again on top of it, and every change is one that sets a state (a create that is there, a drop
 // that is gone, an upsert or delete by id), so the copy ends where the group's log says.
-// A source that is behind, gone or silent is replaced by the next voter; the transfer starts over.
+// A source that is behind or silent is replaced by the next voter (the transfer starts over); one
+// that is busy is asked again. A request sent again keeps its number, so a slow answer still counts.
+// While it runs the voter votes for no one (upstream's rule while installing): past two minutes
+// the snapshot goes in without what is missing (logged, `catch_up.incomplete`), so that a group
+// whose other voters are all behind the snapshot can still elect.
 // Messages: PeerChannel group kGroup, little-endian:
 //   type u8 | status u8 | u16 0 | seq u32 | snapshot index u64 | then by type
 //   1 list request: nothing           2 list: count u32, each: name length u8, name, capacity u32
@@ -33,13 +37,16 @@ class StateTransfer {
 public:
     static constexpr uint64_t kGroup = 0x5846520000000000ull; // "XFR"
     static constexpr size_t kPage = 16 * 1024;
+    static constexpr uint32_t kMaxRegions = 5; // an export in regions of 16 MiB (a collection: 64 MiB at most)
 
     // store: the VectorStore capability; factory: for the regions a source exports into.
     void start(uint32_t store, uint32_t factory, PeerChannel& channel, uint32_t voters, uint64_t self);
 
     // This voter is to install a snapshot up to log index `index` sent by `from`.
-    void begin(uint64_t index, uint64_t from);
+    void begin(uint64_t index, uint64_t from, uint64_t now_ns);
     bool ready() const { return m_phase == Phase::Ready; }
+    // Ready without every collection (one could not be kept here, or no voter sent them in time).
+    bool incomplete() const { return m_incomplete; }
     void finished() { m_phase = Phase::Idle; }
     // One round: a request (again) where one is due; a source's idle exports given back.
     void pump(uint64_t now_ns);
@@ -49,14 +56,16 @@ public:
     struct Counters {
         uint64_t transfers, collections, bytes; // completed here (a voter caught up)
         uint64_t restarts;                      // a source replaced, or its export changed
+        uint64_t incomplete;                    // installed without every collection
         uint64_t served_pages, served_bytes;    // to other voters
     };
     Counters counters() const { return m_counters; }
-    bool active() const { return m_phase != Phase::Idle && m_phase != Phase::Ready; }
+    bool active() const { return m_phase == Phase::List || m_phase == Phase::Fetch; }
 
 private:
     enum class Phase : uint8_t { Idle, List, Fetch, Ready };
-    static constexpr size_t kMaxCollections = 32; // abi::kMaxNamed
+    enum class Step : uint8_t { Bad, Wait, Next }; // an answer: malformed; to ask again later; taken
+    static constexpr size_t kMaxCollections = 32;  // abi::kMaxNamed
     static constexpr size_t kNameMax = 64;
     static constexpr size_t kImages = 2;
     struct Wanted {
@@ -66,19 +75,26 @@ private:
     };
     struct Image { // a collection exported whole for one voter
         uint64_t id, requester, total, touched_ns;
-        uint32_t region;
+        uint64_t applied; // the log index this voter had applied when it exported it
+        uint32_t regions[kMaxRegions];
+        uint32_t region_count;
         uint8_t name_len;
         char name[kNameMax + 1];
     };
 
-    void send_request(uint64_t now_ns);
-    void restart(const char* why);
+    void send_request(uint64_t now_ns, bool fresh);
+    void next_source(const char* why);
+    void abandon_staging();
+    void next_collection();
+    void finish(bool gave_up);
     void drop_replicated();
-    void on_list(std::span<const uint8_t> body);
-    void on_page(std::span<const uint8_t> body, uint64_t now_ns);
+    Step on_list(std::span<const uint8_t> body);
+    Step on_page(uint8_t status, std::span<const uint8_t> body);
     void serve_list(uint64_t to, uint32_t seq, uint64_t index, uint8_t status);
-    void serve_page(uint64_t to, uint32_t seq, uint64_t index, std::span<const uint8_t> body, uint64_t now_ns);
-    Image* image_for(uint64_t requester, std::span<const uint8_t> name, uint64_t id, uint64_t now_ns, uint8_t& status);
+    void serve_page(uint64_t to, uint32_t seq, uint64_t index, uint64_t applied, std::span<const uint8_t> body,
+                    uint64_t now_ns);
+    Image* image_for(uint64_t requester, std::span<const uint8_t> name, uint64_t id, uint64_t index, uint64_t applied,
+                     uint64_t now_ns, uint8_t& status);
     void release(Image& image);
 
     uint32_t m_store = ~0u, m_factory = ~0u;
@@ -88,10 +104,12 @@ private:
 
     // The voter catching up.
     Phase m_phase = Phase::Idle;
-    uint64_t m_index = 0, m_source = 0;
+    uint64_t m_index = 0, m_source = 0, m_began_ns = 0;
     uint32_t m_seq = 0;      // of the request awaiting its answer
     uint64_t m_sent_ns = 0;  // when it was sent (0: none awaits)
     uint32_t m_silences = 0; // requests unanswered from this source
+    bool m_waiting = false;  // asked to wait: the request goes again when the retry is due
+    bool m_incomplete = false;
     Wanted m_wanted[kMaxCollections] {};
     uint32_t m_wanted_count = 0, m_current = 0;
     uint64_t m_image = 0, m_offset = 0, m_total = 0;

@@ -92,6 +92,7 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
         w.key("catch_up").begin_object().key("in_progress").boolean(info.xfer_active != 0);
         w.key("completed").number(info.xfer_done).key("collections").number(info.xfer_collections);
         w.key("bytes").number(info.xfer_bytes).key("restarts").number(info.xfer_restarts);
+        w.key("incomplete").number(info.xfer_incomplete);
         w.key("served_pages").number(info.xfer_served_pages).key("served_bytes").number(info.xfer_served_bytes);
         w.end_object().end_object();
         w.key("datagrams").begin_object();
