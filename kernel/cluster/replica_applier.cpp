@@ -16,6 +16,7 @@ constexpr uint16_t kReadBarrier = 0x100;          // and its read barrier's type
 constexpr size_t kMaxCommand = 20 * 1024;         // and its largest command
 static_assert(kMaxCommand <= kraft::kMaxCommand); // the member proposes what the desk hands out
 alignas(8) std::byte g_command[kMaxCommand];
+bool g_missing[abi::kMaxDeleteIds]; // the last delete's ids not found (one task: one change at a time)
 
 uint64_t get_le(const uint8_t* p, size_t bytes) {
     uint64_t v = 0;
@@ -28,7 +29,7 @@ int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
 
 } // namespace
 
-ReplicaApplier::ReplicaApplier() : m_command(g_command) {}
+ReplicaApplier::ReplicaApplier() : m_command(g_command), m_missing(g_missing) {}
 
 bool ReplicaApplier::start(uint32_t store, uint32_t log, uint32_t voters, uint64_t origin, StateTransfer& transfer) {
     m_transfer = &transfer;
@@ -60,7 +61,8 @@ void ReplicaApplier::pump(kraft::Member& member, PeerChannel& forwarder, uint64_
                                            : forward_to != 0 && forwarder.send(forward_to, command));
         if (!taken) {
             ++m_counters.refused;
-            sys::repl_done(m_log, ticket, err(leader || forward_to ? ktl::Error::WouldBlock : ktl::Error::NotLeader));
+            sys::repl_done(m_log, ticket, err(leader || forward_to ? ktl::Error::WouldBlock : ktl::Error::NotLeader),
+                           nullptr, 0);
             continue;
         }
         *slot = InFlight { ticket, now_ns };
@@ -69,7 +71,7 @@ void ReplicaApplier::pump(kraft::Member& member, PeerChannel& forwarder, uint64_
     for (auto& f : m_in_flight)
         if (f.ticket && now_ns - f.since_ns > kTimeoutNs) {
             ++m_counters.timed_out;
-            sys::repl_done(m_log, f.ticket, err(ktl::Error::TimedOut));
+            sys::repl_done(m_log, f.ticket, err(ktl::Error::TimedOut), nullptr, 0);
             f = InFlight {};
         }
 }
@@ -91,10 +93,10 @@ void ReplicaApplier::forwarded(kraft::Member& member, std::span<const uint8_t> c
     ++m_counters.forwarded_in;
 }
 
-void ReplicaApplier::settle(uint64_t ticket, int64_t result) {
+void ReplicaApplier::settle(uint64_t ticket, int64_t result, std::span<const bool> absent) {
     for (auto& f : m_in_flight)
         if (f.ticket == ticket) {
-            sys::repl_done(m_log, ticket, result);
+            sys::repl_done(m_log, ticket, result, absent.data(), absent.size());
             f = InFlight {};
             return;
         }
@@ -159,8 +161,11 @@ void ReplicaApplier::apply(std::span<const uint8_t> command) {
     } else {
         ++m_counters.applied;
     }
-    if (origin == m_origin)
-        settle(ticket, result);
+    if (origin == m_origin) // (a delete's caller also learns which ids were not there)
+        settle(ticket, result,
+               type == uint16_t(storage::RecordType::Delete) && result >= 0
+                   ? std::span<const bool>(m_missing, m_missing_count)
+                   : std::span<const bool>());
 }
 
 int64_t ReplicaApplier::open(std::string_view name, uint32_t* dim) {
@@ -230,8 +235,10 @@ int64_t ReplicaApplier::apply_once(const storage::DecodedRecord& rec) {
         const int64_t slot = open(d->name, nullptr);
         if (slot < 0)
             return slot;
-        static bool missing[abi::kMaxDeleteIds]; // (the cluster task is one task: one call at a time)
-        const int64_t r = sys::vec_delete(static_cast<uint64_t>(slot), ptr(d->delete_ids), d->delete_count, missing);
+        m_missing_count = 0;
+        const int64_t r = sys::vec_delete(static_cast<uint64_t>(slot), ptr(d->delete_ids), d->delete_count, m_missing);
+        if (r >= 0)
+            m_missing_count = d->delete_count;
         sys::cap_delete(static_cast<uint64_t>(slot));
         return r;
     }

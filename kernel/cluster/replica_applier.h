@@ -62,7 +62,7 @@ private:
     };
     int64_t apply_record(uint16_t type, std::span<const std::byte> record);
     int64_t apply_once(const storage::DecodedRecord& d);
-    void settle(uint64_t ticket, int64_t result);
+    void settle(uint64_t ticket, int64_t result, std::span<const bool> absent = {});
     int64_t open(std::string_view name, uint32_t* dim);
 
     uint32_t m_store = ~0u, m_log = ~0u;
@@ -71,6 +71,8 @@ private:
     InFlight m_in_flight[kInFlight] {};
     Counters m_counters {};
     std::byte* m_command; // one command being taken or applied (kMaxCommand)
+    bool* m_missing;      // the last delete's flags for ids it did not find (abi::kMaxDeleteIds)
+    uint32_t m_missing_count = 0;
 };
 
 } // namespace clusterd

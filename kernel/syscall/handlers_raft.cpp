@@ -7,6 +7,8 @@
 #include "buffers.h"
 #include "handlers.h"
 
+#include <abi/vector.h>
+
 namespace handlers {
 namespace {
 int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
@@ -56,10 +58,12 @@ int64_t repl_take(const kcap::Resolved&, Cap, void* out, uint64_t len, uint64_t 
     return replication::take({ static_cast<std::byte*>(out), static_cast<size_t>(len) });
 }
 
-int64_t repl_done(const kcap::Resolved&, Cap, uint64_t ticket, int64_t result) {
+int64_t repl_done(const kcap::Resolved&, Cap, uint64_t ticket, int64_t result, const bool* absent, uint64_t count) {
     if (!replication::is_applier(sched::current()))
         return err(ktl::Error::AccessDenied);
-    replication::done(ticket, result);
+    if (count > abi::kMaxDeleteIds || (count && !buffers::readable(absent, count)))
+        return err(ktl::Error::InvalidArgs);
+    replication::done(ticket, result, { absent, static_cast<size_t>(count) });
     return 0;
 }
 

@@ -177,17 +177,19 @@ int64_t vec_delete(const kcap::Resolved& o, Cap, uint64_t id_or_ids, uint64_t co
     if (foreign_to_applier(o))
         return err(ktl::Error::WrongType);
     if (replicated_elsewhere(o)) {
-        // The voters delete; which ids were absent is not carried back (none is reported).
+        // The voters delete; this node's applier says which ids it did not find (into `absent`).
         const vector::Collection& c = collection(o);
         const std::string_view name(c.name, c.name_length);
         const uint64_t n = count == 0 ? 1 : count;
         const uint64_t* ids = count == 0 ? &id_or_ids : reinterpret_cast<const uint64_t*>(id_or_ids);
         for (uint64_t i = 0; i < count; ++i)
             absent[i] = false;
-        return finish(replication::submit(storage::RecordType::Delete, storage::delete_record_bytes(n),
-                                          [&](std::span<std::byte> out) {
+        return finish(replication::submit(
+            storage::RecordType::Delete, storage::delete_record_bytes(n),
+            [&](std::span<std::byte> out) {
             return static_cast<bool>(storage::encode_delete(out, name, ids, static_cast<uint32_t>(n)));
-        }));
+            },
+            replication::DeleteAnswer { absent, static_cast<uint32_t>(count), count == 0 }));
     }
     const uint64_t args[5] = { id_or_ids, count, buffers::address(absent), 0, 0 };
     return finish_outcome(vector::submit(vector::Op::Delete, &collection(o), args));

@@ -17,6 +17,7 @@ struct Slot {
     size_t length = 0;            // the command's
     std::byte* command = nullptr; // kMaxCommand, from the kernel heap while in use
     sched::WaitQueue caller;
+    DeleteAnswer answer; // a delete's: where its caller wants the absent flags
 };
 
 Slot g_slots[kSlots];
@@ -116,12 +117,13 @@ std::span<std::byte> reserve(storage::RecordType type, size_t bytes, ktl::Error&
     return { slot->command, slot->length };
 }
 
-ipc::Outcome queue(std::span<std::byte> command) {
+ipc::Outcome queue(std::span<std::byte> command, DeleteAnswer answer) {
     arch::IrqGuard guard;
     Slot* s = slot_of(command);
     if (!s)
         return { false, -static_cast<int64_t>(ktl::Error::InvalidArgs) };
     s->state = State::Queued;
+    s->answer = answer;
     sched::block_current(s->caller, 0);
     return { true, 0 };
 }
@@ -149,11 +151,19 @@ int64_t take(std::span<std::byte> out) {
     return static_cast<int64_t>(oldest->length);
 }
 
-void done(uint64_t ticket, int64_t result) {
+void done(uint64_t ticket, int64_t result, std::span<const bool> absent) {
     arch::IrqGuard guard;
     for (auto& s : g_slots)
         if (s.state == State::Taken && s.ticket == ticket) {
-            // (A caller killed meanwhile left the queue: nobody is woken, the slot is freed.)
+            // (A caller killed meanwhile left the queue: nobody is woken, nothing written for it,
+            // the slot is freed.) Its flags buffer is its own, checked when it asked, and it is
+            // still blocked on this call.
+            if (!s.caller.empty() && result >= 0) {
+                for (uint32_t i = 0; i < s.answer.count && i < absent.size(); ++i)
+                    s.answer.absent[i] = absent[i];
+                if (s.answer.single) // (one id: found, or not, as an unreplicated delete answers)
+                    result = result > 0 ? 0 : -static_cast<int64_t>(ktl::Error::NotFound);
+            }
             sched::wake_one(s.caller, result);
             free_slot(s);
             return;

@@ -46,22 +46,31 @@ void set_role(Role role);
 // `bytes`) of `type` into the span it is given. Blocks the caller until the change is applied here
 // or refused; at once -NotReady (no group), -NotLeader (no leader known), -WouldBlock (every slot taken),
 // -InvalidArgs (over kMaxRecord).
+// A delete's caller may pass its `absent` flags (one per id, the caller's own buffer, checked
+// writable): the applier's flags for the ids it did not find are copied there before the caller
+// is woken. `single`: a one-id delete, answered 0 or -NotFound as an unreplicated one is.
+struct DeleteAnswer {
+    bool* absent = nullptr;
+    uint32_t count = 0;
+    bool single = false;
+};
 template <typename Encode>
-ipc::Outcome submit(storage::RecordType type, size_t bytes, Encode&& encode);
+ipc::Outcome submit(storage::RecordType type, size_t bytes, Encode&& encode, DeleteAnswer answer = {});
 
 // The applier's side.
 int64_t take(std::span<std::byte> out); // a command's length, 0 when none waits
-void done(uint64_t ticket, int64_t result);
+// `absent`: a delete's flags for the ids it did not find (empty for other changes).
+void done(uint64_t ticket, int64_t result, std::span<const bool> absent = {});
 
 namespace detail {
 // A free slot's command space (the record at kCommandHeader), or empty.
 std::span<std::byte> reserve(storage::RecordType type, size_t bytes, ktl::Error& refused);
-ipc::Outcome queue(std::span<std::byte> command); // blocks the caller on it
+ipc::Outcome queue(std::span<std::byte> command, DeleteAnswer answer); // blocks the caller on it
 void release(std::span<std::byte> command);
 } // namespace detail
 
 template <typename Encode>
-ipc::Outcome submit(storage::RecordType type, size_t bytes, Encode&& encode) {
+ipc::Outcome submit(storage::RecordType type, size_t bytes, Encode&& encode, DeleteAnswer answer) {
     ktl::Error refused = ktl::Error::None;
     std::span<std::byte> command = detail::reserve(type, bytes, refused);
     if (command.empty())
@@ -70,7 +79,7 @@ ipc::Outcome submit(storage::RecordType type, size_t bytes, Encode&& encode) {
         detail::release(command);
         return { false, -static_cast<int64_t>(ktl::Error::InvalidArgs) };
     }
-    return detail::queue(command);
+    return detail::queue(command, answer);
 }
 
 } // namespace replication
