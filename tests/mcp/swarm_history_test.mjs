@@ -3,8 +3,9 @@
 // disks of their own (snapshots every 16 changes, so a voter that falls behind catches up from one);
 // a collection with replicas: 3; one official-SDK client per voter over Streamable HTTP streams
 // upserts, deletes and reads of a dozen ids, each write a vector of its own, every operation
-// recorded (tests/history); meanwhile the leader is killed and restarted, then the new leader is cut
-// off in a minority partition and healed. Afterwards the whole collection is read at the leader and
+// recorded (tests/history); meanwhile the leader is killed and restarted, the next leader is cut off
+// in a minority partition and healed, every link loses 30 % of its frames for a while, and every
+// voter is killed and restarted at once. Afterwards the whole collection is read at the leader and
 // the history must be linearizable as a map from ids to vectors, every acknowledged upsert readable,
 // no acknowledged delete back, nothing applied twice; every voter then holds the same map.
 // Usage: node swarm_history_test.mjs KERNEL_ELF [SECONDS] (the swarm boots build/kernel/basalt.elf)
@@ -18,7 +19,7 @@ import { postHealChecks } from "../history/post_heal.mjs";
 import { vectorClient } from "../history/vector_client.mjs";
 import { Client, StreamableHTTPClientTransport, root } from "./sdk.mjs";
 
-const seconds = Number(process.argv[3] ?? 24);
+const seconds = Number(process.argv[3] ?? 30);
 const run = `hist-${process.pid}`;
 const dir = path.join(root, "build/swarm", run);
 const swarm = (...args) =>
@@ -139,23 +140,41 @@ try {
   const stopAt = start + seconds * 1000;
   const clients = voters.map((v) => workload(history, `c${v}`, nodes[v], stopAt, v + 1));
 
-  // The faults, while the clients run.
-  await sleep(seconds * 1000 * 0.2);
+  // The faults, while the clients run: (a) the leader killed, then restarted on its disk; (b) the
+  // next leader cut off in a minority, then healed; (c) 30 % loss on every link; (d) every voter
+  // killed and restarted at once.
+  const at = (share) => sleep(Math.max(0, start + seconds * 1000 * share - Date.now()));
+  const say = (what) => console.log(`t=${((Date.now() - start) / 1000).toFixed(1)} s: ${what}`);
+  await at(0.15);
   const killed = leader - 1;
   swarm("fault", "kill", String(killed));
-  console.log(`t=${((Date.now() - start) / 1000).toFixed(1)} s: killed the leader node-${killed}`);
-  await sleep(seconds * 1000 * 0.25);
+  say(`killed the leader node-${killed}`);
+  await at(0.35);
   swarm("fault", "restart", String(killed));
   leader = await waitLeader(nodes, voters.filter((v) => v !== killed), 30000);
-  console.log(`t=${((Date.now() - start) / 1000).toFixed(1)} s: restarted node-${killed}; leader node-${leader - 1}`);
-  await sleep(seconds * 1000 * 0.1);
+  say(`restarted node-${killed}; leader node-${leader - 1}`);
+  await at(0.45);
   const cut = leader - 1;
   const others = [0, 1, 2, 3, 4].filter((n) => n !== cut);
   swarm("fault", "partition", String(cut), others.join(","));
-  console.log(`t=${((Date.now() - start) / 1000).toFixed(1)} s: leader node-${cut} cut off in a minority`);
-  await sleep(seconds * 1000 * 0.25);
+  say(`leader node-${cut} cut off in a minority`);
+  await at(0.6);
   swarm("heal");
-  console.log(`t=${((Date.now() - start) / 1000).toFixed(1)} s: healed`);
+  say("healed");
+  await at(0.65);
+  for (let a = 0; a < 5; ++a)
+    for (let b = a + 1; b < 5; ++b)
+      swarm("fault", "link", String(a), String(b), "loss=0.3");
+  say("30 % loss on every link");
+  await at(0.8);
+  swarm("heal");
+  say("healed");
+  await at(0.85);
+  for (const v of voters)
+    swarm("fault", "kill", String(v));
+  for (const v of voters)
+    swarm("fault", "restart", String(v));
+  say("every voter killed and restarted at once");
   const counts = await Promise.all(clients);
 
   // After heal: every voter agrees again; the whole map read at the leader (a linearizable read).
