@@ -377,6 +377,18 @@ int64_t store_stage(const kcap::Resolved&, Cap, const char* name_ptr, uint64_t n
     return rc;
 }
 
+// A name a caller looks up right after another voter created it: the barrier makes every change
+// committed before the call visible here first (the applier answers it 1 once applied).
+int64_t store_sync(const kcap::Resolved&, Cap) {
+    if (replication::voters() == 0 || replication::is_applier(sched::current()) || journal::replaying())
+        return 0;
+    return finish(replication::submit(static_cast<storage::RecordType>(replication::kReadBarrier), 1,
+                                      [](std::span<std::byte> out) {
+        out[0] = std::byte('*');
+        return true;
+    }));
+}
+
 int64_t store_list(const kcap::Resolved&, Cap, vector::StoreEntry* out, uint64_t max) {
     if (recovering())
         return err(ktl::Error::NotReady);

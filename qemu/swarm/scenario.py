@@ -6,7 +6,8 @@ fabric's seed comes from the scenario (or --seed), so its loss and duplication d
 A scenario:
   {"nodes": 5, "topology": "ring", "seed": 7, "period_ms": 1000, "suspicion": 5, "rogue": [5],
    "append": "checkpoint_kib=4", "steps": [STEP, ...]}
-("append": more boot arguments for every node.)
+("append": more boot arguments for every node; "udp_nodes": [2]: those nodes reach the fabric over UDP on
+127.0.0.1, as a node on another machine would with `up --udp`.)
 Steps (one key each; "nodes" is a list of node numbers or "all", rogue nodes never included):
   {"converged": {"within_s": 20}}                 every listed node sees every other honest node alive
   {"expect": {"nodes": [0, 1], "members": ["node-2"], "state": "dead", "within_s": 15,
@@ -394,6 +395,29 @@ class Runner:
             control.close()
 
 
+def free_udp_base(count):
+    """A UDP port on 127.0.0.1 with `count` free ones from it (the fabric's --udp base)."""
+    import socket
+    for _ in range(50):
+        probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        probe.bind(("127.0.0.1", 0))
+        base = probe.getsockname()[1]
+        probe.close()
+        held = []
+        try:
+            for p in range(base, base + count):
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                held.append(s)
+                s.bind(("127.0.0.1", p))
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in held:
+                s.close()
+    raise StepFailed("no run of free UDP ports for the fabric")
+
+
 def run(swarm, args):
     with open(args.scenario) as f:
         scenario = json.load(f)
@@ -405,6 +429,9 @@ def run(swarm, args):
             "--stagger-ms", str(scenario.get("stagger_ms", 0)),
             "--rogue", ",".join(str(n) for n in scenario.get("rogue", [])), "--raft", str(scenario.get("raft", 0)),
             "--append", scenario.get("append", "")]
+    if scenario.get("udp_nodes"):  # nodes attached to the fabric over UDP, as on another machine
+        argv += ["--udp", f"127.0.0.1:{free_udp_base(scenario['nodes'])}",
+                 "--udp-nodes", ",".join(str(n) for n in scenario["udp_nodes"])]
     up = swarm.parser().parse_args(argv)
     runner = Runner(swarm, scenario, args.run)
     runner.say(f"scenario {args.scenario}: {up.nodes} nodes, {up.topology}, seed {seed}")
