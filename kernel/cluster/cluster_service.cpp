@@ -20,6 +20,7 @@
 
 #include <cluster/node.h>
 #include <raft/wire.h>
+#include <storage/records.h>
 #include <ktl/decimal.h>
 #include <netcfg/ipv4_config.h>
 
@@ -137,6 +138,41 @@ void audit_refusal(const cluster::Event& e) {
                         0,
                         "receive",
                         more };
+    (void)audit::trail::record(a);
+}
+
+// A follower's change proposed here (or refused: this node no longer leads), under the cluster's
+// authority: the record names the follower, what the change does and to which collection. Read
+// barriers (a linearizable read each) are not recorded.
+void audit_forwarded_change(uint32_t from_ip, std::span<const uint8_t> command, bool proposed) {
+    constexpr size_t kHeader = 24; // replication_desk.h's command header
+    if (command.size() < kHeader)
+        return;
+    const uint16_t type = static_cast<uint16_t>(command[16] | (command[17] << 8));
+    static const char* const kActions[] = { "", "create", "drop", "upsert", "delete" };
+    if (type < 1 || type > 4)
+        return;
+    const auto record = std::as_bytes(command.subspan(kHeader));
+    auto d = storage::decode_record(type, record);
+    char from[24];
+    netcfg::format_ipv4(from_ip, from, sizeof from);
+    char at[32];
+    clock::rfc3339_now(at, sizeof at);
+    mcp::AuditEvent a { "",
+                        at,
+                        nullptr,
+                        "udp",
+                        mcp::AuditKind::Peer,
+                        from,
+                        proposed ? mcp::AuditOutcome::Allow : mcp::AuditOutcome::Deny,
+                        proposed ? "" : "not_leader",
+                        0,
+                        0,
+                        0,
+                        0,
+                        kActions[type],
+                        d ? d->name : std::string_view("?"),
+                        "forwarded_change" };
     (void)audit::trail::record(a);
 }
 
@@ -433,6 +469,10 @@ int64_t ping_result(uint32_t id, cluster_abi::PingInfo* out) {
 uint64_t generation() {
     arch::IrqGuard guard;
     return g_node ? g_node->generation() : 0;
+}
+
+void audit_forwarded(uint32_t from_ip, std::span<const uint8_t> command, bool proposed) {
+    audit_forwarded_change(from_ip, command, proposed);
 }
 
 bool running() {

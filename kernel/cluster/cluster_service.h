@@ -6,6 +6,7 @@
 // (cluster_info, cluster_ping, cluster_ping_result), read under masked IRQs so a reader never
 // sees the table half-updated.
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "cluster_abi.h"
@@ -33,5 +34,8 @@ uint64_t generation();
 bool running();
 // Wakes the task if it waits for datagrams (a federated search was left for it).
 void poke();
+// The cluster task's side of a follower's forwarded change (replica_applier.h): an audit record on
+// this node (the follower's bridge audited the call itself), proposed or refused.
+void audit_forwarded(uint32_t from_ip, std::span<const uint8_t> command, bool proposed);
 
 } // namespace clusterd

@@ -1,5 +1,7 @@
 #include "consensus.h"
 
+#include "cluster_service.h"
+
 #include "../arch/aarch64/cpu.h"
 #include "../bootargs.h"
 #include "../log.h"
@@ -204,8 +206,10 @@ void round() {
         uint64_t sender = 0;
         const uint64_t group = raftwire::peek_group(datagram);
         if (group == g_forwarder.group()) {
-            if (g_forwarder.receive(datagram, message, sender))
-                g_applier.forwarded(*g_member, message);
+            if (g_forwarder.receive(datagram, message, sender)) {
+                const bool proposed = g_applier.forwarded(*g_member, message);
+                audit_forwarded(sender >= 1 && sender <= g_voter_count ? g_voters[sender - 1] : 0, message, proposed);
+            }
         } else if (group == g_transfer_channel.group()) {
             if (g_transfer_channel.receive(datagram, message, sender))
                 g_transfer.received(message, sender, g_member->status(), sys::clock());

@@ -76,7 +76,7 @@ void ReplicaApplier::pump(kraft::Member& member, PeerChannel& forwarder, uint64_
         }
 }
 
-void ReplicaApplier::forwarded(kraft::Member& member, std::span<const uint8_t> command) {
+bool ReplicaApplier::forwarded(kraft::Member& member, std::span<const uint8_t> command) {
     // Its header must add up and name a change of the store; the record itself is checked by every
     // voter as it applies it.
     const bool formed = command.size() >= kHeader && command.size() <= kMaxCommand &&
@@ -88,9 +88,10 @@ void ReplicaApplier::forwarded(kraft::Member& member, std::span<const uint8_t> c
                         type == kReadBarrier;
     if (!change || !member.status().is_leader || !member.propose(command, 0)) {
         ++m_counters.refused; // (the follower's caller learns it from its timeout)
-        return;
+        return false;
     }
     ++m_counters.forwarded_in;
+    return true;
 }
 
 void ReplicaApplier::settle(uint64_t ticket, int64_t result, std::span<const bool> absent) {

@@ -38,7 +38,8 @@ public:
     // applied here are answered -TimedOut.
     void pump(kraft::Member& member, PeerChannel& forwarder, uint64_t now_ns);
     // A change a follower forwarded: proposed as it came, if this member leads and it is well formed.
-    void forwarded(kraft::Member& member, std::span<const uint8_t> command);
+    // True when proposed.
+    bool forwarded(kraft::Member& member, std::span<const uint8_t> command);
 
     void apply(std::span<const uint8_t> command) override;
     void proposal_failed(uint64_t tag) override;

@@ -23,6 +23,8 @@ Steps (one key each; "nodes" is a list of node numbers or "all", rogue nodes nev
                                                   until it holds; expect keys may be dotted (a.b.c);
                                                   "expect_at_least": {KEY: N}; "repeat": N makes the call N
                                                   times, an argument "$i" being the repetition (0..N-1)
+  {"audited": {"node": "leader", "record": {"kind": "peer", "reason": "forwarded_change"}}}
+                                                  the node's audit trail holds a decision with those fields
   {"refused": {"rogue": 5, "within_s": 10}}       the honest nodes refused it (counters, audit trail),
                                                   none lists it as a member
 With "raft": 3 (or 5) the first 3 (5) nodes run the cluster's consensus group, each on a disk of its own:
@@ -253,6 +255,28 @@ class Runner:
         else:
             self.say(f"  {spec['tool']} on node {target}: {json.dumps(result)[:160]}")
 
+    def audited(self, spec):
+        """The node's audit trail (audit://log) holds a decision with every field `spec["record"]`
+        names (e.g. the leader's record of a change a follower forwarded)."""
+        targets = self.call_targets(spec["node"])
+        want = spec["record"]
+        for target in targets:
+            node = self.state()["node"][target]
+            deadline = time.monotonic() + spec.get("within_s", 0)
+            while True:
+                line = node_mcp.NodeLine(node["serial"], timeout=5)
+                try:
+                    audit = line.read("audit://log")
+                finally:
+                    line.close()
+                found = [d for d in audit["decisions"] if all(d.get(k) == v for k, v in want.items())]
+                if found:
+                    break
+                if time.monotonic() > deadline:
+                    raise StepFailed(f"no audit record {want} on node {target}")
+                time.sleep(0.5)
+            self.say(f"  audited on node {target}: {json.dumps(found[0])[:200]}")
+
     def refused(self, spec):
         rogue = self.state()["node"][spec["rogue"]]
         rogue_name = rogue["name"]
@@ -367,7 +391,8 @@ class Runner:
     def step(self, i, step):
         (kind, arg), = step.items()
         self.say(f"step {i}: {kind} {json.dumps(arg)}")
-        if kind in ("converged", "expect", "hold", "call", "refused", "consensus", "fault_leader", "recovered"):
+        if kind in ("converged", "expect", "hold", "call", "refused", "consensus", "fault_leader", "recovered",
+                    "audited"):
             getattr(self, kind)(arg)
         elif kind == "fault":
             self.fault(arg.split())
