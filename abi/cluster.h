@@ -55,6 +55,8 @@ struct ClusterInfo {
     // Federated searches (kernel/cluster/federation.h): asked here, ended partial, served for
     // other nodes, and datagrams refused (failed authentication or checks).
     uint64_t fed_searches, fed_partial, fed_served, fed_refused;
+    // At the group's leader: each voter's (raft id i + 1) highest log index known replicated.
+    uint64_t raft_match[5];
 };
 
 struct MemberInfo {

@@ -265,6 +265,8 @@ void fill(cluster_abi::ClusterInfo& out) {
     out.repl_forwarded_out = c.forwarded_out;
     out.repl_forwarded_in = c.forwarded_in;
     out.repl_barriers = c.barriers;
+    for (uint32_t i = 0; i < g_voter_count && i < 5; ++i)
+        out.raft_match[i] = s.match[i];
     const StateTransfer::Counters& t = g_transfers;
     out.xfer_done = t.transfers;
     out.xfer_collections = t.collections;

@@ -310,6 +310,11 @@ MemberStatus Member::status() const {
         s.commit = raft_commit_index(m_raft);
         s.applied_index = raft_last_applied(m_raft);
         s.installing = m_held.req != nullptr;
+        if (raft_state(m_raft) == RAFT_LEADER)
+            for (size_t i = 0; i <= m_peer_count && i < kMaxVoters; ++i) {
+                raft_index index = 0;
+                s.match[i] = i + 1 == m_id ? s.last_index : raft_match_index(m_raft, i + 1, &index) == 0 ? index : 0;
+            }
         s.is_leader = raft_state(m_raft) == RAFT_LEADER;
         s.role = static_cast<uint8_t>(raft_state(m_raft));
     }

@@ -91,6 +91,9 @@ struct MemberStatus {
     bool is_leader;
     uint8_t role;                     // raft_state(): 0 unavailable, 1 follower, 2 candidate, 3 leader
     uint64_t sent, received, refused; // datagrams; refused: failed authentication or checks
+    // The leader's view of each voter (raft id i + 1): the highest log index known replicated
+    // there (its own: last_index). 0 on a member that does not lead.
+    uint64_t match[kMaxVoters];
 };
 
 // What the group's committed commands are applied to (the cluster task's replicated collections).

@@ -88,6 +88,11 @@ def collect(state, run_dir, qmp, sample_s=0.5):
                                 "members": {m["name"]: m["state"] for m in view["members"] if not m["self"]},
                                 "refused": view["counters"]["bad_mac"] + view["counters"]["malformed"] +
                                 view["counters"]["replayed"]}
+            c = view.get("consensus")
+            if c:  # a voter of the consensus group: its role, term, leader, commit, and the leader's lags
+                entry["raft"] = {"member": c["member"], "role": c["role"], "term": c["term"], "leader": c["leader"],
+                                 "commit": c["commit"], "last_index": c["last_index"],
+                                 "lags": {r["member"]: r["lag"] for r in c.get("replicas", [])}}
         nodes.append(entry)
     return {"run": state["run"], "topology": state["topology"], "seed": state["seed"],
             "fabric": "up" if fabric else "gone", "uptime_s": round(time.time() - state["started"], 1),
@@ -110,6 +115,12 @@ def print_status(out):
                 peers += ": " + ", ".join(odd)
         else:
             peers = "-"
+        r = n.get("raft")
+        if r:  # the consensus group: role and term, and at the leader each voter's lag in entries
+            peers += f"; raft {r['role']} (term {r['term']}, commit {r['commit']}"
+            if r["lags"]:
+                peers += ", lag " + " ".join(f"m{m}:{lag}" for m, lag in sorted(r["lags"].items()))
+            peers += ")"
         print(f"  {n['name']:8} {n['state']:8} {n['address']:12} {n.get('url') or '-':30} {cpu:>5} {rss:>8}  {peers}")
     total = sum(n["rss_kib"] or 0 for n in out["nodes"])
     share = sum(n["cpu_percent"] or 0 for n in out["nodes"])
@@ -168,7 +179,11 @@ def graph_dot(out):
         c = n.get("cluster")
         extra = f"\\n{c['counts']['alive']}/{len(out['nodes'])} alive" if c else ""
         colour = "plum" if n.get("rogue") else NODE_COLOURS.get(n["state"], "lightgrey")
-        lines.append(f'  n{n["id"]} [label="{n["name"]}\\n{n["address"]}{extra}", fillcolor={colour}];')
+        r = n.get("raft")
+        if r:  # a voter: its role; the leader drawn with a double ring
+            extra += f"\\nraft {r['role']} t{r['term']}"
+        shape = ", shape=doublecircle, penwidth=2" if r and r["role"] == "leader" else ""
+        lines.append(f'  n{n["id"]} [label="{n["name"]}\\n{n["address"]}{extra}", fillcolor={colour}{shape}];')
     for link in out["links"]:
         attrs = []
         if not link["up"]:

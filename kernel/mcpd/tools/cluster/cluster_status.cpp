@@ -76,6 +76,16 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
         w.key("term").number(info.raft_snapshot_term).key("taken").number(info.raft_snapshots_taken);
         w.key("installed").number(info.raft_snapshots_installed).end_object();
         w.key("log_entries").number(info.raft_log_entries);
+        // At the leader: how far each voter's log is known to reach, and how far it is behind.
+        if (info.raft_role == 3) {
+            w.key("replicas").begin_array();
+            for (uint32_t i = 0; i < info.raft_voters && i < 5; ++i) {
+                const uint64_t match = info.raft_match[i];
+                w.begin_object().key("member").number(i + 1).key("match").number(match);
+                w.key("lag").number(info.raft_last_index > match ? info.raft_last_index - match : 0).end_object();
+            }
+            w.end_array();
+        }
         // The replicated collections' changes this member applied, proposed and refused.
         w.key("replication").begin_object().key("applied").number(info.repl_applied);
         w.key("failed").number(info.repl_failed).key("proposed").number(info.repl_proposed);
