@@ -3,6 +3,7 @@
 #include "../arch/aarch64/cpu.h"
 #include "../clock.h"
 #include "../mm/kheap.h"
+#include "../sched/scheduler.h"
 #include "cluster_service.h"
 
 #include <cstring>
@@ -10,13 +11,16 @@
 namespace clusterd::fed {
 namespace {
 
-// A result nobody fetched (its caller gone) is given back after this long.
-constexpr uint64_t kUnclaimedNs = 60'000'000'000ull;
+// A result nobody fetched (its caller gone) is given back after this long: past the longest
+// deadline and the tool's margin.
+constexpr uint64_t kUnclaimedNs = 12'000'000'000ull;
+constexpr uint32_t kMinDeadlineMs = 50, kMaxDeadlineMs = 8000;
 
 enum class State : uint8_t { Free, Queued, Taken, Done };
 struct Slot {
     State state = State::Free;
     uint32_t id = 0;
+    uint32_t owner = 0; // the task that asked: only it fetches the result
     uint64_t since_ns = 0;
     cluster_abi::FedQuery query {};
     float* vector = nullptr;               // kheap: query.dim floats
@@ -40,7 +44,8 @@ int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
 int64_t submit(const cluster_abi::FedQuery& query, const float* vector) {
     if (query.dim == 0 || query.dim > kMaxDim || query.k == 0 || query.k > cluster_abi::kFedMaxK)
         return err(ktl::Error::InvalidArgs);
-    auto mem = kheap::alloc(query.dim * sizeof(float));
+    // The kernel's, not the caller's: a caller that ends does not take the query with it.
+    auto mem = kheap::alloc_for(kheap::Owner::Kernel, query.dim * sizeof(float));
     if (!mem)
         return err(ktl::Error::NoMemory);
     auto* copy = static_cast<float*>(*mem);
@@ -61,8 +66,11 @@ int64_t submit(const cluster_abi::FedQuery& query, const float* vector) {
             slot->state = State::Queued;
             slot->id = ++g_next_id ? g_next_id : ++g_next_id;
             slot->since_ns = now;
+            slot->owner = sched::current()->id;
             slot->query = query;
             slot->query.name[sizeof slot->query.name - 1] = '\0';
+            const uint32_t ms = query.deadline_ms ? query.deadline_ms : 2000;
+            slot->query.deadline_ms = ms < kMinDeadlineMs ? kMinDeadlineMs : ms > kMaxDeadlineMs ? kMaxDeadlineMs : ms;
             slot->vector = copy;
         }
     }
@@ -77,7 +85,7 @@ int64_t submit(const cluster_abi::FedQuery& query, const float* vector) {
 int64_t result(uint32_t id, cluster_abi::FedResult* out) {
     arch::IrqGuard guard;
     for (auto& s : g_slots)
-        if (s.state != State::Free && s.id == id) {
+        if (s.state != State::Free && s.id == id && s.owner == sched::current()->id) {
             if (s.state != State::Done)
                 return 0;
             std::memcpy(out, s.out, sizeof *out);
@@ -102,7 +110,7 @@ uint32_t take(cluster_abi::FedQuery& query, float* vector) {
 }
 
 void complete(uint32_t id, const cluster_abi::FedResult& result) {
-    auto mem = kheap::alloc(sizeof result);
+    auto mem = kheap::alloc_for(kheap::Owner::Kernel, sizeof result);
     arch::IrqGuard guard;
     for (auto& s : g_slots)
         if (s.state == State::Taken && s.id == id) {

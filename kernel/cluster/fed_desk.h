@@ -17,7 +17,8 @@ constexpr uint32_t kMaxDim = 4096;
 // A copy of the query (and its floats) is kept; returns its id (> 0), or -WouldBlock (every slot
 // in use), -InvalidArgs, -NoMemory.
 int64_t submit(const cluster_abi::FedQuery& query, const float* vector);
-// 0 while it gathers, 1 with the result copied to `out` (the slot is then free), -NotFound.
+// 0 while it gathers, 1 with the result copied to `out` (the slot is then free), -NotFound (no
+// such search of the calling task's: a search's result is its caller's only).
 int64_t result(uint32_t id, cluster_abi::FedResult* out);
 
 // --- the cluster task ---

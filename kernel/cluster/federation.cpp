@@ -13,6 +13,7 @@ namespace {
 
 enum Type : uint8_t { kAsk = 1, kAnswer = 2 };
 enum Status : uint8_t { kHits = 0, kNone = 1, kUnfit = 2 };
+constexpr uint8_t kNoMetric = 0xff; // an answer without a collection
 
 constexpr size_t kAskHeader = 4 + 4 * 4 + 1;
 constexpr size_t kAnswerHeader = 4 + 4 + 4;
@@ -114,14 +115,15 @@ void Federation::receive(uint32_t ip, uint16_t port, std::span<const uint8_t> da
     const std::span<const uint8_t> message = s->in->message();
     if (message.size() >= 4 && message[0] == kAsk && get(message.data() + 1, 3) == 0)
         serve(ip, port, message);
-    else if (message.size() >= 4 && message[0] == kAnswer && message[3] == 0)
+    else if (message.size() >= 4 && message[0] == kAnswer)
         answered(ip, message);
 }
 
 uint8_t Federation::search_here(const char* name, size_t name_len, uint32_t k, uint32_t ef, uint32_t dim,
-                                const float* query, uint32_t& count, bool& replicated) {
+                                const float* query, uint32_t& count, bool& replicated, uint8_t& metric) {
     count = 0;
     replicated = false;
+    metric = kNoMetric;
     const int64_t slot = sys::store_open(m_store, name, name_len, abi::kRead);
     if (slot < 0)
         return kNone;
@@ -129,6 +131,7 @@ uint8_t Federation::search_here(const char* name, size_t name_len, uint32_t k, u
     uint8_t status = kUnfit;
     if (sys::vec_stats(static_cast<uint64_t>(slot), &st) >= 0 && st.dim == dim) {
         replicated = sys::vec_sync(static_cast<uint64_t>(slot), 0) == 1;
+        metric = static_cast<uint8_t>(st.metric);
         const int64_t n = sys::vec_search(static_cast<uint64_t>(slot), query, k, ef < k ? k : ef, g_hits, nullptr);
         if (n >= 0) {
             count = static_cast<uint32_t>(n);
@@ -158,11 +161,12 @@ void Federation::serve(uint32_t ip, uint16_t port, std::span<const uint8_t> m) {
     std::memcpy(g_query, m.data() + kAskHeader + name_len, dim * sizeof(float));
     uint32_t count = 0;
     bool replicated = false;
-    const uint8_t status = search_here(name_copy, name_len, k, ef, dim, g_query, count, replicated);
+    uint8_t metric = kNoMetric;
+    const uint8_t status = search_here(name_copy, name_len, k, ef, dim, g_query, count, replicated, metric);
     g_out[0] = kAnswer;
     g_out[1] = status;
     g_out[2] = replicated ? 1 : 0;
-    g_out[3] = 0;
+    g_out[3] = metric;
     put(g_out + 4, id, 4);
     put(g_out + 8, count, 4);
     size_t at = kAnswerHeader;
@@ -180,12 +184,15 @@ void Federation::serve(uint32_t ip, uint16_t port, std::span<const uint8_t> m) {
     (void)send(ip, port, { g_out, at });
 }
 
+// Two hits are one vector only when they are one id of one node's collection, or one id of two
+// replicas of a replicated collection; nodes' own collections of one name are separate id spaces.
 void Federation::merge(uint64_t id, float distance, uint32_t node) {
     cluster_abi::FedHit* hits = m_result.hits;
     uint32_t& n = m_result.count;
     uint32_t at = n;
     for (uint32_t i = 0; i < n; ++i)
-        if (hits[i].id == id) { // another copy of it (a replica): the nearer one stays
+        if (hits[i].id == id &&
+            (hits[i].node == node || (m_replicated[hits[i].node] && m_replicated[node]))) { // the nearer stays
             if (distance >= hits[i].distance)
                 return;
             at = i;
@@ -216,7 +223,7 @@ void Federation::answered(uint32_t ip, std::span<const uint8_t> m) {
         ++t;
     if (t == m_target_count)
         return; // not asked, or heard already
-    const uint8_t status = m[1];
+    const uint8_t status = m[1], replicated = m[2], metric = m[3];
     const uint32_t count = static_cast<uint32_t>(get(m.data() + 8, 4));
     if (count > m_k || m.size() < kAnswerHeader + size_t(count) * kHit + 1)
         return;
@@ -226,11 +233,14 @@ void Federation::answered(uint32_t ip, std::span<const uint8_t> m) {
         return;
     m_heard[t] = 1;
     copy_name(m_targets[t].name, reinterpret_cast<const char*>(m.data() + name_at + 1), name_len);
-    if (status != kHits) {
+    // Distances of another metric do not compare: that collection does not fit the query.
+    if (status != kHits || (m_metric != kNoMetric && metric != m_metric)) {
         ++m_result.without;
         return;
     }
+    m_metric = metric;
     const uint32_t node = m_result.answered++;
+    m_replicated[node] = replicated != 0;
     copy_name(m_result.nodes[node], m_targets[t].name, std::strlen(m_targets[t].name));
     for (uint32_t i = 0; i < count; ++i) {
         const uint8_t* h = m.data() + kAnswerHeader + size_t(i) * kHit;
@@ -246,7 +256,7 @@ void Federation::finish() {
     for (uint32_t t = 0; t < m_target_count; ++t)
         if (!m_heard[t] && m_result.missing < cluster_abi::kFedMaxNodes)
             copy_name(m_result.missing_nodes[m_result.missing++], m_targets[t].name, std::strlen(m_targets[t].name));
-    m_result.partial = m_result.missing ? 1 : 0;
+    m_result.partial = m_result.missing || m_truncated ? 1 : 0;
     m_counters.partial += m_result.partial;
     fed::complete(m_id, m_result);
     m_id = 0;
@@ -275,11 +285,13 @@ void Federation::pump(uint64_t now_ns, std::span<const Target> members) {
     // This node's own copy first; a replicated one stands for every voter's.
     uint32_t count = 0;
     bool replicated = false;
+    m_metric = kNoMetric;
     const uint8_t status = abi::valid_collection_name({ q.name, name_len })
-                               ? search_here(q.name, name_len, q.k, q.ef, q.dim, g_query, count, replicated)
+                               ? search_here(q.name, name_len, q.k, q.ef, q.dim, g_query, count, replicated, m_metric)
                                : static_cast<uint8_t>(kNone);
     if (status == kHits) {
         const uint32_t node = m_result.answered++;
+        m_replicated[node] = replicated;
         copy_name(m_result.nodes[node], m_self, std::strlen(m_self));
         for (uint32_t i = 0; i < count; ++i)
             merge(g_hits[i].id, g_hits[i].distance, node);
@@ -287,9 +299,12 @@ void Federation::pump(uint64_t now_ns, std::span<const Target> members) {
         ++m_result.without;
     }
     m_target_count = 0;
+    m_truncated = false;
     for (const Target& t : members) {
-        if (m_target_count == cluster_abi::kFedMaxNodes - 1)
+        if (m_target_count == cluster_abi::kFedMaxNodes - 1) {
+            m_truncated = true; // (more members than one search asks: the result says partial)
             break;
+        }
         if (replicated && consensus::is_voter(t.ip))
             continue;
         m_heard[m_target_count] = 0;

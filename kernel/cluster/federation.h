@@ -1,8 +1,10 @@
 #pragma once
 // Federated search (issue 35; docs/swarm.md "Federated search"): `vector_search {scope:
 // "cluster"}` on any node asks every live member for its top k in its own collection of that
-// name, gathers the answers until a deadline, and merges them (each id once, at its smallest
-// distance). A replicated collection is asked of one replica: a voter that holds it searches its
+// name, gathers the answers until a deadline, and merges them (ascending distance; an id found in
+// two replicas of a replicated collection once; nodes' own collections are separate id spaces, so
+// their hits all stay, each naming its node; a collection of another metric than the first
+// answer's does not fit). A replicated collection is asked of one replica: a voter that holds it searches its
 // own copy and asks no other voter. Members that hold no such collection (or one of another
 // dimension) say so; members silent at the deadline are named missing and the result is partial.
 //
@@ -12,7 +14,7 @@
 // key can neither ask nor answer. Messages (little-endian):
 //   request: type 1 | u8 0 | u16 0 | id u32 | k u32 | ef u32 | dim u32 | name length u8 | name | floats
 //   answer:  type 2 | status u8 (0 hits, 1 no such collection, 2 it does not fit the query) |
-//            replicated u8 | u8 0 | id u32 | count u32 | count x (id u64, distance f32) |
+//            replicated u8 | metric u8 (0xff: none) | id u32 | count u32 | count x (id u64, distance f32) |
 //            name length u8 | the answering node's name
 #include <cstddef>
 #include <cstdint>
@@ -61,7 +63,7 @@ private:
     void answered(uint32_t ip, std::span<const uint8_t> message);
     // This node's own top k of the collection (status as an answer's); `replicated` set.
     uint8_t search_here(const char* name, size_t name_len, uint32_t k, uint32_t ef, uint32_t dim, const float* query,
-                        uint32_t& count, bool& replicated);
+                        uint32_t& count, bool& replicated, uint8_t& metric);
     void merge(uint64_t id, float distance, uint32_t node);
     void finish();
     bool send(uint32_t ip, uint16_t port, std::span<const uint8_t> message);
@@ -82,6 +84,9 @@ private:
     uint8_t m_heard[cluster_abi::kFedMaxNodes] {};
     uint32_t m_target_count = 0;
     cluster_abi::FedResult m_result {};
+    bool m_replicated[cluster_abi::kFedMaxNodes] {}; // per answering node: its copy is a replica
+    uint8_t m_metric = 0xff;                         // the first answer's (0xff: none yet)
+    bool m_truncated = false;                        // more members than one search asks
     Counters m_counters {};
 };
 

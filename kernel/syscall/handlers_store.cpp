@@ -382,11 +382,16 @@ int64_t store_stage(const kcap::Resolved&, Cap, const char* name_ptr, uint64_t n
 int64_t store_sync(const kcap::Resolved&, Cap) {
     if (replication::voters() == 0 || replication::is_applier(sched::current()) || journal::replaying())
         return 0;
-    return finish(replication::submit(static_cast<storage::RecordType>(replication::kReadBarrier), 1,
-                                      [](std::span<std::byte> out) {
+    // The caller (a bridge, before it grants a call) waits half a second at most: -TimedOut then,
+    // and it answers not_found as it would have.
+    constexpr uint64_t kWaitNs = 500'000'000;
+    return finish(replication::submit(
+        static_cast<storage::RecordType>(replication::kReadBarrier), 1,
+        [](std::span<std::byte> out) {
         out[0] = std::byte('*');
         return true;
-    }));
+        },
+        {}, clock::monotonic_ns() + kWaitNs));
 }
 
 int64_t store_list(const kcap::Resolved&, Cap, vector::StoreEntry* out, uint64_t max) {

@@ -117,14 +117,14 @@ std::span<std::byte> reserve(storage::RecordType type, size_t bytes, ktl::Error&
     return { slot->command, slot->length };
 }
 
-ipc::Outcome queue(std::span<std::byte> command, DeleteAnswer answer) {
+ipc::Outcome queue(std::span<std::byte> command, DeleteAnswer answer, uint64_t deadline_ns) {
     arch::IrqGuard guard;
     Slot* s = slot_of(command);
     if (!s)
         return { false, -static_cast<int64_t>(ktl::Error::InvalidArgs) };
     s->state = State::Queued;
     s->answer = answer;
-    sched::block_current(s->caller, 0);
+    sched::block_current(s->caller, deadline_ns);
     return { true, 0 };
 }
 
@@ -155,9 +155,10 @@ void done(uint64_t ticket, int64_t result, std::span<const bool> absent) {
     arch::IrqGuard guard;
     for (auto& s : g_slots)
         if (s.state == State::Taken && s.ticket == ticket) {
-            // (A caller killed meanwhile left the queue: nobody is woken, nothing written for it,
-            // the slot is freed.) Its flags buffer is its own, checked when it asked, and it is
-            // still blocked on this call.
+            // The caller's flags buffer is its own, checked when it asked, and written only while
+            // it is still queued on this call (a killed caller stays queued until woken, so its
+            // memory is alive; one whose deadline passed has left the queue: nothing is written).
+            // A caller that left: nobody is woken, the slot is freed.
             if (!s.caller.empty() && result >= 0) {
                 for (uint32_t i = 0; i < s.answer.count && i < absent.size(); ++i)
                     s.answer.absent[i] = absent[i];

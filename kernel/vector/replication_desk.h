@@ -54,8 +54,11 @@ struct DeleteAnswer {
     uint32_t count = 0;
     bool single = false;
 };
+// `deadline_ns` (0: none; never with a DeleteAnswer): the caller stops waiting then (-TimedOut),
+// and the change still goes its way (a read barrier only, as store_sync uses it).
 template <typename Encode>
-ipc::Outcome submit(storage::RecordType type, size_t bytes, Encode&& encode, DeleteAnswer answer = {});
+ipc::Outcome submit(storage::RecordType type, size_t bytes, Encode&& encode, DeleteAnswer answer = {},
+                    uint64_t deadline_ns = 0);
 
 // The applier's side.
 int64_t take(std::span<std::byte> out); // a command's length, 0 when none waits
@@ -65,12 +68,13 @@ void done(uint64_t ticket, int64_t result, std::span<const bool> absent = {});
 namespace detail {
 // A free slot's command space (the record at kCommandHeader), or empty.
 std::span<std::byte> reserve(storage::RecordType type, size_t bytes, ktl::Error& refused);
-ipc::Outcome queue(std::span<std::byte> command, DeleteAnswer answer); // blocks the caller on it
+ipc::Outcome queue(std::span<std::byte> command, DeleteAnswer answer, uint64_t deadline_ns); // blocks the caller
 void release(std::span<std::byte> command);
 } // namespace detail
 
 template <typename Encode>
-ipc::Outcome submit(storage::RecordType type, size_t bytes, Encode&& encode, DeleteAnswer answer) {
+ipc::Outcome submit(storage::RecordType type, size_t bytes, Encode&& encode, DeleteAnswer answer,
+                    uint64_t deadline_ns) {
     ktl::Error refused = ktl::Error::None;
     std::span<std::byte> command = detail::reserve(type, bytes, refused);
     if (command.empty())
@@ -79,7 +83,7 @@ ipc::Outcome submit(storage::RecordType type, size_t bytes, Encode&& encode, Del
         detail::release(command);
         return { false, -static_cast<int64_t>(ktl::Error::InvalidArgs) };
     }
-    return detail::queue(command, answer);
+    return detail::queue(command, answer, answer.absent ? 0 : deadline_ns);
 }
 
 } // namespace replication
