@@ -319,8 +319,8 @@ int64_t task_main(void*) {
         now = sys::clock_ns();
         // The consensus group's member turns at least every round (its datagrams arrive on an
         // endpoint of their own, which this wait does not watch).
-        if (consensus::running() && deadline > now + consensus::kRoundNs)
-            deadline = now + consensus::kRoundNs;
+        if (consensus::running() && deadline > now + consensus::next_round_ns())
+            deadline = now + consensus::next_round_ns();
         if (const uint64_t gather = g_federation.deadline_ns(); gather != 0 && gather < deadline)
             deadline = gather;
         if (deadline > now)

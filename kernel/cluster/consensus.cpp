@@ -43,6 +43,9 @@ StateTransfer g_transfer;
 ReplicaApplier::Counters g_replication {}; // the last round's, likewise
 StateTransfer::Counters g_transfers {};
 bool g_transfer_active = false;
+bool g_busy = false; // work was seen within kBusyWindowNs
+uint64_t g_busy_until = 0;
+constexpr uint64_t kBusyWindowNs = 100'000'000;
 
 struct UdpLink final : kraft::Link {
     void send(uint64_t to, std::span<const uint8_t> d) override {
@@ -182,6 +185,8 @@ bool start(uint32_t netstack, uint32_t raft_log, uint32_t store, uint32_t factor
 
 bool running() { return g_member != nullptr; }
 
+uint64_t next_round_ns() { return g_busy ? kBusyRoundNs : kRoundNs; }
+
 bool is_voter(uint32_t ip) {
     for (uint32_t i = 0; i < g_voter_count; ++i)
         if (g_voters[i] == ip)
@@ -222,6 +227,14 @@ void round() {
     g_transfer.pump(now);
     g_applier.pump(*g_member, g_forwarder, now);
     const kraft::MemberStatus s = g_member->status();
+    // Work (the log, the commit or the applied count moved, or changes wait for an answer) keeps the
+    // rounds short for a while after it: the messages of one commit's round trips follow each
+    // other. Heartbeats alone are not work: an idle group keeps the slow rounds.
+    const uint64_t now_ns = sys::clock();
+    if (s.last_index != g_status.last_index || s.commit != g_status.commit || s.applied != g_status.applied ||
+        g_applier.in_flight() || g_transfer.active())
+        g_busy_until = now_ns + kBusyWindowNs;
+    g_busy = now_ns < g_busy_until;
     const ReplicaApplier::Counters c = g_applier.counters();
     const StateTransfer::Counters t = g_transfer.counters();
     arch::IrqGuard guard;

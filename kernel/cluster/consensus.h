@@ -15,7 +15,8 @@
 
 namespace clusterd::consensus {
 
-constexpr uint64_t kRoundNs = 10'000'000; // the longest the task waits between two turns
+constexpr uint64_t kRoundNs = 10'000'000;    // the longest the task waits between two turns
+constexpr uint64_t kBusyRoundNs = 1'000'000; // while the group works (its endpoint is not watched)
 
 // Parses raft_voters; when this node (self_ip) is among them, opens its endpoint through the
 // NetStack capability and starts its member on the state the RaftLog capability holds for it
@@ -28,6 +29,10 @@ bool running();
 bool is_voter(uint32_t ip);
 // One round of the cluster task: datagrams in, the member's turn, the status snapshot.
 void round();
+// How long the task may wait before the next round: short while the group works (the last round
+// changed its log, commit or applied count, or changes wait for an answer: the next message is
+// likely on its way), kRoundNs when it is quiet (heartbeats only).
+uint64_t next_round_ns();
 // The group's part of cluster_info (IRQs masked).
 void fill(cluster_abi::ClusterInfo& out);
 

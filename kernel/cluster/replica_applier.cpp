@@ -65,11 +65,13 @@ void ReplicaApplier::pump(kraft::Member& member, PeerChannel& forwarder, uint64_
                            nullptr, 0);
             continue;
         }
-        *slot = InFlight { ticket, now_ns };
+        *slot = InFlight { ticket, now_ns, leader ? 0 : forward_to };
         ++(leader ? m_counters.proposed : m_counters.forwarded_out);
     }
+    // A change forwarded to a leader this follower no longer follows (it died, or lost an election)
+    // is answered at once: whether that leader committed it before is not known here.
     for (auto& f : m_in_flight)
-        if (f.ticket && now_ns - f.since_ns > kTimeoutNs) {
+        if (f.ticket && (now_ns - f.since_ns > kTimeoutNs || (f.to != 0 && f.to != forward_to))) {
             ++m_counters.timed_out;
             sys::repl_done(m_log, f.ticket, err(ktl::Error::TimedOut), nullptr, 0);
             f = InFlight {};

@@ -53,6 +53,13 @@ public:
         uint64_t barriers;                    // read barriers applied (linearizable reads, vec_sync)
     };
     Counters counters() const { return m_counters; }
+    // Changes taken here and not yet answered.
+    bool in_flight() const {
+        for (const auto& f : m_in_flight)
+            if (f.ticket)
+                return true;
+        return false;
+    }
 
 private:
     static constexpr size_t kInFlight = 16; // the desk's slots
@@ -60,6 +67,7 @@ private:
     static constexpr uint64_t kTimeoutNs = 8'000'000'000ull;
     struct InFlight {
         uint64_t ticket, since_ns;
+        uint64_t to; // the leader a follower forwarded it to (0: proposed here)
     };
     int64_t apply_record(uint16_t type, std::span<const std::byte> record);
     int64_t apply_once(const storage::DecodedRecord& d);

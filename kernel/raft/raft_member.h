@@ -72,6 +72,7 @@ constexpr size_t kMaxCommand = 20 * 1024;
 // Entries the engine puts in one AppendEntries (and has unacknowledged per follower): three of
 // the largest commands fit one message.
 constexpr unsigned kMaxInflightEntries = 3;
+constexpr unsigned kHeartbeatMs = 30; // (the election timeout stays upstream's 1 s)
 static_assert(kMaxInflightEntries * (kMaxCommand + 64) + 256 <= kMaxMessage);
 // Upstream's defaults are 1,024 and 8,192; trailing must stay above the threshold (fewer makes
 // defect 3 frequent) and the two together under kMaxLogEntries (the log peaks at their sum).

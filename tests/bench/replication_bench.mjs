@@ -93,8 +93,8 @@ try {
   let leader = await leaderOf(clients, voters);
   const lead = clients[leader];
   const writersAtLeader = await Promise.all([0, 1, 2, 3].map(() => connect(servers[leader])));
-  await call(lead, "collection_create", { name: "plain", dim: 16, metric: "l2", max_elements: 100000 });
-  await call(lead, "collection_create", { name: "repl", dim: 16, metric: "l2", max_elements: 100000, replicas: 3 });
+  await call(lead, "collection_create", { name: "plain", dim: 16, metric: "l2", max_elements: 10000 });
+  await call(lead, "collection_create", { name: "repl", dim: 16, metric: "l2", max_elements: 10000, replicas: 3 });
   for (const [name, writers] of [["plain", 1], ["repl", 1], ["plain", 4], ["repl", 4]])
     rows.push([`upserts/s, ${name === "repl" ? "replicated (3)" : "unreplicated"}, ${writers} client${writers > 1 ? "s" : ""}`,
                (await upsertRate((w) => writersAtLeader[w], name, writers)).toFixed(1)]);
