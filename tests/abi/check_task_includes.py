@@ -29,8 +29,9 @@ _LOG = "the kernel log (klog) is written, and where it ends read, directly; no s
 _SHELL = "the kernel console's shell runs beside the kernel and shows its state (drivers, scheduler, the table)"
 _CLUSTER = ("the cluster service is kernel-side as much as a task: cluster_info and cluster_ping are answered "
             "from its state in the kernel, and it registers its own capability object and task")
-_FED = ("the federated searches' desk is the kernel side of fed_search/fed_result (system call side, IRQs masked), "
-        "which the cluster task takes queries from as it answers cluster_info from its own state")
+_FED = ("the federated searches' desk is the kernel side of fed_search/fed_result (system call side, IRQs masked: "
+        "it binds a search to the calling task), which the cluster task takes queries from as it answers "
+        "cluster_info from its own state")
 _NET = "the net task owns the lwIP stack and the NIC driver: kernel-side by nature"
 _WORKER = "the vector workers run index work on the kernel objects vec_serve hands them (Collection*, pages)"
 _TRAIL = "the audit trail's geometry (record size, bytes held) is read from its kernel object; no system call yet"
@@ -80,6 +81,7 @@ EXCEPTIONS = {
         "kernel/arch/aarch64/cpu.h": _FED,
         "kernel/clock.h": _FED,
         "kernel/mm/kheap.h": _FED,
+        "kernel/sched/scheduler.h": _FED,
     },
     "kernel/cluster/cluster_service.cpp": {
         "kernel/arch/aarch64/cpu.h": _CLUSTER,
