@@ -19,7 +19,7 @@ def test(args):
     try:
         out, took = run_scenario("federated-search", run)
         merged = re.findall(r"vector_search on node (\d+): \{\"scope\": \"cluster\"", out)
-        check(len(merged) == 5, f"five federated searches answered: {merged}")
+        check(len(merged) == 6, f"six federated searches answered: {merged}")
         check(re.search(r"refused as expected \(unsupported_with_scope\)", out) is not None, "filter_ids refused")
     finally:
         take_down(run, ("federated-search",))
