@@ -183,7 +183,9 @@ void Executor::poll(mcp::Server& server, std::span<char> out, Send send_to, void
             } else if (!j.answered) {
                 if (j.task_start_ns)
                     server.stages().add_since(mcp::CallStages::Body, j.task_start_ns, j.task_end_ns);
-                bool stopped_late = j.ok && now >= j.deadline_ns;
+                // Late by when the tool stopped, not by when this bridge (busy elsewhere, e.g. a
+                // flood of refused callers) came to look: a result finished in time is answered.
+                bool stopped_late = j.ok && j.task_end_ns >= j.deadline_ns;
                 mcp::ToolError err = stopped_late ? mcp::ToolError { mcp::ErrorCode::LimitTimeExceeded,
                                                                      "the tool ran past its wall-time limit" }
                                                   : j.err;
