@@ -6,6 +6,8 @@
 #include <abi/vector.h>
 
 #include <cstring>
+
+#include <ktl/le_bytes.h>
 #include <new>
 
 namespace clusterd {
@@ -28,16 +30,8 @@ alignas(8) uint8_t g_out[Federation::kMaxMessage]; // the message being sent (on
 alignas(8) float g_query[fed::kMaxDim];            // a query being asked or served
 abi::Hit g_hits[cluster_abi::kFedMaxK];
 
-void put(uint8_t* p, uint64_t v, size_t bytes) {
-    for (size_t i = 0; i < bytes; ++i)
-        p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-uint64_t get(const uint8_t* p, size_t bytes) {
-    uint64_t v = 0;
-    for (size_t i = 0; i < bytes; ++i)
-        v |= uint64_t(p[i]) << (8 * i);
-    return v;
-}
+using ktl::get_le;
+using ktl::put_le;
 void copy_name(char (&dst)[32], const char* src, size_t len) {
     len = len < sizeof dst - 1 ? len : sizeof dst - 1;
     std::memcpy(dst, src, len);
@@ -113,7 +107,7 @@ void Federation::receive(uint32_t ip, uint16_t port, std::span<const uint8_t> da
     if (s->in->feed(h, slice) != raftwire::Reassembler::Result::Complete)
         return;
     const std::span<const uint8_t> message = s->in->message();
-    if (message.size() >= 4 && message[0] == kAsk && get(message.data() + 1, 3) == 0)
+    if (message.size() >= 4 && message[0] == kAsk && get_le(message.data() + 1, 3) == 0)
         serve(ip, port, message);
     else if (message.size() >= 4 && message[0] == kAnswer)
         answered(ip, message);
@@ -146,9 +140,10 @@ uint8_t Federation::search_here(const char* name, size_t name_len, uint32_t k, u
 void Federation::serve(uint32_t ip, uint16_t port, std::span<const uint8_t> m) {
     if (m.size() < kAskHeader)
         return;
-    const uint32_t id = static_cast<uint32_t>(get(m.data() + 4, 4)), k = static_cast<uint32_t>(get(m.data() + 8, 4)),
-                   ef = static_cast<uint32_t>(get(m.data() + 12, 4)),
-                   dim = static_cast<uint32_t>(get(m.data() + 16, 4));
+    const uint32_t id = static_cast<uint32_t>(get_le(m.data() + 4, 4)),
+                   k = static_cast<uint32_t>(get_le(m.data() + 8, 4)),
+                   ef = static_cast<uint32_t>(get_le(m.data() + 12, 4)),
+                   dim = static_cast<uint32_t>(get_le(m.data() + 16, 4));
     const uint8_t name_len = m[20];
     if (k == 0 || k > cluster_abi::kFedMaxK || dim == 0 || dim > fed::kMaxDim || name_len == 0 ||
         name_len > abi::kMaxNameLength || m.size() != kAskHeader + name_len + size_t(dim) * sizeof(float))
@@ -167,14 +162,14 @@ void Federation::serve(uint32_t ip, uint16_t port, std::span<const uint8_t> m) {
     g_out[1] = status;
     g_out[2] = replicated ? 1 : 0;
     g_out[3] = metric;
-    put(g_out + 4, id, 4);
-    put(g_out + 8, count, 4);
+    put_le(g_out + 4, id, 4);
+    put_le(g_out + 8, count, 4);
     size_t at = kAnswerHeader;
     for (uint32_t i = 0; i < count; ++i, at += kHit) {
-        put(g_out + at, g_hits[i].id, 8);
+        put_le(g_out + at, g_hits[i].id, 8);
         uint32_t bits;
         std::memcpy(&bits, &g_hits[i].distance, 4);
-        put(g_out + at + 8, bits, 4);
+        put_le(g_out + at + 8, bits, 4);
     }
     const size_t self_len = std::strlen(m_self);
     g_out[at] = static_cast<uint8_t>(self_len);
@@ -216,7 +211,7 @@ void Federation::merge(uint64_t id, float distance, uint32_t node) {
 }
 
 void Federation::answered(uint32_t ip, std::span<const uint8_t> m) {
-    if (m_id == 0 || m.size() < kAnswerHeader || get(m.data() + 4, 4) != m_id)
+    if (m_id == 0 || m.size() < kAnswerHeader || get_le(m.data() + 4, 4) != m_id)
         return;
     uint32_t t = 0;
     while (t < m_target_count && !(m_targets[t].ip == ip && !m_heard[t]))
@@ -224,7 +219,7 @@ void Federation::answered(uint32_t ip, std::span<const uint8_t> m) {
     if (t == m_target_count)
         return; // not asked, or heard already
     const uint8_t status = m[1], replicated = m[2], metric = m[3];
-    const uint32_t count = static_cast<uint32_t>(get(m.data() + 8, 4));
+    const uint32_t count = static_cast<uint32_t>(get_le(m.data() + 8, 4));
     if (count > m_k || m.size() < kAnswerHeader + size_t(count) * kHit + 1)
         return;
     const size_t name_at = kAnswerHeader + size_t(count) * kHit;
@@ -244,11 +239,11 @@ void Federation::answered(uint32_t ip, std::span<const uint8_t> m) {
     copy_name(m_result.nodes[node], m_targets[t].name, std::strlen(m_targets[t].name));
     for (uint32_t i = 0; i < count; ++i) {
         const uint8_t* h = m.data() + kAnswerHeader + size_t(i) * kHit;
-        const uint32_t bits = static_cast<uint32_t>(get(h + 8, 4));
+        const uint32_t bits = static_cast<uint32_t>(get_le(h + 8, 4));
         float distance;
         std::memcpy(&distance, &bits, 4);
         if (distance == distance) // (NaN from a broken peer: dropped)
-            merge(get(h, 8), distance, node);
+            merge(get_le(h, 8), distance, node);
     }
 }
 
@@ -313,11 +308,11 @@ void Federation::pump(uint64_t now_ns, std::span<const Target> members) {
     // The request, once for every member asked.
     size_t n = kAskHeader;
     g_out[0] = kAsk;
-    put(g_out + 1, 0, 3);
-    put(g_out + 4, id, 4);
-    put(g_out + 8, q.k, 4);
-    put(g_out + 12, q.ef, 4);
-    put(g_out + 16, q.dim, 4);
+    put_le(g_out + 1, 0, 3);
+    put_le(g_out + 4, id, 4);
+    put_le(g_out + 8, q.k, 4);
+    put_le(g_out + 12, q.ef, 4);
+    put_le(g_out + 16, q.dim, 4);
     g_out[20] = static_cast<uint8_t>(name_len);
     std::memcpy(g_out + n, q.name, name_len);
     n += name_len;

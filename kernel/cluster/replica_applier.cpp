@@ -8,6 +8,8 @@
 
 #include <cstring>
 
+#include <ktl/le_bytes.h>
+
 namespace clusterd {
 namespace {
 
@@ -18,12 +20,7 @@ static_assert(kMaxCommand <= kraft::kMaxCommand); // the member proposes what th
 alignas(8) std::byte g_command[kMaxCommand];
 bool g_missing[abi::kMaxDeleteIds]; // the last delete's ids not found (one task: one change at a time)
 
-uint64_t get_le(const uint8_t* p, size_t bytes) {
-    uint64_t v = 0;
-    for (size_t i = 0; i < bytes; ++i)
-        v |= uint64_t(p[i]) << (8 * i);
-    return v;
-}
+using ktl::get_le;
 uint64_t ptr(const void* p) { return reinterpret_cast<uint64_t>(p); }
 int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
 

@@ -6,6 +6,8 @@
 
 #include <cstring>
 
+#include <ktl/le_bytes.h>
+
 namespace clusterd {
 namespace {
 
@@ -31,22 +33,14 @@ static_assert(kMaxMessage <= PeerChannel::kMaxMessage);
 alignas(8) uint8_t g_out[kMaxMessage]; // the message being sent (the cluster task is one task)
 alignas(8) uint8_t g_page[StateTransfer::kPage];
 
-void put(uint8_t* p, uint64_t v, size_t bytes) {
-    for (size_t i = 0; i < bytes; ++i)
-        p[i] = static_cast<uint8_t>(v >> (8 * i));
-}
-uint64_t get(const uint8_t* p, size_t bytes) {
-    uint64_t v = 0;
-    for (size_t i = 0; i < bytes; ++i)
-        v |= uint64_t(p[i]) << (8 * i);
-    return v;
-}
+using ktl::get_le;
+using ktl::put_le;
 size_t header(uint8_t type, uint8_t status, uint32_t seq, uint64_t index) {
     g_out[0] = type;
     g_out[1] = status;
-    put(g_out + 2, 0, 2);
-    put(g_out + 4, seq, 4);
-    put(g_out + 8, index, 8);
+    put_le(g_out + 2, 0, 2);
+    put_le(g_out + 4, seq, 4);
+    put_le(g_out + 8, index, 8);
     return kHeader;
 }
 int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
@@ -171,8 +165,8 @@ void StateTransfer::send_request(uint64_t now_ns, bool fresh) {
     } else {
         const Wanted& w = m_wanted[m_current];
         n = header(kAskPage, kOk, m_seq, m_index);
-        put(g_out + n, m_image, 8);
-        put(g_out + n + 8, m_offset, 8);
+        put_le(g_out + n, m_image, 8);
+        put_le(g_out + n + 8, m_offset, 8);
         g_out[n + 16] = w.name_len;
         std::memcpy(g_out + n + 17, w.name, w.name_len);
         n += 17 + w.name_len;
@@ -183,11 +177,11 @@ void StateTransfer::send_request(uint64_t now_ns, bool fresh) {
 
 void StateTransfer::received(std::span<const uint8_t> message, uint64_t from, const kraft::MemberStatus& self,
                              uint64_t now_ns) {
-    if (message.size() < kHeader || get(message.data() + 2, 2) != 0)
+    if (message.size() < kHeader || get_le(message.data() + 2, 2) != 0)
         return;
     const uint8_t type = message[0], status = message[1];
-    const uint32_t seq = static_cast<uint32_t>(get(message.data() + 4, 4));
-    const uint64_t index = get(message.data() + 8, 8);
+    const uint32_t seq = static_cast<uint32_t>(get_le(message.data() + 4, 4));
+    const uint64_t index = get_le(message.data() + 8, 8);
     const std::span<const uint8_t> body = message.subspan(kHeader);
     if (type == kAskList || type == kAskPage) {
         // Served only by a voter that has applied at least as far as the snapshot.
@@ -250,7 +244,7 @@ void StateTransfer::drop_replicated() {
 StateTransfer::Step StateTransfer::on_list(std::span<const uint8_t> body) {
     if (body.size() < 4)
         return Step::Bad;
-    const uint32_t count = static_cast<uint32_t>(get(body.data(), 4));
+    const uint32_t count = static_cast<uint32_t>(get_le(body.data(), 4));
     if (count > kMaxCollections)
         return Step::Bad;
     size_t at = 4;
@@ -264,7 +258,7 @@ StateTransfer::Step StateTransfer::on_list(std::span<const uint8_t> body) {
         std::memcpy(w.name, body.data() + at + 1, len);
         w.name[len] = '\0';
         w.name_len = len;
-        w.capacity = static_cast<uint32_t>(get(body.data() + at + 1 + len, 4));
+        w.capacity = static_cast<uint32_t>(get_le(body.data() + at + 1 + len, 4));
         if (!abi::valid_collection_name({ w.name, len }))
             return Step::Bad;
         at += 1 + len + 4;
@@ -288,8 +282,9 @@ void StateTransfer::next_collection() {
 StateTransfer::Step StateTransfer::on_page(uint8_t status, std::span<const uint8_t> body) {
     if (body.size() < 8 * 3 + 4 + 1)
         return Step::Bad;
-    const uint64_t image = get(body.data(), 8), total = get(body.data() + 8, 8), offset = get(body.data() + 16, 8);
-    const uint32_t len = static_cast<uint32_t>(get(body.data() + 24, 4));
+    const uint64_t image = get_le(body.data(), 8), total = get_le(body.data() + 8, 8),
+                   offset = get_le(body.data() + 16, 8);
+    const uint32_t len = static_cast<uint32_t>(get_le(body.data() + 24, 4));
     const uint8_t name_len = body[28];
     Wanted& w = m_wanted[m_current];
     if (size_t(29) + name_len + len != body.size() || name_len != w.name_len ||
@@ -373,11 +368,11 @@ void StateTransfer::serve_list(uint64_t to, uint32_t seq, uint64_t index, uint8_
             const size_t len = std::strlen(rows[i].name);
             g_out[at] = static_cast<uint8_t>(len);
             std::memcpy(g_out + at + 1, rows[i].name, len);
-            put(g_out + at + 1 + len, rows[i].max_elements, 4);
+            put_le(g_out + at + 1 + len, rows[i].max_elements, 4);
             at += 1 + len + 4;
             ++count;
         }
-        put(g_out + n, count, 4);
+        put_le(g_out + n, count, 4);
         n = at;
     }
     (void)m_channel->send(to, { g_out, n });
@@ -469,7 +464,7 @@ void StateTransfer::serve_page(uint64_t to, uint32_t seq, uint64_t index, uint64
                                std::span<const uint8_t> body, uint64_t now_ns) {
     if (body.size() < 17 || body[16] == 0 || body[16] > kNameMax || body.size() != size_t(17) + body[16])
         return;
-    const uint64_t id = get(body.data(), 8), offset = get(body.data() + 8, 8);
+    const uint64_t id = get_le(body.data(), 8), offset = get_le(body.data() + 8, 8);
     const std::span<const uint8_t> name = body.subspan(17);
     uint8_t status = kOk;
     Image* im = image_for(to, name, id, index, applied, now_ns, status);
@@ -477,10 +472,10 @@ void StateTransfer::serve_page(uint64_t to, uint32_t seq, uint64_t index, uint64
         im = nullptr, status = kGone;
     size_t n = header(kPaged, status, seq, index);
     const uint64_t len = !im ? 0 : im->total - offset < kPage ? im->total - offset : kPage;
-    put(g_out + n, im ? im->id : 0, 8);
-    put(g_out + n + 8, im ? im->total : 0, 8);
-    put(g_out + n + 16, offset, 8);
-    put(g_out + n + 24, len, 4);
+    put_le(g_out + n, im ? im->id : 0, 8);
+    put_le(g_out + n + 8, im ? im->total : 0, 8);
+    put_le(g_out + n + 16, offset, 8);
+    put_le(g_out + n + 24, len, 4);
     g_out[n + 28] = static_cast<uint8_t>(name.size());
     std::memcpy(g_out + n + 29, name.data(), name.size());
     n += 29 + name.size();

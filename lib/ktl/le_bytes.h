@@ -20,4 +20,17 @@ constexpr T get_le(const std::byte* p) {
     return static_cast<T>(v);
 }
 
+// The same over uint8_t buffers, `bytes` (at most 8) wide: the wire formats built in uint8_t.
+constexpr void put_le(uint8_t* p, uint64_t v, size_t bytes) {
+    for (size_t i = 0; i < bytes; ++i)
+        p[i] = uint8_t(v >> (8 * i));
+}
+
+constexpr uint64_t get_le(const uint8_t* p, size_t bytes) {
+    uint64_t v = 0;
+    for (size_t i = 0; i < bytes; ++i)
+        v |= uint64_t(p[i]) << (8 * i);
+    return v;
+}
+
 } // namespace ktl
