@@ -645,7 +645,7 @@ int64_t http_task_main(void* arg) {
         console_desk::open(g_caps.signal);
     }
 
-    constexpr uint64_t kYieldToToolsNs = 500'000;
+    constexpr uint64_t kYieldToToolsNs = 500'000, kOverdueNs = 200'000'000;
     static abi::StreamEvent events[64];
     uint64_t last_tick = clock::monotonic_ns();
     uint64_t log_next = klog::next_seq();
@@ -656,10 +656,11 @@ int64_t http_task_main(void* arg) {
         uint64_t timeout = busy ? 10'000'000 : streams ? kStreamPollNs : any_open() ? kTickNs : 0;
         if (!ready)
             sys::event_wait(g_caps.wake, timeout);
-        else if (busy)
+        else if (busy && g_exec->overdue(clock::monotonic_ns(), kOverdueNs))
             // Requests keep coming (a flood of refused callers): the bridge would never wait, and
             // the calls it admitted, whose tools run a priority below it, would starve past their
-            // wall-time limit. A short wait lets them run.
+            // wall-time limit. Once one has waited long, a short wait lets them run (not sooner:
+            // concurrent callers' calls end quickly, and each wait costs them throughput).
             sys::sleep(kYieldToToolsNs);
         refresh_own_address();
         console_turn(server);

@@ -51,6 +51,16 @@ bool Executor::in_flight() const {
     return false;
 }
 
+bool Executor::overdue(uint64_t now_ns, uint64_t ns) const {
+    for (size_t i = 0; i < m_slots; ++i) {
+        const Job& j = m_jobs[i];
+        if ((j.state == Job::State::Waiting || j.state == Job::State::Running) && j.call.start_ns != 0 &&
+            now_ns - j.call.start_ns > ns)
+            return true;
+    }
+    return false;
+}
+
 int Executor::log_floor() const {
     int floor = -1;
     for (const auto& j : std::span<const Job>(m_jobs, m_slots))

@@ -145,6 +145,9 @@ public:
     // forwards progress and sends the calls' requests to the client.
     void poll(mcp::Server& server, std::span<char> out, Send send, void* ctx);
     bool in_flight() const;
+    // A call admitted more than `ns` ago whose tool is still running (or not yet started): behind a
+    // bridge that never waits, its task (a priority below the bridge) may not be getting the CPU.
+    bool overdue(uint64_t now_ns, uint64_t ns) const;
     // The lowest log level a running call opted into (2026-07-28 per-request logging), -1: none.
     int log_floor() const;
 
