@@ -35,8 +35,10 @@ struct VectorStats {
     uint64_t distance_computations;
     uint32_t dim;
     uint32_t metric;
-    uint64_t writes; // upsert and delete requests served: a paged export checks it did not move
-    uint64_t serial; // which collection this is: every one created or loaded this boot gets its own
+    uint64_t writes;     // upsert and delete requests served: a paged export checks it did not move
+    uint64_t serial;     // which collection this is: every one created or loaded this boot gets its own
+    uint32_t replicated; // 1: one of the consensus group's replicated collections (reads may need vec_sync)
+    uint32_t reserved;
 };
 
 // Optional id filter of vec_search (a5): only these ids may be returned; ascending, unique.

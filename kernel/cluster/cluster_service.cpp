@@ -111,69 +111,28 @@ uint64_t peer_record_budget() {
     return share < 64 ? share : 64;
 }
 
+// One record of a peer's datagram in the MCP audit trail (kind peer, over UDP).
+void record_peer(uint32_t ip, mcp::AuditOutcome outcome, const char* code, const char* action, std::string_view target,
+                 const char* reason = "") {
+    char from[24];
+    netcfg::format_ipv4(ip, from, sizeof from);
+    char at[32];
+    clock::rfc3339_now(at, sizeof at);
+    mcp::AuditEvent a { "", at,     nullptr, "udp", mcp::AuditKind::Peer, from, outcome, code, 0, 0, 0,
+                        0,  action, target,  reason };
+    (void)audit::trail::record(a);
+}
+
 void audit_refusal(const cluster::Event& e) {
     if (g_peer_records >= peer_record_budget()) {
         ++g_refusals_unaudited;
         return;
     }
     ++g_peer_records;
-    char from[24];
-    netcfg::format_ipv4(e.addr.ip, from, sizeof from);
-    char at[32];
-    clock::rfc3339_now(at, sizeof at);
     char more[40] = "";
     if (e.unreported)
         snprintf(more, sizeof more, "%llu more unreported before it", static_cast<unsigned long long>(e.unreported));
-    mcp::AuditEvent a { "",
-                        at,
-                        nullptr,
-                        "udp",
-                        mcp::AuditKind::Peer,
-                        from,
-                        mcp::AuditOutcome::Deny,
-                        cluster::verdict_name(e.verdict),
-                        0,
-                        0,
-                        0,
-                        0,
-                        "receive",
-                        more };
-    (void)audit::trail::record(a);
-}
-
-// A follower's change proposed here (or refused: this node no longer leads), under the cluster's
-// authority: the record names the follower, what the change does and to which collection. Read
-// barriers (a linearizable read each) are not recorded.
-void audit_forwarded_change(uint32_t from_ip, std::span<const uint8_t> command, bool proposed) {
-    constexpr size_t kHeader = 24; // replication_desk.h's command header
-    if (command.size() < kHeader)
-        return;
-    const uint16_t type = static_cast<uint16_t>(command[16] | (command[17] << 8));
-    static const char* const kActions[] = { "", "create", "drop", "upsert", "delete" };
-    if (type < 1 || type > 4)
-        return;
-    const auto record = std::as_bytes(command.subspan(kHeader));
-    auto d = storage::decode_record(type, record);
-    char from[24];
-    netcfg::format_ipv4(from_ip, from, sizeof from);
-    char at[32];
-    clock::rfc3339_now(at, sizeof at);
-    mcp::AuditEvent a { "",
-                        at,
-                        nullptr,
-                        "udp",
-                        mcp::AuditKind::Peer,
-                        from,
-                        proposed ? mcp::AuditOutcome::Allow : mcp::AuditOutcome::Deny,
-                        proposed ? "" : "not_leader",
-                        0,
-                        0,
-                        0,
-                        0,
-                        kActions[type],
-                        d ? d->name : std::string_view("?"),
-                        "forwarded_change" };
-    (void)audit::trail::record(a);
+    record_peer(e.addr.ip, mcp::AuditOutcome::Deny, cluster::verdict_name(e.verdict), "receive", more);
 }
 
 void report(const cluster::Event& e) {
@@ -471,8 +430,20 @@ uint64_t generation() {
     return g_node ? g_node->generation() : 0;
 }
 
+// A follower's change proposed here (or refused: this node no longer leads), under the cluster's
+// authority: the record names the follower, what the change does and to which collection. Read
+// barriers (a linearizable read each) are not recorded.
 void audit_forwarded(uint32_t from_ip, std::span<const uint8_t> command, bool proposed) {
-    audit_forwarded_change(from_ip, command, proposed);
+    constexpr size_t kHeader = 24; // replication_desk.h's command header
+    if (command.size() < kHeader)
+        return;
+    const uint16_t type = static_cast<uint16_t>(command[16] | (command[17] << 8));
+    static const char* const kActions[] = { "", "create", "drop", "upsert", "delete" };
+    if (type < 1 || type > 4)
+        return;
+    auto d = storage::decode_record(type, std::as_bytes(command.subspan(kHeader)));
+    record_peer(from_ip, proposed ? mcp::AuditOutcome::Allow : mcp::AuditOutcome::Deny, proposed ? "" : "not_leader",
+                kActions[type], d ? d->name : std::string_view("?"), "forwarded_change");
 }
 
 bool running() {

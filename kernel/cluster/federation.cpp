@@ -2,6 +2,7 @@
 
 #include "consensus.h"
 #include "fed_desk.h"
+#include "peer_channel.h"
 #include <abi/sys.h>
 #include <abi/vector.h>
 
@@ -82,16 +83,7 @@ bool Federation::send(uint32_t ip, uint16_t port, std::span<const uint8_t> messa
     h.to = ip;
     h.epoch = m_epoch;
     h.seq = ++m_seq; // one count for every receiver: each sees its own messages in order
-    h.fragments = static_cast<uint16_t>(raftwire::fragment_count(message.size()));
-    h.total = static_cast<uint32_t>(message.size());
-    uint8_t datagram[raftwire::kMaxDatagram];
-    for (uint16_t f = 0; f < h.fragments; ++f) {
-        h.fragment = f;
-        const size_t n = raftwire::seal(h, message, m_key, datagram);
-        if (n == 0 || sys::udp_send(m_endpoint, ip, port, datagram, n) < 0)
-            return false;
-    }
-    return true;
+    return send_sealed(m_endpoint, ip, port, h, message, m_key);
 }
 
 void Federation::receive(uint32_t ip, uint16_t port, std::span<const uint8_t> datagram, uint64_t now_ns) {
@@ -124,7 +116,7 @@ uint8_t Federation::search_here(const char* name, size_t name_len, uint32_t k, u
     abi::VectorStats st {};
     uint8_t status = kUnfit;
     if (sys::vec_stats(static_cast<uint64_t>(slot), &st) >= 0 && st.dim == dim) {
-        replicated = sys::vec_sync(static_cast<uint64_t>(slot), 0) == 1;
+        replicated = st.replicated != 0;
         metric = static_cast<uint8_t>(st.metric);
         const int64_t n = sys::vec_search(static_cast<uint64_t>(slot), query, k, ef < k ? k : ef, g_hits, nullptr);
         if (n >= 0) {

@@ -6,6 +6,21 @@
 
 namespace clusterd {
 
+bool send_sealed(uint32_t slot, uint32_t ip, uint16_t port, raftwire::FrameHeader h, std::span<const uint8_t> message,
+                 raftwire::Key key) {
+    h.fragments = static_cast<uint16_t>(raftwire::fragment_count(message.size()));
+    h.total = static_cast<uint32_t>(message.size());
+    uint8_t datagram[raftwire::kMaxDatagram];
+    for (uint16_t f = 0; f < h.fragments; ++f) {
+        h.fragment = f;
+        const size_t n = raftwire::seal(h, message, key, datagram);
+        if (n == 0)
+            return false;
+        sys::udp_send(slot, ip, port, datagram, n);
+    }
+    return true;
+}
+
 bool PeerChannel::start(uint32_t slot, uint16_t port, std::span<const uint32_t> voters, uint64_t self,
                         raftwire::Key key, uint64_t epoch) {
     if (voters.size() > kMaxPeers + 1)
@@ -44,16 +59,8 @@ bool PeerChannel::send(uint64_t to, std::span<const uint8_t> message) {
     h.to = to;
     h.epoch = m_epoch;
     h.seq = ++p->seq;
-    h.fragments = static_cast<uint16_t>(raftwire::fragment_count(message.size()));
-    h.total = static_cast<uint32_t>(message.size());
-    uint8_t datagram[raftwire::kMaxDatagram];
-    for (uint16_t f = 0; f < h.fragments; ++f) {
-        h.fragment = f;
-        const size_t n = raftwire::seal(h, message, m_key, datagram);
-        if (n == 0)
-            return false;
-        sys::udp_send(m_slot, m_addresses[to - 1], m_port, datagram, n);
-    }
+    if (!send_sealed(m_slot, m_addresses[to - 1], m_port, h, message, m_key))
+        return false;
     ++m_counters.sent;
     return true;
 }

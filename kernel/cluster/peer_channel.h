@@ -13,6 +13,12 @@
 
 namespace clusterd {
 
+// One wire message as its sealed datagrams, sent through Datagram slot `slot` to ip:port: `h` names
+// the group, sender, receiver, epoch and sequence (the fragment fields are filled in here). False
+// when a fragment cannot be sealed; a datagram the endpoint refuses is lost like any (UDP).
+bool send_sealed(uint32_t slot, uint32_t ip, uint16_t port, raftwire::FrameHeader h, std::span<const uint8_t> message,
+                 raftwire::Key key);
+
 class PeerChannel {
 public:
     static constexpr size_t kMaxMessage = 20 * 1024;

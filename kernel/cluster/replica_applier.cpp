@@ -1,5 +1,7 @@
 #include "replica_applier.h"
 
+#include "store_retry.h"
+
 #include "../log.h"
 #include <abi/sys.h>
 #include <abi/vector.h>
@@ -183,22 +185,12 @@ int64_t ReplicaApplier::open(std::string_view name, uint32_t* dim) {
 
 // The record applied to this node's store as the storage task replays one (a command applied
 // again after a restart finds it there: a create that is there and a drop that is gone are done).
-// A committed change is never skipped for a passing refusal: while the store is still recovered
-// (NotReady) or busy (WouldBlock: a checkpoint, full staging, a drop behind running requests) it
-// is tried again every millisecond, the task waiting (its rounds, SWIM's included, with it).
+// A committed change is never skipped for a passing refusal (store_retry.h).
 int64_t ReplicaApplier::apply_record(uint16_t type, std::span<const std::byte> record) {
     auto d = storage::decode_record(type, record);
     if (!d || storage::is_raft_record(d->type) || d->type == storage::RecordType::Audit)
         return err(ktl::Error::Corrupt);
-    constexpr uint32_t kMaxTries = 120'000; // two minutes
-    int64_t r = 0;
-    for (uint32_t i = 0; i < kMaxTries; ++i) {
-        r = apply_once(*d);
-        if (r != err(ktl::Error::WouldBlock) && r != err(ktl::Error::NotReady))
-            break;
-        sys::sleep(1'000'000);
-    }
-    return r;
+    return patiently([&] { return apply_once(*d); });
 }
 
 int64_t ReplicaApplier::apply_once(const storage::DecodedRecord& rec) {

@@ -1,5 +1,7 @@
 #include "state_transfer.h"
 
+#include "store_retry.h"
+
 #include "../log.h"
 #include <abi/sys.h>
 #include <abi/vector.h>
@@ -44,21 +46,6 @@ size_t header(uint8_t type, uint8_t status, uint32_t seq, uint64_t index) {
     return kHeader;
 }
 int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
-bool passing(int64_t r) { return r == err(ktl::Error::WouldBlock) || r == err(ktl::Error::NotReady); }
-
-// A store call refused for a passing reason (recovering, a checkpoint, requests still running on
-// a collection) is made again every millisecond, two minutes at most (as the applier's are).
-template <typename Call>
-int64_t patiently(Call&& call) {
-    int64_t r = 0;
-    for (uint32_t i = 0; i < 120'000; ++i) {
-        r = call();
-        if (!passing(r))
-            break;
-        sys::sleep(1'000'000);
-    }
-    return r;
-}
 
 } // namespace
 
@@ -320,7 +307,7 @@ StateTransfer::Step StateTransfer::on_page(uint8_t status, std::span<const uint8
     chunk.len = len;
     chunk.action = 0;
     int64_t r = sys::store_stage(m_store, w.name, w.name_len, &chunk);
-    if (passing(r))
+    if (passing_refusal(r))
         return Step::Wait; // (the same page, asked again)
     if (r >= 0) {
         m_offset += len;
@@ -333,7 +320,7 @@ StateTransfer::Step StateTransfer::on_page(uint8_t status, std::span<const uint8
         chunk.capacity = w.capacity;
         chunk.flags = abi::kCreateReplicated;
         r = sys::store_stage(m_store, w.name, w.name_len, &chunk);
-        if (passing(r)) { // (a refused commit gives the staged pages back: from the first page again)
+        if (passing_refusal(r)) { // (a refused commit gives the staged pages back: from the first page again)
             m_image = m_offset = m_total = 0;
             return Step::Wait;
         }
@@ -423,7 +410,8 @@ StateTransfer::Image* StateTransfer::image_for(uint64_t requester, std::span<con
         return nullptr;
     }
     Image im {};
-    const bool replicated = sys::vec_sync(static_cast<uint64_t>(col), 0) == 1;
+    abi::VectorStats st {};
+    const bool replicated = sys::vec_stats(static_cast<uint64_t>(col), &st) >= 0 && st.replicated != 0;
     const int64_t size = replicated ? sys::vec_export(static_cast<uint64_t>(col), nullptr, 0, 0) : 0;
     status = !replicated ? kGone : kBusy;
     bool whole = size > 0 && uint64_t(size) <= kMaxImage;

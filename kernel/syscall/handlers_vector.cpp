@@ -197,11 +197,11 @@ int64_t vec_delete(const kcap::Resolved& o, Cap, uint64_t id_or_ids, uint64_t co
 
 // A linearizable read of a replicated collection: a no-op command through the group's log,
 // answered once this node applied it (so every change committed before the call is applied here).
-int64_t vec_sync(const kcap::Resolved& o, Cap, uint64_t wait) {
+int64_t vec_sync(const kcap::Resolved& o, Cap) {
     const vector::Collection& c = collection(o);
     if (!c.replicated)
         return 0;
-    if (wait == 0 || replication::is_applier(sched::current()) || vector::durability::replaying())
+    if (replication::is_applier(sched::current()) || vector::durability::replaying())
         return 1;
     const std::string_view name(c.name, c.name_length);
     // (The applier answers the barrier 1 once it applied it.)

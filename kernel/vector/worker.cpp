@@ -144,6 +144,8 @@ int64_t execute(const Job& job) {
         out->distance_computations = s.distance_computations;
         out->dim = dim;
         out->metric = static_cast<uint32_t>(c.index.params().metric);
+        out->replicated = c.replicated ? 1 : 0;
+        out->reserved = 0;
         return 0;
     }
     }

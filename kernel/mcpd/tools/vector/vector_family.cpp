@@ -55,9 +55,14 @@ mcp::ToolError error_of(int64_t rc) {
     }
 }
 
-bool read_consistency(const json::Value& args, uint32_t cap, Consistency& out, mcp::ToolError& err) {
+bool read_consistency(const json::Value& args, uint32_t cap, const abi::VectorStats& stats, Consistency& out,
+                      mcp::ToolError& err) {
+    if (!stats.replicated) {
+        out = Consistency::Single;
+        return true;
+    }
     const bool local = args.find("consistency").plain_string().value_or("") == "local";
-    const int64_t rc = sys::vec_sync(cap, local ? 0 : 1);
+    const int64_t rc = local ? 1 : sys::vec_sync(cap);
     if (rc == -static_cast<int64_t>(ktl::Error::NotLeader) || rc == -static_cast<int64_t>(ktl::Error::TimedOut)) {
         err = { mcp::ErrorCode::Unavailable,
                 "the consensus group could not confirm a linearizable read now (no leader, or it did not answer "
@@ -118,12 +123,19 @@ bool read_ids(const json::Value& array, uint64_t* out, size_t max, size_t& n) {
     return true;
 }
 
-ktl::Result<uint32_t> dimension_of(uint32_t cap) {
+ktl::Result<abi::VectorStats> stats_of(uint32_t cap) {
     abi::VectorStats st {};
     int64_t rc = sys::vec_stats(cap, &st);
     if (rc < 0)
         return static_cast<ktl::Error>(-rc);
-    return st.dim;
+    return st;
+}
+
+ktl::Result<uint32_t> dimension_of(uint32_t cap) {
+    auto st = stats_of(cap);
+    if (!st)
+        return st.error();
+    return st->dim;
 }
 
 } // namespace mcpd::vec

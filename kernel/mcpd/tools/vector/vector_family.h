@@ -31,11 +31,13 @@ mcp::ToolError error_of(int64_t rc);
 
 const char* metric_name(uint32_t metric);
 
-// A read's consistency (docs/replication.md): a replicated collection is read linearizably (after a
-// read barrier through the consensus group) unless the arguments ask "local"; other collections
-// have one copy. False, with `err` set, when the barrier is refused (no leader, timed out).
+// A read's consistency (docs/replication.md): a replicated collection (`stats.replicated`) is read
+// linearizably (after a read barrier through the consensus group) unless the arguments ask "local";
+// other collections have one copy (no system call). False, with `err` set, when the barrier is
+// refused (no leader, timed out).
 enum class Consistency : uint8_t { Single, Linearizable, Local };
-bool read_consistency(const json::Value& args, uint32_t cap, Consistency& out, mcp::ToolError& err);
+bool read_consistency(const json::Value& args, uint32_t cap, const abi::VectorStats& stats, Consistency& out,
+                      mcp::ToolError& err);
 // `consistency` in a result, for a replicated collection only.
 void write_consistency(json::Writer& w, Consistency c);
 
@@ -64,6 +66,8 @@ bool read_ids(const json::Value& array, uint64_t* out, size_t max, size_t& n);
 
 // The collection's dimension and metric (vec_stats through the granted capability).
 ktl::Result<uint32_t> dimension_of(uint32_t cap);
+// The collection's statistics (its dimension, and whether it is replicated): one vec_stats.
+ktl::Result<abi::VectorStats> stats_of(uint32_t cap);
 
 // A create or drop the store answers WouldBlock for a moment (a checkpoint holding writes back,
 // the last requests on a collection draining): tried again for up to eight seconds (a checkpoint

@@ -26,13 +26,14 @@ constexpr const char* kGetOut =
     R"("required":["vectors","missing"]})";
 
 bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
-    auto dim = dimension_of(ctx.cap);
-    if (!dim) {
-        err = error_of(-static_cast<int64_t>(dim.error()));
+    auto stats = stats_of(ctx.cap);
+    if (!stats) {
+        err = error_of(-static_cast<int64_t>(stats.error()));
         return false;
     }
+    const uint32_t dim = stats->dim;
     Consistency consistency = Consistency::Single;
-    if (!read_consistency(args, ctx.cap, consistency, err))
+    if (!read_consistency(args, ctx.cap, *stats, consistency, err))
         return false;
     constexpr size_t kMaxIds = 16;
     uint64_t ids[kMaxIds];
@@ -41,7 +42,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         err = { mcp::ErrorCode::ValidationFailed, "ids: 1..16 integer ids", "invalid_ids" };
         return false;
     }
-    Scratch mem(*dim * sizeof(float));
+    Scratch mem(dim * sizeof(float));
     if (!mem.ok()) {
         err = { mcp::ErrorCode::InternalError, "no memory for the vector" };
         return false;
@@ -62,7 +63,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         char node_id[mcp::kProvenanceIdText];
         mcp::format_provenance_id(node, node_id);
         w.begin_object().key("id").number(ids[i]).key("provenance_node_id").string(node_id).key("vector").begin_array();
-        for (uint32_t d = 0; d < *dim; ++d)
+        for (uint32_t d = 0; d < dim; ++d)
             w.number(static_cast<double>(v[d]));
         w.end_array().end_object();
     }

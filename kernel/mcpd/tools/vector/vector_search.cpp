@@ -131,13 +131,14 @@ bool run_federated(const json::Value& args, json::Writer& w, mcp::ToolError& err
 bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     if (args.find("scope").plain_string().value_or("") == "cluster")
         return run_federated(args, w, err, ctx);
-    auto dim = dimension_of(ctx.cap);
-    if (!dim) {
-        err = error_of(-static_cast<int64_t>(dim.error()));
+    auto stats = stats_of(ctx.cap);
+    if (!stats) {
+        err = error_of(-static_cast<int64_t>(stats.error()));
         return false;
     }
+    const uint32_t dim = stats->dim;
     Consistency consistency = Consistency::Single;
-    if (!read_consistency(args, ctx.cap, consistency, err))
+    if (!read_consistency(args, ctx.cap, *stats, consistency, err))
         return false;
     auto k = static_cast<uint32_t>(args.find("k").as_uint64().value_or(kDefaultK));
     auto ef = static_cast<uint32_t>(args.find("ef").as_uint64().value_or(kDefaultEf));
@@ -145,8 +146,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         err = { mcp::ErrorCode::ValidationFailed, "k must be 1..100", "k_out_of_range" };
         return false;
     }
-    const size_t floats = *dim * sizeof(float), hits = kMaxK * sizeof(hnsw::Hit),
-                 filter = kMaxFilter * sizeof(uint64_t);
+    const size_t floats = dim * sizeof(float), hits = kMaxK * sizeof(hnsw::Hit), filter = kMaxFilter * sizeof(uint64_t);
     Scratch mem(floats + hits + filter);
     if (!mem.ok()) {
         err = { mcp::ErrorCode::InternalError, "no memory for the query" };
@@ -155,7 +155,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     auto* query = mem.as<float>();
     auto* out = mem.as<hnsw::Hit>(floats);
     auto* ids = mem.as<uint64_t>(floats + hits);
-    if (!read_row(args.find("vector"), query, *dim)) {
+    if (!read_row(args.find("vector"), query, dim)) {
         err = { mcp::ErrorCode::ValidationFailed, "the query must have exactly the collection's dimension",
                 "dimension_mismatch" };
         return false;
