@@ -20,7 +20,7 @@ Steps (one key each; "nodes" is a list of node numbers or "all", rogue nodes nev
                                                   node: a number, or "leader", "follower", "voters",
                                                   "voters_left", "restarted" (with "raft"); "expect_error":
                                                   REASON (the call must fail so); "within_s": tried again
-                                                  until it holds; expect keys may be dotted (a.b.c);
+                                                  until it holds; expect keys may be dotted (a.b.c, a.0.c);
                                                   "expect_at_least": {KEY: N}; "repeat": N makes the call N
                                                   times, an argument "$i" being the repetition (0..N-1)
   {"audited": {"node": "leader", "record": {"kind": "peer", "reason": "forwarded_change"}}}
@@ -57,9 +57,13 @@ class StepFailed(Exception):
 
 
 def lookup(result, key):
-    """result[key], where a dotted key names a member of a member (consensus.replication.applied)."""
+    """result[key], where a dotted key names a member of a member (consensus.replication.applied), and
+    a number an item of a list (consensus.replicas.0.lag)."""
     for part in key.split("."):
-        result = result.get(part) if isinstance(result, dict) else None
+        if isinstance(result, list) and part.isdigit():
+            result = result[int(part)] if int(part) < len(result) else None
+        else:
+            result = result.get(part) if isinstance(result, dict) else None
     return result
 
 
