@@ -5,6 +5,21 @@
 
 namespace cluster_abi {
 
+constexpr uint32_t kRaftMaxServers = 8;
+struct RaftServer {
+    uint64_t id, match;
+    uint32_t ip;
+    uint8_t role;
+    uint8_t reserved[3];
+};
+// A voter replacement's steps: the newcomer added (a spare), made a standby (replicated to),
+// promoted to voter once caught up, the dead voter removed.
+enum class ReplaceStep : uint8_t { None, Adding, Standby, Promoting, Removing, Done, Failed };
+// Why one failed: this node stopped leading; the engine refused a step (its code says why); the
+// newcomer did not catch up with the log in time; the state changed under it (the dead voter no
+// longer in the configuration, the newcomer a voter already).
+enum class ReplaceFailure : uint8_t { None, LeadershipLost, Refused, CatchUpTimedOut, Changed };
+
 struct ClusterInfo {
     char self[32];    // this node's name
     char cluster[32]; // the cluster's name
@@ -55,8 +70,22 @@ struct ClusterInfo {
     // Federated searches (kernel/cluster/federation.h): asked here, ended partial, served for
     // other nodes, and datagrams refused (failed authentication or checks).
     uint64_t fed_searches, fed_partial, fed_served, fed_refused;
-    // At the group's leader: each voter's (raft id i + 1) highest log index known replicated.
-    uint64_t raft_match[5];
+    // The group's configuration as this member knows it (docs/replication.md): each server's raft
+    // id, address, role (upstream's: 0 standby, 1 voter, 2 spare) and, at the leader, the highest
+    // log index known replicated there. raft_member: 1 when this node is in it.
+    RaftServer raft_servers[kRaftMaxServers];
+    uint32_t raft_server_count;
+    uint8_t raft_member;
+    // The last voter replacement this node ran as the leader (cluster_replace, or automatic):
+    // its step (ReplaceStep), why it failed (ReplaceFailure) with the engine's code, the voter
+    // replaced and its replacement, how long it ran (or has run so far), how many completed here.
+    uint8_t replace_step;
+    uint8_t replace_automatic; // 1: started by raft_replace_after_s=
+    uint8_t replace_failure;
+    uint8_t replace_reserved;
+    uint32_t replace_dead_ip, replace_with_ip;
+    int32_t replace_code;
+    uint64_t replace_ms, replace_done;
 };
 
 struct MemberInfo {

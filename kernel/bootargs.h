@@ -55,6 +55,10 @@ struct Config {
     // `raft_snapshot_every=N` (4..96, default 96): the group snapshots every N applied changes and
     // keeps 2N behind (a voter further behind catches up from a snapshot: tests make that quick).
     uint32_t raft_snapshot_every = 96;
+    // `raft_replace_after_s=N` (0 = never, the default; else 10..86400): the group's leader replaces
+    // a voter the membership protocol has held dead this long by the lowest-addressed live member
+    // outside the group (cluster_replace does it by hand).
+    uint32_t raft_replace_after_s = 0;
     uint16_t cluster_port = 7946;   // `cluster_port=N`: the membership protocol's UDP port
     uint32_t cluster_period_ms = 0; // `cluster_period_ms=N` (100..10000): protocol period (default 1000)
     uint32_t cluster_suspicion_mult =

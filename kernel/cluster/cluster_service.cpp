@@ -451,6 +451,43 @@ bool running() {
     return g_node != nullptr;
 }
 
+bool member_state(uint32_t ip, uint8_t& state, uint64_t& for_ns) {
+    arch::IrqGuard guard;
+    if (!g_node)
+        return false;
+    const uint64_t now = clock::monotonic_ns();
+    for (size_t i = 0; i < g_node->member_count(); ++i) {
+        const cluster::Member& m = g_node->member(i);
+        if (m.addr.ip != ip)
+            continue;
+        state = static_cast<uint8_t>(m.state);
+        for_ns = now > m.state_since_ns ? now - m.state_since_ns : 0;
+        return true;
+    }
+    return false;
+}
+
+uint32_t lowest_live_member(bool (*skip)(uint32_t ip)) {
+    uint32_t best = 0;
+    arch::IrqGuard guard;
+    if (!g_node)
+        return 0;
+    for (size_t i = 1; i < g_node->member_count(); ++i) {
+        const cluster::Member& m = g_node->member(i);
+        if (m.state == cluster::State::Alive && (best == 0 || m.addr.ip < best) && !skip(m.addr.ip))
+            best = m.addr.ip;
+    }
+    return best;
+}
+
+int64_t replace(uint32_t dead, uint32_t with) {
+    uint8_t state = 0;
+    uint64_t for_ns = 0;
+    if (!member_state(with, state, for_ns) || state != static_cast<uint8_t>(cluster::State::Alive))
+        return -static_cast<int64_t>(ktl::Error::NotFound);
+    return consensus::request_replace(dead, with);
+}
+
 void poke() {
     net::Datagram* endpoint = nullptr;
     {

@@ -37,5 +37,16 @@ void poke();
 // The cluster task's side of a follower's forwarded change (replica_applier.h): an audit record on
 // this node (the follower's bridge audited the call itself), proposed or refused.
 void audit_forwarded(uint32_t from_ip, std::span<const uint8_t> command, bool proposed);
+// What the membership protocol says of the member at `ip` (cluster::State: 0 alive, 1 suspect,
+// 2 dead) and for how long; false if it knows no member there.
+bool member_state(uint32_t ip, uint8_t& state, uint64_t& for_ns);
+// cluster_replace: asks the group's leader here to replace voter `dead` by the member at `with`
+// (IPv4 addresses): 0 accepted (its progress in cluster_info's replace_* fields), or -ktl::Error
+// (NotLeader, Exists: one runs, NotFound: `with` is no live member, InvalidArgs: `dead` is not a
+// voter or `with` is one already, NotReady: no consensus group here).
+int64_t replace(uint32_t dead, uint32_t with);
+// The lowest address of a member the protocol holds alive (not this node) that `skip` refuses
+// not; 0: none.
+uint32_t lowest_live_member(bool (*skip)(uint32_t ip));
 
 } // namespace clusterd

@@ -9,6 +9,7 @@
 #include "../raft/raft_heap.h"
 #include "../raft/raft_member.h"
 #include "replica_applier.h"
+#include "voter_replacement.h"
 #include <abi/sys.h>
 
 #include <netcfg/ipv4_config.h>
@@ -28,9 +29,14 @@ constexpr size_t kEngineHeap = 8u << 20; // what the engine may hold for this no
 static_assert((kSnapshotThreshold + kSnapshotTrailing + kraft::kMaxProposals) * (kraft::kMaxCommand + 64) <=
               kEngineHeap);
 
+// raft_voters=: the group's first voters, raft ids 1..n in the list's order. Any other node's raft
+// id is its IPv4 address (always above kMaxVoters), so every node knows where any id is.
 uint32_t g_voters[kraft::kMaxVoters] = {};
 uint32_t g_voter_count = 0;
-uint32_t g_slot = ~0u; // the group's Datagram capability
+uint64_t g_self_id = 0;
+uint64_t g_origin = 0;
+bool g_serving_as_voter = false; // what the store was last told (repl_serve)
+uint32_t g_slot = ~0u;           // the group's Datagram capability
 uint16_t g_port = 0;
 cluster::Key g_key {};
 alignas(kraft::Member) unsigned char g_member_storage[sizeof(kraft::Member)];
@@ -47,10 +53,23 @@ bool g_busy = false; // work was seen within kBusyWindowNs
 uint64_t g_busy_until = 0;
 constexpr uint64_t kBusyWindowNs = 100'000'000;
 
+uint32_t ip_of(uint64_t id) {
+    if (id >= 1 && id <= g_voter_count)
+        return g_voters[id - 1];
+    return id > kraft::kMaxVoters && id <= 0xffffffffull ? static_cast<uint32_t>(id) : 0;
+}
+
+uint64_t id_of(uint32_t ip) {
+    for (uint32_t i = 0; i < g_voter_count; ++i)
+        if (g_voters[i] == ip)
+            return i + 1;
+    return ip;
+}
+
 struct UdpLink final : kraft::Link {
     void send(uint64_t to, std::span<const uint8_t> d) override {
-        if (to >= 1 && to <= g_voter_count)
-            sys::udp_send(g_slot, g_voters[to - 1], g_port, d.data(), d.size());
+        if (const uint32_t ip = ip_of(to))
+            sys::udp_send(g_slot, ip, g_port, d.data(), d.size());
     }
 };
 UdpLink g_link;
@@ -94,6 +113,66 @@ struct LogDisk final : kraft::Disk {
 };
 LogDisk g_disk;
 
+VoterReplacement g_replace;
+VoterReplacement::Status g_replace_status {}; // the last round's (IRQs masked)
+struct ReplaceRequest {
+    uint32_t dead_ip, with_ip;
+    bool pending;
+};
+ReplaceRequest g_request {}; // left by a tool's system call, taken by the next round (IRQs masked)
+uint64_t g_next_automatic_ns = 0;
+uint64_t g_round_ns = 0;                                  // when the last round ended (IRQs masked)
+constexpr uint64_t kAutomaticRetryNs = 30'000'000'000ull; // after an automatic attempt failed
+
+const kraft::MemberStatus::Server* server(const kraft::MemberStatus& s, uint64_t id) {
+    for (uint8_t i = 0; i < s.server_count; ++i)
+        if (s.servers[i].id == id)
+            return &s.servers[i];
+    return nullptr;
+}
+
+bool in_configuration(uint32_t ip) { return server(g_status, id_of(ip)) != nullptr; }
+
+// What the configuration says this round: the voters a catch-up fetches from, and whether the
+// store takes replicated changes here (a voter's applier) or refuses them as if no group ran.
+void follow_configuration(const kraft::MemberStatus& s) {
+    uint64_t voters[kraft::kMaxServers];
+    uint32_t n = 0;
+    bool voter = false;
+    for (uint8_t i = 0; i < s.server_count; ++i)
+        if (s.servers[i].role == RAFT_VOTER) {
+            voters[n++] = s.servers[i].id;
+            voter = voter || s.servers[i].id == g_self_id;
+        }
+    g_transfer.set_sources({ voters, n });
+    if (voter != g_serving_as_voter && sys::repl_serve(g_raft_log, voter ? g_voter_count : 0, g_origin) == 0) {
+        g_serving_as_voter = voter;
+        KLOG_INFO("cluster: this node is %s of the consensus group", voter ? "a voter" : "no longer a voter");
+    }
+}
+
+// raft_replace_after_s=: at the leader, a voter the membership protocol has held dead that long is
+// replaced by the lowest-addressed live member outside the configuration.
+void replace_automatically(const kraft::MemberStatus& s, uint64_t now) {
+    const uint32_t after_s = bootargs::get().raft_replace_after_s;
+    if (after_s == 0 || !s.is_leader || g_replace.active() || now < g_next_automatic_ns)
+        return;
+    for (uint8_t i = 0; i < s.server_count; ++i) {
+        const uint32_t ip = ip_of(s.servers[i].id);
+        uint8_t state = 0;
+        uint64_t for_ns = 0;
+        if (s.servers[i].role != RAFT_VOTER || s.servers[i].id == g_self_id || !member_state(ip, state, for_ns) ||
+            state != 2 || for_ns < uint64_t(after_s) * 1'000'000'000ull)
+            continue;
+        const uint32_t with = lowest_live_member(in_configuration);
+        if (with == 0)
+            return; // (nobody to take its place: asked again next round)
+        g_replace.start(s.servers[i].id, id_of(with), ip, with, true, now);
+        g_next_automatic_ns = now + kAutomaticRetryNs;
+        return;
+    }
+}
+
 // `raft_voters=A.B.C.D,...`: 3 or 5 addresses, none twice. 0 when absent or malformed (logged).
 uint32_t parse_voters(std::string_view list) {
     uint32_t n = 0;
@@ -124,14 +203,12 @@ bool start(uint32_t netstack, uint32_t raft_log, uint32_t store, uint32_t factor
         KLOG_ERROR("cluster: raft_voters= takes 3 or 5 distinct IPv4 addresses: the consensus group is off");
         return false;
     }
-    uint64_t id = 0;
-    for (uint32_t i = 0; i < g_voter_count; ++i)
-        if (g_voters[i] == self_ip)
-            id = i + 1;
-    if (id == 0) {
-        KLOG_INFO("cluster: not among raft_voters: no member of the consensus group here");
+    // A node the list does not name runs a member too: it bootstraps nothing and stays passive
+    // until a leader adds it in a voter's place (cluster_replace); a node that was a member takes
+    // its state up from its disk, in or out of the list.
+    const uint64_t id = id_of(self_ip);
+    if (id == self_ip && self_ip <= kraft::kMaxVoters)
         return false;
-    }
     g_port = static_cast<uint16_t>(membership_port + 1);
     const int64_t slot = sys::udp_open(netstack, g_port);
     if (slot < 0) {
@@ -148,13 +225,14 @@ bool start(uint32_t netstack, uint32_t raft_log, uint32_t store, uint32_t factor
     uint64_t voters[kraft::kMaxVoters];
     for (uint32_t i = 0; i < g_voter_count; ++i)
         voters[i] = i + 1;
+    const uint32_t bootstrap = id <= g_voter_count ? g_voter_count : 0;
     auto* member = new (g_member_storage) kraft::Member;
     member->set_state_machine(&g_applier);
     // (raft_snapshot_every= lowers both: bootargs bounds it by kSnapshotThreshold.)
     const unsigned every = bootargs::get().raft_snapshot_every;
     (void)member->set_snapshot_policy(every <= kSnapshotThreshold ? every : kSnapshotThreshold,
                                       every <= kSnapshotThreshold ? 2 * every : kSnapshotTrailing);
-    if (!member->start(kGroup, id, { voters, g_voter_count }, g_link, g_disk, { g_key.data(), g_key.size() }, epoch)) {
+    if (!member->start(kGroup, id, { voters, bootstrap }, g_link, g_disk, { g_key.data(), g_key.size() }, epoch)) {
         member->~Member();
         KLOG_ERROR("cluster: the consensus group's member did not start");
         return false;
@@ -165,21 +243,27 @@ bool start(uint32_t netstack, uint32_t raft_log, uint32_t store, uint32_t factor
     }
     // The origin names this node's changes in the group's log, in this boot only (a ticket of an
     // earlier boot, applied again after a restart, must not answer a caller of this one).
-    const uint64_t origin = (uint64_t(self_ip) << 32) | (epoch & 0xffffffffu);
+    g_origin = (uint64_t(self_ip) << 32) | (epoch & 0xffffffffu);
+    g_self_id = id;
     const raftwire::Key wire_key { g_key.data(), g_key.size() };
-    g_transfer.start(store, factory, g_transfer_channel, g_voter_count, id);
-    if (store == ~0u || factory == ~0u || !g_applier.start(store, raft_log, g_voter_count, origin, g_transfer) ||
-        !g_forwarder.start(g_slot, g_port, { g_voters, g_voter_count }, id, wire_key, epoch) ||
-        !g_transfer_channel.start(g_slot, g_port, { g_voters, g_voter_count }, id, wire_key, epoch))
+    g_transfer.start(store, factory, g_transfer_channel, id);
+    // The store takes replicated changes here only while this node is a voter (serve_as_voter).
+    if (store == ~0u || factory == ~0u || !g_applier.start(store, raft_log, 0, g_origin, g_transfer) ||
+        !g_forwarder.start(g_slot, g_port, ip_of, id, wire_key, epoch) ||
+        !g_transfer_channel.start(g_slot, g_port, ip_of, id, wire_key, epoch))
         KLOG_ERROR("cluster: replicated collections are off here (no store, or the applier did not register)");
     if (member->recovered_term())
         KLOG_INFO("cluster: consensus group member %llu of %u on UDP %u, its state recovered (term %llu, %llu entries)",
                   static_cast<unsigned long long>(id), g_voter_count, g_port,
                   static_cast<unsigned long long>(member->recovered_term()),
                   static_cast<unsigned long long>(member->recovered_entries()));
-    else
+    else if (bootstrap)
         KLOG_INFO("cluster: consensus group member %llu of %u on UDP %u", static_cast<unsigned long long>(id),
                   g_voter_count, g_port);
+    else
+        KLOG_INFO("cluster: not among raft_voters: a spare of the consensus group on UDP %u (a voter's replacement "
+                  "when the leader adds it)",
+                  g_port);
     return true;
 }
 
@@ -188,8 +272,10 @@ bool running() { return g_member != nullptr; }
 uint64_t next_round_ns() { return g_busy ? kBusyRoundNs : kRoundNs; }
 
 bool is_voter(uint32_t ip) {
-    for (uint32_t i = 0; i < g_voter_count; ++i)
-        if (g_voters[i] == ip)
+    const uint64_t id = id_of(ip);
+    arch::IrqGuard guard; // (g_status: the cluster task's last round)
+    for (uint8_t i = 0; i < g_status.server_count; ++i)
+        if (g_status.servers[i].id == id && g_status.servers[i].role == RAFT_VOTER)
             return true;
     return false;
 }
@@ -213,7 +299,7 @@ void round() {
         if (group == g_forwarder.group()) {
             if (g_forwarder.receive(datagram, message, sender)) {
                 const bool proposed = g_applier.forwarded(*g_member, message);
-                audit_forwarded(sender >= 1 && sender <= g_voter_count ? g_voters[sender - 1] : 0, message, proposed);
+                audit_forwarded(ip_of(sender), message, proposed);
             }
         } else if (group == g_transfer_channel.group()) {
             if (g_transfer_channel.receive(datagram, message, sender))
@@ -226,7 +312,20 @@ void round() {
     const uint64_t now = sys::clock();
     g_transfer.pump(now);
     g_applier.pump(*g_member, g_forwarder, now);
-    const kraft::MemberStatus s = g_member->status();
+    kraft::MemberStatus s = g_member->status();
+    follow_configuration(s);
+    ReplaceRequest request;
+    {
+        arch::IrqGuard guard;
+        request = g_request;
+        g_request.pending = false;
+    }
+    if (request.pending)
+        (void)g_replace.start(id_of(request.dead_ip), id_of(request.with_ip), request.dead_ip, request.with_ip, false,
+                              now);
+    replace_automatically(s, now);
+    g_replace.step(*g_member, s, now);
+    s = g_member->status();
     // Work (the log, the commit or the applied count moved, or changes wait for an answer) keeps the
     // rounds short for a while after it: the messages of one commit's round trips follow each
     // other. Heartbeats alone are not work: an idle group keeps the slow rounds.
@@ -242,6 +341,26 @@ void round() {
     g_replication = c;
     g_transfers = t;
     g_transfer_active = g_transfer.active() || s.installing;
+    g_replace_status = g_replace.status();
+    g_round_ns = now_ns;
+}
+
+int64_t request_replace(uint32_t dead_ip, uint32_t with_ip) {
+    arch::IrqGuard guard;
+    if (!g_member)
+        return -static_cast<int64_t>(ktl::Error::NotReady);
+    if (!g_status.is_leader)
+        return -static_cast<int64_t>(ktl::Error::NotLeader);
+    const auto step = g_replace_status.step;
+    if (g_request.pending || step == cluster_abi::ReplaceStep::Adding || step == cluster_abi::ReplaceStep::Standby ||
+        step == cluster_abi::ReplaceStep::Promoting || step == cluster_abi::ReplaceStep::Removing)
+        return -static_cast<int64_t>(ktl::Error::Exists);
+    const auto* dead = server(g_status, id_of(dead_ip));
+    const auto* with = server(g_status, id_of(with_ip));
+    if (!dead || dead->role != RAFT_VOTER || dead->id == g_self_id || (with && with->role == RAFT_VOTER))
+        return -static_cast<int64_t>(ktl::Error::InvalidArgs);
+    g_request = ReplaceRequest { dead_ip, with_ip, true };
+    return 0;
 }
 
 void fill(cluster_abi::ClusterInfo& out) {
@@ -249,10 +368,10 @@ void fill(cluster_abi::ClusterInfo& out) {
         return;
     const kraft::MemberStatus& s = g_status;
     out.raft_id = static_cast<uint32_t>(s.id);
-    out.raft_voters = g_voter_count;
+    out.raft_voters = g_voter_count; // (the group's size: a replacement keeps it)
     out.raft_term = s.term;
     out.raft_leader = s.leader;
-    out.raft_leader_ip = s.leader >= 1 && s.leader <= g_voter_count ? g_voters[s.leader - 1] : 0;
+    out.raft_leader_ip = ip_of(s.leader);
     out.raft_commit = s.commit;
     out.raft_role = s.role;
     out.raft_sent = s.sent;
@@ -278,8 +397,15 @@ void fill(cluster_abi::ClusterInfo& out) {
     out.repl_forwarded_out = c.forwarded_out;
     out.repl_forwarded_in = c.forwarded_in;
     out.repl_barriers = c.barriers;
-    for (uint32_t i = 0; i < g_voter_count && i < 5; ++i)
-        out.raft_match[i] = s.match[i];
+    out.raft_server_count = s.server_count;
+    out.raft_member = s.member ? 1 : 0;
+    for (uint8_t i = 0; i < s.server_count && i < cluster_abi::kRaftMaxServers; ++i) {
+        out.raft_servers[i].id = s.servers[i].id;
+        out.raft_servers[i].match = s.servers[i].match;
+        out.raft_servers[i].ip = ip_of(s.servers[i].id);
+        out.raft_servers[i].role = s.servers[i].role;
+    }
+    g_replace_status.fill(out, g_round_ns);
     const StateTransfer::Counters& t = g_transfers;
     out.xfer_done = t.transfers;
     out.xfer_collections = t.collections;

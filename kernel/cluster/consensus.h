@@ -33,6 +33,11 @@ void round();
 // changed its log, commit or applied count, or changes wait for an answer: the next message is
 // likely on its way), kRoundNs when it is quiet (heartbeats only).
 uint64_t next_round_ns();
+// cluster_replace at this node (a system call: IRQs masked): voter `dead_ip` to be replaced by
+// the member at `with_ip` (alive: the caller checked), the next round starts it. 0, or
+// -ktl::Error: NotReady (no member here), NotLeader, Exists (one runs), InvalidArgs (`dead_ip` is
+// no voter, or this node; `with_ip` is a voter).
+int64_t request_replace(uint32_t dead_ip, uint32_t with_ip);
 // The group's part of cluster_info (IRQs masked).
 void fill(cluster_abi::ClusterInfo& out);
 

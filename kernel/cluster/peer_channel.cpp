@@ -21,24 +21,18 @@ bool send_sealed(uint32_t slot, uint32_t ip, uint16_t port, raftwire::FrameHeade
     return true;
 }
 
-bool PeerChannel::start(uint32_t slot, uint16_t port, std::span<const uint32_t> voters, uint64_t self,
-                        raftwire::Key key, uint64_t epoch) {
-    if (voters.size() > kMaxPeers + 1)
+bool PeerChannel::start(uint32_t slot, uint16_t port, Resolver resolve, uint64_t self, raftwire::Key key,
+                        uint64_t epoch) {
+    if (!resolve)
         return false;
     m_slot = slot;
     m_port = port;
+    m_resolve = resolve;
     m_self = self;
     m_key = key;
     m_epoch = epoch;
     m_peer_count = 0;
-    for (size_t i = 0; i < voters.size(); ++i) {
-        m_addresses[i] = voters[i];
-        const uint64_t id = i + 1;
-        if (id == self)
-            continue;
-        auto* in = new (m_reassemblers[m_peer_count]) raftwire::Reassembler({ m_storage[m_peer_count], kMaxMessage });
-        m_peers[m_peer_count++] = Peer { id, in, 0 };
-    }
+    m_seq = m_clock = 0;
     return true;
 }
 
@@ -46,20 +40,34 @@ PeerChannel::Peer* PeerChannel::peer(uint64_t id) {
     for (size_t i = 0; i < m_peer_count; ++i)
         if (m_peers[i].id == id)
             return &m_peers[i];
-    return nullptr;
+    if (id == 0 || id == m_self)
+        return nullptr;
+    size_t at = m_peer_count;
+    if (at == kMaxPeers) {
+        at = 0;
+        for (size_t i = 1; i < m_peer_count; ++i)
+            if (m_peers[i].heard < m_peers[at].heard)
+                at = i;
+        m_peers[at].in->~Reassembler();
+    } else {
+        ++m_peer_count;
+    }
+    auto* in = new (m_reassemblers[at]) raftwire::Reassembler({ m_storage[at], kMaxMessage });
+    m_peers[at] = Peer { id, in, m_clock };
+    return &m_peers[at];
 }
 
 bool PeerChannel::send(uint64_t to, std::span<const uint8_t> message) {
-    Peer* p = peer(to);
-    if (!p || message.empty() || message.size() > kMaxMessage)
+    const uint32_t ip = m_resolve ? m_resolve(to) : 0;
+    if (ip == 0 || to == m_self || message.empty() || message.size() > kMaxMessage)
         return false;
     raftwire::FrameHeader h;
     h.group = m_group;
     h.from = m_self;
     h.to = to;
     h.epoch = m_epoch;
-    h.seq = ++p->seq;
-    if (!send_sealed(m_slot, m_addresses[to - 1], m_port, h, message, m_key))
+    h.seq = ++m_seq;
+    if (!send_sealed(m_slot, ip, m_port, h, message, m_key))
         return false;
     ++m_counters.sent;
     return true;
@@ -78,6 +86,7 @@ bool PeerChannel::receive(std::span<const uint8_t> datagram, std::span<const uin
         return false;
     message = from->in->message();
     from_id = h.from;
+    from->heard = ++m_clock;
     ++m_counters.received;
     return true;
 }

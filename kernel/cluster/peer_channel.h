@@ -22,22 +22,26 @@ bool send_sealed(uint32_t slot, uint32_t ip, uint16_t port, raftwire::FrameHeade
 class PeerChannel {
 public:
     static constexpr size_t kMaxMessage = 20 * 1024;
-    static constexpr size_t kMaxPeers = 4;
+    // Peers with a message being put together at once: the group's voters and a newcomer; when
+    // full, the one heard from longest ago gives its place up.
+    static constexpr size_t kMaxPeers = 6;
+    // A raft id's IPv4 address (0: unknown).
+    using Resolver = uint32_t (*)(uint64_t id);
 
     // `group`: no Raft group is numbered so (the high bytes spell the channel's name).
     explicit PeerChannel(uint64_t group) : m_group(group) {}
     PeerChannel(const PeerChannel&) = delete;
     PeerChannel& operator=(const PeerChannel&) = delete;
 
-    // The endpoint's slot and port, the voters' addresses (raft ids 1..n), this member's id, the
-    // key and this life's epoch (a receiver orders a sender's messages by epoch and sequence).
-    bool start(uint32_t slot, uint16_t port, std::span<const uint32_t> voters, uint64_t self, raftwire::Key key,
-               uint64_t epoch);
+    // The endpoint's slot and port, where a raft id is, this member's id, the key and this
+    // life's epoch (a receiver orders a sender's messages by epoch and sequence).
+    bool start(uint32_t slot, uint16_t port, Resolver resolve, uint64_t self, raftwire::Key key, uint64_t epoch);
     uint64_t group() const { return m_group; }
-    // Sends `message` to raft id `to`; false if it cannot (no such voter, too large).
+    // Sends `message` to raft id `to`; false if it cannot (no address, too large).
     bool send(uint64_t to, std::span<const uint8_t> message);
     // A datagram of this channel's group (raftwire::peek_group): true when it completes a message
-    // from a voter (then `message` is it, valid until the next call, and `from` its raft id).
+    // from a member the key authenticates (then `message` is it, valid until the next call, and
+    // `from` its raft id).
     bool receive(std::span<const uint8_t> datagram, std::span<const uint8_t>& message, uint64_t& from);
 
     struct Counters {
@@ -49,17 +53,20 @@ private:
     struct Peer {
         uint64_t id;
         raftwire::Reassembler* in; // in m_reassemblers, with its storage in m_storage
-        uint64_t seq;
+        uint64_t heard;            // m_clock when it last completed a message
     };
     Peer* peer(uint64_t id);
 
     const uint64_t m_group;
     uint32_t m_slot = ~0u;
     uint16_t m_port = 0;
-    uint32_t m_addresses[kMaxPeers + 1] = {};
+    Resolver m_resolve = nullptr;
     Peer m_peers[kMaxPeers] = {};
     size_t m_peer_count = 0;
     uint64_t m_self = 0, m_epoch = 0;
+    // Messages sent in this life, to anyone: a receiver needs each sender's in increasing order
+    // only, which one counter keeps when a peer's place is given up and taken again.
+    uint64_t m_seq = 0, m_clock = 0;
     raftwire::Key m_key {};
     Counters m_counters {};
     alignas(raftwire::Reassembler) unsigned char m_reassemblers[kMaxPeers][sizeof(raftwire::Reassembler)];

@@ -49,17 +49,32 @@ int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
 
 } // namespace
 
-void StateTransfer::start(uint32_t store, uint32_t factory, PeerChannel& channel, uint32_t voters, uint64_t self) {
+void StateTransfer::start(uint32_t store, uint32_t factory, PeerChannel& channel, uint64_t self) {
     m_store = store;
     m_factory = factory;
     m_channel = &channel;
-    m_voters = voters;
     m_self = self;
+}
+
+void StateTransfer::set_sources(std::span<const uint64_t> voters) {
+    m_source_count = 0;
+    for (uint64_t id : voters)
+        if (id != m_self && m_source_count < kraft::kMaxServers)
+            m_sources[m_source_count++] = id;
+}
+
+uint64_t StateTransfer::next_after(uint64_t id) const {
+    if (m_source_count == 0)
+        return id;
+    for (uint32_t i = 0; i < m_source_count; ++i)
+        if (m_sources[i] == id)
+            return m_sources[(i + 1) % m_source_count];
+    return m_sources[0];
 }
 
 void StateTransfer::begin(uint64_t index, uint64_t from, uint64_t now_ns) {
     m_index = index;
-    m_source = from != 0 && from != m_self ? from : (m_self % m_voters) + 1;
+    m_source = from != 0 && from != m_self ? from : next_after(m_self);
     m_silences = 0;
     m_phase = Phase::List;
     m_sent_ns = 0;
@@ -87,9 +102,7 @@ void StateTransfer::abandon_staging() {
 void StateTransfer::next_source(const char* why) {
     const uint64_t failed = m_source;
     abandon_staging();
-    m_source = m_source % m_voters + 1;
-    if (m_source == m_self)
-        m_source = m_source % m_voters + 1;
+    m_source = next_after(m_source);
     ++m_counters.restarts;
     m_phase = Phase::List;
     m_wanted_count = m_current = 0;

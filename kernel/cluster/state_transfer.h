@@ -40,7 +40,9 @@ public:
     static constexpr uint32_t kMaxRegions = 5; // an export in regions of 16 MiB (a collection: 64 MiB at most)
 
     // store: the VectorStore capability; factory: for the regions a source exports into.
-    void start(uint32_t store, uint32_t factory, PeerChannel& channel, uint32_t voters, uint64_t self);
+    void start(uint32_t store, uint32_t factory, PeerChannel& channel, uint64_t self);
+    // The group's voters now (raft ids, from the configuration): the sources asked in turn.
+    void set_sources(std::span<const uint64_t> voters);
 
     // This voter is to install a snapshot up to log index `index` sent by `from`.
     void begin(uint64_t index, uint64_t from, uint64_t now_ns);
@@ -99,7 +101,9 @@ private:
 
     uint32_t m_store = ~0u, m_factory = ~0u;
     PeerChannel* m_channel = nullptr;
-    uint32_t m_voters = 0;
+    uint64_t m_sources[kraft::kMaxServers] = {};
+    uint32_t m_source_count = 0;
+    uint64_t next_after(uint64_t id) const; // the source after `id` in m_sources (not this member)
     uint64_t m_self = 0;
 
     // The voter catching up.

@@ -27,6 +27,7 @@ bool vector_store(const Caps& caps);
 bool vector_grants(const Caps& caps);
 bool bench(const Caps& caps);
 bool raft_group(const Caps& caps);
+bool raft_replace(const Caps& caps);
 
 // Creates a task running fn(arg) at `priority` (below the runner's 20 so it starts only when
 // the runner blocks); returns its Task capability slot, or a negative error.

@@ -10,7 +10,13 @@
 // (the restarted member then starts from its own snapshot and the entries after it).
 // Each member's disk is in memory (the records kept as the kernel's RaftLog keeps them), its
 // commits durable one round after they are written, so appends wait for them as on a real disk.
+// ktest=raftreplace: a voter killed and replaced by a newcomer that was never a member (started
+// with no configuration: it bootstraps nothing), through the leader's VoterReplacement (added,
+// standby, promoted once caught up — from the leader's snapshot, the log being compacted — then
+// the dead voter removed): the group commits with the newcomer, and the dead voter, started again
+// on its disk, disturbs no one (the leader keeps its term).
 #include "../clock.h"
+#include "../cluster/voter_replacement.h"
 #include "../mm/kheap.h"
 #include "../raft/raft_heap.h"
 #include "../raft/raft_member.h"
@@ -25,7 +31,8 @@
 namespace ktest {
 namespace {
 
-constexpr size_t kNodes = 3;
+constexpr size_t kNodes = 4; // the group's three voters, and a newcomer (raft_replace only)
+constexpr size_t kVoters = 3;
 constexpr uint64_t kGroup = 7;
 constexpr unsigned kThreshold = 16, kTrailing = 32;
 
@@ -163,11 +170,12 @@ bool propose(Loopback& link, kraft::Member (&members)[kNodes], uint64_t leader, 
     return true;
 }
 
+// Every running member (but `except`) applied `applied` commands, alike.
 bool agreed(kraft::Member (&members)[kNodes], uint64_t applied, uint64_t except = 0) {
     uint64_t hash = 0;
     bool first = true;
     for (size_t i = 0; i < kNodes; ++i) {
-        if (i + 1 == except)
+        if (i + 1 == except || !members[i].running())
             continue;
         const kraft::MemberStatus s = members[i].status();
         if (s.applied != applied || (!first && s.applied_hash != hash))
@@ -198,8 +206,8 @@ bool raft_group(const Caps&) {
     kraft::Member(&members)[kNodes] = g.members;
     g_disks = g.disks;
     KT_CHECK(link.init(), "no memory for the loopback link");
-    const uint64_t voters[kNodes] = { 1, 2, 3 };
-    for (size_t i = 0; i < kNodes; ++i) {
+    const uint64_t voters[kVoters] = { 1, 2, 3 };
+    for (size_t i = 0; i < kVoters; ++i) {
         KT_CHECK(members[i].set_snapshot_policy(kThreshold, kTrailing), "snapshot policy refused");
         KT_CHECK(members[i].start(kGroup, i + 1, voters, link, g.disks[i], kKey, 1), "member %zu did not start", i + 1);
         KT_CHECK(members[i].recovered_term() == 0, "member %zu found state on an empty disk", i + 1);
@@ -271,9 +279,9 @@ bool raft_group(const Caps&) {
     KT_CHECK(run_until(link, members, 20000, [&] { return agreed(members, 160); }),
              "the restarted member %llu did not apply the 160 commands alike",
              static_cast<unsigned long long>(restarted));
-    kraft::MemberStatus s[kNodes];
+    kraft::MemberStatus s[kVoters];
     uint64_t taken = 0;
-    for (size_t i = 0; i < kNodes; ++i) {
+    for (size_t i = 0; i < kVoters; ++i) {
         s[i] = members[i].status();
         taken += s[i].snapshots_taken;
         // The log is bounded by the snapshots: at most trailing + threshold entries, and what is
@@ -310,6 +318,125 @@ bool raft_group(const Caps&) {
                     static_cast<unsigned long long>(installed),
                     static_cast<unsigned long long>(s[0].sent + s[1].sent + s[2].sent),
                     static_cast<unsigned long long>(peak.peak));
+    return true;
+}
+
+bool raft_replace(const Caps&) {
+    kraft::heap_install(4u << 20);
+    const kraft::HeapStats before = kraft::heap_stats();
+    static const uint8_t kKey[32] = { 'b', 'a', 's', 'a', 'l', 't', '-', 'r', 'a', 'f', 't', '-', 'r', 'e', 'p', 'l',
+                                      'a', 'c', 'e', '-', 'k', 'e', 'y', '-', '0', '1', '2', '3', '4', '5', '6', '7' };
+    struct Group {
+        Loopback link;
+        MemoryDisk disks[kNodes];
+        kraft::Member members[kNodes];
+        clusterd::VoterReplacement replacement;
+    };
+    auto mem = kheap::alloc(sizeof(Group));
+    KT_CHECK(mem, "no memory for the group");
+    Group& g = *new (*mem) Group;
+    Loopback& link = g.link;
+    kraft::Member(&members)[kNodes] = g.members;
+    g_disks = g.disks;
+    KT_CHECK(link.init(), "no memory for the loopback link");
+    const uint64_t voters[kVoters] = { 1, 2, 3 };
+    constexpr uint64_t kNewcomer = 4;
+    for (size_t i = 0; i < kNodes; ++i) {
+        KT_CHECK(members[i].set_snapshot_policy(kThreshold, kTrailing), "snapshot policy refused");
+        const std::span<const uint64_t> bootstrap = i + 1 == kNewcomer ? std::span<const uint64_t>() : voters;
+        KT_CHECK(members[i].start(kGroup, i + 1, bootstrap, link, g.disks[i], kKey, 1), "member %zu did not start",
+                 i + 1);
+    }
+    KT_CHECK(run_until(link, members, 15000, [&] { return leader_of(members, 0) != 0; }), "no leader in 15 s");
+    const uint64_t leader = leader_of(members, 0);
+    KT_CHECK(leader != kNewcomer, "the newcomer was elected");
+    if (!propose(link, members, leader, 0, 60))
+        return false;
+    KT_CHECK(run_until(link, members, 15000, [&] { return agreed(members, 60, kNewcomer); }),
+             "60 commands not applied on the voters");
+    const kraft::MemberStatus joiner = members[kNewcomer - 1].status();
+    KT_CHECK(!joiner.member && joiner.applied == 0 && joiner.server_count == 0,
+             "the newcomer joined on its own (member %d, applied %llu, %u servers)", joiner.member,
+             static_cast<unsigned long long>(joiner.applied), joiner.server_count);
+    KT_CHECK(members[leader - 1].status().snapshot_index > 0, "the leader took no snapshot in 60 commands");
+
+    // A follower dies; the leader replaces it by the newcomer.
+    const uint64_t dead = leader == 1 ? 2 : 1;
+    const kraft::MemberStatus dead_before = members[dead - 1].status();
+    members[dead - 1].close();
+    uint64_t t0 = clock::monotonic_ns();
+    KT_CHECK(g.replacement.start(dead, kNewcomer, 0, 0, false, t0), "the replacement did not start");
+    KT_CHECK(run_until(
+                 link, members, 30000,
+                 [&] {
+        g.replacement.step(members[leader - 1], members[leader - 1].status(), clock::monotonic_ns());
+        return !g.replacement.active();
+                 }),
+             "the replacement did not end in 30 s (step %u)", static_cast<unsigned>(g.replacement.status().step));
+    const auto done = g.replacement.status();
+    KT_CHECK(done.step == cluster_abi::ReplaceStep::Done, "the replacement failed (failure %u, engine code %d)",
+             static_cast<unsigned>(done.failure), done.code);
+    const uint64_t replace_ms = (clock::monotonic_ns() - t0) / kMs;
+    const kraft::MemberStatus after = members[leader - 1].status();
+    unsigned voter_count = 0;
+    bool newcomer_votes = false, dead_listed = false;
+    for (uint8_t i = 0; i < after.server_count; ++i) {
+        voter_count += after.servers[i].role == RAFT_VOTER;
+        newcomer_votes = newcomer_votes || (after.servers[i].id == kNewcomer && after.servers[i].role == RAFT_VOTER);
+        dead_listed = dead_listed || after.servers[i].id == dead;
+    }
+    KT_CHECK(voter_count == 3 && newcomer_votes && !dead_listed,
+             "the configuration after the replacement: %u voters, newcomer voting %d, dead listed %d", voter_count,
+             newcomer_votes, dead_listed);
+    // The newcomer holds what the group applied (it installed the leader's snapshot: the log's
+    // start was compacted away), and commits with the other two.
+    if (!propose(link, members, leader, 1000, 20))
+        return false;
+    KT_CHECK(run_until(link, members, 15000, [&] { return agreed(members, 80); }),
+             "the newcomer and the two voters did not apply 80 commands alike");
+    const kraft::MemberStatus newcomer = members[kNewcomer - 1].status();
+    KT_CHECK(newcomer.member && newcomer.snapshots_installed >= 1,
+             "the newcomer is in the configuration %d, installed %llu snapshots", newcomer.member,
+             static_cast<unsigned long long>(newcomer.snapshots_installed));
+
+    // The dead voter back on its disk: it still believes in the old configuration, and the group
+    // (which removed it) keeps its leader and term.
+    const uint64_t term = members[leader - 1].status().term;
+    KT_CHECK(members[dead - 1].start(kGroup, dead, voters, link, g.disks[dead - 1], kKey, 2),
+             "the dead voter did not start again");
+    KT_CHECK(members[dead - 1].recovered_term() == dead_before.term, "the dead voter lost its term");
+    (void)run_until(link, members, 3000, [] { return false; });
+    const kraft::MemberStatus held = members[leader - 1].status();
+    KT_CHECK(held.is_leader && held.term == term,
+             "the removed voter disturbed the group (leader %d, term %llu -> %llu)", held.is_leader,
+             static_cast<unsigned long long>(term), static_cast<unsigned long long>(held.term));
+    if (!propose(link, members, leader, 2000, 5))
+        return false;
+    KT_CHECK(run_until(
+                 link, members, 15000,
+                 [&] {
+        return members[leader - 1].status().applied == 85 && members[kNewcomer - 1].status().applied == 85;
+                 }),
+             "the group did not go on after the removed voter came back");
+
+    for (auto& m : members)
+        m.close();
+    for (auto& d : g.disks)
+        d.release();
+    link.release();
+    g.~Group();
+    kheap::free(*mem);
+    const kraft::HeapStats end = kraft::heap_stats();
+    KT_CHECK(end.used == before.used && end.blocks == before.blocks,
+             "the engine holds %llu bytes in %llu blocks after closing", static_cast<unsigned long long>(end.used),
+             static_cast<unsigned long long>(end.blocks));
+    console::printf("ktest:   raftreplace: voter %llu replaced by newcomer %llu in %llu ms (it installed %llu "
+                    "snapshots), 20 more applied by the new three; the removed voter restarted, leader %llu kept term "
+                    "%llu\n",
+                    static_cast<unsigned long long>(dead), static_cast<unsigned long long>(kNewcomer),
+                    static_cast<unsigned long long>(replace_ms),
+                    static_cast<unsigned long long>(newcomer.snapshots_installed),
+                    static_cast<unsigned long long>(leader), static_cast<unsigned long long>(term));
     return true;
 }
 

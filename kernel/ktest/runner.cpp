@@ -12,12 +12,12 @@ struct Named {
 };
 
 const Named kCases[] = {
-    { "sched", sched_fairness }, { "sync", sync_objects },     { "queue", queue_100k },
-    { "stack", stack_overflow }, { "caps", caps_refused },     { "token", exec_token },
-    { "fp", fp_state },          { "regions", regions },       { "timer", timers },
-    { "hnsw", vector_index },    { "vectors", vector_store },  { "vecgrant", vector_grants },
-    { "kill", task_kill },       { "budget", syscall_budget }, { "reclaim", task_reclaim },
-    { "raft", raft_group },      { "bench", bench },
+    { "sched", sched_fairness }, { "sync", sync_objects },        { "queue", queue_100k },
+    { "stack", stack_overflow }, { "caps", caps_refused },        { "token", exec_token },
+    { "fp", fp_state },          { "regions", regions },          { "timer", timers },
+    { "hnsw", vector_index },    { "vectors", vector_store },     { "vecgrant", vector_grants },
+    { "kill", task_kill },       { "budget", syscall_budget },    { "reclaim", task_reclaim },
+    { "raft", raft_group },      { "raftreplace", raft_replace }, { "bench", bench },
 };
 
 } // namespace

@@ -63,6 +63,7 @@ int cb_restore(raft_fsm* fsm, raft_buffer* buf) { return of(fsm).fsm_restore(buf
 void cb_applied(struct raft_apply* req, int status, void*) {
     static_cast<Member*>(req->data)->proposal_done(req, status);
 }
+void cb_changed(struct raft_change* req, int status) { static_cast<Member*>(req->data)->change_done(status); }
 void cb_closed(raft*) {}
 
 uint64_t now_ms() { return clock::monotonic_ns() / 1000000; }
@@ -87,7 +88,7 @@ void format_address(uint64_t id, char (&out)[24]) {
 
 bool Member::start(uint64_t group, uint64_t id, std::span<const uint64_t> voters, Link& link, Disk& disk,
                    raftwire::Key key, uint64_t epoch) {
-    if (m_raft || voters.empty() || voters.size() > kMaxVoters)
+    if (m_raft || voters.size() > kMaxVoters || id == 0)
         return false;
     m_group = group;
     m_id = id;
@@ -115,18 +116,8 @@ bool Member::start(uint64_t group, uint64_t id, std::span<const uint64_t> voters
     m_recovered_term = m_term;
     m_recovered_entries = m_count;
     m_peer_count = 0;
-    for (uint64_t v : voters) {
-        if (v == id)
-            continue;
-        auto mem = kheap::alloc(sizeof(raftwire::Reassembler) + kMaxMessage);
-        if (!mem) {
-            close();
-            return false;
-        }
-        auto* storage = static_cast<uint8_t*>(*mem) + sizeof(raftwire::Reassembler);
-        auto* in = new (*mem) raftwire::Reassembler({ storage, kMaxMessage });
-        m_peers[m_peer_count++] = Peer { v, in, 0 };
-    }
+    m_seq = 0;
+    m_change_result = 0;
     format_address(id, m_address);
     m_io = raft_io {};
     m_io.version = 1;
@@ -174,6 +165,9 @@ bool Member::start(uint64_t group, uint64_t id, std::span<const uint64_t> voters
     raft_set_snapshot_threshold(m_raft, m_threshold);
     raft_set_max_inflight_entries(m_raft, kMaxInflightEntries);
     raft_set_snapshot_trailing(m_raft, m_trailing);
+    // A newcomer's catch-up round may include a snapshot install, which waits for the collections
+    // it covers to be fetched (upstream's 5 s would abort the promotion).
+    raft_set_max_catch_up_round_duration(m_raft, kCatchUpRoundMs);
     raft_configuration conf;
     raft_configuration_init(&conf);
     bool ok = true;
@@ -185,7 +179,8 @@ bool Member::start(uint64_t group, uint64_t id, std::span<const uint64_t> voters
     // A member with a log of its own takes it up: the log holds the configuration already. (One
     // whose first boot ended between its term and its configuration has a term and no log: it
     // bootstraps, or no member of a group that lost power at its first boot could ever vote.)
-    if (m_count == 0 && m_snap_index == 0)
+    // (A joiner bootstraps nothing: the configuration that names it comes from the leader.)
+    if (m_count == 0 && m_snap_index == 0 && !voters.empty())
         ok = ok && raft_bootstrap(m_raft, &conf) == 0;
     raft_configuration_close(&conf);
     ok = ok && raft_start(m_raft) == 0;
@@ -198,11 +193,55 @@ bool Member::start(uint64_t group, uint64_t id, std::span<const uint64_t> voters
     return true;
 }
 
-Member::Peer* Member::peer(uint64_t id) {
+bool Member::in_configuration(uint64_t id) const {
+    if (!m_raft)
+        return false;
+    for (unsigned i = 0; i < m_raft->configuration.n; ++i)
+        if (m_raft->configuration.servers[i].id == id)
+            return true;
+    return false;
+}
+
+Member::Peer* Member::peer(uint64_t id, bool make) {
     for (size_t i = 0; i < m_peer_count; ++i)
         if (m_peers[i].id == id)
             return &m_peers[i];
-    return nullptr;
+    if (!make || id == 0 || id == m_id)
+        return nullptr;
+    Peer* slot = nullptr;
+    if (m_peer_count < kMaxPeers) {
+        auto mem = kheap::alloc(sizeof(raftwire::Reassembler) + kMaxMessage);
+        if (!mem)
+            return nullptr;
+        auto* storage = static_cast<uint8_t*>(*mem) + sizeof(raftwire::Reassembler);
+        slot = &m_peers[m_peer_count++];
+        slot->in = new (*mem) raftwire::Reassembler({ storage, kMaxMessage });
+    } else {
+        // Full: a peer the configuration no longer names (a removed server, a stranger that
+        // spoke) gives its place up; its half-assembled message is dropped.
+        for (size_t i = 0; i < m_peer_count && !slot; ++i)
+            if (!in_configuration(m_peers[i].id))
+                slot = &m_peers[i];
+        if (!slot)
+            return nullptr;
+        raftwire::Reassembler* in = slot->in;
+        void* mem = in;
+        in->~Reassembler();
+        in = new (mem)
+            raftwire::Reassembler({ static_cast<uint8_t*>(mem) + sizeof(raftwire::Reassembler), kMaxMessage });
+        slot->in = in;
+    }
+    slot->id = id;
+    return slot;
+}
+
+void Member::cut_before_change(raft_message& m) {
+    raft_append_entries& a = m.append_entries;
+    for (unsigned k = 1; k < a.n_entries; ++k)
+        if (a.entries[k].type == RAFT_CHANGE) {
+            a.n_entries = k; // (the entries share one batch, freed through the first)
+            return;
+        }
 }
 
 void Member::receive(std::span<const uint8_t> datagram) {
@@ -211,8 +250,10 @@ void Member::receive(std::span<const uint8_t> datagram) {
     raftwire::FrameHeader h;
     std::span<const uint8_t> slice;
     Peer* from = nullptr;
+    // (Any sender the cluster key authenticates: a newcomer's leader may not be in its
+    // configuration yet, and a removed server still speaks until it learns it was removed.)
     if (raftwire::open(datagram, m_key, h, slice) != raftwire::Verdict::Accepted || h.group != m_group ||
-        h.to != m_id || !(from = peer(h.from))) {
+        h.to != m_id || !(from = peer(h.from, true))) {
         ++m_refused;
         return;
     }
@@ -229,8 +270,10 @@ void Member::receive(std::span<const uint8_t> datagram) {
         raftwire::release(m); // (see the header: the leader sends it again)
         return;
     }
-    if (m.type == RAFT_APPEND_ENTRIES)
+    if (m.type == RAFT_APPEND_ENTRIES) {
         rebase_on_snapshot(m);
+        cut_before_change(m);
+    }
     m.server_id = h.from;
     m.server_address = "raft-peer"; // the engine reads it only to learn a leader's address
     m_recv(&m_io, &m);              // the engine owns what decode allocated
@@ -314,15 +357,45 @@ MemberStatus Member::status() const {
         s.commit = raft_commit_index(m_raft);
         s.applied_index = raft_last_applied(m_raft);
         s.installing = m_held.req != nullptr;
-        if (raft_state(m_raft) == RAFT_LEADER)
-            for (size_t i = 0; i <= m_peer_count && i < kMaxVoters; ++i) {
-                raft_index index = 0;
-                s.match[i] = i + 1 == m_id ? s.last_index : raft_match_index(m_raft, i + 1, &index) == 0 ? index : 0;
-            }
         s.is_leader = raft_state(m_raft) == RAFT_LEADER;
+        const raft_configuration& c = m_raft->configuration;
+        for (unsigned i = 0; i < c.n && s.server_count < kMaxServers; ++i) {
+            MemberStatus::Server& out = s.servers[s.server_count++];
+            out.id = c.servers[i].id;
+            out.role = static_cast<uint8_t>(c.servers[i].role);
+            raft_index index = 0;
+            out.match = !s.is_leader                                    ? 0
+                        : out.id == m_id                                ? s.last_index
+                        : raft_match_index(m_raft, out.id, &index) == 0 ? index
+                                                                        : 0;
+            s.member = s.member || out.id == m_id;
+        }
+        s.change = m_change_result;
         s.role = static_cast<uint8_t>(raft_state(m_raft));
     }
     return s;
+}
+
+int Member::change(ChangeKind kind, uint64_t id, int role) {
+    if (!m_raft)
+        return RAFT_NOTLEADER;
+    if (raft_state(m_raft) != RAFT_LEADER)
+        return RAFT_NOTLEADER; // (upstream only asserts it for add and remove)
+    if (m_change_result == 1)
+        return RAFT_CANTCHANGE;
+    m_change = {};
+    m_change.data = this;
+    char address[24];
+    format_address(id, address);
+    int rv = RAFT_INVALID;
+    switch (kind) {
+    case ChangeKind::Add: rv = raft_add(m_raft, &m_change, id, address, cb_changed); break;
+    case ChangeKind::Assign: rv = raft_assign(m_raft, &m_change, id, role, cb_changed); break;
+    case ChangeKind::Remove: rv = raft_remove(m_raft, &m_change, id, cb_changed); break;
+    }
+    if (rv == 0)
+        m_change_result = 1;
+    return rv;
 }
 
 void Member::close() {
@@ -429,7 +502,7 @@ int Member::io_send(raft_io_send* req, const raft_message* message, raft_io_send
         corrected.install_snapshot.last_term = m_snap_term;
         m = &corrected;
     }
-    Peer* to = peer(m->server_id);
+    Peer* to = peer(m->server_id, true);
     const size_t len = to ? raftwire::encode(*m, { m_scratch, kMaxMessage }) : 0;
     if (len == 0)
         return RAFT_IOERR; // an unknown peer, or a message over the largest a peer takes
@@ -444,7 +517,7 @@ int Member::io_send(raft_io_send* req, const raft_message* message, raft_io_send
     h.from = m_id;
     h.to = to->id;
     h.epoch = m_epoch;
-    h.seq = ++to->seq;
+    h.seq = ++m_seq;
     h.fragments = static_cast<uint16_t>(raftwire::fragment_count(len));
     h.total = static_cast<uint32_t>(len);
     uint8_t datagram[raftwire::kMaxDatagram];

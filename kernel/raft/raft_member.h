@@ -64,6 +64,11 @@ protected:
 };
 
 constexpr size_t kMaxVoters = 5;
+// Servers in the group's configuration: the voters and, while one replaces another, the newcomer.
+constexpr size_t kMaxServers = 8;
+// Peers this member talks to at once (each a 64 KiB reassembly buffer): made when the first
+// message goes to or comes from one; when full, one outside the configuration makes room.
+constexpr size_t kMaxPeers = 8;
 constexpr size_t kMaxLogEntries = 4096;   // the in-memory log's bound (appends past it fail)
 constexpr size_t kMaxMessage = 64 * 1024; // the largest message taken from one peer
 constexpr size_t kMaxPending = 128;       // sends and appends the engine may have in flight
@@ -92,10 +97,24 @@ struct MemberStatus {
     bool is_leader;
     uint8_t role;                     // raft_state(): 0 unavailable, 1 follower, 2 candidate, 3 leader
     uint64_t sent, received, refused; // datagrams; refused: failed authentication or checks
-    // The leader's view of each voter (raft id i + 1): the highest log index known replicated
-    // there (its own: last_index). 0 on a member that does not lead.
-    uint64_t match[kMaxVoters];
+    // The group's configuration as this member knows it (the newest, committed or not): each
+    // server's id and role (RAFT_VOTER, RAFT_STANDBY, RAFT_SPARE) and, at the leader, the highest
+    // log index known replicated there (its own: last_index; 0 on a member that does not lead).
+    struct Server {
+        uint64_t id, match;
+        uint8_t role;
+    };
+    Server servers[kMaxServers];
+    uint8_t server_count;
+    bool member; // this member is in that configuration (false: a joiner not yet added, or removed)
+    // The last configuration change asked of this member (change()): 1 running, 0 done (or none),
+    // else the engine's error code, negated.
+    int change;
 };
+
+// A configuration change (one at a time, at the leader): a server added (as a spare), given
+// another role, or removed.
+enum class ChangeKind : uint8_t { Add, Assign, Remove };
 
 // What the group's committed commands are applied to (the cluster task's replicated collections).
 class StateMachine {
@@ -132,8 +151,10 @@ public:
 
     // Joins group `group` as `id` among `voters` (ids 1..; this member's among them): with the
     // state `disk` holds for the group, or else bootstrapping the group's configuration (every
-    // member of a new group does, with the same voters). `epoch`: this life of the member (the
-    // wire orders messages by it: a later life's must be larger). False if the engine refused.
+    // member of a new group does, with the same voters). No voters: a joiner, which bootstraps
+    // nothing and stays passive until a leader adds it (its configuration then comes from the
+    // leader's log or snapshot). `epoch`: this life of the member (the wire orders messages by it:
+    // a later life's must be larger). False if the engine refused.
     bool start(uint64_t group, uint64_t id, std::span<const uint64_t> voters, Link& link, Disk& disk, raftwire::Key key,
                uint64_t epoch);
     // Before start(): snapshot every `threshold` applied entries, keeping `trailing` behind it
@@ -152,6 +173,12 @@ public:
     // Before start(): where committed commands go besides the applied count and hash.
     void set_state_machine(StateMachine* sm) { m_sm = sm; }
     MemberStatus status() const;
+    // A configuration change at this member, the leader: 0 started (its outcome in
+    // status().change once committed), or the engine's refusal (RAFT_NOTLEADER, RAFT_CANTCHANGE:
+    // another change is not committed yet, RAFT_BADROLE, RAFT_NOTFOUND, RAFT_DUPLICATEID, ...).
+    // A voter's promotion waits for it to catch up (rounds of up to kCatchUpRoundMs).
+    int change(ChangeKind kind, uint64_t id, int role = RAFT_VOTER);
+    static constexpr unsigned kCatchUpRoundMs = 60'000;
     bool running() const { return m_raft != nullptr; }
     // Leaves: every request in flight is cancelled and the engine's memory given back.
     void close();
@@ -174,6 +201,7 @@ public:
     int fsm_snapshot(raft_buffer* bufs[], unsigned* n);
     int fsm_restore(raft_buffer* buf);
     void proposal_done(struct raft_apply* req, int status);
+    void change_done(int status) { m_change_result = status == 0 ? 0 : (status > 0 ? -status : status); }
 
     // ---- raftlog::Target: what the records rebuild ----
     uint64_t term() const override { return m_term; }
@@ -206,7 +234,6 @@ private:
     struct Peer {
         uint64_t id;
         raftwire::Reassembler* in; // kernel heap, with its storage
-        uint64_t seq;              // messages sent to it in this life
     };
 
     // Written to the disk, then replayed here; *ticket (if asked) the commit that carries it.
@@ -227,7 +254,13 @@ private:
     bool write_held_install();
     int put_snapshot(unsigned trailing, raft_io_snapshot_put* req, const raft_snapshot* snapshot,
                      raft_io_snapshot_put_cb cb);
-    Peer* peer(uint64_t id);
+    // The peer `id` (made when `make` and there is room or a peer outside the configuration to
+    // give it up; nullptr otherwise).
+    Peer* peer(uint64_t id, bool make);
+    bool in_configuration(uint64_t id) const;
+    // An AppendEntries cut before its first configuration change past its first entry: upstream
+    // records a change under the index of the message's first entry (the leader resends the rest).
+    static void cut_before_change(raft_message& m);
 
     raft* m_raft = nullptr;
     raft_io m_io {};
@@ -238,8 +271,13 @@ private:
     raftwire::Key m_key {};
     uint64_t m_group = 0, m_id = 0, m_epoch = 0;
     char m_address[24] = "";
-    Peer m_peers[kMaxVoters] {};
+    Peer m_peers[kMaxPeers] {};
     size_t m_peer_count = 0;
+    // Messages sent in this life, to any peer: each peer's receiver needs them in increasing
+    // order only, and one counter keeps that when a peer is dropped and made again.
+    uint64_t m_seq = 0;
+    struct raft_change m_change {};
+    int m_change_result = 0;
     // The "disk": term, vote, and the log from index 1.
     raft_term m_term = 0;
     raft_id m_vote = 0;

@@ -31,6 +31,12 @@ int64_t cluster_ping_result(const kcap::Resolved&, Cap, uint64_t ping, cluster_a
     return clusterd::ping_result(static_cast<uint32_t>(ping), out);
 }
 
+int64_t cluster_replace(const kcap::Resolved&, Cap, uint64_t dead_ip, uint64_t with_ip) {
+    if (dead_ip == 0 || with_ip == 0 || dead_ip > 0xffffffffull || with_ip > 0xffffffffull || dead_ip == with_ip)
+        return err(ktl::Error::InvalidArgs);
+    return clusterd::replace(static_cast<uint32_t>(dead_ip), static_cast<uint32_t>(with_ip));
+}
+
 int64_t fed_search(const kcap::Resolved&, Cap, const cluster_abi::FedQuery* query) {
     if (!buffers::readable(query, sizeof(cluster_abi::FedQuery)))
         return err(ktl::Error::InvalidArgs);

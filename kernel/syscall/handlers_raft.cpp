@@ -39,9 +39,11 @@ int64_t raft_restore(const kcap::Resolved&, Cap, const void* piece, uint64_t len
 
 
 int64_t repl_serve(const kcap::Resolved&, Cap, uint64_t voters, uint64_t origin) {
-    if ((voters != 3 && voters != 5) || origin == 0)
+    // (0: the applier of a node outside the group's voters, which the store refuses replicated
+    // collections' creation as if no group ran; registered again as it becomes a voter.)
+    if ((voters != 0 && voters != 3 && voters != 5) || origin == 0)
         return err(ktl::Error::InvalidArgs);
-    if (replication::voters() != 0 && !replication::is_applier(sched::current()))
+    if (replication::has_applier() && !replication::is_applier(sched::current()))
         return err(ktl::Error::Exists); // one applier per node
     replication::set_applier(sched::current(), static_cast<uint32_t>(voters), origin);
     return 0;

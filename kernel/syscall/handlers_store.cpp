@@ -103,7 +103,9 @@ int64_t store_create(const kcap::Resolved&, Cap, const char* name_ptr, uint64_t 
     const uint32_t replicas = (flags & vector::kCreateReplicasMask) >> vector::kCreateReplicasShift;
     if (replicated != (replicas != 0) || (replicated && memory_only))
         return err(ktl::Error::InvalidArgs); // a replica keeps what the group committed
-    if (replicated && !journal::replaying() && replicas != replication::voters())
+    // (The applier creates what the group committed, also on a newcomer not yet a voter.)
+    if (replicated && !journal::replaying() && !replication::is_applier(sched::current()) &&
+        replicas != replication::voters())
         return err(replication::voters() == 0 ? ktl::Error::NotReady : ktl::Error::OutOfRange);
     if (replicated && !replication::is_applier(sched::current()) && !journal::replaying()) {
         // Created on every voter by the group's applier; the caller waits for this node's.

@@ -59,6 +59,11 @@ bool is_applier(const sched::Task* task) {
     return task && task == g_applier;
 }
 
+bool has_applier() {
+    arch::IrqGuard guard;
+    return g_applier != nullptr;
+}
+
 uint32_t voters() {
     arch::IrqGuard guard;
     return g_applier ? g_voters : 0;

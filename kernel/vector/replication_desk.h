@@ -36,7 +36,8 @@ constexpr uint16_t kReadBarrier = 0x100;
 // `voters`: the group's size (what `replicas` must name); `origin`: this node's address.
 void set_applier(const sched::Task* task, uint32_t voters, uint64_t origin);
 bool is_applier(const sched::Task* task);
-uint32_t voters(); // 0: no consensus group runs here
+bool has_applier(); // a task registered (as a voter or not)
+uint32_t voters();  // 0: no consensus group runs here
 // The member's role, published by the applier each round: a change is taken at the leader, and
 // at a follower that knows one (it forwards the change there); refused while no leader is known.
 enum class Role : uint8_t { NoLeader = 0, Leader = 1, Follower = 2 };

@@ -74,6 +74,12 @@ EXCEPTIONS = {
     "kernel/cluster/state_transfer.h": {
         "kernel/raft/raft_member.h": _RAFT,
     },
+    "kernel/cluster/voter_replacement.h": {
+        "kernel/raft/raft_member.h": _RAFT,
+    },
+    "kernel/cluster/voter_replacement.cpp": {
+        "kernel/log.h": _LOG,
+    },
     "kernel/cluster/state_transfer.cpp": {
         "kernel/log.h": _LOG,
     },
@@ -118,6 +124,7 @@ EXCEPTIONS = {
         "kernel/sched/scheduler.h": _KTEST,
     },
     "kernel/ktest/raft_tests.cpp": {
+        "kernel/cluster/voter_replacement.h": _KTEST,
         "kernel/clock.h": _KTEST,
         "kernel/mm/kheap.h": _KTEST,
         "kernel/raft/raft_heap.h": _KTEST,

@@ -14,7 +14,7 @@ import re
 
 from harness import Qemu, check, main
 
-CASES = ["sched", "sync", "queue", "stack", "caps", "token", "fp", "regions", "timer", "hnsw", "vectors", "vecgrant", "kill", "budget", "reclaim", "raft", "bench"]
+CASES = ["sched", "sync", "queue", "stack", "caps", "token", "fp", "regions", "timer", "hnsw", "vectors", "vecgrant", "kill", "budget", "reclaim", "raft", "raftreplace", "bench"]
 
 
 def test(args):

@@ -28,6 +28,7 @@ enum class Served : uint8_t { Always, ClusterNode, Faults, Conformance };
     ROW(kernel_diagnose, Always) \
     ROW(cluster_status, ClusterNode) \
     ROW(cluster_ping, ClusterNode) \
+    ROW(cluster_replace, ClusterNode) \
     ROW(collection_create, Always) \
     ROW(collection_drop, Always) \
     ROW(collection_list, Always) \

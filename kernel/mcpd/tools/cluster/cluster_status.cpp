@@ -76,15 +76,44 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
         w.key("term").number(info.raft_snapshot_term).key("taken").number(info.raft_snapshots_taken);
         w.key("installed").number(info.raft_snapshots_installed).end_object();
         w.key("log_entries").number(info.raft_log_entries);
-        // At the leader: how far each voter's log is known to reach, and how far it is behind.
+        // The configuration as this member knows it: every server's id, address and role.
+        static constexpr const char* kServerRoles[] = { "standby", "voter", "spare" };
+        w.key("in_configuration").boolean(info.raft_member != 0);
+        w.key("servers").begin_array();
+        for (uint32_t i = 0; i < info.raft_server_count && i < cluster_abi::kRaftMaxServers; ++i) {
+            const cluster_abi::RaftServer& v = info.raft_servers[i];
+            w.begin_object().key("member").number(v.id).key("address");
+            write_address(w, v.ip, static_cast<uint16_t>(info.port + 1));
+            w.key("role").string(v.role < 3 ? kServerRoles[v.role] : "?").end_object();
+        }
+        w.end_array();
+        // At the leader: how far each server's log is known to reach, and how far it is behind.
         if (info.raft_role == 3) {
             w.key("replicas").begin_array();
-            for (uint32_t i = 0; i < info.raft_voters && i < 5; ++i) {
-                const uint64_t match = info.raft_match[i];
-                w.begin_object().key("member").number(i + 1).key("match").number(match);
-                w.key("lag").number(info.raft_last_index > match ? info.raft_last_index - match : 0).end_object();
+            for (uint32_t i = 0; i < info.raft_server_count && i < cluster_abi::kRaftMaxServers; ++i) {
+                const cluster_abi::RaftServer& v = info.raft_servers[i];
+                w.begin_object().key("member").number(v.id).key("match").number(v.match);
+                w.key("lag").number(info.raft_last_index > v.match ? info.raft_last_index - v.match : 0).end_object();
             }
             w.end_array();
+        }
+        // The last voter replacement this node ran as leader (cluster_replace, raft_replace_after_s=).
+        if (info.replace_step != 0) {
+            static constexpr const char* kSteps[] = { "none",     "adding", "standby", "promoting",
+                                                      "removing", "done",   "failed" };
+            static constexpr const char* kFailures[] = { "none", "leadership_lost", "refused", "catch_up_timed_out",
+                                                         "configuration_changed" };
+            w.key("replacement")
+                .begin_object()
+                .key("step")
+                .string(info.replace_step < 7 ? kSteps[info.replace_step] : "?");
+            w.key("dead");
+            write_address(w, info.replace_dead_ip, static_cast<uint16_t>(info.port + 1));
+            w.key("with");
+            write_address(w, info.replace_with_ip, static_cast<uint16_t>(info.port + 1));
+            w.key("automatic").boolean(info.replace_automatic != 0).key("took_ms").number(info.replace_ms);
+            w.key("failure").string(info.replace_failure < 5 ? kFailures[info.replace_failure] : "?");
+            w.key("completed").number(info.replace_done).end_object();
         }
         // The replicated collections' changes this member applied, proposed and refused.
         w.key("replication").begin_object().key("applied").number(info.repl_applied);
