@@ -72,7 +72,20 @@ int Member::put_snapshot(unsigned trailing, raft_io_snapshot_put* req, const raf
     raft_buffer conf {};
     if (raft_configuration_encode(&snapshot->configuration, &conf) != 0)
         return RAFT_NOMEM;
-    const size_t bytes = raftlog::snapshot_bytes(conf.len, data_len);
+    std::span<const std::byte> conf_bytes(static_cast<const std::byte*>(conf.base), conf.len);
+    uint64_t conf_index = snapshot->configuration_index;
+    // A snapshot taken here names the newest configuration change it covers (every change up to its
+    // index is committed; upstream may name an older one: raft_member.h, m_changes).
+    for (size_t i = m_change_count; trailing != 0 && i-- > 0;)
+        if (m_changes[i].index <= snapshot->index) {
+            if (m_changes[i].index > conf_index) {
+                conf_index = m_changes[i].index;
+                conf_bytes = { m_changes[i].bytes, m_changes[i].len };
+                ++m_reconfigured;
+            }
+            break;
+        }
+    const size_t bytes = raftlog::snapshot_bytes(conf_bytes.size(), data_len);
     int rv = bytes ? 0 : RAFT_TOOBIG;
     // The state's bytes in one piece (the engine's own buffer when it gave one).
     std::byte* data = snapshot->n_bufs == 1 ? static_cast<std::byte*>(snapshot->bufs[0].base) : nullptr;
@@ -94,11 +107,9 @@ int Member::put_snapshot(unsigned trailing, raft_io_snapshot_put* req, const raf
     }
     uint64_t ticket = 0;
     if (rv == 0) {
-        const raftlog::SnapshotView view { snapshot->index,
-                                           snapshot->term,
-                                           snapshot->configuration_index,
-                                           { static_cast<const std::byte*>(conf.base), conf.len },
-                                           { data, data_len } };
+        const raftlog::SnapshotView view {
+            snapshot->index, snapshot->term, conf_index, conf_bytes, { data, data_len }
+        };
         std::span<std::byte> out(static_cast<std::byte*>(record), bytes);
         auto encoded = raftlog::encode_snapshot(out, m_group, view, trailing);
         rv = encoded ? apply_record(raftlog::Kind::Snapshot, out.first(*encoded), &ticket) : RAFT_INVALID;

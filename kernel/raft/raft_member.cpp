@@ -108,6 +108,7 @@ bool Member::start(uint64_t group, uint64_t id, std::span<const uint64_t> voters
     m_term = m_vote = 0;
     m_count = 0;
     m_start = 1;
+    m_change_count = 0;
     m_snap_index = m_snap_term = 0;
     if (!load_state()) {
         close();
@@ -664,15 +665,32 @@ bool Member::set_term(uint64_t term, uint64_t vote) {
     return true;
 }
 
-bool Member::append(const raftlog::EntryView&) {
+bool Member::append(const raftlog::EntryView& e) {
     if (m_count >= kMaxLogEntries)
         return false;
+    if (e.type == RAFT_CHANGE) {
+        if (m_change_count == kTrackedChanges) {
+            for (size_t i = 1; i < kTrackedChanges; ++i)
+                m_changes[i - 1] = m_changes[i];
+            --m_change_count;
+        }
+        if (e.data.size() <= kMaxConfigurationBytes) {
+            Change& c = m_changes[m_change_count++];
+            c.index = next_index();
+            c.len = e.data.size();
+            std::memcpy(c.bytes, e.data.data(), e.data.size());
+        } else {
+            m_change_count = 0; // (one that cannot be kept: none older may stand for it)
+        }
+    }
     ++m_count;
     return true;
 }
 
 bool Member::truncate(uint64_t index) {
     m_count = index - m_start; // (replay checked start <= index <= next_index)
+    while (m_change_count > 0 && m_changes[m_change_count - 1].index >= index)
+        --m_change_count;
     return true;
 }
 
@@ -680,6 +698,13 @@ bool Member::set_snapshot(const raftlog::SnapshotView& s, uint64_t start) {
     const uint64_t end = next_index();
     m_count = start < end ? end - start : 0;
     m_start = start;
+    // Changes before the log's new start are gone with it (a snapshot taken here named the newest
+    // it covered when it was written; an installed one replaced them).
+    size_t kept = 0;
+    for (size_t i = 0; i < m_change_count; ++i)
+        if (m_changes[i].index >= start)
+            m_changes[kept++] = m_changes[i];
+    m_change_count = kept;
     m_snap_index = s.index;
     m_snap_term = s.term;
     return true;

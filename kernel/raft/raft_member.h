@@ -284,6 +284,20 @@ private:
     size_t m_count = 0;   // entries in the log, from m_start
     uint64_t m_start = 1; // the log's first index
     uint64_t m_snap_index = 0, m_snap_term = 0;
+    // The newest configuration changes in the log (oldest first): a snapshot taken here names the
+    // newest one it covers. Upstream names the configuration committed so far, and a change applied
+    // in the same batch of entries as the snapshot is committed only by an event handled after it,
+    // so its snapshot would name an older one: after a restart the change stays uncommitted forever
+    // (no configuration change is ever taken again) and a follower installing it takes the old one.
+    static constexpr size_t kTrackedChanges = 4, kMaxConfigurationBytes = 512;
+    struct Change {
+        uint64_t index;
+        size_t len;
+        std::byte bytes[kMaxConfigurationBytes];
+    };
+    Change m_changes[kTrackedChanges] {};
+    size_t m_change_count = 0;
+    uint64_t m_reconfigured = 0; // snapshots whose configuration was corrected so
     unsigned m_threshold = kSnapshotThreshold, m_trailing = kSnapshotTrailing;
     uint64_t m_taken = 0, m_installed = 0;
     struct HeldInstall { // a leader's snapshot the state machine is not ready for yet

@@ -7,7 +7,7 @@ A scenario:
   {"nodes": 5, "topology": "ring", "seed": 7, "period_ms": 1000, "suspicion": 5, "rogue": [5],
    "append": "checkpoint_kib=4", "steps": [STEP, ...]}
 ("append": more boot arguments for every node; "udp_nodes": [2]: those nodes reach the fabric over UDP on
-127.0.0.1, as a node on another machine would with `up --udp`.)
+127.0.0.1, as a node on another machine would with `up --udp`; "disks": true gives every node a disk.)
 Steps (one key each; "nodes" is a list of node numbers or "all", rogue nodes never included):
   {"converged": {"within_s": 20}}                 every listed node sees every other honest node alive
   {"expect": {"nodes": [0, 1], "members": ["node-2"], "state": "dead", "within_s": 15,
@@ -17,7 +17,7 @@ Steps (one key each; "nodes" is a list of node numbers or "all", rogue nodes nev
   {"sleep": 2.5}
   {"hold": {"for_s": 60, "no_deaths": true}}      no node declares anyone dead meanwhile
   {"call": {"node": 0, "tool": "cluster_ping", "arguments": {...}, "expect": {"answered": true}}}
-                                                  node: a number, or "leader", "follower", "voters",
+                                                  node: a number, a list (those up), or "leader", "follower", "voters",
                                                   "voters_left", "restarted" (with "raft"); "expect_error":
                                                   REASON (the call must fail so); "within_s": tried again
                                                   until it holds; expect keys may be dotted (a.b.c, a.0.c);
@@ -29,10 +29,11 @@ Steps (one key each; "nodes" is a list of node numbers or "all", rogue nodes nev
                                                   none lists it as a member
 With "raft": 3 (or 5) the first 3 (5) nodes run the cluster's consensus group, each on a disk of its own:
   {"consensus": {"nodes": "voters", "within_s": 20, "new_leader": true}}
-                                                  the voters (or a list of nodes; "voters_left": those
+                                                  the voters (or a list of nodes, those up; "voters_left": those
                                                   but the leader a fault_leader took down) agree on
                                                   one leader and term (new_leader: another than the
-                                                  last agreed, in a higher term)
+                                                  last agreed, in a higher term; leader_among: one of
+                                                  the listed nodes)
   {"fault_leader": "kill"}                        `./basalt swarm fault kill|pause N` on the last agreed
                                                   leader; "restart"/"resume" later brings that node back
   {"recovered": {"within_s": 20, "from_checkpoint": true}}
@@ -206,6 +207,8 @@ class Runner:
         up that is not it), "voters" / "voters_left" (every voter / every voter up)."""
         if isinstance(which, int):
             return [which]
+        if isinstance(which, list):  # (those of them up: the node a fault_leader took down is left out)
+            return [v for v in which if v != self.downed]
         voters = [v for v in range(self.scenario.get("raft", 0)) if v != self.downed]
         if which in ("leader", "follower") and self.leader is None:
             raise StepFailed(f"call on the {which} before any consensus step agreed on a leader")
@@ -311,7 +314,8 @@ class Runner:
     def consensus(self, spec):
         voters = list(range(self.scenario.get("raft", 0)))
         which = spec.get("nodes", "voters")
-        which = voters if which == "voters" else [v for v in voters if v != self.downed] if which == "voters_left" else which
+        which = (voters if which == "voters" else [v for v in voters if v != self.downed] if which == "voters_left"
+                 else [v for v in which if v != self.downed])
         nodes = self.honest(which)
         before = self.leader if spec.get("new_leader") else None
         agreed = {}
@@ -328,6 +332,8 @@ class Runner:
             roles = sorted(s[2] for s in seen.values())
             if node is None or roles.count("leader") != (1 if any(n["id"] == node for n in nodes) else 0):
                 return False, seen
+            if spec.get("leader_among") and not any(n["id"] == node for n in nodes):
+                return False, seen  # (a leader outside the list, e.g. just killed, does not count)
             if before is not None and (node == before[0] or term <= before[1]):
                 return False, seen
             agreed["leader"] = (node, term)
@@ -458,6 +464,8 @@ def run(swarm, args):
             "--stagger-ms", str(scenario.get("stagger_ms", 0)),
             "--rogue", ",".join(str(n) for n in scenario.get("rogue", [])), "--raft", str(scenario.get("raft", 0)),
             "--append", scenario.get("append", "")]
+    if scenario.get("disks"):  # every node on a disk of its own (a voter's replacement keeps its log)
+        argv.append("--disks")
     if scenario.get("udp_nodes"):  # nodes attached to the fabric over UDP, as on another machine
         argv += ["--udp", f"127.0.0.1:{free_udp_base(scenario['nodes'])}",
                  "--udp-nodes", ",".join(str(n) for n in scenario["udp_nodes"])]

@@ -59,6 +59,16 @@ def cluster_view(node, timeout=3.0):
         return None
 
 
+def raft_entry(c):
+    """A member of the consensus group as cluster_status's `consensus` shows it: its role, term,
+    leader, commit, whether it is a spare (a member outside the configuration until it replaces a
+    voter), and at the leader each server's lag, by address."""
+    where = {v["member"]: v["address"].split(":")[0] for v in c.get("servers", [])}
+    return {"member": c["member"], "role": c["role"], "term": c["term"], "leader": c["leader"],
+            "commit": c["commit"], "last_index": c["last_index"], "spare": not c.get("in_configuration", True),
+            "lags": {where.get(r["member"], str(r["member"])): r["lag"] for r in c.get("replicas", [])}}
+
+
 def collect(state, run_dir, qmp, sample_s=0.5):
     """One status snapshot: CPU shares are measured over sample_s now, not averaged since boot."""
     before = {n["id"]: cpu_ticks(n["pid"]) for n in state["node"]}
@@ -88,11 +98,8 @@ def collect(state, run_dir, qmp, sample_s=0.5):
                                 "members": {m["name"]: m["state"] for m in view["members"] if not m["self"]},
                                 "refused": view["counters"]["bad_mac"] + view["counters"]["malformed"] +
                                 view["counters"]["replayed"]}
-            c = view.get("consensus")
-            if c:  # a voter of the consensus group: its role, term, leader, commit, and the leader's lags
-                entry["raft"] = {"member": c["member"], "role": c["role"], "term": c["term"], "leader": c["leader"],
-                                 "commit": c["commit"], "last_index": c["last_index"],
-                                 "lags": {r["member"]: r["lag"] for r in c.get("replicas", [])}}
+            if view.get("consensus"):
+                entry["raft"] = raft_entry(view["consensus"])
         nodes.append(entry)
     return {"run": state["run"], "topology": state["topology"], "seed": state["seed"],
             "fabric": "up" if fabric else "gone", "uptime_s": round(time.time() - state["started"], 1),
@@ -116,10 +123,12 @@ def print_status(out):
         else:
             peers = "-"
         r = n.get("raft")
-        if r:  # the consensus group: role and term, and at the leader each voter's lag in entries
+        if r and r.get("spare"):
+            peers += "; raft spare"
+        elif r:  # the consensus group: role and term, and at the leader each server's lag in entries
             peers += f"; raft {r['role']} (term {r['term']}, commit {r['commit']}"
             if r["lags"]:
-                peers += ", lag " + " ".join(f"m{m}:{lag}" for m, lag in sorted(r["lags"].items()))
+                peers += ", lag " + " ".join(f"{m}:{lag}" for m, lag in sorted(r["lags"].items()))
             peers += ")"
         print(f"  {n['name']:8} {n['state']:8} {n['address']:12} {n.get('url') or '-':30} {cpu:>5} {rss:>8}  {peers}")
     total = sum(n["rss_kib"] or 0 for n in out["nodes"])
@@ -181,7 +190,7 @@ def graph_dot(out):
         colour = "plum" if n.get("rogue") else NODE_COLOURS.get(n["state"], "lightgrey")
         r = n.get("raft")
         if r:  # a voter: its role; the leader drawn with a double ring
-            extra += f"\\nraft {r['role']} t{r['term']}"
+            extra += "\\nraft spare" if r.get("spare") else f"\\nraft {r['role']} t{r['term']}"
         shape = ", shape=doublecircle, penwidth=2" if r and r["role"] == "leader" else ""
         lines.append(f'  n{n["id"]} [label="{n["name"]}\\n{n["address"]}{extra}", fillcolor={colour}{shape}];')
     for link in out["links"]:

@@ -44,18 +44,26 @@ static bool run_isolated(const raftsim::Options& o, raftsim::Result& r, bool iso
         close(fds[0]);
         signal(SIGABRT, SIG_DFL); // the parent reports the seed
         raftsim::Result c = raftsim::run(o);
-        uint64_t fig[11] = {
-            c.ok,          c.events,         c.acknowledged, c.applied, c.leaders,
-            c.crashes,     c.snapshots_sent, c.changes,      c.leaked,  (uint64_t)c.rebased << 32 | c.corrected,
-            c.wire_checked
-        };
+        uint64_t fig[13] = { c.ok,
+                             c.events,
+                             c.acknowledged,
+                             c.applied,
+                             c.leaders,
+                             c.crashes,
+                             c.snapshots_sent,
+                             c.changes,
+                             c.leaked,
+                             (uint64_t)c.rebased << 32 | c.corrected,
+                             c.wire_checked,
+                             c.cut,
+                             c.reconfigured };
         ssize_t w = write(fds[1], fig, sizeof fig);
         w += write(fds[1], c.failure.data(), c.failure.size());
         (void)w;
         _exit(0);
     }
     close(fds[1]);
-    uint64_t fig[11] = {};
+    uint64_t fig[13] = {};
     ssize_t got = read(fds[0], fig, sizeof fig);
     std::string text;
     char buf[512];
@@ -84,6 +92,8 @@ static bool run_isolated(const raftsim::Options& o, raftsim::Result& r, bool iso
     r.rebased = static_cast<unsigned>(fig[9] >> 32);
     r.corrected = static_cast<unsigned>(fig[9] & 0xffffffffu);
     r.wire_checked = fig[10];
+    r.cut = static_cast<unsigned>(fig[11]);
+    r.reconfigured = static_cast<unsigned>(fig[12]);
     r.failure = text;
     return true;
 }
@@ -139,7 +149,7 @@ int main(int argc, char** argv) {
     auto start = std::chrono::steady_clock::now();
     unsigned failures = 0;
     uint64_t events = 0, acked = 0, snapshots = 0, crashes = 0, changes = 0, leaked = 0, leaky = 0, corrected = 0,
-             rebased = 0, wire = 0;
+             rebased = 0, cut = 0, reconfigured = 0, wire = 0;
     for (uint64_t seed = first; seed <= last; ++seed) {
         o.seed = seed;
         raftsim::Result r;
@@ -159,6 +169,8 @@ int main(int argc, char** argv) {
         leaky += r.leaked ? 1 : 0;
         corrected += r.corrected;
         rebased += r.rebased;
+        cut += r.cut;
+        reconfigured += r.reconfigured;
         wire += r.wire_checked;
         if (!r.ok) {
             ++failures;
@@ -178,7 +190,8 @@ int main(int argc, char** argv) {
     std::printf(
         "raft_sim: %llu seeds (%llu..%llu), %u nodes: %u failed; %.1f s, %.1f seeds/s; %llu events, %llu commands "
         "acknowledged, %llu crashes, %llu snapshots installed, %llu membership changes; engine allocations left at close: %llu "
-        "in %llu seeds; raft_io workarounds: %llu InstallSnapshot terms corrected, %llu AppendEntries rebased; %llu "
+        "in %llu seeds; raft_io workarounds: %llu InstallSnapshot terms corrected, %llu AppendEntries rebased, %llu "
+        "cut before a configuration change, %llu snapshots' configuration corrected; %llu "
         "messages also through lib/raft/wire, unchanged\n",
         static_cast<unsigned long long>(n), static_cast<unsigned long long>(first),
         static_cast<unsigned long long>(last), o.nodes, failures, s, n / s, static_cast<unsigned long long>(events),
@@ -186,6 +199,7 @@ int main(int argc, char** argv) {
         static_cast<unsigned long long>(snapshots), static_cast<unsigned long long>(changes),
         static_cast<unsigned long long>(leaked), static_cast<unsigned long long>(leaky),
         static_cast<unsigned long long>(corrected), static_cast<unsigned long long>(rebased),
+        static_cast<unsigned long long>(cut), static_cast<unsigned long long>(reconfigured),
         static_cast<unsigned long long>(wire));
     return failures ? 1 : 0;
 }

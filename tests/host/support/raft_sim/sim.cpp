@@ -314,6 +314,8 @@ struct Node {
     std::vector<raft_term> lterms;
     raft_index commit_seen = 0;
     int state = RAFT_FOLLOWER;
+    // The configuration changes in that log, by index (their encoded configurations).
+    std::map<raft_index, std::vector<uint8_t>> changes;
 };
 
 enum class Kind { deliver, disk_done, send_done, tick, client, fault, restart, heal_partition, member };
@@ -633,6 +635,10 @@ int Sim::io_load(Node& n, raft_term* term, raft_id* vote, raft_snapshot** snap, 
     *start = n.disk.start;
     *n_entries = n.disk.log.size();
     *entries = nullptr;
+    n.changes.clear();
+    for (size_t i = 0; i < n.disk.log.size(); ++i)
+        if (n.disk.log[i].type == RAFT_CHANGE)
+            n.changes[n.disk.start + i] = n.disk.log[i].data;
     if (!n.disk.log.empty()) {
         *entries = static_cast<raft_entry*>(raft_malloc(sizeof(raft_entry) * n.disk.log.size()));
         for (size_t i = 0; i < n.disk.log.size(); ++i) {
@@ -654,6 +660,7 @@ int Sim::io_bootstrap(Node& n, const raft_configuration* conf) {
     n.disk.vote = 0;
     n.disk.start = 1;
     n.disk.log.push_back(Entry { 1, RAFT_CHANGE, encode_conf(conf) });
+    n.changes[1] = n.disk.log.back().data;
     return 0;
 }
 
@@ -745,17 +752,28 @@ void Sim::deliver(Node& n, const Message& m) {
             }
         }
     }
-    msg.append_entries.n_entries = m.head.type == RAFT_APPEND_ENTRIES ? static_cast<unsigned>(m.entries.size() - skip)
+    // Upstream's follower records a configuration change under the index of the message's first
+    // entry (replication.c), so a change past the first never commits there: the message is cut
+    // before it (as kernel/raft's member does) and the leader sends it again, first.
+    size_t end = m.entries.size();
+    if (m.head.type == RAFT_APPEND_ENTRIES && !o_.as_is)
+        for (size_t i = skip + 1; i < end; ++i)
+            if (m.entries[i].type == RAFT_CHANGE) {
+                trace("node %llu: AppendEntries cut before its change at %zu", (unsigned long long)n.id, i - skip);
+                end = i;
+                ++result.cut;
+            }
+    msg.append_entries.n_entries = m.head.type == RAFT_APPEND_ENTRIES ? static_cast<unsigned>(end - skip)
                                                                       : msg.append_entries.n_entries;
     msg.server_id = m.from;
     msg.server_address = node(m.from).address.c_str();
     if (m.head.type == RAFT_APPEND_ENTRIES) {
         if (m.head.append_entries.n_entries != m.entries.size())
             std::abort();
-        size_t count = m.entries.size() - skip;
+        size_t count = end - skip;
         if (count) { // one batch for all entries' data, as a decoder would make
             size_t total = 0;
-            for (size_t i = skip; i < m.entries.size(); ++i)
+            for (size_t i = skip; i < end; ++i)
                 total += m.entries[i].data.size();
             auto* batch = static_cast<uint8_t*>(raft_malloc(total ? total : 1));
             auto* entries = static_cast<raft_entry*>(raft_malloc(sizeof(raft_entry) * count));
@@ -811,6 +829,8 @@ int Sim::io_append(Node& n, raft_io_append* req, const raft_entry* entries, unsi
         const raft_entry& e = entries[i];
         auto* p = static_cast<const uint8_t*>(e.buf.base);
         op.entries.push_back(Entry { e.term, e.type, std::vector<uint8_t>(p, p + e.buf.len) });
+        if (e.type == RAFT_CHANGE)
+            n.changes[index + i] = op.entries.back().data;
         // Log matching: an (index, term) pair names one entry and one predecessor term, everywhere.
         raft_index at = index + i;
         raft_term prev = n.lterms.empty() ? n.lprev : n.lterms.back();
@@ -842,6 +862,7 @@ int Sim::io_truncate(Node& n, raft_index index) {
     }
     if (index - n.lstart < n.lterms.size())
         n.lterms.resize(index - n.lstart);
+    n.changes.erase(n.changes.lower_bound(index), n.changes.end());
     Op op;
     op.kind = OpKind::truncate;
     op.index = index;
@@ -861,6 +882,22 @@ int Sim::io_snapshot_put(Node& n, unsigned trailing, raft_io_snapshot_put* req, 
     op.snap.term = s->term;
     op.snap.conf = encode_conf(&s->configuration);
     op.snap.conf_index = s->configuration_index;
+    if (trailing != 0 && !o_.as_is) {
+        // Upstream takes a snapshot with the configuration committed so far, and a change applied in
+        // the same batch of entries is committed only by an event handled after it: the snapshot
+        // names an older configuration than the entries it covers. Every change up to the snapshot's
+        // index is committed, so the newest of them is the snapshot's (a restart would otherwise
+        // hold it uncommitted forever, and a follower installing the snapshot take the old one).
+        auto newest = n.changes.upper_bound(s->index);
+        if (newest != n.changes.begin() && (--newest)->first > s->configuration_index) {
+            trace("node %llu: snapshot %llu names configuration %llu, corrected to %llu", (unsigned long long)n.id,
+                  (unsigned long long)s->index, (unsigned long long)s->configuration_index,
+                  (unsigned long long)newest->first);
+            op.snap.conf = newest->second;
+            op.snap.conf_index = newest->first;
+            ++result.reconfigured;
+        }
+    }
     for (unsigned i = 0; i < s->n_bufs; ++i) {
         auto* p = static_cast<const uint8_t*>(s->bufs[i].base);
         op.snap.data.insert(op.snap.data.end(), p, p + s->bufs[i].len);
@@ -874,6 +911,7 @@ int Sim::io_snapshot_put(Node& n, unsigned trailing, raft_io_snapshot_put* req, 
         n.lstart = s->index + 1;
         n.lprev = s->term;
         n.lterms.clear();
+        n.changes.clear();
     }
     n.diskq.push_back(std::move(op));
     start_disk(n);
@@ -1194,6 +1232,13 @@ void Sim::check() {
             }
         }
         n.state = state;
+        // A configuration change applied here is no longer uncommitted (else this node, as leader,
+        // refuses every later change, and a truncation rolls it back to a stale configuration).
+        const raft_index uncommitted = n.r->configuration_uncommitted_index;
+        if (uncommitted != 0 && uncommitted <= raft_last_applied(n.r))
+            return fail("node %llu holds its configuration change at %llu uncommitted, applied up to %llu",
+                        (unsigned long long)n.id, (unsigned long long)uncommitted,
+                        (unsigned long long)raft_last_applied(n.r));
         // Committed entries never change: record each index's term as it commits.
         raft_index ci = raft_commit_index(n.r);
         for (raft_index i = n.commit_seen + 1; i <= ci; ++i) {

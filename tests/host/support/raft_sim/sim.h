@@ -40,6 +40,8 @@ struct Result {
     unsigned changes = 0;        // membership changes that completed
     unsigned corrected = 0;      // InstallSnapshot terms the raft_io corrected (an upstream bug)
     unsigned rebased = 0;        // AppendEntries the raft_io rebased on a snapshot (an upstream bug)
+    unsigned cut = 0;            // AppendEntries the raft_io cut before a configuration change (an upstream bug)
+    unsigned reconfigured = 0;   // snapshots taken whose configuration the raft_io corrected (an upstream bug)
     unsigned leaked = 0;         // allocations the engine still held after every node closed
     uint64_t wire_checked = 0;   // messages sent also through lib/raft/wire and found unchanged
 };
