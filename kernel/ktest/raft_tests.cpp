@@ -186,6 +186,26 @@ bool agreed(kraft::Member (&members)[kNodes], uint64_t applied, uint64_t except 
     return true;
 }
 
+// Closes a group's members and gives back its disks, link and memory: true when the engine's heap
+// is back where it was (`before`) and refused nothing.
+template <typename Group>
+bool released(Group& g, void* mem, const kraft::HeapStats& before) {
+    for (auto& m : g.members)
+        m.close();
+    for (auto& d : g.disks)
+        d.release();
+    g.link.release();
+    g.~Group();
+    kheap::free(mem);
+    const kraft::HeapStats after = kraft::heap_stats();
+    KT_CHECK(after.used == before.used && after.blocks == before.blocks,
+             "the engine holds %llu bytes in %llu blocks after closing", static_cast<unsigned long long>(after.used),
+             static_cast<unsigned long long>(after.blocks));
+    KT_CHECK(after.refused == 0, "the engine's heap refused %llu allocations",
+             static_cast<unsigned long long>(after.refused));
+    return true;
+}
+
 } // namespace
 
 bool raft_group(const Caps&) {
@@ -293,19 +313,8 @@ bool raft_group(const Caps&) {
     KT_CHECK(s[0].refused + s[1].refused + s[2].refused == 0, "datagrams refused on a clean link");
     KT_CHECK(link.lost() == 0, "the loopback link overflowed");
     const kraft::HeapStats peak = kraft::heap_stats();
-    for (auto& m : members)
-        m.close();
-    for (auto& d : g.disks)
-        d.release();
-    link.release();
-    g.~Group();
-    kheap::free(*mem);
-    const kraft::HeapStats after = kraft::heap_stats();
-    KT_CHECK(after.used == before.used && after.blocks == before.blocks,
-             "the engine holds %llu bytes in %llu blocks after closing", static_cast<unsigned long long>(after.used),
-             static_cast<unsigned long long>(after.blocks));
-    KT_CHECK(after.refused == 0, "the engine's heap refused %llu allocations",
-             static_cast<unsigned long long>(after.refused));
+    if (!released(g, *mem, before))
+        return false;
     console::printf("ktest:   raft: leader %llu elected in %llu ms, 50 commands applied on 3 members in %llu ms; "
                     "leader cut off, %llu elected in %llu ms (term %llu), 100 more applied, the old leader caught up; "
                     "member %llu restarted on its disk, 10 more applied everywhere; "
@@ -419,17 +428,8 @@ bool raft_replace(const Caps&) {
                  }),
              "the group did not go on after the removed voter came back");
 
-    for (auto& m : members)
-        m.close();
-    for (auto& d : g.disks)
-        d.release();
-    link.release();
-    g.~Group();
-    kheap::free(*mem);
-    const kraft::HeapStats end = kraft::heap_stats();
-    KT_CHECK(end.used == before.used && end.blocks == before.blocks,
-             "the engine holds %llu bytes in %llu blocks after closing", static_cast<unsigned long long>(end.used),
-             static_cast<unsigned long long>(end.blocks));
+    if (!released(g, *mem, before))
+        return false;
     console::printf("ktest:   raftreplace: voter %llu replaced by newcomer %llu in %llu ms (it installed %llu "
                     "snapshots), 20 more applied by the new three; the removed voter restarted, leader %llu kept term "
                     "%llu\n",

@@ -45,6 +45,17 @@ void write_members(json::Writer& w, const MemberInfo* m, int64_t n) {
 }
 
 // The summary (and up to 64 members) through `cap`; false when the call is refused.
+const char* replace_step_name(uint8_t step) {
+    static constexpr const char* kSteps[] = { "none", "adding", "standby", "promoting", "removing", "done", "failed" };
+    return step < sizeof kSteps / sizeof kSteps[0] ? kSteps[step] : "?";
+}
+
+const char* replace_failure_name(uint8_t failure) {
+    static constexpr const char* kFailures[] = { "none", "leadership_lost", "refused", "catch_up_timed_out",
+                                                 "configuration_changed" };
+    return failure < sizeof kFailures / sizeof kFailures[0] ? kFailures[failure] : "?";
+}
+
 bool read_info(uint32_t cap, ClusterInfo& info, MemberInfo* members, uint32_t max, int64_t& n) {
     n = sys::cluster_info(cap, &info, members, max);
     return n >= 0;

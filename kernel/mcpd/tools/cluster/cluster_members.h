@@ -25,6 +25,10 @@ constexpr uint64_t kMs = 1'000'000ull;
 
 void write_address(json::Writer& w, uint32_t ip, uint16_t port);
 void write_members(json::Writer& w, const MemberInfo* m, int64_t n);
+// A voter replacement's step and failure (cluster_abi::ReplaceStep, ReplaceFailure) as the tools
+// name them ("standby", "catch_up_timed_out", ...).
+const char* replace_step_name(uint8_t step);
+const char* replace_failure_name(uint8_t failure);
 // The summary (and up to `max` members) through `cap`; false when the call is refused.
 bool read_info(uint32_t cap, ClusterInfo& info, MemberInfo* members, uint32_t max, int64_t& n);
 

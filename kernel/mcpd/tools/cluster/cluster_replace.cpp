@@ -27,17 +27,6 @@ constexpr const char* kReplaceOut =
     R"("failure":{"type":["string","null"]},"engine_code":{"type":"integer"},)"
     R"("voters":{"type":"array","items":{"type":"string"}}},"required":["status","step","dead","with"]})";
 
-const char* step_name(uint8_t step) {
-    static constexpr const char* kSteps[] = { "none", "adding", "standby", "promoting", "removing", "done", "failed" };
-    return step < sizeof kSteps / sizeof kSteps[0] ? kSteps[step] : "?";
-}
-
-const char* failure_name(uint8_t failure) {
-    static constexpr const char* kFailures[] = { "none", "leadership_lost", "refused", "catch_up_timed_out",
-                                                 "configuration_changed" };
-    return failure < sizeof kFailures / sizeof kFailures[0] ? kFailures[failure] : "?";
-}
-
 // A member name (as cluster_status lists them) or a dotted IPv4 address: the address (0: neither).
 uint32_t resolve(std::string_view text, const MemberInfo* members, int64_t n) {
     if (auto ip = netcfg::parse_ipv4(text))
@@ -123,7 +112,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     w.begin_object().key("status").string(step == cluster_abi::ReplaceStep::Done     ? "done"
                                           : step == cluster_abi::ReplaceStep::Failed ? "failed"
                                                                                      : "in_progress");
-    w.key("step").string(step_name(info.replace_step));
+    w.key("step").string(replace_step_name(info.replace_step));
     w.key("dead");
     write_ip(w, dead);
     w.key("with");
@@ -131,7 +120,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     w.key("took_ms").number(info.replace_ms);
     w.key("failure");
     if (step == cluster_abi::ReplaceStep::Failed)
-        w.string(failure_name(info.replace_failure));
+        w.string(replace_failure_name(info.replace_failure));
     else
         w.null();
     w.key("engine_code").number(static_cast<int64_t>(info.replace_code));

@@ -99,20 +99,13 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
         }
         // The last voter replacement this node ran as leader (cluster_replace, raft_replace_after_s=).
         if (info.replace_step != 0) {
-            static constexpr const char* kSteps[] = { "none",     "adding", "standby", "promoting",
-                                                      "removing", "done",   "failed" };
-            static constexpr const char* kFailures[] = { "none", "leadership_lost", "refused", "catch_up_timed_out",
-                                                         "configuration_changed" };
-            w.key("replacement")
-                .begin_object()
-                .key("step")
-                .string(info.replace_step < 7 ? kSteps[info.replace_step] : "?");
+            w.key("replacement").begin_object().key("step").string(replace_step_name(info.replace_step));
             w.key("dead");
             write_address(w, info.replace_dead_ip, static_cast<uint16_t>(info.port + 1));
             w.key("with");
             write_address(w, info.replace_with_ip, static_cast<uint16_t>(info.port + 1));
             w.key("automatic").boolean(info.replace_automatic != 0).key("took_ms").number(info.replace_ms);
-            w.key("failure").string(info.replace_failure < 5 ? kFailures[info.replace_failure] : "?");
+            w.key("failure").string(replace_failure_name(info.replace_failure));
             w.key("completed").number(info.replace_done).end_object();
         }
         // The replicated collections' changes this member applied, proposed and refused.
