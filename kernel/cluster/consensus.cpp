@@ -124,14 +124,7 @@ uint64_t g_next_automatic_ns = 0;
 uint64_t g_round_ns = 0;                                  // when the last round ended (IRQs masked)
 constexpr uint64_t kAutomaticRetryNs = 30'000'000'000ull; // after an automatic attempt failed
 
-const kraft::MemberStatus::Server* server(const kraft::MemberStatus& s, uint64_t id) {
-    for (uint8_t i = 0; i < s.server_count; ++i)
-        if (s.servers[i].id == id)
-            return &s.servers[i];
-    return nullptr;
-}
-
-bool in_configuration(uint32_t ip) { return server(g_status, id_of(ip)) != nullptr; }
+bool in_configuration(uint32_t ip) { return g_status.server(id_of(ip)) != nullptr; }
 
 // What the configuration says this round: the voters a catch-up fetches from, and whether the
 // store takes replicated changes here (a voter's applier) or refuses them as if no group ran.
@@ -351,12 +344,10 @@ int64_t request_replace(uint32_t dead_ip, uint32_t with_ip) {
         return -static_cast<int64_t>(ktl::Error::NotReady);
     if (!g_status.is_leader)
         return -static_cast<int64_t>(ktl::Error::NotLeader);
-    const auto step = g_replace_status.step;
-    if (g_request.pending || step == cluster_abi::ReplaceStep::Adding || step == cluster_abi::ReplaceStep::Standby ||
-        step == cluster_abi::ReplaceStep::Promoting || step == cluster_abi::ReplaceStep::Removing)
+    if (g_request.pending || g_replace_status.active())
         return -static_cast<int64_t>(ktl::Error::Exists);
-    const auto* dead = server(g_status, id_of(dead_ip));
-    const auto* with = server(g_status, id_of(with_ip));
+    const auto* dead = g_status.server(id_of(dead_ip));
+    const auto* with = g_status.server(id_of(with_ip));
     if (!dead || dead->role != RAFT_VOTER || dead->id == g_self_id || (with && with->role == RAFT_VOTER))
         return -static_cast<int64_t>(ktl::Error::InvalidArgs);
     g_request = ReplaceRequest { dead_ip, with_ip, true };

@@ -8,13 +8,6 @@ namespace {
 using Step = cluster_abi::ReplaceStep;
 using Failure = cluster_abi::ReplaceFailure;
 
-const kraft::MemberStatus::Server* find(const kraft::MemberStatus& s, uint64_t id) {
-    for (uint8_t i = 0; i < s.server_count; ++i)
-        if (s.servers[i].id == id)
-            return &s.servers[i];
-    return nullptr;
-}
-
 const char* step_name(Step step) {
     switch (step) {
     case Step::Adding: return "adding the newcomer";
@@ -27,10 +20,6 @@ const char* step_name(Step step) {
 }
 
 } // namespace
-
-bool VoterReplacement::active() const {
-    return m_status.step != Step::None && m_status.step != Step::Done && m_status.step != Step::Failed;
-}
 
 bool VoterReplacement::start(uint64_t dead, uint64_t with, uint32_t dead_ip, uint32_t with_ip, bool automatic,
                              uint64_t now_ns) {
@@ -76,6 +65,18 @@ void VoterReplacement::issue(int rv, uint64_t now_ns) {
     m_issued = true;
 }
 
+void VoterReplacement::enter(Step step, uint64_t now_ns) {
+    m_status.step = step;
+    m_step_since_ns = now_ns;
+}
+
+void VoterReplacement::finish(uint64_t now_ns) {
+    m_status.step = Step::Done;
+    m_status.ended_ns = now_ns;
+    ++m_status.done;
+    KLOG_INFO("cluster: voter replaced in %llu ms", (unsigned long long)((now_ns - m_status.started_ns) / 1000000));
+}
+
 void VoterReplacement::step(kraft::Member& member, const kraft::MemberStatus& s, uint64_t now_ns) {
     if (!active())
         return;
@@ -91,56 +92,41 @@ void VoterReplacement::step(kraft::Member& member, const kraft::MemberStatus& s,
             return;
         }
         m_issued = false;
-        const Step next = m_status.step == Step::Adding      ? Step::Standby
-                          : m_status.step == Step::Standby   ? Step::Standby // (then it catches up)
-                          : m_status.step == Step::Promoting ? Step::Removing
-                                                             : Step::Done;
-        if (next != m_status.step)
-            m_step_since_ns = now_ns;
-        m_status.step = next;
-        if (next == Step::Done) {
-            m_status.ended_ns = now_ns;
-            ++m_status.done;
-            KLOG_INFO("cluster: voter replaced in %llu ms",
-                      (unsigned long long)((now_ns - m_status.started_ns) / 1000000));
-            return;
-        }
+        // (A standby assigned stays in Standby until it has caught up.)
+        if (m_status.step == Step::Adding)
+            enter(Step::Standby, now_ns);
+        else if (m_status.step == Step::Promoting)
+            enter(Step::Removing, now_ns);
+        else if (m_status.step == Step::Removing)
+            return finish(now_ns);
     }
-    const kraft::MemberStatus::Server* with = find(s, m_with);
-    const kraft::MemberStatus::Server* dead = find(s, m_dead);
+    const kraft::MemberStatus::Server* with = s.server(m_with);
+    const kraft::MemberStatus::Server* dead = s.server(m_dead);
     switch (m_status.step) {
     case Step::Adding:
-        if (!dead || dead->role != RAFT_VOTER || (with && with->role == RAFT_VOTER)) {
+        if (!dead || dead->role != RAFT_VOTER || (with && with->role == RAFT_VOTER))
             fail(Failure::Changed, 0, now_ns);
-        } else if (with) { // (added by an earlier attempt)
-            m_status.step = Step::Standby;
-            m_step_since_ns = now_ns;
-        } else {
+        else if (with) // (added by an earlier attempt)
+            enter(Step::Standby, now_ns);
+        else
             issue(member.change(kraft::ChangeKind::Add, m_with), now_ns);
-        }
         break;
     case Step::Standby:
-        if (!with || with->role == RAFT_VOTER) {
+        if (!with || with->role == RAFT_VOTER)
             fail(Failure::Changed, 0, now_ns);
-        } else if (with->role == RAFT_SPARE) {
+        else if (with->role == RAFT_SPARE)
             issue(member.change(kraft::ChangeKind::Assign, m_with, RAFT_STANDBY), now_ns);
-        } else if (s.commit > 0 && with->match >= s.commit) {
-            m_status.step = Step::Promoting;
-            m_step_since_ns = now_ns;
-            issue(member.change(kraft::ChangeKind::Assign, m_with, RAFT_VOTER), now_ns);
-        } else if (now_ns - m_step_since_ns > kCatchUpNs) {
+        else if (s.commit > 0 && with->match >= s.commit)
+            enter(Step::Promoting, now_ns); // (promoted at the next round)
+        else if (now_ns - m_step_since_ns > kCatchUpNs)
             fail(Failure::CatchUpTimedOut, 0, now_ns);
-        }
         break;
     case Step::Promoting: issue(member.change(kraft::ChangeKind::Assign, m_with, RAFT_VOTER), now_ns); break;
     case Step::Removing:
-        if (!dead) {
-            m_status.step = Step::Done;
-            m_status.ended_ns = now_ns;
-            ++m_status.done;
-        } else {
+        if (!dead)
+            finish(now_ns);
+        else
             issue(member.change(kraft::ChangeKind::Remove, m_dead), now_ns);
-        }
         break;
     default: break;
     }

@@ -23,7 +23,7 @@ public:
     // Starts replacing voter `dead` by `with` (raft ids; addresses for the status) at this member,
     // which leads. False if one runs (nothing changed).
     bool start(uint64_t dead, uint64_t with, uint32_t dead_ip, uint32_t with_ip, bool automatic, uint64_t now_ns);
-    bool active() const;
+    bool active() const { return m_status.active(); }
     // One round of the cluster task: the next step once the last one is committed.
     void step(kraft::Member& member, const kraft::MemberStatus& s, uint64_t now_ns);
 
@@ -34,12 +34,18 @@ public:
         int32_t code;
         uint32_t dead_ip, with_ip;
         uint64_t started_ns, ended_ns, done;
+        bool active() const {
+            return step != cluster_abi::ReplaceStep::None && step != cluster_abi::ReplaceStep::Done &&
+                   step != cluster_abi::ReplaceStep::Failed;
+        }
         void fill(cluster_abi::ClusterInfo& out, uint64_t now_ns) const;
     };
     Status status() const { return m_status; }
 
 private:
     void fail(cluster_abi::ReplaceFailure why, int code, uint64_t now_ns);
+    void finish(uint64_t now_ns);
+    void enter(cluster_abi::ReplaceStep step, uint64_t now_ns);
     // A step's change asked of the engine (rv its answer): its commit awaited from the next round.
     void issue(int rv, uint64_t now_ns);
 

@@ -106,6 +106,12 @@ struct MemberStatus {
     };
     Server servers[kMaxServers];
     uint8_t server_count;
+    const Server* server(uint64_t id) const { // (nullptr: not in the configuration)
+        for (uint8_t i = 0; i < server_count; ++i)
+            if (servers[i].id == id)
+                return &servers[i];
+        return nullptr;
+    }
     bool member; // this member is in that configuration (false: a joiner not yet added, or removed)
     // The last configuration change asked of this member (change()): 1 running, 0 done (or none),
     // else the engine's error code, negated.
