@@ -66,7 +66,7 @@ struct ClusterInfo {
     uint64_t xfer_done, xfer_collections, xfer_bytes, xfer_restarts, xfer_served_pages, xfer_served_bytes;
     uint64_t xfer_active;
     uint64_t xfer_incomplete; // snapshots installed without every collection (logged)
-    uint64_t repl_barriers;   // read barriers applied here (linearizable reads of replicated collections)
+    uint64_t repl_reads;      // linearizable reads of replicated collections answered here (a read index each)
     // Federated searches (kernel/cluster/federation.h): asked here, ended partial, served for
     // other nodes, and datagrams refused (failed authentication or checks).
     uint64_t fed_searches, fed_partial, fed_served, fed_refused;
@@ -86,6 +86,8 @@ struct ClusterInfo {
     uint32_t replace_dead_ip, replace_with_ip;
     int32_t replace_code;
     uint64_t replace_ms, replace_done;
+    // Rounds of probes this node ran as the leader to confirm reads (one serves every read waiting).
+    uint64_t repl_read_rounds;
 };
 
 struct MemberInfo {

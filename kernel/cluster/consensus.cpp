@@ -290,7 +290,11 @@ void round() {
         uint64_t sender = 0;
         const uint64_t group = raftwire::peek_group(datagram);
         if (group == g_forwarder.group()) {
-            if (g_forwarder.receive(datagram, message, sender)) {
+            if (!g_forwarder.receive(datagram, message, sender))
+                continue;
+            if (raftread::is_read_message(message)) {
+                g_applier.read_message(*g_member, g_forwarder, message, sender);
+            } else {
                 const bool proposed = g_applier.forwarded(*g_member, message);
                 audit_forwarded(ip_of(sender), message, proposed);
             }
@@ -387,7 +391,8 @@ void fill(cluster_abi::ClusterInfo& out) {
     out.repl_installs = c.installs;
     out.repl_forwarded_out = c.forwarded_out;
     out.repl_forwarded_in = c.forwarded_in;
-    out.repl_barriers = c.barriers;
+    out.repl_reads = c.reads;
+    out.repl_read_rounds = c.read_rounds;
     out.raft_server_count = s.server_count;
     out.raft_member = s.member ? 1 : 0;
     for (uint8_t i = 0; i < s.server_count && i < cluster_abi::kRaftMaxServers; ++i) {

@@ -49,6 +49,7 @@ void ReplicaApplier::pump(kraft::Member& member, PeerChannel& forwarder, uint64_
             break;
         const auto* h = reinterpret_cast<const uint8_t*>(m_command);
         const uint64_t ticket = get_le(h + 8, 8);
+        const bool read = get_le(h + 16, 2) == kReadBarrier;
         InFlight* slot = nullptr;
         for (auto& f : m_in_flight)
             if (f.ticket == 0) {
@@ -56,25 +57,102 @@ void ReplicaApplier::pump(kraft::Member& member, PeerChannel& forwarder, uint64_
                 break;
             }
         const std::span<const uint8_t> command(reinterpret_cast<const uint8_t*>(m_command), static_cast<size_t>(n));
-        const bool taken = slot && (leader ? member.propose(command, ticket)
-                                           : forward_to != 0 && forwarder.send(forward_to, command));
+        bool taken = false;
+        if (slot && read)
+            taken = leader ? m_reads.ask(s.id, ticket)
+                           : forward_to != 0 && send_read(forwarder, forward_to, { raftread::kAsk, ticket, 0, 0 });
+        else if (slot)
+            taken = leader ? member.propose(command, ticket) : forward_to != 0 && forwarder.send(forward_to, command);
         if (!taken) {
             ++m_counters.refused;
             sys::repl_done(m_log, ticket, err(leader || forward_to ? ktl::Error::WouldBlock : ktl::Error::NotLeader),
                            nullptr, 0);
             continue;
         }
-        *slot = InFlight { ticket, now_ns, leader ? 0 : forward_to };
-        ++(leader ? m_counters.proposed : m_counters.forwarded_out);
+        *slot = InFlight { ticket, now_ns, leader ? 0 : forward_to, read, 0 };
+        if (!read)
+            ++(leader ? m_counters.proposed : m_counters.forwarded_out);
     }
+    serve_reads(s, forwarder, now_ns);
     // A change forwarded to a leader this follower no longer follows (it died, or lost an election)
-    // is answered at once: whether that leader committed it before is not known here.
+    // is answered at once: whether that leader committed it before is not known here. (A read
+    // whose index that leader handed out only waits for this voter's log.)
     for (auto& f : m_in_flight)
-        if (f.ticket && (now_ns - f.since_ns > kTimeoutNs || (f.to != 0 && f.to != forward_to))) {
+        if (f.ticket && (now_ns - f.since_ns > kTimeoutNs || (f.to != 0 && f.to != forward_to && f.index == 0))) {
             ++m_counters.timed_out;
             sys::repl_done(m_log, f.ticket, err(ktl::Error::TimedOut), nullptr, 0);
             f = InFlight {};
         }
+}
+
+bool ReplicaApplier::send_read(PeerChannel& channel, uint64_t to, const raftread::Message& m) {
+    uint8_t buf[raftread::kMessageBytes];
+    const size_t n = raftread::encode(m, buf);
+    return n != 0 && channel.send(to, { buf, n });
+}
+
+void ReplicaApplier::serve_reads(const kraft::MemberStatus& s, PeerChannel& channel, uint64_t now_ns) {
+    uint64_t voters[kraft::kMaxServers];
+    size_t count = 0;
+    for (uint8_t i = 0; i < s.server_count; ++i)
+        if (s.servers[i].role == RAFT_VOTER)
+            voters[count++] = s.servers[i].id;
+    const raftread::View view { s.id, s.term, s.commit, s.is_leader, s.read_ready, { voters, count } };
+    raftread::LeaderReads::Answer answers[kInFlight];
+    raftread::LeaderReads::Probe probe;
+    const raftread::LeaderReads::Counters before = m_reads.counters();
+    const size_t n = m_reads.turn(view, now_ns, answers, probe);
+    m_counters.read_rounds += m_reads.counters().rounds - before.rounds;
+    if (probe.round != 0)
+        for (size_t i = 0; i < count; ++i)
+            if (voters[i] != s.id)
+                (void)send_read(channel, voters[i], { raftread::kProbe, 0, probe.round, probe.term });
+    for (size_t i = 0; i < n; ++i) {
+        const auto& a = answers[i];
+        if (a.reader == s.id)
+            read_indexed(a.ticket, 0, a.index);
+        else
+            (void)send_read(channel, a.reader, { raftread::kAnswer, a.ticket, a.index, 0 });
+    }
+    // Every change committed before the read arrived at the leader is at or below its index.
+    for (auto& f : m_in_flight)
+        if (f.ticket && f.read && f.index != 0 && s.applied_index >= f.index) {
+            ++m_counters.reads;
+            settle(f.ticket, 1);
+        }
+}
+
+void ReplicaApplier::read_indexed(uint64_t ticket, uint64_t from, uint64_t index) {
+    for (auto& f : m_in_flight)
+        if (f.ticket == ticket && f.read && f.to == from && f.index == 0) {
+            if (index != 0) {
+                f.index = index;
+            } else { // the leader could not confirm it (it no longer leads, or had no room)
+                ++m_counters.timed_out;
+                settle(ticket, err(ktl::Error::TimedOut));
+            }
+            return;
+        }
+}
+
+void ReplicaApplier::read_message(kraft::Member& member, PeerChannel& channel, std::span<const uint8_t> message,
+                                  uint64_t from) {
+    const auto m = raftread::decode(message);
+    if (!m) {
+        ++m_counters.refused;
+        return;
+    }
+    switch (m->type) {
+    case raftread::kAsk: // a follower's read: refused at once unless this member leads and has room
+        if (!member.status().is_leader || !m_reads.ask(from, m->ticket))
+            (void)send_read(channel, from, { raftread::kAnswer, m->ticket, 0, 0 });
+        break;
+    case raftread::kProbe: // the leader's round: this voter's term says whether a later leader exists
+        (void)send_read(channel, from, { raftread::kAck, 0, m->a, member.status().term });
+        break;
+    case raftread::kAck: m_reads.ack(from, m->a, m->b); break;
+    case raftread::kAnswer: read_indexed(m->ticket, from, m->a); break;
+    }
 }
 
 bool ReplicaApplier::forwarded(kraft::Member& member, std::span<const uint8_t> command) {
@@ -84,9 +162,7 @@ bool ReplicaApplier::forwarded(kraft::Member& member, std::span<const uint8_t> c
                         get_le(command.data() + 18, 2) == 0 &&
                         get_le(command.data() + 20, 4) == command.size() - kHeader;
     const uint16_t type = formed ? static_cast<uint16_t>(get_le(command.data() + 16, 2)) : 0;
-    const bool change = (type >= uint16_t(storage::RecordType::Create) &&
-                         type <= uint16_t(storage::RecordType::Delete)) ||
-                        type == kReadBarrier;
+    const bool change = type >= uint16_t(storage::RecordType::Create) && type <= uint16_t(storage::RecordType::Delete);
     if (!change || !member.status().is_leader || !member.propose(command, 0)) {
         ++m_counters.refused; // (the follower's caller learns it from its timeout)
         return false;
@@ -144,13 +220,8 @@ void ReplicaApplier::apply(std::span<const uint8_t> command) {
     const uint64_t origin = get_le(h, 8), ticket = get_le(h + 8, 8), length = get_le(h + 20, 4);
     const uint16_t type = static_cast<uint16_t>(get_le(h + 16, 2));
     int64_t result = err(ktl::Error::Corrupt);
-    if (type == kReadBarrier && length == command.size() - kHeader) {
-        // Nothing to change: its caller learns that every change committed before it is applied here.
-        ++m_counters.barriers;
-        if (origin == m_origin)
-            settle(ticket, 1);
-        return;
-    }
+    if (type == kReadBarrier && length == command.size() - kHeader)
+        return; // (a read barrier an earlier version logged: nothing to change, nobody waits for it)
     if (get_le(h + 18, 2) == 0 && length == command.size() - kHeader && length <= kMaxCommand - kHeader) {
         // Copied to an aligned buffer: the record's ids and vectors are read in place.
         std::memcpy(m_command, command.data() + kHeader, length);

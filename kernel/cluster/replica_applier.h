@@ -12,12 +12,16 @@
 // committed command that carries its origin; a command lost on the way, or refused by a node that
 // no longer leads, ends in the follower's timeout (an unknown outcome). A snapshot installed from
 // the leader waits for the collections it covers (state_transfer.h).
+// A linearizable read (the desk's read barrier) writes nothing: the leader hands out a read index
+// once a round of probes shows it still leads (lib/raft/read_index.h), over the same channel, and
+// the reader is answered once this voter has applied the log up to that index.
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
 
 #include "../raft/raft_member.h"
+#include <raft/read_index.h>
 #include "peer_channel.h"
 #include "state_transfer.h"
 
@@ -40,6 +44,9 @@ public:
     // A change a follower forwarded: proposed as it came, if this member leads and it is well formed.
     // True when proposed.
     bool forwarded(kraft::Member& member, std::span<const uint8_t> command);
+    // A read-index message from member `from` (raftread::is_read_message): an ask, a probe, an
+    // acknowledgement or an answer.
+    void read_message(kraft::Member& member, PeerChannel& channel, std::span<const uint8_t> message, uint64_t from);
 
     void apply(std::span<const uint8_t> command) override;
     void proposal_failed(uint64_t tag) override;
@@ -50,15 +57,16 @@ public:
     struct Counters {
         uint64_t applied, failed, proposed, refused, timed_out, installs;
         uint64_t forwarded_out, forwarded_in; // sent to the leader; proposed here for a follower
-        uint64_t barriers;                    // read barriers applied (linearizable reads, vec_sync)
+        uint64_t reads;                       // linearizable reads answered here (vec_sync, store_sync)
+        uint64_t read_rounds;                 // rounds of probes this member ran as the leader to confirm reads
     };
     Counters counters() const { return m_counters; }
-    // Changes taken here and not yet answered.
+    // Changes and reads taken here and not yet answered, or followers' reads waiting here.
     bool in_flight() const {
         for (const auto& f : m_in_flight)
             if (f.ticket)
                 return true;
-        return false;
+        return m_reads.waiting() != 0;
     }
 
 private:
@@ -67,8 +75,14 @@ private:
     static constexpr uint64_t kTimeoutNs = 8'000'000'000ull;
     struct InFlight {
         uint64_t ticket, since_ns;
-        uint64_t to; // the leader a follower forwarded it to (0: proposed here)
+        uint64_t to;    // the leader a follower forwarded it to (0: proposed here)
+        bool read;      // a read barrier: answered once the log is applied up to `index` here
+        uint64_t index; // (0: the leader has not handed it out yet)
     };
+    bool send_read(PeerChannel& channel, uint64_t to, const raftread::Message& m);
+    // The leader's rounds and answers, and the reads whose index this voter has applied.
+    void serve_reads(const kraft::MemberStatus& s, PeerChannel& channel, uint64_t now_ns);
+    void read_indexed(uint64_t ticket, uint64_t from, uint64_t index);
     int64_t apply_record(uint16_t type, std::span<const std::byte> record);
     int64_t apply_once(const storage::DecodedRecord& d);
     void settle(uint64_t ticket, int64_t result, std::span<const bool> absent = {});
@@ -79,6 +93,7 @@ private:
     StateTransfer* m_transfer = nullptr;
     InFlight m_in_flight[kInFlight] {};
     Counters m_counters {};
+    raftread::LeaderReads m_reads;
     std::byte* m_command; // one command being taken or applied (kMaxCommand)
     bool* m_missing;      // the last delete's flags for ids it did not find (abi::kMaxDeleteIds)
     uint32_t m_missing_count = 0;

@@ -292,6 +292,15 @@ void Member::turn() {
         (void)write_held_install();
     complete_pending(0);
     LegacyFireCompletedRequests(m_raft);
+    // The read index's condition (lib/raft/read_index.h): every entry of an earlier term is in the
+    // log when this member becomes leader, so a commit index at the log's end as it was then
+    // covers them (upstream appends its no-op of the new term at that moment).
+    if (raft_state(m_raft) != RAFT_LEADER) {
+        m_lead_term = 0;
+    } else if (m_lead_term != m_term) {
+        m_lead_term = m_term;
+        m_lead_floor = next_index() - 1;
+    }
 }
 
 bool Member::propose(std::span<const uint8_t> command, uint64_t tag) {
@@ -359,6 +368,7 @@ MemberStatus Member::status() const {
         s.applied_index = raft_last_applied(m_raft);
         s.installing = m_held.req != nullptr;
         s.is_leader = raft_state(m_raft) == RAFT_LEADER;
+        s.read_ready = s.is_leader && m_lead_term == m_term && s.commit >= m_lead_floor;
         const raft_configuration& c = m_raft->configuration;
         for (unsigned i = 0; i < c.n && s.server_count < kMaxServers; ++i) {
             MemberStatus::Server& out = s.servers[s.server_count++];

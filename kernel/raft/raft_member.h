@@ -95,6 +95,9 @@ struct MemberStatus {
     bool installing;                               // a leader's snapshot waits for install_ready()
     uint64_t applied_hash;                         // FNV-1a over every applied command, in order (same on every member)
     bool is_leader;
+    // Leading, with a commit index that covers every entry of earlier terms: a read index may be
+    // handed out (lib/raft/read_index.h).
+    bool read_ready;
     uint8_t role;                     // raft_state(): 0 unavailable, 1 follower, 2 candidate, 3 leader
     uint64_t sent, received, refused; // datagrams; refused: failed authentication or checks
     // The group's configuration as this member knows it (the newest, committed or not): each
@@ -284,6 +287,7 @@ private:
     uint64_t m_seq = 0;
     struct raft_change m_change {};
     int m_change_result = 0;
+    uint64_t m_lead_term = 0, m_lead_floor = 0; // the term this member leads in, its log's end then
     // The "disk": term, vote, and the log from index 1.
     raft_term m_term = 0;
     raft_id m_vote = 0;

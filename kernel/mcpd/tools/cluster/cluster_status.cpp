@@ -118,8 +118,9 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
             .number(info.repl_forwarded_out);
         w.key("forwarded_from_followers")
             .number(info.repl_forwarded_in)
-            .key("read_barriers")
-            .number(info.repl_barriers);
+            .key("linearizable_reads")
+            .number(info.repl_reads);
+        w.key("read_rounds").number(info.repl_read_rounds);
         // Catching up with a snapshot: the collections it covers fetched from another voter.
         w.key("catch_up").begin_object().key("in_progress").boolean(info.xfer_active != 0);
         w.key("completed").number(info.xfer_done).key("collections").number(info.xfer_collections);
