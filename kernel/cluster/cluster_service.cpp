@@ -276,8 +276,8 @@ int64_t task_main(void*) {
             deadline = g_node->next_deadline_ns();
         }
         now = sys::clock_ns();
-        // The consensus group's member turns at least every round (its datagrams arrive on an
-        // endpoint of their own, which this wait does not watch).
+        // The consensus group's member turns at least every round (ticks, and its disk writes
+        // becoming durable, which wake nothing); its datagrams and queued changes wake this wait.
         if (consensus::running() && deadline > now + consensus::next_round_ns())
             deadline = now + consensus::next_round_ns();
         if (const uint64_t gather = g_federation.deadline_ns(); gather != 0 && gather < deadline)

@@ -16,7 +16,7 @@
 namespace clusterd::consensus {
 
 constexpr uint64_t kRoundNs = 10'000'000;    // the longest the task waits between two turns
-constexpr uint64_t kBusyRoundNs = 1'000'000; // while the group works (its endpoint is not watched)
+constexpr uint64_t kBusyRoundNs = 1'000'000; // while the group works (its disk writes wake nothing)
 
 // Parses raft_voters; when this node (self_ip) is among them, opens its endpoint through the
 // NetStack capability and starts its member on the state the RaftLog capability holds for it

@@ -25,8 +25,9 @@ static_assert((Datagram::kRxSlots + Datagram::kTxSlots) * sizeof(Datagram::Slot)
               "the rings fill one 64 KiB heap block");
 
 Datagram g_endpoints[Datagram::kMaxEndpoints];
-ipc::Event g_events[Datagram::kMaxEndpoints] = { ipc::Event(true), ipc::Event(true) };
-static_assert(Datagram::kMaxEndpoints == 2, "one event per endpoint above");
+// One wake-up for every endpoint: the node's two are the cluster task's (its membership protocol
+// and its consensus group), which waits on either and reads both each round.
+ipc::Event g_wake(true);
 void (*g_net_wake)() = nullptr;
 
 void on_recv(void* arg, udp_pcb*, pbuf* p, const ip_addr_t* addr, u16_t port) {
@@ -38,7 +39,15 @@ void on_recv(void* arg, udp_pcb*, pbuf* p, const ip_addr_t* addr, u16_t port) {
 Datagram::Slot& Datagram::rx_slot(uint32_t i) const { return m_slots[i % kRxSlots]; }
 Datagram::Slot& Datagram::tx_slot(uint32_t i) const { return m_slots[kRxSlots + i % kTxSlots]; }
 uint32_t Datagram::index() const { return static_cast<uint32_t>(this - g_endpoints); }
-ipc::Event& Datagram::event() { return g_events[index()]; }
+ipc::Event& Datagram::event() { return g_wake; }
+void Datagram::wake_waiter() { g_wake.signal(); }
+
+bool Datagram::any_readable() {
+    for (const auto& e : g_endpoints)
+        if (e.m_state != State::Free && e.readable())
+            return true;
+    return false;
+}
 
 ktl::Result<Datagram*> Datagram::open(uint16_t port) {
     if (port == 0 || port == 67 || port == 68)
@@ -61,7 +70,6 @@ ktl::Result<Datagram*> Datagram::open(uint16_t port) {
     free->m_slots = static_cast<Slot*>(*block);
     free->m_port = port;
     free->m_state = State::Opening;
-    free->event().reset();
     if (g_net_wake)
         g_net_wake();
     return free;

@@ -45,7 +45,11 @@ public:
     // its length, or -WouldBlock when none waits.
     int64_t recv(void* buf, uint32_t cap, DatagramFrom* from);
     bool readable() const;
+    // The endpoints' one wake-up (udp_wait): signalled by a datagram on any endpoint and by
+    // wake_waiter(); any_readable() says whether a datagram waits on any of them.
     ipc::Event& event();
+    static void wake_waiter();
+    static bool any_readable();
     void close(); // the capability's object died: the net task lets the port go
     uint16_t port() const { return m_port; }
 

@@ -76,8 +76,10 @@ int64_t udp_recv(const kcap::Resolved& o, Cap, void* buffer, uint64_t cap, net::
     return datagram(o).recv(buffer, static_cast<uint32_t>(cap), from);
 }
 
+// Until a datagram waits on any of the node's endpoints (the cluster task owns both and reads
+// both), a queued replicated change wakes it (replication_desk.h), or the timeout.
 int64_t udp_wait(const kcap::Resolved& o, Cap, uint64_t timeout_ns) {
-    if (datagram(o).readable())
+    if (datagram(o).readable() || net::Datagram::any_readable())
         return 0;
     return finish(datagram(o).event().wait(deadline_after(timeout_ns)));
 }

@@ -1,6 +1,7 @@
 // Raft system calls: a member's durable state (kernel/raft/raft_store.h), through the RaftLog
 // capability (the cluster task writes and reads its groups; the storage task gives recovered
 // state back and reads every group for a checkpoint).
+#include "../net/datagram.h"
 #include "../vector/replication_desk.h"
 #include "../raft/raft_store.h"
 #include "../sched/scheduler.h"
@@ -46,6 +47,7 @@ int64_t repl_serve(const kcap::Resolved&, Cap, uint64_t voters, uint64_t origin)
     if (replication::has_applier() && !replication::is_applier(sched::current()))
         return err(ktl::Error::Exists); // one applier per node
     replication::set_applier(sched::current(), static_cast<uint32_t>(voters), origin);
+    replication::set_wake(&net::Datagram::wake_waiter); // (the applier waits on the UDP endpoints)
     return 0;
 }
 

@@ -26,6 +26,7 @@ uint32_t g_voters = 0;
 uint64_t g_origin = 0;
 Role g_role = Role::NoLeader;
 uint64_t g_next_ticket = 0;
+void (*g_wake)() = nullptr;
 
 void put_le(std::byte* p, uint64_t v, size_t bytes) {
     for (size_t i = 0; i < bytes; ++i)
@@ -52,6 +53,11 @@ void set_applier(const sched::Task* task, uint32_t voters, uint64_t origin) {
     g_applier = task;
     g_voters = voters;
     g_origin = origin;
+}
+
+void set_wake(void (*wake)()) {
+    arch::IrqGuard guard;
+    g_wake = wake;
 }
 
 bool is_applier(const sched::Task* task) {
@@ -129,6 +135,8 @@ ipc::Outcome queue(std::span<std::byte> command, DeleteAnswer answer, uint64_t d
         return { false, -static_cast<int64_t>(ktl::Error::InvalidArgs) };
     s->state = State::Queued;
     s->answer = answer;
+    if (g_wake)
+        g_wake();
     sched::block_current(s->caller, deadline_ns);
     return { true, 0 };
 }

@@ -36,6 +36,9 @@ constexpr uint16_t kReadBarrier = 0x100;
 // `voters`: the group's size (what `replicas` must name); `origin`: this node's address.
 void set_applier(const sched::Task* task, uint32_t voters, uint64_t origin);
 bool is_applier(const sched::Task* task);
+// How the applier's task is woken when a change or a read is queued (it waits on the node's UDP
+// endpoints: without it, the next round of its own finds the change).
+void set_wake(void (*wake)());
 bool has_applier(); // a task registered (as a voter or not)
 uint32_t voters();  // 0: no consensus group runs here
 // The member's role, published by the applier each round: a change is taken at the leader, and
