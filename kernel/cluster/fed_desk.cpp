@@ -15,6 +15,7 @@ namespace {
 // deadline and the tool's margin.
 constexpr uint64_t kUnclaimedNs = 12'000'000'000ull;
 constexpr uint32_t kMinDeadlineMs = 50, kMaxDeadlineMs = 8000;
+constexpr uint64_t kWaitNs = 100'000'000; // one fed_result waits this long at most
 
 enum class State : uint8_t { Free, Queued, Taken, Done };
 struct Slot {
@@ -25,11 +26,13 @@ struct Slot {
     cluster_abi::FedQuery query {};
     float* vector = nullptr;               // kheap: query.dim floats
     cluster_abi::FedResult* out = nullptr; // kheap: once done
+    sched::WaitQueue waiter;               // its caller, while it waits for the result
 };
 Slot g_slots[kSlots];
 uint32_t g_next_id = 0;
 
 void release(Slot& s) {
+    sched::wake_all(s.waiter, 0); // (asking again, it finds nothing: -NotFound)
     if (s.vector)
         kheap::free(s.vector);
     if (s.out)
@@ -82,17 +85,20 @@ int64_t submit(const cluster_abi::FedQuery& query, const float* vector) {
     return slot->id;
 }
 
-int64_t result(uint32_t id, cluster_abi::FedResult* out) {
+ipc::Outcome result(uint32_t id, cluster_abi::FedResult* out) {
     arch::IrqGuard guard;
     for (auto& s : g_slots)
         if (s.state != State::Free && s.id == id && s.owner == sched::current()->id) {
-            if (s.state != State::Done)
-                return 0;
+            if (s.state != State::Done) {
+                // Woken (0) when it is done, or -TimedOut: the caller asks again either way.
+                sched::block_current(s.waiter, clock::monotonic_ns() + kWaitNs);
+                return { true, 0 };
+            }
             std::memcpy(out, s.out, sizeof *out);
             release(s);
-            return 1;
+            return { false, 1 };
         }
-    return err(ktl::Error::NotFound);
+    return { false, err(ktl::Error::NotFound) };
 }
 
 uint32_t take(cluster_abi::FedQuery& query, float* vector) {
@@ -122,6 +128,7 @@ void complete(uint32_t id, const cluster_abi::FedResult& result) {
             std::memcpy(s.out, &result, sizeof result);
             s.state = State::Done;
             s.since_ns = clock::monotonic_ns();
+            sched::wake_all(s.waiter, 0);
             return;
         }
     if (mem)

@@ -8,6 +8,8 @@
 
 #include <abi/cluster.h>
 
+#include "../ipc/sync.h"
+
 namespace clusterd::fed {
 
 constexpr size_t kSlots = 4;
@@ -17,9 +19,10 @@ constexpr uint32_t kMaxDim = 4096;
 // A copy of the query (and its floats) is kept; returns its id (> 0), or -WouldBlock (every slot
 // in use), -InvalidArgs, -NoMemory.
 int64_t submit(const cluster_abi::FedQuery& query, const float* vector);
-// 0 while it gathers, 1 with the result copied to `out` (the slot is then free), -NotFound (no
-// such search of the calling task's: a search's result is its caller's only).
-int64_t result(uint32_t id, cluster_abi::FedResult* out);
+// 1 with the result copied to `out` (the slot is then free), -NotFound (no such search of the
+// calling task's: a search's result is its caller's only); while it gathers, the caller waits
+// (blocked) until it is merged or 100 ms passed, answered 0 or -TimedOut: it asks again.
+ipc::Outcome result(uint32_t id, cluster_abi::FedResult* out);
 
 // --- the cluster task ---
 // The oldest query not yet taken: its id, a copy of it and its floats (at most kMaxDim). 0: none.

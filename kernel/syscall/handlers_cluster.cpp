@@ -51,7 +51,7 @@ int64_t fed_search(const kcap::Resolved&, Cap, const cluster_abi::FedQuery* quer
 int64_t fed_result(const kcap::Resolved&, Cap, uint64_t search, cluster_abi::FedResult* out) {
     if (search == 0 || search > 0xffffffffull || !buffers::writable(out, sizeof(cluster_abi::FedResult)))
         return err(ktl::Error::InvalidArgs);
-    return clusterd::fed::result(static_cast<uint32_t>(search), out);
+    return finish(clusterd::fed::result(static_cast<uint32_t>(search), out));
 }
 
 } // namespace handlers

@@ -99,9 +99,10 @@ try {
     rows.push([`upserts/s, ${name === "repl" ? "replicated (3)" : "unreplicated"}, ${writers} client${writers > 1 ? "s" : ""}`,
                (await upsertRate((w) => writersAtLeader[w], name, writers)).toFixed(1)]);
   const follower = voters.find((v) => v !== leader);
-  for (const consistency of ["linearizable", "local"]) {
-    const l = await latencies(clients[follower], { collection: "repl", k: 10, consistency }, searches);
-    rows.push([`vector_search of the replicated one at a follower, ${consistency}: p50 / p99 ms`,
+  for (const [where, node, consistency] of [["the leader", leader, "linearizable"], ["a follower", follower, "linearizable"],
+                                            ["a follower", follower, "local"]]) {
+    const l = await latencies(clients[node], { collection: "repl", k: 10, consistency }, searches);
+    rows.push([`vector_search of the replicated one at ${where}, ${consistency}: p50 / p99 ms`,
                `${l.p50.toFixed(1)} / ${l.p99.toFixed(1)}`]);
   }
 

@@ -101,11 +101,13 @@ bool run_federated(const json::Value& args, json::Writer& w, mcp::ToolError& err
                 "cluster_busy" };
         return false;
     }
-    // Polled until the cluster task has merged it (its deadline, and a margin for the merge).
+    // Asked until the cluster task has merged it (each ask waits for it up to 100 ms; the search's
+    // deadline and a margin for the merge bound the whole).
     const uint64_t give_up = sys::clock_ns() + (uint64_t(deadline_ms) + 1500) * 1'000'000ull;
     int64_t r = 0;
-    while ((r = sys::fed_result(ctx.cap, static_cast<uint64_t>(id), result)) == 0 && sys::clock_ns() < give_up)
-        sys::sleep(2'000'000);
+    while (((r = sys::fed_result(ctx.cap, static_cast<uint64_t>(id), result)) == 0 ||
+            r == -static_cast<int64_t>(ktl::Error::TimedOut)) &&
+           sys::clock_ns() < give_up) {}
     if (r != 1) {
         err = { mcp::ErrorCode::Unavailable, "the federated search did not finish: try again", "cluster_busy" };
         return false;
