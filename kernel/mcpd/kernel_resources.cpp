@@ -155,6 +155,9 @@ bool read_status(json::Writer& w, mcp::ToolError& err) {
         w.string(text);
     w.end_array();
     w.end_object();
+    // A swarm node in the consensus group: where its replicated collections stand.
+    if (cluster_node())
+        (void)write_consensus_status(ctx().cluster, w);
     return true;
 }
 
@@ -277,7 +280,7 @@ const mcp::ResourceTemplate kTemplates[] = {
 };
 
 const mcp::Resource kResources[] = {
-    { "kernel://status", "status", "Kernel status", "Uptime, memory, tasks and the MCP line's principal.", mcp::kKernelRead,
+    { "kernel://status", "status", "Kernel status", "Uptime, memory, tasks, the MCP line's principal and, on a swarm node in the consensus group, its role, term, leader, commit and replicas' lag.", mcp::kKernelRead,
       "1", read_status },
     { "kernel://log", "log", "Kernel log", "The newest 100 records of the kernel log ring.", mcp::kKernelRead, "1", read_log },
     { "audit://log", "audit", "Audit log", "MCP decisions (append-only trail) and kernel capability events.",

@@ -99,3 +99,12 @@ def call(path, tool, arguments=None, timeout=10.0):
         return line.call(tool, arguments)
     finally:
         line.close()
+
+
+def read(path, uri, timeout=10.0):
+    """A resource's JSON contents (resources/read)."""
+    line = NodeLine(path, timeout)
+    try:
+        return line.read(uri)
+    finally:
+        line.close()

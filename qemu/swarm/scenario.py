@@ -23,6 +23,8 @@ Steps (one key each; "nodes" is a list of node numbers or "all", rogue nodes nev
                                                   until it holds; expect keys may be dotted (a.b.c, a.0.c);
                                                   "expect_at_least": {KEY: N}; "repeat": N makes the call N
                                                   times, an argument "$i" being the repetition (0..N-1)
+  {"call": {"node": "leader", "resource": "kernel://status", "expect": {...}}}
+                                                  the same checks on a resource's contents (resources/read)
   {"audited": {"node": "leader", "record": {"kind": "peer", "reason": "forwarded_change"}}}
                                                   the node's audit trail holds a decision with those fields
   {"refused": {"rogue": 5, "within_s": 10}}       the honest nodes refused it (counters, audit trail),
@@ -238,7 +240,10 @@ class Runner:
         while True:
             problem, result = None, None
             try:
-                result = node_mcp.call(node["serial"], spec["tool"], spec.get("arguments", {}), timeout=15)
+                if "resource" in spec:
+                    result = node_mcp.read(node["serial"], spec["resource"], timeout=15)
+                else:
+                    result = node_mcp.call(node["serial"], spec["tool"], spec.get("arguments", {}), timeout=15)
                 if "expect_error" in spec:
                     problem = f"succeeded ({json.dumps(result)[:120]}), expected the error {spec['expect_error']}"
                 for key, want in spec.get("expect", {}).items():
@@ -255,12 +260,13 @@ class Runner:
             if problem is None:
                 break
             if time.monotonic() > deadline:
-                raise StepFailed(f"{spec['tool']} on node {target}: {problem}")
+                raise StepFailed(f"{spec.get('tool') or spec['resource']} on node {target}: {problem}")
             time.sleep(0.5)
+        what = spec.get("tool") or spec["resource"]
         if isinstance(result, str):
-            self.say(f"  {spec['tool']} on node {target}: refused as expected ({spec['expect_error']})")
+            self.say(f"  {what} on node {target}: refused as expected ({spec['expect_error']})")
         else:
-            self.say(f"  {spec['tool']} on node {target}: {json.dumps(result)[:160]}")
+            self.say(f"  {what} on node {target}: {json.dumps(result)[:160]}")
 
     def audited(self, spec):
         """The node's audit trail (audit://log) holds a decision with every field `spec["record"]`

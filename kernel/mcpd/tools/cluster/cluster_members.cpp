@@ -56,6 +56,39 @@ const char* replace_failure_name(uint8_t failure) {
     return failure < sizeof kFailures / sizeof kFailures[0] ? kFailures[failure] : "?";
 }
 
+void write_consensus(json::Writer& w, const ClusterInfo& info) {
+    static constexpr const char* kRoles[] = { "unavailable", "follower", "candidate", "leader" };
+    w.key("member").number(info.raft_id).key("voters").number(info.raft_voters);
+    w.key("role").string(kRoles[info.raft_role < 4 ? info.raft_role : 0]).key("term").number(info.raft_term);
+    w.key("leader").number(info.raft_leader).key("leader_address");
+    if (info.raft_leader_ip)
+        write_address(w, info.raft_leader_ip, static_cast<uint16_t>(info.port + 1));
+    else
+        w.null();
+    w.key("commit").number(info.raft_commit).key("last_index").number(info.raft_last_index);
+    // The configuration as this member knows it: every server's id, address and role.
+    static constexpr const char* kServerRoles[] = { "standby", "voter", "spare" };
+    w.key("in_configuration").boolean(info.raft_member != 0);
+    w.key("servers").begin_array();
+    for (uint32_t i = 0; i < info.raft_server_count && i < cluster_abi::kRaftMaxServers; ++i) {
+        const cluster_abi::RaftServer& v = info.raft_servers[i];
+        w.begin_object().key("member").number(v.id).key("address");
+        write_address(w, v.ip, static_cast<uint16_t>(info.port + 1));
+        w.key("role").string(v.role < 3 ? kServerRoles[v.role] : "?").end_object();
+    }
+    w.end_array();
+    // At the leader: how far each server's log is known to reach, and how far it is behind.
+    if (info.raft_role == 3) {
+        w.key("replicas").begin_array();
+        for (uint32_t i = 0; i < info.raft_server_count && i < cluster_abi::kRaftMaxServers; ++i) {
+            const cluster_abi::RaftServer& v = info.raft_servers[i];
+            w.begin_object().key("member").number(v.id).key("match").number(v.match);
+            w.key("lag").number(info.raft_last_index > v.match ? info.raft_last_index - v.match : 0).end_object();
+        }
+        w.end_array();
+    }
+}
+
 bool read_info(uint32_t cap, ClusterInfo& info, MemberInfo* members, uint32_t max, int64_t& n) {
     n = sys::cluster_info(cap, &info, members, max);
     return n >= 0;
@@ -75,6 +108,22 @@ bool read_cluster_members(uint32_t cap, json::Writer& w, mcp::ToolError& err) {
     }
     w.key("node").string(info.self).key("cluster").string(info.cluster).key("generation").number(info.generation);
     write_members(w, members, n);
+    if (info.raft_id != 0) { // every replicated collection is the consensus group's (one group)
+        w.key("consensus").begin_object();
+        write_consensus(w, info);
+        w.end_object();
+    }
+    return true;
+}
+
+bool write_consensus_status(uint32_t cap, json::Writer& w) {
+    ClusterInfo info;
+    int64_t n;
+    if (!read_info(cap, info, nullptr, 0, n) || info.raft_id == 0)
+        return false;
+    w.key("consensus").begin_object();
+    write_consensus(w, info);
+    w.end_object();
     return true;
 }
 

@@ -57,16 +57,9 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
     w.key("partial").number(info.fed_partial).key("served").number(info.fed_served);
     w.key("refused").number(info.fed_refused).end_object();
     if (info.raft_id != 0) {
-        // The cluster's consensus group (raft_voters=): this member and the leader it knows.
-        static constexpr const char* kRoles[] = { "unavailable", "follower", "candidate", "leader" };
-        w.key("consensus").begin_object().key("member").number(info.raft_id).key("voters").number(info.raft_voters);
-        w.key("role").string(kRoles[info.raft_role < 4 ? info.raft_role : 0]).key("term").number(info.raft_term);
-        w.key("leader").number(info.raft_leader).key("leader_address");
-        if (info.raft_leader_ip)
-            write_address(w, info.raft_leader_ip, static_cast<uint16_t>(info.port + 1));
-        else
-            w.null();
-        w.key("commit").number(info.raft_commit).key("last_index").number(info.raft_last_index);
+        // The cluster's consensus group (raft_voters=): as cluster://members shows it, and more.
+        w.key("consensus").begin_object();
+        write_consensus(w, info);
         // Where its term, vote and log live, and what it took up from there when it started.
         w.key("storage").string(info.raft_durable ? "disk" : "memory");
         w.key("recovered").begin_object().key("term").number(info.raft_recovered_term);
@@ -76,27 +69,6 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
         w.key("term").number(info.raft_snapshot_term).key("taken").number(info.raft_snapshots_taken);
         w.key("installed").number(info.raft_snapshots_installed).end_object();
         w.key("log_entries").number(info.raft_log_entries);
-        // The configuration as this member knows it: every server's id, address and role.
-        static constexpr const char* kServerRoles[] = { "standby", "voter", "spare" };
-        w.key("in_configuration").boolean(info.raft_member != 0);
-        w.key("servers").begin_array();
-        for (uint32_t i = 0; i < info.raft_server_count && i < cluster_abi::kRaftMaxServers; ++i) {
-            const cluster_abi::RaftServer& v = info.raft_servers[i];
-            w.begin_object().key("member").number(v.id).key("address");
-            write_address(w, v.ip, static_cast<uint16_t>(info.port + 1));
-            w.key("role").string(v.role < 3 ? kServerRoles[v.role] : "?").end_object();
-        }
-        w.end_array();
-        // At the leader: how far each server's log is known to reach, and how far it is behind.
-        if (info.raft_role == 3) {
-            w.key("replicas").begin_array();
-            for (uint32_t i = 0; i < info.raft_server_count && i < cluster_abi::kRaftMaxServers; ++i) {
-                const cluster_abi::RaftServer& v = info.raft_servers[i];
-                w.begin_object().key("member").number(v.id).key("match").number(v.match);
-                w.key("lag").number(info.raft_last_index > v.match ? info.raft_last_index - v.match : 0).end_object();
-            }
-            w.end_array();
-        }
         // The last voter replacement this node ran as leader (cluster_replace, raft_replace_after_s=).
         if (info.replace_step != 0) {
             w.key("replacement").begin_object().key("step").string(replace_step_name(info.replace_step));
