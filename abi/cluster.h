@@ -47,7 +47,8 @@ struct ClusterInfo {
     uint32_t raft_leader_ip;
     uint8_t raft_role;    // 0 none, 1 follower, 2 candidate, 3 leader
     uint8_t raft_durable; // 1: the member's term, vote and log are on the disk (0: in memory)
-    uint8_t raft_reserved[2];
+    uint8_t raft_removed; // 1: a member of the group told this one it was removed while it was down
+    uint8_t raft_reserved;
     uint64_t raft_sent, raft_received, raft_refused;
     // The member's log (its last index), and what it found on the disk when it started (0, 0: new).
     uint64_t raft_last_index, raft_recovered_term, raft_recovered_entries;

@@ -126,6 +126,25 @@ constexpr uint64_t kAutomaticRetryNs = 30'000'000'000ull; // after an automatic 
 
 bool in_configuration(uint32_t ip) { return g_status.server(id_of(ip)) != nullptr; }
 
+// A voter removed while it was down asks for votes forever: whoever it asks tells it so.
+void tell_removed() {
+    const uint64_t outsider = g_member->take_outsider();
+    if (outsider == 0)
+        return;
+    uint8_t notice[raftread::kMessageBytes];
+    const size_t n = raftread::encode({ raftread::kRemoved, 0, g_member->status().term, 0 }, notice);
+    (void)g_forwarder.send(outsider, { notice, n });
+}
+
+void removed(uint64_t from, uint64_t term) {
+    const bool before = g_member->status().removed;
+    g_member->set_removed(term);
+    if (!before && g_member->status().removed)
+        KLOG_WARN("cluster: %u.%u.%u.%u says this node was removed from the consensus group (replaced while it "
+                  "was down): it no longer votes or serves replicated collections (cluster_status: consensus.removed)",
+                  ip_of(from) >> 24, (ip_of(from) >> 16) & 255, (ip_of(from) >> 8) & 255, ip_of(from) & 255);
+}
+
 // What the configuration says this round: the voters a catch-up fetches from, and whether the
 // store takes replicated changes here (a voter's applier) or refuses them as if no group ran.
 void follow_configuration(const kraft::MemberStatus& s) {
@@ -135,7 +154,7 @@ void follow_configuration(const kraft::MemberStatus& s) {
     for (uint8_t i = 0; i < s.server_count; ++i)
         if (s.servers[i].role == RAFT_VOTER) {
             voters[n++] = s.servers[i].id;
-            voter = voter || s.servers[i].id == g_self_id;
+            voter = voter || (s.servers[i].id == g_self_id && !s.removed);
         }
     g_transfer.set_sources({ voters, n });
     if (voter != g_serving_as_voter && sys::repl_serve(g_raft_log, voter ? g_voter_count : 0, g_origin) == 0) {
@@ -292,7 +311,9 @@ void round() {
         if (group == g_forwarder.group()) {
             if (!g_forwarder.receive(datagram, message, sender))
                 continue;
-            if (raftread::is_read_message(message)) {
+            if (const auto m = raftread::decode(message); m && m->type == raftread::kRemoved) {
+                removed(sender, m->a);
+            } else if (raftread::is_read_message(message)) {
                 g_applier.read_message(*g_member, g_forwarder, message, sender);
             } else {
                 const bool proposed = g_applier.forwarded(*g_member, message);
@@ -306,6 +327,7 @@ void round() {
         }
     }
     g_member->turn();
+    tell_removed();
     const uint64_t now = sys::clock();
     g_transfer.pump(now);
     g_applier.pump(*g_member, g_forwarder, now);
@@ -395,6 +417,7 @@ void fill(cluster_abi::ClusterInfo& out) {
     out.repl_read_rounds = c.read_rounds;
     out.raft_server_count = s.server_count;
     out.raft_member = s.member ? 1 : 0;
+    out.raft_removed = s.removed ? 1 : 0;
     for (uint8_t i = 0; i < s.server_count && i < cluster_abi::kRaftMaxServers; ++i) {
         out.raft_servers[i].id = s.servers[i].id;
         out.raft_servers[i].match = s.servers[i].match;

@@ -275,9 +275,37 @@ void Member::receive(std::span<const uint8_t> datagram) {
         rebase_on_snapshot(m);
         cut_before_change(m);
     }
+    if (m.type == RAFT_APPEND_ENTRIES || m.type == RAFT_INSTALL_SNAPSHOT)
+        m_removed = false; // a leader replicates to it: it is in a configuration again
+    if (m.type == RAFT_REQUEST_VOTE)
+        note_outsider(h.from, m.request_vote.last_log_index);
     m.server_id = h.from;
     m.server_address = "raft-peer"; // the engine reads it only to learn a leader's address
     m_recv(&m_io, &m);              // the engine owns what decode allocated
+}
+
+// A server that asks for votes, is in none of this member's configurations, and whose log stops
+// before the configuration committed without it: a voter removed while it was down (the engine
+// leaves it asking forever). A server added later has that configuration in its log, so a member
+// that lags behind its addition never takes it for removed.
+void Member::note_outsider(uint64_t id, uint64_t last_log_index) {
+    const raft_configuration& c = m_raft->configuration;
+    for (unsigned i = 0; i < c.n; ++i)
+        if (c.servers[i].id == id)
+            return;
+    if (m_raft->configuration_committed_index != 0 && last_log_index < m_raft->configuration_committed_index)
+        m_outsider = id;
+}
+
+uint64_t Member::take_outsider() {
+    const uint64_t id = m_outsider;
+    m_outsider = 0;
+    return id;
+}
+
+void Member::set_removed(uint64_t term) {
+    if (m_raft && term >= m_term && raft_state(m_raft) != RAFT_LEADER)
+        m_removed = true;
 }
 
 void Member::turn() {
@@ -369,6 +397,7 @@ MemberStatus Member::status() const {
         s.installing = m_held.req != nullptr;
         s.is_leader = raft_state(m_raft) == RAFT_LEADER;
         s.read_ready = s.is_leader && m_lead_term == m_term && s.commit >= m_lead_floor;
+        s.removed = m_removed;
         const raft_configuration& c = m_raft->configuration;
         for (unsigned i = 0; i < c.n && s.server_count < kMaxServers; ++i) {
             MemberStatus::Server& out = s.servers[s.server_count++];
@@ -504,6 +533,12 @@ int Member::io_set_vote(raft_id vote) {
 
 int Member::io_send(raft_io_send* req, const raft_message* message, raft_io_send_cb cb) {
     const raft_message* m = message;
+    if (m_removed && m->type == RAFT_REQUEST_VOTE) {
+        // Told it was removed: its elections disturb nobody (the request completes as if lost).
+        Callback done {};
+        done.send = cb;
+        return queue(request(Op::Send, req, done)) ? 0 : RAFT_NOMEM;
+    }
     raft_message corrected;
     if (m->type == RAFT_INSTALL_SNAPSHOT && m_snap_index && m->install_snapshot.last_index == m_snap_index &&
         m->install_snapshot.last_term != m_snap_term) {

@@ -116,6 +116,9 @@ struct MemberStatus {
         return nullptr;
     }
     bool member; // this member is in that configuration (false: a joiner not yet added, or removed)
+    // Told by a member of the group that it was removed while it was down (set_removed): it asks
+    // for no votes until a leader replicates to it again.
+    bool removed;
     // The last configuration change asked of this member (change()): 1 running, 0 done (or none),
     // else the engine's error code, negated.
     int change;
@@ -189,6 +192,11 @@ public:
     int change(ChangeKind kind, uint64_t id, int role = RAFT_VOTER);
     static constexpr unsigned kCatchUpRoundMs = 60'000;
     bool running() const { return m_raft != nullptr; }
+    // The last server that asked this member for votes while removed from the group (see
+    // note_outsider), once: 0 when none. The caller tells it so (set_removed on its side).
+    uint64_t take_outsider();
+    // A member of the group at `term` (not below this member's) says this one was removed.
+    void set_removed(uint64_t term);
     // Leaves: every request in flight is cancelled and the engine's memory given back.
     void close();
 
@@ -288,6 +296,9 @@ private:
     struct raft_change m_change {};
     int m_change_result = 0;
     uint64_t m_lead_term = 0, m_lead_floor = 0; // the term this member leads in, its log's end then
+    uint64_t m_outsider = 0;                    // see take_outsider()
+    bool m_removed = false;
+    void note_outsider(uint64_t id, uint64_t last_log_index);
     // The "disk": term, vote, and the log from index 1.
     raft_term m_term = 0;
     raft_id m_vote = 0;

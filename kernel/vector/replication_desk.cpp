@@ -94,6 +94,10 @@ std::span<std::byte> reserve(storage::RecordType type, size_t bytes, ktl::Error&
             refused = ktl::Error::NotReady;
             return {};
         }
+        if (g_voters == 0) { // a spare, or a voter replaced while it was down
+            refused = ktl::Error::NotVoter;
+            return {};
+        }
         if (g_role == Role::NoLeader) {
             refused = ktl::Error::NotLeader;
             return {};

@@ -27,6 +27,7 @@ enum class Error : uint16_t {
     NoSpace,   // the disk (its log) has no room left
     NotReady,  // still being brought up (the store while it is recovered from the disk)
     NotLeader, // a replicated change reached a member of the consensus group that does not lead it
+    NotVoter,  // ... or a node that is no voter of it (a spare, or a voter replaced while it was down)
 };
 
 constexpr const char* error_name(Error e) {
@@ -51,6 +52,7 @@ constexpr const char* error_name(Error e) {
     case Error::NoSpace: return "no_space";
     case Error::NotReady: return "not_ready";
     case Error::NotLeader: return "not_leader";
+    case Error::NotVoter: return "not_voter";
     }
     return "unknown";
 }

@@ -45,7 +45,7 @@ bool is_read_message(std::span<const uint8_t> in) {
     if (in.size() < kHeader)
         return false;
     const uint64_t type = get(in.data() + 16, 2);
-    return type >= kAsk && type <= kAnswer;
+    return type >= kAsk && type <= kRemoved;
 }
 
 std::optional<Message> decode(std::span<const uint8_t> in) {

@@ -15,7 +15,8 @@
 // that last point; the caller says whether it holds (`View::ready`).
 //
 // The leader's side is a pure state machine (LeaderReads), tested on the host; the messages that
-// carry asks, probes, acknowledgements and answers between members are encoded here too.
+// carry asks, probes, acknowledgements and answers between members are encoded here too, with one
+// more the same channel carries: a removed voter told so.
 //
 // A message (little-endian, the replication desk's command header, so one channel carries both):
 //   u64 0 | u64 ticket | u16 type (kAsk..kAnswer) | u16 0 | u32 16 | u64 a | u64 b
@@ -23,6 +24,8 @@
 //   kProbe:  the leader's round a at term b
 //   kAck:    round a acknowledged at the voter's term b
 //   kAnswer: the follower's `ticket`, read index a (0: refused, the leader no longer leads) | b: 0
+//   kRemoved: to a server that asked for votes and was removed from the group while it was down:
+//            the teller's term a (b: 0)
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -30,7 +33,7 @@
 
 namespace raftread {
 
-enum Type : uint16_t { kAsk = 0x101, kProbe = 0x102, kAck = 0x103, kAnswer = 0x104 };
+enum Type : uint16_t { kAsk = 0x101, kProbe = 0x102, kAck = 0x103, kAnswer = 0x104, kRemoved = 0x105 };
 constexpr size_t kMessageBytes = 40;
 
 struct Message {

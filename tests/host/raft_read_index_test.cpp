@@ -175,7 +175,7 @@ TEST(RaftReadIndex, MessagesRoundTripAndMalformedOnesAreRefused) {
     bad[20] = 15; // a length that does not add up
     EXPECT_FALSE(raftread::decode(bad));
     std::copy(buf, buf + sizeof buf, bad);
-    bad[16] = 0x05, bad[17] = 0x01; // type 0x105
+    bad[16] = 0x06, bad[17] = 0x01; // type 0x106
     EXPECT_FALSE(raftread::is_read_message(bad));
     EXPECT_FALSE(raftread::decode(bad));
     std::copy(buf, buf + sizeof buf, bad);

@@ -68,7 +68,7 @@ void write_consensus(json::Writer& w, const ClusterInfo& info) {
     w.key("commit").number(info.raft_commit).key("last_index").number(info.raft_last_index);
     // The configuration as this member knows it: every server's id, address and role.
     static constexpr const char* kServerRoles[] = { "standby", "voter", "spare" };
-    w.key("in_configuration").boolean(info.raft_member != 0);
+    w.key("in_configuration").boolean(info.raft_member != 0).key("removed").boolean(info.raft_removed != 0);
     w.key("servers").begin_array();
     for (uint32_t i = 0; i < info.raft_server_count && i < cluster_abi::kRaftMaxServers; ++i) {
         const cluster_abi::RaftServer& v = info.raft_servers[i];

@@ -37,6 +37,11 @@ mcp::ToolError error_of(int64_t rc) {
         e.retry_after_ms = 1000;
         return e;
     }
+    case ktl::Error::NotVoter:
+        return { mcp::ErrorCode::Unavailable,
+                 "this node is no voter of the consensus group (a spare, or a voter replaced while it was down): "
+                 "change a replicated collection at a voter (cluster_status: consensus.servers)",
+                 "not_a_voter" };
     case ktl::Error::NotLeader:
         return { mcp::ErrorCode::Unavailable,
                  "the consensus group has no leader now (an election is under way): a replicated collection "
@@ -63,6 +68,13 @@ bool read_consistency(const json::Value& args, uint32_t cap, const abi::VectorSt
     }
     const bool local = args.find("consistency").plain_string().value_or("") == "local";
     const int64_t rc = local ? 1 : sys::vec_sync(cap);
+    if (rc == -static_cast<int64_t>(ktl::Error::NotVoter)) {
+        err = { mcp::ErrorCode::Unavailable,
+                "this node is no voter of the consensus group (a spare, or a voter replaced while it was down): read "
+                "at a voter (cluster_status: consensus.servers), or this node's copy with consistency \"local\"",
+                "not_a_voter" };
+        return false;
+    }
     if (rc == -static_cast<int64_t>(ktl::Error::NotLeader) || rc == -static_cast<int64_t>(ktl::Error::TimedOut)) {
         err = { mcp::ErrorCode::Unavailable,
                 "the consensus group could not confirm a linearizable read now (no leader, or it did not answer "
