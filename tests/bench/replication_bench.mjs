@@ -3,8 +3,9 @@
 // Streamable HTTP with the official SDK client, measures
 //   - acknowledged upserts/s into an unreplicated and into a replicated collection at the leader,
 //     one client and four (one vector of 16 floats per call), and linearizable against local reads;
+//   - linearizable reads at the leader and at a follower (a read index each) against local ones;
 //   - federated search (scope "cluster") p50/p99 against a local search of the same collection,
-//     every node holding `--vectors` vectors of its own;
+//     every node holding `--vectors` vectors of its own, and how many ended partial;
 //   - failover: the leader killed, time until the next write is acknowledged at another voter.
 // Usage: node tests/bench/replication_bench.mjs [--nodes 5] [--seconds 5] [--vectors 500] [--searches 200]
 import { execFileSync } from "node:child_process";
@@ -116,10 +117,14 @@ try {
     }
   }
   const local = await latencies(clients[0], { collection: "fed", k: 10 }, searches);
+  const fedBefore = (await call(clients[0], "cluster_status", {})).federation;
   const fed = await latencies(clients[0], { collection: "fed", k: 10, scope: "cluster" }, searches);
+  const fedAfter = (await call(clients[0], "cluster_status", {})).federation;
   rows.push([`vector_search, local (${vectors} vectors): p50 / p99 ms`, `${local.p50.toFixed(1)} / ${local.p99.toFixed(1)}`]);
   rows.push([`vector_search, scope cluster (${clients.length} nodes x ${vectors}): p50 / p99 ms`,
              `${fed.p50.toFixed(1)} / ${fed.p99.toFixed(1)}`]);
+  rows.push([`  of which partial (a node missed the deadline)`,
+             `${fedAfter.partial - fedBefore.partial} of ${fedAfter.searches - fedBefore.searches}`]);
 
   // Failover: the leader killed; a write retried at another voter until one is acknowledged.
   const survivor = voters.find((v) => v !== leader);
