@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <queue>
 #include <sstream>
@@ -47,6 +48,7 @@ void on_signal(int) { g_stop = 1; }
 
 constexpr size_t kMaxFrame = 9216;
 constexpr size_t kMaxQueued = 100000; // frames in flight; beyond it a copy is dropped and counted
+constexpr size_t kMaxBacklog = 256;   // frames held for one node whose socket is full; beyond, dropped
 constexpr size_t kMaxClients = 8;
 constexpr size_t kMaxControlLine = 64 * 1024;
 
@@ -85,6 +87,10 @@ struct Port {
     bool udp_bound = false;   // udp_peer is set: no other source is heard
     uint64_t udp_refused = 0; // frames from other sources
     bool via_udp = false;     // the node's last frame came over UDP: answer there
+    // Frames its socket had no room for yet (a unix datagram socket queues only
+    // net.unix.max_dgram_qlen, 10 by default, while its QEMU waits for a core): sent in order
+    // before any later one, as a switch's output buffer would.
+    std::deque<std::vector<uint8_t>> backlog;
 };
 
 bool same_source(const sockaddr_in& a, const sockaddr_in& b) {
@@ -182,6 +188,8 @@ public:
                 uint64_t now = now_us(), due = m_queue.top().due_us;
                 timeout = due <= now ? 0 : static_cast<int>((due - now + 999) / 1000);
             }
+            if (any_backlog() && timeout != 0) // (a full socket says nothing when it has room again)
+                timeout = 1;
             int ready = poll(fds.data(), fds.size(), timeout);
             if (ready < 0 && errno != EINTR)
                 break;
@@ -240,24 +248,59 @@ private:
         }
     }
 
+    // One frame to a node's socket: false when the socket is full (try again later).
+    bool send_to(Port& port, const std::vector<uint8_t>& frame) {
+        ssize_t sent;
+        if (port.via_udp) {
+            sent = sendto(port.udp_fd, frame.data(), frame.size(), MSG_DONTWAIT,
+                          reinterpret_cast<const sockaddr*>(&port.udp_peer), sizeof port.udp_peer);
+        } else {
+            sent = sendto(port.unix_fd, frame.data(), frame.size(), MSG_DONTWAIT,
+                          reinterpret_cast<const sockaddr*>(&port.node), sizeof port.node);
+        }
+        if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS))
+            return false;
+        // A node that is not running (or has no socket yet) simply misses the frame.
+        if (sent < 0) {
+            ++m_undeliverable;
+            port.backlog.clear(); // (nobody there to take them)
+        } else {
+            ++m_delivered;
+        }
+        return true;
+    }
+
+    void hold(Port& port, std::vector<uint8_t> frame) {
+        if (port.backlog.size() >= kMaxBacklog) {
+            ++m_backlog_dropped;
+            return;
+        }
+        ++m_held;
+        port.backlog.push_back(std::move(frame));
+    }
+
+    bool any_backlog() const {
+        for (const Port& p : m_ports)
+            if (!p.backlog.empty())
+                return true;
+        return false;
+    }
+
+    void flush_backlogs() {
+        for (Port& port : m_ports)
+            while (!port.backlog.empty() && send_to(port, port.backlog.front()))
+                if (!port.backlog.empty())
+                    port.backlog.pop_front();
+    }
+
     void deliver_due() {
+        flush_backlogs();
         const uint64_t now = now_us();
         while (!m_queue.empty() && m_queue.top().due_us <= now) {
             const Pending& p = m_queue.top();
-            const Port& port = m_ports[p.to];
-            ssize_t sent;
-            if (port.via_udp) {
-                sent = sendto(port.udp_fd, p.frame.data(), p.frame.size(), MSG_DONTWAIT,
-                              reinterpret_cast<const sockaddr*>(&port.udp_peer), sizeof port.udp_peer);
-            } else {
-                sent = sendto(port.unix_fd, p.frame.data(), p.frame.size(), MSG_DONTWAIT,
-                              reinterpret_cast<const sockaddr*>(&port.node), sizeof port.node);
-            }
-            // A node that is not running (or has no socket yet) simply misses the frame.
-            if (sent < 0)
-                ++m_undeliverable;
-            else
-                ++m_delivered;
+            Port& port = m_ports[p.to];
+            if (!port.backlog.empty() || !send_to(port, p.frame))
+                hold(port, p.frame);
             m_queue.pop();
         }
     }
@@ -431,9 +474,9 @@ private:
     std::string stats() const {
         std::ostringstream o;
         o << "{\"ok\":true,\"nodes\":" << m_topology.nodes() << ",\"delivered\":" << m_delivered
-          << ",\"undeliverable\":" << m_undeliverable << ",\"overflow\":" << m_overflow
-          << ",\"queued\":" << m_queue.size() << ",\"partitioned\":" << (m_topology.partitioned() ? "true" : "false")
-          << ",\"links\":[";
+          << ",\"undeliverable\":" << m_undeliverable << ",\"overflow\":" << m_overflow << ",\"held\":" << m_held
+          << ",\"backlog_dropped\":" << m_backlog_dropped << ",\"queued\":" << m_queue.size()
+          << ",\"partitioned\":" << (m_topology.partitioned() ? "true" : "false") << ",\"links\":[";
         bool first = true;
         for (const auto& l : m_topology.links()) {
             auto it = m_board.counters().find({ l.a, l.b });
@@ -485,6 +528,7 @@ private:
     std::vector<Client> m_clients;
     std::priority_queue<Pending, std::vector<Pending>, std::greater<Pending>> m_queue;
     uint64_t m_order = 0, m_delivered = 0, m_undeliverable = 0, m_overflow = 0;
+    uint64_t m_held = 0, m_backlog_dropped = 0; // frames that waited for a full socket; dropped past kMaxBacklog
     bool m_quit = false;
     std::FILE* m_events = nullptr;
     UdpBind m_udp;

@@ -3,7 +3,7 @@
 nodes on their datagram sockets as QEMU's `-netdev dgram` would: a broadcast reaches every other
 node; a learned unicast reaches its node only; with a link down the frame goes around; a partition
 cuts the groups apart and heal joins them; a link's delay holds frames back at least that long;
-the counters see the traffic; bad control commands are refused; on SIGTERM it ends and leaves no
+a burst to a node that does not read arrives whole and in order; the counters see the traffic; bad control commands are refused; on SIGTERM it ends and leaves no
 socket behind. With --udp, nodes attached over UDP (as a QEMU on another machine would be) and
 over unix sockets reach each other, and a node's UDP port heeds only the source it is bound to. Usage: fabric_daemon_test.py FABRIC_BINARY"""
 import os
@@ -104,6 +104,17 @@ def main():
             check(tags(got) == ["slow"], "the delayed frame never arrived")
             check(time.monotonic() - started >= 0.2, "the frame came before its link's delay")
 
+            # A node that does not read for a while (its QEMU waiting for a core): its socket holds
+            # only a few datagrams (net.unix.max_dgram_qlen); the fabric holds the rest, in order.
+            nodes[0].received(0.1)  # (the delayed frame to a node not yet learned was flooded here too)
+            burst = [f"burst-{i:03d}" for i in range(60)]
+            for t in burst:
+                nodes[2].send(frame(mac(0), mac(2), t))
+            time.sleep(0.3)
+            got = [f[14:].rstrip(b"\0").decode() for f in nodes[0].received(1.0)]
+            check(got == burst, f"a burst to a node that did not read lost frames or their order: {len(got)} of 60")
+            check(cmd(cmd="stats")["backlog_dropped"] == 0, "frames dropped from a backlog")
+
             stats = cmd(cmd="stats")
             check(stats["delivered"] >= 10 and sum(l["frames"] for l in stats["links"]) >= 10, f"stats: {stats}")
             for bad in ({"cmd": "link", "a": 0, "b": 9}, {"cmd": "link", "a": 0, "b": 1, "loss": 2},
@@ -119,7 +130,7 @@ def main():
             if fabric.poll() is None:
                 fabric.kill()
                 fabric.wait()
-    print("PASS fabric_daemon_test: broadcast, learned unicast, detour, partition and heal, delay, counters, refusals, clean exit")
+    print("PASS fabric_daemon_test: broadcast, learned unicast, detour, partition and heal, delay, a burst held for a busy node, counters, refusals, clean exit")
 
 
 def big_stats(binary):
