@@ -65,7 +65,9 @@ bool LeaderReads::ask(uint64_t reader, uint64_t ticket) {
 }
 
 void LeaderReads::ack(uint64_t from, uint64_t round, uint64_t term) {
-    if (!m_active || round != m_round || term != m_term)
+    // A voter still in an earlier term counts too: it had not joined a later leader's majority
+    // either (a voter that has not yet heard of this leader's term must not hold its reads back).
+    if (!m_active || round != m_round || term > m_term)
         return;
     for (size_t i = 0; i < m_ack_count; ++i)
         if (m_acks[i] == from)

@@ -7,8 +7,9 @@
 // a read costs a round trip from the leader to a majority, not a durable append on each voter.
 //
 // Why the round proves enough: a round started after a read arrived and acknowledged by a majority
-// at term T means no leader of a later term existed when the read arrived (that leader's electors,
-// a majority, would have been past T, and two majorities share a voter); a write acknowledged
+// of voters at term T or earlier means no leader of a later term existed when the read arrived
+// (that leader's electors, a majority, would have been past T, and two majorities share a
+// voter); a write acknowledged
 // before the read arrived was therefore committed in a term up to T and, the leader holding every
 // committed entry (leader completeness), lies at or below its commit index once that index covers
 // the entries of earlier terms (the engine's no-op of the new term committed). Engines differ in
@@ -67,7 +68,8 @@ public:
 
     // A read asked by `reader` (a raft id: this member's for its own callers). False when full.
     bool ask(uint64_t reader, uint64_t ticket);
-    // An acknowledgement of round `round` by voter `from`, which was at `term` when it answered.
+    // An acknowledgement of round `round` by voter `from`, which was at `term` when it answered
+    // (counted unless past this leader's term).
     void ack(uint64_t from, uint64_t round, uint64_t term);
 
     struct Answer {

@@ -83,7 +83,7 @@ TEST(RaftReadIndex, AcknowledgementsThatProveNothingAreNotCounted) {
     r.ack(4, 1, 7);
     r.ack(4, 1, 7);                                                 // twice from one voter
     EXPECT_TRUE(turn(r, leader(7, 3, kFive), kMs).answers.empty()); // 2 of 5
-    r.ack(5, 1, 7);
+    r.ack(5, 1, 6); // a voter that has not heard of term 7 yet: in no later leader's majority either
     EXPECT_EQ(turn(r, leader(7, 3, kFive), 2 * kMs).answers.size(), 1u); // 3 of 5
 }
 
@@ -120,7 +120,7 @@ TEST(RaftReadIndex, LeadershipLostRefusesEveryReadAndATermChangeVoidsTheRound) {
     const uint64_t round = t.probe.round;
     ASSERT_NE(round, 0u);
     EXPECT_EQ(t.probe.term, 8u);
-    r.ack(2, round, 7);
+    r.ack(2, round - 1, 8); // an acknowledgement of the old term's round
     EXPECT_TRUE(turn(r, leader(8, 20), 3 * kMs).answers.empty());
     r.ack(2, round, 8);
     EXPECT_EQ(turn(r, leader(8, 20), 4 * kMs).answers.size(), 1u);
