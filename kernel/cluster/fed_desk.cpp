@@ -2,6 +2,7 @@
 
 #include "../arch/aarch64/cpu.h"
 #include "../clock.h"
+#include "../ipc/sync.h"
 #include "../mm/kheap.h"
 #include "../sched/scheduler.h"
 #include "cluster_service.h"

@@ -8,7 +8,9 @@
 
 #include <abi/cluster.h>
 
-#include "../ipc/sync.h"
+namespace ipc {
+struct Outcome; // (kernel/ipc/sync.h: the system-call side only; this header is the cluster task's too)
+}
 
 namespace clusterd::fed {
 

@@ -2,6 +2,7 @@
 // capability (kernel/cluster/cluster_service.h).
 #include "../cluster/cluster_service.h"
 #include "../cluster/fed_desk.h"
+#include "../ipc/sync.h"
 #include "buffers.h"
 #include "handlers.h"
 

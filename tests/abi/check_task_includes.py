@@ -86,6 +86,7 @@ EXCEPTIONS = {
     "kernel/cluster/fed_desk.cpp": {
         "kernel/arch/aarch64/cpu.h": _FED,
         "kernel/clock.h": _FED,
+        "kernel/ipc/sync.h": _FED,
         "kernel/mm/kheap.h": _FED,
         "kernel/sched/scheduler.h": _FED,
     },
