@@ -139,10 +139,13 @@ void tell_removed() {
 void removed(uint64_t from, uint64_t term) {
     const bool before = g_member->status().removed;
     g_member->set_removed(term);
-    if (!before && g_member->status().removed)
-        KLOG_WARN("cluster: %u.%u.%u.%u says this node was removed from the consensus group (replaced while it "
-                  "was down): it no longer votes or serves replicated collections (cluster_status: consensus.removed)",
-                  ip_of(from) >> 24, (ip_of(from) >> 16) & 255, (ip_of(from) >> 8) & 255, ip_of(from) & 255);
+    if (before || !g_member->status().removed)
+        return;
+    char teller[16];
+    (void)netcfg::format_ipv4(ip_of(from), teller, sizeof teller);
+    KLOG_WARN("cluster: %s says this node was removed from the consensus group (replaced while it was down): it no "
+              "longer votes or serves replicated collections (cluster_status: consensus.removed)",
+              teller);
 }
 
 // What the configuration says this round: the voters a catch-up fetches from, and whether the
@@ -311,10 +314,12 @@ void round() {
         if (group == g_forwarder.group()) {
             if (!g_forwarder.receive(datagram, message, sender))
                 continue;
-            if (const auto m = raftread::decode(message); m && m->type == raftread::kRemoved) {
-                removed(sender, m->a);
-            } else if (raftread::is_read_message(message)) {
-                g_applier.read_message(*g_member, g_forwarder, message, sender);
+            if (raftread::is_read_message(message)) {
+                // (One that does not add up is dropped: refused, as the applier counts it.)
+                if (const auto m = raftread::decode(message); m && m->type == raftread::kRemoved)
+                    removed(sender, m->a);
+                else
+                    g_applier.read_message(*g_member, g_forwarder, m, sender);
             } else {
                 const bool proposed = g_applier.forwarded(*g_member, message);
                 audit_forwarded(ip_of(sender), message, proposed);

@@ -135,9 +135,8 @@ void ReplicaApplier::read_indexed(uint64_t ticket, uint64_t from, uint64_t index
         }
 }
 
-void ReplicaApplier::read_message(kraft::Member& member, PeerChannel& channel, std::span<const uint8_t> message,
-                                  uint64_t from) {
-    const auto m = raftread::decode(message);
+void ReplicaApplier::read_message(kraft::Member& member, PeerChannel& channel,
+                                  const std::optional<raftread::Message>& m, uint64_t from) {
     if (!m) {
         ++m_counters.refused;
         return;
@@ -152,6 +151,7 @@ void ReplicaApplier::read_message(kraft::Member& member, PeerChannel& channel, s
         break;
     case raftread::kAck: m_reads.ack(from, m->a, m->b); break;
     case raftread::kAnswer: read_indexed(m->ticket, from, m->a); break;
+    case raftread::kRemoved: break; // (the cluster task's: consensus.cpp)
     }
 }
 

@@ -17,6 +17,7 @@
 // the reader is answered once this voter has applied the log up to that index.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -44,9 +45,10 @@ public:
     // A change a follower forwarded: proposed as it came, if this member leads and it is well formed.
     // True when proposed.
     bool forwarded(kraft::Member& member, std::span<const uint8_t> command);
-    // A read-index message from member `from` (raftread::is_read_message): an ask, a probe, an
-    // acknowledgement or an answer.
-    void read_message(kraft::Member& member, PeerChannel& channel, std::span<const uint8_t> message, uint64_t from);
+    // A read-index message from member `from`, decoded (nothing: one that did not add up, refused):
+    // an ask, a probe, an acknowledgement or an answer.
+    void read_message(kraft::Member& member, PeerChannel& channel, const std::optional<raftread::Message>& m,
+                      uint64_t from);
 
     void apply(std::span<const uint8_t> command) override;
     void proposal_failed(uint64_t tag) override;
