@@ -38,7 +38,7 @@ struct VectorStats {
     uint64_t writes;     // upsert and delete requests served: a paged export checks it did not move
     uint64_t serial;     // which collection this is: every one created or loaded this boot gets its own
     uint32_t replicated; // 1: one of the consensus group's replicated collections (reads may need vec_sync)
-    uint32_t reserved;
+    uint32_t unlinked;   // of count: stored by recovery, found by exhaustive scan, linked in the background
 };
 
 // Optional id filter of vec_search (a5): only these ids may be returned; ascending, unique.

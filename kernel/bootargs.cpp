@@ -52,6 +52,7 @@ void parse(std::string_view args) {
         g_config.clock_unix = static_cast<int64_t>(clock_unix);
     g_config.mcp_serial = dtb::bootarg_value(args, "mcp").value_or("") == "serial";
     g_config.disk_off = dtb::bootarg_value(args, "disk").value_or("") == "off";
+    g_config.recovery_links_inline = dtb::bootarg_value(args, "recovery_links").value_or("") == "inline";
     g_config.checkpoint_kib = parse_u32(dtb::bootarg_value(args, "checkpoint_kib").value_or(""), 0, 1, 1048576);
     g_config.tools = dtb::bootarg_value(args, "tools").value_or("");
     g_config.serial_role = dtb::bootarg_value(args, "serial_role").value_or("admin");

@@ -15,6 +15,11 @@ struct Config {
     bool mcp_serial = false;  // `mcp=serial`: the console line carries MCP (newline-delimited JSON-RPC) only
     uint32_t checkpoint_kib =
         0; // `checkpoint_kib=N` (1..1048576): take a checkpoint once the log holds N KiB (default: adaptive)
+    // `recovery_links=inline`: recovery links every vector of the log into the graph before the store
+    // serves, as before 2026-11-29 (a longer recovery, no background work after it); default
+    // `background`: the store serves once the vectors are back, searching those not yet linked
+    // exhaustively while the vector workers link them.
+    bool recovery_links_inline = false;
     bool disk_off = false;        // `disk=off`: leave the first virtio-blk device alone (collections live in memory)
     std::string_view tools;       // `tools=a,b,c`: MCP tool allowlist (default: every kernel tool)
     std::string_view serial_role; // `serial_role=admin|operator|reader|anonymous` (default admin)

@@ -6,6 +6,7 @@
 namespace vector::durability {
 
 bool replaying() { return journal::replaying(); }
+bool recovering() { return journal::state() == journal::State::Recovering; }
 ktl::Error reserve(size_t bytes) { return journal::reserve(bytes); }
 void unreserve(size_t bytes) { journal::unreserve(bytes); }
 

@@ -79,6 +79,8 @@ int64_t journal_open(const kcap::Resolved&, Cap, int64_t state, uint64_t log_fre
         journal::audit_ready(log_free);
     else
         journal::open(log_free);
+    if (state != 1)
+        vector::kick(); // recovery is over: the vectors it stored unlinked are linked in the background
     return 0;
 }
 

@@ -3,6 +3,7 @@
 #include "../vector/replication_desk.h"
 
 #include <cstring>
+#include "../bootargs.h"
 #include "../mm/kheap.h"
 #include "../mm/pmm.h"
 #include "../sched/scheduler.h"
@@ -129,7 +130,12 @@ int64_t vec_insert(const kcap::Resolved& o, Cap, const uint64_t* ids, const floa
                 storage::encode_upsert(out, name, dim, static_cast<uint32_t>(count), provenance, ids, vectors));
         }));
     }
-    const uint64_t args[5] = { buffers::address(ids), buffers::address(vectors), count, provenance, 0 };
+    // Recovery's replay stores the log's vectors without the graph work: the store serves once
+    // they are back, and the service links them in the background (service.h, Op::Link).
+    const uint64_t defer = vector::durability::replaying() && !bootargs::get().recovery_links_inline
+                               ? vector::kInsertDeferLinks
+                               : 0;
+    const uint64_t args[5] = { buffers::address(ids), buffers::address(vectors), count, provenance, defer };
     return finish_outcome(vector::submit(vector::Op::Insert, &collection(o), args));
 }
 
@@ -222,8 +228,13 @@ int64_t vec_stats(const kcap::Resolved& o, Cap, vector::Stats* out) {
 int64_t vec_export(const kcap::Resolved& o, Cap, void* out, uint64_t length, uint64_t offset) {
     if (out && !buffers::writable(out, length, vector::kMaxCollectionBytes))
         return err(ktl::Error::InvalidArgs);
+    // An export's size comes first: with vectors still to link (recovery stored them unlinked),
+    // all are linked before it is measured, so the background work changes no page after it.
+    vector::Collection& c = collection(o);
+    if (!out && c.index.deferred() > 0 && !c.linking_stopped)
+        return finish_outcome(vector::submit(vector::Op::Link, &c, { ~0ull, vector::kLinkThenSize, 0, 0, 0 }));
     const uint64_t args[5] = { buffers::address(out), length, offset, 0, 0 };
-    return finish_outcome(vector::submit(vector::Op::Export, &collection(o), args));
+    return finish_outcome(vector::submit(vector::Op::Export, &c, args));
 }
 
 namespace {

@@ -27,6 +27,11 @@ struct Collection {
     uint32_t outstanding = 0;   // queued + running requests (drop refuses while > 0)
     uint64_t writes = 0;        // upserts and deletes served (Stats::writes)
     uint64_t serial = 0;        // Stats::serial: a name dropped and made again names another collection
+    // Background linking of the vectors recovery stored unlinked (Op::Link): since when, and how
+    // many there were then (for the log line at the end). 0: not linking.
+    uint64_t linking_since_ns = 0;
+    uint32_t linking_total = 0;
+    bool linking_stopped = false; // a slice failed (the upper-level pool is full): not tried again
     // Kept in the store under this name and logged to the disk: its writes are answered once
     // durable (durability.h). False for collections outside the store, imported ones (until
     // checkpoints carry snapshots) and those created with durability "memory".

@@ -19,6 +19,8 @@ namespace vector::durability {
 
 // True while the storage task itself replays the log: its writes are the log, never logged again.
 bool replaying();
+// True until recovery is over (the store's replay included): background work waits for it.
+bool recovering();
 // Room for a record of `bytes`: None, WouldBlock (no staging room until the storage task takes
 // what is staged; it calls vector::kick() then), NoSpace (the log is full), IoError, InvalidArgs.
 // A reservation is either staged or given back.

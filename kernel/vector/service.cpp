@@ -3,6 +3,7 @@
 #include "../mm/kheap.h"
 #include "../sched/scheduler.h"
 #include "durability.h"
+#include "store.h"
 
 #include <new>
 
@@ -26,6 +27,9 @@ constexpr uint32_t kMaxRequests = 256;
 Request* g_queue_head = nullptr; // waiting, FIFO
 Request* g_queue_tail = nullptr;
 Request* g_running[kMaxRequests] = {};
+// Background linking (Op::Link): one slice at a time, made by the service itself for no caller.
+Request g_link {};
+bool g_link_running = false;
 sched::WaitQueue g_idle_workers;
 ServiceStats g_stats {};
 
@@ -192,9 +196,35 @@ bool log_write(Request& r, int64_t& result) {
     return true;
 }
 
+// Work for a worker that has no request: a slice of the vectors recovery stored unlinked, for a
+// collection no request uses or waits for (the next request on it waits one slice at most), at
+// the priority of a Load (below everything that answers), once recovery is over (before, it
+// would only slow the replay down). Null: none.
+Request* take_background() {
+    if (g_link_running || durability::recovering())
+        return nullptr;
+    Collection* c = idle_with_unlinked();
+    if (!c)
+        return nullptr;
+    g_link = Request {};
+    g_link.job.request = reinterpret_cast<uint64_t>(&g_link);
+    g_link.job.op = Op::Link;
+    g_link.job.collection = c;
+    g_link.job.a[0] = kLinkSlice;
+    g_link.ceiling = kLoadPriority;
+    g_link_running = true;
+    ++c->queued_writes; // (as if queued: start() takes the request as it takes a queued one)
+    ++c->outstanding;
+    ++g_stats.submitted;
+    ++g_stats.queued;
+    return &g_link;
+}
+
 void hand_to_idle_workers() {
     while (sched::Task* w = g_idle_workers.head) {
         Request* r = take_runnable();
+        if (!r)
+            r = take_background();
         if (!r)
             return;
         start(*r, w);
@@ -232,7 +262,7 @@ ipc::Outcome submit(Op op, Collection* collection, const uint64_t (&args)[5], Fi
     const uint8_t submitter = sched::current()->priority;
     r->ceiling = op == Op::Load ? kLoadPriority : submitter < kForegroundPriority ? submitter : 0;
     // The storage task's own writes while it replays the log are the log: never logged again.
-    r->logged = collection && is_write(op) && collection->durable && !durability::replaying();
+    r->logged = collection && is_change(op) && collection->durable && !durability::replaying();
     if (collection) {
         if (is_write(op))
             ++collection->queued_writes;
@@ -277,7 +307,9 @@ ipc::Outcome serve(uint64_t done, int64_t result, Job* job_out) {
         if (r->finish)
             result = r->finish(r->job, result, r->caller.head);
         // An import kept on a disk is answered once the checkpoint holding it is written.
-        if (const uint64_t ticket = r->job.op == Op::Load ? durability::take_import_ticket() : 0) {
+        if (r == &g_link) {
+            g_link_running = false; // (nobody waits for it)
+        } else if (const uint64_t ticket = r->job.op == Op::Load ? durability::take_import_ticket() : 0) {
             durability::defer(r->caller, result, r, ticket);
         } else if (!r->logged || !log_write(*r, result)) {
             sched::wake_one(r->caller, result);
@@ -285,7 +317,10 @@ ipc::Outcome serve(uint64_t done, int64_t result, Job* job_out) {
         }
         hand_to_idle_workers(); // the lock just released may unblock queued requests
     }
-    if (Request* next = take_runnable()) {
+    Request* next = take_runnable();
+    if (!next)
+        next = take_background();
+    if (next) {
         start(*next, sched::current());
         *job_out = next->job;
         return { false, 0 };

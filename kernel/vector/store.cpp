@@ -58,6 +58,15 @@ uint32_t list(StoreEntry* out, uint32_t max) {
     return n;
 }
 
+Collection* idle_with_unlinked() {
+    for (auto& e : g_named) {
+        Collection* c = e.collection;
+        if (c && c->outstanding == 0 && !c->writer && c->readers == 0 && !c->linking_stopped && c->index.deferred() > 0)
+            return c;
+    }
+    return nullptr;
+}
+
 void checkpoint_cut() {
     for (auto& e : g_named)
         if (e.collection && e.collection->awaiting_checkpoint)

@@ -31,6 +31,9 @@ Named* find(std::string_view name);
 ktl::Result<Named*> add(std::string_view name, uint64_t object_id, Collection* collection);
 void remove(Named* entry);
 uint32_t list(StoreEntry* out, uint32_t max);
+// A named collection with vectors to link (hnsw::Index::deferred) that no request uses or waits
+// for: the service's background work. Null: none.
+Collection* idle_with_unlinked();
 // A checkpoint's cut: the imports awaiting one are in it. Its end: written (they are durable), or
 // not (they stay in memory only: nothing on the disk could name them).
 void checkpoint_cut();

@@ -80,6 +80,30 @@ int64_t load(const Job& job) {
     return static_cast<int64_t>(reinterpret_cast<uintptr_t>(*made));
 }
 
+// A slice of background linking; the answer is how many stay unlinked. The log line at the end says
+// how long the store searched part of a collection exhaustively after a boot.
+int64_t link(Collection& c, uint64_t max, bool then_size) {
+    const uint64_t now = clock::monotonic_ns();
+    if (c.linking_since_ns == 0) {
+        c.linking_since_ns = now;
+        c.linking_total = c.index.deferred();
+    }
+    auto left = c.index.link_deferred(max > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(max));
+    if (!left) {
+        // (Snapshots carry unlinked vectors as such: an export goes on without the graph work.)
+        c.linking_stopped = true;
+        KLOG_ERROR("vector: %s: linking the vectors recovery stored stopped (%s): %u stay found by scanning only",
+                   c.name, ktl::error_name(left.error()), c.index.deferred());
+        return then_size ? static_cast<int64_t>(c.index.snapshot_size()) : err(left.error());
+    }
+    if (*left == 0) {
+        KLOG_INFO("vector: %s: %u vectors recovery stored linked into the graph in %llu ms", c.name, c.linking_total,
+                  static_cast<unsigned long long>((clock::monotonic_ns() - c.linking_since_ns) / 1000000));
+        c.linking_since_ns = 0;
+    }
+    return then_size ? static_cast<int64_t>(c.index.snapshot_size()) : *left;
+}
+
 int64_t execute(const Job& job) {
     if (job.op == Op::Load)
         return load(job);
@@ -90,9 +114,12 @@ int64_t execute(const Job& job) {
         auto* ids = reinterpret_cast<const uint64_t*>(job.a[0]);
         auto* vectors = reinterpret_cast<const float*>(job.a[1]);
         uint64_t count = job.a[2];
+        const bool defer = job.a[4] & kInsertDeferLinks;
         ++c.writes;
         for (uint64_t i = 0; i < count; ++i) {
-            auto r = c.index.upsert(ids[i], { vectors + i * dim, dim }, job.a[3]); // a3: the write's provenance node
+            const std::span<const float> v { vectors + i * dim, dim };
+            auto r = defer ? c.index.upsert_deferred(ids[i], v, job.a[3]) // a3: the write's provenance node
+                           : c.index.upsert(ids[i], v, job.a[3]);
             if (!r)
                 return i > 0 ? static_cast<int64_t>(i) : err(r.error()); // count stored before the failure
         }
@@ -131,6 +158,7 @@ int64_t execute(const Job& job) {
         return r ? static_cast<int64_t>(*r) : err(r.error());
     }
     case Op::Load: break; // above: there is no collection yet
+    case Op::Link: return link(c, job.a[0], job.a[1] == kLinkThenSize);
     case Op::Stats: {
         auto s = c.index.stats();
         auto* out = reinterpret_cast<vector::Stats*>(job.a[0]);
@@ -145,7 +173,7 @@ int64_t execute(const Job& job) {
         out->dim = dim;
         out->metric = static_cast<uint32_t>(c.index.params().metric);
         out->replicated = c.replicated ? 1 : 0;
-        out->reserved = 0;
+        out->unlinked = s.deferred;
         return 0;
     }
     }

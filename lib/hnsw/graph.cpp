@@ -176,6 +176,22 @@ void Index::link_new_node(uint32_t slot, uint32_t level) {
     }
 }
 
+void Index::scan_deferred(Scratch& s, const float* q, uint32_t ef, const Filter* filter) const {
+    auto& results = s.m_results;
+    uint32_t guard = 0; // (a chain is never longer than the slots)
+    for (uint32_t slot = m_deferred_head; slot != kNone && guard < m_high_water; slot = node(slot)->upper, ++guard) {
+        const NodeHeader* h = node(slot);
+        if (filter && !filter->accept(h->id, filter->ctx))
+            continue;
+        const Candidate cand { distance(s, q, vec(slot)), slot };
+        if (results.size() == ef && !closer(cand, results.top()))
+            continue;
+        results.push(cand);
+        if (results.size() > ef)
+            results.pop();
+    }
+}
+
 Result<size_t> Index::search(std::span<const float> query, uint32_t k, uint32_t ef, std::span<Hit> out,
                              const Filter* filter) {
     return static_cast<const Index*>(this)->search(m_scratch, query, k, ef, out, filter);
@@ -191,7 +207,7 @@ Result<size_t> Index::search(Scratch& s, std::span<const float> query, uint32_t 
     if (filter && !filter->accept)
         return Error::InvalidArgs;
     TRY_VOID(check_vector(query));
-    if (m_entry == kNone)
+    if (m_entry == kNone && m_deferred == 0)
         return size_t(0);
     if (ef < k)
         ef = k;
@@ -200,8 +216,13 @@ Result<size_t> Index::search(Scratch& s, std::span<const float> query, uint32_t 
         store_vector(q, s.m_query);
         q = s.m_query;
     }
-    Candidate entry = descend(s, q, 0);
-    search_layer(s, q, entry, ef, 0, filter);
+    if (m_entry != kNone) {
+        Candidate entry = descend(s, q, 0);
+        search_layer(s, q, entry, ef, 0, filter);
+    } else {
+        s.m_results.clear();
+    }
+    scan_deferred(s, q, ef, filter);
     while (s.m_results.size() > k)
         s.m_results.pop();
     const size_t n = s.m_results.size();

@@ -67,6 +67,12 @@ Result<void> Index::remove(uint64_t id) {
     if (slot == kNone)
         return Error::NotFound;
     map_erase(id);
+    if (node(slot)->flags == kDeferred) { // not in the graph: nothing links to it
+        unchain_deferred(slot);
+        --m_count;
+        push_free(slot);
+        return {};
+    }
     node(slot)->flags = kDeleted;
     --m_count;
     ++m_deleted;

@@ -255,6 +255,29 @@ void Index::store_vector(const float* src, float* dst) const {
 
 // --- insert / get -------------------------------------------------------------------------
 
+uint32_t Index::claim_slot(bool& from_free) {
+    if (m_free_head == kNone && m_high_water == m_params.max_elements && m_deleted > 0 && !compact().ok())
+        return kNone;
+    from_free = m_free_head != kNone;
+    return take_slot();
+}
+
+void Index::place(uint32_t slot, uint64_t id, std::span<const float> vector, uint64_t tag, uint8_t flags,
+                  uint32_t level, uint32_t upper) {
+    NodeHeader* n = node(slot);
+    n->id = id;
+    n->upper = upper;
+    n->level = uint8_t(level);
+    n->flags = flags;
+    n->reserved = 0;
+    n->tag = tag;
+    for (uint32_t l = 0; l <= level; ++l)
+        links(slot, l)[0] = 0;
+    store_vector(vector.data(), vec(slot));
+    map_insert(id, slot);
+    ++m_count;
+}
+
 Result<void> Index::insert(uint64_t id, std::span<const float> vector, uint64_t tag) {
     ++m_version; // an export's cursor no longer holds
     if (!m_records)
@@ -262,10 +285,8 @@ Result<void> Index::insert(uint64_t id, std::span<const float> vector, uint64_t 
     TRY_VOID(check_vector(vector));
     if (find(id) != kNone)
         return Error::Exists;
-    if (m_free_head == kNone && m_high_water == m_params.max_elements && m_deleted > 0)
-        TRY_VOID(compact());
-    const bool from_free = m_free_head != kNone;
-    uint32_t slot = take_slot();
+    bool from_free = false;
+    const uint32_t slot = claim_slot(from_free);
     if (slot == kNone)
         return Error::Full;
 
@@ -280,19 +301,7 @@ Result<void> Index::insert(uint64_t id, std::span<const float> vector, uint64_t 
             return Error::NoMemory;
         }
     }
-
-    NodeHeader* n = node(slot);
-    n->id = id;
-    n->upper = upper;
-    n->level = uint8_t(level);
-    n->flags = kLive;
-    n->reserved = 0;
-    n->tag = tag;
-    for (uint32_t l = 0; l <= level; ++l)
-        links(slot, l)[0] = 0;
-    store_vector(vector.data(), vec(slot));
-    map_insert(id, slot);
-    ++m_count;
+    place(slot, id, vector, tag, kLive, level, upper);
 
     if (m_entry == kNone) {
         m_entry = slot;
@@ -312,6 +321,86 @@ Result<void> Index::upsert(uint64_t id, std::span<const float> vector, uint64_t 
     if (find(id) != kNone)
         TRY_VOID(remove(id));
     return insert(id, vector, tag);
+}
+
+// --- deferred linking -----------------------------------------------------------------------
+
+Result<void> Index::upsert_deferred(uint64_t id, std::span<const float> vector, uint64_t tag) {
+    ++m_version; // an export's cursor no longer holds
+    if (!m_records)
+        return Error::BadHandle;
+    TRY_VOID(check_vector(vector));
+    if (find(id) != kNone)
+        TRY_VOID(remove(id));
+    bool from_free = false;
+    const uint32_t slot = claim_slot(from_free);
+    if (slot == kNone)
+        return Error::Full;
+    place(slot, id, vector, tag, kDeferred, 0, kNone); // (upper: the chain's end)
+    if (m_deferred_tail == kNone)
+        m_deferred_head = slot;
+    else
+        node(m_deferred_tail)->upper = slot;
+    m_deferred_tail = slot;
+    ++m_deferred;
+    return {};
+}
+
+void Index::unchain_deferred(uint32_t slot) {
+    uint32_t prev = kNone;
+    for (uint32_t s = m_deferred_head; s != kNone; prev = s, s = node(s)->upper) {
+        if (s != slot)
+            continue;
+        const uint32_t next = node(s)->upper;
+        if (prev == kNone)
+            m_deferred_head = next;
+        else
+            node(prev)->upper = next;
+        if (m_deferred_tail == slot)
+            m_deferred_tail = prev;
+        --m_deferred;
+        return;
+    }
+}
+
+Result<uint32_t> Index::link_deferred(uint32_t max) {
+    if (!m_records)
+        return Error::BadHandle;
+    for (uint32_t i = 0; i < max && m_deferred_head != kNone; ++i) {
+        ++m_version; // an export's cursor no longer holds
+        const uint32_t slot = m_deferred_head;
+        NodeHeader* n = node(slot);
+        const uint64_t rng_state = m_rng.state();
+        const uint32_t level = m_rng.level(m_params.m);
+        uint32_t upper = kNone;
+        if (level > 0) {
+            upper = m_pool.allocate(level);
+            if (upper == kNone) {
+                m_rng.set_state(rng_state);
+                return Error::NoMemory;
+            }
+        }
+        m_deferred_head = n->upper;
+        if (m_deferred_head == kNone)
+            m_deferred_tail = kNone;
+        --m_deferred;
+        n->upper = upper;
+        n->level = uint8_t(level);
+        n->flags = kLive;
+        for (uint32_t l = 0; l <= level; ++l)
+            links(slot, l)[0] = 0;
+        if (m_entry == kNone) {
+            m_entry = slot;
+            m_max_level = level;
+            continue;
+        }
+        link_new_node(slot, level);
+        if (level > m_max_level) {
+            m_entry = slot;
+            m_max_level = level;
+        }
+    }
+    return m_deferred;
 }
 
 BatchResult Index::insert_batch(std::span<const uint64_t> ids, std::span<const float> vectors,
@@ -365,6 +454,7 @@ void Index::retag(uint64_t tag) {
 Stats Index::stats() const {
     Stats s;
     s.count = m_count;
+    s.deferred = m_deferred;
     s.deleted = m_deleted;
     s.free_slots = m_free_count;
     s.capacity = m_params.max_elements;

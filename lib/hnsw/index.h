@@ -78,6 +78,16 @@ public:
     // Insert, replacing the vector of an existing id (remove + insert: should the insert
     // fail, e.g. NoMemory, the id is left absent). The tag is the new one.
     ktl::Result<void> upsert(uint64_t id, std::span<const float> vector, uint64_t tag = 0);
+    // Deferred linking: the vector is stored and found at once (a search scans the deferred
+    // vectors exhaustively beside its graph search, so results are as exact as the graph's or
+    // better), and is linked into the graph later by link_deferred(), oldest first. Recovery
+    // stores its log tail this way, so the store serves before the graph work is done. Replaces
+    // an existing id as upsert() does; Full when no slot is left.
+    ktl::Result<void> upsert_deferred(uint64_t id, std::span<const float> vector, uint64_t tag = 0);
+    // Links up to `max` deferred vectors (each costs an insert); answers how many stay deferred.
+    // NoMemory when the upper-level pool is exhausted (the vector stays deferred, still found).
+    ktl::Result<uint32_t> link_deferred(uint32_t max);
+    uint32_t deferred() const { return m_deferred; }
     // vectors holds ids.size() * dim floats, row-major.
     BatchResult insert_batch(std::span<const uint64_t> ids, std::span<const float> vectors,
                              const Progress* progress = nullptr);
@@ -151,6 +161,9 @@ private:
     static_assert(sizeof(NodeHeader) == 24);
     static constexpr uint8_t kLive = 1;
     static constexpr uint8_t kDeleted = 2;
+    // Stored, not in the graph (upsert_deferred): level 0, no links, nobody links to it; its
+    // `upper` chains the deferred vectors in the order they are to be linked.
+    static constexpr uint8_t kDeferred = 4;
 
     struct Layout;
     static Layout layout(const Params& params);
@@ -183,6 +196,16 @@ private:
     void map_insert(uint64_t id, uint32_t slot);
     void map_erase(uint64_t id);
 
+    // Takes a slot for a new id (compacting first when only tombstones are left to reuse):
+    // kNone when the index is full. `from_free` says where it came from (untake_slot()).
+    uint32_t claim_slot(bool& from_free);
+    // Fills a claimed slot's header and vector and maps the id (the caller sets up its links).
+    void place(uint32_t slot, uint64_t id, std::span<const float> vector, uint64_t tag, uint8_t flags, uint32_t level,
+               uint32_t upper);
+    // Takes a deferred vector out of the chain (remove()).
+    void unchain_deferred(uint32_t slot);
+    // Adds a deferred vector's exhaustive distances to the search's W (at most ef kept).
+    void scan_deferred(Scratch& s, const float* q, uint32_t ef, const Filter* filter) const;
     // Free-slot FIFO threaded through NodeHeader::id.
     uint32_t take_slot();
     void untake_slot(uint32_t slot, bool from_free);
@@ -257,6 +280,9 @@ private:
     uint32_t m_free_tail = kNone;
     uint32_t m_free_count = 0;
     uint32_t m_compactions = 0;
+    uint32_t m_deferred = 0; // counted in m_count too
+    uint32_t m_deferred_head = kNone;
+    uint32_t m_deferred_tail = kNone;
     uint64_t m_version = 0; // bumped by every mutation (insert, remove, compact, retag)
     mutable ExportCursor m_cursor;
     mutable uint8_t m_cursor_busy = 0;

@@ -58,7 +58,8 @@ struct BatchResult {
 };
 
 struct Stats {
-    uint32_t count = 0;      // live vectors
+    uint32_t count = 0;      // live vectors (deferred ones included)
+    uint32_t deferred = 0;   // stored and found, not yet linked into the graph (upsert_deferred)
     uint32_t deleted = 0;    // tombstones awaiting compaction
     uint32_t free_slots = 0; // slots ready for reuse (excluding never-used ones)
     uint32_t capacity = 0;   // max_elements

@@ -2,7 +2,8 @@
 // bits, so a snapshot loads identically on x86_64 and AArch64.
 //
 //   header (116 bytes)
-//     0  magic "BSLTHNSW"          8  u32 version (2; 1 is read) 12 u32 endian tag 0x01020304
+//     0  magic "BSLTHNSW"          8  u32 version (3 with deferred nodes, else 2; 1 is read)
+//    12  u32 endian tag 0x01020304
 //    16  u32 header size (116)    20  u32 section count (3) 24 u64 total snapshot size
 //    32  params: dim, metric, m, ef_construction, max_ef, max_elements, compact_percent,
 //        reserved (u32 each), 64 seed (u64)
@@ -11,7 +12,8 @@
 //   112  u32 CRC-32 of bytes [0, 112)
 //   sections, in this order: "NODE", "TOMB", "FREE", each
 //     u32 tag, u64 payload size, payload, u32 CRC-32 of tag + size + payload
-//   NODE: per slot below high_water: u8 flags (0 free, 1 live, 2 deleted); unless free:
+//   NODE: per slot below high_water: u8 flags (0 free, 1 live, 2 deleted, 4 deferred: version 3,
+//         level 0 and no links, counted in the header's count, linked later); unless free:
 //         u8 level, u16 0, u64 id, u64 tag (version 2; version 1 has none and loads as 0),
 //         per level 0..level: u32 count + count u32 links, then dim f32
 //   TOMB: u32 slots of the deleted nodes, ascending (must match the NODE flags)
@@ -36,6 +38,7 @@ namespace {
 
 constexpr uint8_t kMagic[8] = { 'B', 'S', 'L', 'T', 'H', 'N', 'S', 'W' };
 constexpr uint32_t kVersion = 2;
+constexpr uint32_t kDeferredVersion = 3; // a snapshot that holds deferred nodes (flag 4)
 constexpr uint32_t kUntaggedVersion = 1; // before per-vector tags: still loaded
 constexpr uint32_t kEndianTag = 0x01020304;
 constexpr size_t kHeaderSize = 116;
@@ -64,7 +67,7 @@ Result<Header> parse_header(std::span<const std::byte> snapshot) {
     const uint32_t tag = r.u32();
     if (tag != kEndianTag)
         return Error::Unsupported;
-    if (version != kVersion && version != kUntaggedVersion)
+    if (version != kVersion && version != kUntaggedVersion && version != kDeferredVersion)
         return Error::Unsupported;
     if (r.u32() != kHeaderSize || r.u32() != kSectionCount)
         return Error::Corrupt;
@@ -130,7 +133,8 @@ void Index::write_header(uint8_t* out, uint64_t total) const {
     ByteWriter w(out, kHeaderSize);
     const Stats st = stats();
     w.bytes(kMagic, sizeof(kMagic));
-    w.u32(kVersion);
+    // (A snapshot without deferred nodes stays readable by a build that knows version 2 only.)
+    w.u32(m_deferred > 0 ? kDeferredVersion : kVersion);
     w.u32(kEndianTag);
     w.u32(kHeaderSize);
     w.u32(kSectionCount);
@@ -237,7 +241,7 @@ Result<Index> Index::load(std::span<const std::byte> snapshot, std::span<std::by
     if (h.high_water > p.max_elements || h.max_level > kMaxLevel ||
         uint64_t(h.count) + h.deleted + h.free_count != h.high_water)
         return Error::Corrupt;
-    if ((h.count == 0) != (h.entry == kNone) || (h.entry != kNone && h.entry >= h.high_water))
+    if (h.entry != kNone && h.entry >= h.high_water)
         return Error::Corrupt;
 
     Index index = TRY(create(p, memory));
@@ -249,7 +253,7 @@ Result<Index> Index::load(std::span<const std::byte> snapshot, std::span<std::by
         return Error::Corrupt;
 
     // Nodes.
-    uint32_t live_count = 0, deleted_count = 0, free_count = 0;
+    uint32_t live_count = 0, deleted_count = 0, free_count = 0, deferred_count = 0;
     index.m_high_water = h.high_water;
     for (uint32_t s = 0; s < h.high_water; ++s) {
         NodeHeader* n = index.node(s);
@@ -263,7 +267,7 @@ Result<Index> Index::load(std::span<const std::byte> snapshot, std::span<std::by
             ++free_count;
             continue;
         }
-        if (n->flags != kLive && n->flags != kDeleted)
+        if (n->flags != kLive && n->flags != kDeleted && (n->flags != kDeferred || h.version < kDeferredVersion))
             return Error::Corrupt;
         const uint32_t level = nodes.u8();
         const uint16_t reserved = nodes.u16();
@@ -271,7 +275,7 @@ Result<Index> Index::load(std::span<const std::byte> snapshot, std::span<std::by
         n->tag = h.version >= 2 ? nodes.u64() : 0;
         if (nodes.failed())
             return Error::Corrupt;
-        if (level > kMaxLevel || reserved != 0)
+        if (level > kMaxLevel || reserved != 0 || (n->flags == kDeferred && level != 0))
             return Error::Corrupt;
         n->level = uint8_t(level);
         if (level > 0) {
@@ -282,7 +286,7 @@ Result<Index> Index::load(std::span<const std::byte> snapshot, std::span<std::by
         for (uint32_t l = 0; l <= level; ++l) {
             uint32_t* list = index.links(s, l);
             const uint32_t count = nodes.u32();
-            if (count > index.max_links(l))
+            if (count > index.max_links(l) || (n->flags == kDeferred && count != 0))
                 return Error::Corrupt;
             list[0] = count;
             nodes.u32s(list + 1, count); // one copy, then checked
@@ -301,18 +305,29 @@ Result<Index> Index::load(std::span<const std::byte> snapshot, std::span<std::by
                 return Error::Corrupt;
         if (nodes.failed())
             return Error::Corrupt;
-        if (n->flags == kLive) {
+        if (n->flags == kLive || n->flags == kDeferred) {
             if (index.find(n->id) != kNone)
                 return Error::Corrupt; // duplicate live id
             index.map_insert(n->id, s);
-            ++live_count;
+            if (n->flags == kDeferred) { // chained in slot order
+                if (index.m_deferred_tail == kNone)
+                    index.m_deferred_head = s;
+                else
+                    index.node(index.m_deferred_tail)->upper = s;
+                index.m_deferred_tail = s;
+                ++deferred_count;
+            } else {
+                ++live_count;
+            }
         } else {
             ++deleted_count;
         }
     }
     if (nodes.failed() || nodes.remaining() != 0)
         return Error::Corrupt;
-    if (live_count != h.count || deleted_count != h.deleted || free_count != h.free_count)
+    if (live_count + deferred_count != h.count || deleted_count != h.deleted || free_count != h.free_count)
+        return Error::Corrupt;
+    if ((live_count == 0) != (h.entry == kNone))
         return Error::Corrupt;
 
     // Links: every target must be a used slot present on that level.
@@ -324,7 +339,7 @@ Result<Index> Index::load(std::span<const std::byte> snapshot, std::span<std::by
             const uint32_t* list = index.links(s, l);
             for (uint32_t i = 1; i <= list[0]; ++i) {
                 const NodeHeader* t = index.node(list[i]);
-                if (t->flags == 0 || t->level < l)
+                if (t->flags == 0 || t->flags == kDeferred || t->level < l)
                     return Error::Corrupt;
             }
         }
@@ -363,6 +378,7 @@ Result<Index> Index::load(std::span<const std::byte> snapshot, std::span<std::by
 
     index.m_count = h.count;
     index.m_deleted = h.deleted;
+    index.m_deferred = deferred_count;
     index.m_entry = h.entry;
     index.m_max_level = h.max_level;
     index.m_compactions = h.compactions;

@@ -255,7 +255,7 @@ TEST(HnswSnapshot, StructuralChecksBehindValidCrcs) {
         put32(bad, 112, hnsw::crc32(0, reinterpret_cast<const uint8_t*>(bad.data()), 112));
         EXPECT_EQ(load_error(bad, memory), want) << "field at " << field;
     };
-    header_corrupt(8, 3, Error::Unsupported);           // version (1 and 2 are read)
+    header_corrupt(8, 4, Error::Unsupported);           // version (1, 2 and 3 are read)
     header_corrupt(12, 0x04030201, Error::Unsupported); // byte-swapped writer
     header_corrupt(32, 0, Error::Corrupt);              // dim
     header_corrupt(36, 9, Error::Corrupt);              // metric

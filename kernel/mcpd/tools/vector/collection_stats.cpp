@@ -16,8 +16,9 @@ constexpr const char* kCollectionIn = R"({"type":"object","properties":{"collect
 constexpr const char* kStatsOut =
     R"({"type":"object","properties":{"collection":{"type":"string"},"count":{"type":"integer"},"deleted":{"type":"integer"},)"
     R"("levels":{"type":"integer"},"bytes_used":{"type":"integer"},"bytes_budget":{"type":"integer"},)"
-    R"("distance_computations":{"type":"integer"},"dim":{"type":"integer"},"metric":{"type":"string"}},)"
-    R"("required":["count","deleted","levels","bytes_used","distance_computations"]})";
+    R"("distance_computations":{"type":"integer"},"dim":{"type":"integer"},"metric":{"type":"string"},)"
+    R"("unlinked":{"type":"integer"}},)"
+    R"("required":["count","deleted","levels","bytes_used","distance_computations","unlinked"]})";
 
 bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     abi::VectorStats st {};
@@ -29,22 +30,26 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     w.begin_object().key("collection").string(args.find("collection").plain_string().value_or(""));
     w.key("count").number(st.count).key("deleted").number(st.deleted).key("levels").number(st.levels);
     w.key("bytes_used").number(st.bytes_used).key("bytes_budget").number(st.bytes_budget);
-    w.key("distance_computations").number(st.distance_computations);
+    w.key("distance_computations").number(st.distance_computations).key("unlinked").number(st.unlinked);
     w.key("dim").number(st.dim).key("metric").string(vec::metric_name(st.metric)).end_object();
     return true;
 }
 
-constexpr mcp::Tool kTool = { "collection_stats",
-                              "Vector collection statistics",
-                              "Live and deleted vectors, graph levels, bytes used and budgeted, distance computations.",
-                              kCollectionIn,
-                              kStatsOut,
-                              mcp::kVectorRead,
-                              nullptr,
-                              mcp::ToolResult::Structured,
-                              0,
-                              "read",
-                              "collection" };
+constexpr mcp::Tool kTool = {
+    "collection_stats",
+    "Vector collection statistics",
+    "Live and deleted vectors, graph levels, bytes used and budgeted, distance computations; unlinked: "
+    "vectors recovery gave back that are found by scanning until the background "
+    "work links them into the graph.",
+    kCollectionIn,
+    kStatsOut,
+    mcp::kVectorRead,
+    nullptr,
+    mcp::ToolResult::Structured,
+    0,
+    "read",
+    "collection"
+};
 
 } // namespace
 
