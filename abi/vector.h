@@ -39,6 +39,9 @@ struct VectorStats {
     uint64_t serial;     // which collection this is: every one created or loaded this boot gets its own
     uint32_t replicated; // 1: one of the consensus group's replicated collections (reads may need vec_sync)
     uint32_t unlinked;   // of count: stored by recovery, found by exhaustive scan, linked in the background
+    // Background link slices that changed the collection's snapshot (its graph), not its contents:
+    // a paged export checks that neither this nor `writes` moved.
+    uint64_t link_slices;
 };
 
 // Optional id filter of vec_search (a5): only these ids may be returned; ascending, unique.

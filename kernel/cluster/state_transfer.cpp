@@ -440,6 +440,10 @@ StateTransfer::Image* StateTransfer::image_for(uint64_t requester, std::span<con
         whole = sys::vec_export(static_cast<uint64_t>(col), g_page, want, off) == static_cast<int64_t>(want) &&
                 sys::region_write(im.regions[off / kRegionBytes], off % kRegionBytes, g_page, want) >= 0;
     }
+    // (Background linking after a boot changes the snapshot between pages: exported again later.)
+    abi::VectorStats after {};
+    whole = whole && sys::vec_stats(static_cast<uint64_t>(col), &after) >= 0 && after.writes == st.writes &&
+            after.link_slices == st.link_slices;
     sys::cap_delete(static_cast<uint64_t>(col));
     if (!whole) {
         if (replicated)

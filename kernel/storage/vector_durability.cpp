@@ -7,6 +7,7 @@ namespace vector::durability {
 
 bool replaying() { return journal::replaying(); }
 bool recovering() { return journal::state() == journal::State::Recovering; }
+bool checkpointing() { return journal::checkpoint_in_progress(); }
 ktl::Error reserve(size_t bytes) { return journal::reserve(bytes); }
 void unreserve(size_t bytes) { journal::unreserve(bytes); }
 

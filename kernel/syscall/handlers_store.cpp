@@ -426,8 +426,12 @@ int64_t store_drop(const kcap::Resolved&, Cap, const char* name_ptr, uint64_t na
     }
     if (!c->replicated && replication::is_applier(sched::current()))
         return err(ktl::Error::WrongType); // the group's changes never reach this node's own collections
-    if (c->outstanding > 0)
-        return err(ktl::Error::WouldBlock); // requests still queued or running on it
+    if (c->outstanding > 0) {
+        // Requests still queued or running on it (the caller tries again): background linking
+        // starts no new slice on it meanwhile, or a drop could wait for all of it.
+        c->link_paused_until_ns = clock::monotonic_ns() + 1'000'000'000ull;
+        return err(ktl::Error::WouldBlock);
+    }
     // A checkpoint being taken may hold this collection (an import waiting for it included, whose
     // drop is not logged): the drop waits for its end, or the checkpoint would bring it back.
     if (c->durable && journal::checkpoint_in_progress() && !journal::replaying())

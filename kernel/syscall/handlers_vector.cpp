@@ -228,13 +228,8 @@ int64_t vec_stats(const kcap::Resolved& o, Cap, vector::Stats* out) {
 int64_t vec_export(const kcap::Resolved& o, Cap, void* out, uint64_t length, uint64_t offset) {
     if (out && !buffers::writable(out, length, vector::kMaxCollectionBytes))
         return err(ktl::Error::InvalidArgs);
-    // An export's size comes first: with vectors still to link (recovery stored them unlinked),
-    // all are linked before it is measured, so the background work changes no page after it.
-    vector::Collection& c = collection(o);
-    if (!out && c.index.deferred() > 0 && !c.linking_stopped)
-        return finish_outcome(vector::submit(vector::Op::Link, &c, { ~0ull, vector::kLinkThenSize, 0, 0, 0 }));
     const uint64_t args[5] = { buffers::address(out), length, offset, 0, 0 };
-    return finish_outcome(vector::submit(vector::Op::Export, &c, args));
+    return finish_outcome(vector::submit(vector::Op::Export, &collection(o), args));
 }
 
 namespace {

@@ -21,6 +21,8 @@ namespace vector::durability {
 bool replaying();
 // True until recovery is over (the store's replay included): background work waits for it.
 bool recovering();
+// True while a checkpoint is taken (its pages of each collection must agree).
+bool checkpointing();
 // Room for a record of `bytes`: None, WouldBlock (no staging room until the storage task takes
 // what is staged; it calls vector::kick() then), NoSpace (the log is full), IoError, InvalidArgs.
 // A reservation is either staged or given back.

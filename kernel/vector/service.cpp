@@ -199,9 +199,9 @@ bool log_write(Request& r, int64_t& result) {
 // Work for a worker that has no request: a slice of the vectors recovery stored unlinked, for a
 // collection no request uses or waits for (the next request on it waits one slice at most), at
 // the priority of a Load (below everything that answers), once recovery is over (before, it
-// would only slow the replay down). Null: none.
+// would only slow the replay down), never while a checkpoint's pages are read. Null: none.
 Request* take_background() {
-    if (g_link_running || durability::recovering())
+    if (g_link_running || durability::recovering() || durability::checkpointing())
         return nullptr;
     Collection* c = idle_with_unlinked();
     if (!c)

@@ -17,9 +17,8 @@ namespace vector {
 // Link: links deferred vectors into the collection's graph (hnsw::Index::link_deferred), at most
 // a0 of them; answers how many stay unlinked. It holds the collection alone, like a write, but
 // changes nothing a search answers, so it is never logged. The service hands it to an idle worker
-// itself (background work, no caller), and vec_export asks for it with a1 = kLinkThenSize before
-// an export of a collection that has vectors to link: all of them are linked and the answer is
-// the snapshot's size, so the pages that follow agree (nothing is left to link under them).
+// itself (background work, no caller), never while a checkpoint is taken; it changes the
+// collection's snapshot, so a paged export compares Stats::link_slices as it compares writes.
 enum class Op : uint8_t { Insert = 1, Search, Get, Delete, Stats, Export, Load, Link };
 // A change callers make (logged for a durable collection).
 constexpr bool is_change(Op op) { return op == Op::Insert || op == Op::Delete; }
@@ -30,7 +29,6 @@ constexpr uint64_t kInsertDeferLinks = 1;
 // Vectors one Link links: short enough that a search queued behind it waits little (about 4 ms a
 // vector of 100 floats in a store of 10,000 under TCG).
 constexpr uint64_t kLinkSlice = 4;
-constexpr uint64_t kLinkThenSize = 1;
 constexpr uint8_t kLoadPriority = 12; // below tool tasks (15), bridges (16) and the network (17)
 // A request is served at the worker's own priority unless its submitter runs below the tool tasks
 // (the storage task replaying the log at boot): then at the submitter's, so that background work

@@ -1,5 +1,7 @@
 #include "store.h"
 
+#include "../clock.h"
+
 namespace vector {
 namespace {
 
@@ -59,9 +61,11 @@ uint32_t list(StoreEntry* out, uint32_t max) {
 }
 
 Collection* idle_with_unlinked() {
+    const uint64_t now = clock::monotonic_ns();
     for (auto& e : g_named) {
         Collection* c = e.collection;
-        if (c && c->outstanding == 0 && !c->writer && c->readers == 0 && !c->linking_stopped && c->index.deferred() > 0)
+        if (c && c->outstanding == 0 && !c->writer && c->readers == 0 && !c->linking_stopped &&
+            now >= c->link_paused_until_ns && c->index.deferred() > 0)
             return c;
     }
     return nullptr;

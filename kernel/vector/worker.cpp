@@ -82,26 +82,29 @@ int64_t load(const Job& job) {
 
 // A slice of background linking; the answer is how many stay unlinked. The log line at the end says
 // how long the store searched part of a collection exhaustively after a boot.
-int64_t link(Collection& c, uint64_t max, bool then_size) {
+int64_t link(Collection& c, uint64_t max) {
     const uint64_t now = clock::monotonic_ns();
     if (c.linking_since_ns == 0) {
         c.linking_since_ns = now;
         c.linking_total = c.index.deferred();
     }
+    const uint32_t before = c.index.deferred();
     auto left = c.index.link_deferred(max > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(max));
+    if (c.index.deferred() != before)
+        ++c.link_slices; // the snapshot changed
     if (!left) {
-        // (Snapshots carry unlinked vectors as such: an export goes on without the graph work.)
+        // (Snapshots carry unlinked vectors as such: nothing else depends on the graph work.)
         c.linking_stopped = true;
         KLOG_ERROR("vector: %s: linking the vectors recovery stored stopped (%s): %u stay found by scanning only",
                    c.name, ktl::error_name(left.error()), c.index.deferred());
-        return then_size ? static_cast<int64_t>(c.index.snapshot_size()) : err(left.error());
+        return err(left.error());
     }
     if (*left == 0) {
         KLOG_INFO("vector: %s: %u vectors recovery stored linked into the graph in %llu ms", c.name, c.linking_total,
                   static_cast<unsigned long long>((clock::monotonic_ns() - c.linking_since_ns) / 1000000));
         c.linking_since_ns = 0;
     }
-    return then_size ? static_cast<int64_t>(c.index.snapshot_size()) : *left;
+    return *left;
 }
 
 int64_t execute(const Job& job) {
@@ -158,7 +161,7 @@ int64_t execute(const Job& job) {
         return r ? static_cast<int64_t>(*r) : err(r.error());
     }
     case Op::Load: break; // above: there is no collection yet
-    case Op::Link: return link(c, job.a[0], job.a[1] == kLinkThenSize);
+    case Op::Link: return link(c, job.a[0]);
     case Op::Stats: {
         auto s = c.index.stats();
         auto* out = reinterpret_cast<vector::Stats*>(job.a[0]);
@@ -174,6 +177,7 @@ int64_t execute(const Job& job) {
         out->metric = static_cast<uint32_t>(c.index.params().metric);
         out->replicated = c.replicated ? 1 : 0;
         out->unlinked = s.deferred;
+        out->link_slices = c.link_slices;
         return 0;
     }
     }

@@ -67,14 +67,15 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         return false;
     }
     if (sys::vec_stats(ctx.cap, &after) < 0 || after.writes != before.writes ||
-        static_cast<uint64_t>(written) != length) {
+        after.link_slices != before.link_slices || static_cast<uint64_t>(written) != length) {
         err = { mcp::ErrorCode::InternalError, "the collection changed during the export", "changed" };
         return false;
     }
     auto* text = mem.as<char>(static_cast<size_t>(length));
     size_t n = ktl::base64_encode(bytes, length, text);
     w.begin_object().key("collection").string(args.find("collection").plain_string().value_or(""));
-    w.key("size").number(static_cast<uint64_t>(size)).key("generation").number(before.writes);
+    // (Background linking after a boot changes the pages, not the contents: it moves the generation.)
+    w.key("size").number(static_cast<uint64_t>(size)).key("generation").number(before.writes + before.link_slices);
     w.key("offset").number(offset).key("length").number(length).key("next").number(offset + length);
     w.key("page_crc32").number(uint64_t(hnsw::crc32(0, bytes, length)));
     w.key("data").string({ text, n }).end_object();
