@@ -16,9 +16,11 @@
 #include "../panic.h"
 #include "../rng.h"
 #include "../sched/scheduler.h"
+#include <abi/replication.h>
 #include <abi/sys.h>
 
 #include <cluster/node.h>
+#include <ktl/le_bytes.h>
 #include <raft/wire.h>
 #include <storage/records.h>
 #include <ktl/decimal.h>
@@ -434,10 +436,10 @@ uint64_t generation() {
 // authority: the record names the follower, what the change does and to which collection. Read
 // barriers (a linearizable read each) are not recorded.
 void audit_forwarded(uint32_t from_ip, std::span<const uint8_t> command, bool proposed) {
-    constexpr size_t kHeader = 24; // replication_desk.h's command header
+    using abi::repl::kHeader;
     if (command.size() < kHeader)
         return;
-    const uint16_t type = static_cast<uint16_t>(command[16] | (command[17] << 8));
+    const uint16_t type = static_cast<uint16_t>(ktl::get_le(command.data() + abi::repl::kTypeAt, 2));
     static const char* const kActions[] = { "", "create", "drop", "upsert", "delete" };
     if (type < 1 || type > 4)
         return;

@@ -3,6 +3,7 @@
 #include "store_retry.h"
 
 #include "../log.h"
+#include <abi/replication.h>
 #include <abi/sys.h>
 #include <abi/vector.h>
 
@@ -15,9 +16,13 @@
 namespace clusterd {
 namespace {
 
-constexpr size_t kHeader = 24;                    // replication_desk.h's command header
-constexpr uint16_t kReadBarrier = 0x100;          // and its read barrier's type
-constexpr size_t kMaxCommand = 20 * 1024;         // and its largest command
+using abi::repl::kHeader;
+using abi::repl::kLengthAt;
+using abi::repl::kMaxCommand;
+using abi::repl::kReadBarrier;
+using abi::repl::kTicketAt;
+using abi::repl::kTypeAt;
+using abi::repl::kZeroAt;
 static_assert(kMaxCommand <= kraft::kMaxCommand); // the member proposes what the desk hands out
 alignas(8) std::byte g_command[kMaxCommand];
 bool g_missing[abi::kMaxDeleteIds]; // the last delete's ids not found (one task: one change at a time)
@@ -48,8 +53,8 @@ void ReplicaApplier::pump(kraft::Member& member, PeerChannel& forwarder, uint64_
         if (n <= 0)
             break;
         const auto* h = reinterpret_cast<const uint8_t*>(m_command);
-        const uint64_t ticket = get_le(h + 8, 8);
-        const bool read = get_le(h + 16, 2) == kReadBarrier;
+        const uint64_t ticket = get_le(h + kTicketAt, 8);
+        const bool read = get_le(h + kTypeAt, 2) == kReadBarrier;
         InFlight* slot = nullptr;
         for (auto& f : m_in_flight)
             if (f.ticket == 0) {
@@ -159,9 +164,9 @@ bool ReplicaApplier::forwarded(kraft::Member& member, std::span<const uint8_t> c
     // Its header must add up and name a change of the store; the record itself is checked by every
     // voter as it applies it.
     const bool formed = command.size() >= kHeader && command.size() <= kMaxCommand &&
-                        get_le(command.data() + 18, 2) == 0 &&
-                        get_le(command.data() + 20, 4) == command.size() - kHeader;
-    const uint16_t type = formed ? static_cast<uint16_t>(get_le(command.data() + 16, 2)) : 0;
+                        get_le(command.data() + kZeroAt, 2) == 0 &&
+                        get_le(command.data() + kLengthAt, 4) == command.size() - kHeader;
+    const uint16_t type = formed ? static_cast<uint16_t>(get_le(command.data() + kTypeAt, 2)) : 0;
     const bool change = type >= uint16_t(storage::RecordType::Create) && type <= uint16_t(storage::RecordType::Delete);
     if (!change || !member.status().is_leader || !member.propose(command, 0)) {
         ++m_counters.refused; // (the follower's caller learns it from its timeout)
@@ -217,12 +222,12 @@ void ReplicaApplier::apply(std::span<const uint8_t> command) {
         return;
     }
     const uint8_t* h = command.data();
-    const uint64_t origin = get_le(h, 8), ticket = get_le(h + 8, 8), length = get_le(h + 20, 4);
-    const uint16_t type = static_cast<uint16_t>(get_le(h + 16, 2));
+    const uint64_t origin = get_le(h, 8), ticket = get_le(h + kTicketAt, 8), length = get_le(h + kLengthAt, 4);
+    const uint16_t type = static_cast<uint16_t>(get_le(h + kTypeAt, 2));
     int64_t result = err(ktl::Error::Corrupt);
     if (type == kReadBarrier && length == command.size() - kHeader)
         return; // (a read barrier an earlier version logged: nothing to change, nobody waits for it)
-    if (get_le(h + 18, 2) == 0 && length == command.size() - kHeader && length <= kMaxCommand - kHeader) {
+    if (get_le(h + kZeroAt, 2) == 0 && length == command.size() - kHeader && length <= kMaxCommand - kHeader) {
         // Copied to an aligned buffer: the record's ids and vectors are read in place.
         std::memcpy(m_command, command.data() + kHeader, length);
         result = apply_record(type, { m_command, static_cast<size_t>(length) });

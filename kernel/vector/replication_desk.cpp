@@ -124,11 +124,11 @@ std::span<std::byte> reserve(storage::RecordType type, size_t bytes, ktl::Error&
     slot->command = static_cast<std::byte*>(*mem);
     slot->length = kCommandHeader + bytes;
     std::byte* h = slot->command;
-    put_le(h, g_origin, 8);
-    put_le(h + 8, slot->ticket, 8);
-    put_le(h + 16, static_cast<uint16_t>(type), 2);
-    put_le(h + 18, 0, 2);
-    put_le(h + 20, bytes, 4);
+    put_le(h + abi::repl::kOriginAt, g_origin, 8);
+    put_le(h + abi::repl::kTicketAt, slot->ticket, 8);
+    put_le(h + abi::repl::kTypeAt, static_cast<uint16_t>(type), 2);
+    put_le(h + abi::repl::kZeroAt, 0, 2);
+    put_le(h + abi::repl::kLengthAt, bytes, 4);
     return { slot->command, slot->length };
 }
 

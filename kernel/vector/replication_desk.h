@@ -7,13 +7,12 @@
 // to the group, and, once the group has committed it, applies it on every voter through the
 // store's ordinary calls; the voter that took it answers the blocked caller with the result it
 // got (repl_done). Exception context (IRQs masked inside), like the store's handlers.
-//
-// A command: u64 origin (the taking node's IPv4 address and boot) | u64 ticket | u16 record type | u16 0 |
-// u32 length | the record. The applier knows a command of its own by its origin.
+// A command's layout is abi/replication.h's.
 #include <cstddef>
 #include <cstdint>
 #include <span>
 
+#include <abi/replication.h>
 #include <ktl/result.h>
 #include <storage/records.h>
 
@@ -22,15 +21,13 @@
 
 namespace replication {
 
-constexpr size_t kCommandHeader = 24;
-// The largest command (a record of 20 KiB at most: a tool's upsert chunk is 16 KiB of floats);
-// the engine's messages carry at most three of them (kernel/raft's 64 KiB message bound).
-constexpr size_t kMaxCommand = 20 * 1024;
+constexpr size_t kCommandHeader = abi::repl::kHeader;
+// (The engine's messages carry at most three commands: kernel/raft's 64 KiB message bound.)
+constexpr size_t kMaxCommand = abi::repl::kMaxCommand;
 constexpr size_t kMaxRecord = kMaxCommand - kCommandHeader;
 constexpr size_t kSlots = 16; // changes waiting or in the group at once
-// A command that changes nothing (its record: the collection's name): applied here, it tells the
-// caller that every change committed before it is applied here too (vec_sync's read barrier).
-constexpr uint16_t kReadBarrier = 0x100;
+// vec_sync's and store_sync's read barrier.
+constexpr uint16_t kReadBarrier = abi::repl::kReadBarrier;
 
 // The cluster task, once its member runs: the task whose store calls are applied, not redirected.
 // `voters`: the group's size (what `replicas` must name); `origin`: this node's address.
