@@ -19,7 +19,8 @@ const DEFAULT_BASE = "7e1d75f";
 const HELP = `Usage: tests/bench/call_cost [options]
 Compares what MCP calls cost in two builds, measured in one run: --base REV (built in a git
 worktree under build/call-cost/<rev>/, kept for the next run) against the working tree (its own
-build/kernel). The two are booted alternately, base then current, for --rounds rounds, each
+build/kernel). The two are booted alternately, base first in odd rounds, current first in even
+ones (use an even --rounds), for --rounds rounds, each
 through its own qemu/run.sh as ./basalt run starts it (no disk; a fresh image of its own where a
 figure needs one, never build/disk.img), and measured with the official MCP SDK client:
   kernel_info over HTTP    tools/call round trip p50 and calls/s, --calls sequential calls
@@ -33,7 +34,7 @@ Prints a table (figure | base | current | current/base) with each side's range o
 Options:
   --base REV        the commit to compare against (default ${DEFAULT_BASE}, the last release point:
                     the tree before wave 2)
-  --rounds N        rounds of base + current boots (default 3)
+  --rounds N        rounds of base + current boots (default 4: each side first twice)
   --calls N         kernel_info and ping calls per round (default 300)
   --vectors N       vectors in the search collection (default 10000)
   --queries N       searches per round (default 200)
@@ -55,7 +56,7 @@ function usageError(message) {
 }
 
 function parseArgs(argv) {
-  const o = { base: DEFAULT_BASE, rounds: 3, calls: 300, vectors: 10000, queries: 200, ef: 128, upserts: 400,
+  const o = { base: DEFAULT_BASE, rounds: 4, calls: 300, vectors: 10000, queries: 200, ef: 128, upserts: 400,
               net: null, json: null };
   const counts = { "--rounds": "rounds", "--calls": "calls", "--vectors": "vectors", "--queries": "queries",
                    "--ef": "ef", "--upserts": "upserts" };
@@ -373,8 +374,11 @@ async function main() {
   console.log(`call_cost: base ${base.label} vs ${current.label}, ${opts.rounds} round(s), alternating; ` +
               `load average at the start ${startLoad} (${os.cpus().length} cores)`);
   const results = { base: [], current: [] };
+  // The side booted first alternates by round: the second boot of a round came out slower on every
+  // figure when both sides were the same build (an A/A run, 2026-11-29: 0.77-0.95x, searches 1.37x).
   for (let round = 1; round <= opts.rounds; ++round) {
-    for (const [side, tree] of [["base", base], ["current", current]]) {
+    const order = round % 2 ? [["base", base], ["current", current]] : [["current", current], ["base", base]];
+    for (const [side, tree] of order) {
       console.error(`call_cost: round ${round}/${opts.rounds}: ${tree.label}...`);
       results[side].push(await measureRound(tree, round));
     }
