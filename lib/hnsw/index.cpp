@@ -262,6 +262,19 @@ uint32_t Index::claim_slot(bool& from_free) {
     return take_slot();
 }
 
+bool Index::draw_level(uint32_t& level, uint32_t& upper) {
+    const uint64_t rng_state = m_rng.state();
+    level = m_rng.level(m_params.m);
+    upper = kNone;
+    if (level == 0)
+        return true;
+    upper = m_pool.allocate(level);
+    if (upper != kNone)
+        return true;
+    m_rng.set_state(rng_state); // as if never drawn: the next insert draws the same level
+    return false;
+}
+
 void Index::place(uint32_t slot, uint64_t id, std::span<const float> vector, uint64_t tag, uint8_t flags,
                   uint32_t level, uint32_t upper) {
     NodeHeader* n = node(slot);
@@ -290,16 +303,10 @@ Result<void> Index::insert(uint64_t id, std::span<const float> vector, uint64_t 
     if (slot == kNone)
         return Error::Full;
 
-    const uint64_t rng_state = m_rng.state();
-    const uint32_t level = m_rng.level(m_params.m);
-    uint32_t upper = kNone;
-    if (level > 0) {
-        upper = m_pool.allocate(level);
-        if (upper == kNone) {
-            m_rng.set_state(rng_state);
-            untake_slot(slot, from_free);
-            return Error::NoMemory;
-        }
+    uint32_t level = 0, upper = kNone;
+    if (!draw_level(level, upper)) {
+        untake_slot(slot, from_free);
+        return Error::NoMemory;
     }
     place(slot, id, vector, tag, kLive, level, upper);
 
@@ -370,16 +377,9 @@ Result<uint32_t> Index::link_deferred(uint32_t max) {
         ++m_version; // an export's cursor no longer holds
         const uint32_t slot = m_deferred_head;
         NodeHeader* n = node(slot);
-        const uint64_t rng_state = m_rng.state();
-        const uint32_t level = m_rng.level(m_params.m);
-        uint32_t upper = kNone;
-        if (level > 0) {
-            upper = m_pool.allocate(level);
-            if (upper == kNone) {
-                m_rng.set_state(rng_state);
-                return Error::NoMemory;
-            }
-        }
+        uint32_t level = 0, upper = kNone;
+        if (!draw_level(level, upper))
+            return Error::NoMemory;
         m_deferred_head = n->upper;
         if (m_deferred_head == kNone)
             m_deferred_tail = kNone;

@@ -199,6 +199,9 @@ private:
     // Takes a slot for a new id (compacting first when only tombstones are left to reuse):
     // kNone when the index is full. `from_free` says where it came from (untake_slot()).
     uint32_t claim_slot(bool& from_free);
+    // A new node's level and its upper-level link block (kNone at level 0); false when the pool
+    // has no block left (NoMemory; the generator is as it was).
+    bool draw_level(uint32_t& level, uint32_t& upper);
     // Fills a claimed slot's header and vector and maps the id (the caller sets up its links).
     void place(uint32_t slot, uint64_t id, std::span<const float> vector, uint64_t tag, uint8_t flags, uint32_t level,
                uint32_t upper);

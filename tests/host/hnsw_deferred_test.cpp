@@ -17,28 +17,6 @@ using ktl::Error;
 
 namespace {
 
-hnsw::Params params(uint32_t dim, uint32_t max_elements, hnsw::Metric metric = hnsw::Metric::L2) {
-    hnsw::Params p;
-    p.dim = dim;
-    p.metric = metric;
-    p.m = 8;
-    p.ef_construction = 64;
-    p.max_ef = 256;
-    p.max_elements = max_elements;
-    return p;
-}
-
-Dataset random_rows(uint32_t dim, size_t n, uint32_t seed) {
-    std::mt19937 gen(seed);
-    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    Dataset d;
-    d.dim = dim;
-    d.data.resize(dim * n);
-    for (auto& x : d.data)
-        x = u(gen);
-    return d;
-}
-
 // Rows [0, linked) inserted, rows [linked, n) deferred; ids are row numbers.
 void fill(hnsw::Index& index, const Dataset& d, size_t linked) {
     for (size_t i = 0; i < d.size(); ++i) {
@@ -60,8 +38,8 @@ void expect_each_finds_itself(hnsw::Index& index, const Dataset& d, uint32_t ef)
 } // namespace
 
 TEST(HnswDeferred, FoundAtOnceCountedAndLinkedLater) {
-    const Dataset d = random_rows(16, 300, 1);
-    OwnedIndex idx(params(16, 400));
+    const Dataset d = make_random(16, 300, 1);
+    OwnedIndex idx(small_params(16, 400));
     ASSERT_TRUE(idx.ok());
     fill(idx.index, d, 200);
     EXPECT_EQ(idx.index.deferred(), 100u);
@@ -86,10 +64,10 @@ TEST(HnswDeferred, FoundAtOnceCountedAndLinkedLater) {
 
 // All deferred (a collection created in the log's tail): searched exhaustively, exact.
 TEST(HnswDeferred, AnIndexOfDeferredVectorsOnlyIsExact) {
-    const Dataset d = random_rows(8, 120, 2);
-    const Dataset q = random_rows(8, 20, 3);
+    const Dataset d = make_random(8, 120, 2);
+    const Dataset q = make_random(8, 20, 3);
     for (auto metric : { hnsw::Metric::L2, hnsw::Metric::Cosine }) {
-        OwnedIndex idx(params(8, 200, metric));
+        OwnedIndex idx(small_params(8, 200, metric));
         fill(idx.index, d, 0);
         EXPECT_EQ(idx.index.stats().levels, 0u); // no graph yet
         const auto truth = exact_knn(d, q, 10, metric);
@@ -105,10 +83,10 @@ TEST(HnswDeferred, AnIndexOfDeferredVectorsOnlyIsExact) {
 
 // Linked later, the graph serves as well as one built by inserts (recall on real-sized data).
 TEST(HnswDeferred, LinkedGraphKeepsRecall) {
-    const Dataset d = random_rows(24, 1500, 4);
-    const Dataset q = random_rows(24, 50, 5);
+    const Dataset d = make_random(24, 1500, 4);
+    const Dataset q = make_random(24, 50, 5);
     const auto truth = exact_knn(d, q, 10, hnsw::Metric::L2);
-    OwnedIndex inserted(params(24, 2000)), deferred(params(24, 2000));
+    OwnedIndex inserted(small_params(24, 2000)), deferred(small_params(24, 2000));
     fill(inserted.index, d, d.size());
     fill(deferred.index, d, 500);
     while (*deferred.index.link_deferred(64) > 0) {}
@@ -123,8 +101,8 @@ TEST(HnswDeferred, LinkedGraphKeepsRecall) {
 }
 
 TEST(HnswDeferred, ReplacedAndRemovedLikeLinkedOnes) {
-    const Dataset d = random_rows(8, 60, 6);
-    OwnedIndex idx(params(8, 100));
+    const Dataset d = make_random(8, 60, 6);
+    OwnedIndex idx(small_params(8, 100));
     fill(idx.index, d, 30);
     // A deferred id removed from the middle, the head and the tail of the chain.
     for (uint64_t id : { 40u, 30u, 59u })
@@ -151,8 +129,8 @@ TEST(HnswDeferred, ReplacedAndRemovedLikeLinkedOnes) {
 }
 
 TEST(HnswDeferred, FullIndexRefusesAndSlotsAreReused) {
-    const Dataset d = random_rows(4, 12, 7);
-    OwnedIndex idx(params(4, 10));
+    const Dataset d = make_random(4, 12, 7);
+    OwnedIndex idx(small_params(4, 10));
     Dataset first10 = d;
     first10.data.resize(40);
     fill(idx.index, first10, 5);
@@ -167,8 +145,8 @@ TEST(HnswDeferred, FullIndexRefusesAndSlotsAreReused) {
 // Deferred vectors travel in snapshots as deferred (version 3): the same results, the same
 // bytes again, and linking goes on after the load; without any the snapshot stays version 2.
 TEST(HnswDeferred, SnapshotsCarryThem) {
-    const Dataset d = random_rows(12, 200, 8);
-    const hnsw::Params p = params(12, 300);
+    const Dataset d = make_random(12, 200, 8);
+    const hnsw::Params p = small_params(12, 300);
     OwnedIndex idx(p);
     fill(idx.index, d, 150);
     ASSERT_TRUE(idx.index.remove(160).ok());
@@ -208,8 +186,8 @@ TEST(HnswDeferred, SnapshotsCarryThem) {
 
 // A snapshot that names a deferred node as a link target, or gives one links or a level, is refused.
 TEST(HnswDeferred, MalformedDeferredNodesRefused) {
-    const Dataset d = random_rows(4, 6, 9);
-    const hnsw::Params p = params(4, 8);
+    const Dataset d = make_random(4, 6, 9);
+    const hnsw::Params p = small_params(4, 8);
     OwnedIndex idx(p);
     fill(idx.index, d, 5); // slot 5 deferred
     std::vector<std::byte> bytes = save(idx.index);

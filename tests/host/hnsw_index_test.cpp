@@ -14,28 +14,6 @@ using ktl::Error;
 
 namespace {
 
-hnsw::Params small_params(uint32_t dim, uint32_t max_elements, hnsw::Metric metric = hnsw::Metric::L2) {
-    hnsw::Params p;
-    p.dim = dim;
-    p.metric = metric;
-    p.m = 8;
-    p.ef_construction = 64;
-    p.max_ef = 256;
-    p.max_elements = max_elements;
-    return p;
-}
-
-Dataset make_random(uint32_t dim, size_t n, uint32_t seed) {
-    std::mt19937 gen(seed);
-    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    Dataset d;
-    d.dim = dim;
-    d.data.resize(dim * n);
-    for (auto& x : d.data)
-        x = u(gen);
-    return d;
-}
-
 void insert_all(hnsw::Index& index, const Dataset& d, uint64_t id_base = 0) {
     for (size_t i = 0; i < d.size(); ++i) {
         auto r = index.insert(id_base + i, { d.row(i), d.dim });

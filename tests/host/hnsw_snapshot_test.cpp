@@ -16,17 +16,6 @@ using ktl::Error;
 
 namespace {
 
-Dataset make_random(uint32_t dim, size_t n, uint32_t seed) {
-    std::mt19937 gen(seed);
-    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    Dataset d;
-    d.dim = dim;
-    d.data.resize(dim * n);
-    for (auto& x : d.data)
-        x = u(gen);
-    return d;
-}
-
 // An index with live nodes, tombstones and free slots, so every section has content.
 struct Built {
     hnsw::Params params;
