@@ -262,6 +262,15 @@ uint32_t Index::claim_slot(bool& from_free) {
     return take_slot();
 }
 
+void Index::join_graph(uint32_t slot, uint32_t level) {
+    if (m_entry != kNone)
+        link_new_node(slot, level);
+    if (m_entry == kNone || level > m_max_level) {
+        m_entry = slot;
+        m_max_level = level;
+    }
+}
+
 bool Index::draw_level(uint32_t& level, uint32_t& upper) {
     const uint64_t rng_state = m_rng.state();
     level = m_rng.level(m_params.m);
@@ -309,17 +318,7 @@ Result<void> Index::insert(uint64_t id, std::span<const float> vector, uint64_t 
         return Error::NoMemory;
     }
     place(slot, id, vector, tag, kLive, level, upper);
-
-    if (m_entry == kNone) {
-        m_entry = slot;
-        m_max_level = level;
-        return {};
-    }
-    link_new_node(slot, level);
-    if (level > m_max_level) {
-        m_entry = slot;
-        m_max_level = level;
-    }
+    join_graph(slot, level);
     return {};
 }
 
@@ -380,25 +379,13 @@ Result<uint32_t> Index::link_deferred(uint32_t max) {
         uint32_t level = 0, upper = kNone;
         if (!draw_level(level, upper))
             return Error::NoMemory;
-        m_deferred_head = n->upper;
-        if (m_deferred_head == kNone)
-            m_deferred_tail = kNone;
-        --m_deferred;
+        unchain_deferred(slot); // (the head: no walk)
         n->upper = upper;
         n->level = uint8_t(level);
         n->flags = kLive;
         for (uint32_t l = 0; l <= level; ++l)
             links(slot, l)[0] = 0;
-        if (m_entry == kNone) {
-            m_entry = slot;
-            m_max_level = level;
-            continue;
-        }
-        link_new_node(slot, level);
-        if (level > m_max_level) {
-            m_entry = slot;
-            m_max_level = level;
-        }
+        join_graph(slot, level);
     }
     return m_deferred;
 }

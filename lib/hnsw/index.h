@@ -202,6 +202,9 @@ private:
     // A new node's level and its upper-level link block (kNone at level 0); false when the pool
     // has no block left (NoMemory; the generator is as it was).
     bool draw_level(uint32_t& level, uint32_t& upper);
+    // A live node with empty lists enters the graph: linked from the entry point (Algorithm 1), and
+    // the entry point itself when the graph was empty or its level is the highest.
+    void join_graph(uint32_t slot, uint32_t level);
     // Fills a claimed slot's header and vector and maps the id (the caller sets up its links).
     void place(uint32_t slot, uint64_t id, std::span<const float> vector, uint64_t tag, uint8_t flags, uint32_t level,
                uint32_t upper);
