@@ -56,6 +56,9 @@ ktl::Result<VirtioNet*> VirtioNet::create(const VirtioMmio& transport, DmaAlloca
         dev.fail();
         return r.error();
     }
+    // Sent frames' buffers are taken back when the next frame is sent (tx_acquire): a completion
+    // interrupt would only wake the net task for nothing, once per frame.
+    net->m_tx.suppress_interrupts();
     // 5.1.6.3: fill the receive queue before the device may use it.
     for (uint16_t id = 0; id < net->m_rx.size(); ++id)
         (void)net->m_rx.post(id, net->m_rx_buffers + id * kBufferBytes, kBufferBytes, true);
