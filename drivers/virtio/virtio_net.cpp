@@ -92,7 +92,8 @@ size_t VirtioNet::receive(RxFn fn, void* ctx, size_t budget) {
     }
     if (taken) {
         m_rx.publish();
-        m_dev.notify(kRxQueue);
+        if (m_rx.wants_notification())
+            m_dev.notify(kRxQueue);
     }
     return taken;
 }
@@ -133,7 +134,8 @@ void VirtioNet::tx_submit(size_t len) {
     if (!m_tx.post(id, buf, static_cast<uint32_t>(m_header + len), false))
         return;
     m_tx.publish();
-    m_dev.notify(kTxQueue);
+    if (m_tx.wants_notification())
+        m_dev.notify(kTxQueue);
     ++m_tx_frames;
 }
 

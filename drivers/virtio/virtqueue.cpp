@@ -95,6 +95,11 @@ void Virtqueue::publish() {
     m_avail[1] = m_avail_idx;
 }
 
+bool Virtqueue::wants_notification() const {
+    barrier(); // 2.7.13: the published index before the flag is read, or a wake-up could be lost
+    return (m_used_hdr[0] & 1) == 0;
+}
+
 bool Virtqueue::pop(Completion& out) {
     if (m_broken)
         return false;

@@ -51,6 +51,11 @@ public:
     // 2.6.7: asks the device not to interrupt when it uses this queue's buffers (the driver
     // reclaims them when it next needs one).
     void suppress_interrupts() { m_avail[0] = 1; }
+    // 2.7.7.2 (no VIRTIO_F_EVENT_IDX): after publish(), whether the device asked to be told. It
+    // sets the used ring's NO_NOTIFY flag while it will read the available ring on its own (QEMU:
+    // while a transmit is under way, while its receive queue still has buffers); a notification
+    // then costs an exit to the device for nothing.
+    bool wants_notification() const;
     bool broken() const { return m_broken; }
     uint64_t rejected() const { return m_rejected; }
 

@@ -42,6 +42,9 @@ public:
         if (publish)
             set_used_idx(q, m_used);
     }
+    void set_used_flags(const Virtqueue& q, uint16_t flags) {
+        memcpy(reinterpret_cast<void*>(q.layout().used), &flags, 2);
+    }
     void set_used_idx(const Virtqueue& q, uint16_t idx) {
         memcpy(reinterpret_cast<void*>(q.layout().used + 2), &idx, 2);
     }
@@ -100,6 +103,16 @@ TEST_F(VirtqueueRing, PostIsInvisibleUntilPublished) {
     EXPECT_FALSE(q.post(3, 0x1000, 100, true)) << "a buffer the device holds cannot be posted twice";
     EXPECT_FALSE(q.post(kSize, 0x1000, 100, true));
     EXPECT_FALSE(q.post(4, 0x1000, 0, true));
+}
+
+TEST_F(VirtqueueRing, NotifiesOnlyWhenTheDeviceAsks) {
+    ASSERT_TRUE(q.post(2, 0x1000, 100, false));
+    q.publish();
+    EXPECT_TRUE(q.wants_notification());
+    dev.set_used_flags(q, 1); // VIRTQ_USED_F_NO_NOTIFY: the device reads the ring on its own
+    EXPECT_FALSE(q.wants_notification());
+    dev.set_used_flags(q, 0);
+    EXPECT_TRUE(q.wants_notification());
 }
 
 TEST_F(VirtqueueRing, CompletionReturnsTheBuffer) {
