@@ -7,6 +7,7 @@
 #include "../mm/kheap.h"
 #include "../syscall/sys.h"
 
+#include <ktl/byte_ring.h>
 #include <ktl/result.h>
 #include <lwip/priv/tcp_priv.h>
 #include <lwip/stats.h>
@@ -16,43 +17,12 @@
 
 namespace net {
 
-// A byte ring with one producer and one consumer; `head` and `tail` only grow (wrapping at
-// 2^32), so full and empty need no extra flag.
-struct Ring {
-    uint8_t* data = nullptr;
-    uint32_t cap = 0;
-    uint32_t head = 0; // next byte to write
-    uint32_t tail = 0; // next byte to read
-    uint32_t used() const { return head - tail; }
-    uint32_t room() const { return cap - used(); }
-    uint32_t put(const uint8_t* src, uint32_t n) {
-        n = n < room() ? n : room();
-        for (uint32_t i = 0; i < n; ++i)
-            data[(head + i) % cap] = src[i];
-        head += n;
-        return n;
-    }
-    uint32_t get(uint8_t* dst, uint32_t n) {
-        n = n < used() ? n : used();
-        for (uint32_t i = 0; i < n; ++i)
-            dst[i] = data[(tail + i) % cap];
-        tail += n;
-        return n;
-    }
-    // The longest run of queued bytes that is contiguous in memory.
-    uint32_t contiguous() const {
-        uint32_t start = tail % cap;
-        uint32_t run = cap - start;
-        return run < used() ? run : used();
-    }
-};
-
 struct Endpoint::Stream {
     Endpoint* owner = nullptr;
     uint32_t slot = 0;
-    tcp_pcb* pcb = nullptr; // net task only; nullptr once lwIP let go of the connection
-    uint32_t consumed = 0;  // read by the task, not yet reopened in TCP's window (shared)
-    Ring rx, tx;
+    tcp_pcb* pcb = nullptr;   // net task only; nullptr once lwIP let go of the connection
+    uint32_t consumed = 0;    // read by the task, not yet reopened in TCP's window (shared)
+    ktl::ByteRing rx, tx;     // the owner serialises with interrupts masked
     bool fresh = true;        // not yet reported to the task
     bool peer_closed = false; // FIN received (and queued after the buffered bytes)
     bool reset = false;       // connection gone
@@ -292,7 +262,7 @@ void drain_tx(Stream& s) {
         {
             arch::IrqGuard irq;
             run = s.tx.contiguous();
-            start = s.tx.data + s.tx.tail % s.tx.cap;
+            start = s.tx.front();
         }
         uint32_t room = tcp_room(s.pcb);
         uint32_t n = run < room ? run : room;
@@ -302,7 +272,7 @@ void drain_tx(Stream& s) {
             break;
         {
             arch::IrqGuard irq;
-            s.tx.tail += n;
+            s.tx.consume(n);
         }
         wrote = true;
     }

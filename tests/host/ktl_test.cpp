@@ -1,5 +1,6 @@
-// Host tests for the kernel library: ring buffer, log ring and its line format, bounded
+// Host tests for the kernel library: ring buffers, log ring and its line format, bounded
 // formatting, calendar arithmetic and RFC 3339 output.
+#include <ktl/byte_ring.h>
 #include <ktl/civil_time.h>
 #include <ktl/format.h>
 #include <ktl/log_ring.h>
@@ -8,10 +9,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <ctime>
 #include <deque>
 #include <random>
 #include <string>
+#include <vector>
 
 TEST(RingBuffer, FifoOrderAndCapacity) {
     ktl::RingBuffer<8> ring;
@@ -49,6 +52,48 @@ TEST(RingBuffer, MatchesReferenceQueueOverRandomOperations) {
             }
         }
         ASSERT_EQ(ring.size(), model.size());
+    }
+}
+
+// The endpoint's rings: any capacity, bulk copies split at the wrap, and the byte counts going
+// past 2^32 (no multiple of 7 or 12 Ki: 32-bit counts would have moved the ring's positions).
+TEST(ByteRing, MatchesReferenceQueueAcrossWrapsAndIndexOverflow) {
+    for (uint32_t cap : { 1u, 7u, 12u * 1024 }) {
+        std::vector<uint8_t> storage(cap);
+        ktl::ByteRing ring { storage.data(), cap };
+        ring.head = ring.tail = 0xffffffffull - cap / 2; // past 4 GiB partway through
+        std::deque<uint8_t> model;
+        std::mt19937 rng(cap);
+        uint8_t next = 0;
+        for (int step = 0; step < 20000; ++step) {
+            std::vector<uint8_t> buf(rng() % (2 * cap + 2));
+            if (rng() % 2) {
+                for (auto& b : buf)
+                    b = next++;
+                uint32_t n = ring.put(buf.data(), static_cast<uint32_t>(buf.size()));
+                ASSERT_EQ(n, std::min<size_t>(buf.size(), cap - model.size()));
+                model.insert(model.end(), buf.begin(), buf.begin() + n);
+                next = static_cast<uint8_t>(next - (buf.size() - n)); // what did not fit comes again
+            } else if (rng() % 2) {
+                uint32_t n = ring.get(buf.data(), static_cast<uint32_t>(buf.size()));
+                ASSERT_EQ(n, std::min<size_t>(buf.size(), model.size()));
+                for (uint32_t i = 0; i < n; ++i) {
+                    ASSERT_EQ(buf[i], model.front());
+                    model.pop_front();
+                }
+            } else { // the transmit side's way out: the contiguous run in place, then consume
+                uint32_t run = ring.contiguous();
+                ASSERT_LE(run, model.size());
+                ASSERT_EQ(run == 0, model.empty());
+                uint32_t take = run ? static_cast<uint32_t>(rng() % run) + 1 : 0;
+                for (uint32_t i = 0; i < take; ++i)
+                    ASSERT_EQ(ring.front()[i], model[i]);
+                ring.consume(take);
+                model.erase(model.begin(), model.begin() + take);
+            }
+            ASSERT_EQ(ring.used(), model.size());
+            ASSERT_EQ(ring.room(), cap - model.size());
+        }
     }
 }
 
