@@ -3,6 +3,7 @@
 // fit: a cut-off response or event must never be sent. Internal to lib/http.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string_view>
 
@@ -17,8 +18,8 @@ public:
             m_full = true;
             return;
         }
-        for (char c : s)
-            m_out[m_len++] = c;
+        memcpy(m_out.data() + m_len, s.data(), s.size()); // a response's body goes through here
+        m_len += s.size();
     }
 
     void put_decimal(uint64_t value) {
