@@ -310,6 +310,10 @@ elif [ -t 0 ] && [ $stdio = 0 ]; then args+=(-serial mon:stdio); else args+=(-se
 # BASALT_QEMU_MONITOR=SOCKET: QEMU's human monitor on a Unix socket, for a hung guest's registers and
 # memory (`dump-guest-memory FILE`, read by qemu/task_dump.py); the stdio line stays protocol-only.
 [ -z "${BASALT_QEMU_MONITOR:-}" ] || args+=(-monitor "unix:$BASALT_QEMU_MONITOR,server,nowait")
+# BASALT_QEMU_PERFMAP=1: QEMU writes /tmp/perf-PID.map naming each block of translated code by the
+# guest address it came from, so `perf` on QEMU sees the kernel's own code
+# (tests/bench/guest_profile.mjs; the map is left for its reader to remove).
+[ -z "${BASALT_QEMU_PERFMAP:-}" ] || args+=(-perfmap -name basalt,debug-threads=on) # threads named: CPU 0/TCG, ...
 if [ $semihosting = 1 ]; then
   args+=(-semihosting-config enable=on,target=native)
   append="$append semihosting"
