@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
@@ -300,6 +301,29 @@ TEST(JsonWriter, WritesWhatTheReaderReadsBack) {
     EXPECT_EQ(r.find("tenth").raw(), "0.1") << "shortest round-trip form";
     EXPECT_TRUE(r.find("text").string_equals("quote \" backslash \\ newline \n tab \t ctl \x01 caf\xc3\xa9"));
     EXPECT_EQ(r.find("list").size(), 3u);
+}
+
+TEST(JsonWriter, IntegersAsPrintfWritesThem) {
+    const int64_t signed_values[] = { 0, 1, -1, 9, 10, -10, 123456789, INT64_MAX, INT64_MIN, INT64_MIN + 1 };
+    for (int64_t v : signed_values) {
+        char buf[32], want[32];
+        json::Writer w(buf);
+        w.number(v);
+        snprintf(want, sizeof want, "%lld", static_cast<long long>(v));
+        EXPECT_EQ(w.view(), std::string_view(want));
+    }
+    const uint64_t unsigned_values[] = { 0, 7, 10, 18446744073709551615ull, 10000000000000000000ull };
+    for (uint64_t v : unsigned_values) {
+        char buf[32], want[32];
+        json::Writer w(buf);
+        w.number(v);
+        snprintf(want, sizeof want, "%llu", static_cast<unsigned long long>(v));
+        EXPECT_EQ(w.view(), std::string_view(want));
+    }
+    char tiny[20]; // INT64_MIN is 20 characters with its sign: one short
+    json::Writer w({ tiny, 19 });
+    w.number(INT64_MIN);
+    EXPECT_EQ(w.error(), ktl::Error::Full);
 }
 
 TEST(JsonWriter, RefusesMisuseAndOverflow) {
