@@ -9,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 
 import { loadGlove, glovePath } from "../mcp/glove.mjs";
+import { HttpPool } from "../mcp/http_pool.mjs";
 import { bootHttp, Client, root, StdioClientTransport, storageReady, StreamableHTTPClientTransport, types }
   from "../mcp/sdk.mjs";
 import { upserts } from "./upserts.mjs";
@@ -22,10 +23,13 @@ worktree under build/call-cost/<rev>/, kept for the next run) against the workin
 build/kernel). The two are booted alternately, base first in odd rounds, current first in even
 ones (use an even --rounds), for --rounds rounds, each
 through its own qemu/run.sh as ./basalt run starts it (no disk; a fresh image of its own where a
-figure needs one, never build/disk.img), and measured with the official MCP SDK client:
+figure needs one, never build/disk.img), and measured with the official MCP SDK client (one
+figure also with a plain HTTP client, whose own cost is a fraction of the SDK's):
   kernel_info over HTTP    tools/call round trip p50 and calls/s, --calls sequential calls
                            (also with a fresh disk image, where the build has --disk)
   ping over HTTP           calls/s, --calls sequential calls
+  kernel_info, plain       the same round trip from node:http on one keep-alive connection, no
+                           SDK: p50 and calls/s (what the appliance itself costs, less diluted)
   vector_search over stdio p50 of --queries searches (k 10, ef --ef) in --vectors GloVe 100-d
                            vectors (cosine; a seeded random set if the GloVe file is absent)
   durable upserts          acknowledged one-vector (64 floats) upserts/s from 8 concurrent
@@ -230,10 +234,46 @@ async function httpFigures(tree, disk) {
     for (let i = 0; i < opts.calls; ++i)
       await client.ping();
     const pingRate = opts.calls / (elapsed(t0) / 1000);
-    return { p50: median(rtts), infoRate, pingRate, network: usedPasst ? "passt" : "user (QEMU's slirp)" };
+    const plain = await plainFigures(node.url);
+    return { p50: median(rtts), infoRate, pingRate, plainP50: plain.p50, plainRate: plain.rate,
+             network: usedPasst ? "passt" : "user (QEMU's slirp)" };
   } finally {
     await client.close().catch(() => {});
     await node.stop();
+  }
+}
+
+// kernel_info through a plain keep-alive HTTP client (node:http, no SDK): the SDK client spends more
+// CPU per call than the appliance, so its figures dilute what the appliance itself gained or lost.
+async function plainFigures(url) {
+  const pool = new HttpPool(url, 1);
+  try {
+    const auth = { Authorization: `Bearer ${KEY}` };
+    const init = await pool.post({ jsonrpc: "2.0", id: 0, method: "initialize",
+                                   params: { protocolVersion: "2025-11-25", capabilities: {},
+                                             clientInfo: { name: "basalt-call-cost-plain", version: "1" } } }, auth);
+    if (init.status !== 200)
+      throw new Error(`initialize (plain client): ${init.status} ${init.text.slice(0, 300)}`);
+    const sid = init.headers["mcp-session-id"];
+    const headers = sid ? { ...auth, "Mcp-Session-Id": sid } : auth;
+    const call = async (id) => {
+      const r = await pool.post({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "kernel_info", arguments: {} } },
+                                headers);
+      if (r.status !== 200 || !r.json?.result || r.json.result.isError)
+        throw new Error(`kernel_info (plain client): ${r.status} ${r.text.slice(0, 300)}`);
+    };
+    for (let i = 0; i < 10; ++i)
+      await call(i + 1);
+    const rtts = [];
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < opts.calls; ++i) {
+      const t = process.hrtime.bigint();
+      await call(100 + i);
+      rtts.push(elapsed(t));
+    }
+    return { p50: median(rtts), rate: opts.calls / (elapsed(t0) / 1000) };
+  } finally {
+    pool.close();
   }
 }
 
@@ -327,6 +367,10 @@ const FIGURES = [
   { key: "info_disk_rate", name: "kernel_info over HTTP with a disk", unit: "calls/s", better: "higher",
     from: (r) => r.httpDisk?.infoRate },
   { key: "ping_rate", name: "ping over HTTP", unit: "calls/s", better: "higher", from: (r) => r.http?.pingRate },
+  { key: "plain_p50", name: "kernel_info over HTTP, plain client (no SDK), p50", unit: "ms", better: "lower",
+    from: (r) => r.http?.plainP50 },
+  { key: "plain_rate", name: "kernel_info over HTTP, plain client (no SDK)", unit: "calls/s", better: "higher",
+    from: (r) => r.http?.plainRate },
   { key: "search_p50", name: `vector_search over stdio (ef ${opts.ef}), p50`, unit: "ms", better: "lower",
     from: (r) => r.search?.p50 },
   { key: "upsert_rate", name: "durable upserts, 8 callers", unit: "acked/s", better: "higher",
