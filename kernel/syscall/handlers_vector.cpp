@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include "../bootargs.h"
+#include "../clock.h"
 #include "../mm/kheap.h"
 #include "../mm/pmm.h"
 #include "../sched/scheduler.h"
@@ -225,9 +226,16 @@ int64_t vec_stats(const kcap::Resolved& o, Cap, vector::Stats* out) {
     return finish_outcome(vector::submit(vector::Op::Stats, &collection(o), args));
 }
 
+// How long an export call keeps background linking off its collection (renewed by every page).
+constexpr uint64_t kExportLinkPauseNs = 5'000'000'000ull;
+
 int64_t vec_export(const kcap::Resolved& o, Cap, void* out, uint64_t length, uint64_t offset) {
     if (out && !buffers::writable(out, length, vector::kMaxCollectionBytes))
         return err(ktl::Error::InvalidArgs);
+    // Background linking (after a boot with data) rewrites the graph's pages: it starts no slice
+    // on a collection being exported, so a client's pages, asked for one after another, belong to
+    // one snapshot. A slice already running ends before this export runs (it writes; this reads).
+    collection(o).link_paused_until_ns = clock::monotonic_ns() + kExportLinkPauseNs;
     const uint64_t args[5] = { buffers::address(out), length, offset, 0, 0 };
     return finish_outcome(vector::submit(vector::Op::Export, &collection(o), args));
 }

@@ -33,7 +33,7 @@ struct Collection {
     uint32_t linking_total = 0;
     bool linking_stopped = false;      // a slice failed (the upper-level pool is full): not tried again
     uint64_t link_slices = 0;          // Stats::link_slices: background slices that linked something
-    uint64_t link_paused_until_ns = 0; // a drop waits for the slice running: no new one meanwhile
+    uint64_t link_paused_until_ns = 0; // no new linking slice meanwhile (a drop waiting, an export)
     // Kept in the store under this name and logged to the disk: its writes are answered once
     // durable (durability.h). False for collections outside the store, imported ones (until
     // checkpoints carry snapshots) and those created with durability "memory".

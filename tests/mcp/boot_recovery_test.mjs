@@ -127,6 +127,30 @@ function split(rows) {
     assert.equal(first.structuredContent.hits[0].distance, 0);
     assert.equal(early.count, VECTORS);
     assert.ok(early.unlinked > 0, "recovery left the graph work to the background");
+    // An export meanwhile: linking rewrites the graph's pages, so it waits while pages are asked
+    // for, and every page belongs to one snapshot (one generation, the sizes adding up).
+    {
+      const t = Date.now();
+      let size = 1, offset = 0, generation = null, pages = 0, bytes = 0;
+      while (offset < size) {
+        const page = await s.client.callTool({ name: "collection_export", arguments: { collection: "big", offset } },
+                                             undefined, { timeout: 60000 });
+        assert.ok(!page.isError, `export page at ${offset}: ${JSON.stringify(page).slice(0, 400)}`);
+        const p = page.structuredContent;
+        generation ??= p.generation;
+        assert.equal(p.generation, generation, `page ${pages} (offset ${offset}) of the same snapshot`);
+        assert.equal(p.offset, offset);
+        bytes += Buffer.from(p.data, "base64").length;
+        size = p.size;
+        offset = p.next;
+        ++pages;
+      }
+      assert.equal(bytes, size, "the pages add up to the snapshot");
+      const during = await stats();
+      console.log(`background: exported ${pages} pages (${size} bytes) in ${Date.now() - t} ms while ` +
+                  `${during.unlinked} vectors waited to be linked`);
+      assert.ok(during.unlinked > 0 && during.unlinked <= early.unlinked);
+    }
     // Meanwhile every call is answered, and searches stay exact for what was stored.
     const latencies = [];
     let stats_now = early, searches = 0;

@@ -204,7 +204,9 @@ for (const [what, damage] of damages) {
   await session(f, async ({ call, status }) => {
     let snapshot = Buffer.alloc(0);
     for (let offset = 0, size = 1; offset < size;) {
-      const page = (await call("collection_export", { collection: "kept", offset })).structuredContent;
+      const result = await call("collection_export", { collection: "kept", offset });
+      assert.ok(!result.isError, `export page at ${offset}: ${JSON.stringify(result).slice(0, 400)}`);
+      const page = result.structuredContent;
       snapshot = Buffer.concat([snapshot, Buffer.from(page.data, "base64")]);
       size = page.size;
       offset = page.next;

@@ -35,14 +35,16 @@ constexpr const char* kExportOut =
 constexpr uint64_t kMaxPage = 45000; // bytes per export page: 60,000 base64 characters
 
 bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
-    abi::VectorStats before {}, after {};
-    if (int64_t rc = sys::vec_stats(ctx.cap, &before); rc < 0) {
-        err = error_of(rc);
-        return false;
-    }
+    // The size first: asking for it keeps background linking off the collection (vec_export), so
+    // the generation read next holds for this page and the ones that follow soon after.
     int64_t size = sys::vec_export(ctx.cap, nullptr, 0, 0);
     if (size <= 0) {
         err = size < 0 ? error_of(size) : mcp::ToolError { mcp::ErrorCode::InternalError, "empty snapshot" };
+        return false;
+    }
+    abi::VectorStats before {}, after {};
+    if (int64_t rc = sys::vec_stats(ctx.cap, &before); rc < 0) {
+        err = error_of(rc);
         return false;
     }
     uint64_t offset = args.find("offset").as_uint64().value_or(0);
