@@ -4,8 +4,9 @@
 
 namespace mcp {
 
-uint64_t AuthGate::fingerprint(std::string_view key) {
-    auto digest = crypto::Sha256::hash(key);
+uint64_t AuthGate::fingerprint(std::string_view key) { return fingerprint(crypto::Sha256::hash(key)); }
+
+uint64_t AuthGate::fingerprint(const crypto::Digest& digest) {
     uint64_t fp = 0;
     for (int i = 0; i < 8; ++i)
         fp = (fp << 8) | digest[i];

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include <crypto/sha256.h>
+
 namespace mcp {
 
 class AuthGate {
@@ -27,6 +29,7 @@ public:
 
     // A short fingerprint of a presented key (the first 8 bytes of its SHA-256).
     static uint64_t fingerprint(std::string_view key);
+    static uint64_t fingerprint(const crypto::Digest& digest); // of a key whose SHA-256 this is
     // Whether a request from `source` presenting the key with this fingerprint may be
     // authenticated now.
     bool admit(uint64_t source, uint64_t key_fp, uint64_t now_ns);

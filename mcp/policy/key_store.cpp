@@ -84,7 +84,10 @@ ktl::Result<uint16_t> KeyStore::add_spec_sha256(std::string_view spec) {
 ktl::Result<const Principal*> KeyStore::authenticate(std::string_view presented) const {
     if (presented.empty() || presented.size() > kMaxSecret)
         return ktl::Error::InvalidArgs;
-    crypto::Digest digest = crypto::Sha256::hash(presented);
+    return authenticate_digest(crypto::Sha256::hash(presented));
+}
+
+ktl::Result<const Principal*> KeyStore::authenticate_digest(const crypto::Digest& digest) const {
     const Principal* match = nullptr;
     for (size_t i = 0; i < m_count; ++i) { // no early exit
         bool eq = crypto::equal_constant_time(m_entries[i].digest, digest);

@@ -44,6 +44,8 @@ public:
 
     // NotFound when no key matches (auth_invalid_api_key); InvalidArgs for an empty key.
     ktl::Result<const Principal*> authenticate(std::string_view presented) const;
+    // The same for a key whose SHA-256 the caller already has (a transport that checked it).
+    ktl::Result<const Principal*> authenticate_digest(const crypto::Digest& digest) const;
     const Principal* by_id(uint16_t id) const;
     // Installs limit overrides for the principal of that name and returns it (NotFound when no key
     // names it).

@@ -56,9 +56,14 @@ bool Server::authenticate(Request& r, Session& s) {
     if (!key.valid() && s.api_key.empty())
         return true;
     auto text = key.valid() ? key.plain_string() : std::optional<std::string_view>(s.api_key);
+    // The transport's key arrives hashed already (its session check needed the digest): one hash
+    // per request serves the session check, the gate and the key store.
+    const crypto::Digest* digest = key.valid() ? nullptr : s.api_key_digest;
     const uint64_t now = m_host.now_ns();
     // Fingerprinted only where a gate keeps them (a hash per request otherwise for nothing).
-    const uint64_t fp = m_config.gate ? AuthGate::fingerprint(text.value_or(key.raw())) : 0;
+    const uint64_t fp = !m_config.gate ? 0
+                        : digest       ? AuthGate::fingerprint(*digest)
+                                       : AuthGate::fingerprint(text.value_or(key.raw()));
     // Before any key is checked: a source that keeps presenting bad keys is slowed down.
     if (m_config.gate && !m_config.gate->admit(s.source, fp, now)) {
         r.kind = AuditKind::Auth;
@@ -72,7 +77,9 @@ bool Server::authenticate(Request& r, Session& s) {
     }
     const Principal* who = nullptr;
     if (text && m_config.keys) {
-        if (auto p = m_config.keys->authenticate(*text))
+        // An empty key or one over the limit is refused unhashed, as authenticate() refuses it.
+        const bool hashed = digest && !text->empty() && text->size() <= KeyStore::kMaxSecret;
+        if (auto p = hashed ? m_config.keys->authenticate_digest(*digest) : m_config.keys->authenticate(*text))
             who = *p;
     }
     if (m_config.gate) {

@@ -301,6 +301,9 @@ struct Session {
     // An API key the transport received out of band (HTTP Authorization / X-MCP-API-Key) for
     // the message being handled; a key in params._meta takes precedence. Valid during handle().
     std::string_view api_key;
+    // Its SHA-256 when the transport already computed it (nullptr: hash api_key here). Valid
+    // during handle().
+    const crypto::Digest* api_key_digest = nullptr;
     // Streamable HTTP, for the message being handled: the MCP-Protocol-Version header (empty:
     // none; 2026-07-28 makes a request stateless even without _meta, which it then lacks), and
     // the check that the headers mirroring a 2026-07-28 request agree with its body ("Request

@@ -132,10 +132,10 @@ std::string_view HttpTransport::header_key(const http::Head& head) {
     return head.header("x-mcp-api-key").value_or(std::string_view());
 }
 
-bool HttpTransport::key_allowed(const Slot& slot, std::string_view key) {
+bool HttpTransport::key_allowed(const Slot& slot, std::string_view key, const crypto::Digest* hashed) {
     if (!slot.key_bound || key.empty())
         return true; // without a key the request simply has no role beyond the guest's
-    auto digest = crypto::Sha256::hash(key);
+    const crypto::Digest digest = hashed ? *hashed : crypto::Sha256::hash(key);
     uint8_t diff = 0;
     for (size_t i = 0; i < sizeof slot.key_hash; ++i)
         diff |= static_cast<uint8_t>(slot.key_hash[i] ^ digest[i]);
@@ -363,6 +363,9 @@ size_t HttpTransport::post(Reply& r, const http::Head& head, std::string_view bo
     const std::string_view header_key = HttpTransport::header_key(head);
     std::string_view meta_key = root.find("params").find("_meta").find(Server::kApiKeyMeta).plain_string().value_or("");
     std::string_view presented = !meta_key.empty() ? meta_key : header_key;
+    // One SHA-256 of it serves the session's binding here and, for a key in a header, the
+    // dispatcher's gate and key store (Session::api_key_digest).
+    const crypto::Digest presented_digest = presented.empty() ? crypto::Digest {} : crypto::Sha256::hash(presented);
 
     Slot* slot = nullptr;
     Session stateless;
@@ -377,9 +380,8 @@ size_t HttpTransport::post(Reply& r, const http::Head& head, std::string_view bo
                                  : "every session slot is taken; an anonymous caller cannot displace one",
                           "sessions_full");
         if (opener) {
-            auto digest = crypto::Sha256::hash(presented);
             for (size_t i = 0; i < sizeof slot->key_hash; ++i)
-                slot->key_hash[i] = digest[i];
+                slot->key_hash[i] = presented_digest[i];
             slot->key_bound = true;
         }
         session = &slot->session;
@@ -389,7 +391,7 @@ size_t HttpTransport::post(Reply& r, const http::Head& head, std::string_view bo
         if (!slot)
             return refuse(r, 404, ErrorCode::NotFound, "no such session (expired or ended); initialize again",
                           "unknown_session");
-        if (!key_allowed(*slot, presented))
+        if (!key_allowed(*slot, presented, &presented_digest))
             return refuse(r, 403, ErrorCode::AuthInvalidApiKey, "this session was opened with another key",
                           "session_key_mismatch");
         slot->last_used_ns = now();
@@ -410,6 +412,7 @@ size_t HttpTransport::post(Reply& r, const http::Head& head, std::string_view bo
 
     // The key travels in a header; the dispatcher authenticates it like a key in _meta.
     session->api_key = header_key;
+    session->api_key_digest = meta_key.empty() && !header_key.empty() ? &presented_digest : nullptr;
     // 2026-07-28: the headers must mirror the body; the dispatcher asks (after the body's own
     // _meta, before the revision) on the message as it parsed it.
     struct Mirror {
@@ -425,6 +428,7 @@ size_t HttpTransport::post(Reply& r, const http::Head& head, std::string_view bo
 
     size_t n = m_server.handle(body, *session, { m_scratch, sizeof m_scratch });
     session->api_key = {};
+    session->api_key_digest = nullptr;
     session->header_version = {};
     session->headers_agree = nullptr;
     session->headers_ctx = nullptr;

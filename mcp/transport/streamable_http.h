@@ -130,7 +130,8 @@ private:
     Slot* new_session(const Principal* opener);
     // Whether a request presenting `key` (empty: none) may use the session: any request without a
     // key may (it acts as the guest), one with a key only if it is the key that opened the session.
-    static bool key_allowed(const Slot& slot, std::string_view key);
+    // hashed: key's SHA-256 if the caller has it already.
+    static bool key_allowed(const Slot& slot, std::string_view key, const crypto::Digest* hashed = nullptr);
     // The key in Authorization (Bearer) or X-MCP-API-Key; empty if none.
     static std::string_view header_key(const http::Head& head);
     void new_session_id(char* out);
