@@ -7,6 +7,8 @@
 #include <span>
 #include <string_view>
 
+#include <ktl/decimal.h>
+
 namespace http::detail {
 
 class OutBuffer {
@@ -23,13 +25,8 @@ public:
     }
 
     void put_decimal(uint64_t value) {
-        char digits[20]; // UINT64_MAX has 20
-        size_t n = 0;
-        do {
-            digits[sizeof digits - ++n] = char('0' + value % 10);
-            value /= 10;
-        } while (value != 0);
-        put({ digits + sizeof digits - n, n });
+        char digits[20];
+        put(ktl::format_decimal(value, digits));
     }
 
     bool full() const { return m_full; }

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <ktl/decimal.h>
+
 namespace json {
 
 bool valid_utf8(std::string_view s) {
@@ -186,32 +188,15 @@ Writer& Writer::string(std::string_view s) {
     return *this;
 }
 
-namespace {
-
-// The decimal digits of v, right-aligned in buf[0..20): returns where they start. Integers are
-// in most replies (ids, counts, sizes); printf's machinery for each one cost more than the rest
-// of their writing.
-size_t decimal_digits(uint64_t v, char (&buf)[20]) {
-    size_t at = sizeof buf;
-    do {
-        buf[--at] = char('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
-    return at;
-}
-
-} // namespace
-
 Writer& Writer::number(int64_t v) {
     if (!before_value())
         return *this;
     // The magnitude in unsigned arithmetic: -INT64_MIN does not fit an int64_t.
     const uint64_t magnitude = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
     char buf[20];
-    const size_t at = decimal_digits(magnitude, buf);
     if (v < 0)
         put('-');
-    put(std::string_view(buf + at, sizeof buf - at));
+    put(ktl::format_decimal(magnitude, buf));
     return *this;
 }
 
@@ -219,8 +204,7 @@ Writer& Writer::number(uint64_t v) {
     if (!before_value())
         return *this;
     char buf[20];
-    const size_t at = decimal_digits(v, buf);
-    put(std::string_view(buf + at, sizeof buf - at));
+    put(ktl::format_decimal(v, buf));
     return *this;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
-// Unsigned decimal numbers from untrusted text (boot arguments, headers, specs): digits only, no
+// Unsigned decimal numbers to text, and from untrusted text (boot arguments, headers, specs): digits only, no
 // sign, no spaces, no leading '+'; false on anything else or on overflow, with out untouched.
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -20,6 +21,16 @@ inline bool parse_decimal(std::string_view s, uint64_t& out) {
     }
     out = v;
     return true;
+}
+
+// The decimal digits of v, written right-aligned into buf; the view of them.
+inline std::string_view format_decimal(uint64_t v, char (&buf)[20]) { // UINT64_MAX has 20
+    size_t at = sizeof buf;
+    do {
+        buf[--at] = char('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    return { buf + at, sizeof buf - at };
 }
 
 inline bool parse_decimal(std::string_view s, uint32_t& out) {

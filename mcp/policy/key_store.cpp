@@ -81,13 +81,10 @@ ktl::Result<uint16_t> KeyStore::add_spec_sha256(std::string_view spec) {
     return add_digest(s.principal, s.role, digest, scopes_of(s.role));
 }
 
-ktl::Result<const Principal*> KeyStore::authenticate(std::string_view presented) const {
+ktl::Result<const Principal*> KeyStore::authenticate(std::string_view presented, const crypto::Digest* hashed) const {
     if (presented.empty() || presented.size() > kMaxSecret)
         return ktl::Error::InvalidArgs;
-    return authenticate_digest(crypto::Sha256::hash(presented));
-}
-
-ktl::Result<const Principal*> KeyStore::authenticate_digest(const crypto::Digest& digest) const {
+    const crypto::Digest digest = hashed ? *hashed : crypto::Sha256::hash(presented);
     const Principal* match = nullptr;
     for (size_t i = 0; i < m_count; ++i) { // no early exit
         bool eq = crypto::equal_constant_time(m_entries[i].digest, digest);

@@ -43,9 +43,9 @@ public:
     ktl::Result<uint16_t> add_spec_sha256(std::string_view spec);
 
     // NotFound when no key matches (auth_invalid_api_key); InvalidArgs for an empty key.
-    ktl::Result<const Principal*> authenticate(std::string_view presented) const;
-    // The same for a key whose SHA-256 the caller already has (a transport that checked it).
-    ktl::Result<const Principal*> authenticate_digest(const crypto::Digest& digest) const;
+    // hashed: the key's SHA-256 when the caller has it already (a transport that checked it).
+    ktl::Result<const Principal*> authenticate(std::string_view presented,
+                                               const crypto::Digest* hashed = nullptr) const;
     const Principal* by_id(uint16_t id) const;
     // Installs limit overrides for the principal of that name and returns it (NotFound when no key
     // names it).

@@ -77,9 +77,7 @@ bool Server::authenticate(Request& r, Session& s) {
     }
     const Principal* who = nullptr;
     if (text && m_config.keys) {
-        // An empty key or one over the limit is refused unhashed, as authenticate() refuses it.
-        const bool hashed = digest && !text->empty() && text->size() <= KeyStore::kMaxSecret;
-        if (auto p = hashed ? m_config.keys->authenticate_digest(*digest) : m_config.keys->authenticate(*text))
+        if (auto p = m_config.keys->authenticate(*text, digest))
             who = *p;
     }
     if (m_config.gate) {

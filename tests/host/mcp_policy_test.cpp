@@ -45,10 +45,12 @@ TEST(McpKeyStore, AuthenticatesByKeyAndStoresOnlyDigests) {
     EXPECT_EQ(store->authenticate("0123456789abcdef-agen").error(), ktl::Error::NotFound) << "prefix";
     EXPECT_EQ(store->authenticate("").error(), ktl::Error::InvalidArgs);
     // A transport that hashed the key already (its session check) hands over the digest.
-    auto by_digest = store->authenticate_digest(crypto::Sha256::hash("0123456789abcdef-agent"));
+    const auto good = crypto::Sha256::hash("0123456789abcdef-agent");
+    const auto bad = crypto::Sha256::hash("0123456789abcdef-agenT");
+    auto by_digest = store->authenticate("0123456789abcdef-agent", &good);
     ASSERT_TRUE(by_digest.ok());
     EXPECT_EQ(*by_digest, *p);
-    EXPECT_EQ(store->authenticate_digest(crypto::Sha256::hash("0123456789abcdef-agenT")).error(), ktl::Error::NotFound);
+    EXPECT_EQ(store->authenticate("0123456789abcdef-agent", &bad).error(), ktl::Error::NotFound);
     // The secret must not be anywhere in the store's memory.
     const char* secret = "correct-horse-battery-staple";
     auto* raw = reinterpret_cast<const char*>(store.get());
