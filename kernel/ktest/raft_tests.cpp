@@ -8,6 +8,10 @@
 // Snapshots every 16 applied entries, 32 kept behind: the log stays bounded, and the old leader,
 // cut off while 100 commands went by, is behind the new leader's log and installs its snapshot
 // (the restarted member then starts from its own snapshot and the entries after it).
+// Each member's state machine is a directory of replicated collections (lib/raft/directory.h,
+// group 0's state): placements and a forget among the commands, carried by the snapshots the
+// members take, the old leader installs and the restarted member starts from; at the end every
+// member's directory is the same, byte for byte, and holds what the commands left.
 // Each member's disk is in memory (the records kept as the kernel's RaftLog keeps them), its
 // commits durable one round after they are written, so appends wait for them as on a real disk.
 // ktest=raftreplace: a voter killed and replaced by a newcomer that was never a member (started
@@ -23,6 +27,7 @@
 #include "../raft/raft_store.h"
 #include "cases.h"
 
+#include <raft/directory.h>
 #include <raft/log_image.h>
 
 #include <cstring>
@@ -115,6 +120,77 @@ private:
     uint64_t m_written = 0, m_durable = 0;
 };
 MemoryDisk* g_disks = nullptr; // kNodes
+
+// A member's state machine: 8-byte commands are counted, 'P' + a placement and 'F' + a forget
+// change the directory; its snapshot is the directory's.
+class DirectoryMachine final : public kraft::StateMachine {
+public:
+    void apply(std::span<const uint8_t> command) override {
+        const auto* bytes = reinterpret_cast<const std::byte*>(command.data());
+        const std::span<const std::byte> record(bytes + 1, command.empty() ? 0 : command.size() - 1);
+        uint32_t voters[raftdir::kMaxVoters];
+        if (command.size() == sizeof(uint64_t))
+            return;
+        if (command[0] == 'P') {
+            auto p = raftdir::decode_place(record, voters);
+            refused += p && directory.place(*p).ok() ? 0 : 1;
+        } else if (command[0] == 'F') {
+            auto f = raftdir::decode_forget(record);
+            refused += f && directory.forget(*f).ok() ? 0 : 1;
+        } else {
+            ++refused;
+        }
+    }
+    void proposal_failed(uint64_t) override {}
+    void installed(uint64_t) override { ++installs; }
+    size_t save(std::span<uint8_t> out) override {
+        return directory.snapshot({ reinterpret_cast<std::byte*>(out.data()), out.size() });
+    }
+    bool load(std::span<const uint8_t> state) override {
+        if (state.empty()) { // (a snapshot of no directory: the group's first)
+            directory = raftdir::Directory {};
+            return true;
+        }
+        ++loads;
+        return directory.restore({ reinterpret_cast<const std::byte*>(state.data()), state.size() });
+    }
+
+    raftdir::Directory directory;
+    uint64_t refused = 0, installs = 0, loads = 0;
+};
+static_assert(raftdir::kMaxSnapshot <= kraft::StateMachine::kMaxMachineState);
+
+// Has the leader propose a placement of `name` on `voters` (or, forget: its forget of `group`).
+bool propose_directory(kraft::Member& leader, std::string_view name, std::span<const uint32_t> voters,
+                       uint32_t group = 0) {
+    uint8_t command[1 + raftdir::kPlaceHeader + 4 * raftdir::kMaxVoters + raftdir::kMaxNameLength];
+    auto* record = reinterpret_cast<std::byte*>(command + 1);
+    const std::span<std::byte> room(record, sizeof command - 1);
+    size_t bytes;
+    if (group) {
+        command[0] = 'F';
+        const raftdir::Forget f { group, name };
+        KT_CHECK(raftdir::encode(f, room), "forget not encoded");
+        bytes = raftdir::forget_bytes(f);
+    } else {
+        command[0] = 'P';
+        const raftdir::Place p { name, voters };
+        KT_CHECK(raftdir::encode(p, room), "placement not encoded");
+        bytes = raftdir::place_bytes(p);
+    }
+    KT_CHECK(leader.propose({ command, 1 + bytes }), "the leader refused a directory command");
+    return true;
+}
+
+// Every member's directory is the same as member 1's, byte for byte.
+bool same_directories(DirectoryMachine (&machines)[kNodes], size_t count) {
+    static uint8_t first[raftdir::kMaxSnapshot], other[raftdir::kMaxSnapshot];
+    const size_t n = machines[0].save(first);
+    for (size_t i = 1; i < count; ++i)
+        if (machines[i].save(other) != n || std::memcmp(first, other, n) != 0)
+            return false;
+    return true;
+}
 
 // Runs the group (deliver, turn each member, commit the disks, sleep 1 ms) until done() or `ms` pass.
 template <typename Done>
@@ -218,6 +294,7 @@ bool raft_group(const Caps&) {
         Loopback link;
         MemoryDisk disks[kNodes];
         kraft::Member members[kNodes];
+        DirectoryMachine machines[kNodes];
     };
     auto mem = kheap::alloc(sizeof(Group));
     KT_CHECK(mem, "no memory for the group");
@@ -228,6 +305,7 @@ bool raft_group(const Caps&) {
     KT_CHECK(link.init(), "no memory for the loopback link");
     const uint64_t voters[kVoters] = { 1, 2, 3 };
     for (size_t i = 0; i < kVoters; ++i) {
+        members[i].set_state_machine(&g.machines[i]);
         KT_CHECK(members[i].set_snapshot_policy(kThreshold, kTrailing), "snapshot policy refused");
         KT_CHECK(members[i].start(kGroup, i + 1, voters, link, g.disks[i], kKey, 1), "member %zu did not start", i + 1);
         KT_CHECK(members[i].recovered_term() == 0, "member %zu found state on an empty disk", i + 1);
@@ -240,10 +318,15 @@ bool raft_group(const Caps&) {
     const uint64_t first_term = members[first - 1].status().term;
 
     t0 = clock::monotonic_ns();
-    if (!propose(link, members, first, 0, 50))
+    const uint32_t three[] = { 0x0a000001, 0x0a000002, 0x0a000003 };
+    const uint32_t five[] = { 0x0a000003, 0x0a000004, 0x0a000005, 0x0a000006, 0x0a000007 };
+    if (!propose_directory(members[first - 1], "alpha", three) || !propose(link, members, first, 0, 25) ||
+        !propose_directory(members[first - 1], "beta", five) || !propose(link, members, first, 25, 23))
         return false;
     KT_CHECK(run_until(link, members, 15000, [&] { return agreed(members, 50); }),
              "50 commands not applied everywhere in the same order");
+    KT_CHECK(same_directories(g.machines, kVoters) && g.machines[0].directory.entries().size() == 2,
+             "the directories differ after two placements");
     const uint64_t commit_ms = (clock::monotonic_ns() - t0) / kMs;
 
     // The leader cut off: the other two elect one of themselves in a higher term and go on.
@@ -257,7 +340,9 @@ bool raft_group(const Caps&) {
     // What the cut-off leader is still asked to do is never committed: it is dropped (the hashes
     // below would differ otherwise).
     (void)members[first - 1].propose({ reinterpret_cast<const uint8_t*>(&t0), sizeof t0 });
-    if (!propose(link, members, second, 100, 100))
+    // The old leader misses these: it learns them from the new leader's snapshot.
+    if (!propose_directory(members[second - 1], "alpha", {}, 1) ||
+        !propose_directory(members[second - 1], "gamma", three) || !propose(link, members, second, 100, 98))
         return false;
     KT_CHECK(run_until(link, members, 15000, [&] { return agreed(members, 150, first); }),
              "the two linked members did not apply 150 commands alike");
@@ -275,12 +360,16 @@ bool raft_group(const Caps&) {
              static_cast<unsigned long long>(first));
     const uint64_t installed = members[first - 1].status().snapshots_installed;
     KT_CHECK(installed >= 1, "member %llu caught up without a snapshot", static_cast<unsigned long long>(first));
+    KT_CHECK(g.machines[first - 1].loads >= 1 && g.machines[first - 1].installs == installed,
+             "the installed snapshot's directory was not loaded");
+    KT_CHECK(same_directories(g.machines, kVoters), "the old leader's directory differs after the snapshot");
     // A follower closed and started again on its disk, in a later life: it takes up its term and
     // log, applies the committed commands again, and goes on with the group.
     const uint64_t leader = leader_of(members, 0);
     const uint64_t restarted = leader == 1 ? 2 : 1;
     const kraft::MemberStatus before_restart = members[restarted - 1].status();
     members[restarted - 1].close();
+    g.machines[restarted - 1].directory = raftdir::Directory {}; // (what it knew lived in its memory)
     KT_CHECK(members[restarted - 1].start(kGroup, restarted, voters, link, g.disks[restarted - 1], kKey, 2),
              "member %llu did not start again", static_cast<unsigned long long>(restarted));
     KT_CHECK(members[restarted - 1].recovered_term() == before_restart.term &&
@@ -299,6 +388,15 @@ bool raft_group(const Caps&) {
     KT_CHECK(run_until(link, members, 20000, [&] { return agreed(members, 160); }),
              "the restarted member %llu did not apply the 160 commands alike",
              static_cast<unsigned long long>(restarted));
+    // Every directory alike, and what the commands left: beta in group 2, gamma in group 3.
+    const raftdir::Directory& d = g.machines[restarted - 1].directory;
+    KT_CHECK(same_directories(g.machines, kVoters), "the restarted member's directory differs");
+    KT_CHECK(d.entries().size() == 2 && !d.find("alpha") && d.find("beta") && d.find("beta")->group == 2 &&
+                 d.find("beta")->voter_count == 5 && d.find("gamma") && d.find("gamma")->group == 3 &&
+                 d.next_group() == 4,
+             "the directory holds %zu entries, next group %u", d.entries().size(), d.next_group());
+    for (size_t i = 0; i < kVoters; ++i)
+        KT_CHECK(g.machines[i].refused == 0, "member %zu refused a directory command", i + 1);
     kraft::MemberStatus s[kVoters];
     uint64_t taken = 0;
     for (size_t i = 0; i < kVoters; ++i) {

@@ -155,7 +155,7 @@ raft_snapshot* Member::read_snapshot() {
 
 int Member::fsm_snapshot(raft_buffer* bufs[], unsigned* n) {
     auto* out = static_cast<raft_buffer*>(raft_malloc(sizeof(raft_buffer)));
-    auto* data = static_cast<uint8_t*>(raft_malloc(kFsmBytes));
+    auto* data = static_cast<uint8_t*>(raft_malloc(kFsmBytes + StateMachine::kMaxMachineState));
     if (!out || !data) {
         raft_free(out);
         raft_free(data);
@@ -163,18 +163,23 @@ int Member::fsm_snapshot(raft_buffer* bufs[], unsigned* n) {
     }
     put_u64(data, m_applied);
     put_u64(data + 8, m_applied_hash);
+    const size_t state = m_sm ? m_sm->save({ data + kFsmBytes, StateMachine::kMaxMachineState }) : 0;
     out[0].base = data;
-    out[0].len = kFsmBytes;
+    out[0].len = kFsmBytes + (state <= StateMachine::kMaxMachineState ? state : 0);
     *bufs = out;
     *n = 1;
     return 0;
 }
 
-// From this member's own snapshot when it starts, or from the leader's when it fell behind.
+// From this member's own snapshot when it starts, or from the leader's when it fell behind. (A
+// snapshot of an earlier kernel carries no state machine's state: an empty one is loaded.)
 int Member::fsm_restore(raft_buffer* buf) {
-    if (buf->len != kFsmBytes)
+    if (buf->len < kFsmBytes || buf->len > kFsmBytes + StateMachine::kMaxMachineState)
         return RAFT_CORRUPT; // (the engine frees the buffer on this path)
     const auto* p = static_cast<const uint8_t*>(buf->base);
+    const std::span<const uint8_t> state(p + kFsmBytes, buf->len - kFsmBytes);
+    if (m_sm ? !m_sm->load(state) : !state.empty())
+        return RAFT_CORRUPT;
     m_applied = get_u64(p);
     m_applied_hash = get_u64(p + 8);
     raft_free(buf->base);

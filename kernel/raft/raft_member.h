@@ -149,6 +149,17 @@ public:
         (void)from;
     }
     virtual bool install_ready() { return true; }
+    // The state a snapshot carries besides the applied count and hash (a state machine whose
+    // state lives elsewhere, like the store's collections, carries none): written into `out`
+    // (kMaxMachineState bytes), its length.
+    virtual size_t save(std::span<uint8_t> out) {
+        (void)out;
+        return 0;
+    }
+    // A snapshot's state, this member's own when it starts or the leader's when it installs one
+    // (before installed()): false when it does not add up, and the snapshot is refused.
+    virtual bool load(std::span<const uint8_t> state) { return state.empty(); }
+    static constexpr size_t kMaxMachineState = 4096;
 
 protected:
     ~StateMachine() = default;
