@@ -65,6 +65,14 @@ EXCEPTIONS = {
         "kernel/raft/raft_heap.h": _RAFT,
         "kernel/raft/raft_member.h": _RAFT,
     },
+    "kernel/cluster/consensus_group.h": {
+        "kernel/raft/raft_member.h": _RAFT,
+    },
+    "kernel/cluster/consensus_group.cpp": {
+        "kernel/arch/aarch64/cpu.h": _CLUSTER,
+        "kernel/bootargs.h": _BOOTARGS,
+        "kernel/log.h": _LOG,
+    },
     "kernel/cluster/replica_applier.h": {
         "kernel/raft/raft_member.h": _RAFT,
     },

@@ -1,0 +1,125 @@
+#pragma once
+// One Raft group this node is a member of (issue 35; docs/replication.md): its member, the state
+// machine it applies (the replicated collections' changes: replica_applier.h), the channels its
+// members forward changes and reads on and catch up on, the replacement of a dead voter, and the
+// status the cluster task publishes for cluster_info. The node's consensus (consensus.h) owns the
+// UDP endpoint, the engine's heap and the groups, and hands each datagram to the group whose wire
+// group id it carries. Group 0 is the cluster's own (raft_voters=); a group per collection, named
+// by group 0's directory (lib/raft/directory.h), is the next step (docs/replication.md).
+// Run by the cluster task; fill(), is_voter() and request_replace() are called with IRQs masked.
+#include <cstdint>
+#include <span>
+
+#include <abi/cluster.h>
+#include <cluster/types.h>
+
+#include "../raft/raft_member.h"
+#include "peer_channel.h"
+#include "replica_applier.h"
+#include "state_transfer.h"
+#include "voter_replacement.h"
+
+namespace clusterd {
+
+// Where a raft id lives (consensus.cpp): the places in raft_voters= are ids 1..n, every other id is
+// the node's IPv4 address.
+uint32_t consensus_ip_of(uint64_t id);
+uint64_t consensus_id_of(uint32_t ip);
+
+class ConsensusGroup {
+public:
+    struct Config {
+        uint64_t self_id = 0;
+        std::span<const uint64_t> bootstrap; // the first voters' ids (empty: a spare)
+        uint32_t voter_count = 0;            // the group's size: what `replicas` must name
+        uint64_t origin = 0, epoch = 0;      // this node's changes in the log; this life of the member
+        uint32_t slot = ~0u;                 // the node's UDP endpoint for the groups
+        uint16_t port = 0;
+        const cluster::Key* key = nullptr;
+        uint32_t raft_log = ~0u, store = ~0u, factory = ~0u; // capabilities
+        unsigned snapshot_every = 0, snapshot_trailing = 0;
+    };
+
+    explicit ConsensusGroup(uint64_t group);
+    ConsensusGroup(const ConsensusGroup&) = delete;
+    ConsensusGroup& operator=(const ConsensusGroup&) = delete;
+
+    // Starts the member on the state the RaftLog holds for the group (or bootstrapping it). False:
+    // the engine refused (logged). The applier and channels that fail to start leave replicated
+    // collections off (logged), the member running.
+    bool start(const Config& c);
+    bool running() const { return m_member != nullptr; }
+    // What start() found on the disk (0 and 0: a new member).
+    uint64_t recovered_term() const { return m_member ? m_member->recovered_term() : 0; }
+    uint64_t recovered_entries() const { return m_member ? m_member->recovered_entries() : 0; }
+    uint64_t group() const { return m_group; }
+
+    // Whether a datagram of wire group `wire_group` is this group's (its member's or a channel's).
+    bool owns(uint64_t wire_group) const;
+    void receive(uint64_t wire_group, std::span<const uint8_t> datagram);
+    // One round: the member's turn, changes taken and applied, catch-up, replacement, the status.
+    void turn();
+    // The last rounds saw work (the log, the commit or the applied count moved, changes in flight).
+    bool busy() const { return m_busy; }
+
+    // IRQs masked (the last round's status).
+    bool is_voter(uint64_t id) const;
+    int64_t request_replace(uint32_t dead_ip, uint32_t with_ip);
+    void fill(cluster_abi::ClusterInfo& out) const;
+
+private:
+    struct UdpLink final : kraft::Link {
+        void send(uint64_t to, std::span<const uint8_t> d) override;
+        uint32_t slot = ~0u;
+        uint16_t port = 0;
+    };
+    struct LogDisk final : kraft::Disk {
+        int64_t write(raftlog::Kind kind, std::span<const std::byte> payload) override;
+        int64_t durable(uint64_t ticket) override;
+        bool wait(uint64_t ticket) override;
+        int64_t load(uint64_t group, std::span<std::byte> out, uint64_t offset) override;
+        uint32_t raft_log = ~0u;
+        bool logged = false; // a commit carried one of its records: the member's state is on a disk
+    };
+    struct ReplaceRequest {
+        uint32_t dead_ip, with_ip;
+        bool pending;
+    };
+
+    void tell_removed();
+    void removed(uint64_t from, uint64_t term);
+    void follow_configuration(const kraft::MemberStatus& s);
+    void replace_automatically(const kraft::MemberStatus& s, uint64_t now);
+    // lowest_live_member's filter: in the configuration of the group asking (s_asking).
+    static bool in_asking_configuration(uint32_t ip);
+    static const ConsensusGroup* s_asking;
+
+    const uint64_t m_group;
+    uint64_t m_self_id = 0, m_origin = 0;
+    uint32_t m_voter_count = 0, m_raft_log = ~0u;
+    bool m_serving_as_voter = false; // what the store was last told (repl_serve)
+    cluster::Key m_key {};
+    UdpLink m_link;
+    LogDisk m_disk;
+    alignas(kraft::Member) unsigned char m_member_storage[sizeof(kraft::Member)];
+    kraft::Member* m_member = nullptr;
+    ReplicaApplier m_applier;
+    PeerChannel m_forwarder;
+    PeerChannel m_transfer_channel;
+    StateTransfer m_transfer;
+    VoterReplacement m_replace;
+    ReplaceRequest m_request {}; // left by a tool's system call, taken by the next round (IRQs masked)
+    uint64_t m_next_automatic_ns = 0;
+    bool m_busy = false;
+    uint64_t m_busy_until = 0;
+
+    // The last round's, for cluster_info (IRQs masked).
+    kraft::MemberStatus m_status {};
+    ReplicaApplier::Counters m_replication {};
+    StateTransfer::Counters m_transfers {};
+    bool m_transfer_active = false;
+    VoterReplacement::Status m_replace_status {};
+    uint64_t m_round_ns = 0;
+};
+
+} // namespace clusterd
