@@ -9,6 +9,7 @@
 #include <abi/sys.h>
 
 #include <new>
+#include <ktl/decimal.h>
 
 namespace mcpd {
 
@@ -45,16 +46,14 @@ void lend_exchange(Job& job) {
 // numeric ids; unique per bridge for the boot).
 size_t request_id(uint64_t n, char (&out)[mcp::ClientExchange::kMaxId]) {
     char digits[20];
-    size_t d = 0;
-    do
-        digits[d++] = char('0' + n % 10);
-    while ((n /= 10) != 0 && d < sizeof digits);
+    const std::string_view number = ktl::format_decimal(n, digits);
     constexpr std::string_view kPrefix = "srv-";
     size_t len = 0;
     for (char c : kPrefix)
         out[len++] = c;
-    while (d > 0)
-        out[len++] = digits[--d];
+    for (char c : number)
+        if (len + 1 < sizeof out) // (a plain string of kMaxId - 1 bytes at most)
+            out[len++] = c;
     return len;
 }
 

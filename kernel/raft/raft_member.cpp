@@ -10,6 +10,7 @@
 #include <raft/log_image.h>
 
 #include "raft_stream_reader.h"
+#include <ktl/decimal.h>
 
 // The compatibility layer queues the callbacks of completed client requests; the raft_io fires
 // them once per turn of its loop (upstream's libuv backend does so in its prepare and check
@@ -72,15 +73,12 @@ uint64_t now_ms() { return clock::monotonic_ns() / 1000000; }
 // The engine wants an address per server; the wire names peers by id, so "raft-<id>" it is.
 void format_address(uint64_t id, char (&out)[24]) {
     char digits[20];
-    size_t d = 0;
-    do
-        digits[d++] = char('0' + id % 10);
-    while ((id /= 10) != 0 && d < sizeof digits);
     size_t len = 0;
     for (const char c : { 'r', 'a', 'f', 't', '-' })
         out[len++] = c;
-    while (d > 0)
-        out[len++] = digits[--d];
+    for (const char c : ktl::format_decimal(id, digits))
+        if (len + 1 < sizeof out)
+            out[len++] = c;
     out[len] = '\0';
 }
 

@@ -1,4 +1,5 @@
 #include "provenance.h"
+#include <ktl/decimal.h>
 
 namespace mcp {
 
@@ -14,15 +15,9 @@ size_t format_provenance_id(uint64_t id, char (&out)[kProvenanceIdText]) {
     for (int shift = 28; shift >= 0; shift -= 4)
         out[n++] = "0123456789abcdef"[(tag >> shift) & 0xf];
     out[n++] = '-';
-    char digits[10];
-    size_t d = 0;
-    uint32_t number = provenance_number(id);
-    do {
-        digits[d++] = static_cast<char>('0' + number % 10);
-        number /= 10;
-    } while (number && d < sizeof digits);
-    while (d)
-        out[n++] = digits[--d];
+    char digits[20];
+    for (char c : ktl::format_decimal(provenance_number(id), digits))
+        out[n++] = c;
     out[n] = '\0';
     return n;
 }

@@ -8,6 +8,7 @@
 
 #include <json/json.h>
 #include <mcp/schema/validator.h>
+#include <ktl/decimal.h>
 
 namespace mcp::schema {
 
@@ -28,15 +29,10 @@ public:
     }
 
     void push_index(uint32_t index) {
-        char digits[10];
-        int n = 0;
-        do {
-            digits[n++] = static_cast<char>('0' + index % 10);
-            index /= 10;
-        } while (index != 0 && n < 10);
+        char digits[20];
         put('/');
-        while (n > 0)
-            put(digits[--n]);
+        for (char c : ktl::format_decimal(index, digits))
+            put(c);
     }
 
     // A reference token (unescaped text), with '~' and '/' escaped (RFC 6901 section 3).

@@ -8,6 +8,7 @@
 #include "dispatch.h"
 #include "envelope.h"
 #include "client_request.h"
+#include <ktl/decimal.h>
 
 namespace mcp {
 namespace {
@@ -389,15 +390,7 @@ bool Server::begin_list(Request& r, uint32_t& offset) {
 }
 
 void write_next_cursor(json::Writer& w, uint32_t next) {
-    char digits[12];
-    char text[12];
-    uint32_t n = 0;
-    do {
-        digits[n++] = char('0' + next % 10);
-        next /= 10;
-    } while (next && n < sizeof digits);
-    for (uint32_t k = 0; k < n; ++k)
-        text[k] = digits[n - 1 - k];
-    w.key("nextCursor").string(std::string_view(text, n));
+    char digits[20];
+    w.key("nextCursor").string(ktl::format_decimal(next, digits));
 }
 } // namespace mcp

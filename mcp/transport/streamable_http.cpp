@@ -5,6 +5,7 @@
 #include <http/response.h>
 #include <mcp/server/envelope.h>
 #include <mcp/transport/mirrored_headers.h>
+#include <ktl/decimal.h>
 
 namespace mcp {
 
@@ -157,11 +158,9 @@ size_t HttpTransport::refuse(Reply& r, uint16_t status, ErrorCode code, const ch
     char request_id[24] = "http-";
     size_t k = 5;
     char digits[20];
-    size_t d = 0;
-    for (uint64_t v = ++m_refusals; v != 0 || d == 0; v /= 10)
-        digits[d++] = static_cast<char>('0' + v % 10);
-    while (d > 0 && k + 1 < sizeof request_id)
-        request_id[k++] = digits[--d];
+    for (char c : ktl::format_decimal(++m_refusals, digits))
+        if (k + 1 < sizeof request_id)
+            request_id[k++] = c;
     request_id[k] = '\0';
     if ((status == 401 || status == 403) && m_config.audit) {
         AuditEvent e {

@@ -8,6 +8,7 @@
 #include "../../../log.h"
 
 #include <mcp/policy/roles.h>
+#include <ktl/decimal.h>
 
 namespace mcpd::tools {
 namespace {
@@ -52,15 +53,9 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         spent_ns += clock::monotonic_ns() - busy_start;
         char msg[48] = "step ";
         size_t i = 5;
-        uint64_t v = done + 1;
         char digits[20];
-        int nd = 0;
-        do {
-            digits[nd++] = static_cast<char>('0' + v % 10);
-            v /= 10;
-        } while (v);
-        while (nd)
-            msg[i++] = digits[--nd];
+        for (char c : ktl::format_decimal(done + 1, digits))
+            msg[i++] = c;
         msg[i] = '\0';
         ctx.progress(done + 1, steps, msg);
     }
