@@ -52,7 +52,6 @@ static_assert((kSnapshotThreshold + kSnapshotTrailing + kraft::kMaxProposals) * 
 
 uint32_t g_slot = ~0u; // the groups' Datagram capability
 ConsensusGroup g_group0(kGroup);
-bool g_running = false;
 
 // `raft_voters=A.B.C.D,...`: 3 or 5 addresses, none twice. 0 when absent or malformed (logged).
 uint32_t parse_voters(std::string_view list) {
@@ -125,7 +124,6 @@ bool start(uint32_t netstack, uint32_t raft_log, uint32_t store, uint32_t factor
     c.snapshot_trailing = every <= kSnapshotThreshold ? 2 * every : kSnapshotTrailing;
     if (!g_group0.start(c))
         return false;
-    g_running = true;
     if (const uint64_t term = g_group0.recovered_term())
         KLOG_INFO("cluster: consensus group member %llu of %u on UDP %u, its state recovered (term %llu, %llu entries)",
                   static_cast<unsigned long long>(id), g_voter_count, port, static_cast<unsigned long long>(term),
@@ -140,17 +138,17 @@ bool start(uint32_t netstack, uint32_t raft_log, uint32_t store, uint32_t factor
     return true;
 }
 
-bool running() { return g_running; }
+bool running() { return g_group0.running(); }
 
 uint64_t next_round_ns() { return g_group0.busy() ? kBusyRoundNs : kRoundNs; }
 
 bool is_voter(uint32_t ip) {
     arch::IrqGuard guard; // (the cluster task's last round)
-    return g_running && g_group0.is_voter(consensus_id_of(ip));
+    return g_group0.is_voter(consensus_id_of(ip));
 }
 
 void round() {
-    if (!g_running)
+    if (!g_group0.running())
         return;
     static uint8_t buf[net::Datagram::kMaxPayload];
     // A bounded batch per round: a flood cannot starve the member's timers.
@@ -162,9 +160,7 @@ void round() {
         if (n < 0)
             break;
         const std::span<const uint8_t> datagram(buf, static_cast<size_t>(n));
-        const uint64_t group = raftwire::peek_group(datagram);
-        // (Another group's datagram: the member refuses it, as it refuses any it cannot open.)
-        g_group0.receive(g_group0.owns(group) ? group : g_group0.group(), datagram);
+        g_group0.receive(raftwire::peek_group(datagram), datagram);
     }
     g_group0.turn();
 }

@@ -15,6 +15,7 @@
 namespace clusterd {
 namespace {
 
+constexpr uint64_t kPollNs = 1'000'000; // the RaftLog's waits: a checkpoint, a commit
 constexpr uint64_t kBusyWindowNs = 100'000'000;
 constexpr uint64_t kAutomaticRetryNs = 30'000'000'000ull; // after an automatic attempt failed
 
@@ -29,7 +30,6 @@ void ConsensusGroup::UdpLink::send(uint64_t to, std::span<const uint8_t> d) {
 // then the write fails).
 int64_t ConsensusGroup::LogDisk::write(raftlog::Kind kind, std::span<const std::byte> payload) {
     constexpr int64_t kWouldBlock = -static_cast<int64_t>(ktl::Error::WouldBlock);
-    constexpr uint64_t kPollNs = 1'000'000;
     constexpr uint32_t kMaxPolls = 60'000;
     for (uint32_t i = 0; i < kMaxPolls; ++i) {
         const int64_t r = sys::raft_write(raft_log, static_cast<uint64_t>(kind), payload.data(), payload.size());
@@ -53,7 +53,7 @@ bool ConsensusGroup::LogDisk::wait(uint64_t ticket) {
         const int64_t d = sys::storage_durable(ticket);
         if (d != 0)
             return d == 1;
-        sys::sleep(1'000'000);
+        sys::sleep(kPollNs);
     }
 }
 
@@ -69,7 +69,6 @@ bool ConsensusGroup::start(const Config& c) {
     m_link.slot = c.slot;
     m_link.port = c.port;
     m_disk.raft_log = c.raft_log;
-    m_raft_log = c.raft_log;
     m_voter_count = c.voter_count;
     auto* member = new (m_member_storage) kraft::Member;
     member->set_state_machine(&m_applier);
@@ -96,10 +95,6 @@ bool ConsensusGroup::start(const Config& c) {
     return true;
 }
 
-bool ConsensusGroup::owns(uint64_t wire_group) const {
-    return wire_group == m_group || wire_group == m_forwarder.group() || wire_group == m_transfer_channel.group();
-}
-
 void ConsensusGroup::receive(uint64_t wire_group, std::span<const uint8_t> datagram) {
     std::span<const uint8_t> message;
     uint64_t sender = 0;
@@ -119,7 +114,7 @@ void ConsensusGroup::receive(uint64_t wire_group, std::span<const uint8_t> datag
     } else if (wire_group == m_transfer_channel.group()) {
         if (m_transfer_channel.receive(datagram, message, sender))
             m_transfer.received(message, sender, m_member->status(), sys::clock());
-    } else {
+    } else { // (the member's, or one it refuses as it refuses any it cannot open)
         m_member->receive(datagram);
     }
 }
@@ -164,7 +159,7 @@ void ConsensusGroup::follow_configuration(const kraft::MemberStatus& s) {
             voter = voter || (s.servers[i].id == m_self_id && !s.removed);
         }
     m_transfer.set_sources({ voters, n });
-    if (voter != m_serving_as_voter && sys::repl_serve(m_raft_log, voter ? m_voter_count : 0, m_origin) == 0) {
+    if (voter != m_serving_as_voter && sys::repl_serve(m_disk.raft_log, voter ? m_voter_count : 0, m_origin) == 0) {
         m_serving_as_voter = voter;
         KLOG_INFO("cluster: this node is %s of the consensus group", voter ? "a voter" : "no longer a voter");
     }

@@ -52,10 +52,8 @@ public:
     // What start() found on the disk (0 and 0: a new member).
     uint64_t recovered_term() const { return m_member ? m_member->recovered_term() : 0; }
     uint64_t recovered_entries() const { return m_member ? m_member->recovered_entries() : 0; }
-    uint64_t group() const { return m_group; }
 
-    // Whether a datagram of wire group `wire_group` is this group's (its member's or a channel's).
-    bool owns(uint64_t wire_group) const;
+    // A datagram of wire group `wire_group`: a channel's, else the member's.
     void receive(uint64_t wire_group, std::span<const uint8_t> datagram);
     // One round: the member's turn, changes taken and applied, catch-up, replacement, the status.
     void turn();
@@ -96,7 +94,7 @@ private:
 
     const uint64_t m_group;
     uint64_t m_self_id = 0, m_origin = 0;
-    uint32_t m_voter_count = 0, m_raft_log = ~0u;
+    uint32_t m_voter_count = 0;
     bool m_serving_as_voter = false; // what the store was last told (repl_serve)
     cluster::Key m_key {};
     UdpLink m_link;

@@ -131,7 +131,9 @@ public:
         uint32_t voters[raftdir::kMaxVoters];
         if (command.size() == sizeof(uint64_t))
             return;
-        if (command[0] == 'P') {
+        if (command.empty()) {
+            ++refused;
+        } else if (command[0] == 'P') {
             auto p = raftdir::decode_place(record, voters);
             refused += p && directory.place(*p).ok() ? 0 : 1;
         } else if (command[0] == 'F') {
