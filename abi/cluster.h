@@ -20,6 +20,17 @@ enum class ReplaceStep : uint8_t { None, Adding, Standby, Promoting, Removing, D
 // longer in the configuration, the newcomer a voter already).
 enum class ReplaceFailure : uint8_t { None, LeadershipLost, Refused, CatchUpTimedOut, Changed };
 
+// A replicated collection as group 0's directory places it (lib/raft/directory.h): its group and
+// that group's voters (IPv4 addresses, host byte order).
+constexpr uint32_t kMaxPlacements = 32;
+struct Placement {
+    char name[64]; // `name_length` bytes, not NUL-terminated when 64
+    uint32_t group;
+    uint8_t name_length, voter_count;
+    uint8_t reserved[2];
+    uint32_t voters[5];
+};
+
 struct ClusterInfo {
     char self[32];    // this node's name
     char cluster[32]; // the cluster's name
@@ -89,6 +100,11 @@ struct ClusterInfo {
     uint64_t replace_ms, replace_done;
     // Rounds of probes this node ran as the leader to confirm reads (one serves every read waiting).
     uint64_t repl_read_rounds;
+    // Group 0's directory as this member applied it (a voter of group 0; none elsewhere): every
+    // replicated collection's placement, and the next group id it will assign.
+    uint32_t placement_count, placement_next_group;
+    uint64_t repl_placements; // creates whose placement this node proposed before the create
+    Placement placements[kMaxPlacements];
 };
 
 struct MemberInfo {

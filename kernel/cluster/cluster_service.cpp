@@ -18,6 +18,7 @@
 #include "../sched/scheduler.h"
 #include <abi/replication.h>
 #include <abi/sys.h>
+#include <raft/directory.h>
 
 #include <cluster/node.h>
 #include <ktl/le_bytes.h>
@@ -441,11 +442,19 @@ void audit_forwarded(uint32_t from_ip, std::span<const uint8_t> command, bool pr
         return;
     const uint16_t type = static_cast<uint16_t>(ktl::get_le(command.data() + abi::repl::kTypeAt, 2));
     static const char* const kActions[] = { "", "create", "drop", "upsert", "delete" };
+    const auto outcome = proposed ? mcp::AuditOutcome::Allow : mcp::AuditOutcome::Deny;
+    if (type == raftdir::kPlace) { // (a replicated collection's placement, before its create)
+        uint32_t voters[raftdir::kMaxVoters];
+        const auto p = raftdir::decode_place(std::as_bytes(command.subspan(kHeader)), voters);
+        record_peer(from_ip, outcome, proposed ? "" : "not_leader", "place", p ? p->name : std::string_view("?"),
+                    "forwarded_change");
+        return;
+    }
     if (type < 1 || type > 4)
         return;
     auto d = storage::decode_record(type, std::as_bytes(command.subspan(kHeader)));
-    record_peer(from_ip, proposed ? mcp::AuditOutcome::Allow : mcp::AuditOutcome::Deny, proposed ? "" : "not_leader",
-                kActions[type], d ? d->name : std::string_view("?"), "forwarded_change");
+    record_peer(from_ip, outcome, proposed ? "" : "not_leader", kActions[type], d ? d->name : std::string_view("?"),
+                "forwarded_change");
 }
 
 bool running() {

@@ -10,6 +10,7 @@
 #include <netcfg/ipv4_config.h>
 #include <raft/read_index.h>
 
+#include <cstring>
 #include <new>
 
 namespace clusterd {
@@ -71,6 +72,7 @@ bool ConsensusGroup::start(const Config& c) {
     m_disk.raft_log = c.raft_log;
     m_voter_count = c.voter_count;
     auto* member = new (m_member_storage) kraft::Member;
+    m_applier.configure(c.voter_count, m_group == 0, consensus_ip_of);
     member->set_state_machine(&m_applier);
     (void)member->set_snapshot_policy(c.snapshot_every, c.snapshot_trailing);
     m_key = *c.key; // (the wire's key is a view: this copy outlives the caller's)
@@ -218,7 +220,12 @@ void ConsensusGroup::turn() {
     m_busy = now_ns < m_busy_until;
     const ReplicaApplier::Counters c = m_applier.counters();
     const StateTransfer::Counters t = m_transfer.counters();
+    const uint64_t directory_changes = m_applier.directory_changes();
     arch::IrqGuard guard;
+    if (directory_changes != m_directory_seen) { // (rare: a placement, a drop, a snapshot loaded)
+        m_directory = m_applier.directory();
+        m_directory_seen = directory_changes;
+    }
     m_status = s;
     m_replication = c;
     m_transfers = t;
@@ -303,6 +310,20 @@ void ConsensusGroup::fill(cluster_abi::ClusterInfo& out) const {
     out.xfer_served_pages = t.served_pages;
     out.xfer_served_bytes = t.served_bytes;
     out.xfer_active = m_transfer_active ? 1 : 0;
+    out.repl_placements = c.placements;
+    const auto entries = m_directory.entries();
+    out.placement_next_group = m_directory.next_group();
+    for (const raftdir::Entry& e : entries) {
+        if (out.placement_count == cluster_abi::kMaxPlacements)
+            break;
+        cluster_abi::Placement& p = out.placements[out.placement_count++];
+        std::memcpy(p.name, e.name, e.name_length);
+        p.name_length = e.name_length;
+        p.group = e.group;
+        p.voter_count = e.voter_count;
+        for (uint8_t i = 0; i < e.voter_count && i < raftdir::kMaxVoters; ++i)
+            p.voters[i] = e.voters[i];
+    }
 }
 
 } // namespace clusterd

@@ -118,6 +118,8 @@ private:
     bool m_transfer_active = false;
     VoterReplacement::Status m_replace_status {};
     uint64_t m_round_ns = 0;
+    raftdir::Directory m_directory {}; // the applier's, copied when it changed
+    uint64_t m_directory_seen = ~0ull;
 };
 
 } // namespace clusterd

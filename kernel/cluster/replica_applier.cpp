@@ -24,6 +24,7 @@ using abi::repl::kTicketAt;
 using abi::repl::kTypeAt;
 using abi::repl::kZeroAt;
 static_assert(kMaxCommand <= kraft::kMaxCommand); // the member proposes what the desk hands out
+static_assert(ReplicaApplier::kMaxCreate >= kHeader + storage::kCreateRecordBytes);
 alignas(8) std::byte g_command[kMaxCommand];
 bool g_missing[abi::kMaxDeleteIds]; // the last delete's ids not found (one task: one change at a time)
 
@@ -34,6 +35,12 @@ int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
 } // namespace
 
 ReplicaApplier::ReplicaApplier() : m_command(g_command), m_missing(g_missing) {}
+
+void ReplicaApplier::configure(uint32_t group_size, bool places, uint32_t (*ip_of)(uint64_t)) {
+    m_ip_of = ip_of;
+    m_group_size = group_size;
+    m_places = places;
+}
 
 bool ReplicaApplier::start(uint32_t store, uint32_t log, uint32_t voters, uint64_t origin, StateTransfer& transfer) {
     m_transfer = &transfer;
@@ -66,18 +73,21 @@ void ReplicaApplier::pump(kraft::Member& member, PeerChannel& forwarder, uint64_
         if (slot && read)
             taken = leader ? m_reads.ask(s.id, ticket)
                            : forward_to != 0 && send_read(forwarder, forward_to, { raftread::kAsk, ticket, 0, 0 });
+        else if (slot && place_first(member, forwarder, s, command, *slot, now_ns))
+            continue; // (answered already when it could not be placed)
         else if (slot)
-            taken = leader ? member.propose(command, ticket) : forward_to != 0 && forwarder.send(forward_to, command);
+            taken = submit(member, forwarder, forward_to, command, ticket);
         if (!taken) {
             ++m_counters.refused;
             sys::repl_done(m_log, ticket, err(leader || forward_to ? ktl::Error::WouldBlock : ktl::Error::NotLeader),
                            nullptr, 0);
             continue;
         }
-        *slot = InFlight { ticket, now_ns, leader ? 0 : forward_to, read, 0 };
+        *slot = InFlight { ticket, now_ns, leader ? 0 : forward_to, read, 0, Phase::Change, 0 };
         if (!read)
             ++(leader ? m_counters.proposed : m_counters.forwarded_out);
     }
+    submit_placed(member, forwarder, forward_to);
     serve_reads(s, forwarder, now_ns);
     // A change forwarded to a leader this follower no longer follows (it died, or lost an election)
     // is answered at once: whether that leader committed it before is not known here. (A read
@@ -88,6 +98,74 @@ void ReplicaApplier::pump(kraft::Member& member, PeerChannel& forwarder, uint64_
             sys::repl_done(m_log, f.ticket, err(ktl::Error::TimedOut), nullptr, 0);
             f = InFlight {};
         }
+}
+
+bool ReplicaApplier::submit(kraft::Member& member, PeerChannel& forwarder, uint64_t forward_to,
+                            std::span<const uint8_t> command, uint64_t ticket) {
+    return forward_to == 0 ? member.propose(command, ticket) : forwarder.send(forward_to, command);
+}
+
+bool ReplicaApplier::place_first(kraft::Member& member, PeerChannel& forwarder, const kraft::MemberStatus& s,
+                                 std::span<const uint8_t> command, InFlight& slot, uint64_t now_ns) {
+    const uint8_t* h = command.data();
+    if (!m_places || !m_ip_of || get_le(h + kTypeAt, 2) != uint16_t(storage::RecordType::Create) ||
+        command.size() > kMaxCreate)
+        return false;
+    const auto d = storage::decode_record(uint16_t(storage::RecordType::Create),
+                                          { m_command + kHeader, static_cast<size_t>(command.size() - kHeader) });
+    if (!d || m_directory.find(d->name))
+        return false; // (a create that does not decode is refused by every voter as it applies it)
+    // Its voters until a collection has a group of its own: the group's, the creating node first
+    // (this one: its changes carry its address).
+    const uint64_t ticket = get_le(h + kTicketAt, 8);
+    uint32_t live[kraft::kMaxServers], voters[raftdir::kMaxVoters];
+    size_t count = 0;
+    for (uint8_t i = 0; i < s.server_count; ++i)
+        if (s.servers[i].role == RAFT_VOTER)
+            live[count++] = m_ip_of(s.servers[i].id);
+    const uint32_t self_ip = static_cast<uint32_t>(m_origin >> 32);
+    const auto chosen = m_directory.choose(self_ip, { live, count }, static_cast<uint8_t>(m_group_size), voters);
+    alignas(8) uint8_t place[kHeader + raftdir::kPlaceHeader + 4 * raftdir::kMaxVoters + raftdir::kMaxNameLength];
+    const raftdir::Place p { d->name, { voters, m_group_size } };
+    const size_t length = raftdir::place_bytes(p);
+    std::memcpy(place, h, kHeader); // (its origin and ticket)
+    ktl::put_le<uint16_t>(reinterpret_cast<std::byte*>(place + kTypeAt), raftdir::kPlace);
+    ktl::put_le<uint32_t>(reinterpret_cast<std::byte*>(place + kLengthAt), static_cast<uint32_t>(length));
+    if (!chosen || !raftdir::encode(p, { reinterpret_cast<std::byte*>(place + kHeader), length })) {
+        ++m_counters.refused;
+        sys::repl_done(m_log, ticket, err(chosen ? ktl::Error::InvalidArgs : chosen.error()), nullptr, 0);
+        return true;
+    }
+    const uint64_t forward_to = s.is_leader ? 0 : s.leader;
+    if (!(s.is_leader || forward_to) || !submit(member, forwarder, forward_to, { place, kHeader + length }, ticket)) {
+        ++m_counters.refused;
+        sys::repl_done(m_log, ticket, err(s.is_leader || forward_to ? ktl::Error::WouldBlock : ktl::Error::NotLeader),
+                       nullptr, 0);
+        return true;
+    }
+    const size_t index = static_cast<size_t>(&slot - m_in_flight);
+    std::memcpy(m_creates[index], h, command.size());
+    slot = InFlight { ticket, now_ns, forward_to, false, 0, Phase::Placing, static_cast<uint16_t>(command.size()) };
+    ++m_counters.placements;
+    return true;
+}
+
+void ReplicaApplier::submit_placed(kraft::Member& member, PeerChannel& forwarder, uint64_t forward_to) {
+    const bool leader = member.status().is_leader;
+    for (size_t i = 0; i < kInFlight; ++i) {
+        InFlight& f = m_in_flight[i];
+        if (f.ticket == 0 || f.phase != Phase::Placed)
+            continue;
+        if (!(leader || forward_to) ||
+            !submit(member, forwarder, forward_to, { m_creates[i], f.create_length }, f.ticket)) {
+            ++m_counters.refused;
+            settle(f.ticket, err(leader || forward_to ? ktl::Error::WouldBlock : ktl::Error::NotLeader));
+            continue;
+        }
+        f.phase = Phase::Change;
+        f.to = forward_to;
+        ++(leader ? m_counters.proposed : m_counters.forwarded_out);
+    }
 }
 
 bool ReplicaApplier::send_read(PeerChannel& channel, uint64_t to, const raftread::Message& m) {
@@ -167,7 +245,9 @@ bool ReplicaApplier::forwarded(kraft::Member& member, std::span<const uint8_t> c
                         get_le(command.data() + kZeroAt, 2) == 0 &&
                         get_le(command.data() + kLengthAt, 4) == command.size() - kHeader;
     const uint16_t type = formed ? static_cast<uint16_t>(get_le(command.data() + kTypeAt, 2)) : 0;
-    const bool change = type >= uint16_t(storage::RecordType::Create) && type <= uint16_t(storage::RecordType::Delete);
+    const bool change = (type >= uint16_t(storage::RecordType::Create) &&
+                         type <= uint16_t(storage::RecordType::Delete)) ||
+                        (m_places && type == raftdir::kPlace);
     if (!change || !member.status().is_leader || !member.propose(command, 0)) {
         ++m_counters.refused; // (the follower's caller learns it from its timeout)
         return false;
@@ -227,11 +307,19 @@ void ReplicaApplier::apply(std::span<const uint8_t> command) {
     int64_t result = err(ktl::Error::Corrupt);
     if (type == kReadBarrier && length == command.size() - kHeader)
         return; // (a read barrier an earlier version logged: nothing to change, nobody waits for it)
-    if (get_le(h + kZeroAt, 2) == 0 && length == command.size() - kHeader && length <= kMaxCommand - kHeader) {
-        // Copied to an aligned buffer: the record's ids and vectors are read in place.
+    const bool formed = get_le(h + kZeroAt, 2) == 0 && length == command.size() - kHeader &&
+                        length <= kMaxCommand - kHeader;
+    if (formed) // Copied to an aligned buffer: the record's ids and vectors are read in place.
         std::memcpy(m_command, command.data() + kHeader, length);
-        result = apply_record(type, { m_command, static_cast<size_t>(length) });
+    if (type >= raftdir::kPlace && type <= raftdir::kReassign) {
+        result = formed && m_places ? apply_directory(type, { m_command, static_cast<size_t>(length) })
+                                    : err(ktl::Error::Corrupt);
+        if (origin == m_origin)
+            placed(ticket, result);
+        return;
     }
+    if (formed)
+        result = apply_record(type, { m_command, static_cast<size_t>(length) });
     if (result < 0) {
         ++m_counters.failed;
         KLOG_WARN("cluster: a replicated change (record type %u) was not applied here: %s", type,
@@ -244,6 +332,59 @@ void ReplicaApplier::apply(std::span<const uint8_t> command) {
                type == uint16_t(storage::RecordType::Delete) && result >= 0
                    ? std::span<const bool>(m_missing, m_missing_count)
                    : std::span<const bool>());
+}
+
+// group 0's directory commands; a placement's result is its group (or Exists: placed before).
+int64_t ReplicaApplier::apply_directory(uint16_t type, std::span<const std::byte> record) {
+    ktl::Result<void> done = ktl::Error::Corrupt;
+    int64_t group = 0;
+    if (type == raftdir::kPlace) {
+        uint32_t voters[raftdir::kMaxVoters];
+        if (const auto p = raftdir::decode_place(record, voters)) {
+            const auto e = m_directory.place(*p);
+            if (!e)
+                return err(e.error());
+            group = (*e)->group;
+            done = {};
+        }
+    } else if (type == raftdir::kForget) {
+        if (const auto f = raftdir::decode_forget(record))
+            done = m_directory.forget(*f);
+    } else if (const auto r = raftdir::decode_reassign(record)) {
+        done = m_directory.reassign(*r);
+    }
+    if (!done)
+        return err(done.error());
+    ++m_directory_changes;
+    return group;
+}
+
+void ReplicaApplier::placed(uint64_t ticket, int64_t result) {
+    for (auto& f : m_in_flight)
+        if (f.ticket == ticket && f.phase == Phase::Placing) {
+            if (result >= 0 || result == err(ktl::Error::Exists))
+                f.phase = Phase::Placed; // (its create is proposed in the next round)
+            else
+                settle(ticket, result);
+            return;
+        }
+}
+
+// The directory is group 0's state: nothing else a snapshot covers lives in this task.
+size_t ReplicaApplier::save(std::span<uint8_t> out) {
+    return m_places ? m_directory.snapshot(std::as_writable_bytes(out)) : 0;
+}
+
+bool ReplicaApplier::load(std::span<const uint8_t> state) {
+    if (state.empty()) { // (a snapshot of a kernel before the directory, or of another group)
+        m_directory = raftdir::Directory {};
+        ++m_directory_changes;
+        return true;
+    }
+    if (!m_places || !m_directory.restore(std::as_bytes(state)))
+        return false;
+    ++m_directory_changes;
+    return true;
 }
 
 int64_t ReplicaApplier::open(std::string_view name, uint32_t* dim) {
@@ -266,6 +407,11 @@ int64_t ReplicaApplier::apply_record(uint16_t type, std::span<const std::byte> r
     auto d = storage::decode_record(type, record);
     if (!d || storage::is_raft_record(d->type) || d->type == storage::RecordType::Audit)
         return err(ktl::Error::Corrupt);
+    // A committed drop ends the collection's placement on every voter alike, whatever the store here says.
+    if (const raftdir::Entry* e = d->type == storage::RecordType::Drop && m_places ? m_directory.find(d->name)
+                                                                                   : nullptr)
+        if (m_directory.forget({ e->group, d->name }))
+            ++m_directory_changes;
     return patiently([&] { return apply_once(*d); });
 }
 

@@ -15,6 +15,10 @@
 // A linearizable read (the desk's read barrier) writes nothing: the leader hands out a read index
 // once a round of probes shows it still leads (lib/raft/read_index.h), over the same channel, and
 // the reader is answered once this voter has applied the log up to that index.
+// Group 0's applier also applies the directory of replicated collections (lib/raft/directory.h)
+// and carries it in the group's snapshots: a replicated collection is placed (kPlace, its voters
+// chosen by the node that took the create) before its create is proposed, and a committed drop
+// forgets its placement on every voter in log order.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -22,6 +26,7 @@
 #include <string_view>
 
 #include "../raft/raft_member.h"
+#include <raft/directory.h>
 #include <raft/read_index.h>
 #include "peer_channel.h"
 #include "state_transfer.h"
@@ -33,9 +38,14 @@ namespace clusterd {
 class ReplicaApplier final : public kraft::StateMachine {
 public:
     static constexpr uint64_t kForwardGroup = 0x4657440000000000ull; // "FWD"
+    static constexpr size_t kMaxCreate = 128; // a create's command (the header and a 100-byte record)
 
     ReplicaApplier();
     // store: the VectorStore capability; log: the RaftLog one; registers this task as the applier.
+    // What the group is, before its member starts (a snapshot it loads then carries the directory):
+    // `group_size`, the voters a placement names; `places`, this is group 0's applier (it keeps the
+    // directory); `ip_of`, a raft id's address.
+    void configure(uint32_t group_size, bool places, uint32_t (*ip_of)(uint64_t));
     // `transfer` fetches what an installed snapshot covers.
     bool start(uint32_t store, uint32_t log, uint32_t voters, uint64_t origin, StateTransfer& transfer);
     // One round: what waits is taken; at the leader it is proposed, at a follower that knows the
@@ -55,12 +65,19 @@ public:
     void installed(uint64_t applied) override;
     void install_begin(uint64_t index, uint64_t from) override;
     bool install_ready() override;
+    size_t save(std::span<uint8_t> out) override;
+    bool load(std::span<const uint8_t> state) override;
+
+    // The directory as applied here, and a count that moves whenever it changes.
+    const raftdir::Directory& directory() const { return m_directory; }
+    uint64_t directory_changes() const { return m_directory_changes; }
 
     struct Counters {
         uint64_t applied, failed, proposed, refused, timed_out, installs;
         uint64_t forwarded_out, forwarded_in; // sent to the leader; proposed here for a follower
         uint64_t reads;                       // linearizable reads answered here (vec_sync, store_sync)
         uint64_t read_rounds;                 // rounds of probes this member ran as the leader to confirm reads
+        uint64_t placements;                  // creates whose placement this node proposed first
     };
     Counters counters() const { return m_counters; }
     // Changes and reads taken here and not yet answered, or followers' reads waiting here.
@@ -75,12 +92,29 @@ private:
     static constexpr size_t kInFlight = 16; // the desk's slots
     // Under the MCP tool's 10 s limit: its caller learns the outcome is unknown, not that it ran out.
     static constexpr uint64_t kTimeoutNs = 8'000'000'000ull;
+    // A create waits for its placement: proposed (Placing), then committed here (Placed), when the
+    // create itself is proposed as it came (kept in the slot's create buffer until then).
+    enum class Phase : uint8_t { Change, Placing, Placed };
     struct InFlight {
         uint64_t ticket, since_ns;
         uint64_t to;    // the leader a follower forwarded it to (0: proposed here)
         bool read;      // a read barrier: answered once the log is applied up to `index` here
         uint64_t index; // (0: the leader has not handed it out yet)
+        Phase phase;
+        uint16_t create_length;
     };
+    // Proposed at the leader, or sent to the leader a follower knows; false when neither could.
+    static bool submit(kraft::Member& member, PeerChannel& forwarder, uint64_t forward_to,
+                       std::span<const uint8_t> command, uint64_t ticket);
+    // A create of a collection the directory does not place yet: its placement proposed and the
+    // create kept in the slot. False when this does not apply (placed already, or no directory).
+    bool place_first(kraft::Member& member, PeerChannel& forwarder, const kraft::MemberStatus& s,
+                     std::span<const uint8_t> command, InFlight& slot, uint64_t now_ns);
+    // The creates whose placement is committed, proposed.
+    void submit_placed(kraft::Member& member, PeerChannel& forwarder, uint64_t forward_to);
+    int64_t apply_directory(uint16_t type, std::span<const std::byte> record);
+    // A placement this node proposed was applied (result: its group, or why not).
+    void placed(uint64_t ticket, int64_t result);
     bool send_read(PeerChannel& channel, uint64_t to, const raftread::Message& m);
     // The leader's rounds and answers, and the reads whose index this voter has applied.
     void serve_reads(const kraft::MemberStatus& s, PeerChannel& channel, uint64_t now_ns);
@@ -99,6 +133,12 @@ private:
     std::byte* m_command; // one command being taken or applied (kMaxCommand)
     bool* m_missing;      // the last delete's flags for ids it did not find (abi::kMaxDeleteIds)
     uint32_t m_missing_count = 0;
+    uint32_t m_group_size = 0;
+    bool m_places = false;
+    uint32_t (*m_ip_of)(uint64_t) = nullptr;
+    alignas(8) uint8_t m_creates[kInFlight][kMaxCreate] {}; // each Placing slot's create
+    raftdir::Directory m_directory;
+    uint64_t m_directory_changes = 0;
 };
 
 } // namespace clusterd

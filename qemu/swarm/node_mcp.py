@@ -12,7 +12,9 @@ class NodeError(Exception):
 
 
 class NodeLine:
-    def __init__(self, path, timeout=10.0):
+    def __init__(self, path, timeout=10.0, confirm=None):
+        """confirm: the client declares elicitation and, asked to confirm a destructive call (a
+        step-up form naming its target), answers with that name: an operator confirming it."""
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.settimeout(timeout)
         self.sock.connect(path)
@@ -20,7 +22,9 @@ class NodeLine:
         self.buf = b""
         self.notifications = []  # those that arrived while waiting for an answer
         self.next_id = 1
-        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+        self.confirm = confirm
+        self.request("initialize", {"protocolVersion": "2025-06-18",
+                                    "capabilities": {"elicitation": {}} if confirm else {},
                                     "clientInfo": {"name": "basalt-swarm", "version": "1"}})
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
@@ -34,7 +38,12 @@ class NodeLine:
         deadline = time.monotonic() + self.timeout
         while True:
             for msg in self.take_messages():
-                if msg.get("id") == rid:
+                if msg.get("method") == "elicitation/create" and "id" in msg:
+                    self.send({"jsonrpc": "2.0", "id": msg["id"], "result": {
+                        "action": "accept" if self.confirm else "decline",
+                        **({"content": {"name": self.confirm}} if self.confirm else {})}})
+                    continue
+                if msg.get("id") == rid and "method" not in msg:
                     if "error" in msg:
                         raise NodeError(msg["error"].get("message", str(msg["error"])))
                     return msg["result"]
@@ -93,8 +102,8 @@ class NodeLine:
         self.sock.close()
 
 
-def call(path, tool, arguments=None, timeout=10.0):
-    line = NodeLine(path, timeout)
+def call(path, tool, arguments=None, timeout=10.0, confirm=None):
+    line = NodeLine(path, timeout, confirm)
     try:
         return line.call(tool, arguments)
     finally:

@@ -22,7 +22,8 @@ Steps (one key each; "nodes" is a list of node numbers or "all", rogue nodes nev
                                                   REASON (the call must fail so); "within_s": tried again
                                                   until it holds; expect keys may be dotted (a.b.c, a.0.c);
                                                   "expect_at_least": {KEY: N}; "repeat": N makes the call N
-                                                  times, an argument "$i" being the repetition (0..N-1)
+                                                  times, an argument "$i" being the repetition (0..N-1);
+                                                  "confirm": NAME answers a step-up form (a drop) with NAME
   {"call": {"node": "leader", "resource": "kernel://status", "expect": {...}}}
                                                   the same checks on a resource's contents (resources/read)
   {"audited": {"node": "leader", "record": {"kind": "peer", "reason": "forwarded_change"}}}
@@ -243,7 +244,8 @@ class Runner:
                 if "resource" in spec:
                     result = node_mcp.read(node["serial"], spec["resource"], timeout=15)
                 else:
-                    result = node_mcp.call(node["serial"], spec["tool"], spec.get("arguments", {}), timeout=15)
+                    result = node_mcp.call(node["serial"], spec["tool"], spec.get("arguments", {}), timeout=15,
+                                           confirm=spec.get("confirm"))
                 if "expect_error" in spec:
                     problem = f"succeeded ({json.dumps(result)[:120]}), expected the error {spec['expect_error']}"
                 for key, want in spec.get("expect", {}).items():

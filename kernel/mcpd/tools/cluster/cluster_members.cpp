@@ -77,6 +77,19 @@ void write_consensus(json::Writer& w, const ClusterInfo& info) {
         w.key("role").string(v.role < 3 ? kServerRoles[v.role] : "?").end_object();
     }
     w.end_array();
+    // Group 0's directory (a voter's view): each replicated collection's group and voters.
+    w.key("collections").begin_array();
+    for (uint32_t i = 0; i < info.placement_count && i < cluster_abi::kMaxPlacements; ++i) {
+        const cluster_abi::Placement& p = info.placements[i];
+        w.begin_object().key("name").string({ p.name, p.name_length < sizeof p.name ? p.name_length : sizeof p.name });
+        w.key("group").number(p.group).key("voters").begin_array();
+        for (uint8_t v = 0; v < p.voter_count && v < 5; ++v) {
+            char address[16];
+            w.string({ address, netcfg::format_ipv4(p.voters[v], address, sizeof address) });
+        }
+        w.end_array().end_object();
+    }
+    w.end_array();
     // At the leader: how far each server's log is known to reach, and how far it is behind.
     if (info.raft_role == 3) {
         w.key("replicas").begin_array();
