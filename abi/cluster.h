@@ -31,6 +31,20 @@ struct Placement {
     uint32_t voters[5];
 };
 
+// A replicated collection's own group, as this node's member of it knows it.
+constexpr uint32_t kMaxGroups = 7; // groups a node is a member of besides group 0
+struct GroupInfo {
+    uint64_t group, term, commit, last_index;
+    uint32_t leader_ip; // 0: none known
+    uint8_t role;       // as raft_role
+    uint8_t server_count;
+    uint8_t reserved[2];
+    uint32_t server_ip[5];
+    uint8_t server_role[5]; // upstream's: 0 standby, 1 voter, 2 spare
+    uint8_t reserved2[3];
+    uint64_t server_match[5]; // at the leader: the highest log index known replicated there
+};
+
 struct ClusterInfo {
     char self[32];    // this node's name
     char cluster[32]; // the cluster's name
@@ -105,6 +119,9 @@ struct ClusterInfo {
     uint32_t placement_count, placement_next_group;
     uint64_t repl_placements; // creates whose placement this node proposed before the create
     Placement placements[kMaxPlacements];
+    // The collections' groups this node runs a member of.
+    uint32_t group_count, group_reserved;
+    GroupInfo groups[kMaxGroups];
 };
 
 struct MemberInfo {

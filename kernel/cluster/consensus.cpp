@@ -7,6 +7,7 @@
 #include "../log.h"
 #include "../net/datagram.h"
 #include "../raft/raft_heap.h"
+#include "../mm/kheap.h"
 #include "../raft/raft_member.h"
 #include "consensus_group.h"
 #include <abi/sys.h>
@@ -52,6 +53,13 @@ static_assert((kSnapshotThreshold + kSnapshotTrailing + kraft::kMaxProposals) * 
 
 uint32_t g_slot = ~0u; // the groups' Datagram capability
 ConsensusGroup g_group0(kGroup);
+// The replicated collections' groups this node is a voter of (group 0's directory names them),
+// on the kernel heap while they run: a group's channels are most of its size.
+static_assert(cluster_abi::kMaxGroups == raftdir::kMaxGroupsPerNode);
+ConsensusGroup* g_groups[cluster_abi::kMaxGroups] = {};
+ConsensusGroup::Config g_config; // group 0's: a collection's group differs in its id and voters
+uint32_t g_self_ip = 0;
+uint64_t g_directory_seen = ~0ull;
 
 // `raft_voters=A.B.C.D,...`: 3 or 5 addresses, none twice. 0 when absent or malformed (logged).
 uint32_t parse_voters(std::string_view list) {
@@ -122,6 +130,9 @@ bool start(uint32_t netstack, uint32_t raft_log, uint32_t store, uint32_t factor
     const unsigned every = bootargs::get().raft_snapshot_every;
     c.snapshot_every = every <= kSnapshotThreshold ? every : kSnapshotThreshold;
     c.snapshot_trailing = every <= kSnapshotThreshold ? 2 * every : kSnapshotTrailing;
+    g_config = c;
+    g_config.bootstrap = {};
+    g_self_ip = self_ip;
     if (!g_group0.start(c))
         return false;
     if (const uint64_t term = g_group0.recovered_term())
@@ -140,7 +151,88 @@ bool start(uint32_t netstack, uint32_t raft_log, uint32_t store, uint32_t factor
 
 bool running() { return g_group0.running(); }
 
-uint64_t next_round_ns() { return g_group0.busy() ? kBusyRoundNs : kRoundNs; }
+uint64_t next_round_ns() {
+    bool busy = g_group0.busy();
+    for (const ConsensusGroup* g : g_groups)
+        busy = busy || (g && g->busy());
+    return busy ? kBusyRoundNs : kRoundNs;
+}
+
+namespace {
+
+// A member of group `e.group` with its voters (raft ids there are addresses): from the state the
+// RaftLog holds for it, or bootstrapping it as every voter of a new group does.
+void join(const raftdir::Entry& e) {
+    size_t free_slot = cluster_abi::kMaxGroups;
+    for (size_t i = 0; i < cluster_abi::kMaxGroups; ++i)
+        if (!g_groups[i] && free_slot == cluster_abi::kMaxGroups)
+            free_slot = i;
+    if (free_slot == cluster_abi::kMaxGroups)
+        return; // (the directory places a node in kMaxGroupsPerNode groups at most)
+    auto mem = kheap::alloc(sizeof(ConsensusGroup));
+    if (!mem) {
+        KLOG_ERROR("cluster: no memory for group %u's member ('%.*s'): retried", e.group, int(e.name_length), e.name);
+        return;
+    }
+    auto* group = new (*mem) ConsensusGroup(e.group);
+    uint64_t voters[raftdir::kMaxVoters];
+    for (uint8_t i = 0; i < e.voter_count; ++i)
+        voters[i] = e.voters[i];
+    ConsensusGroup::Config c = g_config;
+    c.self_id = g_self_ip;
+    c.bootstrap = { voters, e.voter_count };
+    c.voter_count = e.voter_count;
+    if (!group->start(c)) {
+        group->~ConsensusGroup();
+        kheap::free(group);
+        return;
+    }
+    {
+        arch::IrqGuard guard; // cluster_info reads the table
+        g_groups[free_slot] = group;
+    }
+    KLOG_INFO("cluster: a voter of group %u ('%.*s', %u voters)%s", e.group, int(e.name_length), e.name, e.voter_count,
+              group->recovered_term() ? ", its state recovered" : "");
+}
+
+void drop(size_t slot) {
+    ConsensusGroup* group = g_groups[slot];
+    {
+        arch::IrqGuard guard;
+        g_groups[slot] = nullptr;
+    }
+    KLOG_INFO("cluster: no longer a voter of group %llu: its member and its state here are gone",
+              static_cast<unsigned long long>(group->id()));
+    group->leave();
+    group->~ConsensusGroup();
+    kheap::free(group);
+}
+
+// The groups this node runs follow the directory as group 0 has applied it here: a placement that
+// names this node is joined, a group it no longer names (forgotten, or its place reassigned) is left.
+void follow_directory() {
+    if (g_group0.directory_changes() == g_directory_seen)
+        return;
+    g_directory_seen = g_group0.directory_changes();
+    const raftdir::Directory& dir = g_group0.directory();
+    for (size_t i = 0; i < cluster_abi::kMaxGroups; ++i)
+        if (g_groups[i]) {
+            const raftdir::Entry* e = dir.find_group(static_cast<uint32_t>(g_groups[i]->id()));
+            if (!e || !e->has_voter(g_self_ip))
+                drop(i);
+        }
+    const raftdir::Entry* mine[raftdir::kMaxGroupsPerNode];
+    const size_t n = dir.groups_of(g_self_ip, mine);
+    for (size_t k = 0; k < n; ++k) {
+        bool running = false;
+        for (const ConsensusGroup* g : g_groups)
+            running = running || (g && g->id() == mine[k]->group);
+        if (!running)
+            join(*mine[k]);
+    }
+}
+
+} // namespace
 
 bool is_voter(uint32_t ip) {
     arch::IrqGuard guard; // (the cluster task's last round)
@@ -160,9 +252,18 @@ void round() {
         if (n < 0)
             break;
         const std::span<const uint8_t> datagram(buf, static_cast<size_t>(n));
-        g_group0.receive(raftwire::peek_group(datagram), datagram);
+        const uint64_t wire_group = raftwire::peek_group(datagram);
+        ConsensusGroup* to = &g_group0; // (whatever no group owns: group 0's member refuses it)
+        for (ConsensusGroup* g : g_groups)
+            if (g && g->owns(wire_group))
+                to = g;
+        to->receive(wire_group, datagram);
     }
     g_group0.turn();
+    follow_directory();
+    for (ConsensusGroup* g : g_groups)
+        if (g)
+            g->turn();
 }
 
 int64_t request_replace(uint32_t dead_ip, uint32_t with_ip) {
@@ -170,7 +271,12 @@ int64_t request_replace(uint32_t dead_ip, uint32_t with_ip) {
     return g_group0.request_replace(dead_ip, with_ip);
 }
 
-void fill(cluster_abi::ClusterInfo& out) { g_group0.fill(out); }
+void fill(cluster_abi::ClusterInfo& out) {
+    g_group0.fill(out);
+    for (const ConsensusGroup* g : g_groups)
+        if (g && out.group_count < cluster_abi::kMaxGroups)
+            g->fill(out.groups[out.group_count++]);
+}
 
 } // namespace consensus
 } // namespace clusterd

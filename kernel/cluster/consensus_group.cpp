@@ -8,6 +8,7 @@
 #include <abi/sys.h>
 
 #include <netcfg/ipv4_config.h>
+#include <raft/log_records.h>
 #include <raft/read_index.h>
 
 #include <cstring>
@@ -89,12 +90,39 @@ bool ConsensusGroup::start(const Config& c) {
     m_origin = c.origin;
     m_self_id = c.self_id;
     m_transfer.start(c.store, c.factory, m_transfer_channel, c.self_id);
+    if (m_group != 0) { // (a collection's group carries none of the store's changes yet: docs/replication.md)
+        if (!m_forwarder.start(c.slot, c.port, consensus_ip_of, c.self_id, wire_key, c.epoch) ||
+            !m_transfer_channel.start(c.slot, c.port, consensus_ip_of, c.self_id, wire_key, c.epoch))
+            KLOG_ERROR("cluster: group %llu's channels did not start", static_cast<unsigned long long>(m_group));
+        return true;
+    }
     // The store takes replicated changes here only while this node is a voter (follow_configuration).
     if (c.store == ~0u || c.factory == ~0u || !m_applier.start(c.store, c.raft_log, 0, m_origin, m_transfer) ||
         !m_forwarder.start(c.slot, c.port, consensus_ip_of, c.self_id, wire_key, c.epoch) ||
         !m_transfer_channel.start(c.slot, c.port, consensus_ip_of, c.self_id, wire_key, c.epoch))
         KLOG_ERROR("cluster: replicated collections are off here (no store, or the applier did not register)");
     return true;
+}
+
+void ConsensusGroup::close() {
+    kraft::Member* member = m_member;
+    if (!member)
+        return;
+    {
+        arch::IrqGuard guard; // cluster_info reads it
+        m_member = nullptr;
+    }
+    member->~Member();
+}
+
+void ConsensusGroup::leave() {
+    close();
+    std::byte record[raftlog::kForgetBytes];
+    const auto n = raftlog::encode_forget(record, m_group);
+    const int64_t r = n ? m_disk.write(raftlog::Kind::Forget, { record, *n }) : -1;
+    if (r < 0)
+        KLOG_WARN("cluster: group %llu's state could not be forgotten here: it keeps its place in the RaftLog",
+                  static_cast<unsigned long long>(m_group));
 }
 
 void ConsensusGroup::receive(uint64_t wire_group, std::span<const uint8_t> datagram) {
@@ -161,7 +189,8 @@ void ConsensusGroup::follow_configuration(const kraft::MemberStatus& s) {
             voter = voter || (s.servers[i].id == m_self_id && !s.removed);
         }
     m_transfer.set_sources({ voters, n });
-    if (voter != m_serving_as_voter && sys::repl_serve(m_disk.raft_log, voter ? m_voter_count : 0, m_origin) == 0) {
+    if (m_group == 0 && voter != m_serving_as_voter &&
+        sys::repl_serve(m_disk.raft_log, voter ? m_voter_count : 0, m_origin) == 0) {
         m_serving_as_voter = voter;
         KLOG_INFO("cluster: this node is %s of the consensus group", voter ? "a voter" : "no longer a voter");
     }
@@ -171,7 +200,8 @@ void ConsensusGroup::follow_configuration(const kraft::MemberStatus& s) {
 // replaced by the lowest-addressed live member outside the configuration.
 void ConsensusGroup::replace_automatically(const kraft::MemberStatus& s, uint64_t now) {
     const uint32_t after_s = bootargs::get().raft_replace_after_s;
-    if (after_s == 0 || !s.is_leader || m_replace.active() || now < m_next_automatic_ns)
+    // (A collection's group replaces voters once group 0's directory follows: kReassign, next.)
+    if (after_s == 0 || m_group != 0 || !s.is_leader || m_replace.active() || now < m_next_automatic_ns)
         return;
     for (uint8_t i = 0; i < s.server_count; ++i) {
         const uint32_t ip = consensus_ip_of(s.servers[i].id);
@@ -195,7 +225,8 @@ void ConsensusGroup::turn() {
     tell_removed();
     const uint64_t now = sys::clock();
     m_transfer.pump(now);
-    m_applier.pump(*m_member, m_forwarder, now);
+    if (m_group == 0)
+        m_applier.pump(*m_member, m_forwarder, now);
     kraft::MemberStatus s = m_member->status();
     follow_configuration(s);
     ReplaceRequest request;
@@ -323,6 +354,22 @@ void ConsensusGroup::fill(cluster_abi::ClusterInfo& out) const {
         p.voter_count = e.voter_count;
         for (uint8_t i = 0; i < e.voter_count && i < raftdir::kMaxVoters; ++i)
             p.voters[i] = e.voters[i];
+    }
+}
+
+void ConsensusGroup::fill(cluster_abi::GroupInfo& out) const {
+    const kraft::MemberStatus& s = m_status;
+    out = {};
+    out.group = m_group;
+    out.term = s.term;
+    out.commit = s.commit;
+    out.last_index = s.last_index;
+    out.leader_ip = consensus_ip_of(s.leader);
+    out.role = m_member ? s.role : 0;
+    for (uint8_t i = 0; i < s.server_count && out.server_count < 5; ++i) {
+        out.server_ip[out.server_count] = consensus_ip_of(s.servers[i].id);
+        out.server_role[out.server_count] = s.servers[i].role;
+        out.server_match[out.server_count++] = s.servers[i].match;
     }
 }
 

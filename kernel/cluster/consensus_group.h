@@ -41,14 +41,28 @@ public:
     };
 
     explicit ConsensusGroup(uint64_t group);
+    ~ConsensusGroup() { close(); }
     ConsensusGroup(const ConsensusGroup&) = delete;
     ConsensusGroup& operator=(const ConsensusGroup&) = delete;
+    uint64_t id() const { return m_group; }
+    // The datagrams of wire group `wire_group` are this group's (its member's or a channel's).
+    bool owns(uint64_t wire_group) const {
+        return wire_group == m_group || wire_group == m_forwarder.group() || wire_group == m_transfer_channel.group();
+    }
 
     // Starts the member on the state the RaftLog holds for the group (or bootstrapping it). False:
     // the engine refused (logged). The applier and channels that fail to start leave replicated
     // collections off (logged), the member running.
     bool start(const Config& c);
     bool running() const { return m_member != nullptr; }
+    // The member leaves: what it held in memory goes (its state on the disk stays).
+    void close();
+    // This node left the group for good (its collection dropped, or its place given to another):
+    // the member closes and its state on the disk goes too (a Forget record of the RaftLog).
+    void leave();
+    // The directory of replicated collections (group 0's: lib/raft/directory.h), as applied here.
+    const raftdir::Directory& directory() const { return m_applier.directory(); }
+    uint64_t directory_changes() const { return m_applier.directory_changes(); }
     // What start() found on the disk (0 and 0: a new member).
     uint64_t recovered_term() const { return m_member ? m_member->recovered_term() : 0; }
     uint64_t recovered_entries() const { return m_member ? m_member->recovered_entries() : 0; }
@@ -64,6 +78,9 @@ public:
     bool is_voter(uint64_t id) const;
     int64_t request_replace(uint32_t dead_ip, uint32_t with_ip);
     void fill(cluster_abi::ClusterInfo& out) const;
+    // A collection's group (IRQs masked): its member's role, term, leader, commit, log and, at the
+    // leader, how far each voter's log is known to reach.
+    void fill(cluster_abi::GroupInfo& out) const;
 
 private:
     struct UdpLink final : kraft::Link {

@@ -61,7 +61,8 @@ public:
         case storage::RecordType::RaftTerm:
         case storage::RecordType::RaftAppend:
         case storage::RecordType::RaftTruncate:
-        case storage::RecordType::RaftSnapshot: {
+        case storage::RecordType::RaftSnapshot:
+        case storage::RecordType::RaftForget: {
             r = m_raft == ~0u
                     ? -static_cast<int64_t>(ktl::Error::BadHandle)
                     : sys::raft_write(m_raft, storage::raft_record_kind(d->type), d->raft.data(), d->raft.size());

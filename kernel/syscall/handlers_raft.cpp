@@ -16,7 +16,7 @@ int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
 } // namespace
 
 int64_t raft_write(const kcap::Resolved&, Cap, uint64_t kind, const void* payload, uint64_t len) {
-    if (kind < uint64_t(raftlog::Kind::Term) || kind > uint64_t(raftlog::Kind::Snapshot) || len == 0 ||
+    if (kind < uint64_t(raftlog::Kind::Term) || kind > uint64_t(raftlog::kMaxKind) || len == 0 ||
         len > storage::kMaxRaftRecord || !buffers::readable(payload, len))
         return err(ktl::Error::InvalidArgs);
     const raftstore::Written w = raftstore::write(sched::current(), static_cast<raftlog::Kind>(kind),

@@ -219,6 +219,13 @@ ktl::Error Images::apply(Kind kind, std::span<const std::byte> payload) {
     for (size_t i = 0; i < kMaxGroups; ++i)
         if (m_used[i] && m_images[i].group() == d->group)
             slot = i;
+    if (kind == Kind::Forget) { // (a group this node never held: nothing to drop)
+        if (slot != kMaxGroups) {
+            m_images[slot].reset();
+            m_used[slot] = false;
+        }
+        return ktl::Error::None;
+    }
     if (slot == kMaxGroups) {
         for (size_t i = 0; i < kMaxGroups && slot == kMaxGroups; ++i)
             if (!m_used[i])

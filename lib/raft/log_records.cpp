@@ -96,6 +96,13 @@ ktl::Result<size_t> encode_truncate(std::span<std::byte> out, uint64_t group, ui
     return kTruncateBytes;
 }
 
+ktl::Result<size_t> encode_forget(std::span<std::byte> out, uint64_t group) {
+    if (out.size() < kForgetBytes)
+        return ktl::Error::OutOfRange;
+    put_le<uint64_t>(out.data(), group);
+    return kForgetBytes;
+}
+
 size_t snapshot_bytes(size_t conf, size_t data) {
     if (conf > kMaxSnapshotConf || data > kMaxSnapshotData)
         return 0;
@@ -158,6 +165,11 @@ ktl::Result<Decoded> decode(Kind kind, std::span<const std::byte> payload) {
         d.index = get_le<uint64_t>(p + 8);
         if (d.index == 0)
             return ktl::Error::Corrupt;
+        return d;
+    case Kind::Forget:
+        if (payload.size() != kForgetBytes)
+            return ktl::Error::Corrupt;
+        d.group = get_le<uint64_t>(p);
         return d;
     case Kind::Snapshot: {
         if (payload.size() < kSnapshotFixed)
@@ -247,6 +259,7 @@ ktl::Error replay(const Decoded& d, Target& t) {
         }
         return t.set_snapshot(d.snapshot, start) ? ktl::Error::None : ktl::Error::NoMemory;
     }
+    case Kind::Forget: return ktl::Error::Corrupt; // (Images::apply's own)
     case Kind::Append: {
         if (d.index != t.next_index())
             return ktl::Error::Corrupt;

@@ -19,6 +19,8 @@
 //                        u32 data length | u32 0 | configuration, zero-padded to 8 | data, the same
 //                        (trailing 0: an installed snapshot, which replaces the whole log; otherwise
 //                        the log keeps the `trailing` entries up to the snapshot's index and after)
+//   Forget    (8 bytes): u64 group (the node left the group for good: its state goes; a group's id
+//                        is never used again, so nothing of it can come back)
 // Decoding distrusts the bytes, whatever the log's checksums said: a record that does not add up
 // is refused, never followed out of bounds. Replay also refuses a sequence that cannot come from
 // a correct member (a term going back, a gap in the log, a truncation before its start), so a bug
@@ -31,10 +33,12 @@
 
 namespace raftlog {
 
-enum class Kind : uint8_t { Term = 1, Append = 2, Truncate = 3, Snapshot = 4 };
+enum class Kind : uint8_t { Term = 1, Append = 2, Truncate = 3, Snapshot = 4, Forget = 5 };
+constexpr uint8_t kMaxKind = 5;
 
 constexpr size_t kTermBytes = 24;
 constexpr size_t kTruncateBytes = 16;
+constexpr size_t kForgetBytes = 8;
 constexpr size_t kAppendFixed = 24;
 constexpr size_t kEntryFixed = 16;
 constexpr uint32_t kMaxEntries = 1u << 16; // per record
@@ -69,6 +73,7 @@ ktl::Result<size_t> encode_term(std::span<std::byte> out, uint64_t group, uint64
 ktl::Result<size_t> encode_append(std::span<std::byte> out, uint64_t group, uint64_t first_index,
                                   std::span<const EntryView> entries);
 ktl::Result<size_t> encode_truncate(std::span<std::byte> out, uint64_t group, uint64_t index);
+ktl::Result<size_t> encode_forget(std::span<std::byte> out, uint64_t group);
 ktl::Result<size_t> encode_snapshot(std::span<std::byte> out, uint64_t group, const SnapshotView& s, uint32_t trailing);
 
 struct Decoded {
@@ -119,6 +124,8 @@ protected:
 // member (a term lower than the one held; an Append that does not start exactly at the log's end:
 // the engine truncates before it writes over entries; a Truncate past the log's end; a snapshot
 // older than the one held), NoMemory when the target could not keep an entry or a snapshot.
+// (A Forget is the holder's of every group's state to follow: Images drops the group's image; to
+// one group's target it is Corrupt, as no member's own state carries one.)
 ktl::Error replay(const Decoded& d, Target& t);
 
 } // namespace raftlog

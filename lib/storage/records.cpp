@@ -154,7 +154,8 @@ ktl::Result<DecodedRecord> decode_record(uint16_t type, std::span<const std::byt
     case RecordType::RaftTerm:
     case RecordType::RaftAppend:
     case RecordType::RaftTruncate:
-    case RecordType::RaftSnapshot: break;
+    case RecordType::RaftSnapshot:
+    case RecordType::RaftForget: break;
     case RecordType::Upsert: {
         if (payload.size() < kUpsertFixed)
             return ktl::Error::Corrupt;

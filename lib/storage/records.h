@@ -10,7 +10,7 @@
 //                    f32 vectors[count * dim] row-major (ids start 8-aligned)
 //   Delete (type 4): u32 count, u32 0, u64 ids[count] (one call's deletes, all or none)
 //   Audit  (type 5): one record of the MCP audit trail, as the trail wrote it (no prefix, no name)
-//   RaftTerm, RaftAppend, RaftTruncate, RaftSnapshot (types 6..9): a Raft member's durable state, as
+//   RaftTerm, RaftAppend, RaftTruncate, RaftSnapshot, RaftForget (types 6..10): a Raft member's durable state, as
 //                    lib/raft/log_records.h encodes it (no prefix; decoded there, not here)
 // Little-endian throughout. Decoding distrusts the bytes even though the log's CRCs passed: a
 // record from a newer build or a bug must be refused, not followed out of bounds.
@@ -33,15 +33,16 @@ enum class RecordType : uint16_t {
     RaftAppend = 7,
     RaftTruncate = 8,
     RaftSnapshot = 9,
+    RaftForget = 10,
 };
-constexpr bool is_raft_record(RecordType t) { return t >= RecordType::RaftTerm && t <= RecordType::RaftSnapshot; }
-// lib/raft/log_records' kinds 1..4 (term, append, truncate, snapshot) are record types 6..9.
+constexpr bool is_raft_record(RecordType t) { return t >= RecordType::RaftTerm && t <= RecordType::RaftForget; }
+// lib/raft/log_records' kinds 1..5 (term, append, truncate, snapshot, forget) are record types 6..10.
 constexpr RecordType raft_record_type(uint8_t kind) {
     return static_cast<RecordType>(uint16_t(RecordType::RaftTerm) + kind - 1);
 }
 constexpr uint8_t raft_record_kind(RecordType t) { return uint8_t(uint16_t(t) - uint16_t(RecordType::RaftTerm) + 1); }
 constexpr bool is_raft_record(uint16_t t) {
-    return t >= uint16_t(RecordType::RaftTerm) && t <= uint16_t(RecordType::RaftSnapshot);
+    return t >= uint16_t(RecordType::RaftTerm) && t <= uint16_t(RecordType::RaftForget);
 }
 
 // An audit record (the MCP audit trail's fixed-size record, carried as it is: no name prefix).
@@ -78,7 +79,7 @@ struct DecodedRecord {
     uint32_t delete_count; // Delete
     const std::byte* delete_ids;
     std::span<const std::byte> audit; // Audit
-    std::span<const std::byte> raft;  // RaftTerm, RaftAppend, RaftTruncate, RaftSnapshot: the payload
+    std::span<const std::byte> raft;  // RaftTerm .. RaftForget: the payload
 };
 
 // Bytes an upsert of `count` vectors of `dim` floats takes (0: too large to express).

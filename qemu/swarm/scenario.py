@@ -21,7 +21,8 @@ Steps (one key each; "nodes" is a list of node numbers or "all", rogue nodes nev
                                                   "voters_left", "restarted" (with "raft"); "expect_error":
                                                   REASON (the call must fail so); "within_s": tried again
                                                   until it holds; expect keys may be dotted (a.b.c, a.0.c);
-                                                  "expect_at_least": {KEY: N}; "repeat": N makes the call N
+                                                  "expect_at_least": {KEY: N}; "expect_known": [KEY] (not null
+                                                  or absent); "repeat": N makes the call N
                                                   times, an argument "$i" being the repetition (0..N-1);
                                                   "confirm": NAME answers a step-up form (a drop) with NAME
   {"call": {"node": "leader", "resource": "kernel://status", "expect": {...}}}
@@ -251,6 +252,9 @@ class Runner:
                 for key, want in spec.get("expect", {}).items():
                     if problem is None and lookup(result, key) != want:
                         problem = f"{key} is {lookup(result, key)!r}, not {want!r}"
+                for key in spec.get("expect_known", []):
+                    if problem is None and lookup(result, key) is None:
+                        problem = f"{key} is not known"
                 for key, least in spec.get("expect_at_least", {}).items():
                     got = lookup(result, key)
                     if problem is None and not (isinstance(got, (int, float)) and got >= least):

@@ -56,6 +56,12 @@ std::vector<std::byte> truncate(uint64_t group, uint64_t index) {
     return b;
 }
 
+std::vector<std::byte> forget(uint64_t group) {
+    std::vector<std::byte> b(raftlog::kForgetBytes);
+    EXPECT_TRUE(raftlog::encode_forget(b, group).ok());
+    return b;
+}
+
 // Term, vote and every entry of every group the same.
 void expect_same(const Images& a, const Images& b, const std::vector<uint64_t>& groups) {
     for (uint64_t g : groups) {
@@ -189,6 +195,38 @@ TEST(RaftImage, TheStreamReadInWindowsRebuildsTheSameImages) {
         EXPECT_EQ(bad.apply_stream(damaged), ktl::Error::Corrupt);
     }
     EXPECT_EQ(mem.live, 0);
+}
+
+// A group the node left for good: its image and memory go, its slot takes another group, the
+// stream no longer carries it (a checkpoint after it), and the other groups are untouched.
+TEST(RaftImage, AForgottenGroupGivesItsSlotBack) {
+    CountingMemory mem;
+    Images images(mem);
+    for (uint64_t g = 0; g < raftlog::kMaxGroups; ++g) {
+        ASSERT_EQ(images.apply(Kind::Term, term(g, 1, 0)), ktl::Error::None);
+        ASSERT_EQ(images.apply(Kind::Append, append(g, 1, 1, { { std::byte(g) } })), ktl::Error::None);
+    }
+    ASSERT_EQ(images.apply(Kind::Term, term(40, 1, 0)), ktl::Error::Full);
+    const size_t before = images.stream_bytes(Images::kAll);
+    const size_t live = mem.live;
+    ASSERT_EQ(images.apply(Kind::Forget, forget(3)), ktl::Error::None);
+    EXPECT_EQ(images.find(3), nullptr);
+    EXPECT_EQ(images.groups(), raftlog::kMaxGroups - 1);
+    EXPECT_LT(images.stream_bytes(Images::kAll), before);
+    EXPECT_LT(mem.live, live);
+    EXPECT_EQ(images.apply(Kind::Forget, forget(3)), ktl::Error::None); // (again: nothing left to drop)
+    EXPECT_EQ(images.apply(Kind::Forget, forget(77)), ktl::Error::None);
+    ASSERT_EQ(images.apply(Kind::Term, term(40, 1, 0)), ktl::Error::None);
+    Images back(mem);
+    ASSERT_EQ(back.apply_stream(stream_of(images)), ktl::Error::None);
+    EXPECT_EQ(back.find(3), nullptr);
+    expect_same(images, back, { 0, 1, 2, 4, 5, 6, 7, 40 });
+    // Only its exact size decodes; a member's own state never carries one.
+    EXPECT_FALSE(raftlog::decode(Kind::Forget, std::vector<std::byte>(7)).ok());
+    EXPECT_FALSE(raftlog::decode(Kind::Forget, std::vector<std::byte>(9)).ok());
+    const auto d = raftlog::decode(Kind::Forget, forget(5));
+    ASSERT_TRUE(d.ok());
+    EXPECT_EQ(d->group, 5u);
 }
 
 TEST(RaftImage, ANinthGroupAndAnOverlongLogAreRefused) {

@@ -95,7 +95,7 @@ TEST(StorageRecords, DecodingRefusesWhatDoesNotAddUp) {
     EXPECT_TRUE(decode_record(3, rec));
     EXPECT_FALSE(decode_record(3, rec.first(n - 4))); // a vector cut short
     EXPECT_FALSE(decode_record(0, rec));              // unknown types
-    EXPECT_FALSE(decode_record(10, rec));
+    EXPECT_FALSE(decode_record(11, rec));
     // Raft records pass through whole (lib/raft/log_records decodes them), but never empty.
     auto raft = decode_record(7, rec);
     ASSERT_TRUE(raft);
@@ -107,7 +107,10 @@ TEST(StorageRecords, DecodingRefusesWhatDoesNotAddUp) {
     EXPECT_EQ(storage::raft_record_kind(snapshot->type), uint8_t(4)); // lib/raft/log_records' Snapshot
     EXPECT_FALSE(decode_record(6, {}));
     EXPECT_FALSE(decode_record(9, {}));
-    EXPECT_FALSE(decode_record(5, {})); // an empty audit record
+    auto forget = decode_record(10, rec);
+    ASSERT_TRUE(forget);
+    EXPECT_EQ(storage::raft_record_kind(forget->type), uint8_t(5)); // lib/raft/log_records' Forget
+    EXPECT_FALSE(decode_record(5, {}));                             // an empty audit record
     EXPECT_FALSE(decode_record(5, std::vector<std::byte>(kMaxAuditRecord + 1)));
     auto audit = decode_record(5, rec); // an audit record is carried as it is
     ASSERT_TRUE(audit);

@@ -56,6 +56,49 @@ const char* replace_failure_name(uint8_t failure) {
     return failure < sizeof kFailures / sizeof kFailures[0] ? kFailures[failure] : "?";
 }
 
+namespace {
+
+void write_ip(json::Writer& w, uint32_t ip) {
+    char address[16];
+    w.string({ address, netcfg::format_ipv4(ip, address, sizeof address) });
+}
+
+// This node's member of a collection's group: its role, term, leader and log; at the leader, how
+// far behind each voter is. (null: this node runs no member of it.)
+void write_group(json::Writer& w, const ClusterInfo& info, uint32_t group) {
+    static constexpr const char* kRoles[] = { "unavailable", "follower", "candidate", "leader" };
+    w.key("member");
+    const cluster_abi::GroupInfo* g = nullptr;
+    for (uint32_t i = 0; i < info.group_count && i < cluster_abi::kMaxGroups; ++i)
+        if (info.groups[i].group == group)
+            g = &info.groups[i];
+    if (!g) {
+        w.null();
+        return;
+    }
+    w.begin_object().key("role").string(kRoles[g->role < 4 ? g->role : 0]).key("term").number(g->term);
+    w.key("leader");
+    if (g->leader_ip)
+        write_ip(w, g->leader_ip);
+    else
+        w.null();
+    w.key("commit").number(g->commit).key("last_index").number(g->last_index);
+    if (g->role == 3) {
+        w.key("replicas").begin_array();
+        for (uint8_t i = 0; i < g->server_count && i < 5; ++i) {
+            w.begin_object().key("address");
+            write_ip(w, g->server_ip[i]);
+            w.key("match").number(g->server_match[i]);
+            w.key("lag").number(g->last_index > g->server_match[i] ? g->last_index - g->server_match[i] : 0);
+            w.end_object();
+        }
+        w.end_array();
+    }
+    w.end_object();
+}
+
+} // namespace
+
 void write_consensus(json::Writer& w, const ClusterInfo& info) {
     static constexpr const char* kRoles[] = { "unavailable", "follower", "candidate", "leader" };
     w.key("member").number(info.raft_id).key("voters").number(info.raft_voters);
@@ -83,11 +126,11 @@ void write_consensus(json::Writer& w, const ClusterInfo& info) {
         const cluster_abi::Placement& p = info.placements[i];
         w.begin_object().key("name").string({ p.name, p.name_length < sizeof p.name ? p.name_length : sizeof p.name });
         w.key("group").number(p.group).key("voters").begin_array();
-        for (uint8_t v = 0; v < p.voter_count && v < 5; ++v) {
-            char address[16];
-            w.string({ address, netcfg::format_ipv4(p.voters[v], address, sizeof address) });
-        }
-        w.end_array().end_object();
+        for (uint8_t v = 0; v < p.voter_count && v < 5; ++v)
+            write_ip(w, p.voters[v]);
+        w.end_array();
+        write_group(w, info, p.group);
+        w.end_object();
     }
     w.end_array();
     // At the leader: how far each server's log is known to reach, and how far it is behind.
