@@ -1,5 +1,6 @@
 #include "peer_channel.h"
 
+#include "../mm/kheap.h"
 #include <abi/sys.h>
 
 #include <new>
@@ -31,9 +32,17 @@ bool PeerChannel::start(uint32_t slot, uint16_t port, Resolver resolve, uint64_t
     m_self = self;
     m_key = key;
     m_epoch = epoch;
-    m_peer_count = 0;
+    forget_peers();
     m_seq = m_clock = 0;
     return true;
+}
+
+void PeerChannel::forget_peers() {
+    for (size_t i = 0; i < m_peer_count; ++i) {
+        m_peers[i].in->~Reassembler();
+        kheap::free(m_peers[i].in);
+    }
+    m_peer_count = 0;
 }
 
 PeerChannel::Peer* PeerChannel::peer(uint64_t id) {
@@ -43,16 +52,23 @@ PeerChannel::Peer* PeerChannel::peer(uint64_t id) {
     if (id == 0 || id == m_self)
         return nullptr;
     size_t at = m_peer_count;
-    if (at == kMaxPeers) {
+    void* mem = nullptr;
+    if (at == kMaxPeers) { // (its buffer is taken over by the newcomer)
         at = 0;
         for (size_t i = 1; i < m_peer_count; ++i)
             if (m_peers[i].heard < m_peers[at].heard)
                 at = i;
         m_peers[at].in->~Reassembler();
+        mem = m_peers[at].in;
     } else {
+        auto got = kheap::alloc(sizeof(raftwire::Reassembler) + kMaxMessage);
+        if (!got)
+            return nullptr;
+        mem = *got;
         ++m_peer_count;
     }
-    auto* in = new (m_reassemblers[at]) raftwire::Reassembler({ m_storage[at], kMaxMessage });
+    auto* storage = static_cast<uint8_t*>(mem) + sizeof(raftwire::Reassembler);
+    auto* in = new (mem) raftwire::Reassembler({ storage, kMaxMessage });
     m_peers[at] = Peer { id, in, m_clock };
     return &m_peers[at];
 }

@@ -30,6 +30,7 @@ public:
 
     // `group`: no Raft group is numbered so (the high bytes spell the channel's name).
     explicit PeerChannel(uint64_t group) : m_group(group) {}
+    ~PeerChannel() { forget_peers(); }
     PeerChannel(const PeerChannel&) = delete;
     PeerChannel& operator=(const PeerChannel&) = delete;
 
@@ -52,10 +53,13 @@ public:
 private:
     struct Peer {
         uint64_t id;
-        raftwire::Reassembler* in; // in m_reassemblers, with its storage in m_storage
+        raftwire::Reassembler* in; // on the kernel heap, its storage (kMaxMessage) after it
         uint64_t heard;            // m_clock when it last completed a message
     };
+    // The peer's place (made when it first sends: a channel nobody uses costs no buffers);
+    // nullptr for this member, id 0, or no memory.
     Peer* peer(uint64_t id);
+    void forget_peers();
 
     const uint64_t m_group;
     uint32_t m_slot = ~0u;
@@ -69,8 +73,6 @@ private:
     uint64_t m_seq = 0, m_clock = 0;
     raftwire::Key m_key {};
     Counters m_counters {};
-    alignas(raftwire::Reassembler) unsigned char m_reassemblers[kMaxPeers][sizeof(raftwire::Reassembler)];
-    uint8_t m_storage[kMaxPeers][kMaxMessage];
 };
 
 } // namespace clusterd
