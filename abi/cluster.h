@@ -43,6 +43,8 @@ struct GroupInfo {
     uint8_t server_role[5]; // upstream's: 0 standby, 1 voter, 2 spare
     uint8_t reserved2[3];
     uint64_t server_match[5]; // at the leader: the highest log index known replicated there
+    uint64_t applied;         // the collection's changes applied here
+    uint64_t snapshot_index, snapshots_taken, snapshots_installed;
 };
 
 struct ClusterInfo {

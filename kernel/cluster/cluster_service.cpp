@@ -450,6 +450,12 @@ void audit_forwarded(uint32_t from_ip, std::span<const uint8_t> command, bool pr
                     "forwarded_change");
         return;
     }
+    if (type == raftdir::kForget) { // (a dropped collection's placement)
+        const auto f = raftdir::decode_forget(std::as_bytes(command.subspan(kHeader)));
+        record_peer(from_ip, outcome, proposed ? "" : "not_leader", "forget", f ? f->name : std::string_view("?"),
+                    "forwarded_change");
+        return;
+    }
     if (type < 1 || type > 4)
         return;
     auto d = storage::decode_record(type, std::as_bytes(command.subspan(kHeader)));

@@ -60,6 +60,8 @@ ConsensusGroup* g_groups[cluster_abi::kMaxGroups] = {};
 ConsensusGroup::Config g_config; // group 0's: a collection's group differs in its id and voters
 uint32_t g_self_ip = 0;
 uint64_t g_directory_seen = ~0ull;
+bool route(uint32_t group, ReplicaApplier::Route& out);
+void dropped(uint32_t group, std::string_view name);
 
 // `raft_voters=A.B.C.D,...`: 3 or 5 addresses, none twice. 0 when absent or malformed (logged).
 uint32_t parse_voters(std::string_view list) {
@@ -130,6 +132,7 @@ bool start(uint32_t netstack, uint32_t raft_log, uint32_t store, uint32_t factor
     const unsigned every = bootargs::get().raft_snapshot_every;
     c.snapshot_every = every <= kSnapshotThreshold ? every : kSnapshotThreshold;
     c.snapshot_trailing = every <= kSnapshotThreshold ? 2 * every : kSnapshotTrailing;
+    c.router = bootargs::get().raft_groups ? route : nullptr;
     g_config = c;
     g_config.bootstrap = {};
     g_self_ip = self_ip;
@@ -160,6 +163,15 @@ uint64_t next_round_ns() {
 
 namespace {
 
+bool route(uint32_t group, ReplicaApplier::Route& out) {
+    for (ConsensusGroup* g : g_groups)
+        if (g && g->id() == group)
+            return g->route(out);
+    return false;
+}
+
+void dropped(uint32_t group, std::string_view name) { g_group0.forget_later(group, name); }
+
 // A member of group `e.group` with its voters (raft ids there are addresses): from the state the
 // RaftLog holds for it, or bootstrapping it as every voter of a new group does.
 void join(const raftdir::Entry& e) {
@@ -182,6 +194,9 @@ void join(const raftdir::Entry& e) {
     c.self_id = g_self_ip;
     c.bootstrap = { voters, e.voter_count };
     c.voter_count = e.voter_count;
+    c.collection = e.name_view();
+    c.router = nullptr;
+    c.dropped = dropped;
     if (!group->start(c)) {
         group->~ConsensusGroup();
         kheap::free(group);
@@ -204,6 +219,14 @@ void drop(size_t slot) {
     KLOG_INFO("cluster: no longer a voter of group %llu: its member and its state here are gone",
               static_cast<unsigned long long>(group->id()));
     group->leave();
+    // Its copy here goes too: the placement is gone only once the group applied the drop (a voter
+    // that had not applied it yet would keep a collection nobody replicates), or this node's place
+    // was given to another.
+    const std::string_view name = group->collection();
+    const int64_t r = bootargs::get().raft_groups ? sys::store_drop(g_config.store, name.data(), name.size()) : 0;
+    if (r < 0 && r != -static_cast<int64_t>(ktl::Error::NotFound))
+        KLOG_WARN("cluster: replicated collection '%.*s' left here: %s", int(name.size()), name.data(),
+                  ktl::error_name(static_cast<ktl::Error>(-r)));
     group->~ConsensusGroup();
     kheap::free(group);
 }
@@ -274,8 +297,10 @@ int64_t request_replace(uint32_t dead_ip, uint32_t with_ip) {
 void fill(cluster_abi::ClusterInfo& out) {
     g_group0.fill(out);
     for (const ConsensusGroup* g : g_groups)
-        if (g && out.group_count < cluster_abi::kMaxGroups)
+        if (g && out.group_count < cluster_abi::kMaxGroups) {
             g->fill(out.groups[out.group_count++]);
+            g->add_counters(out); // (consensus.replication counts every group's)
+        }
 }
 
 } // namespace consensus

@@ -73,7 +73,10 @@ bool ConsensusGroup::start(const Config& c) {
     m_disk.raft_log = c.raft_log;
     m_voter_count = c.voter_count;
     auto* member = new (m_member_storage) kraft::Member;
-    m_applier.configure(c.voter_count, m_group == 0, consensus_ip_of);
+    m_applier.configure(static_cast<uint32_t>(m_group), c.voter_count, consensus_ip_of, c.router, c.dropped);
+    m_collection_length = static_cast<uint8_t>(c.collection.size() < sizeof m_collection ? c.collection.size() : 0);
+    std::memcpy(m_collection, c.collection.data(), m_collection_length);
+    m_transfer.set_scope(covers, this);
     member->set_state_machine(&m_applier);
     (void)member->set_snapshot_policy(c.snapshot_every, c.snapshot_trailing);
     m_key = *c.key; // (the wire's key is a view: this copy outlives the caller's)
@@ -90,18 +93,21 @@ bool ConsensusGroup::start(const Config& c) {
     m_origin = c.origin;
     m_self_id = c.self_id;
     m_transfer.start(c.store, c.factory, m_transfer_channel, c.self_id);
-    if (m_group != 0) { // (a collection's group carries none of the store's changes yet: docs/replication.md)
-        if (!m_forwarder.start(c.slot, c.port, consensus_ip_of, c.self_id, wire_key, c.epoch) ||
-            !m_transfer_channel.start(c.slot, c.port, consensus_ip_of, c.self_id, wire_key, c.epoch))
-            KLOG_ERROR("cluster: group %llu's channels did not start", static_cast<unsigned long long>(m_group));
-        return true;
-    }
-    // The store takes replicated changes here only while this node is a voter (follow_configuration).
-    if (c.store == ~0u || c.factory == ~0u || !m_applier.start(c.store, c.raft_log, 0, m_origin, m_transfer) ||
+    // Group 0's applier takes from the store's desk (while this node is a voter: follow_configuration);
+    // a collection's group's takes what group 0's hands it.
+    if (c.store == ~0u || c.factory == ~0u ||
+        !m_applier.start(c.store, c.raft_log, 0, m_origin, m_transfer, m_group == 0) ||
         !m_forwarder.start(c.slot, c.port, consensus_ip_of, c.self_id, wire_key, c.epoch) ||
         !m_transfer_channel.start(c.slot, c.port, consensus_ip_of, c.self_id, wire_key, c.epoch))
         KLOG_ERROR("cluster: replicated collections are off here (no store, or the applier did not register)");
     return true;
+}
+
+bool ConsensusGroup::covers(const void* group, std::string_view name) {
+    const auto* g = static_cast<const ConsensusGroup*>(group);
+    if (g->m_group != 0)
+        return name == g->collection();
+    return !bootargs::get().raft_groups || g->m_applier.directory().find(name) == nullptr;
 }
 
 void ConsensusGroup::close() {
@@ -227,6 +233,8 @@ void ConsensusGroup::turn() {
     m_transfer.pump(now);
     if (m_group == 0)
         m_applier.pump(*m_member, m_forwarder, now);
+    else
+        m_applier.service(*m_member, m_forwarder, now);
     kraft::MemberStatus s = m_member->status();
     follow_configuration(s);
     ReplaceRequest request;
@@ -371,6 +379,33 @@ void ConsensusGroup::fill(cluster_abi::GroupInfo& out) const {
         out.server_role[out.server_count] = s.servers[i].role;
         out.server_match[out.server_count++] = s.servers[i].match;
     }
+    out.applied = m_replication.applied;
+    out.snapshot_index = s.snapshot_index;
+    out.snapshots_taken = s.snapshots_taken;
+    out.snapshots_installed = s.snapshots_installed;
+}
+
+void ConsensusGroup::add_counters(cluster_abi::ClusterInfo& out) const {
+    const ReplicaApplier::Counters& c = m_replication;
+    out.repl_applied += c.applied;
+    out.repl_failed += c.failed;
+    out.repl_proposed += c.proposed;
+    out.repl_refused += c.refused;
+    out.repl_timed_out += c.timed_out;
+    out.repl_installs += c.installs;
+    out.repl_forwarded_out += c.forwarded_out;
+    out.repl_forwarded_in += c.forwarded_in;
+    out.repl_reads += c.reads;
+    out.repl_read_rounds += c.read_rounds;
+    const StateTransfer::Counters& t = m_transfers;
+    out.xfer_done += t.transfers;
+    out.xfer_collections += t.collections;
+    out.xfer_bytes += t.bytes;
+    out.xfer_restarts += t.restarts;
+    out.xfer_incomplete += t.incomplete;
+    out.xfer_served_pages += t.served_pages;
+    out.xfer_served_bytes += t.served_bytes;
+    out.xfer_active |= m_transfer_active ? 1 : 0;
 }
 
 } // namespace clusterd

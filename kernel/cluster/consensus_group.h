@@ -9,6 +9,7 @@
 // Run by the cluster task; fill(), is_voter() and request_replace() are called with IRQs masked.
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include <abi/cluster.h>
 #include <cluster/types.h>
@@ -38,6 +39,9 @@ public:
         const cluster::Key* key = nullptr;
         uint32_t raft_log = ~0u, store = ~0u, factory = ~0u; // capabilities
         unsigned snapshot_every = 0, snapshot_trailing = 0;
+        std::string_view collection;               // a collection's group: the collection it holds
+        ReplicaApplier::Router router = nullptr;   // group 0's: the collections' groups here
+        ReplicaApplier::Dropped dropped = nullptr; // a collection's group's: its drop, for group 0
     };
 
     explicit ConsensusGroup(uint64_t group);
@@ -62,6 +66,16 @@ public:
     void leave();
     // The directory of replicated collections (group 0's: lib/raft/directory.h), as applied here.
     const raftdir::Directory& directory() const { return m_applier.directory(); }
+    // Group 0's applier hands a collection's changes and reads to its group's (false: not running).
+    bool route(ReplicaApplier::Route& out) {
+        if (!m_member)
+            return false;
+        out = { &m_applier, m_member, &m_forwarder };
+        return true;
+    }
+    // Group 0: the placement of the collection group `group` dropped is to be forgotten.
+    void forget_later(uint32_t group, std::string_view name) { m_applier.forget_later(group, name); }
+    std::string_view collection() const { return { m_collection, m_collection_length }; }
     uint64_t directory_changes() const { return m_applier.directory_changes(); }
     // What start() found on the disk (0 and 0: a new member).
     uint64_t recovered_term() const { return m_member ? m_member->recovered_term() : 0; }
@@ -81,6 +95,8 @@ public:
     // A collection's group (IRQs masked): its member's role, term, leader, commit, log and, at the
     // leader, how far each voter's log is known to reach.
     void fill(cluster_abi::GroupInfo& out) const;
+    // A collection's group's replication and catch-up counters, added to the node's (IRQs masked).
+    void add_counters(cluster_abi::ClusterInfo& out) const;
 
 private:
     struct UdpLink final : kraft::Link {
@@ -135,6 +151,10 @@ private:
     bool m_transfer_active = false;
     VoterReplacement::Status m_replace_status {};
     uint64_t m_round_ns = 0;
+    char m_collection[raftdir::kMaxNameLength] = {};
+    uint8_t m_collection_length = 0;
+    // What this group's snapshots cover (StateTransfer::Covers): group 0 those placed nowhere.
+    static bool covers(const void* group, std::string_view name);
     raftdir::Directory m_directory {}; // the applier's, copied when it changed
     uint64_t m_directory_seen = ~0ull;
 };

@@ -19,6 +19,7 @@ namespace {
 using abi::repl::kHeader;
 using abi::repl::kLengthAt;
 using abi::repl::kMaxCommand;
+using abi::repl::kOriginAt;
 using abi::repl::kReadBarrier;
 using abi::repl::kTicketAt;
 using abi::repl::kTypeAt;
@@ -36,64 +37,128 @@ int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
 
 ReplicaApplier::ReplicaApplier() : m_command(g_command), m_missing(g_missing) {}
 
-void ReplicaApplier::configure(uint32_t group_size, bool places, uint32_t (*ip_of)(uint64_t)) {
+void ReplicaApplier::configure(uint32_t group, uint32_t group_size, uint32_t (*ip_of)(uint64_t), Router router,
+                               Dropped dropped) {
+    m_group = group;
     m_ip_of = ip_of;
     m_group_size = group_size;
-    m_places = places;
+    m_places = group == 0;
+    m_router = router;
+    m_dropped = dropped;
 }
 
-bool ReplicaApplier::start(uint32_t store, uint32_t log, uint32_t voters, uint64_t origin, StateTransfer& transfer) {
+bool ReplicaApplier::start(uint32_t store, uint32_t log, uint32_t voters, uint64_t origin, StateTransfer& transfer,
+                           bool serve) {
     m_transfer = &transfer;
     m_store = store;
     m_log = log;
     m_origin = origin;
-    return sys::repl_serve(log, voters, origin) == 0;
+    return !serve || sys::repl_serve(log, voters, origin) == 0;
 }
+
+namespace {
+
+// The collection a desk's command names (a change's record starts with it; a read barrier's is it).
+std::string_view command_name(std::span<const uint8_t> command) {
+    const uint16_t type = static_cast<uint16_t>(get_le(command.data() + kTypeAt, 2));
+    const std::span<const uint8_t> record = command.subspan(kHeader);
+    if (type == kReadBarrier)
+        return { reinterpret_cast<const char*>(record.data()), record.size() };
+    if (record.empty() || record[0] == 0 || record.size() < size_t(1) + record[0])
+        return {};
+    return { reinterpret_cast<const char*>(record.data() + 1), record[0] };
+}
+
+} // namespace
 
 void ReplicaApplier::pump(kraft::Member& member, PeerChannel& forwarder, uint64_t now_ns) {
     const kraft::MemberStatus s = member.status();
     const bool leader = s.is_leader;
     const uint64_t forward_to = leader ? 0 : s.leader;
+    propose_forgets(member, forwarder);
     // A bounded batch per round (the desk's slots).
     for (size_t i = 0; i < kInFlight; ++i) {
         const int64_t n = sys::repl_take(m_log, m_command, kMaxCommand, leader ? 1 : forward_to ? 2 : 0);
         if (n <= 0)
             break;
-        const auto* h = reinterpret_cast<const uint8_t*>(m_command);
-        const uint64_t ticket = get_le(h + kTicketAt, 8);
-        const bool read = get_le(h + kTypeAt, 2) == kReadBarrier;
+        const std::span<const uint8_t> command(reinterpret_cast<const uint8_t*>(m_command), static_cast<size_t>(n));
+        const uint64_t ticket = get_le(command.data() + kTicketAt, 8);
+        const uint16_t type = static_cast<uint16_t>(get_le(command.data() + kTypeAt, 2));
+        const std::string_view name = command_name(command);
+        const raftdir::Entry* placed = m_places && !name.empty() ? m_directory.find(name) : nullptr;
         InFlight* slot = nullptr;
         for (auto& f : m_in_flight)
             if (f.ticket == 0) {
                 slot = &f;
                 break;
             }
-        const std::span<const uint8_t> command(reinterpret_cast<const uint8_t*>(m_command), static_cast<size_t>(n));
-        bool taken = false;
-        if (slot && read)
-            taken = leader ? m_reads.ask(s.id, ticket)
-                           : forward_to != 0 && send_read(forwarder, forward_to, { raftread::kAsk, ticket, 0, 0 });
-        else if (slot && place_first(member, forwarder, s, command, *slot, now_ns))
+        if (!placed && slot && type == uint16_t(storage::RecordType::Create) &&
+            place_first(member, forwarder, s, command, *slot, now_ns))
             continue; // (answered already when it could not be placed)
-        else if (slot)
-            taken = submit(member, forwarder, forward_to, command, ticket);
-        if (!taken) {
+        ktl::Error refused = ktl::Error::WouldBlock;
+        Route route {};
+        if (placed && m_router) // (its group's member runs here: this node is one of its voters)
+            refused = m_router(placed->group, route)
+                          ? route.applier->take(*route.member, *route.forwarder, command, now_ns)
+                          : ktl::Error::NotVoter;
+        else if (slot || type != kReadBarrier)
+            refused = take(member, forwarder, command, now_ns);
+        if (refused != ktl::Error::None) {
             ++m_counters.refused;
-            sys::repl_done(m_log, ticket, err(leader || forward_to ? ktl::Error::WouldBlock : ktl::Error::NotLeader),
-                           nullptr, 0);
+            sys::repl_done(m_log, ticket, err(refused), nullptr, 0);
             continue;
         }
-        *slot = InFlight { ticket, now_ns, leader ? 0 : forward_to, read, 0, Phase::Change, 0 };
-        if (!read)
-            ++(leader ? m_counters.proposed : m_counters.forwarded_out);
+        // A read of a name not placed here yet: once group 0's index is applied, its placement (if it
+        // was made before the read) is known, and the read goes on through the collection's group.
+        for (size_t k = 0; m_router && k < kInFlight && !placed && type == kReadBarrier && command.size() <= kMaxCreate;
+             ++k)
+            if (m_in_flight[k].ticket == ticket) {
+                std::memcpy(m_creates[k], command.data(), command.size());
+                m_in_flight[k].create_length = static_cast<uint16_t>(command.size());
+            }
     }
-    submit_placed(member, forwarder, forward_to);
+    service(member, forwarder, now_ns);
+}
+
+ktl::Error ReplicaApplier::take(kraft::Member& member, PeerChannel& forwarder, std::span<const uint8_t> command,
+                                uint64_t now_ns) {
+    const kraft::MemberStatus s = member.status();
+    const bool leader = s.is_leader;
+    const uint64_t forward_to = leader ? 0 : s.leader;
+    if (!leader && forward_to == 0)
+        return ktl::Error::NotLeader;
+    InFlight* slot = nullptr;
+    for (auto& f : m_in_flight)
+        if (f.ticket == 0) {
+            slot = &f;
+            break;
+        }
+    if (!slot)
+        return ktl::Error::WouldBlock;
+    const uint64_t ticket = get_le(command.data() + kTicketAt, 8);
+    const bool read = get_le(command.data() + kTypeAt, 2) == kReadBarrier;
+    const bool taken = read ? (leader ? m_reads.ask(s.id, ticket)
+                                      : send_read(forwarder, forward_to, { raftread::kAsk, ticket, 0, 0 }))
+                            : submit(member, forwarder, forward_to, command, ticket);
+    if (!taken)
+        return ktl::Error::WouldBlock;
+    *slot = InFlight { ticket, now_ns, forward_to, read, 0, Phase::Change, 0 };
+    if (!read)
+        ++(leader ? m_counters.proposed : m_counters.forwarded_out);
+    return ktl::Error::None;
+}
+
+void ReplicaApplier::service(kraft::Member& member, PeerChannel& forwarder, uint64_t now_ns) {
+    const kraft::MemberStatus s = member.status();
+    const uint64_t forward_to = s.is_leader ? 0 : s.leader;
+    submit_placed(member, forwarder, now_ns);
     serve_reads(s, forwarder, now_ns);
     // A change forwarded to a leader this follower no longer follows (it died, or lost an election)
     // is answered at once: whether that leader committed it before is not known here. (A read
     // whose index that leader handed out only waits for this voter's log.)
     for (auto& f : m_in_flight)
-        if (f.ticket && (now_ns - f.since_ns > kTimeoutNs || (f.to != 0 && f.to != forward_to && f.index == 0))) {
+        if (f.ticket && (now_ns - f.since_ns > kTimeoutNs ||
+                         (f.to != 0 && f.to != forward_to && f.index == 0 && f.phase != Phase::Placed))) {
             ++m_counters.timed_out;
             sys::repl_done(m_log, f.ticket, err(ktl::Error::TimedOut), nullptr, 0);
             f = InFlight {};
@@ -150,23 +215,80 @@ bool ReplicaApplier::place_first(kraft::Member& member, PeerChannel& forwarder, 
     return true;
 }
 
-void ReplicaApplier::submit_placed(kraft::Member& member, PeerChannel& forwarder, uint64_t forward_to) {
-    const bool leader = member.status().is_leader;
+ktl::Error ReplicaApplier::hand_over(size_t i, std::string_view name, uint64_t now_ns) {
+    const raftdir::Entry* e = m_directory.find(name);
+    Route route {};
+    if (!e || !m_router || !m_router(e->group, route))
+        return ktl::Error::NotLeader; // (its group starts here in this round: asked again next round)
+    return route.applier->take(*route.member, *route.forwarder, { m_creates[i], m_in_flight[i].create_length }, now_ns);
+}
+
+void ReplicaApplier::submit_placed(kraft::Member& member, PeerChannel& forwarder, uint64_t now_ns) {
+    const kraft::MemberStatus s = member.status();
+    const uint64_t forward_to = s.is_leader ? 0 : s.leader;
     for (size_t i = 0; i < kInFlight; ++i) {
         InFlight& f = m_in_flight[i];
         if (f.ticket == 0 || f.phase != Phase::Placed)
             continue;
-        if (!(leader || forward_to) ||
-            !submit(member, forwarder, forward_to, { m_creates[i], f.create_length }, f.ticket)) {
-            ++m_counters.refused;
-            settle(f.ticket, err(leader || forward_to ? ktl::Error::WouldBlock : ktl::Error::NotLeader));
+        const std::span<const uint8_t> create(m_creates[i], f.create_length);
+        if (!m_router) { // (raft_groups=0: group 0 carries the collection)
+            if (!(s.is_leader || forward_to) || !submit(member, forwarder, forward_to, create, f.ticket)) {
+                ++m_counters.refused;
+                settle(f.ticket, err(s.is_leader || forward_to ? ktl::Error::WouldBlock : ktl::Error::NotLeader));
+                continue;
+            }
+            f.phase = Phase::Change;
+            f.to = forward_to;
+            ++(s.is_leader ? m_counters.proposed : m_counters.forwarded_out);
             continue;
         }
-        f.phase = Phase::Change;
-        f.to = forward_to;
-        ++(leader ? m_counters.proposed : m_counters.forwarded_out);
+        const ktl::Error r = hand_over(i, command_name(create), now_ns);
+        if (r == ktl::Error::None) {
+            f = InFlight {}; // (the collection's group answers it)
+        } else if (r != ktl::Error::NotLeader) {
+            ++m_counters.refused;
+            settle(f.ticket, err(r));
+        } // (no leader yet in a new group: waited for, up to the time limit)
     }
 }
+
+void ReplicaApplier::forget_later(uint32_t group, std::string_view name) {
+    for (auto& f : m_forgets)
+        if (f.group == 0) {
+            f.group = group;
+            f.name_length = static_cast<uint8_t>(name.size() < sizeof f.name ? name.size() : sizeof f.name);
+            std::memcpy(f.name, name.data(), f.name_length);
+            f.since_ns = sys::clock();
+            return;
+        }
+    KLOG_WARN("cluster: group %u's placement is not forgotten (too many at once): it stays in the directory", group);
+}
+
+// Each waits until it can be proposed or forwarded (a minute at most: then its placement stays,
+// and a collection created again under its name goes back to that group).
+void ReplicaApplier::propose_forgets(kraft::Member& member, PeerChannel& forwarder) {
+    const kraft::MemberStatus s = member.status();
+    const uint64_t forward_to = s.is_leader ? 0 : s.leader;
+    for (auto& f : m_forgets) {
+        if (f.group == 0)
+            continue;
+        alignas(8) uint8_t command[kHeader + raftdir::kForgetHeader + raftdir::kMaxNameLength] = {};
+        const raftdir::Forget forget { f.group, { f.name, f.name_length } };
+        const size_t length = raftdir::forget_bytes(forget);
+        ktl::put_le<uint64_t>(reinterpret_cast<std::byte*>(command + kOriginAt), m_origin);
+        ktl::put_le<uint16_t>(reinterpret_cast<std::byte*>(command + kTypeAt), raftdir::kForget);
+        ktl::put_le<uint32_t>(reinterpret_cast<std::byte*>(command + kLengthAt), static_cast<uint32_t>(length));
+        const bool encoded = raftdir::encode(forget, { reinterpret_cast<std::byte*>(command + kHeader), length });
+        if (encoded && (s.is_leader || forward_to) &&
+            submit(member, forwarder, forward_to, { command, kHeader + length }, 0)) {
+            f = Forget {};
+        } else if (!encoded || sys::clock() - f.since_ns > 60'000'000'000ull) {
+            KLOG_WARN("cluster: group %u's placement could not be forgotten: it stays in the directory", f.group);
+            f = Forget {};
+        }
+    }
+}
+
 
 bool ReplicaApplier::send_read(PeerChannel& channel, uint64_t to, const raftread::Message& m) {
     uint8_t buf[raftread::kMessageBytes];
@@ -198,11 +320,20 @@ void ReplicaApplier::serve_reads(const kraft::MemberStatus& s, PeerChannel& chan
             (void)send_read(channel, a.reader, { raftread::kAnswer, a.ticket, a.index, 0 });
     }
     // Every change committed before the read arrived at the leader is at or below its index.
-    for (auto& f : m_in_flight)
-        if (f.ticket && f.read && f.index != 0 && s.applied_index >= f.index) {
-            ++m_counters.reads;
-            settle(f.ticket, 1);
+    for (size_t i = 0; i < kInFlight; ++i) {
+        InFlight& f = m_in_flight[i];
+        if (!f.ticket || !f.read || f.index == 0 || s.applied_index < f.index)
+            continue;
+        // Group 0's read of a name it now knows placed: the collection's group's read follows.
+        const std::span<const uint8_t> kept(m_creates[i], f.create_length);
+        if (m_places && f.create_length != 0 && m_directory.find(command_name(kept)) &&
+            hand_over(i, command_name(kept), now_ns) == ktl::Error::None) {
+            f = InFlight {};
+            continue;
         }
+        ++m_counters.reads;
+        settle(f.ticket, 1);
+    }
 }
 
 void ReplicaApplier::read_indexed(uint64_t ticket, uint64_t from, uint64_t index) {
@@ -247,7 +378,7 @@ bool ReplicaApplier::forwarded(kraft::Member& member, std::span<const uint8_t> c
     const uint16_t type = formed ? static_cast<uint16_t>(get_le(command.data() + kTypeAt, 2)) : 0;
     const bool change = (type >= uint16_t(storage::RecordType::Create) &&
                          type <= uint16_t(storage::RecordType::Delete)) ||
-                        (m_places && type == raftdir::kPlace);
+                        (m_places && (type == raftdir::kPlace || type == raftdir::kForget));
     if (!change || !member.status().is_leader || !member.propose(command, 0)) {
         ++m_counters.refused; // (the follower's caller learns it from its timeout)
         return false;
@@ -320,6 +451,11 @@ void ReplicaApplier::apply(std::span<const uint8_t> command) {
     }
     if (formed)
         result = apply_record(type, { m_command, static_cast<size_t>(length) });
+    // A collection's group dropped it at this node's caller's request: group 0 forgets its placement.
+    if (!m_places && m_dropped && origin == m_origin && result >= 0 && type == uint16_t(storage::RecordType::Drop)) {
+        const auto* record = reinterpret_cast<const uint8_t*>(m_command);
+        m_dropped(m_group, { reinterpret_cast<const char*>(record + 1), record[0] });
+    }
     if (result < 0) {
         ++m_counters.failed;
         KLOG_WARN("cluster: a replicated change (record type %u) was not applied here: %s", type,

@@ -25,6 +25,8 @@
 #include <span>
 #include <string_view>
 
+#include <ktl/result.h>
+
 #include "../raft/raft_member.h"
 #include <raft/directory.h>
 #include <raft/read_index.h>
@@ -41,17 +43,37 @@ public:
     static constexpr size_t kMaxCreate = 128; // a create's command (the header and a 100-byte record)
 
     ReplicaApplier();
-    // store: the VectorStore capability; log: the RaftLog one; registers this task as the applier.
+    // A collection's own group as group 0's applier reaches it: its applier, member and channel,
+    // when this node runs a member of it (false: it does not).
+    struct Route {
+        ReplicaApplier* applier;
+        kraft::Member* member;
+        PeerChannel* forwarder;
+    };
+    using Router = bool (*)(uint32_t group, Route& out);
+    // A collection's group applied a drop this node's caller made: group 0 is to forget it.
+    using Dropped = void (*)(uint32_t group, std::string_view name);
     // What the group is, before its member starts (a snapshot it loads then carries the directory):
-    // `group_size`, the voters a placement names; `places`, this is group 0's applier (it keeps the
-    // directory); `ip_of`, a raft id's address.
-    void configure(uint32_t group_size, bool places, uint32_t (*ip_of)(uint64_t));
-    // `transfer` fetches what an installed snapshot covers.
-    bool start(uint32_t store, uint32_t log, uint32_t voters, uint64_t origin, StateTransfer& transfer);
-    // One round: what waits is taken; at the leader it is proposed, at a follower that knows the
-    // leader it is forwarded there, elsewhere it is refused. Changes taken long ago and never
-    // applied here are answered -TimedOut.
+    // `group`, its id; `group_size`, the voters a placement names; `ip_of`, a raft id's address;
+    // group 0's applier keeps the directory and hands what the desk gives it for a collection
+    // placed in a group of its own to `router`'s; a collection's group reports drops to `dropped`.
+    void configure(uint32_t group, uint32_t group_size, uint32_t (*ip_of)(uint64_t), Router router, Dropped dropped);
+    // store: the VectorStore capability; log: the RaftLog one; `serve`: registers this task as the
+    // desk's applier (group 0's); `transfer` fetches what an installed snapshot covers.
+    bool start(uint32_t store, uint32_t log, uint32_t voters, uint64_t origin, StateTransfer& transfer, bool serve);
+    // One round of group 0's: what waits at the desk is taken; a collection's change or read goes
+    // to its group (route), group 0's own are proposed at the leader or forwarded to the leader a
+    // follower knows, elsewhere refused. Then service().
     void pump(kraft::Member& member, PeerChannel& forwarder, uint64_t now_ns);
+    // One round of any group's: reads served, placed creates handed to their group, forgets
+    // proposed (group 0's), and changes taken long ago and never applied here answered -TimedOut.
+    void service(kraft::Member& member, PeerChannel& forwarder, uint64_t now_ns);
+    // One change or read of the desk's, taken by this group: None, or why not (NotLeader: no
+    // leader known; WouldBlock: no room); the caller answers a refusal.
+    ktl::Error take(kraft::Member& member, PeerChannel& forwarder, std::span<const uint8_t> command, uint64_t now_ns);
+    // Group 0's: a collection's group applied its drop here; group 0 is asked to forget its
+    // placement (kForget, proposed or forwarded until one goes out).
+    void forget_later(uint32_t group, std::string_view name);
     // A change a follower forwarded: proposed as it came, if this member leads and it is well formed.
     // True when proposed.
     bool forwarded(kraft::Member& member, std::span<const uint8_t> command);
@@ -94,7 +116,9 @@ private:
     static constexpr uint64_t kTimeoutNs = 8'000'000'000ull;
     // A create waits for its placement: proposed (Placing), then committed here (Placed), when the
     // create itself is proposed as it came (kept in the slot's create buffer until then).
-    enum class Phase : uint8_t { Change, Placing, Placed };
+    // A read of a name this node has not seen placed goes through group 0 first (its placement may
+    // be on its way) and then, once it is placed, through the collection's group (Chained).
+    enum class Phase : uint8_t { Change, Placing, Placed, Chained };
     struct InFlight {
         uint64_t ticket, since_ns;
         uint64_t to;    // the leader a follower forwarded it to (0: proposed here)
@@ -110,8 +134,11 @@ private:
     // create kept in the slot. False when this does not apply (placed already, or no directory).
     bool place_first(kraft::Member& member, PeerChannel& forwarder, const kraft::MemberStatus& s,
                      std::span<const uint8_t> command, InFlight& slot, uint64_t now_ns);
-    // The creates whose placement is committed, proposed.
-    void submit_placed(kraft::Member& member, PeerChannel& forwarder, uint64_t forward_to);
+    // The creates whose placement is committed, handed to the collection's group once it has a leader.
+    void submit_placed(kraft::Member& member, PeerChannel& forwarder, uint64_t now_ns);
+    // Slot `i`'s kept command handed to the group placing `name` (None: it took it; NotLeader: not yet).
+    ktl::Error hand_over(size_t i, std::string_view name, uint64_t now_ns);
+    void propose_forgets(kraft::Member& member, PeerChannel& forwarder);
     int64_t apply_directory(uint16_t type, std::span<const std::byte> record);
     // A placement this node proposed was applied (result: its group, or why not).
     void placed(uint64_t ticket, int64_t result);
@@ -133,10 +160,20 @@ private:
     std::byte* m_command; // one command being taken or applied (kMaxCommand)
     bool* m_missing;      // the last delete's flags for ids it did not find (abi::kMaxDeleteIds)
     uint32_t m_missing_count = 0;
-    uint32_t m_group_size = 0;
+    uint32_t m_group = 0, m_group_size = 0;
     bool m_places = false;
     uint32_t (*m_ip_of)(uint64_t) = nullptr;
-    alignas(8) uint8_t m_creates[kInFlight][kMaxCreate] {}; // each Placing slot's create
+    Router m_router = nullptr;
+    Dropped m_dropped = nullptr;
+    struct Forget {
+        uint32_t group;
+        uint8_t name_length;
+        char name[raftdir::kMaxNameLength];
+        uint64_t since_ns;
+    };
+    static constexpr size_t kForgets = 8;
+    Forget m_forgets[kForgets] {};
+    alignas(8) uint8_t m_creates[kInFlight][kMaxCreate] {}; // each Placing slot's create, each Chained slot's read
     raftdir::Directory m_directory;
     uint64_t m_directory_changes = 0;
 };

@@ -226,14 +226,14 @@ void StateTransfer::received(std::span<const uint8_t> message, uint64_t from, co
     send_request(now_ns, true);
 }
 
-// Every replicated collection here goes: the source's list replaces them whole.
+// Every replicated collection here the group covers goes: the source's list replaces them whole.
 void StateTransfer::drop_replicated() {
     static abi::StoreEntry rows[abi::kMaxNamed];
     const int64_t n = patiently([this] { return sys::store_list(m_store, rows, abi::kMaxNamed); });
     for (int64_t i = 0; i < n; ++i) {
-        if (!rows[i].replicated)
-            continue;
         const size_t len = std::strlen(rows[i].name);
+        if (!rows[i].replicated || !covers({ rows[i].name, len }))
+            continue;
         const int64_t r = patiently([&] { return sys::store_drop(m_store, rows[i].name, len); });
         if (r < 0 && r != err(ktl::Error::NotFound))
             KLOG_ERROR("cluster: catching up: replicated collection %s could not be dropped here: %s", rows[i].name,
@@ -363,9 +363,9 @@ void StateTransfer::serve_list(uint64_t to, uint32_t seq, uint64_t index, uint8_
         uint32_t count = 0;
         size_t at = n + 4;
         for (int64_t i = 0; i < listed; ++i) {
-            if (!rows[i].replicated)
-                continue;
             const size_t len = std::strlen(rows[i].name);
+            if (!rows[i].replicated || !covers({ rows[i].name, len }))
+                continue;
             g_out[at] = static_cast<uint8_t>(len);
             std::memcpy(g_out + at + 1, rows[i].name, len);
             put_le(g_out + at + 1 + len, rows[i].max_elements, 4);

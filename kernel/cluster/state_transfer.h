@@ -4,8 +4,8 @@
 // collections it covers are fetched from a voter that has applied at least that far, before the
 // snapshot is written to this voter's disk (kraft::StateMachine::install_ready), so a snapshot on a
 // disk never names state the store lacks:
-//   1. every replicated collection here is dropped (this copy is replaced whole);
-//   2. the source lists its replicated collections; each is fetched as its snapshot (the store's
+//   1. every replicated collection here the group covers is dropped (this copy is replaced whole);
+//   2. the source lists the replicated collections the group covers; each is fetched as its snapshot (the store's
 //      export format), page by page, staged and loaded here as an import is, and answered once the
 //      checkpoint holding it is written;
 //   3. then the member writes the snapshot and takes the entries after it.
@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "../raft/raft_member.h"
 #include "peer_channel.h"
@@ -43,6 +44,13 @@ public:
     void start(uint32_t store, uint32_t factory, PeerChannel& channel, uint64_t self);
     // The group's voters now (raft ids, from the configuration): the sources asked in turn.
     void set_sources(std::span<const uint64_t> voters);
+    // Which replicated collections the group's snapshots cover (a collection's own group: that
+    // one; group 0: those placed in no group of their own); without it, every one.
+    using Covers = bool (*)(const void* context, std::string_view name);
+    void set_scope(Covers covers, const void* context) {
+        m_covers = covers;
+        m_covers_context = context;
+    }
 
     // This voter is to install a snapshot up to log index `index` sent by `from`.
     void begin(uint64_t index, uint64_t from, uint64_t now_ns);
@@ -99,8 +107,12 @@ private:
                      uint64_t now_ns, uint8_t& status);
     void release(Image& image);
 
+    bool covers(std::string_view name) const { return !m_covers || m_covers(m_covers_context, name); }
+
     uint32_t m_store = ~0u, m_factory = ~0u;
     PeerChannel* m_channel = nullptr;
+    Covers m_covers = nullptr;
+    const void* m_covers_context = nullptr;
     uint64_t m_sources[kraft::kMaxServers] = {};
     uint32_t m_source_count = 0;
     uint64_t next_after(uint64_t id) const; // the source after `id` in m_sources (not this member)

@@ -82,7 +82,9 @@ void write_group(json::Writer& w, const ClusterInfo& info, uint32_t group) {
         write_ip(w, g->leader_ip);
     else
         w.null();
-    w.key("commit").number(g->commit).key("last_index").number(g->last_index);
+    w.key("commit").number(g->commit).key("last_index").number(g->last_index).key("applied").number(g->applied);
+    w.key("snapshot").begin_object().key("index").number(g->snapshot_index).key("taken").number(g->snapshots_taken);
+    w.key("installed").number(g->snapshots_installed).end_object();
     if (g->role == 3) {
         w.key("replicas").begin_array();
         for (uint8_t i = 0; i < g->server_count && i < 5; ++i) {
