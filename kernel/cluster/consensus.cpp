@@ -192,7 +192,9 @@ void join(const raftdir::Entry& e) {
         voters[i] = e.voters[i];
     ConsensusGroup::Config c = g_config;
     c.self_id = g_self_ip;
-    c.bootstrap = { voters, e.voter_count };
+    // The first voters bootstrap the group; one named in a dead voter's place joins it as it runs
+    // (its leader adds it: follow_placement).
+    c.bootstrap = { voters, e.reassigned == 0 ? e.voter_count : uint8_t(0) };
     c.voter_count = e.voter_count;
     c.collection = e.name_view();
     c.router = nullptr;
@@ -284,9 +286,13 @@ void round() {
     }
     g_group0.turn();
     follow_directory();
+    const uint64_t now = sys::clock();
     for (ConsensusGroup* g : g_groups)
-        if (g)
+        if (g) {
             g->turn();
+            if (const raftdir::Entry* e = g_group0.directory().find_group(static_cast<uint32_t>(g->id())))
+                g->follow_placement(*e, now);
+        }
 }
 
 int64_t request_replace(uint32_t dead_ip, uint32_t with_ip) {

@@ -158,7 +158,7 @@ void ConsensusGroup::receive(uint64_t wire_group, std::span<const uint8_t> datag
 const ConsensusGroup* ConsensusGroup::s_asking = nullptr;
 
 bool ConsensusGroup::in_asking_configuration(uint32_t ip) {
-    return s_asking->m_status.server(consensus_id_of(ip)) != nullptr;
+    return s_asking->m_status.server(s_asking->id_of(ip)) != nullptr;
 }
 
 // A voter removed while it was down asks for votes forever: whoever it asks tells it so.
@@ -220,7 +220,7 @@ void ConsensusGroup::replace_automatically(const kraft::MemberStatus& s, uint64_
         const uint32_t with = lowest_live_member(in_asking_configuration);
         if (with == 0)
             return; // (nobody to take its place: asked again next round)
-        m_replace.start(s.servers[i].id, consensus_id_of(with), ip, with, true, now);
+        m_replace.start(s.servers[i].id, id_of(with), ip, with, true, now);
         m_next_automatic_ns = now + kAutomaticRetryNs;
         return;
     }
@@ -244,10 +244,19 @@ void ConsensusGroup::turn() {
         m_request.pending = false;
     }
     if (request.pending)
-        (void)m_replace.start(consensus_id_of(request.dead_ip), consensus_id_of(request.with_ip), request.dead_ip,
-                              request.with_ip, false, now);
+        (void)m_replace.start(id_of(request.dead_ip), id_of(request.with_ip), request.dead_ip, request.with_ip, false,
+                              now);
     replace_automatically(s, now);
     m_replace.step(*m_member, s, now);
+    // A voter group 0 replaced is replaced in every collection's group it held: the directory says
+    // so (kReassign), and each group's leader follows it (follow_placement).
+    if (m_group == 0 && m_replace.status().done != m_replaced_seen) {
+        m_replaced_seen = m_replace.status().done;
+        const VoterReplacement::Status r = m_replace.status();
+        for (const raftdir::Entry& e : m_applier.directory().entries())
+            if (e.has_voter(r.dead_ip) && !e.has_voter(r.with_ip))
+                m_applier.reassign_later(e.group, r.dead_ip, r.with_ip);
+    }
     s = m_member->status();
     // Work (the log, the commit or the applied count moved, or changes wait for an answer) keeps the
     // rounds short for a while after it: the messages of one commit's round trips follow each
@@ -273,6 +282,32 @@ void ConsensusGroup::turn() {
     m_round_ns = now_ns;
 }
 
+uint64_t ConsensusGroup::id_of(uint32_t ip) const { return m_group == 0 ? consensus_id_of(ip) : ip; }
+
+// A collection's group, at its leader: a voter the directory no longer names is replaced by the
+// one it names instead (one at a time, as group 0 replaces its own; the newcomer runs a member that
+// joined the group without bootstrapping it). Tried again 30 s after a failure.
+void ConsensusGroup::follow_placement(const raftdir::Entry& e, uint64_t now) {
+    const kraft::MemberStatus& s = m_status;
+    if (m_group == 0 || !m_member || !s.is_leader || m_replace.active() || now < m_next_automatic_ns)
+        return;
+    uint32_t dead = 0, with = 0;
+    for (uint8_t i = 0; i < s.server_count; ++i) {
+        const uint32_t ip = consensus_ip_of(s.servers[i].id);
+        if (s.servers[i].role == RAFT_VOTER && !e.has_voter(ip))
+            dead = ip;
+    }
+    for (uint32_t ip : e.voter_span()) {
+        const auto* server = s.server(ip);
+        if (!server || server->role != RAFT_VOTER)
+            with = ip;
+    }
+    if (dead == 0 || with == 0 || dead == static_cast<uint32_t>(m_self_id))
+        return; // (this leader itself replaced: another voter's leadership does it)
+    if (m_replace.start(dead, with, dead, with, true, now))
+        m_next_automatic_ns = now + kAutomaticRetryNs;
+}
+
 bool ConsensusGroup::is_voter(uint64_t id) const {
     for (uint8_t i = 0; i < m_status.server_count; ++i)
         if (m_status.servers[i].id == id && m_status.servers[i].role == RAFT_VOTER)
@@ -287,8 +322,8 @@ int64_t ConsensusGroup::request_replace(uint32_t dead_ip, uint32_t with_ip) {
         return -static_cast<int64_t>(ktl::Error::NotLeader);
     if (m_request.pending || m_replace_status.active())
         return -static_cast<int64_t>(ktl::Error::Exists);
-    const auto* dead = m_status.server(consensus_id_of(dead_ip));
-    const auto* with = m_status.server(consensus_id_of(with_ip));
+    const auto* dead = m_status.server(id_of(dead_ip));
+    const auto* with = m_status.server(id_of(with_ip));
     if (!dead || dead->role != RAFT_VOTER || dead->id == m_self_id || (with && with->role == RAFT_VOTER))
         return -static_cast<int64_t>(ktl::Error::InvalidArgs);
     m_request = ReplaceRequest { dead_ip, with_ip, true };

@@ -88,6 +88,10 @@ public:
     // The last rounds saw work (the log, the commit or the applied count moved, changes in flight).
     bool busy() const { return m_busy; }
 
+    // At a collection's group's leader: the voters follow its placement (a voter reassigned by
+    // group 0's directory is replaced in the group).
+    void follow_placement(const raftdir::Entry& e, uint64_t now_ns);
+
     // IRQs masked (the last round's status).
     bool is_voter(uint64_t id) const;
     int64_t request_replace(uint32_t dead_ip, uint32_t with_ip);
@@ -123,6 +127,9 @@ private:
     void replace_automatically(const kraft::MemberStatus& s, uint64_t now);
     // lowest_live_member's filter: in the configuration of the group asking (s_asking).
     static bool in_asking_configuration(uint32_t ip);
+    // An address's raft id in this group (group 0: raft_voters= places are 1..n; elsewhere the address).
+    uint64_t id_of(uint32_t ip) const;
+    uint64_t m_replaced_seen = 0; // group 0's replacements completed, reassigned in the directory
     static const ConsensusGroup* s_asking;
 
     const uint64_t m_group;

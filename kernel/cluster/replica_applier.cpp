@@ -264,11 +264,33 @@ void ReplicaApplier::forget_later(uint32_t group, std::string_view name) {
     KLOG_WARN("cluster: group %u's placement is not forgotten (too many at once): it stays in the directory", group);
 }
 
+void ReplicaApplier::reassign_later(uint32_t group, uint32_t dead, uint32_t with) {
+    for (auto& r : m_reassigns)
+        if (r.group == 0) {
+            r = { group, dead, with };
+            return;
+        }
+}
+
 // Each waits until it can be proposed or forwarded (a minute at most: then its placement stays,
 // and a collection created again under its name goes back to that group).
 void ReplicaApplier::propose_forgets(kraft::Member& member, PeerChannel& forwarder) {
     const kraft::MemberStatus s = member.status();
     const uint64_t forward_to = s.is_leader ? 0 : s.leader;
+    // (Proposed by the leader that replaced the voter: lost with its leadership, as the replacement's
+    // own last step would be.)
+    for (auto& r : m_reassigns) {
+        if (r.group == 0)
+            continue;
+        alignas(8) uint8_t command[kHeader + raftdir::kReassignBytes] = {};
+        ktl::put_le<uint64_t>(reinterpret_cast<std::byte*>(command + kOriginAt), m_origin);
+        ktl::put_le<uint16_t>(reinterpret_cast<std::byte*>(command + kTypeAt), raftdir::kReassign);
+        ktl::put_le<uint32_t>(reinterpret_cast<std::byte*>(command + kLengthAt), raftdir::kReassignBytes);
+        const bool encoded = raftdir::encode(r, { reinterpret_cast<std::byte*>(command + kHeader),
+                                                  raftdir::kReassignBytes });
+        if (!encoded || !s.is_leader || member.propose({ command, sizeof command }, 0))
+            r = raftdir::Reassign {};
+    }
     for (auto& f : m_forgets) {
         if (f.group == 0)
             continue;

@@ -74,6 +74,8 @@ public:
     // Group 0's: a collection's group applied its drop here; group 0 is asked to forget its
     // placement (kForget, proposed or forwarded until one goes out).
     void forget_later(uint32_t group, std::string_view name);
+    // Group 0's leader: voter `dead` of collection group `group` is replaced by `with` (kReassign).
+    void reassign_later(uint32_t group, uint32_t dead, uint32_t with);
     // A change a follower forwarded: proposed as it came, if this member leads and it is well formed.
     // True when proposed.
     bool forwarded(kraft::Member& member, std::span<const uint8_t> command);
@@ -173,6 +175,7 @@ private:
     };
     static constexpr size_t kForgets = 8;
     Forget m_forgets[kForgets] {};
+    raftdir::Reassign m_reassigns[raftdir::kMaxEntries] {}; // (group 0: none waiting)
     alignas(8) uint8_t m_creates[kInFlight][kMaxCreate] {}; // each Placing slot's create, each Chained slot's read
     raftdir::Directory m_directory;
     uint64_t m_directory_changes = 0;

@@ -164,6 +164,8 @@ ktl::Result<void> Directory::reassign(const Reassign& r) {
     for (uint8_t i = 0; i < e->voter_count; ++i)
         if (e->voters[i] == r.dead)
             e->voters[i] = r.with;
+    if (e->reassigned != UINT16_MAX)
+        ++e->reassigned;
     return {};
 }
 
@@ -242,6 +244,7 @@ size_t Directory::snapshot(std::span<std::byte> out) const {
         ktl::put_le<uint32_t>(at, e.group);
         at[4] = std::byte(e.voter_count);
         at[5] = std::byte(e.name_length);
+        ktl::put_le<uint16_t>(at + 6, e.reassigned);
         for (size_t v = 0; v < kMaxVoters; ++v)
             ktl::put_le<uint32_t>(at + 8 + 4 * v, e.voters[v]);
         put_name(at + 8 + 4 * kMaxVoters, e.name_view());
@@ -267,8 +270,9 @@ bool Directory::restore(std::span<const std::byte> in) {
         e.group = ktl::get_le<uint32_t>(at);
         e.voter_count = uint8_t(at[4]);
         e.name_length = uint8_t(at[5]);
-        if (uint8_t(at[6]) != 0 || uint8_t(at[7]) != 0 || e.voter_count > kMaxVoters ||
-            e.name_length > kMaxNameLength || e.group < kFirstGroup || e.group >= next_group)
+        e.reassigned = ktl::get_le<uint16_t>(at + 6);
+        if (e.voter_count > kMaxVoters || e.name_length > kMaxNameLength || e.group < kFirstGroup ||
+            e.group >= next_group)
             return false;
         for (size_t v = 0; v < kMaxVoters; ++v)
             e.voters[v] = ktl::get_le<uint32_t>(at + 8 + 4 * v);

@@ -17,7 +17,7 @@
 //   kReassign: u32 group | u32 dead voter | u32 its replacement        (a voter replaced)
 // A snapshot of the directory (group 0's snapshots carry it):
 //   u32 magic "RDIR" | u16 version (1) | u16 entries | u32 next group | entries, each
-//   u32 group | u8 voters | u8 name length | u16 0 | u32 voter[5] | name (64 bytes, zero-padded)
+//   u32 group | u8 voters | u8 name length | u16 reassigned | u32 voter[5] | name (64 bytes, zero-padded)
 // Everything decoded is checked: lengths, counts, names (1..64 bytes, as the store's records
 // bound them; the store checks its naming rule before a placement is proposed), voters distinct
 // and non-zero; what does not add up is refused whole.
@@ -44,6 +44,9 @@ struct Entry {
     uint32_t group = 0;
     uint8_t voter_count = 0;
     uint8_t name_length = 0;
+    // Voters replaced so far: 0 while the voters are the ones that bootstrapped the group (a voter
+    // named later joins the running group instead: two bootstraps of one group would differ).
+    uint16_t reassigned = 0;
     uint32_t voters[kMaxVoters] = {};
     char name[kMaxNameLength] = {};
 

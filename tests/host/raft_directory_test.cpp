@@ -56,6 +56,13 @@ TEST(RaftDirectory, TheSameCommandsGiveTheSameDirectory) {
     ASSERT_NE(y, nullptr);
     EXPECT_EQ(y->voters[1], ip(20)) << "a replacement takes the dead voter's place in the list";
     EXPECT_FALSE(y->has_voter(ip(8)));
+    EXPECT_EQ(y->reassigned, 1u) << "the newcomer joins the running group: it must not bootstrap it";
+    EXPECT_EQ(a.find("x"), nullptr);
+    Directory c;
+    ASSERT_TRUE(c.restore(snapshot_of(a)));
+    EXPECT_EQ(c.find("y")->reassigned, 1u) << "a snapshot keeps it";
+    ASSERT_TRUE(a.place({ "z", v }).ok());
+    EXPECT_EQ(a.find("z")->reassigned, 0u);
 }
 
 TEST(RaftDirectory, RefusesWhatDoesNotAddUp) {
