@@ -61,7 +61,7 @@ ConsensusGroup::Config g_config; // group 0's: a collection's group differs in i
 uint32_t g_self_ip = 0;
 uint64_t g_directory_seen = ~0ull;
 bool route(uint32_t group, ReplicaApplier::Route& out);
-void dropped(uint32_t group, std::string_view name);
+void dropped(uint32_t group, std::string_view name, uint64_t ticket, int64_t result);
 
 // `raft_voters=A.B.C.D,...`: 3 or 5 addresses, none twice. 0 when absent or malformed (logged).
 uint32_t parse_voters(std::string_view list) {
@@ -170,7 +170,9 @@ bool route(uint32_t group, ReplicaApplier::Route& out) {
     return false;
 }
 
-void dropped(uint32_t group, std::string_view name) { g_group0.forget_later(group, name); }
+void dropped(uint32_t group, std::string_view name, uint64_t ticket, int64_t result) {
+    g_group0.forget_later(group, name, ticket, result);
+}
 
 // A member of group `e.group` with its voters (raft ids there are addresses): from the state the
 // RaftLog holds for it, or bootstrapping it as every voter of a new group does.

@@ -74,7 +74,9 @@ public:
         return true;
     }
     // Group 0: the placement of the collection group `group` dropped is to be forgotten.
-    void forget_later(uint32_t group, std::string_view name) { m_applier.forget_later(group, name); }
+    void forget_later(uint32_t group, std::string_view name, uint64_t ticket, int64_t result) {
+        m_applier.forget_later(group, name, ticket, result);
+    }
     std::string_view collection() const { return { m_collection, m_collection_length }; }
     uint64_t directory_changes() const { return m_applier.directory_changes(); }
     // What start() found on the disk (0 and 0: a new member).

@@ -150,6 +150,15 @@ ktl::Error ReplicaApplier::take(kraft::Member& member, PeerChannel& forwarder, s
 
 void ReplicaApplier::service(kraft::Member& member, PeerChannel& forwarder, uint64_t now_ns) {
     const kraft::MemberStatus s = member.status();
+    // A new leader's commit covers its predecessors' entries only once an entry of its own term
+    // commits, and upstream appends none when a term starts: with reads waiting (and no change
+    // coming), one that changes nothing is proposed, once a term.
+    if (s.is_leader && !s.read_ready && m_reads.waiting() != 0 && m_noop_term != s.term) {
+        alignas(8) uint8_t noop[kHeader] = {};
+        ktl::put_le<uint16_t>(reinterpret_cast<std::byte*>(noop + kTypeAt), kReadBarrier);
+        if (member.propose({ noop, sizeof noop }, 0))
+            m_noop_term = s.term;
+    }
     const uint64_t forward_to = s.is_leader ? 0 : s.leader;
     submit_placed(member, forwarder, now_ns);
     serve_reads(s, forwarder, now_ns);
@@ -252,16 +261,30 @@ void ReplicaApplier::submit_placed(kraft::Member& member, PeerChannel& forwarder
     }
 }
 
-void ReplicaApplier::forget_later(uint32_t group, std::string_view name) {
+void ReplicaApplier::forget_later(uint32_t group, std::string_view name, uint64_t ticket, int64_t result) {
     for (auto& f : m_forgets)
         if (f.group == 0) {
+            f = Forget {};
             f.group = group;
             f.name_length = static_cast<uint8_t>(name.size() < sizeof f.name ? name.size() : sizeof f.name);
             std::memcpy(f.name, name.data(), f.name_length);
             f.since_ns = sys::clock();
+            f.ticket = ticket;
+            f.result = result;
             return;
         }
     KLOG_WARN("cluster: group %u's placement is not forgotten (too many at once): it stays in the directory", group);
+    if (ticket)
+        sys::repl_done(m_log, ticket, result, nullptr, 0);
+}
+
+void ReplicaApplier::forgotten(uint32_t group) {
+    for (auto& f : m_forgets)
+        if (f.group == group) {
+            if (f.ticket)
+                sys::repl_done(m_log, f.ticket, f.result, nullptr, 0);
+            f = Forget {};
+        }
 }
 
 void ReplicaApplier::reassign_later(uint32_t group, uint32_t dead, uint32_t with) {
@@ -300,11 +323,19 @@ void ReplicaApplier::propose_forgets(kraft::Member& member, PeerChannel& forward
         ktl::put_le<uint64_t>(reinterpret_cast<std::byte*>(command + kOriginAt), m_origin);
         ktl::put_le<uint16_t>(reinterpret_cast<std::byte*>(command + kTypeAt), raftdir::kForget);
         ktl::put_le<uint32_t>(reinterpret_cast<std::byte*>(command + kLengthAt), static_cast<uint32_t>(length));
+        ktl::put_le<uint64_t>(reinterpret_cast<std::byte*>(command + kTicketAt), f.ticket);
         const bool encoded = raftdir::encode(forget, { reinterpret_cast<std::byte*>(command + kHeader), length });
-        if (encoded && (s.is_leader || forward_to) &&
-            submit(member, forwarder, forward_to, { command, kHeader + length }, 0)) {
-            f = Forget {};
-        } else if (!encoded || sys::clock() - f.since_ns > 60'000'000'000ull) {
+        const uint64_t now = sys::clock();
+        // Sent again each second until this node applies it (a forwarded one may be lost; a second
+        // one applied finds nothing to forget).
+        if (encoded && (s.is_leader || forward_to) && (f.sent_ns == 0 || now - f.sent_ns > 1'000'000'000ull) &&
+            submit(member, forwarder, forward_to, { command, kHeader + length }, 0))
+            f.sent_ns = now;
+        if (f.ticket && now - f.since_ns > kTimeoutNs) { // (whether it will be forgotten is not known)
+            sys::repl_done(m_log, f.ticket, err(ktl::Error::TimedOut), nullptr, 0);
+            f.ticket = 0;
+        }
+        if (!encoded || now - f.since_ns > 60'000'000'000ull) {
             KLOG_WARN("cluster: group %u's placement could not be forgotten: it stays in the directory", f.group);
             f = Forget {};
         }
@@ -467,16 +498,31 @@ void ReplicaApplier::apply(std::span<const uint8_t> command) {
     if (type >= raftdir::kPlace && type <= raftdir::kReassign) {
         result = formed && m_places ? apply_directory(type, { m_command, static_cast<size_t>(length) })
                                     : err(ktl::Error::Corrupt);
-        if (origin == m_origin)
+        if (origin == m_origin && type == raftdir::kForget && formed) {
+            if (const auto f = raftdir::decode_forget({ m_command, static_cast<size_t>(length) }))
+                forgotten(f->group);
+        } else if (origin == m_origin) {
             placed(ticket, result);
+        }
         return;
     }
-    if (formed)
+    const bool drop = type == uint16_t(storage::RecordType::Drop);
+    if (formed && m_closed) // (a create of the name after its drop: the caller tries again, elsewhere)
+        result = err(ktl::Error::NotReady);
+    else if (formed)
         result = apply_record(type, { m_command, static_cast<size_t>(length) });
-    // A collection's group dropped it at this node's caller's request: group 0 forgets its placement.
-    if (!m_places && m_dropped && origin == m_origin && result >= 0 && type == uint16_t(storage::RecordType::Drop)) {
-        const auto* record = reinterpret_cast<const uint8_t*>(m_command);
-        m_dropped(m_group, { reinterpret_cast<const char*>(record + 1), record[0] });
+    if (!m_places && formed && drop && !m_closed) {
+        m_closed = true;
+        // Dropped at this node's caller's request: group 0 forgets the placement, then it is answered.
+        if (m_dropped && origin == m_origin && result >= 0) {
+            for (auto& f : m_in_flight)
+                if (f.ticket == ticket)
+                    f = InFlight {};
+            const auto* record = reinterpret_cast<const uint8_t*>(m_command);
+            m_dropped(m_group, { reinterpret_cast<const char*>(record + 1), record[0] }, ticket, result);
+            ++m_counters.applied;
+            return;
+        }
     }
     if (result < 0) {
         ++m_counters.failed;
@@ -530,14 +576,25 @@ void ReplicaApplier::placed(uint64_t ticket, int64_t result) {
 
 // The directory is group 0's state: nothing else a snapshot covers lives in this task.
 size_t ReplicaApplier::save(std::span<uint8_t> out) {
-    return m_places ? m_directory.snapshot(std::as_writable_bytes(out)) : 0;
+    if (!m_places) { // (a collection's group: whether its collection's drop is applied)
+        if (!m_closed || out.empty())
+            return 0;
+        out[0] = 1;
+        return 1;
+    }
+    return m_directory.snapshot(std::as_writable_bytes(out));
 }
 
 bool ReplicaApplier::load(std::span<const uint8_t> state) {
-    if (state.empty()) { // (a snapshot of a kernel before the directory, or of another group)
+    if (state.empty()) { // (a snapshot of a kernel before the directory, or of an open group)
         m_directory = raftdir::Directory {};
         ++m_directory_changes;
+        m_closed = false;
         return true;
+    }
+    if (!m_places) {
+        m_closed = state.size() == 1 && state[0] == 1;
+        return m_closed;
     }
     if (!m_places || !m_directory.restore(std::as_bytes(state)))
         return false;

@@ -51,8 +51,9 @@ public:
         PeerChannel* forwarder;
     };
     using Router = bool (*)(uint32_t group, Route& out);
-    // A collection's group applied a drop this node's caller made: group 0 is to forget it.
-    using Dropped = void (*)(uint32_t group, std::string_view name);
+    // A collection's group applied a drop this node's caller made (its ticket, its result): group 0
+    // is to forget the placement, and the caller is answered once it has.
+    using Dropped = void (*)(uint32_t group, std::string_view name, uint64_t ticket, int64_t result);
     // What the group is, before its member starts (a snapshot it loads then carries the directory):
     // `group`, its id; `group_size`, the voters a placement names; `ip_of`, a raft id's address;
     // group 0's applier keeps the directory and hands what the desk gives it for a collection
@@ -72,8 +73,9 @@ public:
     // leader known; WouldBlock: no room); the caller answers a refusal.
     ktl::Error take(kraft::Member& member, PeerChannel& forwarder, std::span<const uint8_t> command, uint64_t now_ns);
     // Group 0's: a collection's group applied its drop here; group 0 is asked to forget its
-    // placement (kForget, proposed or forwarded until one goes out).
-    void forget_later(uint32_t group, std::string_view name);
+    // placement (kForget, proposed or forwarded again until this node applies it), and the drop's
+    // caller (`ticket`) is answered `result` then (-TimedOut if that takes past the time limit).
+    void forget_later(uint32_t group, std::string_view name, uint64_t ticket, int64_t result);
     // Group 0's leader: voter `dead` of collection group `group` is replaced by `with` (kReassign).
     void reassign_later(uint32_t group, uint32_t dead, uint32_t with);
     // A change a follower forwarded: proposed as it came, if this member leads and it is well formed.
@@ -171,8 +173,15 @@ private:
         uint32_t group;
         uint8_t name_length;
         char name[raftdir::kMaxNameLength];
-        uint64_t since_ns;
+        uint64_t since_ns, sent_ns; // (sent_ns 0: not sent yet)
+        uint64_t ticket;            // the drop's caller, until answered (0: answered)
+        int64_t result;
     };
+    void forgotten(uint32_t group);
+    // A collection's group: its collection's drop was applied; what comes after it is refused (a
+    // create of the name meanwhile is to go to the next placement), and its snapshots say so.
+    bool m_closed = false;
+    uint64_t m_noop_term = 0; // the term a no-op was proposed in for waiting reads
     static constexpr size_t kForgets = 8;
     Forget m_forgets[kForgets] {};
     raftdir::Reassign m_reassigns[raftdir::kMaxEntries] {}; // (group 0: none waiting)

@@ -24,11 +24,13 @@ Steps (one key each; "nodes" is a list of node numbers or "all", rogue nodes nev
                                                   "expect_at_least": {KEY: N}; "expect_known": [KEY] (not null
                                                   or absent); "repeat": N makes the call N
                                                   times, an argument "$i" being the repetition (0..N-1);
-                                                  "confirm": NAME answers a step-up form (a drop) with NAME
+                                                  "confirm": NAME answers a step-up form (a drop) with NAME;
+                                                  "any": true: one of the nodes answering so is enough
   {"call": {"node": "leader", "resource": "kernel://status", "expect": {...}}}
                                                   the same checks on a resource's contents (resources/read)
   {"audited": {"node": "leader", "record": {"kind": "peer", "reason": "forwarded_change"}}}
                                                   the node's audit trail holds a decision with those fields
+                                                  ("any": true: one of the listed nodes' does)
   {"refused": {"rogue": 5, "within_s": 10}}       the honest nodes refused it (counters, audit trail),
                                                   none lists it as a member
 With "raft": 3 (or 5) the first 3 (5) nodes run the cluster's consensus group, each on a disk of its own:
@@ -229,6 +231,19 @@ class Runner:
         raise StepFailed(f"call: unknown node {which!r}")
 
     def call(self, spec):
+        if spec.get("any"):  # one of the nodes must answer so (a collection's group's leader, say)
+            deadline = time.monotonic() + spec.get("within_s", 0)
+            once = dict(spec, within_s=0)
+            while True:
+                for target in self.call_targets(spec["node"]):
+                    try:
+                        self.call_one(target, once)
+                        return
+                    except StepFailed:
+                        pass
+                if time.monotonic() > deadline:
+                    raise StepFailed(f"{spec.get('tool') or spec['resource']}: no node of {spec['node']} answered so")
+                time.sleep(0.5)
         for i in range(spec.get("repeat", 1)):
             one = dict(spec, arguments=substitute(spec.get("arguments", {}), i)) if "repeat" in spec else spec
             for target in self.call_targets(spec["node"]):
@@ -276,25 +291,30 @@ class Runner:
 
     def audited(self, spec):
         """The node's audit trail (audit://log) holds a decision with every field `spec["record"]`
-        names (e.g. the leader's record of a change a follower forwarded)."""
+        names (e.g. the leader's record of a change a follower forwarded); with "any": true, one
+        of the nodes' does (a collection's group's leader, which any voter may be)."""
         targets = self.call_targets(spec["node"])
         want = spec["record"]
-        for target in targets:
-            node = self.state()["node"][target]
+        groups = [targets] if spec.get("any") else [[t] for t in targets]
+        for group in groups:
             deadline = time.monotonic() + spec.get("within_s", 0)
-            while True:
-                line = node_mcp.NodeLine(node["serial"], timeout=5)
-                try:
-                    audit = line.read("audit://log")
-                finally:
-                    line.close()
-                found = [d for d in audit["decisions"] if all(d.get(k) == v for k, v in want.items())]
-                if found:
-                    break
+            while not self.audit_found(group, want):
                 if time.monotonic() > deadline:
-                    raise StepFailed(f"no audit record {want} on node {target}")
+                    raise StepFailed(f"no audit record {want} on node {' or '.join(map(str, group))}")
                 time.sleep(0.5)
-            self.say(f"  audited on node {target}: {json.dumps(found[0])[:200]}")
+
+    def audit_found(self, targets, want):
+        for target in targets:
+            line = node_mcp.NodeLine(self.state()["node"][target]["serial"], timeout=5)
+            try:
+                audit = line.read("audit://log")
+            finally:
+                line.close()
+            found = [d for d in audit["decisions"] if all(d.get(k) == v for k, v in want.items())]
+            if found:
+                self.say(f"  audited on node {target}: {json.dumps(found[0])[:200]}")
+                return True
+        return False
 
     def refused(self, spec):
         rogue = self.state()["node"][spec["rogue"]]

@@ -97,6 +97,27 @@ async function waitLeader(nodes, voters, ms) {
   }
 }
 
+// Every voter that answers knows a leader of the collection's own Raft group (raft_groups=1).
+async function waitGroupLeader(nodes, voters, ms) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    let known = 0;
+    for (const v of voters) {
+      try {
+        const s = await structured(nodes[v], "cluster_status", {});
+        if (s.consensus?.collections?.[0]?.member?.leader)
+          known += 1;
+      } catch {
+        // (a node down says nothing)
+      }
+    }
+    if (known === voters.length)
+      return;
+    assert.ok(Date.now() < deadline, `the collection's group has no leader known to voters ${voters}`);
+    await sleep(300);
+  }
+}
+
 const IDS = 12;
 let written = 0; // each write its own vector, exact in a float32
 const vectorFor = (client, id) => [client, ++written / 1024, id, 1];
@@ -179,6 +200,7 @@ try {
 
   // After heal: every voter agrees again; the whole map read at the leader (a linearizable read).
   leader = await waitLeader(nodes, voters, 60000);
+  await waitGroupLeader(nodes, voters, 60000);
   const reader = vectorClient(history, "final", "h", (tool, args) => nodes[leader - 1].call(tool, args));
   const ids = [...Array(IDS).keys()];
   const final = await reader.readAll(ids);
