@@ -60,6 +60,7 @@ ConsensusGroup* g_groups[cluster_abi::kMaxGroups] = {};
 ConsensusGroup::Config g_config; // group 0's: a collection's group differs in its id and voters
 uint32_t g_self_ip = 0;
 uint64_t g_directory_seen = ~0ull;
+uint64_t g_join_again_ns = 0; // a member that could not start is tried again then (0: none waits)
 bool route(uint32_t group, ReplicaApplier::Route& out);
 void dropped(uint32_t group, std::string_view name, uint64_t ticket, int64_t result);
 
@@ -185,7 +186,9 @@ void join(const raftdir::Entry& e) {
         return; // (the directory places a node in kMaxGroupsPerNode groups at most)
     auto mem = kheap::alloc(sizeof(ConsensusGroup));
     if (!mem) {
-        KLOG_ERROR("cluster: no memory for group %u's member ('%.*s'): retried", e.group, int(e.name_length), e.name);
+        KLOG_ERROR("cluster: no memory for group %u's member ('%.*s'): tried again in a second", e.group,
+                   int(e.name_length), e.name);
+        g_join_again_ns = sys::clock() + 1'000'000'000ull;
         return;
     }
     auto* group = new (*mem) ConsensusGroup(e.group);
@@ -201,9 +204,10 @@ void join(const raftdir::Entry& e) {
     c.collection = e.name_view();
     c.router = nullptr;
     c.dropped = dropped;
-    if (!group->start(c)) {
+    if (!group->start(c)) { // (logged)
         group->~ConsensusGroup();
         kheap::free(group);
+        g_join_again_ns = sys::clock() + 1'000'000'000ull;
         return;
     }
     {
@@ -238,9 +242,11 @@ void drop(size_t slot) {
 // The groups this node runs follow the directory as group 0 has applied it here: a placement that
 // names this node is joined, a group it no longer names (forgotten, or its place reassigned) is left.
 void follow_directory() {
-    if (g_group0.directory_changes() == g_directory_seen)
+    const bool again = g_join_again_ns != 0 && sys::clock() >= g_join_again_ns;
+    if (g_group0.directory_changes() == g_directory_seen && !again)
         return;
     g_directory_seen = g_group0.directory_changes();
+    g_join_again_ns = 0;
     const raftdir::Directory& dir = g_group0.directory();
     for (size_t i = 0; i < cluster_abi::kMaxGroups; ++i)
         if (g_groups[i]) {

@@ -354,17 +354,7 @@ void ConsensusGroup::fill(cluster_abi::ClusterInfo& out) const {
     out.raft_log_entries = s.entries;
     out.raft_snapshots_taken = s.snapshots_taken;
     out.raft_snapshots_installed = s.snapshots_installed;
-    const ReplicaApplier::Counters& c = m_replication;
-    out.repl_applied = c.applied;
-    out.repl_failed = c.failed;
-    out.repl_proposed = c.proposed;
-    out.repl_refused = c.refused;
-    out.repl_timed_out = c.timed_out;
-    out.repl_installs = c.installs;
-    out.repl_forwarded_out = c.forwarded_out;
-    out.repl_forwarded_in = c.forwarded_in;
-    out.repl_reads = c.reads;
-    out.repl_read_rounds = c.read_rounds;
+    add_counters(out); // (out starts zeroed: cluster_service's info())
     out.raft_server_count = s.server_count;
     out.raft_member = s.member ? 1 : 0;
     out.raft_removed = s.removed ? 1 : 0;
@@ -375,16 +365,7 @@ void ConsensusGroup::fill(cluster_abi::ClusterInfo& out) const {
         out.raft_servers[i].role = s.servers[i].role;
     }
     m_replace_status.fill(out, m_round_ns);
-    const StateTransfer::Counters& t = m_transfers;
-    out.xfer_done = t.transfers;
-    out.xfer_collections = t.collections;
-    out.xfer_bytes = t.bytes;
-    out.xfer_restarts = t.restarts;
-    out.xfer_incomplete = t.incomplete;
-    out.xfer_served_pages = t.served_pages;
-    out.xfer_served_bytes = t.served_bytes;
-    out.xfer_active = m_transfer_active ? 1 : 0;
-    out.repl_placements = c.placements;
+    out.repl_placements = m_replication.placements;
     const auto entries = m_directory.entries();
     out.placement_next_group = m_directory.next_group();
     for (const raftdir::Entry& e : entries) {

@@ -101,7 +101,7 @@ public:
     // A collection's group (IRQs masked): its member's role, term, leader, commit, log and, at the
     // leader, how far each voter's log is known to reach.
     void fill(cluster_abi::GroupInfo& out) const;
-    // A collection's group's replication and catch-up counters, added to the node's (IRQs masked).
+    // This group's replication and catch-up counters, added to the node's (IRQs masked).
     void add_counters(cluster_abi::ClusterInfo& out) const;
 
 private:

@@ -101,7 +101,7 @@ void ReplicaApplier::pump(kraft::Member& member, PeerChannel& forwarder, uint64_
             refused = m_router(placed->group, route)
                           ? route.applier->take(*route.member, *route.forwarder, command, now_ns)
                           : ktl::Error::NotVoter;
-        else if (slot || type != kReadBarrier)
+        else
             refused = take(member, forwarder, command, now_ns);
         if (refused != ktl::Error::None) {
             ++m_counters.refused;

@@ -56,14 +56,20 @@ _TIMING = ("kernel_perf and kernel_diagnose time system calls: their clock reads
            "themselves (kernel_perf reads the counter, at its frequency)")
 _RAFT = ("the cluster's consensus group drives a Raft member (kernel/raft), kernel code whose engine allocates from "
          "the kernel heap (its bounded raft_heap) and whose log is to be the kernel's journal")
+_GROUP_HEAP = ("a collection's Raft group (tens of KiB) and a peer's reassembly buffer (20 KiB) are taken from the "
+               "kernel heap when needed and given back when left; no allocation system call")
 EXCEPTIONS = {
     "kernel/cluster/consensus.cpp": {
+        "kernel/mm/kheap.h": _GROUP_HEAP,
         "kernel/arch/aarch64/cpu.h": _CLUSTER,
         "kernel/bootargs.h": _BOOTARGS,
         "kernel/log.h": _LOG,
         "kernel/net/datagram.h": _CLUSTER,
         "kernel/raft/raft_heap.h": _RAFT,
         "kernel/raft/raft_member.h": _RAFT,
+    },
+    "kernel/cluster/peer_channel.cpp": {
+        "kernel/mm/kheap.h": _GROUP_HEAP,
     },
     "kernel/cluster/consensus_group.h": {
         "kernel/raft/raft_member.h": _RAFT,
