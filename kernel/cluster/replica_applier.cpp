@@ -33,6 +33,16 @@ using ktl::get_le;
 uint64_t ptr(const void* p) { return reinterpret_cast<uint64_t>(p); }
 int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
 
+// The desk's command header (abi/replication.h) before a command this applier makes itself.
+void put_header(uint8_t* out, uint64_t origin, uint64_t ticket, uint16_t type, size_t length) {
+    auto* b = reinterpret_cast<std::byte*>(out);
+    ktl::put_le<uint64_t>(b + kOriginAt, origin);
+    ktl::put_le<uint64_t>(b + kTicketAt, ticket);
+    ktl::put_le<uint16_t>(b + kTypeAt, type);
+    ktl::put_le<uint16_t>(b + kZeroAt, 0);
+    ktl::put_le<uint32_t>(b + kLengthAt, static_cast<uint32_t>(length));
+}
+
 } // namespace
 
 ReplicaApplier::ReplicaApplier() : m_command(g_command), m_missing(g_missing) {}
@@ -154,8 +164,8 @@ void ReplicaApplier::service(kraft::Member& member, PeerChannel& forwarder, uint
     // commits, and upstream appends none when a term starts: with reads waiting (and no change
     // coming), one that changes nothing is proposed, once a term.
     if (s.is_leader && !s.read_ready && m_reads.waiting() != 0 && m_noop_term != s.term) {
-        alignas(8) uint8_t noop[kHeader] = {};
-        ktl::put_le<uint16_t>(reinterpret_cast<std::byte*>(noop + kTypeAt), kReadBarrier);
+        alignas(8) uint8_t noop[kHeader];
+        put_header(noop, 0, 0, kReadBarrier, 0);
         if (member.propose({ noop, sizeof noop }, 0))
             m_noop_term = s.term;
     }
@@ -202,9 +212,7 @@ bool ReplicaApplier::place_first(kraft::Member& member, PeerChannel& forwarder, 
     alignas(8) uint8_t place[kHeader + raftdir::kPlaceHeader + 4 * raftdir::kMaxVoters + raftdir::kMaxNameLength];
     const raftdir::Place p { d->name, { voters, m_group_size } };
     const size_t length = raftdir::place_bytes(p);
-    std::memcpy(place, h, kHeader); // (its origin and ticket)
-    ktl::put_le<uint16_t>(reinterpret_cast<std::byte*>(place + kTypeAt), raftdir::kPlace);
-    ktl::put_le<uint32_t>(reinterpret_cast<std::byte*>(place + kLengthAt), static_cast<uint32_t>(length));
+    put_header(place, get_le(h + kOriginAt, 8), ticket, raftdir::kPlace, length); // (the create's origin and ticket)
     if (!chosen || !raftdir::encode(p, { reinterpret_cast<std::byte*>(place + kHeader), length })) {
         ++m_counters.refused;
         sys::repl_done(m_log, ticket, err(chosen ? ktl::Error::InvalidArgs : chosen.error()), nullptr, 0);
@@ -305,10 +313,8 @@ void ReplicaApplier::propose_forgets(kraft::Member& member, PeerChannel& forward
     for (auto& r : m_reassigns) {
         if (r.group == 0)
             continue;
-        alignas(8) uint8_t command[kHeader + raftdir::kReassignBytes] = {};
-        ktl::put_le<uint64_t>(reinterpret_cast<std::byte*>(command + kOriginAt), m_origin);
-        ktl::put_le<uint16_t>(reinterpret_cast<std::byte*>(command + kTypeAt), raftdir::kReassign);
-        ktl::put_le<uint32_t>(reinterpret_cast<std::byte*>(command + kLengthAt), raftdir::kReassignBytes);
+        alignas(8) uint8_t command[kHeader + raftdir::kReassignBytes];
+        put_header(command, m_origin, 0, raftdir::kReassign, raftdir::kReassignBytes);
         const bool encoded = raftdir::encode(r, { reinterpret_cast<std::byte*>(command + kHeader),
                                                   raftdir::kReassignBytes });
         if (!encoded || !s.is_leader || member.propose({ command, sizeof command }, 0))
@@ -320,10 +326,7 @@ void ReplicaApplier::propose_forgets(kraft::Member& member, PeerChannel& forward
         alignas(8) uint8_t command[kHeader + raftdir::kForgetHeader + raftdir::kMaxNameLength] = {};
         const raftdir::Forget forget { f.group, { f.name, f.name_length } };
         const size_t length = raftdir::forget_bytes(forget);
-        ktl::put_le<uint64_t>(reinterpret_cast<std::byte*>(command + kOriginAt), m_origin);
-        ktl::put_le<uint16_t>(reinterpret_cast<std::byte*>(command + kTypeAt), raftdir::kForget);
-        ktl::put_le<uint32_t>(reinterpret_cast<std::byte*>(command + kLengthAt), static_cast<uint32_t>(length));
-        ktl::put_le<uint64_t>(reinterpret_cast<std::byte*>(command + kTicketAt), f.ticket);
+        put_header(command, m_origin, f.ticket, raftdir::kForget, length);
         const bool encoded = raftdir::encode(forget, { reinterpret_cast<std::byte*>(command + kHeader), length });
         const uint64_t now = sys::clock();
         // Sent again each second until this node applies it (a forwarded one may be lost; a second
