@@ -79,7 +79,7 @@ void parse(std::string_view args) {
     g_config.raft_snapshot_every = parse_u32(dtb::bootarg_value(args, "raft_snapshot_every").value_or(""), 96, 4, 96);
     g_config.raft_replace_after_s = parse_u32(dtb::bootarg_value(args, "raft_replace_after_s").value_or(""), 0, 10,
                                               86400);
-    g_config.raft_groups = parse_u32(dtb::bootarg_value(args, "raft_groups").value_or(""), 0, 0, 1) == 1;
+    g_config.raft_groups = parse_u32(dtb::bootarg_value(args, "raft_groups").value_or(""), 1, 0, 1) == 1;
     g_config.cluster_port = static_cast<uint16_t>(
         parse_u32(dtb::bootarg_value(args, "cluster_port").value_or(""), 7946, 1, 65535));
     g_config.cluster_period_ms = parse_u32(dtb::bootarg_value(args, "cluster_period_ms").value_or(""), 0, 100, 10000);

@@ -64,10 +64,10 @@ struct Config {
     // a voter the membership protocol has held dead this long by the lowest-addressed live member
     // outside the group (cluster_replace does it by hand).
     uint32_t raft_replace_after_s = 0;
-    // `raft_groups=0|1` (default 0): with 1, a replicated collection's changes and reads go through
-    // the Raft group of its own placement (docs/replication.md); 0 keeps them all in group 0 (the
-    // placements' groups then run empty), as kernels before them did.
-    bool raft_groups = false;
+    // `raft_groups=0|1` (default 1): a replicated collection's changes and reads go through the Raft
+    // group of its own placement (docs/replication.md); 0 keeps them all in group 0 (the placements'
+    // groups then run empty), as kernels before them did. Every node of a swarm must say the same.
+    bool raft_groups = true;
     uint16_t cluster_port = 7946;   // `cluster_port=N`: the membership protocol's UDP port
     uint32_t cluster_period_ms = 0; // `cluster_period_ms=N` (100..10000): protocol period (default 1000)
     uint32_t cluster_suspicion_mult =

@@ -242,7 +242,7 @@ void drop(size_t slot) {
 // The groups this node runs follow the directory as group 0 has applied it here: a placement that
 // names this node is joined, a group it no longer names (forgotten, or its place reassigned) is left.
 void follow_directory() {
-    const bool again = g_join_again_ns != 0 && sys::clock() >= g_join_again_ns;
+    const bool again = g_join_again_ns != 0 && static_cast<uint64_t>(sys::clock()) >= g_join_again_ns;
     if (g_group0.directory_changes() == g_directory_seen && !again)
         return;
     g_directory_seen = g_group0.directory_changes();
@@ -306,6 +306,11 @@ void round() {
 int64_t request_replace(uint32_t dead_ip, uint32_t with_ip) {
     arch::IrqGuard guard;
     return g_group0.request_replace(dead_ip, with_ip);
+}
+
+bool placed_elsewhere(std::string_view name) {
+    const raftdir::Entry* e = g_self_ip ? g_group0.published_directory().find(name) : nullptr;
+    return e && !e->has_voter(g_self_ip);
 }
 
 void fill(cluster_abi::ClusterInfo& out) {

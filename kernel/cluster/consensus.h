@@ -9,6 +9,7 @@
 // they live in memory and a restarted node joins as new (which only a node that never voted may).
 // Run by the cluster task; read by cluster_status through the Cluster capability.
 #include <cstdint>
+#include <string_view>
 
 #include <abi/cluster.h>
 #include <cluster/types.h>
@@ -38,6 +39,9 @@ uint64_t next_round_ns();
 // -ktl::Error: NotReady (no member here), NotLeader, Exists (one runs), InvalidArgs (`dead_ip` is
 // no voter, or this node; `with_ip` is a voter).
 int64_t request_replace(uint32_t dead_ip, uint32_t with_ip);
+// Whether group 0's directory, as last published here, places collection `name` in a group whose
+// voters do not include this node (IRQs masked: a system call's question).
+bool placed_elsewhere(std::string_view name);
 // The group's part of cluster_info (IRQs masked).
 void fill(cluster_abi::ClusterInfo& out);
 

@@ -73,7 +73,7 @@ bool ConsensusGroup::start(const Config& c) {
     m_disk.raft_log = c.raft_log;
     m_voter_count = c.voter_count;
     auto* member = new (m_member_storage) kraft::Member;
-    m_applier.configure(static_cast<uint32_t>(m_group), c.voter_count, consensus_ip_of, c.router, c.dropped);
+    m_applier.configure(static_cast<uint32_t>(m_group), consensus_ip_of, c.router, c.dropped);
     m_collection_length = static_cast<uint8_t>(c.collection.size() < sizeof m_collection ? c.collection.size() : 0);
     std::memcpy(m_collection, c.collection.data(), m_collection_length);
     m_transfer.set_scope(covers, this);

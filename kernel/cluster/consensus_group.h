@@ -66,6 +66,8 @@ public:
     void leave();
     // The directory of replicated collections (group 0's: lib/raft/directory.h), as applied here.
     const raftdir::Directory& directory() const { return m_applier.directory(); }
+    // The directory as the last round published it (read with IRQs masked, by system calls).
+    const raftdir::Directory& published_directory() const { return m_directory; }
     // Group 0's applier hands a collection's changes and reads to its group's (false: not running).
     bool route(ReplicaApplier::Route& out) {
         if (!m_member)

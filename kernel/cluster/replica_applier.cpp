@@ -47,11 +47,9 @@ void put_header(uint8_t* out, uint64_t origin, uint64_t ticket, uint16_t type, s
 
 ReplicaApplier::ReplicaApplier() : m_command(g_command), m_missing(g_missing) {}
 
-void ReplicaApplier::configure(uint32_t group, uint32_t group_size, uint32_t (*ip_of)(uint64_t), Router router,
-                               Dropped dropped) {
+void ReplicaApplier::configure(uint32_t group, uint32_t (*ip_of)(uint64_t), Router router, Dropped dropped) {
     m_group = group;
     m_ip_of = ip_of;
-    m_group_size = group_size;
     m_places = group == 0;
     m_router = router;
     m_dropped = dropped;
@@ -107,12 +105,21 @@ void ReplicaApplier::pump(kraft::Member& member, PeerChannel& forwarder, uint64_
             continue; // (answered already when it could not be placed)
         ktl::Error refused = ktl::Error::WouldBlock;
         Route route {};
+        bool chain = !placed && type == kReadBarrier;
         if (placed && m_router) // (its group's member runs here: this node is one of its voters)
             refused = m_router(placed->group, route)
                           ? route.applier->take(*route.member, *route.forwarder, command, now_ns)
                           : ktl::Error::NotVoter;
         else
             refused = take(member, forwarder, command, now_ns);
+        // A read of a collection placed here whose group does not run yet or has no leader (its
+        // member just started: placed a moment ago, or every voter restarted) waits in group 0 and
+        // is handed over when that group can take it, up to the time limit.
+        if (placed && type == kReadBarrier && (refused == ktl::Error::NotVoter || refused == ktl::Error::NotLeader) &&
+            placed->has_voter(static_cast<uint32_t>(m_origin >> 32))) {
+            refused = take(member, forwarder, command, now_ns);
+            chain = true;
+        }
         if (refused != ktl::Error::None) {
             ++m_counters.refused;
             sys::repl_done(m_log, ticket, err(refused), nullptr, 0);
@@ -120,8 +127,7 @@ void ReplicaApplier::pump(kraft::Member& member, PeerChannel& forwarder, uint64_
         }
         // A read of a name not placed here yet: once group 0's index is applied, its placement (if it
         // was made before the read) is known, and the read goes on through the collection's group.
-        for (size_t k = 0; m_router && k < kInFlight && !placed && type == kReadBarrier && command.size() <= kMaxCreate;
-             ++k)
+        for (size_t k = 0; m_router && k < kInFlight && chain && command.size() <= kMaxCreate; ++k)
             if (m_in_flight[k].ticket == ticket) {
                 std::memcpy(m_creates[k], command.data(), command.size());
                 m_in_flight[k].create_length = static_cast<uint16_t>(command.size());
@@ -163,7 +169,9 @@ void ReplicaApplier::service(kraft::Member& member, PeerChannel& forwarder, uint
     // A new leader's commit covers its predecessors' entries only once an entry of its own term
     // commits, and upstream appends none when a term starts: with reads waiting (and no change
     // coming), one that changes nothing is proposed, once a term.
-    if (s.is_leader && !s.read_ready && m_reads.waiting() != 0 && m_noop_term != s.term) {
+    // Group 0's proposes it whenever a term starts: a node's directory is behind until then (its
+    // entries after the snapshot are not applied), and its changes would be refused as they apply.
+    if (s.is_leader && !s.read_ready && (m_places || m_reads.waiting() != 0) && m_noop_term != s.term) {
         alignas(8) uint8_t noop[kHeader];
         put_header(noop, 0, 0, kReadBarrier, 0);
         if (member.propose({ noop, sizeof noop }, 0))
@@ -172,16 +180,22 @@ void ReplicaApplier::service(kraft::Member& member, PeerChannel& forwarder, uint
     const uint64_t forward_to = s.is_leader ? 0 : s.leader;
     submit_placed(member, forwarder, now_ns);
     serve_reads(s, forwarder, now_ns);
-    // A change forwarded to a leader this follower no longer follows (it died, or lost an election)
-    // is answered at once: whether that leader committed it before is not known here. (A read
-    // whose index that leader handed out only waits for this voter's log.)
-    for (auto& f : m_in_flight)
+    // A read not answered within a second is asked again (a datagram lost either way). A change
+    // forwarded to a leader this follower no longer follows (it died, or lost an election) is
+    // answered at once: whether that leader committed it before is not known here. (A read whose
+    // index that leader handed out only waits for this voter's log.)
+    for (auto& f : m_in_flight) {
+        if (f.ticket && f.read && f.phase == Phase::Change && f.to != 0 && f.to == forward_to && f.index == 0 &&
+            now_ns - (f.asked_ns ? f.asked_ns : f.since_ns) > kAskAgainNs &&
+            send_read(forwarder, f.to, { raftread::kAsk, f.ticket, 0, 0 }))
+            f.asked_ns = now_ns;
         if (f.ticket && (now_ns - f.since_ns > kTimeoutNs ||
                          (f.to != 0 && f.to != forward_to && f.index == 0 && f.phase != Phase::Placed))) {
             ++m_counters.timed_out;
             sys::repl_done(m_log, f.ticket, err(ktl::Error::TimedOut), nullptr, 0);
             f = InFlight {};
         }
+    }
 }
 
 bool ReplicaApplier::submit(kraft::Member& member, PeerChannel& forwarder, uint64_t forward_to,
@@ -208,9 +222,12 @@ bool ReplicaApplier::place_first(kraft::Member& member, PeerChannel& forwarder, 
         if (s.servers[i].role == RAFT_VOTER)
             live[count++] = m_ip_of(s.servers[i].id);
     const uint32_t self_ip = static_cast<uint32_t>(m_origin >> 32);
-    const auto chosen = m_directory.choose(self_ip, { live, count }, static_cast<uint8_t>(m_group_size), voters);
+    // As many as the create asked for (replicas 3 or 5; at most group 0's voters: the store checked).
+    const uint8_t replicas = static_cast<uint8_t>((d->create.flags & abi::kCreateReplicasMask) >>
+                                                  abi::kCreateReplicasShift);
+    const auto chosen = m_directory.choose(self_ip, { live, count }, replicas, voters);
     alignas(8) uint8_t place[kHeader + raftdir::kPlaceHeader + 4 * raftdir::kMaxVoters + raftdir::kMaxNameLength];
-    const raftdir::Place p { d->name, { voters, m_group_size } };
+    const raftdir::Place p { d->name, { voters, replicas } };
     const size_t length = raftdir::place_bytes(p);
     put_header(place, get_le(h + kOriginAt, 8), ticket, raftdir::kPlace, length); // (the create's origin and ticket)
     if (!chosen || !raftdir::encode(p, { reinterpret_cast<std::byte*>(place + kHeader), length })) {
@@ -380,12 +397,14 @@ void ReplicaApplier::serve_reads(const kraft::MemberStatus& s, PeerChannel& chan
         InFlight& f = m_in_flight[i];
         if (!f.ticket || !f.read || f.index == 0 || s.applied_index < f.index)
             continue;
-        // Group 0's read of a name it now knows placed: the collection's group's read follows.
+        // Group 0's read of a name it now knows placed: the collection's group's read follows
+        // (when that group runs here: its member may start a round later, or be electing).
         const std::span<const uint8_t> kept(m_creates[i], f.create_length);
-        if (m_places && f.create_length != 0 && m_directory.find(command_name(kept)) &&
-            hand_over(i, command_name(kept), now_ns) == ktl::Error::None) {
-            f = InFlight {};
-            continue;
+        const raftdir::Entry* e = m_places && f.create_length != 0 ? m_directory.find(command_name(kept)) : nullptr;
+        if (e && e->has_voter(static_cast<uint32_t>(m_origin >> 32))) {
+            if (hand_over(i, command_name(kept), now_ns) == ktl::Error::None)
+                f = InFlight {};
+            continue; // (else tried again next round; the time limit ends it)
         }
         ++m_counters.reads;
         settle(f.ticket, 1);
@@ -510,8 +529,13 @@ void ReplicaApplier::apply(std::span<const uint8_t> command) {
         return;
     }
     const bool drop = type == uint16_t(storage::RecordType::Drop);
-    if (formed && m_closed) // (a create of the name after its drop: the caller tries again, elsewhere)
-        result = err(ktl::Error::NotReady);
+    // Refused alike by every voter, so the store is not changed and the caller's call tries again
+    // (store_call_retrying): a create of the name after its drop (it goes to the next placement), or
+    // a placed collection's change that reached group 0's log (routed by a node whose directory was
+    // behind; one collection's changes in two logs could be ordered differently).
+    const bool refused = formed && (m_closed || placed_elsewhere({ m_command, static_cast<size_t>(length) }));
+    if (refused)
+        result = err(ktl::Error::WouldBlock);
     else if (formed)
         result = apply_record(type, { m_command, static_cast<size_t>(length) });
     if (!m_places && formed && drop && !m_closed) {
@@ -527,7 +551,9 @@ void ReplicaApplier::apply(std::span<const uint8_t> command) {
             return;
         }
     }
-    if (result < 0) {
+    if (refused) {
+        ++m_counters.refused;
+    } else if (result < 0) {
         ++m_counters.failed;
         KLOG_WARN("cluster: a replicated change (record type %u) was not applied here: %s", type,
                   ktl::error_name(static_cast<ktl::Error>(-result)));
@@ -603,6 +629,16 @@ bool ReplicaApplier::load(std::span<const uint8_t> state) {
         return false;
     ++m_directory_changes;
     return true;
+}
+
+// With raft_groups=1, whether group 0's directory (as applied at this point of its log) places the
+// collection a change names in a group of its own.
+bool ReplicaApplier::placed_elsewhere(std::span<const std::byte> record) const {
+    if (!m_places || !m_router || record.empty())
+        return false;
+    const auto n = std::to_integer<size_t>(record[0]);
+    return n != 0 && record.size() > n &&
+           m_directory.find({ reinterpret_cast<const char*>(record.data() + 1), n }) != nullptr;
 }
 
 int64_t ReplicaApplier::open(std::string_view name, uint32_t* dim) {

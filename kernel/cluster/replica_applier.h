@@ -55,10 +55,10 @@ public:
     // is to forget the placement, and the caller is answered once it has.
     using Dropped = void (*)(uint32_t group, std::string_view name, uint64_t ticket, int64_t result);
     // What the group is, before its member starts (a snapshot it loads then carries the directory):
-    // `group`, its id; `group_size`, the voters a placement names; `ip_of`, a raft id's address;
+    // `group`, its id; `ip_of`, a raft id's address;
     // group 0's applier keeps the directory and hands what the desk gives it for a collection
     // placed in a group of its own to `router`'s; a collection's group reports drops to `dropped`.
-    void configure(uint32_t group, uint32_t group_size, uint32_t (*ip_of)(uint64_t), Router router, Dropped dropped);
+    void configure(uint32_t group, uint32_t (*ip_of)(uint64_t), Router router, Dropped dropped);
     // store: the VectorStore capability; log: the RaftLog one; `serve`: registers this task as the
     // desk's applier (group 0's); `transfer` fetches what an installed snapshot covers.
     bool start(uint32_t store, uint32_t log, uint32_t voters, uint64_t origin, StateTransfer& transfer, bool serve);
@@ -118,6 +118,9 @@ private:
     static constexpr size_t kInFlight = 16; // the desk's slots
     // Under the MCP tool's 10 s limit: its caller learns the outcome is unknown, not that it ran out.
     static constexpr uint64_t kTimeoutNs = 8'000'000'000ull;
+    // A follower's read not answered by then is asked again (its question or the answer may have
+    // been lost: datagrams), until answered or timed out.
+    static constexpr uint64_t kAskAgainNs = 1'000'000'000ull;
     // A create waits for its placement: proposed (Placing), then committed here (Placed), when the
     // create itself is proposed as it came (kept in the slot's create buffer until then).
     // A read of a name this node has not seen placed goes through group 0 first (its placement may
@@ -130,6 +133,7 @@ private:
         uint64_t index; // (0: the leader has not handed it out yet)
         Phase phase;
         uint16_t create_length;
+        uint64_t asked_ns = 0; // a follower's read: when its question was last sent again
     };
     // Proposed at the leader, or sent to the leader a follower knows; false when neither could.
     static bool submit(kraft::Member& member, PeerChannel& forwarder, uint64_t forward_to,
@@ -151,6 +155,7 @@ private:
     void serve_reads(const kraft::MemberStatus& s, PeerChannel& channel, uint64_t now_ns);
     void read_indexed(uint64_t ticket, uint64_t from, uint64_t index);
     int64_t apply_record(uint16_t type, std::span<const std::byte> record);
+    bool placed_elsewhere(std::span<const std::byte> record) const;
     int64_t apply_once(const storage::DecodedRecord& d);
     void settle(uint64_t ticket, int64_t result, std::span<const bool> absent = {});
     int64_t open(std::string_view name, uint32_t* dim);
@@ -164,7 +169,7 @@ private:
     std::byte* m_command; // one command being taken or applied (kMaxCommand)
     bool* m_missing;      // the last delete's flags for ids it did not find (abi::kMaxDeleteIds)
     uint32_t m_missing_count = 0;
-    uint32_t m_group = 0, m_group_size = 0;
+    uint32_t m_group = 0;
     bool m_places = false;
     uint32_t (*m_ip_of)(uint64_t) = nullptr;
     Router m_router = nullptr;
@@ -181,7 +186,7 @@ private:
     // A collection's group: its collection's drop was applied; what comes after it is refused (a
     // create of the name meanwhile is to go to the next placement), and its snapshots say so.
     bool m_closed = false;
-    uint64_t m_noop_term = 0; // the term a no-op was proposed in for waiting reads
+    uint64_t m_noop_term = 0; // the term a no-op was proposed in (group 0: each term; others: for waiting reads)
     static constexpr size_t kForgets = 8;
     Forget m_forgets[kForgets] {};
     raftdir::Reassign m_reassigns[raftdir::kMaxEntries] {}; // (group 0: none waiting)

@@ -2,6 +2,7 @@
 #include "tool_job.h"
 
 #include "../mm/kheap.h"
+#include "tools/vector/vector_family.h"
 #include <abi/rights.h>
 #include <abi/sys.h>
 
@@ -125,6 +126,8 @@ mcp::ToolError source_error(ktl::Error e) {
         return { mcp::ErrorCode::NotFound, "no collection of that name", "missing_collection" };
     if (e == ktl::Error::NotReady)
         return still_recovering(0);
+    if (e == ktl::Error::Elsewhere)
+        return vec::error_of(-static_cast<int64_t>(e));
     if (e == ktl::Error::Unsupported)
         return { mcp::ErrorCode::ValidationFailed, "scope \"cluster\" needs a node in a cluster (cluster=)",
                  "no_cluster" };

@@ -4,7 +4,9 @@
 // a tool task), list reads, drop destroys, import loads a checked snapshot under a new name.
 #include "../arch/aarch64/cpu.h"
 #include "../cap/kcap.h"
+#include "../bootargs.h"
 #include "../clock.h"
+#include "../cluster/consensus.h"
 #include "../vector/replication_desk.h"
 #include "../mm/kheap.h"
 #include "../mm/pmm.h"
@@ -30,6 +32,14 @@ ktl::Result<std::string_view> name_arg(uint64_t ptr, uint64_t len) {
     if (!vector::valid_name(name))
         return ktl::Error::InvalidArgs;
     return name;
+}
+
+// A name this node holds no collection of: a replicated collection whose voters are other nodes
+// says so (its caller can be told where to go); the group's own task only ever meets NotFound.
+ktl::Error missing(std::string_view name) {
+    return !replication::is_applier(sched::current()) && clusterd::consensus::placed_elsewhere(name)
+               ? ktl::Error::Elsewhere
+               : ktl::Error::NotFound;
 }
 ktl::Result<std::string_view> name_arg(const char* ptr, uint64_t len) { return name_arg(buffers::address(ptr), len); }
 
@@ -104,8 +114,9 @@ int64_t store_create(const kcap::Resolved&, Cap, const char* name_ptr, uint64_t 
     if (replicated != (replicas != 0) || (replicated && memory_only))
         return err(ktl::Error::InvalidArgs); // a replica keeps what the group committed
     // (The applier creates what the group committed, also on a newcomer not yet a voter.)
+    // A group of its own names as many of group 0's voters as asked; in group 0 itself, all of them.
     if (replicated && !journal::replaying() && !replication::is_applier(sched::current()) &&
-        replicas != replication::voters())
+        (bootargs::get().raft_groups ? replicas > replication::voters() : replicas != replication::voters()))
         return err(replication::voters() == 0 ? ktl::Error::NotReady : ktl::Error::OutOfRange);
     if (replicated && !replication::is_applier(sched::current()) && !journal::replaying()) {
         // Created on every voter by the group's applier; the caller waits for this node's.
@@ -216,7 +227,7 @@ int64_t store_open(const kcap::Resolved& store, Cap, const char* name_ptr, uint6
     arch::IrqGuard guard;                     // the store's table is shared by every caller
     vector::Named* entry = vector::find(*name);
     if (!entry)
-        return err(ktl::Error::NotFound);
+        return err(missing(*name));
     auto slot = kcap::grant_existing(sched::current(), entry->object_id, rights);
     return slot ? static_cast<int64_t>(*slot) : err(slot.error());
 }
@@ -414,7 +425,7 @@ int64_t store_drop(const kcap::Resolved&, Cap, const char* name_ptr, uint64_t na
     arch::IrqGuard guard; // no request may be queued between the idle check and the destroy
     vector::Named* entry = vector::find(*name);
     if (!entry)
-        return err(ktl::Error::NotFound);
+        return err(missing(*name));
     vector::Collection* c = entry->collection;
     if (c->replicated && !replication::is_applier(sched::current()) && !journal::replaying()) {
         // Dropped on every voter by the group's applier.

@@ -28,6 +28,7 @@ enum class Error : uint16_t {
     NotReady,  // still being brought up (the store while it is recovered from the disk)
     NotLeader, // a replicated change reached a member of the consensus group that does not lead it
     NotVoter,  // ... or a node that is no voter of it (a spare, or a voter replaced while it was down)
+    Elsewhere, // a replicated collection whose voters are other nodes: this one holds no copy of it
 };
 
 constexpr const char* error_name(Error e) {
@@ -53,6 +54,7 @@ constexpr const char* error_name(Error e) {
     case Error::NotReady: return "not_ready";
     case Error::NotLeader: return "not_leader";
     case Error::NotVoter: return "not_voter";
+    case Error::Elsewhere: return "elsewhere";
     }
     return "unknown";
 }

@@ -57,6 +57,11 @@ std::optional<Message> decode(std::span<const uint8_t> in) {
 }
 
 bool LeaderReads::ask(uint64_t reader, uint64_t ticket) {
+    // Asked again (the reader heard nothing: its question or the answer was lost): it waits as it
+    // was, its round the one after the first question arrived.
+    for (size_t i = 0; i < m_count; ++i)
+        if (m_reads[i].reader == reader && m_reads[i].ticket == ticket)
+            return true;
     if (m_count == kMaxReads)
         return false;
     // Only a round that starts after this one arrived shows that no later leader existed then.

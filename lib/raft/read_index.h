@@ -66,7 +66,8 @@ public:
     // A round not acknowledged by a majority by then is started again (probes are datagrams).
     static constexpr uint64_t kRoundTimeoutNs = 250'000'000;
 
-    // A read asked by `reader` (a raft id: this member's for its own callers). False when full.
+    // A read asked by `reader` (a raft id: this member's for its own callers). False when full; a
+    // read asked again while it waits stays one read.
     bool ask(uint64_t reader, uint64_t ticket);
     // An acknowledgement of round `round` by voter `from`, which was at `term` when it answered
     // (counted unless past this leader's term).

@@ -55,6 +55,26 @@ TEST(RaftReadIndex, AnsweredAfterAMajorityAcknowledgesARoundStartedAfterTheRead)
     EXPECT_EQ(r.waiting(), 0u);
 }
 
+TEST(RaftReadIndex, AReadAskedAgainWaitsOnceAndIsAnsweredOnce) {
+    LeaderReads r;
+    ASSERT_TRUE(r.ask(2, 7));
+    EXPECT_EQ(turn(r, leader(3, 9), 0).probe.round, 1u);
+    ASSERT_TRUE(r.ask(2, 7)); // the reader heard nothing yet and asks again: still round 1's
+    EXPECT_EQ(r.waiting(), 1u);
+    r.ack(3, 1, 3);
+    Turn t = turn(r, leader(3, 9), kMs);
+    ASSERT_EQ(t.answers.size(), 1u);
+    EXPECT_EQ(t.answers[0].ticket, 7u);
+    EXPECT_EQ(r.waiting(), 0u);
+    // Its answer lost, asked once more: a new read, answered after a round of its own.
+    ASSERT_TRUE(r.ask(2, 7));
+    EXPECT_EQ(turn(r, leader(3, 10), 2 * kMs).probe.round, 2u);
+    r.ack(3, 2, 3);
+    t = turn(r, leader(3, 10), 3 * kMs);
+    ASSERT_EQ(t.answers.size(), 1u);
+    EXPECT_EQ(t.answers[0].index, 10u);
+}
+
 TEST(RaftReadIndex, AReadAskedDuringARoundWaitsForTheNextOne) {
     LeaderReads r;
     ASSERT_TRUE(r.ask(1, 1));

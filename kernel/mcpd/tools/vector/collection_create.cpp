@@ -21,7 +21,7 @@ constexpr const char* kCreateIn =
     R"("max_elements":{"type":"integer","minimum":1,"maximum":1000000,"description":"capacity; default: what the budget holds, at most 100000"},)"
     R"("budget_bytes":{"type":"integer","minimum":65536,"maximum":67108864,"description":"memory budget, default 64 MiB"},)"
     R"("durability":{"type":"string","maxLength":6,"enum":["disk","memory"],"description":"disk (default): every change is answered once it is on the disk and survives a restart; memory: faster, gone at restart"},)"
-    R"("replicas":{"type":"integer","enum":[1,3,5],"description":"1 (default): this node only; 3 or 5: replicated by the cluster's consensus group (its voters, on a node among them), each change answered once the group committed it and this node applied it"}},)"
+    R"("replicas":{"type":"integer","enum":[1,3,5],"description":"1 (default): this node only; 3 or 5: replicated on that many voters of the cluster's consensus group (this node, which must be one, and the least loaded), in a Raft group of its own; each change answered once that group committed it and this node applied it"}},)"
     R"("required":["name","dim","metric"],"additionalProperties":false})";
 constexpr const char* kCreateOut =
     R"({"type":"object","properties":{"name":{"type":"string"},"dim":{"type":"integer"},"metric":{"type":"string"},)"
@@ -88,18 +88,20 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     int64_t rc = store_call_retrying([&] { return sys::store_create(ctx.cap, name->data(), name->size(), &cp); });
     if (rc < 0) {
         const auto e = static_cast<ktl::Error>(-rc);
-        err = e == ktl::Error::Full ? mcp::ToolError { mcp::ErrorCode::InternalError,
-                                                       "the store holds 32 collections already", "store_full" }
-              : replicas > 1 && e == ktl::Error::NotReady
-                  ? mcp::ToolError { mcp::ErrorCode::ValidationFailed,
-                                     "replicas 3 or 5 needs this node to be a voter of the cluster's consensus group "
-                                     "(raft_voters=); none runs here",
-                                     "no_consensus_group" }
-              : replicas > 1 && e == ktl::Error::OutOfRange
-                  ? mcp::ToolError { mcp::ErrorCode::ValidationFailed,
-                                     "replicas must be the consensus group's voters (cluster_status: consensus.voters)",
-                                     "replicas_mismatch" }
-                  : vec::error_of(rc);
+        err =
+            e == ktl::Error::Full ? mcp::ToolError { mcp::ErrorCode::InternalError,
+                                                     "the store holds 32 collections already", "store_full" }
+            : replicas > 1 && e == ktl::Error::NotReady
+                ? mcp::ToolError { mcp::ErrorCode::ValidationFailed,
+                                   "replicas 3 or 5 needs this node to be a voter of the cluster's consensus group "
+                                   "(raft_voters=); none runs here",
+                                   "no_consensus_group" }
+            : replicas > 1 && e == ktl::Error::OutOfRange
+                ? mcp::
+                      ToolError { mcp::ErrorCode::ValidationFailed,
+                                  "replicas can be at most the consensus group's voters (cluster_status: consensus.voters)",
+                                  "too_many_replicas" }
+                : vec::error_of(rc);
         return false;
     }
     w.begin_object().key("name").string(*name).key("dim").number(p.dim).key("metric").string(vec::metric_name(metric));

@@ -42,6 +42,11 @@ mcp::ToolError error_of(int64_t rc) {
                  "this node is no voter of the consensus group (a spare, or a voter replaced while it was down): "
                  "change a replicated collection at a voter (cluster_status: consensus.servers)",
                  "not_a_voter" };
+    case ktl::Error::Elsewhere:
+        return { mcp::ErrorCode::NotFound,
+                 "the collection is replicated on other nodes and this node holds no copy: call one of its voters "
+                 "(cluster_status: consensus.collections[].voters)",
+                 "held_elsewhere" };
     case ktl::Error::NotLeader:
         return { mcp::ErrorCode::Unavailable,
                  "the consensus group has no leader now (an election is under way): a replicated collection "
