@@ -8,6 +8,7 @@
 //     every node holding `--vectors` vectors of its own, and how many ended partial;
 //   - failover: the leader killed, time until the next write is acknowledged at another voter.
 // Usage: node tests/bench/replication_bench.mjs [--nodes 5] [--seconds 5] [--vectors 500] [--searches 200]
+//        [--append "BOOT ARGS"]
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
@@ -21,6 +22,9 @@ const arg = (name, fallback) => {
 };
 const nodesWanted = arg("nodes", 5), seconds = arg("seconds", 5), vectors = arg("vectors", 500);
 const searches = arg("searches", 200);
+// --append "ARGS": boot arguments for every node (e.g. "raft_groups=0" to compare with every
+// collection in group 0).
+const append = process.argv.includes("--append") ? process.argv[process.argv.indexOf("--append") + 1] : "";
 const run = `rbench-${process.pid}`;
 const dir = path.join(root, "build/swarm", run);
 const swarm = (...args) =>
@@ -87,7 +91,7 @@ async function latencies(client, args, count) {
 
 const rows = [];
 try {
-  swarm("up", "--nodes", String(nodesWanted), "--raft", "3");
+  swarm("up", "--nodes", String(nodesWanted), "--raft", "3", ...(append ? ["--append", append] : []));
   const servers = Object.values(JSON.parse(fs.readFileSync(path.join(dir, "clients.json"), "utf8")).mcpServers);
   const clients = await Promise.all(servers.map(connect));
   const voters = [0, 1, 2];
