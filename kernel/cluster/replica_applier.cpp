@@ -529,11 +529,12 @@ void ReplicaApplier::apply(std::span<const uint8_t> command) {
         return;
     }
     const bool drop = type == uint16_t(storage::RecordType::Drop);
-    // Refused alike by every voter, so the store is not changed and the caller's call tries again
-    // (store_call_retrying): a create of the name after its drop (it goes to the next placement), or
+    // Refused alike by every voter (WouldBlock: nothing changed, try again; a create or drop tries
+    // again by itself, an upsert or delete answers busy): a create of the name after its drop (it
+    // goes to the next placement), or
     // a placed collection's change that reached group 0's log (routed by a node whose directory was
     // behind; one collection's changes in two logs could be ordered differently).
-    const bool refused = formed && (m_closed || placed_elsewhere({ m_command, static_cast<size_t>(length) }));
+    const bool refused = formed && (m_closed || placed_in_own_group({ m_command, static_cast<size_t>(length) }));
     if (refused)
         result = err(ktl::Error::WouldBlock);
     else if (formed)
@@ -633,7 +634,7 @@ bool ReplicaApplier::load(std::span<const uint8_t> state) {
 
 // With raft_groups=1, whether group 0's directory (as applied at this point of its log) places the
 // collection a change names in a group of its own.
-bool ReplicaApplier::placed_elsewhere(std::span<const std::byte> record) const {
+bool ReplicaApplier::placed_in_own_group(std::span<const std::byte> record) const {
     if (!m_places || !m_router || record.empty())
         return false;
     const auto n = std::to_integer<size_t>(record[0]);

@@ -155,7 +155,7 @@ private:
     void serve_reads(const kraft::MemberStatus& s, PeerChannel& channel, uint64_t now_ns);
     void read_indexed(uint64_t ticket, uint64_t from, uint64_t index);
     int64_t apply_record(uint16_t type, std::span<const std::byte> record);
-    bool placed_elsewhere(std::span<const std::byte> record) const;
+    bool placed_in_own_group(std::span<const std::byte> record) const;
     int64_t apply_once(const storage::DecodedRecord& d);
     void settle(uint64_t ticket, int64_t result, std::span<const bool> absent = {});
     int64_t open(std::string_view name, uint32_t* dim);
