@@ -79,6 +79,8 @@ bool ConsensusGroup::start(const Config& c) {
     m_transfer.set_scope(covers, this);
     member->set_state_machine(&m_applier);
     (void)member->set_snapshot_policy(c.snapshot_every, c.snapshot_trailing);
+    if (c.stand_first)
+        member->hasten_first_election();
     m_key = *c.key; // (the wire's key is a view: this copy outlives the caller's)
     const raftwire::Key wire_key { m_key.data(), m_key.size() };
     if (!member->start(m_group, c.self_id, c.bootstrap, m_link, m_disk, wire_key, c.epoch)) {

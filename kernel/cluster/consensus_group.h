@@ -42,6 +42,7 @@ public:
         std::string_view collection;               // a collection's group: the collection it holds
         ReplicaApplier::Router router = nullptr;   // group 0's: the collections' groups here
         ReplicaApplier::Dropped dropped = nullptr; // a collection's group's: its drop, for group 0
+        bool stand_first = false;                  // Member::hasten_first_election()
     };
 
     explicit ConsensusGroup(uint64_t group);

@@ -112,7 +112,8 @@ ktl::Result<uint32_t> token_source(ExecCaps& caps, const ToolDef& def, const jso
     int64_t slot = sys::store_open(caps.store, name->data(), name->size(), def.rights | abi::kGrant);
     // Not here yet on a voter: a replicated collection another voter created may not be applied
     // here yet; after a read barrier through the group it is, if it was created before this call.
-    if (slot == -static_cast<int64_t>(ktl::Error::NotFound) && sys::store_sync(caps.store) == 1)
+    if (slot == -static_cast<int64_t>(ktl::Error::NotFound) &&
+        sys::store_sync(caps.store, name->data(), name->size()) == 1)
         slot = sys::store_open(caps.store, name->data(), name->size(), def.rights | abi::kGrant);
     if (slot < 0)
         return static_cast<ktl::Error>(-slot);

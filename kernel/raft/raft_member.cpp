@@ -157,6 +157,7 @@ bool Member::start(uint64_t group, uint64_t id, std::span<const uint64_t> voters
     }
     m_raft->tracer = nullptr; // no formatting of trace messages nobody reads
     raft_set_pre_vote(m_raft, true);
+    raft_set_election_timeout(m_raft, m_hasten ? kHastenedElectionMs : kElectionMs);
     // Followers learn that an entry is committed from the leader's next message: a heartbeat this
     // often bounds what a read barrier at a follower waits for it (upstream's 100 ms ticks, and
     // heartbeats, made a follower's linearizable read take 200 ms).
@@ -321,6 +322,15 @@ void Member::turn() {
     // The read index's condition (lib/raft/read_index.h): every entry of an earlier term is in the
     // log when this member becomes leader, so a commit index at the log's end as it was then
     // covers them (upstream appends its no-op of the new term at that moment).
+    if (m_hasten) {
+        raft_id leader = 0;
+        const char* address = nullptr;
+        raft_leader(m_raft, &leader, &address);
+        if (leader != 0) { // (this member, or another that stood first)
+            m_hasten = false;
+            raft_set_election_timeout(m_raft, kElectionMs);
+        }
+    }
     if (raft_state(m_raft) != RAFT_LEADER) {
         m_lead_term = 0;
     } else if (m_lead_term != m_term) {

@@ -78,6 +78,7 @@ constexpr size_t kMaxCommand = 20 * 1024;
 // the largest commands fit one message.
 constexpr unsigned kMaxInflightEntries = 3;
 constexpr unsigned kHeartbeatMs = 30; // (the election timeout stays upstream's 1 s)
+constexpr unsigned kElectionMs = 1000, kHastenedElectionMs = 300;
 static_assert(kMaxInflightEntries * (kMaxCommand + 64) + 256 <= kMaxMessage);
 // Upstream's defaults are 1,024 and 8,192; trailing must stay above the threshold (fewer makes
 // defect 3 frequent) and the two together under kMaxLogEntries (the log peaks at their sum).
@@ -183,6 +184,10 @@ public:
     // Before start(): snapshot every `threshold` applied entries, keeping `trailing` behind it
     // (false, and nothing changed, unless 0 < threshold < trailing and their sum < kMaxLogEntries).
     bool set_snapshot_policy(unsigned threshold, unsigned trailing);
+    // Before start(): this member stands first, its election timeout kHastenedElectionMs until a
+    // leader is known (then upstream's 1 s): it wins its group's first election if it is up (a
+    // collection's group led where it was created, whose caller's changes then skip a hop).
+    void hasten_first_election() { m_hasten = true; }
     // What start() found on the disk (0 and 0: a new member).
     uint64_t recovered_term() const { return m_recovered_term; }
     uint64_t recovered_entries() const { return m_recovered_entries; }
@@ -307,6 +312,7 @@ private:
     struct raft_change m_change {};
     int m_change_result = 0;
     uint64_t m_lead_term = 0, m_lead_floor = 0; // the term this member leads in, its log's end then
+    bool m_hasten = false;                      // hasten_first_election(), until a leader is known
     uint64_t m_outsider = 0;                    // see take_outsider()
     bool m_removed = false;
     void note_outsider(uint64_t id, uint64_t last_log_index);

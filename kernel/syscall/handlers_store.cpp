@@ -392,16 +392,23 @@ int64_t store_stage(const kcap::Resolved&, Cap, const char* name_ptr, uint64_t n
 
 // A name a caller looks up right after another voter created it: the barrier makes every change
 // committed before the call visible here first (the applier answers it 1 once applied).
-int64_t store_sync(const kcap::Resolved&, Cap) {
+int64_t store_sync(const kcap::Resolved&, Cap, const char* name_ptr, uint64_t name_len) {
+    auto name = name_arg(name_ptr, name_len);
+    if (!name)
+        return err(name.error());
     if (replication::voters() == 0 || replication::is_applier(sched::current()) || journal::replaying())
         return 0;
-    // The caller (a bridge, before it grants a call) waits half a second at most: -TimedOut then,
-    // and it answers not_found as it would have.
-    constexpr uint64_t kWaitNs = 500'000'000;
+    // The caller (a bridge, before it grants a call) waits two seconds at most: -TimedOut then,
+    // and it answers not_found as it would have. The barrier names the collection: placed in a
+    // group of its own here, it goes on through that group (a group that has just started here
+    // waits for its leader), so its create is applied when it answers.
+    constexpr uint64_t kWaitNs = 2'000'000'000;
+    const std::string_view n = *name;
     return finish(replication::submit(
-        static_cast<storage::RecordType>(replication::kReadBarrier), 1,
-        [](std::span<std::byte> out) {
-        out[0] = std::byte('*');
+        static_cast<storage::RecordType>(replication::kReadBarrier), n.size(),
+        [n](std::span<std::byte> out) {
+        for (size_t i = 0; i < n.size(); ++i)
+            out[i] = std::byte(n[i]);
         return true;
         },
         {}, clock::monotonic_ns() + kWaitNs));
