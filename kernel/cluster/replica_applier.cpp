@@ -116,7 +116,7 @@ void ReplicaApplier::pump(kraft::Member& member, PeerChannel& forwarder, uint64_
         // member just started: placed a moment ago, or every voter restarted) waits in group 0 and
         // is handed over when that group can take it, up to the time limit.
         if (placed && type == kReadBarrier && (refused == ktl::Error::NotVoter || refused == ktl::Error::NotLeader) &&
-            placed->has_voter(static_cast<uint32_t>(m_origin >> 32))) {
+            placed->has_voter(self_ip())) {
             refused = take(member, forwarder, command, now_ns);
             chain = true;
         }
@@ -221,11 +221,10 @@ bool ReplicaApplier::place_first(kraft::Member& member, PeerChannel& forwarder, 
     for (uint8_t i = 0; i < s.server_count; ++i)
         if (s.servers[i].role == RAFT_VOTER)
             live[count++] = m_ip_of(s.servers[i].id);
-    const uint32_t self_ip = static_cast<uint32_t>(m_origin >> 32);
     // As many as the create asked for (replicas 3 or 5; at most group 0's voters: the store checked).
     const uint8_t replicas = static_cast<uint8_t>((d->create.flags & abi::kCreateReplicasMask) >>
                                                   abi::kCreateReplicasShift);
-    const auto chosen = m_directory.choose(self_ip, { live, count }, replicas, voters);
+    const auto chosen = m_directory.choose(self_ip(), { live, count }, replicas, voters);
     alignas(8) uint8_t place[kHeader + raftdir::kPlaceHeader + 4 * raftdir::kMaxVoters + raftdir::kMaxNameLength];
     const raftdir::Place p { d->name, { voters, replicas } };
     const size_t length = raftdir::place_bytes(p);
@@ -401,7 +400,7 @@ void ReplicaApplier::serve_reads(const kraft::MemberStatus& s, PeerChannel& chan
         // (when that group runs here: its member may start a round later, or be electing).
         const std::span<const uint8_t> kept(m_creates[i], f.create_length);
         const raftdir::Entry* e = m_places && f.create_length != 0 ? m_directory.find(command_name(kept)) : nullptr;
-        if (e && e->has_voter(static_cast<uint32_t>(m_origin >> 32))) {
+        if (e && e->has_voter(self_ip())) {
             if (hand_over(i, command_name(kept), now_ns) == ktl::Error::None)
                 f = InFlight {};
             continue; // (else tried again next round; the time limit ends it)

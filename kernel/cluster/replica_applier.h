@@ -156,6 +156,8 @@ private:
     void read_indexed(uint64_t ticket, uint64_t from, uint64_t index);
     int64_t apply_record(uint16_t type, std::span<const std::byte> record);
     bool placed_in_own_group(std::span<const std::byte> record) const;
+    // This node's IPv4 address: the high half of its changes' origin.
+    uint32_t self_ip() const { return static_cast<uint32_t>(m_origin >> 32); }
     int64_t apply_once(const storage::DecodedRecord& d);
     void settle(uint64_t ticket, int64_t result, std::span<const bool> absent = {});
     int64_t open(std::string_view name, uint32_t* dim);

@@ -403,15 +403,7 @@ int64_t store_sync(const kcap::Resolved&, Cap, const char* name_ptr, uint64_t na
     // group of its own here, it goes on through that group (a group that has just started here
     // waits for its leader), so its create is applied when it answers.
     constexpr uint64_t kWaitNs = 2'000'000'000;
-    const std::string_view n = *name;
-    return finish(replication::submit(
-        static_cast<storage::RecordType>(replication::kReadBarrier), n.size(),
-        [n](std::span<std::byte> out) {
-        for (size_t i = 0; i < n.size(); ++i)
-            out[i] = std::byte(n[i]);
-        return true;
-        },
-        {}, clock::monotonic_ns() + kWaitNs));
+    return finish(replication::read_barrier(*name, clock::monotonic_ns() + kWaitNs));
 }
 
 int64_t store_list(const kcap::Resolved&, Cap, vector::StoreEntry* out, uint64_t max) {

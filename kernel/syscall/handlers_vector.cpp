@@ -2,7 +2,6 @@
 // index work itself is queued to the worker tasks (vector/service.h).
 #include "../vector/replication_desk.h"
 
-#include <cstring>
 #include "../bootargs.h"
 #include "../clock.h"
 #include "../mm/kheap.h"
@@ -212,11 +211,7 @@ int64_t vec_sync(const kcap::Resolved& o, Cap) {
         return 1;
     const std::string_view name(c.name, c.name_length);
     // (The applier answers the barrier 1 once it applied it.)
-    return finish(replication::submit(static_cast<storage::RecordType>(replication::kReadBarrier), name.size(),
-                                      [&](std::span<std::byte> out) {
-        std::memcpy(out.data(), name.data(), name.size());
-        return true;
-    }));
+    return finish(replication::read_barrier(name));
 }
 
 int64_t vec_stats(const kcap::Resolved& o, Cap, vector::Stats* out) {

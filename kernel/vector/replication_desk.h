@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include <abi/replication.h>
 #include <ktl/result.h>
@@ -86,6 +87,19 @@ ipc::Outcome submit(storage::RecordType type, size_t bytes, Encode&& encode, Del
         return { false, -static_cast<int64_t>(ktl::Error::InvalidArgs) };
     }
     return detail::queue(command, answer, answer.absent ? 0 : deadline_ns);
+}
+
+// A read barrier for the collection `name` (vec_sync's, store_sync's): answered 1 once what the
+// group committed before it is applied here; `deadline_ns` as for submit().
+inline ipc::Outcome read_barrier(std::string_view name, uint64_t deadline_ns = 0) {
+    return submit(
+        static_cast<storage::RecordType>(kReadBarrier), name.size(),
+        [name](std::span<std::byte> out) {
+        for (size_t i = 0; i < name.size(); ++i)
+            out[i] = std::byte(name[i]);
+        return true;
+        },
+        {}, deadline_ns);
 }
 
 } // namespace replication
