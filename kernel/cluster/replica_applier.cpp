@@ -226,7 +226,7 @@ bool ReplicaApplier::place_first(kraft::Member& member, PeerChannel& forwarder, 
                                                   abi::kCreateReplicasShift);
     const auto chosen = m_directory.choose(self_ip(), { live, count }, replicas, voters);
     alignas(8) uint8_t place[kHeader + raftdir::kPlaceHeader + 4 * raftdir::kMaxVoters + raftdir::kMaxNameLength];
-    const raftdir::Place p { d->name, { voters, replicas } };
+    const raftdir::Place p { d->name, { voters, replicas }, d->create.dim };
     const size_t length = raftdir::place_bytes(p);
     put_header(place, get_le(h + kOriginAt, 8), ticket, raftdir::kPlace, length); // (the create's origin and ticket)
     if (!chosen || !raftdir::encode(p, { reinterpret_cast<std::byte*>(place + kHeader), length })) {

@@ -176,7 +176,7 @@ bool propose_directory(kraft::Member& leader, std::string_view name, std::span<c
         bytes = raftdir::forget_bytes(f);
     } else {
         command[0] = 'P';
-        const raftdir::Place p { name, voters };
+        const raftdir::Place p { name, voters, 8 };
         KT_CHECK(raftdir::encode(p, room), "placement not encoded");
         bytes = raftdir::place_bytes(p);
     }

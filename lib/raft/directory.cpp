@@ -7,8 +7,10 @@
 namespace raftdir {
 namespace {
 
-constexpr uint8_t kPlaceVersion = 1;
-constexpr uint16_t kSnapshotVersion = 1;
+constexpr uint8_t kPlaceVersion = 2;
+constexpr size_t kPlaceHeaderV1 = 4;
+constexpr uint16_t kSnapshotVersion = 2;
+constexpr size_t kSnapshotEntryV1 = 8 + 4 * kMaxVoters + kMaxNameLength;
 constexpr uint32_t kMagic = 0x52494452; // "RDIR"
 
 bool name_fits(std::string_view name) { return !name.empty() && name.size() <= kMaxNameLength; }
@@ -41,13 +43,14 @@ bool Entry::has_voter(uint32_t ip) const {
 size_t place_bytes(const Place& p) { return kPlaceHeader + 4 * p.voters.size() + p.name.size(); }
 
 bool encode(const Place& p, std::span<std::byte> out) {
-    if (!name_fits(p.name) || !voters_fit(p.voters) || out.size() < place_bytes(p))
+    if (!name_fits(p.name) || !voters_fit(p.voters) || p.dim == 0 || p.dim > kMaxDim || out.size() < place_bytes(p))
         return false;
     std::byte* at = out.data();
     at[0] = std::byte(kPlaceVersion);
     at[1] = std::byte(p.voters.size());
     at[2] = std::byte(p.name.size());
     at[3] = std::byte(0);
+    ktl::put_le<uint32_t>(at + 4, p.dim);
     at += kPlaceHeader;
     for (uint32_t v : p.voters) {
         ktl::put_le<uint32_t>(at, v);
@@ -58,15 +61,20 @@ bool encode(const Place& p, std::span<std::byte> out) {
 }
 
 std::optional<Place> decode_place(std::span<const std::byte> in, uint32_t (&voters)[kMaxVoters]) {
-    if (in.size() < kPlaceHeader || uint8_t(in[0]) != kPlaceVersion || uint8_t(in[3]) != 0)
+    // (Version 1, in group 0's logs of kernels before placements named the dimension: dim 0.)
+    const uint8_t version = in.empty() ? 0 : uint8_t(in[0]);
+    const size_t header = version == kPlaceVersion ? kPlaceHeader : kPlaceHeaderV1;
+    if ((version != kPlaceVersion && version != 1) || in.size() < header || uint8_t(in[3]) != 0)
         return std::nullopt;
     const size_t n = uint8_t(in[1]), name_length = uint8_t(in[2]);
-    if (n > kMaxVoters || in.size() != kPlaceHeader + 4 * n + name_length)
+    if (n > kMaxVoters || in.size() != header + 4 * n + name_length)
         return std::nullopt;
     for (size_t i = 0; i < n; ++i)
-        voters[i] = ktl::get_le<uint32_t>(in.data() + kPlaceHeader + 4 * i);
-    const Place p { { reinterpret_cast<const char*>(in.data() + kPlaceHeader + 4 * n), name_length }, { voters, n } };
-    if (!name_fits(p.name) || !voters_fit(p.voters))
+        voters[i] = ktl::get_le<uint32_t>(in.data() + header + 4 * i);
+    const Place p { { reinterpret_cast<const char*>(in.data() + header + 4 * n), name_length },
+                    { voters, n },
+                    version == kPlaceVersion ? ktl::get_le<uint32_t>(in.data() + 4) : 0 };
+    if (!name_fits(p.name) || !voters_fit(p.voters) || (version == kPlaceVersion && (p.dim == 0 || p.dim > kMaxDim)))
         return std::nullopt;
     return p;
 }
@@ -128,6 +136,7 @@ ktl::Result<const Entry*> Directory::place(const Place& p) {
     Entry& e = m_entries[m_count++];
     e = Entry {};
     e.group = m_next_group++; // never reused: a group id names a member's state on its disk
+    e.dim = p.dim;
     e.voter_count = static_cast<uint8_t>(p.voters.size());
     for (size_t i = 0; i < p.voters.size(); ++i)
         e.voters[i] = p.voters[i];
@@ -245,41 +254,47 @@ size_t Directory::snapshot(std::span<std::byte> out) const {
         at[4] = std::byte(e.voter_count);
         at[5] = std::byte(e.name_length);
         ktl::put_le<uint16_t>(at + 6, e.reassigned);
+        ktl::put_le<uint32_t>(at + 8, e.dim);
         for (size_t v = 0; v < kMaxVoters; ++v)
-            ktl::put_le<uint32_t>(at + 8 + 4 * v, e.voters[v]);
-        put_name(at + 8 + 4 * kMaxVoters, e.name_view());
+            ktl::put_le<uint32_t>(at + 12 + 4 * v, e.voters[v]);
+        put_name(at + kSnapshotNameAt, e.name_view());
     }
     return bytes;
 }
 
 bool Directory::restore(std::span<const std::byte> in) {
+    const uint16_t version = in.size() < kSnapshotHeader ? 0 : ktl::get_le<uint16_t>(in.data() + 4);
     if (in.size() < kSnapshotHeader || ktl::get_le<uint32_t>(in.data()) != kMagic ||
-        ktl::get_le<uint16_t>(in.data() + 4) != kSnapshotVersion)
+        (version != kSnapshotVersion && version != 1))
         return false;
+    // (Version 1: a kernel's before entries carried the dimension; theirs is 0, unknown.)
+    const size_t entry_bytes = version == kSnapshotVersion ? kSnapshotEntry : kSnapshotEntryV1;
+    const size_t voters_at = version == kSnapshotVersion ? 12 : 8;
     const size_t count = ktl::get_le<uint16_t>(in.data() + 6);
     const uint32_t next_group = ktl::get_le<uint32_t>(in.data() + 8);
-    if (count > kMaxEntries || in.size() != kSnapshotHeader + count * kSnapshotEntry || next_group < kFirstGroup)
+    if (count > kMaxEntries || in.size() != kSnapshotHeader + count * entry_bytes || next_group < kFirstGroup)
         return false;
     // Built aside and checked as the commands would have built it: a snapshot that could not have
     // come from them leaves this directory as it was.
     Directory d;
     d.m_next_group = next_group;
     const std::byte* at = in.data() + kSnapshotHeader;
-    for (size_t i = 0; i < count; ++i, at += kSnapshotEntry) {
+    for (size_t i = 0; i < count; ++i, at += entry_bytes) {
         Entry e {};
         e.group = ktl::get_le<uint32_t>(at);
         e.voter_count = uint8_t(at[4]);
         e.name_length = uint8_t(at[5]);
         e.reassigned = ktl::get_le<uint16_t>(at + 6);
+        e.dim = version == kSnapshotVersion ? ktl::get_le<uint32_t>(at + 8) : 0;
         if (e.voter_count > kMaxVoters || e.name_length > kMaxNameLength || e.group < kFirstGroup ||
-            e.group >= next_group)
+            e.group >= next_group || e.dim > kMaxDim)
             return false;
         for (size_t v = 0; v < kMaxVoters; ++v)
-            e.voters[v] = ktl::get_le<uint32_t>(at + 8 + 4 * v);
+            e.voters[v] = ktl::get_le<uint32_t>(at + voters_at + 4 * v);
         for (size_t v = e.voter_count; v < kMaxVoters; ++v)
             if (e.voters[v] != 0)
                 return false;
-        std::memcpy(e.name, at + 8 + 4 * kMaxVoters, kMaxNameLength);
+        std::memcpy(e.name, at + voters_at + 4 * kMaxVoters, kMaxNameLength);
         for (size_t c = e.name_length; c < kMaxNameLength; ++c)
             if (e.name[c] != 0)
                 return false;

@@ -12,12 +12,16 @@
 // command is applied, a node that would hold more groups than a node runs members for.
 //
 // Commands (group 0's log, the replication desk's command header before them; little-endian):
-//   kPlace:    u8 version (1) | u8 voters n (3 or 5) | u8 name length | u8 0 | u32 voter[n] | name
+//   kPlace:    u8 version (2) | u8 voters n (3 or 5) | u8 name length | u8 0 | u32 dim | u32 voter[n] | name
+//              (version 1, before dim: the same without it; such an entry's dim is 0, unknown)
 //   kForget:   u32 group | u8 name length | u8 0 u8 0 u8 0 | name      (the collection dropped)
 //   kReassign: u32 group | u32 dead voter | u32 its replacement        (a voter replaced)
 // A snapshot of the directory (group 0's snapshots carry it):
-//   u32 magic "RDIR" | u16 version (1) | u16 entries | u32 next group | entries, each
-//   u32 group | u8 voters | u8 name length | u16 reassigned | u32 voter[5] | name (64 bytes, zero-padded)
+//   u32 magic "RDIR" | u16 version (2) | u16 entries | u32 next group | entries, each
+//   u32 group | u8 voters | u8 name length | u16 reassigned | u32 dim | u32 voter[5] | name (64 bytes,
+//   zero-padded)   (version 1: entries without dim)
+// The dimension lets a node that holds no copy take a change of the collection for its voters
+// (docs/replication.md, "Changes from outside a group").
 // Everything decoded is checked: lengths, counts, names (1..64 bytes, as the store's records
 // bound them; the store checks its naming rule before a placement is proposed), voters distinct
 // and non-zero; what does not add up is refused whole.
@@ -36,6 +40,7 @@ constexpr size_t kMaxNameLength = 64;   // abi::kMaxNameLength
 constexpr size_t kMaxVoters = 5;        // a collection's group: 3 or 5
 constexpr size_t kMaxGroupsPerNode = 7; // members a node runs besides group 0's (raftlog's 8 images)
 constexpr uint32_t kFirstGroup = 1;     // group 0 is the directory's own
+constexpr uint32_t kMaxDim = 4096;      // a placement's dimension (the store's bound)
 
 // Record types of group 0's commands (beside the store's records and the read barrier).
 enum Type : uint16_t { kPlace = 0x201, kForget = 0x202, kReassign = 0x203 };
@@ -47,6 +52,7 @@ struct Entry {
     // Voters replaced so far: 0 while the voters are the ones that bootstrapped the group (a voter
     // named later joins the running group instead: two bootstraps of one group would differ).
     uint16_t reassigned = 0;
+    uint32_t dim = 0; // the collection's vectors' (0: placed by a kernel before placements said)
     uint32_t voters[kMaxVoters] = {};
     char name[kMaxNameLength] = {};
 
@@ -58,6 +64,7 @@ struct Entry {
 struct Place {
     std::string_view name;
     std::span<const uint32_t> voters;
+    uint32_t dim = 0; // 1..kMaxDim (0 only in a version 1 record)
 };
 struct Forget {
     uint32_t group;
@@ -68,8 +75,8 @@ struct Reassign {
 };
 
 // Bytes of each command's record, and their encoders (false: `out` too small, or the command
-// itself does not add up: a bad name, a voter count other than 3 or 5, a voter twice or zero).
-constexpr size_t kPlaceHeader = 4;
+// itself does not add up: a bad name, a voter count other than 3 or 5, a voter twice or zero, no dim).
+constexpr size_t kPlaceHeader = 8;
 size_t place_bytes(const Place& p);
 bool encode(const Place& p, std::span<std::byte> out);
 constexpr size_t kForgetHeader = 8;
@@ -84,7 +91,8 @@ std::optional<Forget> decode_forget(std::span<const std::byte> in);
 std::optional<Reassign> decode_reassign(std::span<const std::byte> in);
 
 constexpr size_t kSnapshotHeader = 12;
-constexpr size_t kSnapshotEntry = 8 + 4 * kMaxVoters + kMaxNameLength;
+constexpr size_t kSnapshotEntry = 12 + 4 * kMaxVoters + kMaxNameLength;
+constexpr size_t kSnapshotNameAt = 12 + 4 * kMaxVoters; // an entry's name, from the entry's start
 constexpr size_t kMaxSnapshot = kSnapshotHeader + kMaxEntries * kSnapshotEntry;
 
 class Directory {

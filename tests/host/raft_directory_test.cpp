@@ -145,13 +145,16 @@ TEST(RaftDirectory, ChoosePassesOverNodesThatHoldTheirMost) {
 
 TEST(RaftDirectory, CommandsRoundTripAndMalformedOnesAreRefused) {
     const uint32_t v[] = { ip(1), ip(2), ip(3), ip(4), ip(5) };
-    const raftdir::Place p { "vectors.main", v };
+    const raftdir::Place p { "vectors.main", v, 100 };
     std::vector<std::byte> buf(raftdir::place_bytes(p));
     ASSERT_TRUE(raftdir::encode(p, buf));
     uint32_t voters[raftdir::kMaxVoters];
     auto back = raftdir::decode_place(buf, voters);
     ASSERT_TRUE(back);
     EXPECT_EQ(back->name, "vectors.main");
+    EXPECT_EQ(back->dim, 100u);
+    EXPECT_FALSE(raftdir::encode(raftdir::Place { "vectors.main", v }, buf)) << "a placement names its dimension";
+    EXPECT_FALSE(raftdir::encode(raftdir::Place { "vectors.main", v, raftdir::kMaxDim + 1 }, buf));
     ASSERT_EQ(back->voters.size(), 5u);
     EXPECT_EQ(back->voters[4], ip(5));
     EXPECT_FALSE(raftdir::encode(p, std::span<std::byte>(buf).first(buf.size() - 1)));
@@ -237,10 +240,59 @@ TEST(RaftDirectory, SnapshotsRoundTripAndOnlyConsistentOnesAreTaken) {
     wrong[0] = std::byte('X');
     EXPECT_FALSE(g.restore(wrong));
     auto twice = snap;
-    std::memcpy(twice.data() + raftdir::kSnapshotHeader + raftdir::kSnapshotEntry + 8 + 4 * raftdir::kMaxVoters,
-                twice.data() + raftdir::kSnapshotHeader + 8 + 4 * raftdir::kMaxVoters, raftdir::kMaxNameLength);
+    std::memcpy(twice.data() + raftdir::kSnapshotHeader + raftdir::kSnapshotEntry + raftdir::kSnapshotNameAt,
+                twice.data() + raftdir::kSnapshotHeader + raftdir::kSnapshotNameAt, raftdir::kMaxNameLength);
     twice[raftdir::kSnapshotHeader + raftdir::kSnapshotEntry + 5] = twice[raftdir::kSnapshotHeader + 5];
     EXPECT_FALSE(g.restore(twice)) << "a name placed twice";
+}
+
+// What a kernel wrote before placements named the dimension is still read: its entries' dim is 0.
+TEST(RaftDirectory, VersionOneRecordsAndSnapshotsAreReadWithoutADimension) {
+    // kPlace version 1: u8 1 | u8 n | u8 name length | u8 0 | u32 voter[n] | name
+    std::vector<std::byte> v1 = { std::byte(1), std::byte(3), std::byte(4), std::byte(0) };
+    for (uint32_t i = 1; i <= 3; ++i)
+        for (int b = 0; b < 4; ++b)
+            v1.push_back(std::byte((ip(i) >> (8 * b)) & 0xff));
+    for (char c : std::string("logs"))
+        v1.push_back(std::byte(c));
+    uint32_t voters[raftdir::kMaxVoters];
+    auto p = raftdir::decode_place(v1, voters);
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->name, "logs");
+    EXPECT_EQ(p->dim, 0u);
+    EXPECT_EQ(p->voters[2], ip(3));
+
+    // Snapshot version 1 (entries of 92 bytes, no dim) with that one entry.
+    std::vector<std::byte> snap(raftdir::kSnapshotHeader + 92, std::byte(0));
+    const uint32_t header[] = { 0x52494452u };
+    std::memcpy(snap.data(), header, 4);
+    snap[4] = std::byte(1);
+    snap[6] = std::byte(1);
+    snap[8] = std::byte(2); // next group
+    std::byte* e = snap.data() + raftdir::kSnapshotHeader;
+    e[0] = std::byte(1); // group 1
+    e[4] = std::byte(3);
+    e[5] = std::byte(4);
+    for (uint32_t i = 0; i < 3; ++i)
+        for (int b = 0; b < 4; ++b)
+            e[8 + 4 * i + b] = std::byte((ip(i + 1) >> (8 * b)) & 0xff);
+    std::memcpy(e + 8 + 4 * raftdir::kMaxVoters, "logs", 4);
+    Directory d;
+    ASSERT_TRUE(d.restore(snap));
+    ASSERT_NE(d.find("logs"), nullptr);
+    EXPECT_EQ(d.find("logs")->dim, 0u);
+    EXPECT_EQ(d.find("logs")->voters[1], ip(2));
+    // Taken again as version 2, with its dimension still unknown.
+    const auto again = snapshot_of(d);
+    EXPECT_EQ(again.size(), raftdir::kSnapshotHeader + raftdir::kSnapshotEntry);
+    Directory e2;
+    ASSERT_TRUE(e2.restore(again));
+    EXPECT_EQ(e2.find("logs")->group, 1u);
+    const uint32_t v[] = { ip(4), ip(5), ip(6) };
+    ASSERT_TRUE(e2.place({ "dims", v, 64 }).ok());
+    Directory f;
+    ASSERT_TRUE(f.restore(snapshot_of(e2)));
+    EXPECT_EQ(f.find("dims")->dim, 64u);
 }
 
 } // namespace
