@@ -37,12 +37,18 @@ struct VectorStats {
     uint32_t metric;
     uint64_t writes;     // upsert and delete requests served: a paged export checks it did not move
     uint64_t serial;     // which collection this is: every one created or loaded this boot gets its own
-    uint32_t replicated; // 1: one of the consensus group's replicated collections (reads may need vec_sync)
+    uint32_t replicated; // kStatsReplicated, kStatsElsewhere, or 0
     uint32_t unlinked;   // of count: stored by recovery, found by exhaustive scan, linked in the background
     // Background link slices that changed the collection's snapshot (its graph), not its contents:
     // a paged export checks that neither this nor `writes` moved.
     uint64_t link_slices;
 };
+
+// VectorStats::replicated: one of the consensus group's replicated collections (reads may need
+// vec_sync); or a stand-in for one other nodes hold (kernel/vector/stand_in.h): changes go to its
+// voters, reads are refused (-Elsewhere), and only `dim` is filled in.
+constexpr uint32_t kStatsReplicated = 1;
+constexpr uint32_t kStatsElsewhere = 2;
 
 // Optional id filter of vec_search (a5): only these ids may be returned; ascending, unique.
 struct SearchFilter {

@@ -175,6 +175,8 @@ void dropped(uint32_t group, std::string_view name, uint64_t ticket, int64_t res
     g_group0.forget_later(group, name, ticket, result);
 }
 
+bool tell(uint32_t ip, std::span<const uint8_t> message) { return g_group0.tell(ip, message); }
+
 // A member of group `e.group` with its voters (raft ids there are addresses): from the state the
 // RaftLog holds for it, or bootstrapping it as every voter of a new group does.
 void join(const raftdir::Entry& e) {
@@ -204,6 +206,7 @@ void join(const raftdir::Entry& e) {
     c.collection = e.name_view();
     c.router = nullptr;
     c.dropped = dropped;
+    c.teller = tell;
     // The node that created the collection (the placement's first voter) leads its group while it
     // is up: its caller's changes and reads skip a hop (a follower's change waits ~60 ms, the
     // leader's 6: docs/benchmarks.md).
@@ -315,6 +318,11 @@ int64_t request_replace(uint32_t dead_ip, uint32_t with_ip) {
 bool placed_elsewhere(std::string_view name) {
     const raftdir::Entry* e = g_self_ip ? g_group0.published_directory().find(name) : nullptr;
     return e && !e->has_voter(g_self_ip);
+}
+
+uint32_t placed_elsewhere_dim(std::string_view name) {
+    const raftdir::Entry* e = g_self_ip ? g_group0.published_directory().find(name) : nullptr;
+    return e && !e->has_voter(g_self_ip) ? e->dim : 0;
 }
 
 void fill(cluster_abi::ClusterInfo& out) {

@@ -42,6 +42,9 @@ int64_t request_replace(uint32_t dead_ip, uint32_t with_ip);
 // Whether group 0's directory, as last published here, places collection `name` in a group whose
 // voters do not include this node (IRQs masked: a system call's question).
 bool placed_elsewhere(std::string_view name);
+// The dimension of such a collection as its placement says (0: not placed elsewhere, or placed by
+// a kernel whose placements did not say).
+uint32_t placed_elsewhere_dim(std::string_view name);
 // The group's part of cluster_info (IRQs masked).
 void fill(cluster_abi::ClusterInfo& out);
 

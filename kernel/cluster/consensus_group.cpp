@@ -9,6 +9,7 @@
 
 #include <netcfg/ipv4_config.h>
 #include <raft/log_records.h>
+#include <raft/outcome.h>
 #include <raft/read_index.h>
 
 #include <cstring>
@@ -73,7 +74,7 @@ bool ConsensusGroup::start(const Config& c) {
     m_disk.raft_log = c.raft_log;
     m_voter_count = c.voter_count;
     auto* member = new (m_member_storage) kraft::Member;
-    m_applier.configure(static_cast<uint32_t>(m_group), consensus_ip_of, c.router, c.dropped);
+    m_applier.configure(static_cast<uint32_t>(m_group), consensus_ip_of, c.router, c.dropped, c.teller);
     m_collection_length = static_cast<uint8_t>(c.collection.size() < sizeof m_collection ? c.collection.size() : 0);
     std::memcpy(m_collection, c.collection.data(), m_collection_length);
     m_transfer.set_scope(covers, this);
@@ -139,7 +140,9 @@ void ConsensusGroup::receive(uint64_t wire_group, std::span<const uint8_t> datag
     if (wire_group == m_forwarder.group()) {
         if (!m_forwarder.receive(datagram, message, sender))
             return;
-        if (raftread::is_read_message(message)) {
+        if (raftout::is_outcome(message)) { // (group 0's: a change this node carried outside)
+            m_applier.outcome(message);
+        } else if (raftread::is_read_message(message)) {
             // (One that does not add up is dropped: refused, as the applier counts it.)
             if (const auto m = raftread::decode(message); m && m->type == raftread::kRemoved)
                 removed(sender, m->a);

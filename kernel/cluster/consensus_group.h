@@ -42,6 +42,7 @@ public:
         std::string_view collection;               // a collection's group: the collection it holds
         ReplicaApplier::Router router = nullptr;   // group 0's: the collections' groups here
         ReplicaApplier::Dropped dropped = nullptr; // a collection's group's: its drop, for group 0
+        ReplicaApplier::Teller teller = nullptr;   // a collection's group's: group 0's tell()
         bool stand_first = false;                  // Member::hasten_first_election()
     };
 
@@ -81,6 +82,10 @@ public:
         m_applier.forget_later(group, name, ticket, result);
     }
     std::string_view collection() const { return { m_collection, m_collection_length }; }
+    // Group 0: a message to the node at `ip` on its forwarding channel (false: not sent).
+    bool tell(uint32_t ip, std::span<const uint8_t> message) {
+        return m_member && m_forwarder.send(consensus_id_of(ip), message);
+    }
     uint64_t directory_changes() const { return m_applier.directory_changes(); }
     // What start() found on the disk (0 and 0: a new member).
     uint64_t recovered_term() const { return m_member ? m_member->recovered_term() : 0; }

@@ -1,5 +1,7 @@
 #include "replica_applier.h"
 
+#include "cluster_service.h"
+#include "consensus_group.h"
 #include "store_retry.h"
 
 #include "../log.h"
@@ -47,8 +49,10 @@ void put_header(uint8_t* out, uint64_t origin, uint64_t ticket, uint16_t type, s
 
 ReplicaApplier::ReplicaApplier() : m_command(g_command), m_missing(g_missing) {}
 
-void ReplicaApplier::configure(uint32_t group, uint32_t (*ip_of)(uint64_t), Router router, Dropped dropped) {
+void ReplicaApplier::configure(uint32_t group, uint32_t (*ip_of)(uint64_t), Router router, Dropped dropped,
+                               Teller teller) {
     m_group = group;
+    m_teller = teller;
     m_ip_of = ip_of;
     m_places = group == 0;
     m_router = router;
@@ -103,6 +107,16 @@ void ReplicaApplier::pump(kraft::Member& member, PeerChannel& forwarder, uint64_
         if (!placed && slot && type == uint16_t(storage::RecordType::Create) &&
             place_first(member, forwarder, s, command, *slot, now_ns))
             continue; // (answered already when it could not be placed)
+        // A change of a collection placed on other nodes only (its caller holds a stand-in): carried
+        // to one of its voters, answered when the group tells how it went.
+        if (placed && m_router && !placed->has_voter(self_ip()) &&
+            (type == uint16_t(storage::RecordType::Upsert) || type == uint16_t(storage::RecordType::Delete))) {
+            if (const ktl::Error r = carry_outside(*placed, forwarder, command, now_ns); r != ktl::Error::None) {
+                ++m_counters.refused;
+                sys::repl_done(m_log, ticket, err(r), nullptr, 0);
+            }
+            continue;
+        }
         ktl::Error refused = ktl::Error::WouldBlock;
         Route route {};
         bool chain = !placed && type == kReadBarrier;
@@ -180,6 +194,7 @@ void ReplicaApplier::service(kraft::Member& member, PeerChannel& forwarder, uint
     const uint64_t forward_to = s.is_leader ? 0 : s.leader;
     submit_placed(member, forwarder, now_ns);
     serve_reads(s, forwarder, now_ns);
+    tell_outcomes(s);
     // A read not answered within a second is asked again (a datagram lost either way). A change
     // forwarded to a leader this follower no longer follows (it died, or lost an election) is
     // answered at once: whether that leader committed it before is not known here. (A read whose
@@ -189,9 +204,14 @@ void ReplicaApplier::service(kraft::Member& member, PeerChannel& forwarder, uint
             now_ns - (f.asked_ns ? f.asked_ns : f.since_ns) > kAskAgainNs &&
             send_read(forwarder, f.to, { raftread::kAsk, f.ticket, 0, 0 }))
             f.asked_ns = now_ns;
-        if (f.ticket && (now_ns - f.since_ns > kTimeoutNs ||
-                         (f.to != 0 && f.to != forward_to && f.index == 0 && f.phase != Phase::Placed))) {
+        if (f.ticket && (now_ns - f.since_ns > kTimeoutNs || (f.to != 0 && f.to != forward_to && f.index == 0 &&
+                                                              f.phase != Phase::Placed && f.phase != Phase::Outside))) {
             ++m_counters.timed_out;
+            // The voter a change from outside went to said nothing: the next change goes to the next one.
+            const raftdir::Entry* e = f.phase == Phase::Outside ? m_directory.find_group(f.group) : nullptr;
+            for (uint8_t i = 0; e && i < e->voter_count; ++i)
+                if (e->voters[i] == m_ip_of(f.to))
+                    remember_voter(f.group, e->voters[(i + 1) % e->voter_count]);
             sys::repl_done(m_log, f.ticket, err(ktl::Error::TimedOut), nullptr, 0);
             f = InFlight {};
         }
@@ -201,6 +221,100 @@ void ReplicaApplier::service(kraft::Member& member, PeerChannel& forwarder, uint
 bool ReplicaApplier::submit(kraft::Member& member, PeerChannel& forwarder, uint64_t forward_to,
                             std::span<const uint8_t> command, uint64_t ticket) {
     return forward_to == 0 ? member.propose(command, ticket) : forwarder.send(forward_to, command);
+}
+
+void ReplicaApplier::remember_voter(uint32_t group, uint32_t ip) {
+    for (Hint& h : m_hints)
+        if (h.group == group) {
+            h.ip = ip;
+            return;
+        }
+    m_hints[m_next_hint++ % kHints] = Hint { group, ip };
+}
+
+ktl::Error ReplicaApplier::carry_outside(const raftdir::Entry& e, PeerChannel& forwarder,
+                                         std::span<const uint8_t> command, uint64_t now_ns) {
+    InFlight* slot = nullptr;
+    for (auto& f : m_in_flight)
+        if (f.ticket == 0) {
+            slot = &f;
+            break;
+        }
+    if (!slot)
+        return ktl::Error::WouldBlock;
+    // The voter that answered last for the group; at first its creator, which leads it while it is up.
+    // One the membership protocol holds suspect or dead is passed over for the next that is alive.
+    uint32_t ip = e.voters[0];
+    for (const Hint& h : m_hints)
+        if (h.group == e.group && e.has_voter(h.ip))
+            ip = h.ip;
+    uint8_t first = 0;
+    while (first < e.voter_count && e.voters[first] != ip)
+        ++first;
+    for (uint8_t k = 0; k < e.voter_count; ++k) {
+        const uint32_t candidate = e.voters[(first + k) % e.voter_count];
+        uint8_t state = 0;
+        uint64_t for_ns = 0;
+        if (member_state(candidate, state, for_ns) && state == 0) {
+            ip = candidate;
+            break;
+        }
+    }
+    const uint64_t to = consensus_id_of(ip);
+    if (!forwarder.send(to, command))
+        return ktl::Error::WouldBlock;
+    *slot = InFlight { get_le(command.data() + kTicketAt, 8), now_ns, to, false, 0, Phase::Outside, 0 };
+    slot->group = e.group;
+    ++m_counters.forwarded_out;
+    return ktl::Error::None;
+}
+
+bool ReplicaApplier::relay(kraft::Member& member, PeerChannel& forwarder, std::span<const uint8_t> command) {
+    const kraft::MemberStatus s = member.status();
+    if (s.is_leader)
+        return member.propose(command, 0);
+    return s.leader != 0 && forwarder.send(s.leader, command);
+}
+
+void ReplicaApplier::outcome(std::span<const uint8_t> message) {
+    const auto o = raftout::decode(message, { m_missing, abi::kMaxDeleteIds });
+    if (!o || o->origin != m_origin) { // (one of an earlier boot of this node's: its callers are gone)
+        ++m_counters.refused;
+        return;
+    }
+    for (auto& f : m_in_flight)
+        if (f.ticket == o->ticket && f.phase == Phase::Outside) {
+            if (o->leader != 0)
+                remember_voter(f.group, o->leader);
+            settle(f.ticket, o->result, o->absent);
+            return;
+        }
+}
+
+void ReplicaApplier::keep_outcome(uint64_t origin, uint64_t ticket, int64_t result, std::span<const bool> absent) {
+    const auto ip = static_cast<uint32_t>(origin >> 32);
+    for (size_t i = 0; i < m_voter_count; ++i)
+        if (m_voter_ips[i] == ip)
+            return; // (a voter's own change: it answers its caller as it applies it)
+    for (Told& t : m_told)
+        if (t.length == 0) {
+            const size_t n = raftout::encode({ origin, ticket, result, self_ip(), absent }, t.message);
+            t.ip = ip;
+            t.length = static_cast<uint16_t>(n);
+            return;
+        }
+}
+
+void ReplicaApplier::tell_outcomes(const kraft::MemberStatus& s) {
+    m_voter_count = 0;
+    for (uint8_t i = 0; i < s.server_count && m_voter_count < kraft::kMaxServers; ++i)
+        if (s.servers[i].role == RAFT_VOTER)
+            m_voter_ips[m_voter_count++] = m_ip_of(s.servers[i].id);
+    for (Told& t : m_told) {
+        if (t.length != 0 && s.is_leader && m_teller)
+            (void)m_teller(t.ip, { t.message, t.length });
+        t.length = 0;
+    }
 }
 
 bool ReplicaApplier::place_first(kraft::Member& member, PeerChannel& forwarder, const kraft::MemberStatus& s,
@@ -453,6 +567,19 @@ bool ReplicaApplier::forwarded(kraft::Member& member, std::span<const uint8_t> c
     const bool change = (type >= uint16_t(storage::RecordType::Create) &&
                          type <= uint16_t(storage::RecordType::Delete)) ||
                         (m_places && (type == raftdir::kPlace || type == raftdir::kForget));
+    // From a node that holds no copy of a collection placed in a group of its own: to that group.
+    const raftdir::Entry* placed = m_places && m_router &&
+                                           (type == uint16_t(storage::RecordType::Upsert) ||
+                                            type == uint16_t(storage::RecordType::Delete))
+                                       ? m_directory.find(command_name(command))
+                                       : nullptr;
+    if (placed) {
+        Route route {};
+        const bool sent = m_router(placed->group, route) &&
+                          route.applier->relay(*route.member, *route.forwarder, command);
+        ++(sent ? m_counters.forwarded_in : m_counters.refused);
+        return sent;
+    }
     if (!change || !member.status().is_leader || !member.propose(command, 0)) {
         ++m_counters.refused; // (the follower's caller learns it from its timeout)
         return false;
@@ -560,6 +687,13 @@ void ReplicaApplier::apply(std::span<const uint8_t> command) {
     } else {
         ++m_counters.applied;
     }
+    // A node outside this group made it: its leader tells it how it went (tell_outcomes).
+    if (!m_places && formed && origin != 0 && static_cast<uint32_t>(origin >> 32) != self_ip() &&
+        (type == uint16_t(storage::RecordType::Upsert) || type == uint16_t(storage::RecordType::Delete)))
+        keep_outcome(origin, ticket, result,
+                     type == uint16_t(storage::RecordType::Delete) && result >= 0
+                         ? std::span<const bool>(m_missing, m_missing_count)
+                         : std::span<const bool>());
     if (origin == m_origin) // (a delete's caller also learns which ids were not there)
         settle(ticket, result,
                type == uint16_t(storage::RecordType::Delete) && result >= 0

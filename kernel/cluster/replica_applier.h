@@ -29,6 +29,7 @@
 
 #include "../raft/raft_member.h"
 #include <raft/directory.h>
+#include <raft/outcome.h>
 #include <raft/read_index.h>
 #include "peer_channel.h"
 #include "state_transfer.h"
@@ -54,11 +55,15 @@ public:
     // A collection's group applied a drop this node's caller made (its ticket, its result): group 0
     // is to forget the placement, and the caller is answered once it has.
     using Dropped = void (*)(uint32_t group, std::string_view name, uint64_t ticket, int64_t result);
+    // A message to the node at `ip` on group 0's forwarding channel (a collection's group tells a
+    // node outside it how its change went: raft/outcome.h). False when it could not be sent.
+    using Teller = bool (*)(uint32_t ip, std::span<const uint8_t> message);
     // What the group is, before its member starts (a snapshot it loads then carries the directory):
     // `group`, its id; `ip_of`, a raft id's address;
     // group 0's applier keeps the directory and hands what the desk gives it for a collection
     // placed in a group of its own to `router`'s; a collection's group reports drops to `dropped`.
-    void configure(uint32_t group, uint32_t (*ip_of)(uint64_t), Router router, Dropped dropped);
+    void configure(uint32_t group, uint32_t (*ip_of)(uint64_t), Router router, Dropped dropped,
+                   Teller teller = nullptr);
     // store: the VectorStore capability; log: the RaftLog one; `serve`: registers this task as the
     // desk's applier (group 0's); `transfer` fetches what an installed snapshot covers.
     bool start(uint32_t store, uint32_t log, uint32_t voters, uint64_t origin, StateTransfer& transfer, bool serve);
@@ -80,7 +85,14 @@ public:
     void reassign_later(uint32_t group, uint32_t dead, uint32_t with);
     // A change a follower forwarded: proposed as it came, if this member leads and it is well formed.
     // True when proposed.
+    // Group 0's: a change of a collection placed in a group of its own goes to that group (it came
+    // from a node outside it: relay()), never into group 0's log.
     bool forwarded(kraft::Member& member, std::span<const uint8_t> command);
+    // A collection's group's: a change from a node outside the group, proposed at the leader or sent
+    // on to the leader this member knows. True when it went on.
+    bool relay(kraft::Member& member, PeerChannel& forwarder, std::span<const uint8_t> command);
+    // Group 0's: the outcome of a change this node carried to a collection's group it is no voter of.
+    void outcome(std::span<const uint8_t> message);
     // A read-index message from member `from`, decoded (nothing: one that did not add up, refused):
     // an ask, a probe, an acknowledgement or an answer.
     void read_message(kraft::Member& member, PeerChannel& channel, const std::optional<raftread::Message>& m,
@@ -125,7 +137,9 @@ private:
     // create itself is proposed as it came (kept in the slot's create buffer until then).
     // A read of a name this node has not seen placed goes through group 0 first (its placement may
     // be on its way) and then, once it is placed, through the collection's group (Chained).
-    enum class Phase : uint8_t { Change, Placing, Placed, Chained };
+    // A change of a collection this node holds no copy of is carried to one of its voters and
+    // answered by the group's outcome message (Outside).
+    enum class Phase : uint8_t { Change, Placing, Placed, Chained, Outside };
     struct InFlight {
         uint64_t ticket, since_ns;
         uint64_t to;    // the leader a follower forwarded it to (0: proposed here)
@@ -134,7 +148,17 @@ private:
         Phase phase;
         uint16_t create_length;
         uint64_t asked_ns = 0; // a follower's read: when its question was last sent again
+        uint32_t group = 0;    // Outside: the collection's group
     };
+    // Outside: the change carried to a voter of `e`'s group (the one that last answered for it, or
+    // the next after one that did not). None, or why not (WouldBlock: no room, or not sent).
+    ktl::Error carry_outside(const raftdir::Entry& e, PeerChannel& forwarder, std::span<const uint8_t> command,
+                             uint64_t now_ns);
+    // A collection's group: the outcome of a change a node outside it made, kept until the round's
+    // end, when the leader tells it (the others forget it).
+    void keep_outcome(uint64_t origin, uint64_t ticket, int64_t result, std::span<const bool> absent);
+    void tell_outcomes(const kraft::MemberStatus& s);
+    void remember_voter(uint32_t group, uint32_t ip);
     // Proposed at the leader, or sent to the leader a follower knows; false when neither could.
     static bool submit(kraft::Member& member, PeerChannel& forwarder, uint64_t forward_to,
                        std::span<const uint8_t> command, uint64_t ticket);
@@ -176,6 +200,24 @@ private:
     uint32_t (*m_ip_of)(uint64_t) = nullptr;
     Router m_router = nullptr;
     Dropped m_dropped = nullptr;
+    Teller m_teller = nullptr;
+    static constexpr size_t kOutcomes = 8; // changes from outside applied in one round (more: they time out)
+    struct Told {
+        uint32_t ip;
+        uint16_t length; // 0: free
+        uint8_t message[raftout::kMaxBytes];
+    };
+    Told m_told[kOutcomes] {};
+    // Where this node carries the changes of collections it holds no copy of: per group, the voter
+    // that answered last (a leader, usually).
+    struct Hint {
+        uint32_t group, ip;
+    };
+    static constexpr size_t kHints = 8;
+    Hint m_hints[kHints] {};
+    size_t m_next_hint = 0;
+    uint32_t m_voter_ips[kraft::kMaxServers] {}; // the group's voters as the last round saw them
+    size_t m_voter_count = 0;
     struct Forget {
         uint32_t group;
         uint8_t name_length;

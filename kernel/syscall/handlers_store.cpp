@@ -12,6 +12,7 @@
 #include "../mm/pmm.h"
 #include "../sched/scheduler.h"
 #include "../storage/journal.h"
+#include "../vector/stand_in.h"
 #include "../vector/store.h"
 #include "buffers.h"
 #include "handlers.h"
@@ -226,9 +227,21 @@ int64_t store_open(const kcap::Resolved& store, Cap, const char* name_ptr, uint6
         return err(ktl::Error::AccessDenied); // a collection is opened with no more than the store is held
     arch::IrqGuard guard;                     // the store's table is shared by every caller
     vector::Named* entry = vector::find(*name);
-    if (!entry)
-        return err(missing(*name));
-    auto slot = kcap::grant_existing(sched::current(), entry->object_id, rights);
+    uint64_t object_id = entry ? entry->object_id : 0;
+    if (!entry) {
+        const ktl::Error why = missing(*name);
+        // A caller that changes a collection other nodes hold changes it through a stand-in: the
+        // cluster task carries its changes to the collection's voters (stand_in.h; its reads are
+        // refused Elsewhere, but for its dimension).
+        const uint32_t dim = why == ktl::Error::Elsewhere && (rights & kcap::kWrite) != 0
+                                 ? clusterd::consensus::placed_elsewhere_dim(*name)
+                                 : 0;
+        auto stand_in = dim ? vector::stand_in::obtain(*name, dim) : ktl::Result<uint64_t>(why);
+        if (!stand_in)
+            return err(why);
+        object_id = *stand_in;
+    }
+    auto slot = kcap::grant_existing(sched::current(), object_id, rights);
     return slot ? static_cast<int64_t>(*slot) : err(slot.error());
 }
 

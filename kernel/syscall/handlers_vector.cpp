@@ -24,6 +24,9 @@ vector::Collection& collection(const kcap::Resolved& o) { return *static_cast<ve
 // A change to a replicated collection made by anyone but the consensus group's applier (or the
 // storage task putting back what this node applied): it goes to the group (kernel/vector/
 // replication_desk.h) instead of into the index here.
+// A stand-in's vectors' dimension is its own (it has no index).
+uint32_t dim_of(const vector::Collection& c) { return c.stand_in ? c.stand_in_dim : c.index.params().dim; }
+int64_t elsewhere() { return err(ktl::Error::Elsewhere); } // reads of a stand-in (stand_in.h)
 bool replicated_elsewhere(const kcap::Resolved& o) {
     return collection(o).replicated && !replication::is_applier(sched::current()) && !vector::durability::replaying();
 }
@@ -81,7 +84,8 @@ int64_t publish(ktl::Result<vector::Collection*> made, sched::Task* owner) {
 
 void destroy_collection(void* object) {
     auto* c = static_cast<vector::Collection*>(object);
-    pmm::free_pages(c->pages, c->order);
+    if (c->pages) // (a stand-in has none)
+        pmm::free_pages(c->pages, c->order);
     c->~Collection();
     kheap::free(c);
 }
@@ -115,7 +119,7 @@ int64_t vec_create(const kcap::Resolved&, Cap, const vector::CreateParams* in) {
 
 int64_t vec_insert(const kcap::Resolved& o, Cap, const uint64_t* ids, const float* vectors, uint64_t count,
                    uint64_t provenance) {
-    uint32_t dim = collection(o).index.params().dim;
+    uint32_t dim = dim_of(collection(o));
     if (count == 0 || count > 4096 || !buffers::readable(ids, count * 8) ||
         !buffers::readable(vectors, count * dim * sizeof(float)))
         return err(ktl::Error::InvalidArgs);
@@ -143,6 +147,8 @@ int64_t vec_insert(const kcap::Resolved& o, Cap, const uint64_t* ids, const floa
 // anything else is refused here rather than trusted.
 int64_t vec_search(const kcap::Resolved& o, Cap, const float* query, uint64_t k, uint64_t ef, hnsw::Hit* out,
                    const vector::SearchFilter* filter_ptr) {
+    if (collection(o).stand_in)
+        return elsewhere();
     const hnsw::Params& p = collection(o).index.params();
     if (k == 0 || k > p.max_ef || ef > p.max_ef || !buffers::readable(query, p.dim * sizeof(float)) ||
         !buffers::writable(out, k * sizeof(hnsw::Hit)))
@@ -169,6 +175,8 @@ int64_t vec_search(const kcap::Resolved& o, Cap, const float* query, uint64_t k,
 }
 
 int64_t vec_get(const kcap::Resolved& o, Cap, uint64_t id, float* out, uint64_t* provenance) {
+    if (collection(o).stand_in)
+        return elsewhere();
     if (!buffers::writable(out, collection(o).index.params().dim * sizeof(float)) ||
         (provenance && !buffers::writable(provenance, sizeof(uint64_t))))
         return err(ktl::Error::InvalidArgs);
@@ -205,6 +213,8 @@ int64_t vec_delete(const kcap::Resolved& o, Cap, uint64_t id_or_ids, uint64_t co
 // answered once this node applied it (so every change committed before the call is applied here).
 int64_t vec_sync(const kcap::Resolved& o, Cap) {
     const vector::Collection& c = collection(o);
+    if (c.stand_in)
+        return elsewhere();
     if (!c.replicated)
         return 0;
     if (replication::is_applier(sched::current()) || vector::durability::replaying())
@@ -217,6 +227,13 @@ int64_t vec_sync(const kcap::Resolved& o, Cap) {
 int64_t vec_stats(const kcap::Resolved& o, Cap, vector::Stats* out) {
     if (!buffers::writable(out, sizeof(vector::Stats)))
         return err(ktl::Error::InvalidArgs);
+    if (collection(o).stand_in) {
+        vector::Stats st {};
+        st.dim = collection(o).stand_in_dim;
+        st.replicated = abi::kStatsElsewhere;
+        *out = st;
+        return 0;
+    }
     const uint64_t args[5] = { buffers::address(out), 0, 0, 0, 0 };
     return finish_outcome(vector::submit(vector::Op::Stats, &collection(o), args));
 }
@@ -227,6 +244,8 @@ constexpr uint64_t kExportLinkPauseNs = 5'000'000'000ull;
 int64_t vec_export(const kcap::Resolved& o, Cap, void* out, uint64_t length, uint64_t offset) {
     if (out && !buffers::writable(out, length, vector::kMaxCollectionBytes))
         return err(ktl::Error::InvalidArgs);
+    if (collection(o).stand_in)
+        return elsewhere();
     // Background linking (after a boot with data) rewrites the graph's pages: it starts no slice
     // on a collection being exported, so a client's pages, asked for one after another, belong to
     // one snapshot. A slice already running ends before this export runs (it writes; this reads).

@@ -46,6 +46,10 @@ struct Collection {
     // consensus group's applier; anyone else's change goes to the group (kernel/vector/
     // replication_desk.h).
     bool replicated = false;
+    // A stand-in for a replicated collection other nodes hold (stand_in.h): no index, no pages;
+    // its vectors' dimension is stand_in_dim.
+    bool stand_in = false;
+    uint32_t stand_in_dim = 0;
     uint8_t name_length = 0;
     char name[65] = {};
 };

@@ -175,7 +175,7 @@ int64_t execute(const Job& job) {
         out->distance_computations = s.distance_computations;
         out->dim = dim;
         out->metric = static_cast<uint32_t>(c.index.params().metric);
-        out->replicated = c.replicated ? 1 : 0;
+        out->replicated = c.replicated ? abi::kStatsReplicated : 0;
         out->unlinked = s.deferred;
         out->link_slices = c.link_slices;
         return 0;

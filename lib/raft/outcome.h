@@ -18,8 +18,8 @@ namespace raftout {
 
 constexpr uint16_t kOutcome = 0x106; // (after raftread's types; never a store record's)
 constexpr size_t kHeader = 24;
-constexpr size_t kBody = 16;           // result, leader, count
-constexpr uint32_t kMaxFlags = 4096;   // a delete's ids (abi::kMaxDeleteIds)
+constexpr size_t kBody = 16;         // result, leader, count
+constexpr uint32_t kMaxFlags = 4096; // a delete's ids (abi::kMaxDeleteIds)
 constexpr size_t kMaxBytes = kHeader + kBody + kMaxFlags / 8;
 
 struct Outcome {

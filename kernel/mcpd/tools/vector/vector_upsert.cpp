@@ -208,7 +208,10 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         .number(static_cast<uint64_t>(n));
     char node[mcp::kProvenanceIdText];
     mcp::format_provenance_id(ctx.provenance(), node);
-    w.key("count").number(st.count).key("provenance_node_id").string(node).end_object();
+    // (A collection other nodes hold is not counted here: its stand-in has no vectors.)
+    if (st.replicated != abi::kStatsElsewhere)
+        w.key("count").number(st.count);
+    w.key("provenance_node_id").string(node).end_object();
     return true;
 }
 
