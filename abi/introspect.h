@@ -100,6 +100,14 @@ struct SystemInfo {
     uint64_t random_reseeds;
     uint64_t serial_rx_bytes, serial_tx_bytes, serial_rx_dropped, serial_tx_waits;
     FirmwareInfo firmware;
+    // The embedder's model (docs/documents.md): state "absent", "loaded", "misplaced", "corrupt" or
+    // "unsupported"; when loaded, its source, words, dimensions and size.
+    struct Embedder {
+        char state[16];
+        char source[40];
+        uint32_t words, dim;
+        uint64_t bytes;
+    } embedder;
 };
 
 } // namespace abi

@@ -13,6 +13,31 @@ std::string_view g_raw;
 char g_text[4096];
 bool g_secret_forgotten = false;
 
+// `0xADDR:BYTES` (hex address, page-aligned; decimal size 1 .. 64 MiB): false if it is not so.
+bool parse_range(std::string_view s, uint64_t& base, uint64_t& bytes) {
+    const size_t colon = s.find(':');
+    if (s.size() < 3 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || colon == std::string_view::npos || colon < 3 ||
+        colon > 18)
+        return false;
+    uint64_t a = 0;
+    for (size_t i = 2; i < colon; ++i) {
+        const char c = s[i];
+        const int d = c >= '0' && c <= '9'   ? c - '0'
+                      : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                      : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                             : -1;
+        if (d < 0)
+            return false;
+        a = a * 16 + static_cast<uint64_t>(d);
+    }
+    uint64_t n = 0;
+    if (!ktl::parse_decimal(s.substr(colon + 1), n) || n == 0 || n > (64ull << 20) || (a & 4095) != 0 || a + n < a)
+        return false;
+    base = a;
+    bytes = n;
+    return true;
+}
+
 uint32_t parse_u32(std::string_view s, uint32_t fallback, uint32_t lo, uint32_t hi) {
     uint32_t v;
     if (!ktl::parse_decimal(s, v))
@@ -79,6 +104,9 @@ void parse(std::string_view args) {
     g_config.raft_snapshot_every = parse_u32(dtb::bootarg_value(args, "raft_snapshot_every").value_or(""), 96, 4, 96);
     g_config.raft_replace_after_s = parse_u32(dtb::bootarg_value(args, "raft_replace_after_s").value_or(""), 0, 10,
                                               86400);
+    g_config.model_base = g_config.model_bytes = 0;
+    if (!parse_range(dtb::bootarg_value(args, "model").value_or(""), g_config.model_base, g_config.model_bytes))
+        g_config.model_base = g_config.model_bytes = 0;
     g_config.raft_groups = parse_u32(dtb::bootarg_value(args, "raft_groups").value_or(""), 1, 0, 1) == 1;
     g_config.cluster_port = static_cast<uint16_t>(
         parse_u32(dtb::bootarg_value(args, "cluster_port").value_or(""), 7946, 1, 65535));

@@ -68,6 +68,11 @@ struct Config {
     // group of its own placement (docs/replication.md); 0 keeps them all in group 0 (the placements'
     // groups then run empty), as kernels before them did. Every node of a swarm must say the same.
     bool raft_groups = true;
+    // `model=0xADDR:BYTES`: the embedder's model (docs/documents.md) lies in RAM there (QEMU's
+    // generic loader put it there: run.sh --model); kept out of the page allocator, mapped
+    // read-only. 0: none given. Page-aligned address, at most 64 MiB.
+    uint64_t model_base = 0;
+    uint64_t model_bytes = 0;
     uint16_t cluster_port = 7946;   // `cluster_port=N`: the membership protocol's UDP port
     uint32_t cluster_period_ms = 0; // `cluster_period_ms=N` (100..10000): protocol period (default 1000)
     uint32_t cluster_suspicion_mult =

@@ -1,5 +1,6 @@
 // Boot sequence after the early MMU: device tree, console, final page tables, interrupt
 // controller, timer, RTC, then the banner and the console shell.
+#include "text/embedder.h"
 #include "cluster/cluster_service.h"
 #include "arch/aarch64/cpu.h"
 #include "arch/aarch64/mmu.h"
@@ -381,6 +382,7 @@ void kernel_main(uintptr_t dtb_addr, uintptr_t x0) {
               "of normal memory",
               platform::info().mapped_regions, mmu::table_pages_used(), mmu::wxn_enabled() ? "on" : "off",
               static_cast<unsigned long long>(mmu::early_normal_bytes() >> 10));
+    embedder::init(); // (its model, when model= placed one, is mapped now)
 
     if (auto r = platform::probe_devices(blob); !r)
         panic("platform: device probe failed: %s", ktl::error_name(r.error()));

@@ -1,6 +1,7 @@
 #include "platform.h"
 
 #include "arch/aarch64/mmu.h"
+#include "bootargs.h"
 #include "clock.h"
 #include "console.h"
 #include "irq.h"
@@ -43,8 +44,9 @@ uint64_t null_guard() {
     return image < (2ull << 20) ? image : (2ull << 20);
 }
 constexpr size_t kMaxRegions = 192;
-// Added after the device windows: the stack arena, the DTB, three kernel sections, three guards.
-constexpr size_t kTailRegions = 8;
+// Added after the device windows: the stack arena, the DTB, three kernel sections, three guards,
+// the embedder's model.
+constexpr size_t kTailRegions = 9;
 constexpr size_t kMaxDepth = 32;
 constexpr uint64_t kArenaAlign = 2ull << 20;
 // One stack per task slot: a task holds at most one, and a dead one gives its back at once.
@@ -248,11 +250,31 @@ ktl::Result<void> map_memory(const dtb::Blob& blob, uintptr_t dtb_addr) {
     // The kernel's own stacks keep their guard pages (boot/kernel.ld.in).
     for (const char* guard : { __stack_guard_0, __stack_guard_1, __stack_guard_2 })
         regions[count++] = { reinterpret_cast<uint64_t>(guard), 4096, mmu::Kind::Guard };
+    // The embedder's model (model=: QEMU's loader put it in RAM): read-only, kept from the allocator,
+    // when it lies in RAM clear of everything above; otherwise the kernel runs without it.
+    const uint64_t model = bootargs::get().model_base, model_bytes = (bootargs::get().model_bytes + 4095) & ~4095ull;
+    if (model) {
+        bool in_ram = false;
+        for (size_t i = 0; i < ram_count; ++i)
+            in_ram = in_ram || (model >= ram[i].base && model + model_bytes <= ram[i].base + ram[i].size);
+        auto clear = [&](uint64_t base, uint64_t size) { return model + model_bytes <= base || base + size <= model; };
+        bool clear_of_reserved = true;
+        for (size_t i = 0; i < g_info.reserved_ranges; ++i)
+            clear_of_reserved = clear_of_reserved && clear(reserved[i].base, reserved[i].size);
+        if (in_ram && clear_of_reserved && clear(start, end - start) && clear(dtb_addr, blob.total_size()) &&
+            clear(arena, kArenaSize) && clear(meta, meta_size) && model >= null_guard()) {
+            regions[count++] = { model, model_bytes, mmu::Kind::KernelRodata };
+            g_info.model_base = model;
+            g_info.model_bytes = bootargs::get().model_bytes;
+        } else {
+            g_info.model_refused = true;
+        }
+    }
     g_info.mapped_regions = count;
     TRY_VOID(mmu::install(regions, count));
     TRY_VOID(stack_arena::init(arena, kArenaSize));
 
-    pmm::Exclusion excl[kMaxReserved + 5];
+    pmm::Exclusion excl[kMaxReserved + 6];
     size_t nexcl = 0;
     excl[nexcl++] = { start, end - start };
     excl[nexcl++] = { dtb_addr, blob.total_size() };
@@ -261,6 +283,8 @@ ktl::Result<void> map_memory(const dtb::Blob& blob, uintptr_t dtb_addr) {
     excl[nexcl++] = { 0, null_guard() };
     for (size_t i = 0; i < g_info.reserved_ranges && nexcl < kMaxReserved + 5; ++i)
         excl[nexcl++] = { reserved[i].base, reserved[i].size };
+    if (g_info.model_base)
+        excl[nexcl++] = { g_info.model_base, model_bytes };
     TRY_VOID(pmm::init(ram_base, ram_size, ram_count, excl, nexcl, meta, meta_size));
     kheap::init();
     return {};

@@ -59,6 +59,11 @@ struct Info {
     size_t mapped_regions = 0;
     size_t virtio_devices = 0; // populated virtio-mmio slots
     uint32_t net_intid = 0;
+    // The embedder's model as model= placed it (kernel/text/embedder.h reads it): mapped read-only,
+    // out of the page allocator. 0: none; model_refused: given where it cannot be (not in RAM, or
+    // over the kernel, the DTB or reserved memory).
+    uint64_t model_base = 0, model_bytes = 0;
+    bool model_refused = false;
 };
 
 const Info& info();

@@ -72,6 +72,10 @@
 #                        the appliance that holds it: qemu/disk_holder.py). No commas in PATH
 #                        (QEMU's option syntax). ./basalt run passes build/disk.img unless
 #                        given --no-disk
+#   --model PATH         the embedder's model (docs/documents.md: tools/embed_model makes it),
+#                        loaded by QEMU into the top of the guest's RAM and named to the kernel
+#                        with model=ADDR:BYTES (virt only; at most 64 MiB). ./basalt run passes
+#                        build/model/basalt-embed.bin unless given --no-model
 #   --disk-size SIZE     the size of an image --disk creates (default 1G; truncate's syntax:
 #                        digits with an optional K, M or G suffix, at least 1M); no effect on an
 #                        existing image, which keeps its size
@@ -90,7 +94,7 @@ root=$PWD
 popd >/dev/null
 . "$root/qemu/http_probe.sh" # http_answers, client_configuration
 kernel=""
-cpu=cortex-a72 gic=3 el2=0 memory=512M append="" semihosting=0 print=0 stdio=0
+cpu=cortex-a72 gic=3 el2=0 memory=512M model="" append="" semihosting=0 print=0 stdio=0
 # A forwarded port, PROTO OPTION [ADDR:]HOSTPORT:GUESTPORT (ADDR defaults to 127.0.0.1).
 add_forward() {
   local spec=$3 fwd_addr fwd_host fwd_guest p
@@ -156,6 +160,7 @@ while [ $# -gt 0 ]; do
     --virtio-modern) modern=1; virt_only="$virt_only --virtio-modern"; shift ;;
     --no-rng) rng=0; shift ;;
     --disk) disk=$2; shift 2 ;;
+    --model) model=$2; virt_only="$virt_only --model"; shift 2 ;;
     --disk-size) disk_size=$2; shift 2 ;;
     --detached) detached=1; shift ;;
     --print-command) print=1; shift ;;
@@ -296,6 +301,21 @@ disk_file="file=$disk"
 [ -z "${BASALT_DISK_FAULTS:-}" ] || disk_file="file.driver=blkdebug,file.config=$BASALT_DISK_FAULTS,file.image.filename=$disk"
 [ -n "$disk" ] && args+=(-drive "if=none,id=disk0,format=raw,$disk_file,cache=writeback,discard=unmap"
                          -device virtio-blk-device,drive=disk0)
+# The embedder's model in the top of RAM, below a 2 MiB margin, page-aligned (virt's RAM starts at
+# 1 GiB; QEMU puts the device tree at its start and the kernel just above).
+if [ -n "$model" ]; then
+  [ -f "$model" ] || { echo "run.sh: --model $model: no such file (./basalt build makes build/model/basalt-embed.bin)" >&2; exit 2; }
+  model_bytes=$(stat -c %s "$model")
+  [ "$model_bytes" -gt 0 ] && [ "$model_bytes" -le $((64 << 20)) ] || { echo "run.sh: --model $model: 1 byte .. 64 MiB" >&2; exit 2; }
+  case "$memory" in
+    *[Gg]) mem_bytes=$(( ${memory%[Gg]} << 30 )) ;;
+    *[Mm]) mem_bytes=$(( ${memory%[Mm]} << 20 )) ;;
+    *) mem_bytes=$(( memory << 20 )) ;;
+  esac
+  model_at=$(( 0x40000000 + mem_bytes - ((model_bytes + (2 << 20) - 1) / (2 << 20) + 1) * (2 << 20) ))
+  args+=(-device "loader,file=$model,addr=$(printf '0x%x' $model_at),force-raw=on")
+  append="model=$(printf '0x%x' $model_at):$model_bytes $append"
+fi
 [ $modern = 1 ] && args+=(-global virtio-mmio.force-legacy=false)
 # On a terminal, mon:stdio gives Ctrl-A X (quit) and passes Ctrl-C to the guest. In --stdio
 # mode the line must carry the protocol only: no monitor multiplexing.

@@ -127,6 +127,18 @@ bool read_status(json::Writer& w, mcp::ToolError& err) {
     w.key("random").begin_object().key("generator").string("chacha20").key("sources").string(system.random_sources);
     w.key("secure").boolean(system.random_secure).key("reseeds").number(system.random_reseeds).end_object();
     write_storage(w);
+    // The embedder's model (docs/documents.md): where the board put none, "absent".
+    w.key("embedder").begin_object().key("state").string(system.embedder.state);
+    if (system.embedder.words)
+        w.key("source")
+            .string(system.embedder.source)
+            .key("words")
+            .number(system.embedder.words)
+            .key("dimensions")
+            .number(system.embedder.dim);
+    if (system.embedder.bytes)
+        w.key("bytes").number(system.embedder.bytes);
+    w.end_object();
     w.key("tasks").begin_array();
     for (int64_t i = 0; i < n; ++i)
         w.string(tasks[i].name);

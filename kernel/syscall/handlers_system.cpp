@@ -6,6 +6,7 @@
 #include "../clock.h"
 #include "../platform.h"
 #include "../rng.h"
+#include "../text/embedder.h"
 #include "buffers.h"
 #include "handlers.h"
 
@@ -36,6 +37,15 @@ int64_t system_info(const kcap::Resolved&, Cap, abi::SystemInfo* out) {
     copy_text(s.random_sources, rng::sources());
     s.wall_clock_known = clock::wall_clock_known();
     s.random_secure = rng::secure();
+    copy_text(s.embedder.state, embedder::state_name(embedder::state()));
+    if (const text::EmbedModel* m = embedder::model()) {
+        const std::string_view source = m->source();
+        for (size_t i = 0; i < source.size() && i + 1 < sizeof s.embedder.source; ++i)
+            s.embedder.source[i] = source[i];
+        s.embedder.words = m->words();
+        s.embedder.dim = m->dim();
+    }
+    s.embedder.bytes = embedder::bytes();
     s.random_reseeds = rng::reseeds();
     s.mono_ns = clock::monotonic_ns();
     s.unix_seconds = clock::unix_seconds();

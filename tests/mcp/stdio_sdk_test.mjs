@@ -38,7 +38,7 @@ try {
   assert.deepEqual(names.sort(), ["collection_create", "collection_drop", "collection_export", "collection_import",
                                  "collection_list", "collection_stats",
                                  "kernel_caps", "kernel_diagnose", "kernel_info", "kernel_log", "kernel_mem", "kernel_perf",
-                                 "kernel_tasks", "proposal_approve", "proposal_get", "proposal_list", "proposal_reject",
+                                 "kernel_tasks", "proposal_approve", "proposal_get", "proposal_list", "proposal_reject", "text_embed",
                                  "vector_delete", "vector_get", "vector_search", "vector_upsert"]);
   assert.equal(pages, Math.ceil(names.length / 5), "list_page=5: five tools a page");
 

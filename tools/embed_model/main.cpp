@@ -1,13 +1,46 @@
 // basalt-embed-model --out FILE [--rows N] [--glove PATH]: the embedder's model (docs/documents.md).
+// basalt-embed-model --embed MODEL TEXT...: each text's embedding by the host's build of the
+// embedder, one JSON array per line (what the kernel's text_embed must answer: tests compare).
 #include "glove_rows.h"
 #include "model_builder.h"
+
+#include <text/embed_model.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <vector>
+
+namespace {
+
+int embed(const char* model_path, int count, char** texts) {
+    std::ifstream in(model_path, std::ios::binary);
+    const std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto model = text::EmbedModel::open({ reinterpret_cast<const std::byte*>(bytes.data()), bytes.size() });
+    if (!model) {
+        std::fprintf(stderr, "basalt-embed-model: %s: not a model this build reads (%s)\n", model_path,
+                     ktl::error_name(model.error()));
+        return 1;
+    }
+    std::vector<float> v(model->dim());
+    for (int i = 0; i < count; ++i) {
+        const size_t known = model->embed(texts[i], v);
+        std::printf("{\"known_words\":%zu,\"vector\":[", known);
+        for (size_t d = 0; d < v.size(); ++d)
+            std::printf("%s%.9g", d ? "," : "", static_cast<double>(v[d]));
+        std::printf("]}\n");
+    }
+    return 0;
+}
+
+} // namespace
 
 int main(int argc, char** argv) {
+    if (argc >= 3 && std::strcmp(argv[1], "--embed") == 0)
+        return embed(argv[2], argc - 3, argv + 3);
     std::string out, glove_path;
     size_t rows = 50000;
     for (int i = 1; i < argc; ++i) {

@@ -39,6 +39,7 @@ enum class Served : uint8_t { Always, ClusterNode, Faults, Conformance };
     ROW(vector_delete, Always) \
     ROW(collection_export, Always) \
     ROW(collection_import, Always) \
+    ROW(text_embed, Always) \
     ROW(proposal_list, Always) \
     ROW(proposal_get, Always) \
     ROW(proposal_approve, Always) \
