@@ -6,6 +6,8 @@
 #         the PL011 UART0 to GPIO 14/15 itself (Debian ships no disable-bt overlay)
 #   Pi 5: kernel_2712.img, bcm2712-rpi-5-b.dtb, config.txt, cmdline.txt (its EEPROM bootloader
 #         needs no start*.elf)
+# and, when build/model/basalt-embed.bin exists (./basalt build makes it), the embedder's model,
+# which the firmware loads beside the kernel as config.txt's initramfs (docs/documents.md);
 # then, with --device, writes it to a card. Called by `./basalt flash` (which builds the images
 # first); the inputs come from build/kernel and .deps (toolchain/bootstrap.sh).
 # Options:
@@ -18,6 +20,8 @@
 #                          an MCP API key (repeatable): only its SHA-256 goes on the card
 #                          (key_sha256=); the client configuration with the secret is printed once
 #   --size MIB             the FAT32 partition's size (64..4096, default 64)
+#   --model FILE           the embedder's model to put on the card (default build/model/basalt-embed.bin
+#                          when it exists); --no-model: none
 #   --device /dev/sdX      also write the image to this card (boot/card_write.py): refused if it is
 #                          a partition, backs the running system, a mount, swap or an fstab entry,
 #                          is held by LVM, dm-crypt or md, is an eMMC or is not removable; asks for
@@ -29,7 +33,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 kdir="$root/build/kernel"
 deps="$root/.deps"
 
-board="" out="" append="" size_mib=64 device="" yes=0
+board="" out="" append="" size_mib=64 device="" yes=0 model="$root/build/model/basalt-embed.bin" model_given=0
 keys=()
 die() { echo "flash: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -39,6 +43,8 @@ while [ $# -gt 0 ]; do
     --append) append="$append ${2:-}"; shift 2 ;;
     --key) keys+=("${2:-}"); shift 2 ;;
     --size) size_mib=${2:-}; shift 2 ;;
+    --model) model=${2:-}; model_given=1; shift 2 ;;
+    --no-model) model=""; shift ;;
     --device) device=${2:-}; shift 2 ;;
     --yes) yes=1; shift ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
@@ -63,6 +69,10 @@ else
   files=("$kdir/kernel_2712.img" "$deps/pi-dtbs/bcm2712-rpi-5-b.dtb")
 fi
 for f in "${files[@]}"; do [ -s "$f" ] || die "missing $f (./basalt build; toolchain/bootstrap.sh)"; done
+if [ -n "$model" ] && [ ! -s "$model" ]; then
+  [ $model_given = 1 ] && die "--model $model: no such file"
+  model="" # (not built: the card runs without one, and says so in kernel://status)
+fi
 
 # Keys: "ROLE:PRINCIPAL:SECRET" -> key_sha256=ROLE:PRINCIPAL:HEX on the card, the secret printed once.
 printed=()
@@ -99,7 +109,10 @@ cp "${files[@]}" "$work/fat/"
   echo "kernel=$kernel"
   echo "kernel_address=0x80000"
   echo "enable_uart=1"
+  # The embedder's model, loaded by the firmware beside the kernel (its place in /chosen).
+  [ -z "$model" ] || echo "initramfs basalt-embed.bin followkernel"
 } >"$work/fat/config.txt"
+[ -z "$model" ] || cp "$model" "$work/fat/basalt-embed.bin"
 printf '%s\n' "$append" >"$work/fat/cmdline.txt"
 
 # The FAT32 partition as a file, then the disk: 1 MiB for the MBR and alignment, then it.

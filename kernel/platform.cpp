@@ -250,9 +250,14 @@ ktl::Result<void> map_memory(const dtb::Blob& blob, uintptr_t dtb_addr) {
     // The kernel's own stacks keep their guard pages (boot/kernel.ld.in).
     for (const char* guard : { __stack_guard_0, __stack_guard_1, __stack_guard_2 })
         regions[count++] = { reinterpret_cast<uint64_t>(guard), 4096, mmu::Kind::Guard };
-    // The embedder's model (model=: QEMU's loader put it in RAM): read-only, kept from the allocator,
-    // when it lies in RAM clear of everything above; otherwise the kernel runs without it.
-    const uint64_t model = bootargs::get().model_base, model_bytes = (bootargs::get().model_bytes + 4095) & ~4095ull;
+    // The embedder's model (model=: QEMU's loader put it in RAM; else what the Pi's firmware loaded
+    // as config.txt's initramfs, named in /chosen): read-only, kept from the allocator, when it lies
+    // in RAM clear of everything above; otherwise the kernel runs without it.
+    const auto initrd = blob.initrd();
+    const bool by_arg = bootargs::get().model_base != 0;
+    const uint64_t model = by_arg ? bootargs::get().model_base : initrd ? initrd->base : 0;
+    const uint64_t model_given = by_arg ? bootargs::get().model_bytes : initrd ? initrd->size : 0;
+    const uint64_t model_bytes = (model_given + 4095) & ~4095ull;
     if (model) {
         bool in_ram = false;
         for (size_t i = 0; i < ram_count; ++i)
@@ -262,10 +267,11 @@ ktl::Result<void> map_memory(const dtb::Blob& blob, uintptr_t dtb_addr) {
         for (size_t i = 0; i < g_info.reserved_ranges; ++i)
             clear_of_reserved = clear_of_reserved && clear(reserved[i].base, reserved[i].size);
         if (in_ram && clear_of_reserved && clear(start, end - start) && clear(dtb_addr, blob.total_size()) &&
-            clear(arena, kArenaSize) && clear(meta, meta_size) && model >= null_guard()) {
+            clear(arena, kArenaSize) && clear(meta, meta_size) && model >= null_guard() && (model & 4095) == 0 &&
+            model_given <= (64ull << 20)) {
             regions[count++] = { model, model_bytes, mmu::Kind::KernelRodata };
             g_info.model_base = model;
-            g_info.model_bytes = bootargs::get().model_bytes;
+            g_info.model_bytes = model_given;
         } else {
             g_info.model_refused = true;
         }

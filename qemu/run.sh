@@ -74,8 +74,10 @@
 #                        given --no-disk
 #   --model PATH         the embedder's model (docs/documents.md: tools/embed_model makes it),
 #                        loaded by QEMU into the top of the guest's RAM and named to the kernel
-#                        with model=ADDR:BYTES (virt only; at most 64 MiB). ./basalt run passes
-#                        build/model/basalt-embed.bin unless given --no-model
+#                        with model=ADDR:BYTES (at most 64 MiB); on --board rpi4 (with --dtb)
+#                        loaded as the firmware loads an initramfs, named in the device tree's
+#                        /chosen. ./basalt run passes build/model/basalt-embed.bin unless given
+#                        --no-model (virt only)
 #   --disk-size SIZE     the size of an image --disk creates (default 1G; truncate's syntax:
 #                        digits with an optional K, M or G suffix, at least 1M); no effect on an
 #                        existing image, which keeps its size
@@ -160,7 +162,7 @@ while [ $# -gt 0 ]; do
     --virtio-modern) modern=1; virt_only="$virt_only --virtio-modern"; shift ;;
     --no-rng) rng=0; shift ;;
     --disk) disk=$2; shift 2 ;;
-    --model) model=$2; virt_only="$virt_only --model"; shift 2 ;;
+    --model) model=$2; shift 2 ;;
     --disk-size) disk_size=$2; shift 2 ;;
     --detached) detached=1; shift ;;
     --print-command) print=1; shift ;;
@@ -312,9 +314,16 @@ if [ -n "$model" ]; then
     *[Mm]) mem_bytes=$(( ${memory%[Mm]} << 20 )) ;;
     *) mem_bytes=$(( memory << 20 )) ;;
   esac
-  model_at=$(( 0x40000000 + mem_bytes - ((model_bytes + (2 << 20) - 1) / (2 << 20) + 1) * (2 << 20) ))
-  args+=(-device "loader,file=$model,addr=$(printf '0x%x' $model_at),force-raw=on")
-  append="model=$(printf '0x%x' $model_at):$model_bytes $append"
+  if [ $board = rpi4 ]; then
+    # As the Pi's firmware loads config.txt's initramfs: QEMU writes where into the device tree
+    # it passes (/chosen linux,initrd-start), which needs --dtb (the image's own tree is not passed).
+    [ -n "$dtb" ] || { echo "run.sh: --model on --board rpi4 needs --dtb (the model's place goes into that tree)" >&2; exit 2; }
+    args+=(-initrd "$model")
+  else
+    model_at=$(( 0x40000000 + mem_bytes - ((model_bytes + (2 << 20) - 1) / (2 << 20) + 1) * (2 << 20) ))
+    args+=(-device "loader,file=$model,addr=$(printf '0x%x' $model_at),force-raw=on")
+    append="model=$(printf '0x%x' $model_at):$model_bytes $append"
+  fi
 fi
 [ $modern = 1 ] && args+=(-global virtio-mmio.force-legacy=false)
 # On a terminal, mon:stdio gives Ctrl-A X (quit) and passes Ctrl-C to the guest. In --stdio

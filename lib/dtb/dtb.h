@@ -88,6 +88,10 @@ public:
     size_t reserved_ranges(std::span<Range> out) const;
     std::string_view bootargs() const;
     std::optional<Node> stdout_node() const;
+    // What the boot loader loaded beside the kernel (/chosen linux,initrd-start and -end, one or two
+    // cells each, end exclusive): the Pi's firmware puts an `initramfs` file of config.txt there.
+    // Nothing when absent, malformed or empty.
+    std::optional<Range> initrd() const;
 
 private:
     struct Token {

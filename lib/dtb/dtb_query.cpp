@@ -190,6 +190,25 @@ std::string_view Blob::bootargs() const {
     return string(*chosen, "bootargs").value_or(std::string_view());
 }
 
+std::optional<Range> Blob::initrd() const {
+    auto chosen = find("/chosen");
+    if (!chosen)
+        return std::nullopt;
+    auto cells = [&](std::string_view name) -> std::optional<uint64_t> {
+        auto p = property(*chosen, name);
+        if (!p || (p->value.size() != 4 && p->value.size() != 8))
+            return std::nullopt;
+        uint64_t v = 0;
+        for (uint8_t b : p->value)
+            v = (v << 8) | b;
+        return v;
+    };
+    const auto start = cells("linux,initrd-start"), end = cells("linux,initrd-end");
+    if (!start || !end || *end <= *start)
+        return std::nullopt;
+    return Range { *start, *end - *start };
+}
+
 std::optional<Node> Blob::stdout_node() const {
     auto chosen = find("/chosen");
     if (!chosen)

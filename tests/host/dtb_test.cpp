@@ -914,3 +914,36 @@ TEST(DtbBootargs, RepeatedValuesInOrder) {
         [](std::string_view v, void* ctx) { static_cast<std::vector<std::string>*>(ctx)->emplace_back(v); }, &seen);
     EXPECT_EQ(seen, (std::vector<std::string> { "admin:a", "reader:x:y", "" }));
 }
+
+// The Pi's firmware names what it loaded beside the kernel (config.txt's initramfs) in /chosen.
+TEST(Dtb, InitrdFromChosen) {
+    auto tree = [](std::vector<uint32_t> start, std::vector<uint32_t> end) {
+        FdtBuilder b;
+        b.begin("");
+        b.begin("chosen");
+        if (!start.empty())
+            b.prop("linux,initrd-start", start);
+        if (!end.empty())
+            b.prop("linux,initrd-end", end);
+        b.end();
+        b.end();
+        return b.finish();
+    };
+    auto one = tree({ 0x2eff0000 }, { 0x2f5a2000 }); // one cell each, as the Pi 4's firmware writes them
+    auto r = parse(one).initrd();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->base, 0x2eff0000u);
+    EXPECT_EQ(r->size, 0x2f5a2000u - 0x2eff0000u);
+    auto two = tree({ 0x1, 0x00000000 }, { 0x1, 0x00100000 }); // two cells: above 4 GiB
+    ASSERT_TRUE(parse(two).initrd());
+    EXPECT_EQ(parse(two).initrd()->base, 0x100000000ull);
+    EXPECT_EQ(parse(two).initrd()->size, 0x100000u);
+    auto none = tree({}, {});
+    EXPECT_FALSE(parse(none).initrd());
+    auto half = tree({ 0x1000 }, {});
+    EXPECT_FALSE(parse(half).initrd());
+    auto backwards = tree({ 0x2000 }, { 0x1000 });
+    EXPECT_FALSE(parse(backwards).initrd());
+    auto odd = tree({ 0x1, 0x2, 0x3 }, { 0x4 });
+    EXPECT_FALSE(parse(odd).initrd()) << "three cells";
+}

