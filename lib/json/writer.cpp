@@ -215,14 +215,42 @@ Writer& Writer::number(double v) {
     }
     if (!before_value())
         return *this;
+    // The shortest %.Ng that reads back exactly (at most 17 digits always does). A precision that
+    // reads back makes every longer one read back too (the longer one rounds at least as close),
+    // so the shortest is found by bisection: 4 or 5 conversions, not up to 17.
     char buf[32];
-    int n = 0;
-    // The shortest %.Ng that reads back exactly (at most 17 digits always does).
-    for (int precision = 1; precision <= 17; ++precision) {
-        n = snprintf(buf, sizeof buf, "%.*g", precision, v);
+    int lo = 1, hi = 17;
+    while (lo < hi) {
+        const int mid = ((lo + hi) / 2) % 18; // (the modulus tells the compiler the output's bound)
+        snprintf(buf, sizeof buf, "%.*g", mid, v);
         if (strtod(buf, nullptr) == v)
-            break;
+            hi = mid;
+        else
+            lo = mid + 1;
     }
+    const int n = snprintf(buf, sizeof buf, "%.*g", lo % 18, v);
+    put(std::string_view(buf, size_t(n)));
+    return *this;
+}
+
+Writer& Writer::number_f32(float v) {
+    if (!std::isfinite(v)) {
+        fail(ktl::Error::InvalidArgs);
+        return *this;
+    }
+    if (!before_value())
+        return *this;
+    char buf[32];
+    int lo = 1, hi = 9; // (9 significant digits always read back to the same float)
+    while (lo < hi) {
+        const int mid = ((lo + hi) / 2) % 10;
+        snprintf(buf, sizeof buf, "%.*g", mid, static_cast<double>(v));
+        if (strtof(buf, nullptr) == v)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    const int n = snprintf(buf, sizeof buf, "%.*g", lo % 10, static_cast<double>(v));
     put(std::string_view(buf, size_t(n)));
     return *this;
 }

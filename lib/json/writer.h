@@ -30,6 +30,9 @@ public:
     Writer& number(uint32_t v) { return number(static_cast<uint64_t>(v)); }
     // Shortest text that reads back to the same double; NaN and infinities are refused.
     Writer& number(double v);
+    // Shortest text that reads back (as a float) to the same float: at most 9 digits where the
+    // float as a double takes up to 17 (0.1f is "0.1", not "0.10000000149011612").
+    Writer& number_f32(float v);
     Writer& boolean(bool v);
     Writer& null();
     // A pre-serialised value, inserted as is (the caller vouches for it).

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -324,6 +325,70 @@ TEST(JsonWriter, IntegersAsPrintfWritesThem) {
     json::Writer w({ tiny, 19 });
     w.number(INT64_MIN);
     EXPECT_EQ(w.error(), ktl::Error::Full);
+}
+
+// Doubles: the shortest %.Ng that reads back, as a linear search over N finds it; floats: the
+// shortest that reads back as the same float, never more than 9 digits.
+TEST(JsonWriter, NumbersAreTheShortestThatReadBack) {
+    std::mt19937_64 rng(37);
+    auto linear = [](double v) {
+        char buf[32];
+        int n = 0;
+        for (int p = 1; p <= 17; ++p) {
+            n = snprintf(buf, sizeof buf, "%.*g", p, v);
+            if (strtod(buf, nullptr) == v)
+                break;
+        }
+        return std::string(buf, size_t(n));
+    };
+    for (int i = 0; i < 20000; ++i) {
+        uint64_t bits = rng();
+        double v;
+        std::memcpy(&v, &bits, 8);
+        if (i % 2)
+            v = double(int64_t(rng() % 2000001) - 1000000) / double(1 + rng() % 10000); // everyday values
+        if (!std::isfinite(v))
+            continue;
+        char buf[40];
+        json::Writer w(buf);
+        w.number(v);
+        ASSERT_TRUE(w.ok());
+        ASSERT_EQ(std::string(w.view()), linear(v)) << v;
+    }
+    for (int i = 0; i < 20000; ++i) {
+        const uint32_t bits = static_cast<uint32_t>(rng());
+        float f;
+        std::memcpy(&f, &bits, 4);
+        if (i % 2)
+            f = float(int32_t(rng() % 2001) - 1000) / float(1 + rng() % 997);
+        if (!std::isfinite(f))
+            continue;
+        char buf[40];
+        json::Writer w(buf);
+        w.number_f32(f);
+        ASSERT_TRUE(w.ok());
+        const std::string text(w.view());
+        ASSERT_EQ(strtof(text.c_str(), nullptr), f) << text;
+        char shorter[32];
+        const int p = std::max(1, [&] {
+            int best = 17;
+            for (int q = 9; q >= 1; --q) {
+                snprintf(shorter, sizeof shorter, "%.*g", q, double(f));
+                if (strtof(shorter, nullptr) == f)
+                    best = q;
+            }
+            return best;
+        }());
+        snprintf(shorter, sizeof shorter, "%.*g", p, double(f));
+        EXPECT_EQ(text, std::string(shorter)) << "the shortest";
+    }
+    char buf[40];
+    json::Writer w(buf);
+    w.begin_array().number_f32(0.1f).number_f32(-2.5f).number_f32(1e-30f).end_array();
+    EXPECT_EQ(w.view(), "[0.1,-2.5,1e-30]");
+    json::Writer bad(buf);
+    bad.number_f32(std::nanf(""));
+    EXPECT_FALSE(bad.ok());
 }
 
 TEST(JsonWriter, RefusesMisuseAndOverflow) {

@@ -62,7 +62,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         }
         w.begin_object().key("vector").begin_array();
         for (int64_t d = 0; d < dim; ++d)
-            w.number(static_cast<double>(vector[d]));
+            w.number_f32(vector[d]); // (a float's shortest text: 9 digits at most, not a double's 17)
         w.end_array().key("known_words").number(static_cast<uint64_t>(known)).end_object();
     }
     w.end_array().end_object();
