@@ -94,7 +94,9 @@ struct SystemInfo {
     char serial_device[24];  // what carries the serial line ("virtio-console", "pl011"); "" for none
     uint8_t wall_clock_known;
     uint8_t random_secure;
-    uint8_t reserved[6];
+    uint8_t cpus_online; // cores running (the boot core's tasks on the first; the others wait: kernel/smp.h)
+    uint8_t cpus_listed; // cores the device tree lists
+    uint8_t reserved[4];
     uint64_t mono_ns;     // the monotonic clock as this was filled
     int64_t unix_seconds; // wall time then (0 while unknown)
     uint64_t random_reseeds;

@@ -9,6 +9,7 @@ namespace {
 constexpr uint64_t PSCI_VERSION = 0x84000000;
 constexpr uint64_t PSCI_SYSTEM_OFF = 0x84000008;
 constexpr uint64_t PSCI_SYSTEM_RESET = 0x84000009;
+constexpr uint64_t PSCI_CPU_ON_64 = 0xc4000003;
 
 [[noreturn]] void halt() {
     arch::irq_disable();
@@ -35,6 +36,12 @@ uint32_t Psci::version() {
     if (!available())
         return 0;
     return static_cast<uint32_t>(call(PSCI_VERSION));
+}
+
+int64_t Psci::cpu_on(uint64_t target, uint64_t entry, uint64_t context) {
+    if (!available())
+        return -1; // NOT_SUPPORTED
+    return static_cast<int64_t>(call(PSCI_CPU_ON_64, target, entry, context));
 }
 
 void Psci::system_off() {

@@ -11,6 +11,9 @@ public:
     static bool available() { return s_conduit != Conduit::None; }
     static Conduit conduit() { return s_conduit; }
     static uint32_t version(); // major << 16 | minor, 0 when unavailable
+    // CPU_ON: the core `target` (its MPIDR affinity) starts at physical `entry` with x0 = `context`.
+    // PSCI's result: 0 started, -2 invalid parameters, -4 already on, -5 on pending, ...
+    static int64_t cpu_on(uint64_t target, uint64_t entry, uint64_t context);
     [[noreturn]] static void system_off();
     [[noreturn]] static void system_reset();
 

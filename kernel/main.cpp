@@ -1,5 +1,6 @@
 // Boot sequence after the early MMU: device tree, console, final page tables, interrupt
 // controller, timer, RTC, then the banner and the console shell.
+#include "smp.h"
 #include "text/embedder.h"
 #include "cluster/cluster_service.h"
 #include "arch/aarch64/cpu.h"
@@ -79,9 +80,9 @@ void print_banner(const dtb::Blob& blob) {
     auto image = reinterpret_cast<uint64_t>(__bss_start) - reinterpret_cast<uint64_t>(__kernel_start);
     auto rest = reinterpret_cast<uint64_t>(__kernel_end) - reinterpret_cast<uint64_t>(__bss_start);
     console::printf("\nBasalt %s (%s) on %s [%s]\n", kVersion, kSourceCommit, info.model, board::kName);
-    console::printf("  cpu: %s, MPIDR 0x%llx, entered at EL%llu, running at EL%u\n", arch::cpu_part_name(arch::midr()),
-                    static_cast<unsigned long long>(arch::mpidr()), static_cast<unsigned long long>(el_entry),
-                    arch::current_el());
+    console::printf("  cpu: %s, MPIDR 0x%llx, entered at EL%llu, running at EL%u; cores: %u online of %u\n",
+                    arch::cpu_part_name(arch::midr()), static_cast<unsigned long long>(arch::mpidr()),
+                    static_cast<unsigned long long>(el_entry), arch::current_el(), smp::online(), smp::listed());
     console::printf(
         "  memory: %llu MiB in %zu range(s), %zu reserved; image %llu KiB (+%llu KiB bss/stack/heap) at 0x%llx; "
         "%zu page-table pages\n",
@@ -386,6 +387,7 @@ void kernel_main(uintptr_t dtb_addr, uintptr_t x0) {
 
     if (auto r = platform::probe_devices(blob); !r)
         panic("platform: device probe failed: %s", ktl::error_name(r.error()));
+    smp::start_secondaries(blob); // (PSCI is known now)
     // No RTC (the Pi): the launcher's time, if it gave one, until SNTP can do better.
     if (!clock::wall_clock_known() && bootargs::get().clock_unix)
         clock::set_wall_clock(bootargs::get().clock_unix, clock::Source::BootArgument);

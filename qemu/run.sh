@@ -12,6 +12,8 @@
 #   --gic 2|3            GIC version (default 3)
 #   --el2                start the kernel at EL2 (virtualization=on); it drops to EL1
 #   --memory SIZE        guest RAM (default 512M)
+#   --smp N              virt's cores (1..8, default 1): the kernel starts them all through PSCI;
+#                        the others wait in WFI until the scheduler runs on them (docs/kernel.md)
 #   --append "ARGS"      extra kernel boot arguments
 #   --semihosting        let the kernel report its exit status to QEMU (used by tests)
 #   --stdio              MCP on the serial line: stdin/stdout carry newline-delimited JSON-RPC
@@ -96,7 +98,7 @@ root=$PWD
 popd >/dev/null
 . "$root/qemu/http_probe.sh" # http_answers, client_configuration
 kernel=""
-cpu=cortex-a72 gic=3 el2=0 memory=512M model="" append="" semihosting=0 print=0 stdio=0
+cpu=cortex-a72 gic=3 el2=0 memory=512M smp=1 model="" append="" semihosting=0 print=0 stdio=0
 # A forwarded port, PROTO OPTION [ADDR:]HOSTPORT:GUESTPORT (ADDR defaults to 127.0.0.1).
 add_forward() {
   local spec=$3 fwd_addr fwd_host fwd_guest p
@@ -120,6 +122,7 @@ while [ $# -gt 0 ]; do
     --gic) gic=$2; virt_only="$virt_only --gic"; shift 2 ;;
     --el2) el2=1; virt_only="$virt_only --el2"; shift ;;
     --memory) memory=$2; shift 2 ;;
+    --smp) smp=$2; virt_only="$virt_only --smp"; shift 2 ;;
     --append) append="$append $2"; shift 2 ;;
     --semihosting) semihosting=1; shift ;;
     --stdio) stdio=1; shift ;;
@@ -228,7 +231,8 @@ if [ $board = rpi4 ]; then
 else
   machine="virt,gic-version=$gic"
   [ $el2 = 1 ] && machine="$machine,virtualization=on"
-  args=(qemu-system-aarch64 -M "$machine" -cpu "$cpu" -m "$memory" -smp 1
+  case "$smp" in [1-8]) ;; *) echo "run.sh: --smp takes 1..8" >&2; exit 2 ;; esac
+  args=(qemu-system-aarch64 -M "$machine" -cpu "$cpu" -m "$memory" -smp "$smp"
         -kernel "$kernel" -nic none -display none -monitor none)
 fi
 # -nic none drops virt's default PCI NIC (its ROM is not shipped by Debian); the network, when

@@ -102,6 +102,8 @@ bool read_status(json::Writer& w, mcp::ToolError& err) {
     w.key("board").string(system.board).key("model").string(system.model);
     write_firmware(w, system.firmware);
     w.end_object();
+    w.key("cpus").begin_object().key("online").number(static_cast<uint64_t>(system.cpus_online));
+    w.key("listed").number(static_cast<uint64_t>(system.cpus_listed)).end_object();
     w.key("uptime_ms").number(system.mono_ns / 1000000);
     w.key("memory")
         .begin_object()

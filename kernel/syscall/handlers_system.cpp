@@ -6,6 +6,7 @@
 #include "../clock.h"
 #include "../platform.h"
 #include "../rng.h"
+#include "../smp.h"
 #include "../text/embedder.h"
 #include "buffers.h"
 #include "handlers.h"
@@ -37,6 +38,8 @@ int64_t system_info(const kcap::Resolved&, Cap, abi::SystemInfo* out) {
     copy_text(s.random_sources, rng::sources());
     s.wall_clock_known = clock::wall_clock_known();
     s.random_secure = rng::secure();
+    s.cpus_online = static_cast<uint8_t>(smp::online());
+    s.cpus_listed = static_cast<uint8_t>(smp::listed() > 255 ? 255 : smp::listed());
     copy_text(s.embedder.state, embedder::state_name(embedder::state()));
     if (const text::EmbedModel* m = embedder::model()) {
         const std::string_view source = m->source();

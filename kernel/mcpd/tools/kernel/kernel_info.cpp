@@ -17,7 +17,8 @@ namespace {
 constexpr const char* kInfoOut =
     R"({"type":"object","properties":{"name":{"type":"string"},"version":{"type":"string"},)"
     R"("source_commit":{"type":"string"},"board":{"type":"string"},"model":{"type":"string"},)"
-    R"("cpu":{"type":"string"},"uptime_ms":{"type":"integer"},"time":{"type":"string"},)"
+    R"("cpu":{"type":"string"},"cpus":{"type":"object","description":"cores online, and those the device tree lists"},)"
+    R"("uptime_ms":{"type":"integer"},"time":{"type":"string"},)"
     R"("memory":{"type":"object"},"tasks":{"type":"integer"},"firmware":{"type":"object"}},)"
     R"("required":["name","version","source_commit","uptime_ms"]})";
 
@@ -44,6 +45,8 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
     w.key("board").string(system.board);
     w.key("model").string(system.model);
     w.key("cpu").string(system.cpu);
+    w.key("cpus").begin_object().key("online").number(static_cast<uint64_t>(system.cpus_online));
+    w.key("listed").number(static_cast<uint64_t>(system.cpus_listed)).end_object();
     w.key("uptime_ms").number(system.mono_ns / 1000000);
     w.key("time").string(now);
     w.key("memory").begin_object();
