@@ -98,12 +98,7 @@ void ReplicaApplier::pump(kraft::Member& member, PeerChannel& forwarder, uint64_
         const uint16_t type = static_cast<uint16_t>(get_le(command.data() + kTypeAt, 2));
         const std::string_view name = command_name(command);
         const raftdir::Entry* placed = m_places && !name.empty() ? m_directory.find(name) : nullptr;
-        InFlight* slot = nullptr;
-        for (auto& f : m_in_flight)
-            if (f.ticket == 0) {
-                slot = &f;
-                break;
-            }
+        InFlight* slot = free_slot();
         if (!placed && slot && type == uint16_t(storage::RecordType::Create) &&
             place_first(member, forwarder, s, command, *slot, now_ns))
             continue; // (answered already when it could not be placed)
@@ -157,12 +152,7 @@ ktl::Error ReplicaApplier::take(kraft::Member& member, PeerChannel& forwarder, s
     const uint64_t forward_to = leader ? 0 : s.leader;
     if (!leader && forward_to == 0)
         return ktl::Error::NotLeader;
-    InFlight* slot = nullptr;
-    for (auto& f : m_in_flight)
-        if (f.ticket == 0) {
-            slot = &f;
-            break;
-        }
+    InFlight* slot = free_slot();
     if (!slot)
         return ktl::Error::WouldBlock;
     const uint64_t ticket = get_le(command.data() + kTicketAt, 8);
@@ -223,6 +213,13 @@ bool ReplicaApplier::submit(kraft::Member& member, PeerChannel& forwarder, uint6
     return forward_to == 0 ? member.propose(command, ticket) : forwarder.send(forward_to, command);
 }
 
+ReplicaApplier::InFlight* ReplicaApplier::free_slot() {
+    for (auto& f : m_in_flight)
+        if (f.ticket == 0)
+            return &f;
+    return nullptr;
+}
+
 void ReplicaApplier::remember_voter(uint32_t group, uint32_t ip) {
     for (Hint& h : m_hints)
         if (h.group == group) {
@@ -234,12 +231,7 @@ void ReplicaApplier::remember_voter(uint32_t group, uint32_t ip) {
 
 ktl::Error ReplicaApplier::carry_outside(const raftdir::Entry& e, PeerChannel& forwarder,
                                          std::span<const uint8_t> command, uint64_t now_ns) {
-    InFlight* slot = nullptr;
-    for (auto& f : m_in_flight)
-        if (f.ticket == 0) {
-            slot = &f;
-            break;
-        }
+    InFlight* slot = free_slot();
     if (!slot)
         return ktl::Error::WouldBlock;
     // The voter that answered last for the group; at first its creator, which leads it while it is up.

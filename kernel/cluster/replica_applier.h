@@ -159,6 +159,7 @@ private:
     void keep_outcome(uint64_t origin, uint64_t ticket, int64_t result, std::span<const bool> absent);
     void tell_outcomes(const kraft::MemberStatus& s);
     void remember_voter(uint32_t group, uint32_t ip);
+    InFlight* free_slot(); // (nullptr: all kInFlight taken)
     // Proposed at the leader, or sent to the leader a follower knows; false when neither could.
     static bool submit(kraft::Member& member, PeerChannel& forwarder, uint64_t forward_to,
                        std::span<const uint8_t> command, uint64_t ticket);

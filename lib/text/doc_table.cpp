@@ -1,25 +1,15 @@
 #include "doc_table.h"
 
+#include "hash.h"
+
 #include <cstring>
 
 namespace text {
 namespace {
 
-uint32_t fnv1a(std::string_view s) {
-    uint32_t h = 2166136261u;
-    for (char c : s) {
-        h ^= static_cast<uint8_t>(c);
-        h *= 16777619u;
-    }
-    return h;
-}
+using detail::fnv1a;
 
-uint32_t table_size(uint32_t docs) {
-    uint32_t n = 16;
-    while (n < 2 * docs)
-        n <<= 1;
-    return n;
-}
+using detail::table_size;
 
 size_t align8(size_t v) { return (v + 7) & ~size_t(7); }
 

@@ -1,5 +1,6 @@
 #include "lexical_index.h"
 
+#include "hash.h"
 #include "tokenizer.h"
 
 namespace text {
@@ -9,21 +10,9 @@ constexpr uint32_t kMaxBound = 1u << 24;
 constexpr uint32_t kMaxTermBytes = 1u << 28;
 constexpr uint32_t kMaxTf = 0xffffu; // a term's count in one document saturates there
 
-uint32_t fnv1a(std::string_view s) {
-    uint32_t h = 2166136261u;
-    for (char c : s) {
-        h ^= static_cast<uint8_t>(c);
-        h *= 16777619u;
-    }
-    return h;
-}
+using detail::fnv1a;
 
-uint32_t table_size(uint32_t terms) {
-    uint32_t n = 16;
-    while (n < 2 * terms)
-        n <<= 1;
-    return n;
-}
+using detail::table_size;
 
 uint32_t block_total(const LexicalParams& p, uint32_t per_block) {
     return p.max_postings / per_block + p.max_terms + 1;

@@ -155,6 +155,16 @@ class Qemu:
             return ""
 
 
+def idle_share(q, settle=1.0, window=3.0):
+    """The share of one host core the QEMU process used over `window` seconds, after `settle`
+    seconds of letting the guest go quiet: (share, CPU seconds, wall seconds)."""
+    time.sleep(settle)
+    c0, t0 = q.cpu_seconds(), time.monotonic()
+    time.sleep(window)
+    c1, t1 = q.cpu_seconds(), time.monotonic()
+    return (c1 - c0) / (t1 - t0), c1 - c0, t1 - t0
+
+
 def main(test_fn):
     """Common entry: parses the machine configuration, runs test_fn(args), prints a verdict."""
     p = argparse.ArgumentParser()
