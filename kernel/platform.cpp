@@ -257,19 +257,23 @@ ktl::Result<void> map_memory(const dtb::Blob& blob, uintptr_t dtb_addr) {
     const bool by_arg = bootargs::get().model_base != 0;
     const uint64_t model = by_arg ? bootargs::get().model_base : initrd ? initrd->base : 0;
     const uint64_t model_given = by_arg ? bootargs::get().model_bytes : initrd ? initrd->size : 0;
-    const uint64_t model_bytes = (model_given + 4095) & ~4095ull;
+    // (The pages that hold it: a firmware need not load it on a page boundary.)
+    const uint64_t model_page = model & ~4095ull;
+    const uint64_t model_bytes = (model + model_given + 4095 - model_page) & ~4095ull;
     if (model) {
         bool in_ram = false;
         for (size_t i = 0; i < ram_count; ++i)
-            in_ram = in_ram || (model >= ram[i].base && model + model_bytes <= ram[i].base + ram[i].size);
-        auto clear = [&](uint64_t base, uint64_t size) { return model + model_bytes <= base || base + size <= model; };
+            in_ram = in_ram || (model_page >= ram[i].base && model_page + model_bytes <= ram[i].base + ram[i].size);
+        auto clear = [&](uint64_t base, uint64_t size) {
+            return model_page + model_bytes <= base || base + size <= model_page;
+        };
         bool clear_of_reserved = true;
         for (size_t i = 0; i < g_info.reserved_ranges; ++i)
             clear_of_reserved = clear_of_reserved && clear(reserved[i].base, reserved[i].size);
         if (in_ram && clear_of_reserved && clear(start, end - start) && clear(dtb_addr, blob.total_size()) &&
-            clear(arena, kArenaSize) && clear(meta, meta_size) && model >= null_guard() && (model & 4095) == 0 &&
+            clear(arena, kArenaSize) && clear(meta, meta_size) && model_page >= null_guard() &&
             model_given <= (64ull << 20)) {
-            regions[count++] = { model, model_bytes, mmu::Kind::KernelRodata };
+            regions[count++] = { model_page, model_bytes, mmu::Kind::KernelRodata };
             g_info.model_base = model;
             g_info.model_bytes = model_given;
         } else {
@@ -290,7 +294,7 @@ ktl::Result<void> map_memory(const dtb::Blob& blob, uintptr_t dtb_addr) {
     for (size_t i = 0; i < g_info.reserved_ranges && nexcl < kMaxReserved + 5; ++i)
         excl[nexcl++] = { reserved[i].base, reserved[i].size };
     if (g_info.model_base)
-        excl[nexcl++] = { g_info.model_base, model_bytes };
+        excl[nexcl++] = { model_page, model_bytes };
     TRY_VOID(pmm::init(ram_base, ram_size, ram_count, excl, nexcl, meta, meta_size));
     kheap::init();
     return {};
