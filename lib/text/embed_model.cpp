@@ -186,6 +186,34 @@ void EmbedModel::vector(uint32_t i, std::span<float> out) const {
         out[d] = static_cast<float>(static_cast<int8_t>(row[8 + d])) * scale;
 }
 
+// An inflection or a longer form of a known word stands for it: a common suffix taken off (with
+// "ies" -> "y"), else the longest known prefix of at least kMinStem bytes. GloVe has no subword
+// vectors to hash into; its stems are the next best thing (a misspelt tail, a rare derivation).
+int64_t EmbedModel::find_or_stem(std::string_view token) const {
+    const int64_t exact = find(token);
+    if (exact >= 0 || token.size() <= kMinStem)
+        return exact;
+    static constexpr std::string_view kSuffixes[] = {
+        "ies", "es", "s", "ed", "ing", "ly", "er", "est", "ness", "ment"
+    };
+    char stem[kMaxTokenBytes];
+    for (std::string_view suffix : kSuffixes) {
+        if (token.size() < suffix.size() + kMinStem || token.substr(token.size() - suffix.size()) != suffix)
+            continue;
+        size_t n = token.size() - suffix.size();
+        for (size_t i = 0; i < n; ++i)
+            stem[i] = token[i];
+        if (suffix == "ies")
+            stem[n++] = 'y';
+        if (const int64_t i = find({ stem, n }); i >= 0)
+            return i;
+    }
+    for (size_t n = token.size() - 1; n >= kMinStem; --n)
+        if (const int64_t i = find(token.substr(0, n)); i >= 0)
+            return i;
+    return -1;
+}
+
 size_t EmbedModel::embed(std::string_view text, std::span<float> out) const {
     if (out.size() < m_dim)
         return 0;
@@ -193,7 +221,7 @@ size_t EmbedModel::embed(std::string_view text, std::span<float> out) const {
         out[d] = 0.0f;
     size_t known = 0;
     for_each_token(text, [&](std::string_view token) {
-        const int64_t i = find(token);
+        const int64_t i = find_or_stem(token);
         if (i < 0)
             return true;
         ++known;

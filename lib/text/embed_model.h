@@ -55,12 +55,16 @@ public:
     std::string_view source() const { return m_source; }
     // The word's index, or -1.
     int64_t find(std::string_view word) const;
+    // The word's, or for one the model does not know (longer than kMinStem bytes) its stem's: a
+    // common suffix off ("ies" -> "y"), else its longest known prefix of kMinStem bytes or more.
+    static constexpr size_t kMinStem = 4;
+    int64_t find_or_stem(std::string_view word) const;
     std::string_view word(uint32_t i) const;
     float weight(uint32_t i) const;
     // Word i's vector as the model keeps it, dequantized into out (dim values).
     void vector(uint32_t i, std::span<float> out) const;
     // The text's embedding (dim values, unit length) in out: the number of its tokens the model
-    // knows (0: none, and out is all zero).
+    // knows, itself or by its stem (find_or_stem; 0: none, and out is all zero).
     size_t embed(std::string_view text, std::span<float> out) const;
 
 private:

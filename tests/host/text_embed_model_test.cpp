@@ -84,6 +84,23 @@ TEST(TextEmbedModel, AnEmbeddingIsTheNormalizedWeightedMeanOfKnownWords) {
         EXPECT_EQ(x, 0.0f);
 }
 
+TEST(TextEmbedModel, UnknownWordsStandForTheirStems) {
+    Synthetic s; // apple, banana, café, cherry, zebra
+    auto m = text::EmbedModel::open(s.file);
+    ASSERT_TRUE(m.ok());
+    EXPECT_EQ(m->find_or_stem("apples"), m->find("apple")) << "a suffix off";
+    EXPECT_EQ(m->find_or_stem("cherries"), m->find("cherry")) << "ies -> y";
+    EXPECT_EQ(m->find_or_stem("bananarama"), m->find("banana")) << "the longest known prefix";
+    EXPECT_EQ(m->find_or_stem("zebrafish"), m->find("zebra"));
+    EXPECT_EQ(m->find_or_stem("apl"), -1) << "too short to stem";
+    EXPECT_EQ(m->find_or_stem("grapes"), -1);
+    float a[kDim], b[kDim];
+    EXPECT_EQ(m->embed("apples", a), 1u);
+    EXPECT_EQ(m->embed("apple", b), 1u);
+    for (uint32_t d = 0; d < kDim; ++d)
+        EXPECT_EQ(a[d], b[d]);
+}
+
 TEST(TextEmbedModel, DamagedOrForeignFilesAreRefused) {
     Synthetic s;
     for (size_t n : { size_t(0), size_t(10), size_t(63), s.file.size() - 1 })
