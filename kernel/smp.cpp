@@ -38,11 +38,9 @@ void clean(const void* p, size_t bytes) {
 
 uint64_t cpu_reg(const dtb::Blob& blob, dtb::Node cpu, uint32_t address_cells) {
     auto p = blob.property(cpu, "reg");
-    if (!p || p->value.size() != 4 * address_cells)
-        return ~0ull;
     uint64_t v = 0;
-    for (uint8_t b : p->value)
-        v = (v << 8) | b;
+    if (!p || p->value.size() != 4 * address_cells || !dtb::read_cells(p->value, 0, address_cells, v))
+        return ~0ull;
     return v;
 }
 

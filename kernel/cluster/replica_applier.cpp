@@ -81,6 +81,11 @@ std::string_view command_name(std::span<const uint8_t> command) {
     return { reinterpret_cast<const char*>(record.data() + 1), record[0] };
 }
 
+// An upsert or a delete: the changes a node without a copy carries to the collection's voters.
+bool row_change(uint16_t type) {
+    return type == uint16_t(storage::RecordType::Upsert) || type == uint16_t(storage::RecordType::Delete);
+}
+
 } // namespace
 
 void ReplicaApplier::pump(kraft::Member& member, PeerChannel& forwarder, uint64_t now_ns) {
@@ -104,8 +109,7 @@ void ReplicaApplier::pump(kraft::Member& member, PeerChannel& forwarder, uint64_
             continue; // (answered already when it could not be placed)
         // A change of a collection placed on other nodes only (its caller holds a stand-in): carried
         // to one of its voters, answered when the group tells how it went.
-        if (placed && m_router && !placed->has_voter(self_ip()) &&
-            (type == uint16_t(storage::RecordType::Upsert) || type == uint16_t(storage::RecordType::Delete))) {
+        if (placed && m_router && !placed->has_voter(self_ip()) && row_change(type)) {
             if (const ktl::Error r = carry_outside(*placed, forwarder, command, now_ns); r != ktl::Error::None) {
                 ++m_counters.refused;
                 sys::repl_done(m_log, ticket, err(r), nullptr, 0);
@@ -263,9 +267,7 @@ ktl::Error ReplicaApplier::carry_outside(const raftdir::Entry& e, PeerChannel& f
 
 bool ReplicaApplier::relay(kraft::Member& member, PeerChannel& forwarder, std::span<const uint8_t> command) {
     const kraft::MemberStatus s = member.status();
-    if (s.is_leader)
-        return member.propose(command, 0);
-    return s.leader != 0 && forwarder.send(s.leader, command);
+    return (s.is_leader || s.leader != 0) && submit(member, forwarder, s.is_leader ? 0 : s.leader, command, 0);
 }
 
 void ReplicaApplier::outcome(std::span<const uint8_t> message) {
@@ -560,11 +562,8 @@ bool ReplicaApplier::forwarded(kraft::Member& member, std::span<const uint8_t> c
                          type <= uint16_t(storage::RecordType::Delete)) ||
                         (m_places && (type == raftdir::kPlace || type == raftdir::kForget));
     // From a node that holds no copy of a collection placed in a group of its own: to that group.
-    const raftdir::Entry* placed = m_places && m_router &&
-                                           (type == uint16_t(storage::RecordType::Upsert) ||
-                                            type == uint16_t(storage::RecordType::Delete))
-                                       ? m_directory.find(command_name(command))
-                                       : nullptr;
+    const raftdir::Entry* placed = m_places && m_router && row_change(type) ? m_directory.find(command_name(command))
+                                                                            : nullptr;
     if (placed) {
         Route route {};
         const bool sent = m_router(placed->group, route) &&
@@ -680,8 +679,7 @@ void ReplicaApplier::apply(std::span<const uint8_t> command) {
         ++m_counters.applied;
     }
     // A node outside this group made it: its leader tells it how it went (tell_outcomes).
-    if (!m_places && formed && origin != 0 && static_cast<uint32_t>(origin >> 32) != self_ip() &&
-        (type == uint16_t(storage::RecordType::Upsert) || type == uint16_t(storage::RecordType::Delete)))
+    if (!m_places && formed && origin != 0 && static_cast<uint32_t>(origin >> 32) != self_ip() && row_change(type))
         keep_outcome(origin, ticket, result,
                      type == uint16_t(storage::RecordType::Delete) && result >= 0
                          ? std::span<const bool>(m_missing, m_missing_count)

@@ -196,11 +196,10 @@ std::optional<Range> Blob::initrd() const {
         return std::nullopt;
     auto cells = [&](std::string_view name) -> std::optional<uint64_t> {
         auto p = property(*chosen, name);
-        if (!p || (p->value.size() != 4 && p->value.size() != 8))
-            return std::nullopt;
         uint64_t v = 0;
-        for (uint8_t b : p->value)
-            v = (v << 8) | b;
+        if (!p || (p->value.size() != 4 && p->value.size() != 8) ||
+            !read_cells(p->value, 0, static_cast<uint32_t>(p->value.size() / 4), v))
+            return std::nullopt;
         return v;
     };
     const auto start = cells("linux,initrd-start"), end = cells("linux,initrd-end");

@@ -208,28 +208,37 @@ Writer& Writer::number(uint64_t v) {
     return *this;
 }
 
+namespace {
+
+// The shortest %.Ng (N in 1..max) whose text reads back to `v`. A precision that reads back makes
+// every longer one read back too (the longer one rounds at least as close), so it is found by
+// bisection: a few conversions, not up to `max`. `max` 17 for a double, 9 for a float.
+template <int max, typename T, typename Read>
+std::string_view shortest(char (&buf)[32], T v, Read read_back) {
+    int lo = 1, hi = max;
+    while (lo < hi) {
+        const int mid = ((lo + hi) / 2) % (max + 1); // (the modulus tells the compiler the output's bound)
+        snprintf(buf, sizeof buf, "%.*g", mid, static_cast<double>(v));
+        if (read_back(buf) == v)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    const int n = snprintf(buf, sizeof buf, "%.*g", lo % (max + 1), static_cast<double>(v));
+    return { buf, size_t(n) };
+}
+
+} // namespace
+
 Writer& Writer::number(double v) {
     if (!std::isfinite(v)) {
         fail(ktl::Error::InvalidArgs); // JSON has no NaN or infinity
         return *this;
     }
-    if (!before_value())
-        return *this;
-    // The shortest %.Ng that reads back exactly (at most 17 digits always does). A precision that
-    // reads back makes every longer one read back too (the longer one rounds at least as close),
-    // so the shortest is found by bisection: 4 or 5 conversions, not up to 17.
-    char buf[32];
-    int lo = 1, hi = 17;
-    while (lo < hi) {
-        const int mid = ((lo + hi) / 2) % 18; // (the modulus tells the compiler the output's bound)
-        snprintf(buf, sizeof buf, "%.*g", mid, v);
-        if (strtod(buf, nullptr) == v)
-            hi = mid;
-        else
-            lo = mid + 1;
+    if (before_value()) {
+        char buf[32];
+        put(shortest<17>(buf, v, [](const char* text) { return strtod(text, nullptr); }));
     }
-    const int n = snprintf(buf, sizeof buf, "%.*g", lo % 18, v);
-    put(std::string_view(buf, size_t(n)));
     return *this;
 }
 
@@ -238,20 +247,10 @@ Writer& Writer::number_f32(float v) {
         fail(ktl::Error::InvalidArgs);
         return *this;
     }
-    if (!before_value())
-        return *this;
-    char buf[32];
-    int lo = 1, hi = 9; // (9 significant digits always read back to the same float)
-    while (lo < hi) {
-        const int mid = ((lo + hi) / 2) % 10;
-        snprintf(buf, sizeof buf, "%.*g", mid, static_cast<double>(v));
-        if (strtof(buf, nullptr) == v)
-            hi = mid;
-        else
-            lo = mid + 1;
+    if (before_value()) {
+        char buf[32];
+        put(shortest<9>(buf, v, [](const char* text) { return strtof(text, nullptr); }));
     }
-    const int n = snprintf(buf, sizeof buf, "%.*g", lo % 10, static_cast<double>(v));
-    put(std::string_view(buf, size_t(n)));
     return *this;
 }
 

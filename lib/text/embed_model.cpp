@@ -13,18 +13,6 @@ size_t row_bytes(uint32_t dim) { return pad4(8 + size_t(dim)); }
 
 bool finite(float f) { return f == f && f - f == 0.0f; }
 
-bool is_token(std::string_view w) {
-    if (w.empty() || w.size() > kMaxTokenBytes)
-        return false;
-    size_t n = 0;
-    bool same = false;
-    for_each_token(w, [&](std::string_view t) {
-        same = ++n == 1 && t == w;
-        return true;
-    });
-    return same && n == 1;
-}
-
 uint32_t u32(const std::byte* p) { return ktl::get_le<uint32_t>(p); }
 float f32(const std::byte* p) {
     const uint32_t bits = u32(p);

@@ -48,5 +48,7 @@ size_t for_each_token(std::string_view text, F&& f) {
 
 // The number of tokens in `text`.
 size_t token_count(std::string_view text);
+// Whether `word` is one token exactly as the tokenizer gives it (lower-case, whole, not cut).
+bool is_token(std::string_view word);
 
 } // namespace text

@@ -25,13 +25,7 @@ Built build(const std::string& glove_path, size_t rows) {
         glove_path, rows, kDim,
         [&](std::string_view word, const float* values, uint32_t rank) {
         ++out.rows_read;
-        size_t n = 0;
-        bool one = false;
-        text::for_each_token(word, [&](std::string_view t) {
-            one = ++n == 1 && t == word;
-            return true;
-        });
-        if (!one || n != 1)
+        if (!text::is_token(word))
             return true; // punctuation, "n't", words the tokenizer splits or lower-cases
         const double p = 1.0 / (rank * harmonic);
         kept.push_back({ std::string(word), static_cast<float>(kSifA / (kSifA + p)), { values, values + kDim } });
