@@ -42,6 +42,14 @@ struct VectorStats {
     // Background link slices that changed the collection's snapshot (its graph), not its contents:
     // a paged export checks that neither this nor `writes` moved.
     uint64_t link_slices;
+    // A document collection (kCreateDocuments): kind 1, count its documents, dim the embedder's
+    // (0: no model, lexical search only); the text's bytes, the lexical index's terms.
+    uint32_t kind; // 0 vectors, 1 documents
+    uint32_t max_documents;
+    uint64_t text_bytes;
+    uint64_t text_budget;
+    uint32_t terms;
+    uint32_t max_terms;
 };
 
 // VectorStats::replicated: one of the consensus group's replicated collections (reads may need
@@ -49,6 +57,36 @@ struct VectorStats {
 // voters, reads are refused (-Elsewhere), and only `dim` is filled in.
 constexpr uint32_t kStatsReplicated = 1;
 constexpr uint32_t kStatsElsewhere = 2;
+
+// doc_search's query: `length` bytes of text at `text`; k 1..100; mode 0 hybrid, 1 lexical,
+// 2 semantic (docs/documents.md).
+struct DocQuery {
+    uint64_t text;
+    uint64_t length;
+    uint32_t k;
+    uint32_t mode;
+};
+constexpr uint32_t kDocMaxK = 100;
+constexpr uint32_t kDocMaxId = 128;
+constexpr uint64_t kDocMaxText = 65536;
+constexpr uint64_t kDocMaxMetadata = 4096;
+// One of doc_search's results, best first.
+struct DocHit {
+    float score;
+    uint16_t id_length;
+    uint16_t reserved;
+    char id[kDocMaxId];
+};
+// doc_get's buffers (capacities at least kDocMaxText and kDocMaxMetadata) and what it writes back.
+struct DocRead {
+    uint64_t text;
+    uint64_t text_capacity;
+    uint64_t metadata;
+    uint64_t metadata_capacity;
+    uint64_t text_length;     // written
+    uint64_t metadata_length; // written (0: none)
+    uint64_t provenance;      // written: the node of the request that stored it
+};
 
 // Optional id filter of vec_search (a5): only these ids may be returned; ascending, unique.
 struct SearchFilter {
@@ -66,6 +104,10 @@ constexpr uint32_t kCreateReplicated = 2;
 // With kCreateReplicated: the replicas asked for (3 or 5), which must be the group's voters.
 constexpr uint32_t kCreateReplicasShift = 8;
 constexpr uint32_t kCreateReplicasMask = 0xfu << kCreateReplicasShift;
+// A document collection (docs/documents.md): max_elements documents, their texts indexed for BM25
+// and, with the embedder's model, embedded (its dimension); dim, metric, m and ef are not used.
+// Changed with doc_upsert and doc_delete, read with doc_search and doc_get (vec_* refuse it).
+constexpr uint32_t kCreateDocuments = 4;
 
 constexpr uint32_t kMaxNamed = 32;                    // collections in the store at once
 constexpr uint32_t kMaxNameLength = 64;               // bytes; names are [A-Za-z0-9_.-], never "." or ".."
@@ -108,6 +150,7 @@ struct StoreEntry {
     uint8_t metric;
     uint8_t durable;    // logged to the disk (1) or in memory only (0)
     uint8_t replicated; // one of the cluster's replicated collections (kCreateReplicated)
+    uint8_t documents;  // a document collection (kCreateDocuments): count and max_elements are documents
     uint32_t dim;
     uint32_t m;
     uint32_t ef_construction;

@@ -9,6 +9,7 @@
 #include "upsert_batch.h"
 
 #include <abi/sys.h>
+#include <ktl/le_bytes.h>
 #include <storage/block_device.h>
 #include <storage/records.h>
 #include <storage/superblock.h>
@@ -94,6 +95,25 @@ public:
                                            d->upsert.provenance);
             if (r >= 0 && static_cast<uint64_t>(r) != d->upsert.count)
                 r = -static_cast<int64_t>(ktl::Error::Full);
+            break;
+        }
+        case storage::RecordType::DocUpsert: {
+            // The batch as the call gave it (its documents all stored then: all stored again).
+            int64_t slot = open(d->name);
+            const int64_t want = d->body.size() >= 4 ? static_cast<int64_t>(ktl::get_le<uint32_t>(d->body.data())) : -1;
+            r = slot < 0 ? slot : sys::doc_upsert(static_cast<uint64_t>(slot), d->body.data(), d->body.size());
+            if (r >= 0 && r != want)
+                r = -static_cast<int64_t>(ktl::Error::Full);
+            break;
+        }
+        case storage::RecordType::DocDelete: {
+            // Only ids the call really deleted were logged: every one must be there to delete again.
+            int64_t slot = open(d->name);
+            const int64_t want = d->body.size() >= 4 ? static_cast<int64_t>(ktl::get_le<uint32_t>(d->body.data())) : -1;
+            r = slot < 0 ? slot
+                         : sys::doc_delete(static_cast<uint64_t>(slot), d->body.data(), d->body.size(), m_missing);
+            if (r >= 0 && r != want)
+                r = -static_cast<int64_t>(ktl::Error::NotFound);
             break;
         }
         case storage::RecordType::Delete: {

@@ -12,6 +12,7 @@
 #include "../mm/pmm.h"
 #include "../sched/scheduler.h"
 #include "../storage/journal.h"
+#include "../vector/documents.h"
 #include "../vector/stand_in.h"
 #include "../vector/store.h"
 #include "buffers.h"
@@ -96,6 +97,42 @@ int64_t log_and_wait(storage::RecordType type, size_t bytes, int64_t result, Enc
     return finish(journal::wait(ticket, result));
 }
 
+namespace {
+
+// A document collection (abi::kCreateDocuments): max_elements documents, in memory only or logged
+// like a vector collection. Not replicated yet (docs/documents.md).
+int64_t create_documents(std::string_view name, const vector::CreateParams in) {
+    if ((in.flags & ~(vector::kCreateDocuments | vector::kCreateMemoryOnly)) != 0 || in.max_elements == 0 ||
+        in.max_elements > (1u << 20))
+        return err(ktl::Error::InvalidArgs);
+    if (replication::is_applier(sched::current()))
+        return err(ktl::Error::WrongType);
+    const bool memory_only = (in.flags & vector::kCreateMemoryOnly) != 0;
+    if (!memory_only && journal::state() == journal::State::Failed)
+        return err(ktl::Error::IoError);
+    const bool durable = !memory_only && journal::durable_by_default();
+    const bool logged = durable && !journal::replaying();
+    if (vector::find(name))
+        return err(ktl::Error::Exists);
+    if (logged) {
+        if (ktl::Error e = journal::reserve(storage::kCreateRecordBytes); e != ktl::Error::None)
+            return err(e);
+    }
+    const int64_t kept = keep(name, vector::documents::create(in.max_elements), durable);
+    if (!logged)
+        return kept < 0 ? kept : (durable ? 1 : 0);
+    if (kept < 0) {
+        journal::unreserve(storage::kCreateRecordBytes);
+        return kept;
+    }
+    const storage::CreateRecord rec { 0, in.metric, 0, 0, in.max_elements, 0, in.flags };
+    return log_and_wait(storage::RecordType::Create, storage::kCreateRecordBytes, 1, [&](std::span<std::byte> out) {
+        return static_cast<bool>(storage::encode_create(out, name, rec));
+    });
+}
+
+} // namespace
+
 int64_t store_create(const kcap::Resolved&, Cap, const char* name_ptr, uint64_t name_len,
                      const vector::CreateParams* params_ptr) {
     if (recovering())
@@ -103,6 +140,10 @@ int64_t store_create(const kcap::Resolved&, Cap, const char* name_ptr, uint64_t 
     auto name = name_arg(name_ptr, name_len);
     if (!name)
         return err(name.error());
+    if (!buffers::readable(params_ptr, sizeof(vector::CreateParams)))
+        return err(ktl::Error::InvalidArgs);
+    if (params_ptr->flags & vector::kCreateDocuments)
+        return create_documents(*name, *params_ptr);
     auto params = create_params(params_ptr);
     if (!params)
         return err(params.error());
@@ -290,13 +331,20 @@ int64_t keep_staged(const vector::Job& job, int64_t result, sched::Task* caller)
     // (Put back from a checkpoint, the vectors keep the nodes they were stored with.)
     // (Fetched by the group's applier, they keep them too: the same copy as on the other voters.)
     if (vector::Collection* c = loaded(result);
-        c && !journal::replaying_for(caller) && !replication::is_applier(caller))
-        c->index.retag(provenance);
+        c && !journal::replaying_for(caller) && !replication::is_applier(caller)) {
+        if (c->documents)
+            c->docs.retag(provenance);
+        else
+            c->index.retag(provenance);
+    }
     int64_t kept = keep_loaded(job, result, caller);
     if (kept >= 0)
-        loaded(result)->replicated = replicated;
+        loaded(result)->replicated = replicated && !loaded(result)->documents;
     // The commit answers the capacity the content was given (the store holds the collection now).
-    return kept < 0 ? kept : loaded(result)->index.params().max_elements;
+    if (kept < 0)
+        return kept;
+    const vector::Collection& c = *loaded(result);
+    return c.documents ? c.docs.params().max_docs : c.index.params().max_elements;
 }
 
 Staging* staging_named(std::string_view name) {

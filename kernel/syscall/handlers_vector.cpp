@@ -7,6 +7,7 @@
 #include "../mm/kheap.h"
 #include "../mm/pmm.h"
 #include "../sched/scheduler.h"
+#include "../vector/documents.h"
 #include "../vector/durability.h"
 #include "../vector/service.h"
 #include "buffers.h"
@@ -14,6 +15,8 @@
 #include "vector_alloc.h"
 
 #include <new>
+
+#include <text/doc_batch.h>
 
 namespace handlers {
 namespace {
@@ -27,6 +30,9 @@ vector::Collection& collection(const kcap::Resolved& o) { return *static_cast<ve
 // A stand-in's vectors' dimension is its own (it has no index).
 uint32_t dim_of(const vector::Collection& c) { return c.stand_in ? c.stand_in_dim : c.index.params().dim; }
 int64_t elsewhere() { return err(ktl::Error::Elsewhere); } // reads of a stand-in (stand_in.h)
+// A document collection is reached through doc_* (handlers_documents.cpp), not as vectors.
+bool documents(const kcap::Resolved& o) { return collection(o).documents; }
+int64_t wrong_kind() { return err(ktl::Error::WrongType); }
 bool replicated_elsewhere(const kcap::Resolved& o) {
     return collection(o).replicated && !replication::is_applier(sched::current()) && !vector::durability::replaying();
 }
@@ -47,19 +53,27 @@ ktl::Result<IndexPages> alloc_index_pages(size_t bytes) {
     return IndexPages { pages, order };
 }
 
-ktl::Result<vector::Collection*> make_collection(ktl::Result<hnsw::Index>&& index, IndexPages pages) {
-    auto mem = index ? kheap::alloc_for(kheap::Owner::Store, sizeof(vector::Collection))
-                     : ktl::Result<void*>(index.error());
+ktl::Result<vector::Collection*> new_collection(IndexPages pages) {
+    auto mem = kheap::alloc_for(kheap::Owner::Store, sizeof(vector::Collection));
     if (!mem) {
         pmm::free_pages(pages.addr, pages.order);
         return mem.error();
     }
     auto* c = new (*mem) vector::Collection {};
-    c->index = static_cast<hnsw::Index&&>(*index);
     c->pages = pages.addr;
     c->order = pages.order;
     static uint64_t serials = 0;
     c->serial = __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED);
+    return c;
+}
+
+ktl::Result<vector::Collection*> make_collection(ktl::Result<hnsw::Index>&& index, IndexPages pages) {
+    if (!index) {
+        pmm::free_pages(pages.addr, pages.order);
+        return index.error();
+    }
+    vector::Collection* c = TRY(new_collection(pages));
+    c->index = static_cast<hnsw::Index&&>(*index);
     return c;
 }
 
@@ -119,6 +133,8 @@ int64_t vec_create(const kcap::Resolved&, Cap, const vector::CreateParams* in) {
 
 int64_t vec_insert(const kcap::Resolved& o, Cap, const uint64_t* ids, const float* vectors, uint64_t count,
                    uint64_t provenance) {
+    if (documents(o))
+        return wrong_kind();
     uint32_t dim = dim_of(collection(o));
     if (count == 0 || count > 4096 || !buffers::readable(ids, count * 8) ||
         !buffers::readable(vectors, count * dim * sizeof(float)))
@@ -147,6 +163,8 @@ int64_t vec_insert(const kcap::Resolved& o, Cap, const uint64_t* ids, const floa
 // anything else is refused here rather than trusted.
 int64_t vec_search(const kcap::Resolved& o, Cap, const float* query, uint64_t k, uint64_t ef, hnsw::Hit* out,
                    const vector::SearchFilter* filter_ptr) {
+    if (documents(o))
+        return wrong_kind();
     if (collection(o).stand_in)
         return elsewhere();
     const hnsw::Params& p = collection(o).index.params();
@@ -175,6 +193,8 @@ int64_t vec_search(const kcap::Resolved& o, Cap, const float* query, uint64_t k,
 }
 
 int64_t vec_get(const kcap::Resolved& o, Cap, uint64_t id, float* out, uint64_t* provenance) {
+    if (documents(o))
+        return wrong_kind();
     if (collection(o).stand_in)
         return elsewhere();
     if (!buffers::writable(out, collection(o).index.params().dim * sizeof(float)) ||
@@ -185,6 +205,8 @@ int64_t vec_get(const kcap::Resolved& o, Cap, uint64_t id, float* out, uint64_t*
 }
 
 int64_t vec_delete(const kcap::Resolved& o, Cap, uint64_t id_or_ids, uint64_t count, bool* absent) {
+    if (documents(o))
+        return wrong_kind();
     if (count > 0 && (count > vector::kMaxDeleteIds || !buffers::readable(id_or_ids, count * sizeof(uint64_t)) ||
                       !buffers::writable(absent, count)))
         return err(ktl::Error::InvalidArgs);
@@ -281,6 +303,8 @@ int64_t submit_load(uint64_t ptr, uint64_t len, uint64_t capacity, vector::Finis
 }
 
 ktl::Result<vector::Collection*> load_collection(std::span<const std::byte> snapshot, uint32_t capacity) {
+    if (text::is_snapshot(snapshot))
+        return vector::documents::load(snapshot, capacity);
     auto params = TRY(hnsw::Index::load_params(snapshot, capacity));
     auto pages = TRY(alloc_index_pages(hnsw::Index::memory_needed(params)));
     return make_collection(hnsw::Index::load(snapshot, pages.span(), capacity), pages);

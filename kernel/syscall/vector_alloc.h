@@ -23,6 +23,8 @@ struct IndexPages {
 ktl::Result<hnsw::Params> create_params(const vector::CreateParams* in);
 // Pages for an index arena of `bytes`, within the per-collection budget, charged to the store.
 ktl::Result<IndexPages> alloc_index_pages(size_t bytes);
+// An empty collection object owning `pages` (a serial of its own); on failure the pages are freed.
+ktl::Result<vector::Collection*> new_collection(IndexPages pages);
 // The collection object around a created or loaded index; on failure the pages are freed.
 ktl::Result<vector::Collection*> make_collection(ktl::Result<hnsw::Index>&& index, IndexPages pages);
 // A collection loaded from a snapshot: checked whole (CRCs, structure, parameters) before it

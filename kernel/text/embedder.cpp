@@ -55,4 +55,6 @@ const char* state_name(State s) {
 const text::EmbedModel* model() { return g_state == State::Loaded ? &g_model : nullptr; }
 uint64_t bytes() { return g_bytes; }
 
+uint32_t dim() { return model() ? model()->dim() : 0; }
+
 } // namespace embedder

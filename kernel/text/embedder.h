@@ -25,5 +25,6 @@ const char* state_name(State s);
 // The model when Loaded, else nullptr.
 const text::EmbedModel* model();
 uint64_t bytes(); // the file's size as model= gave it (0: none)
+uint32_t dim();   // the model's dimension (0: none)
 
 } // namespace embedder

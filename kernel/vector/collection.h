@@ -7,6 +7,7 @@
 
 #include <abi/vector.h>
 #include <hnsw/index.h>
+#include <text/document_index.h>
 
 namespace vector {
 
@@ -50,10 +51,15 @@ struct Collection {
     // its vectors' dimension is stand_in_dim.
     bool stand_in = false;
     uint32_t stand_in_dim = 0;
+    // A document collection (abi::kCreateDocuments; docs/documents.md): its documents, their BM25
+    // index and embeddings live in `docs` (in the collection's pages); `index` stays empty.
+    bool documents = false;
+    text::DocumentIndex docs;
     uint8_t name_length = 0;
     char name[65] = {};
 };
 
+using abi::kCreateDocuments;
 using abi::kCreateMemoryOnly;
 using abi::kCreateReplicasMask;
 using abi::kCreateReplicasShift;

@@ -5,6 +5,8 @@
 #include "durability.h"
 #include "store.h"
 
+#include <text/doc_batch.h>
+
 #include <new>
 
 namespace vector {
@@ -72,6 +74,8 @@ void start(Request& r, sched::Task* worker) {
 
 // The most a logged write's record can take (the whole chunk stored).
 size_t record_bound(const Request& r) {
+    if (r.job.op == Op::DocUpsert || r.job.op == Op::DocDelete)
+        return storage::document_record_bytes(r.job.a[1]); // (the batch or id list as the call gave it)
     if (r.job.op == Op::Delete)
         return storage::delete_record_bytes(r.job.a[1] ? r.job.a[1] : 1);
     return storage::upsert_record_bytes(r.job.collection->index.params().dim, r.job.a[2]);
@@ -156,7 +160,11 @@ Request* take_runnable() {
 
 // Writes the record of a logged write that completed with `result`; true when the caller is now
 // answered by the journal once the record is durable.
+bool log_document_write(Request& r, int64_t& result);
+
 bool log_write(Request& r, int64_t& result) {
+    if (r.job.op == Op::DocUpsert || r.job.op == Op::DocDelete)
+        return log_document_write(r, result);
     const Job& job = r.job;
     const Collection& c = *job.collection;
     std::string_view name(c.name, c.name_length);
@@ -189,6 +197,67 @@ bool log_write(Request& r, int64_t& result) {
     if (!written) {
         // Applied in memory but not logged: the journal has failed (it says so); the caller
         // learns its write is not durable.
+        result = -static_cast<int64_t>(ktl::Error::IoError);
+        return false;
+    }
+    durability::defer(r.caller, result, &r, ticket);
+    return true;
+}
+
+// A document collection's change: the batch's documents stored (all, or the first `result` of
+// them), or the ids deleted, as its record's body (lib/text/doc_batch.h).
+bool log_document_write(Request& r, int64_t& result) {
+    const Job& job = r.job;
+    const Collection& c = *job.collection;
+    const std::string_view name(c.name, c.name_length);
+    const std::span<const std::byte> in(reinterpret_cast<const std::byte*>(job.a[0]), job.a[1]);
+    if (result <= 0) { // nothing changed: nothing to log
+        durability::unreserve(r.reserved);
+        return false;
+    }
+    std::byte head[text::kBatchHeader];
+    std::span<const std::byte> head_bytes, body;
+    size_t kept_ids = 0; // a delete's: the id list's bytes of the ids really deleted
+    if (job.op == Op::DocUpsert) {
+        auto batch = text::Batch::parse(in); // (checked when submitted; the caller is still blocked)
+        const auto n = static_cast<uint32_t>(result);
+        if (batch && n < batch->count()) {
+            text::write_batch_header(head, n, batch->provenance());
+            head_bytes = head;
+            body = in.subspan(text::kBatchHeader, batch->prefix_bytes(n));
+        } else {
+            body = in;
+        }
+    } else {
+        auto ids = text::IdList::parse(in);
+        const bool* missing = reinterpret_cast<const bool*>(job.a[2]);
+        std::string_view id;
+        for (uint32_t i = 0; ids && ids->next(id); ++i)
+            kept_ids += missing[i] ? 0 : 1 + id.size();
+    }
+    const size_t bytes = job.op == Op::DocUpsert ? storage::document_record_bytes(head_bytes.size() + body.size())
+                                                 : storage::document_record_bytes(text::kIdListHeader + kept_ids);
+    uint64_t ticket = 0;
+    const auto type = job.op == Op::DocUpsert ? storage::RecordType::DocUpsert : storage::RecordType::DocDelete;
+    std::span<std::byte> out = bytes ? durability::stage(type, bytes, r.reserved, ticket, r.caller.head)
+                                     : std::span<std::byte> {};
+    bool written = false;
+    if (!out.empty() && job.op == Op::DocUpsert) {
+        written = static_cast<bool>(storage::encode_document(out, name, head_bytes, body));
+    } else if (!out.empty()) {
+        // The ids deleted, written in place after the record's prefix.
+        const std::span<std::byte> list = out.subspan(storage::kRecordPrefix, bytes - storage::kRecordPrefix);
+        text::IdListWriter w(list);
+        auto ids = text::IdList::parse(in);
+        const bool* missing = reinterpret_cast<const bool*>(job.a[2]);
+        std::string_view id;
+        written = true;
+        for (uint32_t i = 0; ids && ids->next(id); ++i)
+            if (!missing[i])
+                written = written && w.add(id);
+        written = written && w.finish() == list.size() && storage::encode_document(out, name, {}, list);
+    }
+    if (!written) {
         result = -static_cast<int64_t>(ktl::Error::IoError);
         return false;
     }

@@ -19,11 +19,29 @@ namespace vector {
 // changes nothing a search answers, so it is never logged. The service hands it to an idle worker
 // itself (background work, no caller), never while a checkpoint is taken; it changes the
 // collection's snapshot, so a paged export compares Stats::link_slices as it compares writes.
-enum class Op : uint8_t { Insert = 1, Search, Get, Delete, Stats, Export, Load, Link };
+// DocUpsert, DocDelete, DocSearch, DocGet: a document collection's (handlers_documents.cpp has
+// their arguments). A document search runs alone on its collection: the indexes' search scratch
+// is one per collection.
+enum class Op : uint8_t {
+    Insert = 1,
+    Search,
+    Get,
+    Delete,
+    Stats,
+    Export,
+    Load,
+    Link,
+    DocUpsert,
+    DocDelete,
+    DocSearch,
+    DocGet
+};
 // A change callers make (logged for a durable collection).
-constexpr bool is_change(Op op) { return op == Op::Insert || op == Op::Delete; }
+constexpr bool is_change(Op op) {
+    return op == Op::Insert || op == Op::Delete || op == Op::DocUpsert || op == Op::DocDelete;
+}
 // Runs alone on its collection (no search beside it).
-constexpr bool is_write(Op op) { return is_change(op) || op == Op::Link; }
+constexpr bool is_write(Op op) { return is_change(op) || op == Op::Link || op == Op::DocSearch; }
 // Insert's a4: store without linking (recovery's replay; the service links them afterwards).
 constexpr uint64_t kInsertDeferLinks = 1;
 // Vectors one Link links: short enough that a search queued behind it waits little (about 4 ms a

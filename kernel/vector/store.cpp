@@ -1,5 +1,7 @@
 #include "store.h"
 
+#include "../text/embedder.h"
+
 #include "../clock.h"
 
 namespace vector {
@@ -56,6 +58,15 @@ uint32_t list(StoreEntry* out, uint32_t max) {
         s.max_elements = p.max_elements;
         s.count = static_cast<uint32_t>(e.collection->index.size());
         s.bytes_budget = 4096ull << e.collection->order;
+        if (e.collection->documents) { // (its own index: `index` is empty)
+            const text::DocumentIndex& d = e.collection->docs;
+            s.documents = 1;
+            s.metric = static_cast<uint8_t>(hnsw::Metric::Cosine);
+            s.dim = d.semantic() ? embedder::dim() : 0;
+            s.m = s.ef_construction = 0;
+            s.max_elements = d.params().max_docs;
+            s.count = d.documents().count();
+        }
     }
     return n;
 }

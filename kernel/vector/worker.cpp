@@ -6,6 +6,7 @@
 #include "../syscall/vector_alloc.h"
 #include "../sched/scheduler.h"
 #include <abi/sys.h>
+#include "documents.h"
 #include "service.h"
 
 #include <drivers/generic_timer.h>
@@ -75,7 +76,7 @@ int64_t load(const Job& job) {
     }
     KLOG_INFO("vector: snapshot of %llu bytes loaded in %llu ms (capacity %u), %llu timer interrupts meanwhile",
               static_cast<unsigned long long>(job.a[1]), static_cast<unsigned long long>(ms),
-              (*made)->index.params().max_elements,
+              (*made)->documents ? (*made)->docs.params().max_docs : (*made)->index.params().max_elements,
               static_cast<unsigned long long>(GenericTimer::tick_count() - started_ticks));
     return static_cast<int64_t>(reinterpret_cast<uintptr_t>(*made));
 }
@@ -111,6 +112,13 @@ int64_t execute(const Job& job) {
     if (job.op == Op::Load)
         return load(job);
     Collection& c = *job.collection;
+    if (c.documents) { // (its ops, and its share of the store's)
+        if (job.op == Op::Stats)
+            return documents::stats(c, *reinterpret_cast<vector::Stats*>(job.a[0]));
+        if (job.op == Op::Export)
+            return documents::export_range(c, job);
+        return documents::execute(c, job);
+    }
     const uint32_t dim = c.index.params().dim;
     switch (job.op) {
     case Op::Insert: {
@@ -162,6 +170,10 @@ int64_t execute(const Job& job) {
     }
     case Op::Load: break; // above: there is no collection yet
     case Op::Link: return link(c, job.a[0]);
+    case Op::DocUpsert:
+    case Op::DocDelete:
+    case Op::DocSearch:
+    case Op::DocGet: return err(ktl::Error::WrongType); // (a vector collection)
     case Op::Stats: {
         auto s = c.index.stats();
         auto* out = reinterpret_cast<vector::Stats*>(job.a[0]);

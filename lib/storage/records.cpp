@@ -35,6 +35,26 @@ size_t delete_record_bytes(uint64_t count) {
     return count == 0 || count > kMaxDeleteIds ? 0 : static_cast<size_t>(kDeleteFixed + 8 * count);
 }
 
+size_t document_record_bytes(size_t body) {
+    return body < 8 || body > kMaxDocumentRecord - kRecordPrefix ? 0 : kRecordPrefix + body;
+}
+
+ktl::Result<size_t> encode_document(std::span<std::byte> out, std::string_view name, std::span<const std::byte> head,
+                                    std::span<const std::byte> body) {
+    const size_t bytes = document_record_bytes(head.size() + body.size());
+    if (!name_ok(name) || bytes == 0)
+        return ktl::Error::InvalidArgs;
+    if (out.size() < bytes)
+        return ktl::Error::OutOfRange;
+    put_prefix(out.data(), name);
+    if (!head.empty())
+        std::memcpy(out.data() + kRecordPrefix, head.data(), head.size());
+    std::byte* at = out.data() + kRecordPrefix + head.size();
+    if (body.data() != at) // (a body written in place already stays)
+        std::memmove(at, body.data(), body.size());
+    return bytes;
+}
+
 ktl::Result<size_t> encode_create(std::span<std::byte> out, std::string_view name, const CreateRecord& r) {
     if (!name_ok(name))
         return ktl::Error::InvalidArgs;
@@ -115,7 +135,8 @@ ktl::Result<DecodedRecord> decode_record(uint16_t type, std::span<const std::byt
         d.raft = payload;
         return d;
     }
-    if (type < 1 || type > 4 || payload.size() < kRecordPrefix)
+    const bool document = type == uint16_t(RecordType::DocUpsert) || type == uint16_t(RecordType::DocDelete);
+    if (((type < 1 || type > 4) && !document) || payload.size() < kRecordPrefix)
         return ktl::Error::Corrupt;
     d.type = static_cast<RecordType>(type);
     const std::byte* p = payload.data();
@@ -136,6 +157,12 @@ ktl::Result<DecodedRecord> decode_record(uint16_t type, std::span<const std::byt
         d.create = { f[0], f[1], f[2], f[3], f[4], f[5], f[6] };
         return d;
     }
+    case RecordType::DocUpsert:
+    case RecordType::DocDelete:
+        if (document_record_bytes(payload.size() - kRecordPrefix) != payload.size())
+            return ktl::Error::Corrupt;
+        d.body = payload.subspan(kRecordPrefix);
+        return d;
     case RecordType::Drop:
         if (payload.size() != kDropRecordBytes)
             return ktl::Error::Corrupt;

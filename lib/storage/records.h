@@ -12,6 +12,8 @@
 //   Audit  (type 5): one record of the MCP audit trail, as the trail wrote it (no prefix, no name)
 //   RaftTerm, RaftAppend, RaftTruncate, RaftSnapshot, RaftForget (types 6..10): a Raft member's durable state, as
 //                    lib/raft/log_records.h encodes it (no prefix; decoded there, not here)
+//   DocUpsert (11):  a document collection's change: lib/text/doc_batch.h's batch (the documents stored)
+//   DocDelete (12):  its id list (the ids deleted); both checked there, when replayed, not here
 // Little-endian throughout. Decoding distrusts the bytes even though the log's CRCs passed: a
 // record from a newer build or a bug must be refused, not followed out of bounds.
 #include <cstddef>
@@ -34,6 +36,8 @@ enum class RecordType : uint16_t {
     RaftTruncate = 8,
     RaftSnapshot = 9,
     RaftForget = 10,
+    DocUpsert = 11,
+    DocDelete = 12,
 };
 constexpr bool is_raft_record(RecordType t) { return t >= RecordType::RaftTerm && t <= RecordType::RaftForget; }
 // lib/raft/log_records' kinds 1..5 (term, append, truncate, snapshot, forget) are record types 6..10.
@@ -49,6 +53,7 @@ constexpr bool is_raft_record(uint16_t t) {
 constexpr size_t kMaxAuditRecord = 1024;
 
 constexpr size_t kMaxRaftRecord = 256 * 1024;
+constexpr size_t kMaxDocumentRecord = 256 * 1024;
 
 constexpr size_t kRecordNameMax = 64;
 constexpr size_t kRecordPrefix = 72;
@@ -80,7 +85,16 @@ struct DecodedRecord {
     const std::byte* delete_ids;
     std::span<const std::byte> audit; // Audit
     std::span<const std::byte> raft;  // RaftTerm .. RaftForget: the payload
+    std::span<const std::byte> body;  // DocUpsert, DocDelete: what follows the prefix
 };
+
+// Bytes a document record with a body of `body` bytes takes (0: more than one record may hold).
+size_t document_record_bytes(size_t body);
+// A document record: the prefix, then `head` and `body` back to back (the change's bytes as the
+// system call had them; head: a batch's header written afresh when a part of it is logged). The
+// body may already be in place in `out` (written there after the prefix's bytes).
+ktl::Result<size_t> encode_document(std::span<std::byte> out, std::string_view name, std::span<const std::byte> head,
+                                    std::span<const std::byte> body);
 
 // Bytes an upsert of `count` vectors of `dim` floats takes (0: too large to express).
 size_t upsert_record_bytes(uint32_t dim, uint64_t count);

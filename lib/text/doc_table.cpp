@@ -137,8 +137,12 @@ ktl::Result<uint32_t> DocTable::upsert(std::string_view id, std::string_view tex
     if (m_end + need > m_params.arena_bytes)
         compact();
     Slot& s = m_slots[slot];
-    s = Slot { m_end, static_cast<uint32_t>(id.size()), static_cast<uint32_t>(text.size()),
-               static_cast<uint32_t>(metadata.size()), hash };
+    s = Slot { m_end,
+               static_cast<uint32_t>(id.size()),
+               static_cast<uint32_t>(text.size()),
+               static_cast<uint32_t>(metadata.size()),
+               hash,
+               0 };
     char* p = m_arena + m_end;
     std::memcpy(p, id.data(), id.size());
     std::memcpy(p + id.size(), text.data(), text.size());

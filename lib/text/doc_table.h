@@ -54,6 +54,13 @@ public:
     // index removes the old text (get(slot) before this call) first: the arena may be compacted
     // here, which moves every view.
     ktl::Result<uint32_t> upsert(std::string_view id, std::string_view text, std::string_view metadata, bool& replaced);
+    // What the caller remembers of the document in `slot` with it (the request that stored it:
+    // a provenance node); 0 until set, and again once the slot is freed or reused.
+    uint64_t tag(uint32_t slot) const { return slot < m_params.max_docs ? m_slots[slot].tag : 0; }
+    void set_tag(uint32_t slot, uint64_t tag) {
+        if (slot < m_params.max_docs && m_slots[slot].id_len)
+            m_slots[slot].tag = tag;
+    }
     // The slot of `id`, or kNone.
     uint32_t find(std::string_view id) const;
     // The document in `slot` (empty views when the slot is free).
@@ -75,6 +82,7 @@ private:
         uint32_t text_len;
         uint32_t meta_len;
         uint32_t hash;
+        uint64_t tag;
     };
     uint32_t table_find(std::string_view id, uint32_t hash, uint32_t* place) const;
     void table_erase(uint32_t place);

@@ -127,9 +127,10 @@ void DocumentIndex::unindex(uint32_t slot, std::string_view text) {
 }
 
 ktl::Result<uint32_t> DocumentIndex::upsert(std::string_view id, std::string_view text, std::string_view metadata,
-                                            bool& replaced) {
+                                            bool& replaced, uint64_t tag) {
     TRY_VOID(m_docs.check(id, text, metadata));
     const uint32_t existing = m_docs.find(id);
+    const uint64_t old_tag = m_docs.tag(existing);
     size_t old_text = 0, old_meta = 0;
     if (existing != DocTable::kNone) { // (kept aside: the table's arena may move it)
         const Doc d = m_docs.get(existing);
@@ -147,13 +148,30 @@ ktl::Result<uint32_t> DocumentIndex::upsert(std::string_view id, std::string_vie
         bool again = false;
         if (existing != DocTable::kNone) {
             (void)m_docs.upsert(id, { m_old_text, old_text }, { m_old_meta, old_meta }, again);
+            m_docs.set_tag(existing, old_tag);
             (void)index(existing, { m_old_text, old_text });
         } else {
             (void)m_docs.remove(id);
         }
         return r.error();
     }
+    m_docs.set_tag(slot, tag);
     return slot;
+}
+
+DocumentIndexParams DocumentIndex::params() const {
+    DocumentIndexParams p;
+    p.max_docs = m_docs.params().max_docs;
+    p.text_bytes = m_docs.params().arena_bytes;
+    p.max_terms = m_lexical.params().max_terms;
+    p.max_postings = m_lexical.params().max_postings;
+    p.term_bytes = m_lexical.params().term_bytes;
+    return p;
+}
+
+void DocumentIndex::retag(uint64_t tag) {
+    for (uint32_t s = 0; s < m_docs.params().max_docs; ++s)
+        m_docs.set_tag(s, tag);
 }
 
 ktl::Result<uint32_t> DocumentIndex::remove(std::string_view id) {
@@ -164,8 +182,9 @@ ktl::Result<uint32_t> DocumentIndex::remove(std::string_view id) {
     return m_docs.remove(id);
 }
 
-size_t DocumentIndex::lexical_hits(std::string_view query, std::span<DocHit> out) {
-    const size_t n = m_lexical.search(query, { m_lexical_out, out.size() < kListMax ? out.size() : kListMax });
+size_t DocumentIndex::lexical_hits(std::string_view query, std::span<DocHit> out, bool discriminating_only) {
+    const size_t n = m_lexical.search(query, { m_lexical_out, out.size() < kListMax ? out.size() : kListMax },
+                                      discriminating_only);
     for (size_t i = 0; i < n; ++i)
         out[i] = DocHit { m_lexical_out[i].slot, m_lexical_out[i].score };
     return n;
@@ -198,7 +217,7 @@ ktl::Result<size_t> DocumentIndex::search(std::string_view query, SearchMode mod
     const size_t depth = 3 * k < 30 ? 30 : 3 * k;
     DocHit* lex = m_lists;
     DocHit* sem = m_lists + 2 * kListMax; // (the fused list grows into the lexical one's second half)
-    const size_t nl = lexical_hits(query, { lex, depth });
+    const size_t nl = lexical_hits(query, { lex, depth }, true);
     const size_t ns = semantic_hits(query, { sem, depth });
     // Fused in place of the lexical list (each slot once), the semantic list's others appended.
     size_t n = nl;

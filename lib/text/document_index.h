@@ -6,7 +6,10 @@
 //   semantic  the query's embedding against the texts' (score: cosine similarity)
 //   hybrid    both, fused by reciprocal rank (Cormack, Clarke & Büttcher, SIGIR 2009): each
 //             document scores the sum over the two lists of 1 / (60 + its rank there), from the
-//             first 3k of each (at least 30); a document in one list only still counts.
+//             first 3k of each (at least 30); a document in one list only still counts. The
+//             lexical list leaves out terms in more than half the documents (a question's "the",
+//             "what", "user": BM25's classic idf holds them no evidence; ranked, they would out-vote
+//             the meaning in a small collection).
 // Memory: one caller-provided span carved once (the three indexes and a scratch for undoing a
 // change that did not fit). Portable: the kernel's store serves it, the host tests it.
 #include <cstddef>
@@ -53,10 +56,11 @@ public:
     static ktl::Result<DocumentIndex> create(const DocumentIndexParams& p, const EmbedModel* model,
                                              std::span<std::byte> memory);
 
-    // Stores or replaces document `id` and indexes it: its slot. InvalidArgs (DocTable's bounds),
-    // Full or NoMemory (one of the indexes has no room: nothing changed, a replaced document
-    // is as it was).
-    ktl::Result<uint32_t> upsert(std::string_view id, std::string_view text, std::string_view metadata, bool& replaced);
+    // Stores or replaces document `id` and indexes it: its slot; the document remembers `tag` (the
+    // request that stored it). InvalidArgs (DocTable's bounds), Full or NoMemory (one of the
+    // indexes has no room: nothing changed, a replaced document is as it was, tag included).
+    ktl::Result<uint32_t> upsert(std::string_view id, std::string_view text, std::string_view metadata, bool& replaced,
+                                 uint64_t tag = 0);
     // Removes document `id` from all three: its former slot, or NotFound.
     ktl::Result<uint32_t> remove(std::string_view id);
     // The best documents for `query` in `mode`, best first, at most min(out.size(), kMaxK): their
@@ -64,13 +68,16 @@ public:
     ktl::Result<size_t> search(std::string_view query, SearchMode mode, std::span<DocHit> out);
 
     const DocTable& documents() const { return m_docs; }
+    DocumentIndexParams params() const;
+    // Every document remembers `tag` from now on (an import's own request).
+    void retag(uint64_t tag);
     const LexicalIndex& lexical() const { return m_lexical; }
     bool semantic() const { return m_model != nullptr; }
 
 private:
     ktl::Result<void> index(uint32_t slot, std::string_view text);
     void unindex(uint32_t slot, std::string_view text);
-    size_t lexical_hits(std::string_view query, std::span<DocHit> out);
+    size_t lexical_hits(std::string_view query, std::span<DocHit> out, bool discriminating_only = false);
     size_t semantic_hits(std::string_view query, std::span<DocHit> out);
 
     DocTable m_docs;

@@ -318,7 +318,7 @@ void sift_up(LexicalHit* h, size_t i) {
 
 } // namespace
 
-size_t LexicalIndex::search(std::string_view query, std::span<LexicalHit> out) {
+size_t LexicalIndex::search(std::string_view query, std::span<LexicalHit> out, bool discriminating_only) {
     if (m_doc_count == 0 || out.empty())
         return 0;
     const double n = m_doc_count;
@@ -328,6 +328,8 @@ size_t LexicalIndex::search(std::string_view query, std::span<LexicalHit> out) {
     for_each_token(query, [&](std::string_view token) {
         const uint32_t t = find(token, fnv1a(token));
         if (t == kNone || m_terms[t].mark == mark || m_terms[t].df == 0)
+            return true;
+        if (discriminating_only && 2.0 * m_terms[t].df > n)
             return true;
         Term& term = m_terms[t];
         term.mark = mark;

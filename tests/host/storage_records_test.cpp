@@ -95,7 +95,7 @@ TEST(StorageRecords, DecodingRefusesWhatDoesNotAddUp) {
     EXPECT_TRUE(decode_record(3, rec));
     EXPECT_FALSE(decode_record(3, rec.first(n - 4))); // a vector cut short
     EXPECT_FALSE(decode_record(0, rec));              // unknown types
-    EXPECT_FALSE(decode_record(11, rec));
+    EXPECT_FALSE(decode_record(13, rec));
     // Raft records pass through whole (lib/raft/log_records decodes them), but never empty.
     auto raft = decode_record(7, rec);
     ASSERT_TRUE(raft);

@@ -106,6 +106,21 @@ TEST(TextDocumentIndex, HybridScoresAreReciprocalRanks) {
     }
 }
 
+// A question's common words ("the", "user": in every document) carry no evidence in hybrid search:
+// ranked by them, the lexical list would out-vote the meaning in a small collection.
+TEST(TextDocumentIndex, HybridIgnoresWordsInMostDocuments) {
+    Fixture f(true);
+    f.put("fact-1", "The user's daughter is allergic to peanuts.");
+    f.put("fact-2", "The user prefers meetings after ten in the morning.");
+    f.put("fact-3", "The user's car is a blue Volvo estate.");
+    EXPECT_EQ(f.ids("what vehicle does the user drive?", text::SearchMode::Semantic, 1).at(0), "fact-3");
+    EXPECT_EQ(f.ids("what vehicle does the user drive?", text::SearchMode::Hybrid, 1).at(0), "fact-3");
+    // Textbook BM25 (lexical mode) still counts them.
+    EXPECT_EQ(f.ids("the user", text::SearchMode::Lexical).size(), 3u);
+    // A word in one document of three is evidence in both.
+    EXPECT_EQ(f.ids("peanuts", text::SearchMode::Hybrid, 1).at(0), "fact-1");
+}
+
 TEST(TextDocumentIndex, ReplaceAndRemoveReachEveryIndex) {
     Fixture f(true);
     for (const auto& fact : kFacts)

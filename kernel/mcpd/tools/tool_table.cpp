@@ -40,6 +40,10 @@ enum class Served : uint8_t { Always, ClusterNode, Faults, Conformance };
     ROW(collection_export, Always) \
     ROW(collection_import, Always) \
     ROW(text_embed, Always) \
+    ROW(document_upsert, Always) \
+    ROW(document_search, Always) \
+    ROW(document_get, Always) \
+    ROW(document_delete, Always) \
     ROW(proposal_list, Always) \
     ROW(proposal_get, Always) \
     ROW(proposal_approve, Always) \

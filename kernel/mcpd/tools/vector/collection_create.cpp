@@ -14,6 +14,8 @@ using namespace vec;
 
 constexpr const char* kCreateIn =
     R"({"type":"object","properties":{"name":)" NAME_SCHEMA R"(,)"
+    R"("kind":{"type":"string","enum":["vectors","documents"],"description":"vectors (default): float vectors you bring (dim and metric required); documents: texts you store and find with the document_* tools, the appliance indexing their words and embedding their meaning"},)"
+    R"("max_documents":{"type":"integer","minimum":1,"maximum":200000,"description":"kind documents: how many it holds, default 10000, about 1.5 KB of text each"},)"
     R"("dim":{"type":"integer","minimum":1,"maximum":4096},)"
     R"("metric":{"type":"string","maxLength":6,"enum":["l2","cosine","ip"]},)"
     R"("m":{"type":"integer","minimum":2,"maximum":64,"description":"links per node, default 16"},)"
@@ -22,11 +24,12 @@ constexpr const char* kCreateIn =
     R"("budget_bytes":{"type":"integer","minimum":65536,"maximum":67108864,"description":"memory budget, default 64 MiB"},)"
     R"("durability":{"type":"string","maxLength":6,"enum":["disk","memory"],"description":"disk (default): every change is answered once it is on the disk and survives a restart; memory: faster, gone at restart"},)"
     R"("replicas":{"type":"integer","enum":[1,3,5],"description":"1 (default): this node only; 3 or 5: replicated on that many voters of the cluster's consensus group (this node, which must be one, and the least loaded), in a Raft group of its own; each change answered once that group committed it and this node applied it"}},)"
-    R"("required":["name","dim","metric"],"additionalProperties":false})";
+    R"("required":["name"],"additionalProperties":false})";
 constexpr const char* kCreateOut =
     R"({"type":"object","properties":{"name":{"type":"string"},"dim":{"type":"integer"},"metric":{"type":"string"},)"
     R"("m":{"type":"integer"},"ef_construction":{"type":"integer"},"max_elements":{"type":"integer"},)"
-    R"("bytes_budget":{"type":"integer"},"durability":{"type":"string","enum":["disk","memory"]},"replicas":{"type":"integer"}},"required":["name","dim","metric","max_elements"]})";
+    R"("bytes_budget":{"type":"integer"},"durability":{"type":"string","enum":["disk","memory"]},"replicas":{"type":"integer"},)"
+    R"("kind":{"type":"string"},"max_documents":{"type":"integer"}},"required":["name","kind"]})";
 
 uint32_t parse_metric(const json::Value& v) {
     for (uint32_t m = 0; m < 3; ++m)
@@ -50,8 +53,60 @@ uint32_t capacity_for(hnsw::Params p, uint64_t budget, uint32_t cap) {
     return lo;
 }
 
+// kind "documents": a document collection (docs/documents.md).
+bool run_documents(std::string_view name, const json::Value& args, json::Writer& w, mcp::ToolError& err,
+                   const ToolContext& ctx) {
+    for (const char* vector_only : { "dim", "metric", "m", "ef_construction", "max_elements", "budget_bytes" })
+        if (args.find(vector_only).valid()) {
+            err = { mcp::ErrorCode::ValidationFailed,
+                    "a document collection takes name, kind, max_documents and durability only (its vectors are "
+                    "the embedder's)",
+                    "invalid_arguments" };
+            return false;
+        }
+    if (args.find("replicas").as_uint64().value_or(1) > 1) {
+        err = { mcp::ErrorCode::ValidationFailed,
+                "document collections are not replicated yet: replicas 1 only (docs/documents.md)",
+                "invalid_arguments" };
+        return false;
+    }
+    const uint32_t max_docs = static_cast<uint32_t>(args.find("max_documents").as_uint64().value_or(10000));
+    const bool memory = args.find("durability").plain_string().value_or("disk") == "memory";
+    abi::CreateParams cp { 0, 1, 0, 0, max_docs, 0, abi::kCreateDocuments | (memory ? abi::kCreateMemoryOnly : 0) };
+    int64_t rc = store_call_retrying([&] { return sys::store_create(ctx.cap, name.data(), name.size(), &cp); });
+    if (rc < 0) {
+        const auto e = static_cast<ktl::Error>(-rc);
+        err = e == ktl::Error::Full ? mcp::ToolError { mcp::ErrorCode::InternalError,
+                                                       "the store holds 32 collections already", "store_full" }
+              : e == ktl::Error::NoMemory
+                  ? mcp::ToolError { mcp::ErrorCode::ValidationFailed,
+                                     "that many documents do not fit a collection's 64 MiB (or the kernel's free "
+                                     "memory): ask for fewer max_documents",
+                                     "over_budget" }
+                  : vec::error_of(rc);
+        return false;
+    }
+    w.begin_object().key("name").string(name).key("kind").string("documents").key("max_documents").number(max_docs);
+    w.key("durability").string(rc == 1 ? "disk" : "memory").key("replicas").number(uint64_t(1)).end_object();
+    return true;
+}
+
 bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     auto name = args.find("name").plain_string();
+    if (args.find("kind").string_equals("documents")) {
+        if (!name || !abi::valid_collection_name(*name)) {
+            err = { mcp::ErrorCode::ValidationFailed, "name: letters, digits, _ - . only, not only dots",
+                    "invalid_name" };
+            return false;
+        }
+        return run_documents(*name, args, w, err, ctx);
+    }
+    if (!args.find("dim").valid() || !args.find("metric").valid() || args.find("max_documents").valid()) {
+        err = { mcp::ErrorCode::ValidationFailed,
+                "a vector collection needs dim and metric (max_documents is for kind \"documents\")",
+                "invalid_arguments" };
+        return false;
+    }
     uint32_t metric = parse_metric(args.find("metric"));
     if (!name || !abi::valid_collection_name(*name) || metric == ~0u) {
         err = { mcp::ErrorCode::ValidationFailed, "name: letters, digits, _ - . only, not only dots", "invalid_name" };
@@ -111,14 +166,16 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         reserved *= 2;
     // 1: logged to the disk; 0: no disk (or asked for memory): it lives in memory only.
     w.key("bytes_budget").number(reserved).key("durability").string(rc == 1 ? "disk" : "memory");
-    w.key("replicas").number(replicas).end_object();
+    w.key("replicas").number(replicas).key("kind").string("vectors").end_object();
     return true;
 }
 
 constexpr mcp::Tool kTool = {
     "collection_create",
-    "Create a vector collection",
-    "New HNSW collection: dimension (<= 4096), metric l2 | cosine | ip, M, ef_construction, capacity or memory budget.",
+    "Create a collection",
+    "New collection. kind \"documents\": a place to store texts and find them by words or meaning (document_* "
+    "tools; name, max_documents, durability). kind \"vectors\" (default): an HNSW index of your own vectors: "
+    "dimension (<= 4096), metric l2 | cosine | ip, M, ef_construction, capacity or memory budget.",
     kCreateIn,
     kCreateOut,
     mcp::kVectorAdmin,

@@ -18,7 +18,8 @@ constexpr const char* kListOut =
     R"("name":{"type":"string"},"dim":{"type":"integer"},"metric":{"type":"string"},"m":{"type":"integer"},)"
     R"("ef_construction":{"type":"integer"},"max_elements":{"type":"integer"},"count":{"type":"integer"},)"
     R"("bytes_budget":{"type":"integer"},"durability":{"type":"string","enum":["disk","memory"]},)"
-    R"("replicated":{"type":"boolean","description":"one of the cluster's replicated collections"}}}}},"required":["collections"]})";
+    R"("replicated":{"type":"boolean","description":"one of the cluster's replicated collections"},)"
+    R"("kind":{"type":"string","enum":["vectors","documents"],"description":"documents: count and max_elements are documents, dim the embedder's, 0 meaning lexical search only"}}}}},"required":["collections"]})";
 
 bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     vec::Scratch mem(sizeof(abi::StoreEntry) * abi::kMaxNamed);
@@ -45,15 +46,15 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
             .number(r.max_elements);
         w.key("count").number(r.count).key("bytes_budget").number(r.bytes_budget);
         w.key("durability").string(r.durable ? "disk" : "memory").key("replicated").boolean(r.replicated != 0);
-        w.end_object();
+        w.key("kind").string(r.documents ? "documents" : "vectors").end_object();
     }
     w.end_array().end_object();
     return true;
 }
 
 constexpr mcp::Tool kTool = { "collection_list",
-                              "List vector collections",
-                              "Every collection with its parameters and live vector count.",
+                              "List collections",
+                              "Every collection (vectors or documents) with its parameters and live count.",
                               kNoArgs,
                               kListOut,
                               mcp::kVectorRead,

@@ -17,7 +17,10 @@ constexpr const char* kStatsOut =
     R"({"type":"object","properties":{"collection":{"type":"string"},"count":{"type":"integer"},"deleted":{"type":"integer"},)"
     R"("levels":{"type":"integer"},"bytes_used":{"type":"integer"},"bytes_budget":{"type":"integer"},)"
     R"("distance_computations":{"type":"integer"},"dim":{"type":"integer"},"metric":{"type":"string"},)"
-    R"("unlinked":{"type":"integer"}},)"
+    R"("unlinked":{"type":"integer"},"kind":{"type":"string","enum":["vectors","documents"]},)"
+    R"("documents":{"type":"object","description":"kind documents: its texts and words","properties":{)"
+    R"("max_documents":{"type":"integer"},"text_bytes":{"type":"integer"},"text_budget":{"type":"integer"},)"
+    R"("terms":{"type":"integer"},"max_terms":{"type":"integer"},"semantic":{"type":"boolean"}}}},)"
     R"("required":["count","deleted","levels","bytes_used","distance_computations","unlinked"]})";
 
 bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
@@ -31,7 +34,15 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     w.key("count").number(st.count).key("deleted").number(st.deleted).key("levels").number(st.levels);
     w.key("bytes_used").number(st.bytes_used).key("bytes_budget").number(st.bytes_budget);
     w.key("distance_computations").number(st.distance_computations).key("unlinked").number(st.unlinked);
-    w.key("dim").number(st.dim).key("metric").string(vec::metric_name(st.metric)).end_object();
+    w.key("dim").number(st.dim).key("metric").string(vec::metric_name(st.metric));
+    w.key("kind").string(st.kind == 1 ? "documents" : "vectors");
+    if (st.kind == 1) {
+        w.key("documents").begin_object().key("max_documents").number(st.max_documents);
+        w.key("text_bytes").number(st.text_bytes).key("text_budget").number(st.text_budget);
+        w.key("terms").number(st.terms).key("max_terms").number(st.max_terms);
+        w.key("semantic").boolean(st.dim != 0).end_object();
+    }
+    w.end_object();
     return true;
 }
 

@@ -57,6 +57,10 @@ mcp::ToolError error_of(int64_t rc) {
                  "the consensus group did not commit the change while this node led it: it may or may not be "
                  "stored (read it back before sending it again)",
                  "outcome_unknown" };
+    case ktl::Error::WrongType:
+        return { mcp::ErrorCode::ValidationFailed,
+                 "this collection holds documents, not vectors: use the document_* tools on it",
+                 "not_a_vector_collection" };
     case ktl::Error::IoError:
         return { mcp::ErrorCode::InternalError,
                  "the disk failed: durable collections are read-only until a restart (see kernel://status)",
@@ -145,6 +149,8 @@ ktl::Result<abi::VectorStats> stats_of(uint32_t cap) {
     int64_t rc = sys::vec_stats(cap, &st);
     if (rc < 0)
         return static_cast<ktl::Error>(-rc);
+    if (st.kind == 1)
+        return ktl::Error::WrongType; // a document collection: its own tools (error_of says which)
     return st;
 }
 

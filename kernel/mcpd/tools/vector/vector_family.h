@@ -66,7 +66,8 @@ bool read_ids(const json::Value& array, uint64_t* out, size_t max, size_t& n);
 
 // The collection's dimension and metric (vec_stats through the granted capability).
 ktl::Result<uint32_t> dimension_of(uint32_t cap);
-// The collection's statistics (its dimension, and whether it is replicated): one vec_stats.
+// The collection's statistics (its dimension, and whether it is replicated): one vec_stats;
+// WrongType for a document collection.
 ktl::Result<abi::VectorStats> stats_of(uint32_t cap);
 
 // A create or drop the store answers WouldBlock for a moment (a checkpoint holding writes back,

@@ -1,0 +1,107 @@
+// document_get: stored documents by id, whole (within the result's 64 KiB: a text past what is
+// left is cut, and said so). Its token grants the collection, read only.
+#include "document_family.h"
+#include "../tool_def.h"
+#include "../vector/vector_family.h"
+#include <abi/rights.h>
+#include <abi/sys.h>
+
+#include <mcp/policy/provenance.h>
+#include <mcp/policy/roles.h>
+
+namespace mcpd::tools {
+namespace {
+
+constexpr size_t kMaxIds = 16;
+constexpr size_t kTextsBudget = 56 * 1024;
+
+constexpr const char* kGetIn = R"({"type":"object","properties":{"collection":)" NAME_SCHEMA R"(,)"
+                               R"("ids":{"type":"array","minItems":1,"maxItems":16,"items":)" DOC_ID_SCHEMA R"(}},)"
+                               R"("required":["collection","ids"],"additionalProperties":false})";
+constexpr const char* kGetOut =
+    R"({"type":"object","properties":{"documents":{"type":"array","items":{"type":"object","properties":{)"
+    R"("id":{"type":"string"},"text":{"type":"string"},"metadata":{"type":"object"},"text_bytes":{"type":"integer"},)"
+    R"("truncated":{"type":"boolean"},"provenance_node_id":{"type":"string","description":"the node of the request that stored it"}},)"
+    R"("required":["id","text","metadata"]}},"missing":{"type":"array","items":{"type":"string"}}},)"
+    R"("required":["documents","missing"]})";
+
+bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
+    vec::Scratch mem(docs::kMaxText + docs::kMaxMetadata + kMaxIds * (docs::kMaxId + 1));
+    if (!mem.ok()) {
+        err = { mcp::ErrorCode::InternalError, "no memory for the documents", "no_memory" };
+        return false;
+    }
+    char* text = mem.as<char>();
+    char* meta = mem.as<char>(docs::kMaxText);
+    char* missing_ids = mem.as<char>(docs::kMaxText + docs::kMaxMetadata); // (length byte, then the id)
+    size_t missing = 0;
+    size_t budget = kTextsBudget;
+    w.begin_object().key("documents").begin_array();
+    size_t n = 0;
+    for (json::Value v = args.find("ids").first(); v.valid() && n < kMaxIds; v = v.next_sibling(), ++n) {
+        char id[docs::kMaxId];
+        const size_t id_len = docs::string_arg(v, id);
+        if (id_len == 0) {
+            err = { mcp::ErrorCode::ValidationFailed, "each id is text of 1..128 bytes", "invalid_id" };
+            return false;
+        }
+        abi::DocRead r { reinterpret_cast<uint64_t>(text),
+                         docs::kMaxText,
+                         reinterpret_cast<uint64_t>(meta),
+                         docs::kMaxMetadata,
+                         0,
+                         0,
+                         0 };
+        const int64_t rc = sys::doc_get(ctx.cap, id, id_len, &r);
+        if (rc == -static_cast<int64_t>(ktl::Error::NotFound)) {
+            char* at = missing_ids + missing * (docs::kMaxId + 1);
+            at[0] = static_cast<char>(id_len);
+            for (size_t i = 0; i < id_len; ++i)
+                at[1 + i] = id[i];
+            ++missing;
+            continue;
+        }
+        if (rc < 0) {
+            err = docs::error_of(rc);
+            return false;
+        }
+        const std::string_view body(text, r.text_length);
+        w.begin_object().key("id").string({ id, id_len }).key("text");
+        const size_t want = docs::json_string_bytes(body);
+        const bool cut = docs::write_text(w, body, want < budget ? want : budget);
+        budget -= want < budget ? want : budget;
+        w.key("metadata");
+        docs::write_metadata(w, { meta, r.metadata_length });
+        w.key("text_bytes").number(r.text_length);
+        if (cut)
+            w.key("truncated").boolean(true);
+        char node[mcp::kProvenanceIdText];
+        mcp::format_provenance_id(r.provenance, node);
+        w.key("provenance_node_id").string(node).end_object();
+    }
+    w.end_array().key("missing").begin_array();
+    for (size_t i = 0; i < missing; ++i) {
+        const char* at = missing_ids + i * (docs::kMaxId + 1);
+        w.string({ at + 1, static_cast<size_t>(static_cast<unsigned char>(at[0])) });
+    }
+    w.end_array().end_object();
+    return true;
+}
+
+constexpr mcp::Tool kTool = { "document_get",
+                              "Read stored documents by id",
+                              "The whole text and metadata of each document named, and the ids not stored.",
+                              kGetIn,
+                              kGetOut,
+                              mcp::kVectorRead,
+                              nullptr,
+                              mcp::ToolResult::Structured,
+                              0,
+                              "read",
+                              "collection" };
+
+} // namespace
+
+MCPD_TOOL(document_get) { kTool, run, Grant::Collection, abi::kRead, Effect::read_only() };
+
+} // namespace mcpd::tools
