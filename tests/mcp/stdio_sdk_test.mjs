@@ -36,7 +36,7 @@ try {
     cursor = page.nextCursor;
   } while (cursor);
   assert.deepEqual(names.sort(), ["collection_create", "collection_drop", "collection_export", "collection_import",
-                                 "collection_list", "collection_stats",
+                                 "collection_list", "collection_stats", "document_delete", "document_get", "document_search", "document_upsert",
                                  "kernel_caps", "kernel_diagnose", "kernel_info", "kernel_log", "kernel_mem", "kernel_perf",
                                  "kernel_tasks", "proposal_approve", "proposal_get", "proposal_list", "proposal_reject", "text_embed",
                                  "vector_delete", "vector_get", "vector_search", "vector_upsert"]);
