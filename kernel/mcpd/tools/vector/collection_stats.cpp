@@ -20,7 +20,8 @@ constexpr const char* kStatsOut =
     R"("unlinked":{"type":"integer"},"kind":{"type":"string","enum":["vectors","documents"]},)"
     R"("documents":{"type":"object","description":"kind documents: its texts and words","properties":{)"
     R"("max_documents":{"type":"integer"},"text_bytes":{"type":"integer"},"text_budget":{"type":"integer"},)"
-    R"("terms":{"type":"integer"},"max_terms":{"type":"integer"},"semantic":{"type":"boolean"}}}},)"
+    R"("terms":{"type":"integer"},"max_terms":{"type":"integer"},"postings":{"type":"integer"},"max_postings":{"type":"integer"},)"
+    R"("semantic":{"type":"boolean"}}}},)"
     R"("required":["count","deleted","levels","bytes_used","distance_computations","unlinked"]})";
 
 bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
@@ -40,6 +41,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         w.key("documents").begin_object().key("max_documents").number(st.max_documents);
         w.key("text_bytes").number(st.text_bytes).key("text_budget").number(st.text_budget);
         w.key("terms").number(st.terms).key("max_terms").number(st.max_terms);
+        w.key("postings").number(st.postings).key("max_postings").number(st.max_postings);
         w.key("semantic").boolean(st.dim != 0).end_object();
     }
     w.end_object();
