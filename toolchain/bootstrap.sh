@@ -24,6 +24,8 @@ APT_PACKAGES=(
   clang-format
   device-tree-compiler
   dataset-fashion-mnist libhnswlib-dev
+  # a corpus nobody here wrote, judged by its own authors: WordNet's glosses (tests/mcp/recall_test.mjs)
+  wordnet-base
   # ./basalt flash: an MBR and a FAT32 partition built in files (no root, no loop mounts)
   dosfstools mtools fdisk
   # ./basalt swarm graph: the topology drawn as SVG
