@@ -106,14 +106,17 @@ constexpr uint32_t kCreateReplicated = 2;
 // With kCreateReplicated: the replicas asked for (3 or 5), which must be the group's voters.
 constexpr uint32_t kCreateReplicasShift = 8;
 constexpr uint32_t kCreateReplicasMask = 0xfu << kCreateReplicasShift;
-// A document collection (docs/documents.md): max_elements documents, their texts indexed for BM25
-// and, with the embedder's model, embedded (its dimension); dim, metric, m and ef are not used.
-// Changed with doc_upsert and doc_delete, read with doc_search and doc_get (vec_* refuse it).
+// A document collection (docs/documents.md): max_elements documents of about `m` bytes of text
+// each (0: 1,536; 64 .. 65,536), their texts indexed for BM25 and, with the embedder's model,
+// embedded (its dimension); dim, metric and ef are not used. Its memory budget is
+// kMaxDocumentCollectionBytes. Changed with doc_upsert and doc_delete, read with doc_search and
+// doc_get (vec_* refuse it).
 constexpr uint32_t kCreateDocuments = 4;
 
-constexpr uint32_t kMaxNamed = 32;                    // collections in the store at once
-constexpr uint32_t kMaxNameLength = 64;               // bytes; names are [A-Za-z0-9_.-], never "." or ".."
-constexpr uint64_t kMaxCollectionBytes = 64ull << 20; // one collection's memory budget at most
+constexpr uint32_t kMaxNamed = 32;                             // collections in the store at once
+constexpr uint32_t kMaxNameLength = 64;                        // bytes; names are [A-Za-z0-9_.-], never "." or ".."
+constexpr uint64_t kMaxCollectionBytes = 64ull << 20;          // one collection's memory budget at most
+constexpr uint64_t kMaxDocumentCollectionBytes = 512ull << 20; // a document collection's (its texts too)
 
 // A name the store accepts: 1..64 bytes of letters, digits, '_', '-', '.', not made of dots only
 // (so never "." or ".."), no "..", no '/' or '\\'. Callers check before asking; the store re-checks.

@@ -103,7 +103,7 @@ namespace {
 // like a vector collection. Not replicated yet (docs/documents.md).
 int64_t create_documents(std::string_view name, const vector::CreateParams in) {
     if ((in.flags & ~(vector::kCreateDocuments | vector::kCreateMemoryOnly)) != 0 || in.max_elements == 0 ||
-        in.max_elements > (1u << 20))
+        in.max_elements > (1u << 20) || (in.m != 0 && (in.m < 64 || in.m > 65536)))
         return err(ktl::Error::InvalidArgs);
     if (replication::is_applier(sched::current()))
         return err(ktl::Error::WrongType);
@@ -118,14 +118,14 @@ int64_t create_documents(std::string_view name, const vector::CreateParams in) {
         if (ktl::Error e = journal::reserve(storage::kCreateRecordBytes); e != ktl::Error::None)
             return err(e);
     }
-    const int64_t kept = keep(name, vector::documents::create(in.max_elements), durable);
+    const int64_t kept = keep(name, vector::documents::create(in.max_elements, in.m), durable);
     if (!logged)
         return kept < 0 ? kept : (durable ? 1 : 0);
     if (kept < 0) {
         journal::unreserve(storage::kCreateRecordBytes);
         return kept;
     }
-    const storage::CreateRecord rec { 0, in.metric, 0, 0, in.max_elements, 0, in.flags };
+    const storage::CreateRecord rec { 0, in.metric, in.m, 0, in.max_elements, 0, in.flags };
     return log_and_wait(storage::RecordType::Create, storage::kCreateRecordBytes, 1, [&](std::span<std::byte> out) {
         return static_cast<bool>(storage::encode_create(out, name, rec));
     });
@@ -293,7 +293,9 @@ namespace {
 // one idle for two minutes may be displaced by a new one.
 constexpr uint32_t kStagings = 2;
 constexpr uint64_t kStageIdleNs = 120'000'000'000ull;
-constexpr uint64_t kMaxStaged = vector::kMaxCollectionBytes + (1u << 20); // a snapshot never exceeds its index by more
+// A snapshot never exceeds its index by more (a documents snapshot, its collection's pages).
+constexpr uint64_t kMaxStaged = abi::kMaxDocumentCollectionBytes + (1u << 20);
+static_assert(abi::kMaxDocumentCollectionBytes >= vector::kMaxCollectionBytes);
 
 struct Staging {
     bool used = false;

@@ -45,8 +45,8 @@ bool foreign_to_applier(const kcap::Resolved& o) {
 
 // Pages for an index arena of `bytes`, within the per-collection budget, charged to the store
 // (a collection outlives the call that made it).
-ktl::Result<IndexPages> alloc_index_pages(size_t bytes) {
-    if (bytes > vector::kMaxCollectionBytes)
+ktl::Result<IndexPages> alloc_index_pages(size_t bytes, uint64_t budget) {
+    if (bytes > budget)
         return ktl::Error::NoMemory;
     const unsigned order = pmm::order_for(bytes);
     auto pages = TRY(pmm::alloc_pages(order, static_cast<uint16_t>(kheap::Owner::Store)));
@@ -264,7 +264,7 @@ int64_t vec_stats(const kcap::Resolved& o, Cap, vector::Stats* out) {
 constexpr uint64_t kExportLinkPauseNs = 5'000'000'000ull;
 
 int64_t vec_export(const kcap::Resolved& o, Cap, void* out, uint64_t length, uint64_t offset) {
-    if (out && !buffers::writable(out, length, vector::kMaxCollectionBytes))
+    if (out && !buffers::writable(out, length, abi::kMaxDocumentCollectionBytes))
         return err(ktl::Error::InvalidArgs);
     if (collection(o).stand_in)
         return elsewhere();
@@ -297,7 +297,8 @@ int64_t vec_import(const kcap::Resolved&, Cap, const void* snapshot, uint64_t le
 }
 
 int64_t submit_load(uint64_t ptr, uint64_t len, uint64_t capacity, vector::Finish finish, uint64_t a3, uint64_t a4) {
-    if (!buffers::readable(ptr, len, vector::kMaxCollectionBytes) || capacity > hnsw::kMaxElements)
+    // (A documents snapshot may be as large as its collection's pages: the larger budget.)
+    if (!buffers::readable(ptr, len, abi::kMaxDocumentCollectionBytes + (1u << 20)) || capacity > hnsw::kMaxElements)
         return err(ktl::Error::InvalidArgs);
     return finish_outcome(vector::submit(vector::Op::Load, nullptr, { ptr, len, capacity, a3, a4 }, finish));
 }

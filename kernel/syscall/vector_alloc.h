@@ -21,8 +21,9 @@ struct IndexPages {
 
 // CreateParams read from a caller's buffer, defaults filled in, validated.
 ktl::Result<hnsw::Params> create_params(const vector::CreateParams* in);
-// Pages for an index arena of `bytes`, within the per-collection budget, charged to the store.
-ktl::Result<IndexPages> alloc_index_pages(size_t bytes);
+// Pages for an index arena of `bytes`, within the per-collection budget (a document collection's
+// is larger), charged to the store.
+ktl::Result<IndexPages> alloc_index_pages(size_t bytes, uint64_t budget = vector::kMaxCollectionBytes);
 // An empty collection object owning `pages` (a serial of its own); on failure the pages are freed.
 ktl::Result<vector::Collection*> new_collection(IndexPages pages);
 // The collection object around a created or loaded index; on failure the pages are freed.

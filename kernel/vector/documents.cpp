@@ -100,9 +100,9 @@ int64_t get(const Collection& c, const Job& job) {
 ktl::Result<Collection*> make(const text::DocumentIndexParams& p) {
     const text::EmbedModel* model = embedder::model();
     const size_t bytes = text::DocumentIndex::memory_needed(p, model);
-    if (bytes == 0)
-        return ktl::Error::InvalidArgs;
-    auto pages = TRY(handlers::alloc_index_pages(bytes));
+    if (bytes == 0) // (bounds past any budget: the count and size were checked by the caller)
+        return ktl::Error::NoMemory;
+    auto pages = TRY(handlers::alloc_index_pages(bytes, abi::kMaxDocumentCollectionBytes));
     auto index = text::DocumentIndex::create(p, model, pages.span());
     if (!index) {
         pmm::free_pages(pages.addr, pages.order);
@@ -157,7 +157,9 @@ int64_t export_range(const Collection& c, const Job& job) {
         text::save_range(c.docs, job.a[2], { reinterpret_cast<std::byte*>(job.a[0]), static_cast<size_t>(job.a[1]) }));
 }
 
-ktl::Result<Collection*> create(uint32_t max_docs) { return make(text::params_for(max_docs)); }
+ktl::Result<Collection*> create(uint32_t max_docs, uint32_t text_bytes_each) {
+    return make(text::params_for(max_docs, text_bytes_each ? text_bytes_each : text::kDefaultTextBytesEach));
+}
 
 ktl::Result<Collection*> load(std::span<const std::byte> snapshot, uint32_t capacity) {
     auto s = TRY(text::Snapshot::parse(snapshot, capacity));

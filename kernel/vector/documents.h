@@ -19,7 +19,8 @@ int64_t export_range(const Collection& c, const Job& job);
 // A collection from a documents snapshot (text::is_snapshot), every document indexed again (and
 // embedded, when the board has the model).
 ktl::Result<Collection*> load(std::span<const std::byte> snapshot, uint32_t capacity);
-// A new empty document collection for `max_docs` documents.
-ktl::Result<Collection*> create(uint32_t max_docs);
+// A new empty document collection for `max_docs` documents of about `text_bytes_each` bytes (0:
+// text::kDefaultTextBytesEach).
+ktl::Result<Collection*> create(uint32_t max_docs, uint32_t text_bytes_each);
 
 } // namespace vector::documents

@@ -267,8 +267,8 @@ bool Snapshot::next(BatchDoc& d) {
 }
 
 DocumentIndexParams params_for(uint32_t max_docs, uint32_t text_bytes_each) {
-    // About 130 distinct words a document of 1.5 KB at most (English text of 1.5 KB has ~250 words,
-    // 60 % of them distinct in a passage); a collection meets more words than any one
+    // A distinct word every 8 bytes at most (English has one every 6 bytes, 60 to 80 % of a short
+    // passage's words distinct, fewer in a long one); a collection meets more words than any one
     // document holds, fewer than all its documents' together (the dictionary keeps every word seen).
     DocumentIndexParams p;
     p.max_docs = max_docs;
@@ -277,7 +277,7 @@ DocumentIndexParams params_for(uint32_t max_docs, uint32_t text_bytes_each) {
         p.text_bytes = 256u << 10;
     const uint64_t terms = uint64_t(max_docs) * 4 < 16384 ? 16384 : uint64_t(max_docs) * 4;
     p.max_terms = static_cast<uint32_t>(terms > (1u << 20) ? (1u << 20) : terms);
-    const uint64_t postings = uint64_t(max_docs) * (text_bytes_each / 12) + 4096;
+    const uint64_t postings = uint64_t(max_docs) * (text_bytes_each / 8) + 4096;
     p.max_postings = static_cast<uint32_t>(postings > (1u << 24) ? (1u << 24) : postings);
     p.term_bytes = p.max_terms * 10;
     return p;

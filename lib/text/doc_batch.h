@@ -131,7 +131,8 @@ private:
 bool is_snapshot(std::span<const std::byte> bytes);
 
 // A document collection's indexes sized for `max_docs` documents of about `text_bytes_each`
-// bytes (ids and metadata included): what collection_create gives one.
-DocumentIndexParams params_for(uint32_t max_docs, uint32_t text_bytes_each = 1536);
+// bytes (ids and metadata included, 64 .. 69,760): what collection_create gives one.
+constexpr uint32_t kDefaultTextBytesEach = 1536;
+DocumentIndexParams params_for(uint32_t max_docs, uint32_t text_bytes_each = kDefaultTextBytesEach);
 
 } // namespace text

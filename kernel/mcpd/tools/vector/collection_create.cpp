@@ -15,7 +15,8 @@ using namespace vec;
 constexpr const char* kCreateIn =
     R"({"type":"object","properties":{"name":)" NAME_SCHEMA R"(,)"
     R"("kind":{"type":"string","enum":["vectors","documents"],"description":"vectors (default): float vectors you bring (dim and metric required); documents: texts you store and find with the document_* tools, the appliance indexing their words and embedding their meaning"},)"
-    R"("max_documents":{"type":"integer","minimum":1,"maximum":200000,"description":"kind documents: how many it holds, default 10000, about 1.5 KB of text each"},)"
+    R"("max_documents":{"type":"integer","minimum":1,"maximum":1000000,"description":"kind documents: how many it holds, default 10000"},)"
+    R"("document_bytes":{"type":"integer","minimum":64,"maximum":65536,"description":"kind documents: about how many bytes a document takes, text, id and metadata together, default 1536; memory is sized by it"},)"
     R"("dim":{"type":"integer","minimum":1,"maximum":4096},)"
     R"("metric":{"type":"string","maxLength":6,"enum":["l2","cosine","ip"]},)"
     R"("m":{"type":"integer","minimum":2,"maximum":64,"description":"links per node, default 16"},)"
@@ -71,8 +72,12 @@ bool run_documents(std::string_view name, const json::Value& args, json::Writer&
         return false;
     }
     const uint32_t max_docs = static_cast<uint32_t>(args.find("max_documents").as_uint64().value_or(10000));
+    const uint32_t doc_bytes = static_cast<uint32_t>(args.find("document_bytes").as_uint64().value_or(0));
     const bool memory = args.find("durability").plain_string().value_or("disk") == "memory";
-    abi::CreateParams cp { 0, 1, 0, 0, max_docs, 0, abi::kCreateDocuments | (memory ? abi::kCreateMemoryOnly : 0) };
+    // (m: the bytes a document takes, abi::kCreateDocuments)
+    abi::CreateParams cp {
+        0, 1, doc_bytes, 0, max_docs, 0, abi::kCreateDocuments | (memory ? abi::kCreateMemoryOnly : 0)
+    };
     int64_t rc = store_call_retrying([&] { return sys::store_create(ctx.cap, name.data(), name.size(), &cp); });
     if (rc < 0) {
         const auto e = static_cast<ktl::Error>(-rc);
@@ -80,8 +85,8 @@ bool run_documents(std::string_view name, const json::Value& args, json::Writer&
                                                        "the store holds 32 collections already", "store_full" }
               : e == ktl::Error::NoMemory
                   ? mcp::ToolError { mcp::ErrorCode::ValidationFailed,
-                                     "that many documents do not fit a collection's 64 MiB (or the kernel's free "
-                                     "memory): ask for fewer max_documents",
+                                     "that many documents do not fit a document collection's 512 MiB (or the kernel's "
+                                     "free memory): ask for fewer max_documents, or a smaller document_bytes",
                                      "over_budget" }
                   : vec::error_of(rc);
         return false;
@@ -101,10 +106,13 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         }
         return run_documents(*name, args, w, err, ctx);
     }
-    if (!args.find("dim").valid() || !args.find("metric").valid() || args.find("max_documents").valid()) {
-        err = { mcp::ErrorCode::ValidationFailed,
-                "a vector collection needs dim and metric (max_documents is for kind \"documents\")",
-                "invalid_arguments" };
+    if (!args.find("dim").valid() || !args.find("metric").valid() || args.find("max_documents").valid() ||
+        args.find("document_bytes").valid()) {
+        err = {
+            mcp::ErrorCode::ValidationFailed,
+            "a vector collection needs dim and metric (max_documents and document_bytes are for kind \"documents\")",
+            "invalid_arguments"
+        };
         return false;
     }
     uint32_t metric = parse_metric(args.find("metric"));
