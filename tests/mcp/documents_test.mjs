@@ -1,6 +1,7 @@
 // Document collections end to end (issue 37; docs/documents.md), through the official SDK's
 // callTool() with text arguments only:
-//   1. stdio, on a disk image, with the default model and a checkpoint every 64 KiB of log:
+//   1. stdio, and then HTTP, each on a disk image of its own, with the default model and a
+//      checkpoint every 64 KiB of log:
 //      create a document collection, store 1,000 documents (20 topics x 50), search in each mode,
 //      filter by metadata, read back, replace, delete; restart on the same disk (recovery from a
 //      checkpoint and the log after it): every search answers as before, deletions and the
@@ -107,9 +108,25 @@ const QUERIES = [
   ["garlic", { mode: "lexical", k: 5 }],
 ];
 
+// Over HTTP: the same session through ./basalt run's network path (qemu/run.sh --hostfwd).
+const KEY = "k-documents-test";
+async function http(name, args, fn) {
+  const node = await bootHttp([...args, "--key", `admin:root:${KEY}`], { kernel });
+  const client = new Client({ name, version: "1.0.0" });
+  try {
+    await client.connect(new StreamableHTTPClientTransport(new URL(node.url),
+                                                           { requestInit: { headers: { Authorization: `Bearer ${KEY}` } } }));
+    await storageReady(client);
+    await fn(client);
+    await client.close();
+  } finally {
+    await node.stop();
+  }
+}
+
 let before = null;
-const diskArgs = ["--disk", disk, "--model", model, "--append", "checkpoint_kib=64"];
-await stdio("basalt-documents", diskArgs, async (client) => {
+const diskArgs = (image) => ["--disk", image, "--model", model, "--append", "checkpoint_kib=64"];
+const fill = async (client) => {
   const status = JSON.parse((await client.readResource({ uri: "kernel://status" })).contents[0].text);
   assert.equal(status.embedder.state, "loaded");
   assert.equal(status.embedder.bytes, fs.statSync(model).size);
@@ -197,10 +214,10 @@ await stdio("basalt-documents", diskArgs, async (client) => {
   assert.ok(storage.checkpoints >= 1, `a checkpoint holds documents: ${JSON.stringify(storage)}`);
   console.log(`1,000 documents stored in ${ingestMs} ms (${(1000 / (ingestMs / 1000)).toFixed(0)}/s, 100 a call); ` +
               `${storage.checkpoints} checkpoints, the last ${storage.last_checkpoint_bytes} bytes`);
-});
+};
 
 // The same disk again: recovery (a checkpoint holding the documents, then the log after it).
-await stdio("basalt-documents-again", diskArgs, async (client) => {
+const again = async (client) => {
   const storage = JSON.parse((await client.readResource({ uri: "kernel://status" })).contents[0].text).storage;
   assert.ok(storage.recovery.checkpoint_bytes > 0, `recovered from a checkpoint: ${JSON.stringify(storage.recovery)}`);
   const stats = await callOk(client, "collection_stats", { collection: "notes" });
@@ -216,11 +233,18 @@ await stdio("basalt-documents-again", diskArgs, async (client) => {
   assert.equal(got.documents[1].text, docs[6].text);
   console.log(`after a restart: 990 documents (a checkpoint of ${storage.recovery.checkpoint_bytes} bytes, then ` +
               `${storage.recovery.records} records), ${QUERIES.length} searches answer as before`);
-});
+};
+
+await stdio("basalt-documents", diskArgs(disk), fill);
+await stdio("basalt-documents-again", diskArgs(disk), again);
+const httpDisk = path.join(dir, "http.img");
+fs.writeFileSync(httpDisk, "");
+fs.truncateSync(httpDisk, 256 << 20);
+await http("documents-http", diskArgs(httpDisk), fill);
+await http("documents-http-again", diskArgs(httpDisk), again);
 
 // 2. The agent's path over HTTP: text in, text out.
 {
-  const KEY = "k-documents-test";
   const node = await bootHttp(["--model", model, "--key", `admin:root:${KEY}`], { kernel });
   try {
     const client = new Client({ name: "agent", version: "1.0.0" });
@@ -265,6 +289,9 @@ await stdio("basalt-documents-no-model", [], async (client) => {
   // Full: a 21st document is refused, the 20 stay.
   await callRefused(client, "document_upsert", { collection: "plain", documents: [{ id: "one-more", text: "x" }] },
                     "internal_error", "collection_full");
+  assert.equal((await callOk(client, "collection_stats", { collection: "plain" })).count, 20);
+  // Dropping it is a step up, as for vectors: a client that cannot ask a human leaves a proposal.
+  await callRefused(client, "collection_drop", { name: "plain" }, "step_up_required", "proposal_pending");
   assert.equal((await callOk(client, "collection_stats", { collection: "plain" })).count, 20);
   console.log("without a model: lexical search, semantic refused (no_model)");
 });
