@@ -164,14 +164,10 @@ ktl::Result<Collection*> create(uint32_t max_docs, uint32_t text_bytes_each) {
 ktl::Result<Collection*> load(std::span<const std::byte> snapshot, uint32_t capacity) {
     auto s = TRY(text::Snapshot::parse(snapshot, capacity));
     Collection* c = TRY(make(s.params()));
-    text::BatchDoc d {};
-    while (s.next(d)) {
-        bool replaced = false;
-        auto r = c->docs.upsert(d.id, d.text, d.metadata, replaced, d.tag);
-        if (!r || replaced) { // (a snapshot names each document once)
-            handlers::destroy_collection(c);
-            return r ? ktl::Error::Corrupt : r.error();
-        }
+    // (The embeddings come back as kept when this boot's model made them: no text embedded again.)
+    if (auto r = text::restore(c->docs, s); !r) {
+        handlers::destroy_collection(c);
+        return r.error();
     }
     return c;
 }

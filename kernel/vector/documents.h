@@ -16,8 +16,8 @@ namespace vector::documents {
 int64_t execute(Collection& c, const Job& job);
 int64_t stats(const Collection& c, abi::VectorStats& out);
 int64_t export_range(const Collection& c, const Job& job);
-// A collection from a documents snapshot (text::is_snapshot), every document indexed again (and
-// embedded, when the board has the model).
+// A collection from a documents snapshot (text::is_snapshot): its words indexed again, its
+// embeddings' index loaded as kept (embedded again only for another model than this boot's).
 ktl::Result<Collection*> load(std::span<const std::byte> snapshot, uint32_t capacity);
 // A new empty document collection for `max_docs` documents of about `text_bytes_each` bytes (0:
 // text::kDefaultTextBytesEach).

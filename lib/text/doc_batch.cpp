@@ -47,8 +47,10 @@ bool walk(std::span<const std::byte> bytes, size_t at, uint32_t count, size_t he
 size_t read_doc(std::span<const std::byte> bytes, size_t at, size_t header, BatchDoc& d) {
     const std::byte* p = bytes.data() + at;
     const size_t id = get16(p), meta = get16(p + 2), text = get32(p + 4);
-    if (header == kSnapshotDocHeader)
+    if (header == kSnapshotDocHeader) {
         d.tag = get64(p + 8);
+        d.slot = get32(p + 16);
+    }
     const char* s = reinterpret_cast<const char*>(p + header);
     d.id = { s, id };
     d.text = { s + id, text };
@@ -181,6 +183,8 @@ void emit_snapshot(const DocumentIndex& index, Emit&& emit) {
     put32(h + 24, p.max_terms);
     put32(h + 28, p.max_postings);
     put32(h + 32, p.term_bytes);
+    put32(h + 36, index.model_checksum());
+    put64(h + 40, index.semantic() ? index.vectors().snapshot_size() : 0);
     if (!emit(std::span<const std::byte>(h, sizeof h)))
         return;
     const DocTable& t = index.documents();
@@ -193,6 +197,8 @@ void emit_snapshot(const DocumentIndex& index, Emit&& emit) {
         put16(dh + 2, static_cast<uint16_t>(d.metadata.size()));
         put32(dh + 4, static_cast<uint32_t>(d.text.size()));
         put64(dh + 8, t.tag(s));
+        put32(dh + 16, s);
+        put32(dh + 20, 0);
         if (!emit(std::span<const std::byte>(dh, sizeof dh)))
             return;
         for (std::string_view part : { d.id, d.text, d.metadata })
@@ -201,14 +207,12 @@ void emit_snapshot(const DocumentIndex& index, Emit&& emit) {
     }
 }
 
-} // namespace
-
-uint64_t snapshot_size(const DocumentIndex& index) {
+uint64_t documents_bytes(const DocumentIndex& index) {
     const DocTable& t = index.documents();
     return kSnapshotHeader + uint64_t(t.count()) * kSnapshotDocHeader + t.bytes_live();
 }
 
-size_t save_range(const DocumentIndex& index, uint64_t offset, std::span<std::byte> out) {
+size_t save_documents(const DocumentIndex& index, uint64_t offset, std::span<std::byte> out) {
     uint64_t at = 0; // the snapshot's offset of the next byte emitted
     size_t written = 0;
     emit_snapshot(index, [&](std::span<const std::byte> part) {
@@ -223,6 +227,24 @@ size_t save_range(const DocumentIndex& index, uint64_t offset, std::span<std::by
         at = end;
         return written < out.size();
     });
+    return written;
+}
+
+} // namespace
+
+uint64_t snapshot_size(const DocumentIndex& index) {
+    return documents_bytes(index) + (index.semantic() ? index.vectors().snapshot_size() : 0);
+}
+
+size_t save_range(const DocumentIndex& index, uint64_t offset, std::span<std::byte> out) {
+    // The embeddings' part: the HNSW index's own pages.
+    const uint64_t docs_end = documents_bytes(index);
+    size_t written = offset < docs_end ? save_documents(index, offset, out) : 0;
+    if (written < out.size() && index.semantic()) {
+        const uint64_t from = offset + written - docs_end;
+        auto more = index.vectors().save_range(from, out.subspan(written));
+        written += more ? *more : 0;
+    }
     return written;
 }
 
@@ -253,8 +275,14 @@ ktl::Result<Snapshot> Snapshot::parse(std::span<const std::byte> bytes, uint32_t
                                                                                : grown.max_postings;
         s.m_params.term_bytes = s.m_params.term_bytes > grown.term_bytes ? s.m_params.term_bytes : grown.term_bytes;
     }
-    if (get32(h + 36) != 0 || !s.m_params.validate() || s.m_count > s.m_params.max_docs ||
-        !walk(bytes, kSnapshotHeader, s.m_count, kSnapshotDocHeader))
+    s.m_model = get32(h + 36);
+    const uint64_t vectors = get64(h + 40);
+    if (vectors > bytes.size() - kSnapshotHeader || !s.m_params.validate() || s.m_count > s.m_params.max_docs)
+        return ktl::Error::Corrupt;
+    const size_t docs_end = bytes.size() - static_cast<size_t>(vectors);
+    s.m_bytes = bytes.first(docs_end);
+    s.m_vectors = bytes.subspan(docs_end);
+    if (!walk(s.m_bytes, kSnapshotHeader, s.m_count, kSnapshotDocHeader))
         return ktl::Error::Corrupt;
     return s;
 }
@@ -264,6 +292,20 @@ bool Snapshot::next(BatchDoc& d) {
         return false;
     m_at = read_doc(m_bytes, m_at, kSnapshotDocHeader, d);
     return true;
+}
+
+ktl::Result<void> restore(DocumentIndex& index, Snapshot& snapshot) {
+    BatchDoc d {};
+    while (snapshot.next(d))
+        if (auto r = index.restore(d.slot, d.id, d.text, d.metadata, d.tag); !r)
+            return r.error() == ktl::Error::InvalidArgs ? ktl::Error::Corrupt : r.error();
+    if (!index.semantic())
+        return {};
+    // The embeddings kept, when the same model made them; else (or damaged) made again.
+    if (!snapshot.vectors().empty() && snapshot.model_checksum() == index.model_checksum() &&
+        index.restore_vectors(snapshot.vectors()))
+        return {};
+    return index.embed_all();
 }
 
 DocumentIndexParams params_for(uint32_t max_docs, uint32_t text_bytes_each) {

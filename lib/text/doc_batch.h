@@ -8,9 +8,12 @@
 //   batch     u32 count, u32 0, u64 provenance, then per document:
 //             u16 id length, u16 metadata length, u32 text length, the id, text and metadata bytes
 //   id list   u32 count, u32 0, then per id: u8 length, the id's bytes
-//   snapshot  u32 magic "BDOC", u32 version 1, u32 count, u32 max_docs, u64 text_bytes,
-//             u32 max_terms, u32 max_postings, u32 term_bytes, u32 0, then per document:
-//             u16 id length, u16 metadata length, u32 text length, u64 tag, the bytes
+//   snapshot  u32 magic "BDOC", u32 version 2, u32 count, u32 max_docs, u64 text_bytes,
+//             u32 max_terms, u32 max_postings, u32 term_bytes, u32 the model's checksum (0: none),
+//             u64 the embeddings' bytes, then per document: u16 id length, u16 metadata length,
+//             u32 text length, u64 tag, u32 slot, u32 0, the bytes; then the embeddings' HNSW
+//             index as lib/hnsw saves one (its ids are the slots), kept so that a boot with the
+//             same model need not embed every document again
 // Little-endian; no padding between documents. Lengths within doc_table.h's bounds (an id
 // 1..128 bytes, a text up to 64 KiB, metadata up to 4 KiB).
 #include <cstddef>
@@ -28,10 +31,10 @@ namespace text {
 constexpr size_t kBatchHeader = 16;
 constexpr size_t kDocHeader = 8;
 constexpr size_t kIdListHeader = 8;
-constexpr size_t kSnapshotHeader = 40;
-constexpr size_t kSnapshotDocHeader = 16;
+constexpr size_t kSnapshotHeader = 48;
+constexpr size_t kSnapshotDocHeader = 24;
 constexpr uint32_t kSnapshotMagic = 0x434F4442; // "BDOC"
-constexpr uint32_t kSnapshotVersion = 1;
+constexpr uint32_t kSnapshotVersion = 2;
 constexpr uint32_t kMaxBatchDocs = 1024;
 constexpr uint32_t kMaxBatchIds = 1024;
 
@@ -56,7 +59,8 @@ private:
 
 struct BatchDoc {
     std::string_view id, text, metadata;
-    uint64_t tag; // a snapshot's (a batch's documents: its provenance)
+    uint64_t tag;  // a snapshot's (a batch's documents: its provenance)
+    uint32_t slot; // a snapshot's
 };
 
 // A checked batch: every length inside the bytes, the documents filling them exactly.
@@ -119,13 +123,21 @@ public:
     const DocumentIndexParams& params() const { return m_params; }
     uint32_t count() const { return m_count; }
     bool next(BatchDoc& d);
+    // The embeddings' index (empty: none kept) and the model that made them.
+    std::span<const std::byte> vectors() const { return m_vectors; }
+    uint32_t model_checksum() const { return m_model; }
 
 private:
-    std::span<const std::byte> m_bytes;
+    std::span<const std::byte> m_bytes; // (the documents' part)
+    std::span<const std::byte> m_vectors;
     size_t m_at = kSnapshotHeader;
-    uint32_t m_count = 0;
+    uint32_t m_count = 0, m_model = 0;
     DocumentIndexParams m_params {};
 };
+
+// A snapshot back into an empty index made with its params(): each document into its slot, then
+// the embeddings (kept ones for the same model, else made again). Corrupt: a slot or id twice.
+ktl::Result<void> restore(DocumentIndex& index, Snapshot& snapshot);
 
 // Whether these bytes claim to be a documents snapshot (the magic only: parse() checks the rest).
 bool is_snapshot(std::span<const std::byte> bytes);

@@ -133,6 +133,14 @@ ktl::Result<uint32_t> DocTable::upsert(std::string_view id, std::string_view tex
         }
         m_free_hint = (slot + 1) % m_params.max_docs;
     }
+    store(slot, hash, id, text, metadata);
+    if (!replaced)
+        m_table[place] = slot;
+    return slot;
+}
+
+void DocTable::store(uint32_t slot, uint32_t hash, std::string_view id, std::string_view text,
+                     std::string_view metadata) {
     const uint64_t need = uint64_t(id.size()) + text.size() + metadata.size();
     if (m_end + need > m_params.arena_bytes)
         compact();
@@ -150,9 +158,20 @@ ktl::Result<uint32_t> DocTable::upsert(std::string_view id, std::string_view tex
     m_end += need;
     m_live += need;
     ++m_count;
-    if (!replaced)
-        m_table[place] = slot;
-    return slot;
+}
+
+ktl::Result<void> DocTable::restore(uint32_t slot, std::string_view id, std::string_view text,
+                                    std::string_view metadata) {
+    if (slot >= m_params.max_docs || m_slots[slot].id_len != 0)
+        return ktl::Error::InvalidArgs;
+    TRY_VOID(check(id, text, metadata));
+    const uint32_t hash = fnv1a(id);
+    uint32_t place = 0;
+    if (table_find(id, hash, &place) != kNone)
+        return ktl::Error::InvalidArgs;
+    store(slot, hash, id, text, metadata);
+    m_table[place] = slot;
+    return {};
 }
 
 ktl::Result<uint32_t> DocTable::remove(std::string_view id) {

@@ -61,6 +61,10 @@ public:
         if (slot < m_params.max_docs && m_slots[slot].id_len)
             m_slots[slot].tag = tag;
     }
+    // Stores `id` in `slot`, which must be free, as a snapshot had it (the indexes beside the
+    // table know documents by slot). InvalidArgs: the slot is taken or out of range, or the id
+    // is stored already; otherwise as check() says.
+    ktl::Result<void> restore(uint32_t slot, std::string_view id, std::string_view text, std::string_view metadata);
     // The slot of `id`, or kNone.
     uint32_t find(std::string_view id) const;
     // The document in `slot` (empty views when the slot is free).
@@ -85,6 +89,8 @@ private:
         uint64_t tag;
     };
     uint32_t table_find(std::string_view id, uint32_t hash, uint32_t* place) const;
+    // Writes the document into `slot` at the arena's end (compacted first if need be).
+    void store(uint32_t slot, uint32_t hash, std::string_view id, std::string_view text, std::string_view metadata);
     void table_erase(uint32_t place);
     void compact();
     uint64_t bytes_of(const Slot& s) const { return uint64_t(s.id_len) + s.text_len + s.meta_len; }

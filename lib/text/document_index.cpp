@@ -94,7 +94,9 @@ ktl::Result<DocumentIndex> DocumentIndex::create(const DocumentIndexParams& p, c
     const uint32_t dim = model ? model->dim() : 0;
     if (model) {
         const hnsw::Params v = vector_params(p, dim);
-        x.m_vectors = TRY(hnsw::Index::create(v, take(hnsw::Index::memory_needed(v) + 8)));
+        x.m_vectors_memory = take(hnsw::Index::memory_needed(v) + 8);
+        x.m_vectors_capacity = v.max_elements;
+        x.m_vectors = TRY(hnsw::Index::create(v, x.m_vectors_memory));
     }
     x.m_old_text = reinterpret_cast<char*>(take(kMaxDocText).data());
     x.m_old_meta = reinterpret_cast<char*>(take(kMaxDocMetadata).data());
@@ -159,6 +161,46 @@ ktl::Result<uint32_t> DocumentIndex::upsert(std::string_view id, std::string_vie
     return slot;
 }
 
+ktl::Result<void> DocumentIndex::restore(uint32_t slot, std::string_view id, std::string_view text,
+                                         std::string_view metadata, uint64_t tag) {
+    TRY_VOID(m_docs.restore(slot, id, text, metadata));
+    if (auto r = m_lexical.add(slot, text); !r) {
+        (void)m_docs.remove(id);
+        return r.error();
+    }
+    m_docs.set_tag(slot, tag);
+    return {};
+}
+
+ktl::Result<void> DocumentIndex::restore_vectors(std::span<const std::byte> snapshot) {
+    if (!m_model)
+        return ktl::Error::Unsupported;
+    const hnsw::Params want = m_vectors.params();
+    auto got = TRY(hnsw::Index::load_params(snapshot, m_vectors_capacity));
+    if (got.dim != want.dim || got.metric != want.metric || hnsw::Index::memory_needed(got) > m_vectors_memory.size())
+        return ktl::Error::Corrupt;
+    auto loaded = hnsw::Index::load(snapshot, m_vectors_memory, m_vectors_capacity);
+    if (!loaded) { // (the span may hold half a load: an empty index again)
+        m_vectors = TRY(hnsw::Index::create(want, m_vectors_memory));
+        return loaded.error();
+    }
+    m_vectors = static_cast<hnsw::Index&&>(*loaded);
+    return {};
+}
+
+ktl::Result<void> DocumentIndex::embed_all() {
+    if (!m_model)
+        return {};
+    const uint32_t dim = m_model->dim();
+    for (uint32_t slot = 0; slot < m_docs.params().max_docs; ++slot) {
+        const Doc d = m_docs.get(slot);
+        if (d.id.empty() || m_vectors.contains(slot) || m_model->embed(d.text, { m_vector, dim }) == 0)
+            continue;
+        TRY_VOID(m_vectors.upsert(slot, { m_vector, dim }));
+    }
+    return {};
+}
+
 DocumentIndexParams DocumentIndex::params() const {
     DocumentIndexParams p;
     p.max_docs = m_docs.params().max_docs;
@@ -198,9 +240,14 @@ size_t DocumentIndex::semantic_hits(std::string_view query, std::span<DocHit> ou
     auto n = m_vectors.search({ m_vector, dim }, k, k < 64 ? 64 : k, { m_hnsw_out, k });
     if (!n)
         return 0;
-    for (size_t i = 0; i < *n; ++i)
-        out[i] = DocHit { static_cast<uint32_t>(m_hnsw_out[i].id), 1.0f - m_hnsw_out[i].distance };
-    return *n;
+    size_t kept = 0;
+    for (size_t i = 0; i < *n; ++i) {
+        const auto slot = static_cast<uint32_t>(m_hnsw_out[i].id);
+        if (m_docs.get(slot).id.empty())
+            continue; // (a snapshot's vector with no document: never answered)
+        out[kept++] = DocHit { slot, 1.0f - m_hnsw_out[i].distance };
+    }
+    return kept;
 }
 
 ktl::Result<size_t> DocumentIndex::search(std::string_view query, SearchMode mode, std::span<DocHit> out) {

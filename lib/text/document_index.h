@@ -71,6 +71,16 @@ public:
     DocumentIndexParams params() const;
     // Every document remembers `tag` from now on (an import's own request).
     void retag(uint64_t tag);
+
+    // Putting a snapshot back (doc_batch.h): each document into the slot it had, words indexed,
+    // not embedded; then the embeddings' index as the snapshot kept it (for the same model:
+    // model_checksum()), or, without one, every document embedded again.
+    ktl::Result<void> restore(uint32_t slot, std::string_view id, std::string_view text, std::string_view metadata,
+                              uint64_t tag);
+    ktl::Result<void> restore_vectors(std::span<const std::byte> snapshot);
+    ktl::Result<void> embed_all();
+    const hnsw::Index& vectors() const { return m_vectors; }
+    uint32_t model_checksum() const { return m_model ? m_model->checksum() : 0; }
     const LexicalIndex& lexical() const { return m_lexical; }
     bool semantic() const { return m_model != nullptr; }
 
@@ -83,6 +93,8 @@ private:
     DocTable m_docs;
     LexicalIndex m_lexical;
     hnsw::Index m_vectors;
+    std::span<std::byte> m_vectors_memory; // (its part of the span: restore_vectors loads there)
+    uint32_t m_vectors_capacity = 0;
     const EmbedModel* m_model = nullptr;
     char* m_old_text = nullptr; // (kMaxDocText) a replaced document's, to put back if need be
     char* m_old_meta = nullptr; // (kMaxDocMetadata)

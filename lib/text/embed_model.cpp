@@ -109,6 +109,7 @@ ktl::Result<EmbedModel> EmbedModel::open(std::span<const std::byte> file) {
         return ktl::Error::Corrupt;
     EmbedModel m;
     m.m_file = b;
+    m.m_checksum = u32(b + 16);
     m.m_dim = dim;
     m.m_words = words;
     m.m_row_bytes = static_cast<uint32_t>(row_bytes(dim));

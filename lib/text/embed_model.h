@@ -53,6 +53,9 @@ public:
     uint32_t dim() const { return m_dim; }
     uint32_t words() const { return m_words; }
     std::string_view source() const { return m_source; }
+    // The file's checksum: which model it is (a documents snapshot's embeddings are kept only
+    // for the model that made them).
+    uint32_t checksum() const { return m_checksum; }
     // The word's index, or -1.
     int64_t find(std::string_view word) const;
     // The word's, or for one the model does not know (longer than kMinStem bytes) its stem's: a
@@ -72,7 +75,7 @@ private:
     const uint8_t* m_offsets = nullptr;
     const char* m_text = nullptr;
     const std::byte* m_rows = nullptr;
-    uint32_t m_dim = 0, m_words = 0, m_row_bytes = 0;
+    uint32_t m_dim = 0, m_words = 0, m_row_bytes = 0, m_checksum = 0;
     std::string_view m_source;
 };
 

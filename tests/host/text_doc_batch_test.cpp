@@ -170,12 +170,31 @@ TEST(DocSnapshot, PagedExportLoadsBackTheSameDocumentsAndTags) {
         ++seen;
     }
     EXPECT_EQ(seen, want.size());
+    // Restored into a new index: the same slots, the same lexical answers.
+    {
+        auto again = text::Snapshot::parse(whole, 0);
+        std::vector<std::byte> memory(text::DocumentIndex::memory_needed(again->params(), nullptr));
+        auto b = text::DocumentIndex::create(again->params(), nullptr, memory);
+        ASSERT_TRUE(b.ok());
+        ASSERT_TRUE(text::restore(*b, *again).ok());
+        EXPECT_EQ(b->documents().count(), want.size());
+        for (const auto& [id, v] : want)
+            EXPECT_EQ(b->documents().find(id), a.index.documents().find(id)) << id;
+        std::vector<text::DocHit> x(10), y(10);
+        for (const char* q : { "word1", "word7 word30", "word49" }) {
+            const size_t nx = *a.index.search(q, text::SearchMode::Lexical, x);
+            const size_t ny = *b->search(q, text::SearchMode::Lexical, y);
+            ASSERT_EQ(nx, ny) << q;
+            for (size_t i = 0; i < nx; ++i)
+                EXPECT_EQ(x[i].slot, y[i].slot) << q;
+        }
+    }
     // A larger capacity asked for grows every bound; damage is refused.
     EXPECT_EQ(text::Snapshot::parse(whole, 4000)->params().max_docs, 4000u);
     for (size_t n = text::kSnapshotHeader; n < whole.size(); n += 13)
         EXPECT_FALSE(text::Snapshot::parse({ whole.data(), n }, 0).ok()) << n;
     auto other = whole;
-    other[4] = std::byte { 2 }; // version 2
+    other[4] = std::byte { 3 }; // version 3
     EXPECT_EQ(text::Snapshot::parse(other, 0).error(), ktl::Error::Unsupported);
 }
 

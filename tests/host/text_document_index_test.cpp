@@ -1,5 +1,6 @@
 // A document collection's indexes together (lib/text/document_index.h; issue 37): the table, BM25
 // and the embeddings' HNSW index change together or not at all, and each search mode answers.
+#include <text/doc_batch.h>
 #include <text/document_index.h>
 
 #include "glove_rows.h"
@@ -119,6 +120,49 @@ TEST(TextDocumentIndex, HybridIgnoresWordsInMostDocuments) {
     EXPECT_EQ(f.ids("the user", text::SearchMode::Lexical).size(), 3u);
     // A word in one document of three is evidence in both.
     EXPECT_EQ(f.ids("peanuts", text::SearchMode::Hybrid, 1).at(0), "fact-1");
+}
+
+// A snapshot keeps the embeddings' index: put back with the same model, nothing is embedded again
+// and every semantic answer is the same; for another model (or with that part damaged), every
+// document is embedded again, with the same answers for the same texts.
+TEST(TextDocumentIndex, SnapshotKeepsTheEmbeddings) {
+    Fixture f(true);
+    for (const auto& fact : kFacts)
+        f.put(fact[0], fact[1]);
+    bool replaced = false;
+    ASSERT_TRUE(f.index.upsert("rome", "Rome has the Pantheon and the Trevi fountain.", "", replaced).ok());
+    ASSERT_TRUE(f.index.remove("paris").ok());
+    std::vector<std::byte> snap(text::snapshot_size(f.index));
+    ASSERT_EQ(text::save_range(f.index, 0, snap), snap.size());
+    auto answers = [](text::DocumentIndex& x) {
+        std::vector<std::string> out;
+        for (const char* q : { "software code", "musician performing", "ancient monuments", "asian capital" }) {
+            std::vector<text::DocHit> hits(3);
+            const size_t n = *x.search(q, text::SearchMode::Semantic, hits);
+            for (size_t i = 0; i < n; ++i)
+                out.push_back(std::string(x.documents().get(hits[i].slot).id) + "@" + std::to_string(hits[i].score));
+        }
+        return out;
+    };
+    const auto want = answers(f.index);
+    for (int variant = 0; variant < 3; ++variant) {
+        std::vector<std::byte> bytes = snap;
+        if (variant == 1) // another model made them
+            bytes[36] ^= std::byte { 1 };
+        if (variant == 2) // the embeddings' part damaged
+            bytes[bytes.size() - 5] ^= std::byte { 0x40 };
+        auto s = text::Snapshot::parse(bytes, 0);
+        ASSERT_TRUE(s.ok()) << variant;
+        EXPECT_EQ(s->vectors().size(), f.index.vectors().snapshot_size());
+        std::vector<std::byte> memory(text::DocumentIndex::memory_needed(s->params(), &f.model));
+        auto b = text::DocumentIndex::create(s->params(), &f.model, memory);
+        ASSERT_TRUE(b.ok());
+        ASSERT_TRUE(text::restore(*b, *s).ok()) << variant;
+        EXPECT_EQ(b->vectors().size(), f.index.vectors().size()) << variant;
+        // Kept: no graph work at all; made again: each insert computed distances.
+        EXPECT_EQ(b->vectors().stats().distance_computations == 0, variant == 0) << variant;
+        EXPECT_EQ(answers(*b), want) << variant;
+    }
 }
 
 TEST(TextDocumentIndex, ReplaceAndRemoveReachEveryIndex) {
