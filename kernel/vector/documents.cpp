@@ -37,18 +37,21 @@ int64_t upsert(Collection& c, const Job& job) {
     return stored;
 }
 
-// a0 the id list, a1 its bytes, a2 the caller's flags (one per id) for ids that were not there.
+// a0 the id list (the kernel's copy), a1 its bytes, a2 the caller's flags for ids that were not
+// there, a3 their count, a4 the kernel's own flags (what the log reads).
 int64_t remove(Collection& c, const Job& job) {
     auto ids = text::IdList::parse(bytes_at(job.a[0], job.a[1]));
-    if (!ids)
+    if (!ids || ids->count() != job.a[3])
         return err(ktl::Error::InvalidArgs);
     ++c.writes;
-    auto* missing = reinterpret_cast<bool*>(job.a[2]);
+    auto* missing = reinterpret_cast<bool*>(job.a[4]);
+    auto* caller = reinterpret_cast<bool*>(job.a[2]);
     std::string_view id;
     int64_t deleted = 0;
-    for (uint32_t i = 0; ids->next(id); ++i) {
+    for (uint32_t i = 0; i < job.a[3] && ids->next(id); ++i) {
         const bool gone = static_cast<bool>(c.docs.remove(id));
         missing[i] = !gone;
+        caller[i] = !gone;
         deleted += gone ? 1 : 0;
     }
     return deleted;
@@ -77,7 +80,8 @@ int64_t search(Collection& c, const Job& job) {
     return static_cast<int64_t>(*n);
 }
 
-// a0 the id, a1 its bytes, a2 the caller's DocRead (its capacities checked by doc_get).
+// a0 the id, a1 its bytes, a2 the caller's DocRead (written only), a3 and a4 its text and
+// metadata buffers as doc_get checked them (kDocMaxText and kDocMaxMetadata bytes).
 int64_t get(const Collection& c, const Job& job) {
     const std::string_view id(reinterpret_cast<const char*>(job.a[0]), job.a[1]);
     const text::DocTable& t = c.docs.documents();
@@ -85,11 +89,11 @@ int64_t get(const Collection& c, const Job& job) {
     if (slot == text::DocTable::kNone)
         return err(ktl::Error::NotFound);
     const text::Doc d = t.get(slot);
-    auto& out = *reinterpret_cast<abi::DocRead*>(job.a[2]);
-    if (d.text.size() > out.text_capacity || d.metadata.size() > out.metadata_capacity)
+    if (d.text.size() > abi::kDocMaxText || d.metadata.size() > abi::kDocMaxMetadata)
         return err(ktl::Error::OutOfRange);
-    std::memcpy(reinterpret_cast<char*>(out.text), d.text.data(), d.text.size());
-    std::memcpy(reinterpret_cast<char*>(out.metadata), d.metadata.data(), d.metadata.size());
+    std::memcpy(reinterpret_cast<char*>(job.a[3]), d.text.data(), d.text.size());
+    std::memcpy(reinterpret_cast<char*>(job.a[4]), d.metadata.data(), d.metadata.size());
+    auto& out = *reinterpret_cast<abi::DocRead*>(job.a[2]);
     out.text_length = d.text.size();
     out.metadata_length = d.metadata.size();
     out.provenance = t.tag(slot);

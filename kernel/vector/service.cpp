@@ -23,6 +23,7 @@ struct Request {
     bool logged;             // a write to a durable collection: answered once its record is durable
     bool parked;             // a logged write waiting for the journal (room, a checkpoint): reads may pass it
     size_t reserved;         // journal bytes reserved for its record (0: none yet)
+    void* owned;             // kernel copy of the caller's bytes the arguments point into (null: none)
 };
 
 constexpr uint32_t kMaxRequests = 256;
@@ -39,7 +40,7 @@ bool runnable(const Request& r) {
     if (!r.job.collection)
         return true; // a Load: nothing exists to lock yet
     const Collection& c = *r.job.collection;
-    if (is_write(r.job.op))
+    if (is_exclusive(r.job.op))
         return !c.writer && c.readers == 0;
     return !c.writer;
 }
@@ -48,7 +49,7 @@ bool runnable(const Request& r) {
 // request, drops below the tasks that must keep answering meanwhile.
 void start(Request& r, sched::Task* worker) {
     if (Collection* c = r.job.collection) {
-        if (is_write(r.job.op)) {
+        if (is_exclusive(r.job.op)) {
             c->writer = true;
             --c->queued_writes;
         } else {
@@ -100,6 +101,8 @@ void refuse(Request* r, ktl::Error e) {
     --g_stats.queued;
     ++g_stats.completed;
     sched::wake_one(r->caller, -static_cast<int64_t>(e));
+    if (r->owned)
+        kheap::free(r->owned);
     kheap::free(r);
 }
 
@@ -219,9 +222,12 @@ bool log_document_write(Request& r, int64_t& result) {
     std::span<const std::byte> head_bytes, body;
     size_t kept_ids = 0; // a delete's: the id list's bytes of the ids really deleted
     if (job.op == Op::DocUpsert) {
-        auto batch = text::Batch::parse(in); // (checked when submitted; the caller is still blocked)
+        // (The kernel's copy, parsed when submitted: it cannot have changed since.)
+        auto batch = text::Batch::parse(in);
         const auto n = static_cast<uint32_t>(result);
-        if (batch && n < batch->count()) {
+        if (!batch) {
+            body = {};
+        } else if (n < batch->count()) {
             text::write_batch_header(head, n, batch->provenance());
             head_bytes = head;
             body = in.subspan(text::kBatchHeader, batch->prefix_bytes(n));
@@ -230,17 +236,21 @@ bool log_document_write(Request& r, int64_t& result) {
         }
     } else {
         auto ids = text::IdList::parse(in);
-        const bool* missing = reinterpret_cast<const bool*>(job.a[2]);
+        const bool* missing = reinterpret_cast<const bool*>(job.a[4]); // (the kernel's flags)
         std::string_view id;
-        for (uint32_t i = 0; ids && ids->next(id); ++i)
+        for (uint32_t i = 0; ids && i < job.a[3] && ids->next(id); ++i)
             kept_ids += missing[i] ? 0 : 1 + id.size();
     }
     const size_t bytes = job.op == Op::DocUpsert ? storage::document_record_bytes(head_bytes.size() + body.size())
                                                  : storage::document_record_bytes(text::kIdListHeader + kept_ids);
+    if (bytes == 0) { // (cannot happen for a change parsed when submitted: refused as not logged)
+        durability::unreserve(r.reserved);
+        result = -static_cast<int64_t>(ktl::Error::IoError);
+        return false;
+    }
     uint64_t ticket = 0;
     const auto type = job.op == Op::DocUpsert ? storage::RecordType::DocUpsert : storage::RecordType::DocDelete;
-    std::span<std::byte> out = bytes ? durability::stage(type, bytes, r.reserved, ticket, r.caller.head)
-                                     : std::span<std::byte> {};
+    std::span<std::byte> out = durability::stage(type, bytes, r.reserved, ticket, r.caller.head);
     bool written = false;
     if (!out.empty() && job.op == Op::DocUpsert) {
         written = static_cast<bool>(storage::encode_document(out, name, head_bytes, body));
@@ -249,10 +259,10 @@ bool log_document_write(Request& r, int64_t& result) {
         const std::span<std::byte> list = out.subspan(storage::kRecordPrefix, bytes - storage::kRecordPrefix);
         text::IdListWriter w(list);
         auto ids = text::IdList::parse(in);
-        const bool* missing = reinterpret_cast<const bool*>(job.a[2]);
+        const bool* missing = reinterpret_cast<const bool*>(job.a[4]);
         std::string_view id;
         written = true;
-        for (uint32_t i = 0; ids && ids->next(id); ++i)
+        for (uint32_t i = 0; ids && i < job.a[3] && ids->next(id); ++i)
             if (!missing[i])
                 written = written && w.add(id);
         written = written && w.finish() == list.size() && storage::encode_document(out, name, {}, list);
@@ -315,13 +325,22 @@ Request* find_running(uint64_t token) {
 
 } // namespace
 
-ipc::Outcome submit(Op op, Collection* collection, const uint64_t (&args)[5], Finish finish) {
-    if (g_stats.queued + g_stats.running >= kMaxRequests)
+ipc::Outcome submit(Op op, Collection* collection, const uint64_t (&args)[5], Finish finish, void* owned) {
+    auto give_back = [owned] {
+        if (owned)
+            kheap::free(owned);
+    };
+    if (g_stats.queued + g_stats.running >= kMaxRequests) {
+        give_back();
         return { false, -static_cast<int64_t>(ktl::Error::WouldBlock) };
+    }
     auto mem = kheap::alloc_for(kheap::Owner::Kernel, sizeof(Request));
-    if (!mem)
+    if (!mem) {
+        give_back();
         return { false, -static_cast<int64_t>(mem.error()) };
+    }
     auto* r = new (*mem) Request {};
+    r->owned = owned;
     r->job.request = reinterpret_cast<uint64_t>(r);
     r->job.op = op;
     r->job.collection = collection;
@@ -333,7 +352,7 @@ ipc::Outcome submit(Op op, Collection* collection, const uint64_t (&args)[5], Fi
     // The storage task's own writes while it replays the log are the log: never logged again.
     r->logged = collection && is_change(op) && collection->durable && !durability::replaying();
     if (collection) {
-        if (is_write(op))
+        if (is_exclusive(op))
             ++collection->queued_writes;
         ++collection->outstanding;
     }
@@ -363,7 +382,7 @@ ipc::Outcome serve(uint64_t done, int64_t result, Job* job_out) {
         if (!r)
             return { false, -static_cast<int64_t>(ktl::Error::InvalidArgs) };
         if (Collection* c = r->job.collection) {
-            if (is_write(r->job.op))
+            if (is_exclusive(r->job.op))
                 c->writer = false;
             else
                 --c->readers;
@@ -375,6 +394,10 @@ ipc::Outcome serve(uint64_t done, int64_t result, Job* job_out) {
         ++g_stats.completed;
         if (r->finish)
             result = r->finish(r->job, result, r->caller.head);
+        // The arguments' kernel copy outlives the record (written below, or not at all), not the
+        // request (a logged one waits for its commit).
+        void* owned = r->owned;
+        r->owned = nullptr;
         // An import kept on a disk is answered once the checkpoint holding it is written.
         if (r == &g_link) {
             g_link_running = false; // (nobody waits for it)
@@ -384,6 +407,8 @@ ipc::Outcome serve(uint64_t done, int64_t result, Job* job_out) {
             sched::wake_one(r->caller, result);
             kheap::free(r);
         }
+        if (owned)
+            kheap::free(owned);
         hand_to_idle_workers(); // the lock just released may unblock queued requests
     }
     Request* next = take_runnable();

@@ -40,8 +40,12 @@ enum class Op : uint8_t {
 constexpr bool is_change(Op op) {
     return op == Op::Insert || op == Op::Delete || op == Op::DocUpsert || op == Op::DocDelete;
 }
-// Runs alone on its collection (no search beside it).
-constexpr bool is_write(Op op) { return is_change(op) || op == Op::Link || op == Op::DocSearch; }
+// Orders like a write: later requests on its collection wait for it (unless it is parked).
+constexpr bool is_write(Op op) { return is_change(op) || op == Op::Link; }
+// Runs alone on its collection (no search beside it): a write, or a document search (its
+// collection's search scratch is one). A document search orders like a read: a write parked for
+// the journal does not hold it, so a checkpoint's export never waits behind it.
+constexpr bool is_exclusive(Op op) { return is_write(op) || op == Op::DocSearch; }
 // Insert's a4: store without linking (recovery's replay; the service links them afterwards).
 constexpr uint64_t kInsertDeferLinks = 1;
 // Vectors one Link links: short enough that a search queued behind it waits little (about 4 ms a
@@ -67,7 +71,11 @@ using Finish = int64_t (*)(const Job& job, int64_t result, sched::Task* caller);
 
 // Queues a request from the calling task and blocks it; the result arrives when a worker
 // completes it. Returns the outcome for the syscall.
-ipc::Outcome submit(Op op, Collection* collection, const uint64_t (&args)[5], Finish finish = nullptr);
+// `owned`: kernel heap memory the request's arguments point into (a copy of the caller's bytes),
+// freed by the service once the request is answered and its record written (also when submit
+// refuses it).
+ipc::Outcome submit(Op op, Collection* collection, const uint64_t (&args)[5], Finish finish = nullptr,
+                    void* owned = nullptr);
 // Worker side: completes `done` (0 = none) with `result`, then hands over the next runnable
 // request into *job_out, or blocks the worker until there is one.
 ipc::Outcome serve(uint64_t done, int64_t result, Job* job_out);

@@ -63,7 +63,8 @@ struct BatchDoc {
     uint32_t slot; // a snapshot's
 };
 
-// A checked batch: every length inside the bytes, the documents filling them exactly.
+// A checked batch: every length inside the bytes, the documents filling them exactly. The bytes
+// must not change after parse() (the kernel parses its own copy of a caller's).
 class Batch {
 public:
     // Corrupt: anything that does not add up (a count of 0 or over kMaxBatchDocs included).

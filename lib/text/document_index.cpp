@@ -242,8 +242,9 @@ size_t DocumentIndex::semantic_hits(std::string_view query, std::span<DocHit> ou
         return 0;
     size_t kept = 0;
     for (size_t i = 0; i < *n; ++i) {
-        const auto slot = static_cast<uint32_t>(m_hnsw_out[i].id);
-        if (m_docs.get(slot).id.empty())
+        const uint64_t id = m_hnsw_out[i].id;
+        const auto slot = static_cast<uint32_t>(id);
+        if (id >= m_docs.params().max_docs || m_docs.get(slot).id.empty())
             continue; // (a snapshot's vector with no document: never answered)
         out[kept++] = DocHit { slot, 1.0f - m_hnsw_out[i].distance };
     }

@@ -329,7 +329,7 @@ size_t LexicalIndex::search(std::string_view query, std::span<LexicalHit> out, b
         const uint32_t t = find(token, fnv1a(token));
         if (t == kNone || m_terms[t].mark == mark || m_terms[t].df == 0)
             return true;
-        if (discriminating_only && 2.0 * m_terms[t].df > n)
+        if (discriminating_only && n >= 3 && 2.0 * m_terms[t].df > n) // (one or two documents: every word counts)
             return true;
         Term& term = m_terms[t];
         term.mark = mark;

@@ -64,7 +64,7 @@ public:
     ktl::Result<void> remove(uint32_t slot, std::string_view text);
     // The best documents for `query`, best first (equal scores: lower slot first), at most
     // out.size(): their number. Documents sharing no term with the query are not returned.
-    // discriminating_only: terms in more than half the documents are left out (Robertson and Sparck
+    // discriminating_only: terms in more than half the documents (of three or more) are left out (Robertson and Sparck
     // Jones's idf is negative there: they are evidence against, not for; hybrid search uses it so a
     // question's "the" and "user" do not rank documents).
     size_t search(std::string_view query, std::span<LexicalHit> out, bool discriminating_only = false);

@@ -290,6 +290,18 @@ await stdio("basalt-documents-no-model", [], async (client) => {
   await callRefused(client, "document_upsert", { collection: "plain", documents: [{ id: "one-more", text: "x" }] },
                     "internal_error", "collection_full");
   assert.equal((await callOk(client, "collection_stats", { collection: "plain" })).count, 20);
+  // Results past a call's 64 KiB: texts cut or the list ended, said so, never an error.
+  await callOk(client, "collection_create", { name: "big", kind: "documents", durability: "memory",
+                                             max_documents: 16, document_bytes: 12000 });
+  const long = Array.from({ length: 16 }, (_, i) => ({ id: `long-${i}`, text: `common ${"word ".repeat(1900)}${i}`,
+                                                        metadata: { note: "m".repeat(1000) } }));
+  await callOk(client, "document_upsert", { collection: "big", documents: long });
+  const all = await callOk(client, "document_get", { collection: "big", ids: long.map((d) => d.id) });
+  assert.ok(all.incomplete || all.documents.some((d) => d.truncated), "cut, and said so");
+  assert.ok(all.documents.every((d) => d.text_bytes === long[Number(d.id.slice(5))].text.length));
+  const many = await callOk(client, "document_search", { collection: "big", query: "common", k: 16, text_bytes: 49152 });
+  assert.ok(many.incomplete || many.results.every((r) => r.truncated), "cut, and said so");
+  assert.ok(many.results.length >= 1);
   // Dropping it is a step up, as for vectors: a client that cannot ask a human leaves a proposal.
   await callRefused(client, "collection_drop", { name: "plain" }, "step_up_required", "proposal_pending");
   assert.equal((await callOk(client, "collection_stats", { collection: "plain" })).count, 20);

@@ -1,6 +1,7 @@
 #include "document_family.h"
 
 #include "../vector/vector_family.h"
+#include "../../tool_job.h"
 
 namespace mcpd::docs {
 namespace {
@@ -57,6 +58,15 @@ size_t json_string_bytes(std::string_view text) {
     for (char c : text)
         n += escaped_bytes(static_cast<unsigned char>(c));
     return n;
+}
+
+size_t result_room(const ToolContext& ctx) {
+    const size_t limit = ctx.job ? ctx.job->output_limit : 0;
+    return limit > 2048 ? limit - 2048 : 0;
+}
+
+size_t result_overhead(std::string_view id, std::string_view metadata) {
+    return json_string_bytes(id) + 2 * metadata.size() + 96;
 }
 
 bool write_text(json::Writer& w, std::string_view text, size_t budget) {

@@ -12,6 +12,8 @@
 #include <json/writer.h>
 #include <mcp/server/server.h>
 
+#include "../../tool_exec.h"
+
 #define DOC_ID_SCHEMA \
     R"({"type":"string","minLength":1,"maxLength":128,"description":"the document's id: any text of 1..128 bytes"})"
 #define DOC_METADATA_SCHEMA \
@@ -32,6 +34,11 @@ size_t string_arg(const json::Value& v, std::span<char> out);
 bool write_text(json::Writer& w, std::string_view text, size_t budget);
 // Bytes `text` takes as a JSON string (quotes and escapes counted).
 size_t json_string_bytes(std::string_view text);
+// A call's room for results: its output limit, less what the envelope around them takes.
+size_t result_room(const ToolContext& ctx);
+// What a result takes besides its text: its id, its metadata (as write_metadata writes it, at
+// most twice its stored text), keys and punctuation.
+size_t result_overhead(std::string_view id, std::string_view metadata);
 
 // Stored metadata (the object's JSON text as the caller sent it) written back as an object; {} for
 // none or for text that does not parse (a log damaged past its checksums: never passed on as is).

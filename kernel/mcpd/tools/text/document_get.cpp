@@ -13,7 +13,6 @@ namespace mcpd::tools {
 namespace {
 
 constexpr size_t kMaxIds = 16;
-constexpr size_t kTextsBudget = 56 * 1024;
 
 constexpr const char* kGetIn = R"({"type":"object","properties":{"collection":)" NAME_SCHEMA R"(,)"
                                R"("ids":{"type":"array","minItems":1,"maxItems":16,"items":)" DOC_ID_SCHEMA R"(}},)"
@@ -22,7 +21,8 @@ constexpr const char* kGetOut =
     R"({"type":"object","properties":{"documents":{"type":"array","items":{"type":"object","properties":{)"
     R"("id":{"type":"string"},"text":{"type":"string"},"metadata":{"type":"object"},"text_bytes":{"type":"integer"},)"
     R"("truncated":{"type":"boolean"},"provenance_node_id":{"type":"string","description":"the node of the request that stored it"}},)"
-    R"("required":["id","text","metadata"]}},"missing":{"type":"array","items":{"type":"string"}}},)"
+    R"("required":["id","text","metadata"]}},"missing":{"type":"array","items":{"type":"string"}},)"
+    R"("incomplete":{"type":"boolean","description":"the call's output limit was reached before every id: ask for the rest again"}},)"
     R"("required":["documents","missing"]})";
 
 bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
@@ -35,7 +35,8 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     char* meta = mem.as<char>(docs::kMaxText);
     char* missing_ids = mem.as<char>(docs::kMaxText + docs::kMaxMetadata); // (length byte, then the id)
     size_t missing = 0;
-    size_t budget = kTextsBudget;
+    size_t left = docs::result_room(ctx);
+    bool incomplete = false;
     w.begin_object().key("documents").begin_array();
     size_t n = 0;
     for (json::Value v = args.find("ids").first(); v.valid() && n < kMaxIds; v = v.next_sibling(), ++n) {
@@ -66,10 +67,16 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
             return false;
         }
         const std::string_view body(text, r.text_length);
-        w.begin_object().key("id").string({ id, id_len }).key("text");
+        const size_t overhead = docs::result_overhead({ id, id_len }, { meta, r.metadata_length }) + 64;
+        if (left < overhead + 64) { // (its id is not in `missing`: `incomplete` says so)
+            incomplete = true;
+            break;
+        }
         const size_t want = docs::json_string_bytes(body);
-        const bool cut = docs::write_text(w, body, want < budget ? want : budget);
-        budget -= want < budget ? want : budget;
+        const size_t room = want < left - overhead ? want : left - overhead;
+        left -= overhead + room;
+        w.begin_object().key("id").string({ id, id_len }).key("text");
+        const bool cut = docs::write_text(w, body, room);
         w.key("metadata");
         docs::write_metadata(w, { meta, r.metadata_length });
         w.key("text_bytes").number(r.text_length);
@@ -84,7 +91,10 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         const char* at = missing_ids + i * (docs::kMaxId + 1);
         w.string({ at + 1, static_cast<size_t>(static_cast<unsigned char>(at[0])) });
     }
-    w.end_array().end_object();
+    w.end_array();
+    if (incomplete)
+        w.key("incomplete").boolean(true);
+    w.end_object();
     return true;
 }
 

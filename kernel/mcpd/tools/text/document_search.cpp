@@ -12,20 +12,19 @@
 namespace mcpd::tools {
 namespace {
 
-constexpr size_t kTextsBudget = 48 * 1024; // of a result's 64 KiB, for the texts together
-
 constexpr const char* kSearchIn =
     R"({"type":"object","properties":{"collection":)" NAME_SCHEMA R"(,)"
     R"("query":{"type":"string","minLength":1,"maxLength":4096,"description":"what to look for, in words"},)"
     R"("k":{"type":"integer","minimum":1,"maximum":100,"description":"how many documents at most, default 10"},)"
     R"("mode":{"type":"string","enum":["hybrid","lexical","semantic"],"description":"hybrid (default): words and meaning fused; lexical: the query's words (BM25); semantic: meaning, by the embedder's vectors"},)"
     R"("filter":{"type":"object","additionalProperties":{"type":["string","number"],"maxLength":1024,"minimum":-1e308,"maximum":1e308},"description":"only documents whose metadata has each of these members, equal"},)"
-    R"("text_bytes":{"type":"integer","minimum":64,"maximum":49152,"description":"each result's text is cut past this many bytes (default 2048), all results sharing 48 KiB"}},)"
+    R"("text_bytes":{"type":"integer","minimum":64,"maximum":49152,"description":"each result's text is cut past this many bytes (default 2048), all results sharing the call's output limit"}},)"
     R"("required":["collection","query"],"additionalProperties":false})";
 constexpr const char* kSearchOut =
     R"({"type":"object","properties":{"mode":{"type":"string"},"results":{"type":"array","items":{"type":"object","properties":{)"
     R"("id":{"type":"string"},"score":{"type":"number"},"text":{"type":"string"},"metadata":{"type":"object"},)"
-    R"("truncated":{"type":"boolean","description":"the text was cut: document_get has all of it"}},"required":["id","score","text","metadata"]}}},)"
+    R"("truncated":{"type":"boolean","description":"the text was cut: document_get has all of it"}},"required":["id","score","text","metadata"]}},)"
+    R"("incomplete":{"type":"boolean","description":"fewer results than found: the call's output limit was reached - ask for a smaller text_bytes or k"}},)"
     R"("required":["mode","results"]})";
 
 uint32_t mode_of(const json::Value& v) {
@@ -68,12 +67,16 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         err = docs::error_of(n);
         return false;
     }
+    // The result's room (the call's output limit, some kept for the envelope): each result takes its
+    // id, metadata and text from it; a result that does not fit ends the list (`incomplete`).
+    size_t left = docs::result_room(ctx);
     size_t per_text = static_cast<size_t>(args.find("text_bytes").as_uint64().value_or(2048));
-    if (per_text > kTextsBudget / k)
-        per_text = kTextsBudget / k;
+    if (per_text > left / k)
+        per_text = left / k;
     static constexpr const char* kNames[] = { "hybrid", "lexical", "semantic" };
     w.begin_object().key("mode").string(kNames[mode]).key("results").begin_array();
     uint32_t kept = 0;
+    bool incomplete = false;
     for (int64_t i = 0; i < n && kept < k; ++i) {
         abi::DocRead r { reinterpret_cast<uint64_t>(text),
                          docs::kMaxText,
@@ -88,9 +91,18 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         const std::string_view metadata(meta, r.metadata_length);
         if (filtered && !docs::metadata_matches(metadata, filter))
             continue;
-        w.begin_object().key("id").string({ hits[i].id, hits[i].id_length }).key("score").number_f32(hits[i].score);
+        const std::string_view id(hits[i].id, hits[i].id_length);
+        const size_t overhead = docs::result_overhead(id, metadata);
+        if (left < overhead + 64) {
+            incomplete = true;
+            break;
+        }
+        const size_t text_room = per_text < left - overhead ? per_text : left - overhead;
+        const size_t text_json = docs::json_string_bytes({ text, r.text_length });
+        left -= overhead + (text_json < text_room ? text_json : text_room);
+        w.begin_object().key("id").string(id).key("score").number_f32(hits[i].score);
         w.key("text");
-        const bool cut = docs::write_text(w, { text, r.text_length }, per_text);
+        const bool cut = docs::write_text(w, { text, r.text_length }, text_room);
         w.key("metadata");
         docs::write_metadata(w, metadata);
         if (cut)
@@ -98,7 +110,10 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         w.end_object();
         ++kept;
     }
-    w.end_array().end_object();
+    w.end_array();
+    if (incomplete)
+        w.key("incomplete").boolean(true);
+    w.end_object();
     return true;
 }
 

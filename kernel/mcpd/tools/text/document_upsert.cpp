@@ -97,9 +97,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     char node[mcp::kProvenanceIdText];
     mcp::format_provenance_id(ctx.provenance(), node);
     if (stored < total) { // stopped between batches (the first `stored` documents are kept)
-        const bool late = ctx.expired();
-        err = late ? mcp::ToolError { mcp::ErrorCode::LimitTimeExceeded, "stopped at the wall-time limit" }
-                   : mcp::ToolError { mcp::ErrorCode::InternalError, "cancelled by the client", "cancelled" };
+        err = vec::stopped_error(ctx.expired());
         return false;
     }
     w.begin_object().key("stored").number(stored).key("documents").number(st.count);

@@ -69,6 +69,11 @@ mcp::ToolError error_of(int64_t rc) {
     }
 }
 
+mcp::ToolError stopped_error(bool late) {
+    return late ? mcp::ToolError { mcp::ErrorCode::LimitTimeExceeded, "stopped at the wall-time limit" }
+                : mcp::ToolError { mcp::ErrorCode::InternalError, "cancelled by the client", "cancelled" };
+}
+
 bool read_consistency(const json::Value& args, uint32_t cap, const abi::VectorStats& stats, Consistency& out,
                       mcp::ToolError& err) {
     if (!stats.replicated) {

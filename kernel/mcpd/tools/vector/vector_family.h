@@ -28,6 +28,8 @@ constexpr uint64_t kMaxId = 9007199254740991ull; // 2^53 - 1: exact in every JSO
 
 // A negative system call result as the envelope error a client can act on.
 mcp::ToolError error_of(int64_t rc);
+// A call stopped part-way: at its wall-time limit (late), or cancelled by its client.
+mcp::ToolError stopped_error(bool late);
 
 const char* metric_name(uint32_t metric);
 

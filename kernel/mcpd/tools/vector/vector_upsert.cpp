@@ -195,8 +195,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         bool late = ctx.expired();
         KLOG_NOTICE("mcp: vector_upsert %s after %zu of %zu vectors; the first %zu ids are stored",
                     late ? "stopped at the wall-time limit" : "cancelled", done, n, done);
-        err = late ? mcp::ToolError { mcp::ErrorCode::LimitTimeExceeded, "stopped at the wall-time limit" }
-                   : mcp::ToolError { mcp::ErrorCode::InternalError, "cancelled by the client", "cancelled" };
+        err = stopped_error(late);
         return false;
     }
     abi::VectorStats st {};
