@@ -8,6 +8,7 @@
 #include "buffers.h"
 #include "handlers.h"
 
+#include <storage/records.h>
 #include <text/doc_batch.h>
 
 #include <cstring>
@@ -19,7 +20,7 @@ int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
 int64_t finish_outcome(ipc::Outcome o) { return o.blocked ? kBlocked : o.value; }
 vector::Collection& collection(const kcap::Resolved& o) { return *static_cast<vector::Collection*>(o.object); }
 
-constexpr uint64_t kMaxBatch = 256 * 1024 - 72; // a log record holds one (storage/records.h)
+constexpr uint64_t kMaxBatch = storage::kMaxDocumentRecord - storage::kRecordPrefix; // a log record holds one
 
 // A change's bytes, copied from the caller into the kernel (`extra` bytes more after them for
 // the worker's own use), then parsed as `Parsed` reads them: what the worker applies and the

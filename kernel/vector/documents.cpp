@@ -139,7 +139,7 @@ int64_t stats(const Collection& c, abi::VectorStats& out) {
     out.count = t.count();
     out.bytes_used = t.bytes_live() + t.bytes_garbage();
     out.bytes_budget = 4096ull << c.order;
-    out.dim = c.docs.semantic() ? embedder::model()->dim() : 0;
+    out.dim = c.docs.semantic() ? embedder::dim() : 0;
     out.metric = static_cast<uint32_t>(hnsw::Metric::Cosine);
     out.writes = c.writes;
     out.serial = c.serial;

@@ -2,27 +2,18 @@
 
 #include <cstring>
 
+#include <ktl/le_bytes.h>
+
 namespace text {
 namespace {
 
-void put16(std::byte* p, uint16_t v) { std::memcpy(p, &v, 2); }
-void put32(std::byte* p, uint32_t v) { std::memcpy(p, &v, 4); }
-void put64(std::byte* p, uint64_t v) { std::memcpy(p, &v, 8); }
-uint16_t get16(const std::byte* p) {
-    uint16_t v;
-    std::memcpy(&v, p, 2);
-    return v;
-}
-uint32_t get32(const std::byte* p) {
-    uint32_t v;
-    std::memcpy(&v, p, 4);
-    return v;
-}
-uint64_t get64(const std::byte* p) {
-    uint64_t v;
-    std::memcpy(&v, p, 8);
-    return v;
-}
+// Little-endian fields, as lib/storage's records write theirs.
+constexpr auto put16 = ktl::put_le<uint16_t>;
+constexpr auto put32 = ktl::put_le<uint32_t>;
+constexpr auto put64 = ktl::put_le<uint64_t>;
+constexpr auto get16 = ktl::get_le<uint16_t>;
+constexpr auto get32 = ktl::get_le<uint32_t>;
+constexpr auto get64 = ktl::get_le<uint64_t>;
 
 bool within_bounds(size_t id, size_t text, size_t metadata) {
     return id >= 1 && id <= kMaxDocId && text <= kMaxDocText && metadata <= kMaxDocMetadata;

@@ -8,11 +8,13 @@
 
 #include <mcp/policy/provenance.h>
 #include <mcp/policy/roles.h>
+#include <text/doc_batch.h>
 
 namespace mcpd::tools {
 namespace {
 
 constexpr size_t kMaxIds = 16;
+constexpr size_t kMissingBytes = text::kIdListHeader + kMaxIds * (1 + docs::kMaxId);
 
 constexpr const char* kGetIn = R"({"type":"object","properties":{"collection":)" NAME_SCHEMA R"(,)"
                                R"("ids":{"type":"array","minItems":1,"maxItems":16,"items":)" DOC_ID_SCHEMA R"(}},)"
@@ -26,15 +28,16 @@ constexpr const char* kGetOut =
     R"("required":["documents","missing"]})";
 
 bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
-    vec::Scratch mem(docs::kMaxText + docs::kMaxMetadata + kMaxIds * (docs::kMaxId + 1));
+    vec::Scratch mem(docs::kMaxText + docs::kMaxMetadata + kMissingBytes);
     if (!mem.ok()) {
         err = { mcp::ErrorCode::InternalError, "no memory for the documents", "no_memory" };
         return false;
     }
     char* text = mem.as<char>();
     char* meta = mem.as<char>(docs::kMaxText);
-    char* missing_ids = mem.as<char>(docs::kMaxText + docs::kMaxMetadata); // (length byte, then the id)
-    size_t missing = 0;
+    // The ids not stored, as an id list (lib/text/doc_batch.h), written back after the documents.
+    const std::span<std::byte> missing_list(mem.as<std::byte>(docs::kMaxText + docs::kMaxMetadata), kMissingBytes);
+    text::IdListWriter missing(missing_list);
     size_t left = docs::result_room(ctx);
     bool incomplete = false;
     w.begin_object().key("documents").begin_array();
@@ -55,11 +58,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
                          0 };
         const int64_t rc = sys::doc_get(ctx.cap, id, id_len, &r);
         if (rc == -static_cast<int64_t>(ktl::Error::NotFound)) {
-            char* at = missing_ids + missing * (docs::kMaxId + 1);
-            at[0] = static_cast<char>(id_len);
-            for (size_t i = 0; i < id_len; ++i)
-                at[1 + i] = id[i];
-            ++missing;
+            (void)missing.add({ id, id_len }); // (room for every id a call may name)
             continue;
         }
         if (rc < 0) {
@@ -87,9 +86,10 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         w.key("provenance_node_id").string(node).end_object();
     }
     w.end_array().key("missing").begin_array();
-    for (size_t i = 0; i < missing; ++i) {
-        const char* at = missing_ids + i * (docs::kMaxId + 1);
-        w.string({ at + 1, static_cast<size_t>(static_cast<unsigned char>(at[0])) });
+    if (missing.count() > 0) {
+        auto list = text::IdList::parse(missing_list.first(missing.finish()));
+        for (std::string_view id; list && list->next(id);)
+            w.string(id);
     }
     w.end_array();
     if (incomplete)

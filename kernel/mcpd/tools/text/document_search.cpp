@@ -27,8 +27,10 @@ constexpr const char* kSearchOut =
     R"("incomplete":{"type":"boolean","description":"fewer results than found: the call's output limit was reached - ask for a smaller text_bytes or k"}},)"
     R"("required":["mode","results"]})";
 
+// DocQuery's modes by number (abi/vector.h).
+constexpr const char* kModes[] = { "hybrid", "lexical", "semantic" };
+
 uint32_t mode_of(const json::Value& v) {
-    static constexpr const char* kModes[] = { "hybrid", "lexical", "semantic" };
     for (uint32_t m = 0; m < 3; ++m)
         if (v.string_equals(kModes[m]))
             return m;
@@ -73,8 +75,7 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
     size_t per_text = static_cast<size_t>(args.find("text_bytes").as_uint64().value_or(2048));
     if (per_text > left / k)
         per_text = left / k;
-    static constexpr const char* kNames[] = { "hybrid", "lexical", "semantic" };
-    w.begin_object().key("mode").string(kNames[mode]).key("results").begin_array();
+    w.begin_object().key("mode").string(kModes[mode]).key("results").begin_array();
     uint32_t kept = 0;
     bool incomplete = false;
     for (int64_t i = 0; i < n && kept < k; ++i) {
