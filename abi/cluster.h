@@ -139,18 +139,35 @@ struct MemberInfo {
     uint64_t state_for_ns;      // time in the current state
 };
 
-// A federated search (fed_search): a query for every live node's collection of this name.
+// A federated search (fed_search): a query for every live node's collection of this name; or
+// (mode kFedVoter*) a read of a replicated collection this node holds no copy of, asked of the
+// collection's voters, the first to answer serving it (docs/replication.md "Reads from outside a
+// group").
+enum FedMode : uint8_t {
+    kFedEveryNode = 0,         // every live node's own collection, merged (op search only)
+    kFedVoterLinearizable = 1, // a voter answers after a read index through the collection's group
+    kFedVoterLocal = 2,        // a voter answers from its copy as it is (possibly stale)
+};
+enum FedOp : uint8_t {
+    kFedSearch = 0, // the k nearest to `vector` (dim floats)
+    kFedGet = 1,    // the vectors of k ids at `vector` (const uint64_t*), as many as one answer holds
+    kFedStats = 2,  // the collection's VectorStats
+};
 struct FedQuery {
     char name[65]; // the collection's name (NUL-terminated)
-    uint8_t reserved[3];
-    uint32_t dim;         // floats at `vector`
-    uint32_t k, ef;       // as vec_search
+    uint8_t mode;  // FedMode
+    uint8_t op;    // FedOp
+    uint8_t reserved;
+    uint32_t dim;         // search: floats at `vector`
+    uint32_t k, ef;       // search: as vec_search; get: the ids at `vector`
     uint32_t deadline_ms; // answers gathered until then (the nodes still silent are named missing)
-    uint64_t vector;      // const float*: the query
+    uint64_t vector;      // search: const float*, the query; get: const uint64_t*, the ids
 };
 
 constexpr uint32_t kFedMaxK = 100;
-constexpr uint32_t kFedMaxNodes = 32; // nodes asked in one search (self included)
+constexpr uint32_t kFedMaxNodes = 32;      // nodes asked in one search (self included)
+constexpr uint32_t kFedMaxGetIds = 16;     // ids one get asks for
+constexpr uint32_t kFedMaxPayload = 18432; // what one answer of a get or stats carries
 
 struct FedHit {
     uint64_t id;
@@ -158,16 +175,34 @@ struct FedHit {
     uint32_t node; // index into FedResult::nodes: whose copy answered it
 };
 
+// One vector of a get's payload: id, provenance node, then the collection's `dim` floats.
+struct FedVectorHead {
+    uint64_t id;
+    uint64_t provenance;
+};
+
 // fed_result: the merged top k (ascending distance, each id once), the nodes that answered with a
 // collection of that name, those that hold none or one that does not fit the query, and those
-// asked that did not answer before the deadline.
+// asked that did not answer before the deadline. A read from outside (mode kFedVoter*): the one
+// voter that served it (nodes[0], answered 1; 0: none could), and for a get or stats its payload.
 struct FedResult {
     uint32_t count, answered, missing, without;
-    uint32_t partial; // 1: some node asked did not answer
-    uint32_t reserved;
+    uint32_t partial;   // 1: some node asked did not answer
+    uint32_t confirmed; // 1: served after a read index (kFedVoterLinearizable)
     FedHit hits[kFedMaxK];
     char nodes[kFedMaxNodes][32];         // answered (the first `answered`)
     char missing_nodes[kFedMaxNodes][32]; // did not answer (the first `missing`)
+    // get: `count` FedVectorHead + dim floats each, dim in `payload_dim` (ids asked and not among
+    // them: not found when `complete`, else not sent yet: ask again); stats: a VectorStats.
+    uint32_t payload_bytes, payload_dim;
+    uint32_t complete;  // get: every id asked was answered (found or not)
+    uint32_t not_found; // get: ids the voter does not hold, their ids in `absent`
+    // answered 0: what the last voter to answer said (1 it holds no copy, 2 the query does not
+    // fit the collection, 3 it could not confirm the read), 0 when none answered.
+    uint32_t refusal;
+    uint32_t reserved;
+    uint64_t absent[kFedMaxGetIds];
+    alignas(8) uint8_t payload[kFedMaxPayload];
 };
 
 struct PingInfo {

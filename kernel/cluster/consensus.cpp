@@ -325,6 +325,28 @@ uint32_t placed_elsewhere_dim(std::string_view name) {
     return e && !e->has_voter(g_self_ip) ? e->dim : 0;
 }
 
+int64_t peer_read_begin(std::string_view name) {
+    const raftdir::Entry* e = g_group0.running() ? g_group0.directory().find(name) : nullptr;
+    if (!e || !e->has_voter(g_self_ip))
+        return -static_cast<int64_t>(ktl::Error::NotFound);
+    ReplicaApplier::Route r {};
+    if (!route(e->group, r))
+        return -static_cast<int64_t>(ktl::Error::NotVoter);
+    auto ticket = r.applier->peer_read(*r.member, *r.forwarder, name, sys::clock());
+    return ticket ? static_cast<int64_t>(*ticket) : -static_cast<int64_t>(ticket.error());
+}
+
+int64_t peer_read_state(uint64_t ticket) { return ReplicaApplier::peer_read_state(ticket); }
+
+size_t voters_of(std::string_view name, uint32_t* out, size_t max) {
+    const raftdir::Entry* e = g_group0.running() ? g_group0.directory().find(name) : nullptr;
+    if (!e)
+        return 0;
+    for (uint8_t i = 0; i < e->voter_count && i < max; ++i)
+        out[i] = e->voters[i];
+    return e->voter_count;
+}
+
 void fill(cluster_abi::ClusterInfo& out) {
     g_group0.fill(out);
     for (const ConsensusGroup* g : g_groups)

@@ -45,6 +45,16 @@ bool placed_elsewhere(std::string_view name);
 // The dimension of such a collection as its placement says (0: not placed elsewhere, or placed by
 // a kernel whose placements did not say).
 uint32_t placed_elsewhere_dim(std::string_view name);
+// Reads from outside a group (the cluster task's; federation.h). A linearizable read of replicated
+// collection `name` that another node asked this one, a voter of its group, to serve: a read index
+// through that group. Its ticket (> 0), or -ktl::Error: NotFound (no placement names this node for
+// it), NotVoter (its group's member does not run here yet), NotLeader, WouldBlock.
+int64_t peer_read_begin(std::string_view name);
+// 0 while it waits, 1 once this node's copy has applied the log up to the read index, or -error.
+int64_t peer_read_state(uint64_t ticket);
+// The voters group 0's directory (as applied here) names for collection `name`: their count (0:
+// not placed), at most `max` written to `out`.
+size_t voters_of(std::string_view name, uint32_t* out, size_t max);
 // The group's part of cluster_info (IRQs masked).
 void fill(cluster_abi::ClusterInfo& out);
 

@@ -25,7 +25,7 @@ struct Slot {
     uint32_t owner = 0; // the task that asked: only it fetches the result
     uint64_t since_ns = 0;
     cluster_abi::FedQuery query {};
-    float* vector = nullptr;               // kheap: query.dim floats
+    void* input = nullptr;                 // kheap: what the query carries (input_bytes)
     cluster_abi::FedResult* out = nullptr; // kheap: once done
     sched::WaitQueue waiter;               // its caller, while it waits for the result
 };
@@ -34,8 +34,8 @@ uint32_t g_next_id = 0;
 
 void release(Slot& s) {
     sched::wake_all(s.waiter, 0); // (asking again, it finds nothing: -NotFound)
-    if (s.vector)
-        kheap::free(s.vector);
+    if (s.input)
+        kheap::free(s.input);
     if (s.out)
         kheap::free(s.out);
     s = Slot {};
@@ -45,15 +45,34 @@ int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
 
 } // namespace
 
-int64_t submit(const cluster_abi::FedQuery& query, const float* vector) {
-    if (query.dim == 0 || query.dim > kMaxDim || query.k == 0 || query.k > cluster_abi::kFedMaxK)
+size_t input_bytes(const cluster_abi::FedQuery& q, bool& valid) {
+    valid = false;
+    if (q.mode > cluster_abi::kFedVoterLocal || q.op > cluster_abi::kFedStats ||
+        (q.mode == cluster_abi::kFedEveryNode && q.op != cluster_abi::kFedSearch))
+        return 0;
+    switch (q.op) {
+    case cluster_abi::kFedSearch:
+        valid = q.dim != 0 && q.dim <= kMaxDim && q.k != 0 && q.k <= cluster_abi::kFedMaxK;
+        return valid ? q.dim * sizeof(float) : 0;
+    case cluster_abi::kFedGet:
+        valid = q.dim == 0 && q.k != 0 && q.k <= cluster_abi::kFedMaxGetIds;
+        return valid ? q.k * sizeof(uint64_t) : 0;
+    default: valid = q.dim == 0 && q.k == 0; return 0;
+    }
+}
+
+int64_t submit(const cluster_abi::FedQuery& query, const void* input) {
+    bool valid = false;
+    const size_t bytes = input_bytes(query, valid);
+    if (!valid)
         return err(ktl::Error::InvalidArgs);
     // The kernel's, not the caller's: a caller that ends does not take the query with it.
-    auto mem = kheap::alloc_for(kheap::Owner::Kernel, query.dim * sizeof(float));
+    auto mem = kheap::alloc_for(kheap::Owner::Kernel, bytes ? bytes : sizeof(uint64_t));
     if (!mem)
         return err(ktl::Error::NoMemory);
-    auto* copy = static_cast<float*>(*mem);
-    std::memcpy(copy, vector, query.dim * sizeof(float));
+    void* copy = *mem;
+    if (bytes)
+        std::memcpy(copy, input, bytes);
     Slot* slot = nullptr;
     {
         arch::IrqGuard guard;
@@ -75,7 +94,7 @@ int64_t submit(const cluster_abi::FedQuery& query, const float* vector) {
             slot->query.name[sizeof slot->query.name - 1] = '\0';
             const uint32_t ms = query.deadline_ms ? query.deadline_ms : 2000;
             slot->query.deadline_ms = ms < kMinDeadlineMs ? kMinDeadlineMs : ms > kMaxDeadlineMs ? kMaxDeadlineMs : ms;
-            slot->vector = copy;
+            slot->input = copy;
         }
     }
     if (!slot) {
@@ -102,7 +121,7 @@ ipc::Outcome result(uint32_t id, cluster_abi::FedResult* out) {
     return { false, err(ktl::Error::NotFound) };
 }
 
-uint32_t take(cluster_abi::FedQuery& query, float* vector) {
+uint32_t take(cluster_abi::FedQuery& query, void* input) {
     arch::IrqGuard guard;
     Slot* oldest = nullptr;
     for (auto& s : g_slots)
@@ -111,7 +130,8 @@ uint32_t take(cluster_abi::FedQuery& query, float* vector) {
     if (!oldest)
         return 0;
     query = oldest->query;
-    std::memcpy(vector, oldest->vector, oldest->query.dim * sizeof(float));
+    bool valid = false;
+    std::memcpy(input, oldest->input, input_bytes(oldest->query, valid));
     oldest->state = State::Taken;
     return oldest->id;
 }

@@ -18,17 +18,21 @@ constexpr size_t kSlots = 4;
 constexpr uint32_t kMaxDim = 4096;
 
 // --- system call side ---
-// A copy of the query (and its floats) is kept; returns its id (> 0), or -WouldBlock (every slot
-// in use), -InvalidArgs, -NoMemory.
-int64_t submit(const cluster_abi::FedQuery& query, const float* vector);
+// What a query carries at its `vector` (0: nothing), or 0 with `valid` false for a query that does
+// not add up (its mode, op, dim and k).
+size_t input_bytes(const cluster_abi::FedQuery& query, bool& valid);
+// A copy of the query (and what it carries) is kept; returns its id (> 0), or -WouldBlock (every
+// slot in use), -InvalidArgs, -NoMemory.
+int64_t submit(const cluster_abi::FedQuery& query, const void* input);
 // 1 with the result copied to `out` (the slot is then free), -NotFound (no such search of the
 // calling task's: a search's result is its caller's only); while it gathers, the caller waits
 // (blocked) until it is merged or 100 ms passed, answered 0 or -TimedOut: it asks again.
 ipc::Outcome result(uint32_t id, cluster_abi::FedResult* out);
 
 // --- the cluster task ---
-// The oldest query not yet taken: its id, a copy of it and its floats (at most kMaxDim). 0: none.
-uint32_t take(cluster_abi::FedQuery& query, float* vector);
+// The oldest query not yet taken: its id, a copy of it and of what it carries (at most kMaxDim
+// floats' bytes). 0: none.
+uint32_t take(cluster_abi::FedQuery& query, void* input);
 // The merged result of search `id` (left for the caller's next fed_result).
 void complete(uint32_t id, const cluster_abi::FedResult& result);
 

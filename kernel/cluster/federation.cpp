@@ -10,25 +10,37 @@
 
 #include <ktl/le_bytes.h>
 #include <new>
+#include <raft/directory.h>
+#include <string_view>
 
 namespace clusterd {
 namespace {
 
-enum Type : uint8_t { kAsk = 1, kAnswer = 2 };
-enum Status : uint8_t { kHits = 0, kNone = 1, kUnfit = 2 };
+enum Type : uint8_t { kAsk = 1, kAnswer = 2, kReadAnswer = 3 };
+enum Status : uint8_t { kHits = 0, kNone = 1, kUnfit = 2, kUnconfirmed = 3 };
 constexpr uint8_t kNoMetric = 0xff; // an answer without a collection
 
 constexpr size_t kAskHeader = 4 + 4 * 4 + 1;
 constexpr size_t kAnswerHeader = 4 + 4 + 4;
+constexpr size_t kReadHeader = 4 + 4 * 4; // then the ids not found, the payload's length, the payload
 constexpr size_t kHit = 12;
+constexpr size_t kVectorHead = sizeof(cluster_abi::FedVectorHead);
 constexpr uint32_t kDefaultDeadlineMs = 2000;
+// A read from outside waits this long at most for its read index here (the asker's deadline is 8 s).
+constexpr uint64_t kPendingNs = 8'000'000'000ull;
 static_assert(kAskHeader + 64 + fed::kMaxDim * sizeof(float) <= Federation::kMaxMessage);
 static_assert(kAnswerHeader + cluster_abi::kFedMaxK * kHit + 1 + 31 <= Federation::kMaxMessage);
+static_assert(kReadHeader + cluster_abi::kFedMaxGetIds * 8 + 4 + cluster_abi::kFedMaxPayload + 1 + 31 <=
+              Federation::kMaxMessage);
+static_assert(sizeof(abi::VectorStats) <= cluster_abi::kFedMaxPayload);
+static_assert(kVectorHead + fed::kMaxDim * sizeof(float) <= cluster_abi::kFedMaxPayload); // one always fits
 
 alignas(raftwire::Reassembler) unsigned char g_reassemblers[Federation::kSenders][sizeof(raftwire::Reassembler)];
 uint8_t g_storage[Federation::kSenders][Federation::kMaxMessage];
-alignas(8) uint8_t g_out[Federation::kMaxMessage]; // the message being sent (one task)
-alignas(8) float g_query[fed::kMaxDim];            // a query being asked or served
+alignas(8) uint8_t g_out[Federation::kMaxMessage];                           // the message being sent (one task)
+alignas(8) float g_query[fed::kMaxDim];                                      // a query being asked or served
+alignas(8) float g_vector[fed::kMaxDim];                                     // a vector a get reads
+alignas(8) uint8_t g_pending[Federation::kPending][Federation::kMaxMessage]; // reads waiting for their index
 abi::Hit g_hits[cluster_abi::kFedMaxK];
 
 using ktl::get_le;
@@ -99,10 +111,12 @@ void Federation::receive(uint32_t ip, uint16_t port, std::span<const uint8_t> da
     if (s->in->feed(h, slice) != raftwire::Reassembler::Result::Complete)
         return;
     const std::span<const uint8_t> message = s->in->message();
-    if (message.size() >= 4 && message[0] == kAsk && get_le(message.data() + 1, 3) == 0)
+    if (message.size() >= 4 && message[0] == kAsk && message[3] == 0)
         serve(ip, port, message);
     else if (message.size() >= 4 && message[0] == kAnswer)
         answered(ip, message);
+    else if (message.size() >= 4 && message[0] == kReadAnswer)
+        answered_read(ip, message);
 }
 
 uint8_t Federation::search_here(const char* name, size_t name_len, uint32_t k, uint32_t ef, uint32_t dim,
@@ -128,40 +142,136 @@ uint8_t Federation::search_here(const char* name, size_t name_len, uint32_t k, u
     return status;
 }
 
-// Another node's search: this node's own top k, answered to it.
-void Federation::serve(uint32_t ip, uint16_t port, std::span<const uint8_t> m) {
+namespace {
+
+// A request that adds up: its mode, op, sizes and name (its payload's length exactly as they say).
+bool well_formed(std::span<const uint8_t> m) {
     if (m.size() < kAskHeader)
-        return;
-    const uint32_t id = static_cast<uint32_t>(get_le(m.data() + 4, 4)),
-                   k = static_cast<uint32_t>(get_le(m.data() + 8, 4)),
-                   ef = static_cast<uint32_t>(get_le(m.data() + 12, 4)),
+        return false;
+    const uint8_t mode = m[1], op = m[2];
+    const uint32_t k = static_cast<uint32_t>(get_le(m.data() + 8, 4)),
                    dim = static_cast<uint32_t>(get_le(m.data() + 16, 4));
     const uint8_t name_len = m[20];
-    if (k == 0 || k > cluster_abi::kFedMaxK || dim == 0 || dim > fed::kMaxDim || name_len == 0 ||
-        name_len > abi::kMaxNameLength || m.size() != kAskHeader + name_len + size_t(dim) * sizeof(float))
+    if (mode > cluster_abi::kFedVoterLocal || op > cluster_abi::kFedStats ||
+        (mode == cluster_abi::kFedEveryNode && op != cluster_abi::kFedSearch) || name_len == 0 ||
+        name_len > abi::kMaxNameLength || m.size() < kAskHeader + name_len ||
+        !abi::valid_collection_name({ reinterpret_cast<const char*>(m.data() + kAskHeader), name_len }))
+        return false;
+    const size_t payload = m.size() - kAskHeader - name_len;
+    switch (op) {
+    case cluster_abi::kFedSearch:
+        return k != 0 && k <= cluster_abi::kFedMaxK && dim != 0 && dim <= fed::kMaxDim &&
+               payload == size_t(dim) * sizeof(float);
+    case cluster_abi::kFedGet:
+        return k != 0 && k <= cluster_abi::kFedMaxGetIds && dim == 0 && payload == size_t(k) * sizeof(uint64_t);
+    default: return k == 0 && dim == 0 && payload == 0;
+    }
+}
+
+std::string_view request_name(std::span<const uint8_t> m) {
+    return { reinterpret_cast<const char*>(m.data() + kAskHeader), m[20] };
+}
+
+} // namespace
+
+// Another node's request: this node's own top k (or, read from outside, a voter's copy) answered
+// to it; a linearizable read from outside once its read index is applied here.
+void Federation::serve(uint32_t ip, uint16_t port, std::span<const uint8_t> m) {
+    if (!well_formed(m))
         return;
-    const char* name = reinterpret_cast<const char*>(m.data() + kAskHeader);
-    if (!abi::valid_collection_name({ name, name_len }))
+    if (m[1] != cluster_abi::kFedVoterLinearizable) {
+        execute(ip, port, m);
         return;
-    char name_copy[abi::kMaxNameLength + 1];
-    std::memcpy(name_copy, name, name_len);
-    std::memcpy(g_query, m.data() + kAskHeader + name_len, dim * sizeof(float));
-    uint32_t count = 0;
-    bool replicated = false;
-    uint8_t metric = kNoMetric;
-    const uint8_t status = search_here(name_copy, name_len, k, ef, dim, g_query, count, replicated, metric);
-    g_out[0] = kAnswer;
-    g_out[1] = status;
-    g_out[2] = replicated ? 1 : 0;
-    g_out[3] = metric;
-    put_le(g_out + 4, id, 4);
-    put_le(g_out + 8, count, 4);
-    size_t at = kAnswerHeader;
-    for (uint32_t i = 0; i < count; ++i, at += kHit) {
-        put_le(g_out + at, g_hits[i].id, 8);
-        uint32_t bits;
-        std::memcpy(&bits, &g_hits[i].distance, 4);
-        put_le(g_out + at + 8, bits, 4);
+    }
+    Pending* free = nullptr;
+    for (auto& p : m_pending)
+        if (p.length == 0 && !free)
+            free = &p;
+    const int64_t read = free ? consensus::peer_read_begin(request_name(m)) : -int64_t(ktl::Error::WouldBlock);
+    if (read <= 0) {
+        refuse(ip, port, m, read == -int64_t(ktl::Error::NotFound) ? kNone : kUnconfirmed);
+        return;
+    }
+    const size_t i = static_cast<size_t>(free - m_pending);
+    std::memcpy(g_pending[i], m.data(), m.size());
+    *free = Pending { ip, port, static_cast<uint16_t>(m.size()), static_cast<uint64_t>(read), sys::clock_ns() };
+}
+
+void Federation::serve_pending(uint64_t now_ns) {
+    for (size_t i = 0; i < kPending; ++i) {
+        Pending& p = m_pending[i];
+        if (p.length == 0)
+            continue;
+        const int64_t state = consensus::peer_read_state(p.read);
+        if (state == 0 && now_ns - p.since_ns < kPendingNs)
+            continue;
+        const std::span<const uint8_t> m(g_pending[i], p.length);
+        if (state == 1)
+            execute(p.ip, p.port, m);
+        else
+            refuse(p.ip, p.port, m, kUnconfirmed);
+        p = Pending {};
+    }
+}
+
+void Federation::refuse(uint32_t ip, uint16_t port, std::span<const uint8_t> m, uint8_t status) {
+    size_t at = 0;
+    if (m[2] == cluster_abi::kFedSearch) {
+        g_out[0] = kAnswer;
+        g_out[1] = status;
+        g_out[2] = 0;
+        g_out[3] = kNoMetric;
+        put_le(g_out + 4, get_le(m.data() + 4, 4), 4);
+        put_le(g_out + 8, 0, 4);
+        at = kAnswerHeader;
+    } else {
+        std::memset(g_out, 0, kReadHeader + 4);
+        g_out[0] = kReadAnswer;
+        g_out[1] = status;
+        put_le(g_out + 4, get_le(m.data() + 4, 4), 4);
+        at = kReadHeader + 4; // (no ids, no payload)
+    }
+    const size_t self_len = std::strlen(m_self);
+    g_out[at] = static_cast<uint8_t>(self_len);
+    std::memcpy(g_out + at + 1, m_self, self_len);
+    ++m_counters.served;
+    (void)send(ip, port, { g_out, at + 1 + self_len });
+}
+
+void Federation::execute(uint32_t ip, uint16_t port, std::span<const uint8_t> m) {
+    const uint32_t id = static_cast<uint32_t>(get_le(m.data() + 4, 4));
+    size_t at = 0;
+    if (m[2] == cluster_abi::kFedGet) {
+        at = get_here(m, id);
+    } else if (m[2] == cluster_abi::kFedStats) {
+        at = stats_here(m, id);
+    } else {
+        const uint32_t k = static_cast<uint32_t>(get_le(m.data() + 8, 4)),
+                       ef = static_cast<uint32_t>(get_le(m.data() + 12, 4)),
+                       dim = static_cast<uint32_t>(get_le(m.data() + 16, 4));
+        const std::string_view name = request_name(m);
+        char name_copy[abi::kMaxNameLength + 1];
+        std::memcpy(name_copy, name.data(), name.size());
+        std::memcpy(g_query, m.data() + kAskHeader + name.size(), dim * sizeof(float));
+        uint32_t count = 0;
+        bool replicated = false;
+        uint8_t metric = kNoMetric;
+        uint8_t status = search_here(name_copy, name.size(), k, ef, dim, g_query, count, replicated, metric);
+        if (m[1] != cluster_abi::kFedEveryNode && status == kHits && !replicated)
+            status = kNone; // (a collection of this node's own under that name is not the one asked for)
+        g_out[0] = kAnswer;
+        g_out[1] = status;
+        g_out[2] = replicated ? 1 : 0;
+        g_out[3] = metric;
+        put_le(g_out + 4, id, 4);
+        put_le(g_out + 8, status == kHits ? count : 0, 4);
+        at = kAnswerHeader;
+        for (uint32_t i = 0; status == kHits && i < count; ++i, at += kHit) {
+            put_le(g_out + at, g_hits[i].id, 8);
+            uint32_t bits;
+            std::memcpy(&bits, &g_hits[i].distance, 4);
+            put_le(g_out + at + 8, bits, 4);
+        }
     }
     const size_t self_len = std::strlen(m_self);
     g_out[at] = static_cast<uint8_t>(self_len);
@@ -169,6 +279,96 @@ void Federation::serve(uint32_t ip, uint16_t port, std::span<const uint8_t> m) {
     at += 1 + self_len;
     ++m_counters.served;
     (void)send(ip, port, { g_out, at });
+}
+
+namespace {
+
+// A replicated collection's capability here for a read from outside (-1: none such here).
+int64_t open_replica(uint32_t store, std::string_view name, abi::VectorStats& st) {
+    const int64_t slot = sys::store_open(store, name.data(), name.size(), abi::kRead);
+    if (slot < 0)
+        return -1;
+    if (sys::vec_stats(static_cast<uint64_t>(slot), &st) < 0 || st.replicated != abi::kStatsReplicated) {
+        sys::cap_delete(static_cast<uint64_t>(slot));
+        return -1;
+    }
+    return slot;
+}
+
+} // namespace
+
+// The vectors of the ids asked, in order, as many as the payload holds (at least one found).
+size_t Federation::get_here(std::span<const uint8_t> m, uint32_t id) {
+    const std::string_view name = request_name(m);
+    const uint32_t k = static_cast<uint32_t>(get_le(m.data() + 8, 4));
+    const uint8_t* ids = m.data() + kAskHeader + name.size();
+    abi::VectorStats st {};
+    const int64_t slot = open_replica(m_store, name, st);
+    const bool unfit = slot >= 0 && st.kind != 0;
+    uint32_t count = 0, absent = 0;
+    uint64_t absent_ids[cluster_abi::kFedMaxGetIds];
+    bool complete = slot >= 0 && !unfit;
+    // The payload follows the ids not found, which are known only at the end: built past their room.
+    const size_t payload_at = kReadHeader + cluster_abi::kFedMaxGetIds * 8 + 4;
+    size_t payload = 0;
+    for (uint32_t i = 0; complete && i < k; ++i) {
+        const uint64_t want = get_le(ids + size_t(i) * 8, 8);
+        const size_t entry = kVectorHead + size_t(st.dim) * sizeof(float);
+        if (payload + entry > cluster_abi::kFedMaxPayload) {
+            complete = false; // (the asker asks again for the rest)
+            break;
+        }
+        uint64_t node = 0;
+        const int64_t r = sys::vec_get(static_cast<uint64_t>(slot), want, g_vector, &node);
+        if (r == -static_cast<int64_t>(ktl::Error::NotFound)) {
+            absent_ids[absent++] = want;
+            continue;
+        }
+        if (r < 0) {
+            complete = false;
+            break;
+        }
+        uint8_t* e = g_out + payload_at + payload;
+        put_le(e, want, 8);
+        put_le(e + 8, node, 8);
+        std::memcpy(e + kVectorHead, g_vector, st.dim * sizeof(float));
+        payload += entry;
+        ++count;
+    }
+    if (slot >= 0)
+        sys::cap_delete(static_cast<uint64_t>(slot));
+    const size_t ids_at = kReadHeader, length_at = ids_at + size_t(absent) * 8;
+    if (length_at + 4 != payload_at) // the payload moved down behind the ids not found
+        std::memmove(g_out + length_at + 4, g_out + payload_at, payload);
+    g_out[0] = kReadAnswer;
+    g_out[1] = slot < 0 ? kNone : unfit ? kUnfit : kHits;
+    g_out[2] = complete ? 1 : 0;
+    g_out[3] = 0;
+    put_le(g_out + 4, id, 4);
+    put_le(g_out + 8, count, 4);
+    put_le(g_out + 12, st.dim, 4);
+    put_le(g_out + 16, absent, 4);
+    for (uint32_t i = 0; i < absent; ++i)
+        put_le(g_out + ids_at + size_t(i) * 8, absent_ids[i], 8);
+    put_le(g_out + length_at, payload, 4);
+    return length_at + 4 + payload;
+}
+
+size_t Federation::stats_here(std::span<const uint8_t> m, uint32_t id) {
+    abi::VectorStats st {};
+    const int64_t slot = open_replica(m_store, request_name(m), st);
+    if (slot >= 0)
+        sys::cap_delete(static_cast<uint64_t>(slot));
+    std::memset(g_out, 0, kReadHeader);
+    g_out[0] = kReadAnswer;
+    g_out[1] = slot < 0 ? kNone : kHits;
+    g_out[2] = 1;
+    put_le(g_out + 4, id, 4);
+    put_le(g_out + 12, st.dim, 4);
+    const size_t bytes = slot < 0 ? 0 : sizeof st;
+    put_le(g_out + kReadHeader, bytes, 4);
+    std::memcpy(g_out + kReadHeader + 4, &st, bytes);
+    return kReadHeader + 4 + bytes;
 }
 
 // Two hits are one vector only when they are one id of one node's collection, or one id of two
@@ -202,6 +402,55 @@ void Federation::merge(uint64_t id, float distance, uint32_t node) {
     }
 }
 
+// A read from outside that a voter served: the whole answer (the first that served it ends it).
+void Federation::answered_read(uint32_t ip, std::span<const uint8_t> m) {
+    if (m_id == 0 || m_mode == cluster_abi::kFedEveryNode || m.size() < kReadHeader + 4 ||
+        get_le(m.data() + 4, 4) != m_id)
+        return;
+    uint32_t t = 0;
+    while (t < m_target_count && !(m_targets[t].ip == ip && !m_heard[t]))
+        ++t;
+    if (t == m_target_count)
+        return;
+    const uint8_t status = m[1];
+    const uint32_t count = static_cast<uint32_t>(get_le(m.data() + 8, 4)),
+                   dim = static_cast<uint32_t>(get_le(m.data() + 12, 4)),
+                   absent = static_cast<uint32_t>(get_le(m.data() + 16, 4));
+    if (count > cluster_abi::kFedMaxGetIds || absent > cluster_abi::kFedMaxGetIds || dim > fed::kMaxDim)
+        return;
+    const size_t length_at = kReadHeader + size_t(absent) * 8;
+    if (m.size() < length_at + 4)
+        return;
+    const uint32_t payload = static_cast<uint32_t>(get_le(m.data() + length_at, 4));
+    const size_t name_at = length_at + 4 + payload;
+    if (payload > cluster_abi::kFedMaxPayload || m.size() < name_at + 1)
+        return;
+    const uint8_t name_len = m[name_at];
+    if (name_len == 0 || name_len > 31 || m.size() != name_at + 1 + name_len)
+        return;
+    const bool fits = m_op == cluster_abi::kFedGet ? payload == count * (kVectorHead + size_t(dim) * sizeof(float))
+                                                   : payload == sizeof(abi::VectorStats) && count == 0;
+    m_heard[t] = 1;
+    copy_name(m_targets[t].name, reinterpret_cast<const char*>(m.data() + name_at + 1), name_len);
+    if (status != kHits || !fits) {
+        m_result.refusal = status != kHits ? status : uint8_t(kUnconfirmed);
+        ++m_result.without;
+        return;
+    }
+    m_result.answered = 1;
+    copy_name(m_result.nodes[0], m_targets[t].name, std::strlen(m_targets[t].name));
+    m_result.confirmed = m_mode == cluster_abi::kFedVoterLinearizable ? 1 : 0;
+    m_result.count = count;
+    m_result.payload_dim = dim;
+    m_result.complete = m[2] ? 1 : 0;
+    m_result.not_found = absent;
+    for (uint32_t i = 0; i < absent; ++i)
+        m_result.absent[i] = get_le(m.data() + kReadHeader + size_t(i) * 8, 8);
+    m_result.payload_bytes = payload;
+    std::memcpy(m_result.payload, m.data() + length_at + 4, payload);
+    finish();
+}
+
 void Federation::answered(uint32_t ip, std::span<const uint8_t> m) {
     if (m_id == 0 || m.size() < kAnswerHeader || get_le(m.data() + 4, 4) != m_id)
         return;
@@ -220,6 +469,29 @@ void Federation::answered(uint32_t ip, std::span<const uint8_t> m) {
         return;
     m_heard[t] = 1;
     copy_name(m_targets[t].name, reinterpret_cast<const char*>(m.data() + name_at + 1), name_len);
+    if (m_mode != cluster_abi::kFedEveryNode) { // a read from outside: the first voter that serves it
+        if (status != kHits || replicated == 0) {
+            m_result.refusal = status != kHits ? status : uint8_t(kNone);
+            ++m_result.without;
+            if (status == kUnfit) // (every voter's copy has the one dimension)
+                finish();
+            return;
+        }
+        m_result.answered = 1;
+        m_replicated[0] = true;
+        m_result.confirmed = m_mode == cluster_abi::kFedVoterLinearizable ? 1 : 0;
+        copy_name(m_result.nodes[0], m_targets[t].name, std::strlen(m_targets[t].name));
+        for (uint32_t i = 0; i < count; ++i) {
+            const uint8_t* h = m.data() + kAnswerHeader + size_t(i) * kHit;
+            const uint32_t bits = static_cast<uint32_t>(get_le(h + 8, 4));
+            float distance;
+            std::memcpy(&distance, &bits, 4);
+            if (distance == distance)
+                merge(get_le(h, 8), distance, 0);
+        }
+        finish();
+        return;
+    }
     // Distances of another metric do not compare: that collection does not fit the query.
     if (status != kHits || (m_metric != kNoMetric && metric != m_metric)) {
         ++m_result.without;
@@ -243,13 +515,53 @@ void Federation::finish() {
     for (uint32_t t = 0; t < m_target_count; ++t)
         if (!m_heard[t] && m_result.missing < cluster_abi::kFedMaxNodes)
             copy_name(m_result.missing_nodes[m_result.missing++], m_targets[t].name, std::strlen(m_targets[t].name));
-    m_result.partial = m_result.missing || m_truncated ? 1 : 0;
+    m_result.partial = m_mode == cluster_abi::kFedEveryNode && (m_result.missing || m_truncated) ? 1 : 0;
     m_counters.partial += m_result.partial;
     fed::complete(m_id, m_result);
     m_id = 0;
 }
 
+size_t Federation::put_request(const cluster_abi::FedQuery& q, uint32_t id) {
+    const size_t name_len = strnlen(q.name, abi::kMaxNameLength);
+    size_t n = kAskHeader;
+    g_out[0] = kAsk;
+    g_out[1] = q.mode;
+    g_out[2] = q.op;
+    g_out[3] = 0;
+    put_le(g_out + 4, id, 4);
+    put_le(g_out + 8, q.k, 4);
+    put_le(g_out + 12, q.ef, 4);
+    put_le(g_out + 16, q.dim, 4);
+    g_out[20] = static_cast<uint8_t>(name_len);
+    std::memcpy(g_out + n, q.name, name_len);
+    n += name_len;
+    bool valid = false;
+    const size_t input = fed::input_bytes(q, valid); // (fed::take checked it)
+    std::memcpy(g_out + n, g_query, input);
+    return n + input;
+}
+
+void Federation::ask_voters(const cluster_abi::FedQuery& q, std::span<const Target> members) {
+    const std::string_view name(q.name, strnlen(q.name, abi::kMaxNameLength));
+    uint32_t voters[raftdir::kMaxVoters];
+    const size_t n = consensus::voters_of(name, voters, raftdir::kMaxVoters);
+    m_target_count = 0;
+    m_truncated = false;
+    for (const Target& t : members)
+        for (size_t i = 0; i < n && i < raftdir::kMaxVoters; ++i)
+            if (voters[i] == t.ip) {
+                m_heard[m_target_count] = 0;
+                m_targets[m_target_count++] = t;
+            }
+    const size_t bytes = put_request(q, m_id);
+    for (uint32_t t = 0; t < m_target_count; ++t)
+        (void)send(m_targets[t].ip, m_targets[t].port, { g_out, bytes });
+    if (m_target_count == 0)
+        finish();
+}
+
 void Federation::pump(uint64_t now_ns, std::span<const Target> members) {
+    serve_pending(now_ns);
     if (m_id != 0) {
         uint32_t heard = 0;
         for (uint32_t t = 0; t < m_target_count; ++t)
@@ -265,9 +577,15 @@ void Federation::pump(uint64_t now_ns, std::span<const Target> members) {
     ++m_counters.searches;
     m_id = id;
     m_k = q.k;
+    m_mode = q.mode;
+    m_op = q.op;
     m_result = cluster_abi::FedResult {};
     const uint64_t deadline_ms = q.deadline_ms ? q.deadline_ms : kDefaultDeadlineMs;
     m_deadline_ns = now_ns + deadline_ms * 1'000'000ull;
+    if (q.mode != cluster_abi::kFedEveryNode) {
+        ask_voters(q, members);
+        return;
+    }
     const size_t name_len = strnlen(q.name, abi::kMaxNameLength + 1);
     // This node's own copy first; a replicated one stands for every voter's.
     uint32_t count = 0;
@@ -298,18 +616,7 @@ void Federation::pump(uint64_t now_ns, std::span<const Target> members) {
         m_targets[m_target_count++] = t;
     }
     // The request, once for every member asked.
-    size_t n = kAskHeader;
-    g_out[0] = kAsk;
-    put_le(g_out + 1, 0, 3);
-    put_le(g_out + 4, id, 4);
-    put_le(g_out + 8, q.k, 4);
-    put_le(g_out + 12, q.ef, 4);
-    put_le(g_out + 16, q.dim, 4);
-    g_out[20] = static_cast<uint8_t>(name_len);
-    std::memcpy(g_out + n, q.name, name_len);
-    n += name_len;
-    std::memcpy(g_out + n, g_query, q.dim * sizeof(float));
-    n += q.dim * sizeof(float);
+    const size_t n = put_request(q, id);
     for (uint32_t t = 0; t < m_target_count; ++t)
         (void)send(m_targets[t].ip, m_targets[t].port, { g_out, n });
     if (m_target_count == 0)

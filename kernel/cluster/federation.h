@@ -8,14 +8,25 @@
 // own copy and asks no other voter. Members that hold no such collection (or one of another
 // dimension) say so; members silent at the deadline are named missing and the result is partial.
 //
+// A read of a replicated collection at a node that holds no copy of it (a node outside its group:
+// docs/replication.md "Reads from outside a group") travels the same way, asked of the
+// collection's live voters only: each serves it from its copy, after a read index through the
+// collection's group unless the caller asked for consistency "local", and the first answer ends
+// it. A search, a get of up to 16 ids (as many vectors as one answer holds; the asker asks again
+// for the rest) or the collection's stats.
+//
 // The cluster task runs both sides on the membership protocol's own UDP endpoint (the kernel gives
 // a task two endpoints, and the consensus group has the other): lib/raft/wire datagrams of group
 // kGroup, sealed under the cluster key, from and to naming IPv4 addresses, so a node without the
 // key can neither ask nor answer. Messages (little-endian):
-//   request: type 1 | u8 0 | u16 0 | id u32 | k u32 | ef u32 | dim u32 | name length u8 | name | floats
-//   answer:  type 2 | status u8 (0 hits, 1 no such collection, 2 it does not fit the query) |
-//            replicated u8 | metric u8 (0xff: none) | id u32 | count u32 | count x (id u64, distance f32) |
-//            name length u8 | the answering node's name
+//   request: type 1 | mode u8 | op u8 | u8 0 | id u32 | k u32 | ef u32 | dim u32 | name length u8 |
+//            name | search: dim floats; get: k ids (u64); stats: nothing
+//   answer:  type 2 | status u8 (0 hits, 1 no such collection, 2 it does not fit the query,
+//            3 not confirmed) | replicated u8 | metric u8 (0xff: none) | id u32 | count u32 |
+//            count x (id u64, distance f32) | name length u8 | the answering node's name
+//   a get's or stats' answer: type 3 | status u8 | complete u8 | u8 0 | id u32 | count u32 | dim u32 |
+//            not found u32 | that many ids (u64) | payload bytes u32 | payload (get: count x
+//            (id u64, provenance u64, dim floats); stats: a VectorStats) | name length u8 | name
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -51,6 +62,8 @@ public:
     struct Counters {
         uint64_t searches, partial, served, refused;
     };
+    // Reads from outside waiting here for their read index (served once this copy has applied it).
+    static constexpr size_t kPending = 4;
     Counters counters() const { return m_counters; }
 
 private:
@@ -60,7 +73,18 @@ private:
         raftwire::Reassembler* in;
     };
     void serve(uint32_t ip, uint16_t port, std::span<const uint8_t> message);
+    // Answers a request that adds up (serve checked it) from this node's copy as it is now.
+    void execute(uint32_t ip, uint16_t port, std::span<const uint8_t> message);
+    void refuse(uint32_t ip, uint16_t port, std::span<const uint8_t> message, uint8_t status);
+    // The reads from outside whose read index this copy has applied (or that failed) answered.
+    void serve_pending(uint64_t now_ns);
     void answered(uint32_t ip, std::span<const uint8_t> message);
+    void answered_read(uint32_t ip, std::span<const uint8_t> message);
+    // A read from outside: the collection's live voters among `members` asked.
+    void ask_voters(const cluster_abi::FedQuery& q, std::span<const Target> members);
+    size_t put_request(const cluster_abi::FedQuery& q, uint32_t id);
+    size_t get_here(std::span<const uint8_t> request, uint32_t id);
+    size_t stats_here(std::span<const uint8_t> request, uint32_t id);
     // This node's own top k of the collection (status as an answer's); `replicated` set.
     uint8_t search_here(const char* name, size_t name_len, uint32_t k, uint32_t ef, uint32_t dim, const float* query,
                         uint32_t& count, bool& replicated, uint8_t& metric);
@@ -76,8 +100,19 @@ private:
     Sender m_senders[kSenders] {};
     size_t m_sender_count = 0;
 
+    struct Pending {
+        uint32_t ip;
+        uint16_t port;
+        uint16_t length; // 0: free
+        uint64_t read;   // consensus::peer_read_begin's handle
+        uint64_t since_ns;
+    };
+    Pending m_pending[kPending] {};
+
     // The search gathering (m_id 0: none).
     uint32_t m_id = 0;
+    uint8_t m_mode = 0; // its FedMode
+    uint8_t m_op = 0;   // its FedOp
     uint64_t m_deadline_ns = 0;
     uint32_t m_k = 0;
     Target m_targets[cluster_abi::kFedMaxNodes] {};

@@ -206,7 +206,7 @@ void ReplicaApplier::service(kraft::Member& member, PeerChannel& forwarder, uint
             for (uint8_t i = 0; e && i < e->voter_count; ++i)
                 if (e->voters[i] == m_ip_of(f.to))
                     remember_voter(f.group, e->voters[(i + 1) % e->voter_count]);
-            sys::repl_done(m_log, f.ticket, err(ktl::Error::TimedOut), nullptr, 0);
+            answer(f.ticket, err(ktl::Error::TimedOut));
             f = InFlight {};
         }
     }
@@ -582,10 +582,74 @@ bool ReplicaApplier::forwarded(kraft::Member& member, std::span<const uint8_t> c
 void ReplicaApplier::settle(uint64_t ticket, int64_t result, std::span<const bool> absent) {
     for (auto& f : m_in_flight)
         if (f.ticket == ticket) {
-            sys::repl_done(m_log, ticket, result, absent.data(), absent.size());
+            answer(ticket, result, absent);
             f = InFlight {};
             return;
         }
+}
+
+namespace {
+
+// Reads other nodes asked this voter to confirm (peer_read): their tickets have the top bit, which
+// the desk's (counted from 1 in a boot) never reach.
+constexpr uint64_t kPeerTicket = 1ull << 63;
+constexpr uint64_t kForgottenNs = 60'000'000'000ull;
+struct PeerRead {
+    uint64_t ticket; // 0: free
+    uint64_t since_ns;
+    bool ended;
+    int64_t result;
+};
+PeerRead g_peer_reads[8];
+uint64_t g_peer_next = 0;
+
+} // namespace
+
+void ReplicaApplier::answer(uint64_t ticket, int64_t result, std::span<const bool> absent) {
+    if ((ticket & kPeerTicket) == 0) {
+        sys::repl_done(m_log, ticket, result, absent.data(), absent.size());
+        return;
+    }
+    for (auto& p : g_peer_reads)
+        if (p.ticket == ticket) {
+            p.ended = true;
+            p.result = result;
+        }
+}
+
+ktl::Result<uint64_t> ReplicaApplier::peer_read(kraft::Member& member, PeerChannel& forwarder, std::string_view name,
+                                                uint64_t now_ns) {
+    PeerRead* free = nullptr;
+    for (auto& p : g_peer_reads) {
+        if (p.ticket && now_ns - p.since_ns > kForgottenNs)
+            p = PeerRead {}; // (its asker went away, or its group here with it)
+        if (!p.ticket && !free)
+            free = &p;
+    }
+    if (!free || name.empty() || name.size() > raftdir::kMaxNameLength)
+        return ktl::Error::WouldBlock;
+    alignas(8) uint8_t command[kHeader + raftdir::kMaxNameLength];
+    const uint64_t ticket = kPeerTicket | ++g_peer_next;
+    put_header(command, m_origin, ticket, kReadBarrier, name.size());
+    std::memcpy(command + kHeader, name.data(), name.size());
+    const ktl::Error r = take(member, forwarder, { command, kHeader + name.size() }, now_ns);
+    if (r != ktl::Error::None)
+        return r;
+    *free = PeerRead { ticket, now_ns, false, 0 };
+    return ticket & ~kPeerTicket;
+}
+
+int64_t ReplicaApplier::peer_read_state(uint64_t handle) {
+    const uint64_t ticket = handle | kPeerTicket;
+    for (auto& p : g_peer_reads)
+        if (p.ticket == ticket && handle != 0) {
+            if (!p.ended)
+                return 0;
+            const int64_t r = p.result;
+            p = PeerRead {};
+            return r;
+        }
+    return err(ktl::Error::NotFound);
 }
 
 void ReplicaApplier::proposal_failed(uint64_t tag) {

@@ -98,6 +98,16 @@ public:
     void read_message(kraft::Member& member, PeerChannel& channel, const std::optional<raftread::Message>& m,
                       uint64_t from);
 
+    // A linearizable read for another node (a read from outside the collection's group:
+    // federation.h): a read index through this group, as the desk's read barrier takes, its outcome
+    // kept for peer_read_state(). The read's handle (> 0, below 2^63), or why not (NotLeader: no
+    // leader known; WouldBlock: no room).
+    ktl::Result<uint64_t> peer_read(kraft::Member& member, PeerChannel& forwarder, std::string_view name,
+                                    uint64_t now_ns);
+    // 0 while it waits, 1 once this voter has applied the log up to its read index, or -error; a
+    // read that ended is forgotten once asked (any read, a minute after it began).
+    static int64_t peer_read_state(uint64_t handle);
+
     void apply(std::span<const uint8_t> command) override;
     void proposal_failed(uint64_t tag) override;
     void installed(uint64_t applied) override;
@@ -185,6 +195,8 @@ private:
     uint32_t self_ip() const { return static_cast<uint32_t>(m_origin >> 32); }
     int64_t apply_once(const storage::DecodedRecord& d);
     void settle(uint64_t ticket, int64_t result, std::span<const bool> absent = {});
+    // The caller of `ticket` told `result`: a desk's caller through repl_done, a peer read kept.
+    void answer(uint64_t ticket, int64_t result, std::span<const bool> absent = {});
     int64_t open(std::string_view name, uint32_t* dim);
 
     uint32_t m_store = ~0u, m_log = ~0u;

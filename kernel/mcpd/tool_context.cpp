@@ -11,6 +11,7 @@ namespace mcpd {
 bool ToolContext::expired() const { return clock::monotonic_ns() >= job->deadline_ns; }
 bool ToolContext::cancelled() const { return job->cancel; }
 const char* ToolContext::tool() const { return job->call.tool; }
+bool ToolContext::elsewhere() const { return job->elsewhere; }
 uint64_t ToolContext::provenance() const { return job->call.provenance_id; }
 
 void ToolContext::progress(uint64_t done, uint64_t total, const char* message) const {

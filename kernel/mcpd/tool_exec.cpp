@@ -190,10 +190,10 @@ bool Executor::launch(const mcp::Tool& tool, const ToolDef& def, const json::Val
     // it is back); every other call starts now, whatever recovery is doing.
     const bool waits = needs_store(def) && recovery(m_caps).ongoing;
     // Fail-closed before any task exists: the object the token is to name must be there.
-    bool transient = false;
+    bool transient = false, elsewhere = false;
     ktl::Result<uint32_t> source = ktl::Error::NotReady;
     if (!waits) {
-        source = token_source(m_caps, def, arguments, &transient);
+        source = token_source(m_caps, def, arguments, &transient, &elsewhere);
         if (!source && source.error() != ktl::Error::NotReady) {
             err = source_error(source.error());
             return false;
@@ -208,6 +208,7 @@ bool Executor::launch(const mcp::Tool& tool, const ToolDef& def, const json::Val
         err = { mcp::ErrorCode::InternalError, "no memory for the call's arguments" };
         return false;
     }
+    job->elsewhere = elsewhere;
     job->state = source ? Job::State::Running : Job::State::Waiting;
     job->def = &def;
     job->wait_reported_ns = 0;

@@ -64,6 +64,9 @@ struct ToolContext {
     bool cancelled() const; // the client sent notifications/cancelled
     bool should_stop() const { return expired() || cancelled(); }
     const char* tool() const; // the tool's name
+    // `cap` is the cluster's, standing for a replicated collection this node holds no copy of: a
+    // read is served by one of its voters (vec::read_elsewhere).
+    bool elsewhere() const;
     // The provenance node the call acts for (the token was redeemed against it): what the tool
     // stores remembers it.
     uint64_t provenance() const;

@@ -128,8 +128,9 @@ void Executor::poll(mcp::Server& server, std::span<char> out, Send send_to, void
             mcp::ToolError err;
             if (!store.ongoing) {
                 // The store is back: the call starts as it would have had it come now.
-                bool transient = false;
-                auto source = token_source(m_caps, *j.def, j.arguments.root(), &transient);
+                bool transient = false, elsewhere = false;
+                auto source = token_source(m_caps, *j.def, j.arguments.root(), &transient, &elsewhere);
+                j.elsewhere = elsewhere;
                 if (source && spawn(j, *source, transient, err))
                     continue;
                 if (!source)

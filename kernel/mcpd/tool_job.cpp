@@ -90,8 +90,10 @@ ktl::Result<uint32_t> inert_event(ExecCaps& caps) {
 // The capability (in the bridge's table) that this call's token is issued for. For a
 // collection tool that is a fresh capability to the named collection only, which the bridge
 // deletes again once the token exists (*transient). NotFound when the collection is absent.
-ktl::Result<uint32_t> token_source(ExecCaps& caps, const ToolDef& def, const json::Value& arguments, bool* transient) {
+ktl::Result<uint32_t> token_source(ExecCaps& caps, const ToolDef& def, const json::Value& arguments, bool* transient,
+                                   bool* elsewhere) {
     *transient = false;
+    *elsewhere = false;
     switch (def.grant) {
     case Grant::Introspection: return caps.introspection;
     case Grant::Store: return caps.store;
@@ -115,6 +117,13 @@ ktl::Result<uint32_t> token_source(ExecCaps& caps, const ToolDef& def, const jso
     if (slot == -static_cast<int64_t>(ktl::Error::NotFound) &&
         sys::store_sync(caps.store, name->data(), name->size()) == 1)
         slot = sys::store_open(caps.store, name->data(), name->size(), def.rights | abi::kGrant);
+    // A read of a replicated collection other nodes hold: served by one of its voters, asked
+    // through the cluster (the tool sees ToolContext::elsewhere). Changes have their stand-in.
+    if (slot == -static_cast<int64_t>(ktl::Error::Elsewhere) && def.grant == Grant::CollectionOrCluster &&
+        def.rights == abi::kRead && caps.cluster != ~0u) {
+        *elsewhere = true;
+        return caps.cluster;
+    }
     if (slot < 0)
         return static_cast<ktl::Error>(-slot);
     *transient = true;

@@ -46,6 +46,9 @@ struct Job {
     uint32_t token = ~0u;
     uint32_t source = ~0u; // the bridge's capability the token was issued from, if made for this call
     bool source_transient = false;
+    // The token names the cluster, not the collection: a replicated collection this node holds no
+    // copy of, read through one of its voters (ToolContext::elsewhere).
+    bool elsewhere = false;
     uint32_t task = ~0u; // the bridge's Task capability
     uint64_t deadline_ns = 0;
     uint64_t kill_at_ns = 0; // told to stop: killed if still running then (0: not told)
@@ -105,7 +108,10 @@ int64_t tool_task_main(void* arg);
 void release_buffers(Job& job);
 bool take_buffers(Job& job, const json::Value& arguments);
 void release_call(Job& job);
-ktl::Result<uint32_t> token_source(ExecCaps& caps, const ToolDef& def, const json::Value& arguments, bool* transient);
+// elsewhere: set when the source is the cluster capability standing for a replicated collection
+// other nodes hold (a read the tool serves through one of its voters).
+ktl::Result<uint32_t> token_source(ExecCaps& caps, const ToolDef& def, const json::Value& arguments, bool* transient,
+                                   bool* elsewhere);
 mcp::ToolError source_error(ktl::Error e);
 bool needs_store(const ToolDef& def);
 

@@ -42,11 +42,13 @@ int64_t fed_search(const kcap::Resolved&, Cap, const cluster_abi::FedQuery* quer
     if (!buffers::readable(query, sizeof(cluster_abi::FedQuery)))
         return err(ktl::Error::InvalidArgs);
     const cluster_abi::FedQuery q = *query; // (read once: the caller's memory may change)
-    if (q.dim == 0 || q.dim > clusterd::fed::kMaxDim || !buffers::readable(q.vector, q.dim * sizeof(float)))
+    bool valid = false;
+    const size_t bytes = clusterd::fed::input_bytes(q, valid);
+    if (!valid || (bytes != 0 && !buffers::readable(q.vector, bytes)))
         return err(ktl::Error::InvalidArgs);
     if (!clusterd::running())
         return err(ktl::Error::NotReady);
-    return clusterd::fed::submit(q, reinterpret_cast<const float*>(q.vector));
+    return clusterd::fed::submit(q, reinterpret_cast<const void*>(q.vector));
 }
 
 int64_t fed_result(const kcap::Resolved&, Cap, uint64_t search, cluster_abi::FedResult* out) {

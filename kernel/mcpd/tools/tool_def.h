@@ -28,8 +28,9 @@ enum class Grant : uint8_t {
     Collection,    // the collection named by the call's "collection" argument
     Nothing,       // no authority: a wait right on an event nobody signals (the test fixtures)
     Cluster,       // cluster membership (read: status; write: probes)
-    // The named collection, or (the call's "scope" is "cluster": a federated search) the cluster
-    // capability with the same rights instead, since the collection searched lives on other nodes.
+    // The named collection, or the cluster capability with the same rights instead where the data
+    // lives on other nodes: the call's "scope" is "cluster" (a federated search), or a read-only
+    // call names a replicated collection this node holds no copy of (ToolContext::elsewhere).
     CollectionOrCluster,
 };
 

@@ -21,13 +21,28 @@ constexpr const char* kStatsOut =
     R"("documents":{"type":"object","description":"kind documents: its texts and words","properties":{)"
     R"("max_documents":{"type":"integer"},"text_bytes":{"type":"integer"},"text_budget":{"type":"integer"},)"
     R"("terms":{"type":"integer"},"max_terms":{"type":"integer"},"postings":{"type":"integer"},"max_postings":{"type":"integer"},)"
-    R"("semantic":{"type":"boolean"}}}},)"
+    R"("semantic":{"type":"boolean"}}},)" SERVED_BY_SCHEMA R"(},)"
     R"("required":["count","deleted","levels","bytes_used","distance_computations","unlinked"]})";
 
 bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     abi::VectorStats st {};
-    int64_t rc = sys::vec_stats(ctx.cap, &st);
-    if (rc < 0) {
+    char served_by[32] = "";
+    bool confirmed = false;
+    if (ctx.elsewhere()) { // (a replicated collection this node holds no copy of: a voter's stats)
+        Scratch mem(sizeof(abi::FedResult));
+        if (!mem.ok()) {
+            err = { mcp::ErrorCode::InternalError, "no memory for the answer" };
+            return false;
+        }
+        auto* remote = mem.as<abi::FedResult>();
+        abi::FedQuery q {};
+        q.op = abi::kFedStats;
+        if (!read_elsewhere(args, q, nullptr, *remote, err, ctx))
+            return false;
+        __builtin_memcpy(&st, remote->payload, sizeof st);
+        __builtin_memcpy(served_by, remote->nodes[0], sizeof served_by);
+        confirmed = remote->confirmed != 0;
+    } else if (int64_t rc = sys::vec_stats(ctx.cap, &st); rc < 0) {
         err = vec::error_of(rc);
         return false;
     }
@@ -44,6 +59,8 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
         w.key("postings").number(st.postings).key("max_postings").number(st.max_postings);
         w.key("semantic").boolean(st.dim != 0).end_object();
     }
+    if (served_by[0])
+        write_served_by(w, confirmed, served_by);
     w.end_object();
     return true;
 }
@@ -66,6 +83,6 @@ constexpr mcp::Tool kTool = {
 
 } // namespace
 
-MCPD_TOOL(collection_stats) { kTool, run, Grant::Collection, abi::kRead, Effect::read_only() };
+MCPD_TOOL(collection_stats) { kTool, run, Grant::CollectionOrCluster, abi::kRead, Effect::read_only() };
 
 } // namespace mcpd::tools

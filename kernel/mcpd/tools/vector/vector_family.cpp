@@ -109,6 +109,76 @@ void write_consistency(json::Writer& w, Consistency c) {
         w.key("consistency").string(c == Consistency::Local ? "local" : "linearizable");
 }
 
+bool fed_gather(uint32_t cap, const abi::FedQuery& q, abi::FedResult& out, mcp::ToolError& err) {
+    const int64_t id = sys::fed_search(cap, &q);
+    if (id < 0) {
+        err = { mcp::ErrorCode::Unavailable,
+                id == -static_cast<int64_t>(ktl::Error::WouldBlock)
+                    ? "four federated searches or reads are already running on this node: try again shortly"
+                    : "this node's cluster task is not running yet: try again shortly",
+                "cluster_busy" };
+        return false;
+    }
+    // Asked until the cluster task has merged it (each ask waits for it up to 100 ms; the query's
+    // deadline and a margin for the merge bound the whole).
+    const uint64_t give_up = sys::clock_ns() + (uint64_t(q.deadline_ms) + 1500) * 1'000'000ull;
+    int64_t r = 0;
+    while (((r = sys::fed_result(cap, static_cast<uint64_t>(id), &out)) == 0 ||
+            r == -static_cast<int64_t>(ktl::Error::TimedOut)) &&
+           sys::clock_ns() < give_up) {}
+    if (r != 1) {
+        err = { mcp::ErrorCode::Unavailable, "the federated search did not finish: try again", "cluster_busy" };
+        return false;
+    }
+    return true;
+}
+
+bool read_elsewhere(const json::Value& args, abi::FedQuery& q, const void* input, abi::FedResult& out,
+                    mcp::ToolError& err, const ToolContext& ctx) {
+    auto name = args.find("collection").plain_string();
+    if (!name || name->empty() || name->size() > abi::kMaxNameLength) {
+        err = { mcp::ErrorCode::ValidationFailed, "not a valid collection name", "invalid_name" };
+        return false;
+    }
+    for (size_t i = 0; i < name->size(); ++i)
+        q.name[i] = (*name)[i];
+    q.name[name->size()] = '\0';
+    const bool local = args.find("consistency").plain_string().value_or("") == "local";
+    q.mode = local ? abi::kFedVoterLocal : abi::kFedVoterLinearizable;
+    q.deadline_ms = 4000; // (a voter that is up answers in milliseconds; a read index in tens)
+    q.vector = reinterpret_cast<uint64_t>(input);
+    if (!fed_gather(ctx.cap, q, out, err))
+        return false;
+    if (out.answered != 0)
+        return true;
+    switch (out.refusal) {
+    case 1:
+        err = { mcp::ErrorCode::NotFound, "no collection of that name (its voters hold none now)",
+                "missing_collection" };
+        break;
+    case 2:
+        err = { mcp::ErrorCode::ValidationFailed, "the query must have exactly the collection's dimension",
+                "dimension_mismatch" };
+        break;
+    case 3:
+        err = { mcp::ErrorCode::Unavailable,
+                "this node holds no copy of the collection, and its voters could not confirm a linearizable read "
+                "now (no leader, or it did not answer in time): try again shortly, or ask consistency \"local\"",
+                "read_unconfirmed" };
+        break;
+    default:
+        err = { mcp::ErrorCode::Unavailable,
+                "this node holds no copy of the collection, and none of its voters answered (cluster_status: "
+                "consensus.collections names them): try again shortly",
+                "voters_unreachable" };
+    }
+    return false;
+}
+
+void write_served_by(json::Writer& w, bool confirmed, const char* node) {
+    w.key("consistency").string(confirmed ? "linearizable" : "local").key("served_by").string(node);
+}
+
 const char* metric_name(uint32_t metric) {
     static const char* const names[] = { "l2", "cosine", "ip" };
     return metric < 3 ? names[metric] : "?";

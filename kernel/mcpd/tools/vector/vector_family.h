@@ -43,6 +43,23 @@ bool read_consistency(const json::Value& args, uint32_t cap, const abi::VectorSt
 // `consistency` in a result, for a replicated collection only.
 void write_consistency(json::Writer& w, Consistency c);
 
+// A query left with the cluster task (fed_search through the cluster capability `cap`) and its
+// result fetched once merged: a federated search, or a read from outside. False + err when it
+// could not be asked or did not finish (`cluster_busy`).
+bool fed_gather(uint32_t cap, const abi::FedQuery& q, abi::FedResult& out, mcp::ToolError& err);
+
+// A read of a replicated collection this node holds no copy of (ToolContext::elsewhere), asked of
+// the collection's voters (docs/replication.md "Reads from outside a group"): `q`'s mode from the
+// arguments' consistency, the rest the caller's (op, name, sizes; `input` what it carries). True
+// once a voter served it (out.nodes[0]); false + err when none could (no copy any more, a query
+// that does not fit, no read index confirmed, no voter answered).
+bool read_elsewhere(const json::Value& args, abi::FedQuery& q, const void* input, abi::FedResult& out,
+                    mcp::ToolError& err, const ToolContext& ctx);
+// `consistency` and `served_by` of a read from outside.
+void write_served_by(json::Writer& w, bool confirmed, const char* node);
+#define SERVED_BY_SCHEMA \
+    R"("served_by":{"type":"string","description":"a replicated collection this node holds no copy of: the voter that served the read"})"
+
 // Heap memory for one call, released when the body returns (tool stacks are 28 KiB).
 class Scratch {
 public:

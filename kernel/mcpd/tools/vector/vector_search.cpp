@@ -31,8 +31,8 @@ constexpr const char* kSearchOut =
     R"("properties":{"id":{"type":"integer"},"distance":{"type":"number"},"provenance_node_id":{"type":"string"},"node":{"type":"string"}}}},"count":{"type":"integer"},)"
     R"("scope":{"type":"string"},"nodes":{"type":"array","items":{"type":"string"}},"missing":{"type":"array","items":{"type":"string"}},)"
     R"("partial":{"type":"boolean"},"without":{"type":"integer","description":"nodes that answered without such a collection, or with one of another dimension"},)"
-    R"("consistency":{"type":"string","description":"a replicated collection's: linearizable, or local: this node's copy"}},)"
-    R"("required":["hits","count"]})";
+    R"("consistency":{"type":"string","description":"a replicated collection's: linearizable, or local: this node's copy"},)" SERVED_BY_SCHEMA
+    R"(},"required":["hits","count"]})";
 
 constexpr uint32_t kMaxK = 100;
 constexpr uint32_t kMaxFilter = 1024;
@@ -92,26 +92,8 @@ bool run_federated(const json::Value& args, json::Writer& w, mcp::ToolError& err
     q.ef = ef < k ? k : ef;
     q.deadline_ms = deadline_ms;
     q.vector = reinterpret_cast<uint64_t>(mem.as<float>());
-    const int64_t id = sys::fed_search(ctx.cap, &q);
-    if (id < 0) {
-        err = { mcp::ErrorCode::Unavailable,
-                id == -static_cast<int64_t>(ktl::Error::WouldBlock)
-                    ? "four federated searches are already running on this node: try again shortly"
-                    : "this node's cluster task is not running yet: try again shortly",
-                "cluster_busy" };
+    if (!fed_gather(ctx.cap, q, *result, err))
         return false;
-    }
-    // Asked until the cluster task has merged it (each ask waits for it up to 100 ms; the search's
-    // deadline and a margin for the merge bound the whole).
-    const uint64_t give_up = sys::clock_ns() + (uint64_t(deadline_ms) + 1500) * 1'000'000ull;
-    int64_t r = 0;
-    while (((r = sys::fed_result(ctx.cap, static_cast<uint64_t>(id), result)) == 0 ||
-            r == -static_cast<int64_t>(ktl::Error::TimedOut)) &&
-           sys::clock_ns() < give_up) {}
-    if (r != 1) {
-        err = { mcp::ErrorCode::Unavailable, "the federated search did not finish: try again", "cluster_busy" };
-        return false;
-    }
     w.begin_object().key("scope").string("cluster").key("hits").begin_array();
     for (uint32_t i = 0; i < result->count && i < abi::kFedMaxK; ++i) {
         const abi::FedHit& h = result->hits[i];
@@ -130,9 +112,58 @@ bool run_federated(const json::Value& args, json::Writer& w, mcp::ToolError& err
     return true;
 }
 
+// A replicated collection this node holds no copy of: one of its voters searches its copy.
+bool run_elsewhere(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
+    if (args.find("filter_ids").valid() || args.find("with_provenance").valid()) {
+        err = { mcp::ErrorCode::ValidationFailed,
+                "this node holds no copy of the collection: filter_ids and with_provenance are served at one of its "
+                "voters (cluster_status: consensus.collections)",
+                "held_elsewhere" };
+        return false;
+    }
+    const auto k = static_cast<uint32_t>(args.find("k").as_uint64().value_or(kDefaultK));
+    const auto ef = static_cast<uint32_t>(args.find("ef").as_uint64().value_or(kDefaultEf));
+    json::Value row = args.find("vector");
+    uint32_t dim = 0;
+    for (json::Value v = row.first(); v.valid() && dim <= 4096; v = v.next_sibling())
+        ++dim;
+    if (k == 0 || k > kMaxK || dim == 0 || dim > 4096) {
+        err = { mcp::ErrorCode::ValidationFailed, "k 1..100 and a vector of 1..4096 numbers", "invalid_query" };
+        return false;
+    }
+    Scratch mem(dim * sizeof(float) + sizeof(abi::FedResult));
+    if (!mem.ok() || !read_row(row, mem.as<float>(), dim)) {
+        err = mem.ok() ? mcp::ToolError { mcp::ErrorCode::ValidationFailed, "the vector's numbers", "invalid_query" }
+                       : mcp::ToolError { mcp::ErrorCode::InternalError, "no memory for the query" };
+        return false;
+    }
+    auto* result = mem.as<abi::FedResult>(dim * sizeof(float));
+    abi::FedQuery q {};
+    q.op = abi::kFedSearch;
+    q.dim = dim;
+    q.k = k;
+    q.ef = ef < k ? k : ef;
+    if (!read_elsewhere(args, q, mem.as<float>(), *result, err, ctx))
+        return false;
+    w.begin_object().key("hits").begin_array();
+    for (uint32_t i = 0; i < result->count && i < abi::kFedMaxK; ++i)
+        w.begin_object()
+            .key("id")
+            .number(result->hits[i].id)
+            .key("distance")
+            .number(static_cast<double>(result->hits[i].distance))
+            .end_object();
+    w.end_array().key("count").number(result->count);
+    write_served_by(w, result->confirmed != 0, result->nodes[0]);
+    w.end_object();
+    return true;
+}
+
 bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
     if (args.find("scope").plain_string().value_or("") == "cluster")
         return run_federated(args, w, err, ctx);
+    if (ctx.elsewhere())
+        return run_elsewhere(args, w, err, ctx);
     auto stats = stats_of(ctx.cap);
     if (!stats) {
         err = error_of(-static_cast<int64_t>(stats.error()));
