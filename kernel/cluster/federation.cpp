@@ -28,6 +28,8 @@ constexpr size_t kVectorHead = sizeof(cluster_abi::FedVectorHead);
 constexpr uint32_t kDefaultDeadlineMs = 2000;
 // A read from outside waits this long at most for its read index here (the asker's deadline is 8 s).
 constexpr uint64_t kPendingNs = 8'000'000'000ull;
+// A read from outside asks the next voter when the one asked has been silent this long.
+constexpr uint64_t kPerVoterNs = 1'000'000'000ull;
 static_assert(kAskHeader + 64 + fed::kMaxDim * sizeof(float) <= Federation::kMaxMessage);
 static_assert(kAnswerHeader + cluster_abi::kFedMaxK * kHit + 1 + 31 <= Federation::kMaxMessage);
 static_assert(kReadHeader + cluster_abi::kFedMaxGetIds * 8 + 4 + cluster_abi::kFedMaxPayload + 1 + 31 <=
@@ -37,9 +39,10 @@ static_assert(kVectorHead + fed::kMaxDim * sizeof(float) <= cluster_abi::kFedMax
 
 alignas(raftwire::Reassembler) unsigned char g_reassemblers[Federation::kSenders][sizeof(raftwire::Reassembler)];
 uint8_t g_storage[Federation::kSenders][Federation::kMaxMessage];
-alignas(8) uint8_t g_out[Federation::kMaxMessage];                           // the message being sent (one task)
-alignas(8) float g_query[fed::kMaxDim];                                      // a query being asked or served
-alignas(8) float g_vector[fed::kMaxDim];                                     // a vector a get reads
+alignas(8) uint8_t g_out[Federation::kMaxMessage];     // the message being sent (one task)
+alignas(8) uint8_t g_request[Federation::kMaxMessage]; // a read from outside's request, for each voter in turn
+alignas(8) float g_query[fed::kMaxDim];                // a query being asked or served
+alignas(8) float g_vector[fed::kMaxDim];               // a vector a get reads
 alignas(8) uint8_t g_pending[Federation::kPending][Federation::kMaxMessage]; // reads waiting for their index
 abi::Hit g_hits[cluster_abi::kFedMaxK];
 
@@ -95,7 +98,26 @@ bool Federation::send(uint32_t ip, uint16_t port, std::span<const uint8_t> messa
     h.to = ip;
     h.epoch = m_epoch;
     h.seq = ++m_seq; // one count for every receiver: each sees its own messages in order
-    return send_sealed(m_endpoint, ip, port, h, message, m_key);
+    return send_sealed(m_endpoint, ip, port, h, message, m_key, true);
+}
+
+uint64_t Federation::deadline_ns() const {
+    if (m_id == 0)
+        return 0;
+    if (m_mode != cluster_abi::kFedEveryNode && m_asked < m_target_count && m_asked_ns + kPerVoterNs < m_deadline_ns)
+        return m_asked_ns + kPerVoterNs;
+    return m_deadline_ns;
+}
+
+void Federation::ask_next(uint64_t now_ns) {
+    if (m_asked == m_target_count)
+        return;
+    const bool waiting = m_asked != 0 && !m_heard[m_asked - 1];
+    if (waiting && now_ns - m_asked_ns < kPerVoterNs)
+        return;
+    const Target& t = m_targets[m_asked++];
+    m_asked_ns = now_ns;
+    (void)send(t.ip, t.port, { g_request, m_request_len });
 }
 
 void Federation::receive(uint32_t ip, uint16_t port, std::span<const uint8_t> datagram, uint64_t now_ns) {
@@ -547,17 +569,21 @@ void Federation::ask_voters(const cluster_abi::FedQuery& q, std::span<const Targ
     const size_t n = consensus::voters_of(name, voters, raftdir::kMaxVoters);
     m_target_count = 0;
     m_truncated = false;
-    for (const Target& t : members)
-        for (size_t i = 0; i < n && i < raftdir::kMaxVoters; ++i)
+    // In the placement's order: its first voter created the collection and leads its group while
+    // up, so it confirms a read without asking another.
+    for (size_t i = 0; i < n && i < raftdir::kMaxVoters; ++i)
+        for (const Target& t : members)
             if (voters[i] == t.ip) {
                 m_heard[m_target_count] = 0;
                 m_targets[m_target_count++] = t;
             }
-    const size_t bytes = put_request(q, m_id);
-    for (uint32_t t = 0; t < m_target_count; ++t)
-        (void)send(m_targets[t].ip, m_targets[t].port, { g_out, bytes });
+    m_request_len = put_request(q, m_id);
+    std::memcpy(g_request, g_out, m_request_len);
+    m_asked = 0;
     if (m_target_count == 0)
         finish();
+    else
+        ask_next(sys::clock_ns());
 }
 
 void Federation::pump(uint64_t now_ns, std::span<const Target> members) {
@@ -568,6 +594,8 @@ void Federation::pump(uint64_t now_ns, std::span<const Target> members) {
             heard += m_heard[t];
         if (heard == m_target_count || now_ns >= m_deadline_ns)
             finish();
+        else if (m_mode != cluster_abi::kFedEveryNode)
+            ask_next(now_ns);
         return;
     }
     cluster_abi::FedQuery q {};

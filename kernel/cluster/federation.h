@@ -12,8 +12,9 @@
 // docs/replication.md "Reads from outside a group") travels the same way, asked of the
 // collection's live voters only: each serves it from its copy, after a read index through the
 // collection's group unless the caller asked for consistency "local", and the first answer ends
-// it. A search, a get of up to 16 ids (as many vectors as one answer holds; the asker asks again
-// for the rest) or the collection's stats.
+// it. The voters are asked one at a time (a get's answer is up to 13 datagrams, three at once would
+// overflow the asker's receive ring): the next when one refuses or is silent for a second. A search, a get of up to 16
+// ids (as many vectors as one answer holds; the asker asks again for the rest) or the collection's stats.
 //
 // The cluster task runs both sides on the membership protocol's own UDP endpoint (the kernel gives
 // a task two endpoints, and the consensus group has the other): lib/raft/wire datagrams of group
@@ -56,8 +57,9 @@ public:
     void pump(uint64_t now_ns, std::span<const Target> members);
     // A datagram of kGroup (raftwire::peek_group) from ip:port.
     void receive(uint32_t ip, uint16_t port, std::span<const uint8_t> datagram, uint64_t now_ns);
-    // The gathering search's deadline (0: none gathers): the task waits no longer than that.
-    uint64_t deadline_ns() const { return m_id ? m_deadline_ns : 0; }
+    // The gathering search's deadline (0: none gathers): the task waits no longer than that (a read
+    // from outside: nor past the time the next voter is to be asked).
+    uint64_t deadline_ns() const;
 
     struct Counters {
         uint64_t searches, partial, served, refused;
@@ -91,6 +93,8 @@ private:
     void merge(uint64_t id, float distance, uint32_t node);
     void finish();
     bool send(uint32_t ip, uint16_t port, std::span<const uint8_t> message);
+    // A read from outside: the next voter asked, when the one asked last refused or stayed silent.
+    void ask_next(uint64_t now_ns);
     Sender* sender(uint32_t ip);
 
     uint32_t m_store = ~0u, m_endpoint = ~0u, m_self_ip = 0;
@@ -111,8 +115,11 @@ private:
 
     // The search gathering (m_id 0: none).
     uint32_t m_id = 0;
-    uint8_t m_mode = 0; // its FedMode
-    uint8_t m_op = 0;   // its FedOp
+    uint8_t m_mode = 0;       // its FedMode
+    uint8_t m_op = 0;         // its FedOp
+    uint32_t m_asked = 0;     // a read from outside: the targets asked so far (in order)
+    uint64_t m_asked_ns = 0;  // when the last was asked
+    size_t m_request_len = 0; // the request, kept for the next voter
     uint64_t m_deadline_ns = 0;
     uint32_t m_k = 0;
     Target m_targets[cluster_abi::kFedMaxNodes] {};

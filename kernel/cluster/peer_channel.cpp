@@ -8,7 +8,7 @@
 namespace clusterd {
 
 bool send_sealed(uint32_t slot, uint32_t ip, uint16_t port, raftwire::FrameHeader h, std::span<const uint8_t> message,
-                 raftwire::Key key) {
+                 raftwire::Key key, bool wait_for_room) {
     h.fragments = static_cast<uint16_t>(raftwire::fragment_count(message.size()));
     h.total = static_cast<uint32_t>(message.size());
     uint8_t datagram[raftwire::kMaxDatagram];
@@ -17,7 +17,11 @@ bool send_sealed(uint32_t slot, uint32_t ip, uint16_t port, raftwire::FrameHeade
         const size_t n = raftwire::seal(h, message, key, datagram);
         if (n == 0)
             return false;
-        sys::udp_send(slot, ip, port, datagram, n);
+        int64_t sent = sys::udp_send(slot, ip, port, datagram, n);
+        for (int tries = 0; wait_for_room && sent == -static_cast<int64_t>(ktl::Error::Full) && tries < 50; ++tries) {
+            sys::sleep_ns(200'000); // (the net task empties the ring as it runs)
+            sent = sys::udp_send(slot, ip, port, datagram, n);
+        }
     }
     return true;
 }

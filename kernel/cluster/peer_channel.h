@@ -15,9 +15,11 @@ namespace clusterd {
 
 // One wire message as its sealed datagrams, sent through Datagram slot `slot` to ip:port: `h` names
 // the group, sender, receiver, epoch and sequence (the fragment fields are filled in here). False
-// when a fragment cannot be sealed; a datagram the endpoint refuses is lost like any (UDP).
+// when a fragment cannot be sealed; a datagram the endpoint refuses is lost like any (UDP), unless
+// `wait_for_room`: then a full transmit ring is waited for (up to about 10 ms a fragment), for a
+// message too large to lose a part of (a read from outside's answer: federation.h).
 bool send_sealed(uint32_t slot, uint32_t ip, uint16_t port, raftwire::FrameHeader h, std::span<const uint8_t> message,
-                 raftwire::Key key);
+                 raftwire::Key key, bool wait_for_room = false);
 
 class PeerChannel {
 public:

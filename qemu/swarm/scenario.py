@@ -75,9 +75,14 @@ def lookup(result, key):
 
 
 def substitute(value, i):
-    """A repeated call's arguments: the string "$i" is the repetition's number (from 0)."""
+    """A repeated call's arguments: the string "$i" is the repetition's number (from 0), and
+    "$unit:DIM:AT" a vector of DIM numbers, 0 but 1 at AT (a number, or $i)."""
     if value == "$i":
         return i
+    if isinstance(value, str) and value.startswith("$unit:"):
+        dim, at = value[len("$unit:"):].split(":")
+        at = i if at == "$i" else int(at)
+        return [1 if d == at else 0 for d in range(int(dim))]
     if isinstance(value, list):
         return [substitute(v, i) for v in value]
     if isinstance(value, dict):
@@ -245,7 +250,7 @@ class Runner:
                     raise StepFailed(f"{spec.get('tool') or spec['resource']}: no node of {spec['node']} answered so")
                 time.sleep(0.5)
         for i in range(spec.get("repeat", 1)):
-            one = dict(spec, arguments=substitute(spec.get("arguments", {}), i)) if "repeat" in spec else spec
+            one = dict(spec, arguments=substitute(spec.get("arguments", {}), i))
             for target in self.call_targets(spec["node"]):
                 self.call_one(target, one)
 
