@@ -497,6 +497,17 @@ uint32_t lowest_live_member(bool (*skip)(uint32_t ip)) {
     return best;
 }
 
+size_t live_members(std::span<uint32_t> out) {
+    size_t n = 0;
+    arch::IrqGuard guard;
+    for (size_t i = 1; g_node && i < g_node->member_count() && n < out.size(); ++i) {
+        const cluster::Member& m = g_node->member(i);
+        if (m.state == cluster::State::Alive)
+            out[n++] = m.addr.ip;
+    }
+    return n;
+}
+
 int64_t replace(uint32_t dead, uint32_t with) {
     uint8_t state = 0;
     uint64_t for_ns = 0;

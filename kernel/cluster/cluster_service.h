@@ -48,5 +48,8 @@ int64_t replace(uint32_t dead, uint32_t with);
 // The lowest address of a member the protocol holds alive (not this node) that `skip` refuses
 // not; 0: none.
 uint32_t lowest_live_member(bool (*skip)(uint32_t ip));
+// The addresses of the members the protocol holds alive (not this node), at most out.size(): their
+// number.
+size_t live_members(std::span<uint32_t> out);
 
 } // namespace clusterd

@@ -21,6 +21,7 @@ namespace {
 constexpr uint64_t kPollNs = 1'000'000; // the RaftLog's waits: a checkpoint, a commit
 constexpr uint64_t kBusyWindowNs = 100'000'000;
 constexpr uint64_t kAutomaticRetryNs = 30'000'000'000ull; // after an automatic attempt failed
+constexpr uint64_t kNoticeEveryNs = 2'000'000'000ull;     // the directory told again, changed or not
 
 } // namespace
 
@@ -140,7 +141,10 @@ void ConsensusGroup::receive(uint64_t wire_group, std::span<const uint8_t> datag
     if (wire_group == m_forwarder.group()) {
         if (!m_forwarder.receive(datagram, message, sender))
             return;
-        if (raftout::is_outcome(message)) { // (group 0's: a change this node carried outside)
+        if (raftdir::is_notice(message)) { // (group 0's leader to the nodes outside its voters)
+            if (m_group == 0)
+                (void)m_applier.heard(message);
+        } else if (raftout::is_outcome(message)) { // (group 0's: a change this node carried outside)
             m_applier.outcome(message);
         } else if (raftread::is_read_message(message)) {
             // (One that does not add up is dropped: refused, as the applier counts it.)
@@ -200,6 +204,8 @@ void ConsensusGroup::follow_configuration(const kraft::MemberStatus& s) {
             voter = voter || (s.servers[i].id == m_self_id && !s.removed);
         }
     m_transfer.set_sources({ voters, n });
+    if (m_group == 0)
+        m_applier.set_outsider(!voter);
     if (m_group == 0 && voter != m_serving_as_voter &&
         sys::repl_serve(m_disk.raft_log, voter ? m_voter_count : 0, m_origin) == 0) {
         m_serving_as_voter = voter;
@@ -231,6 +237,25 @@ void ConsensusGroup::replace_automatically(const kraft::MemberStatus& s, uint64_
     }
 }
 
+// Group 0's leader tells every live member outside its voters the directory (they apply none of
+// the group's log): whenever it changed, and every few seconds for members that came up since or
+// lost a notice (datagrams).
+void ConsensusGroup::tell_directory(const kraft::MemberStatus& s, uint64_t now) {
+    if (m_group != 0 || !s.is_leader || (m_applier.directory_changes() == m_told_changes && now < m_next_notice_ns))
+        return;
+    uint32_t members[cluster_abi::kFedMaxNodes];
+    const size_t n = live_members(members);
+    static uint8_t notice[raftdir::kMaxNotice];
+    const size_t bytes = m_applier.directory().notice(s.applied_index, notice);
+    for (size_t i = 0; i < n && bytes != 0; ++i) {
+        const auto* server = s.server(id_of(members[i]));
+        if (!server || server->role != RAFT_VOTER)
+            (void)m_forwarder.send(consensus_id_of(members[i]), { notice, bytes });
+    }
+    m_told_changes = m_applier.directory_changes();
+    m_next_notice_ns = now + kNoticeEveryNs;
+}
+
 void ConsensusGroup::turn() {
     m_member->turn();
     tell_removed();
@@ -253,6 +278,7 @@ void ConsensusGroup::turn() {
                               now);
     replace_automatically(s, now);
     m_replace.step(*m_member, s, now);
+    tell_directory(s, now);
     // A voter group 0 replaced is replaced in every collection's group it held: the directory says
     // so (kReassign), and each group's leader follows it (follow_placement).
     if (m_group == 0 && m_replace.status().done != m_replaced_seen) {

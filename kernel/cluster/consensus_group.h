@@ -135,6 +135,8 @@ private:
     void removed(uint64_t from, uint64_t term);
     void follow_configuration(const kraft::MemberStatus& s);
     void replace_automatically(const kraft::MemberStatus& s, uint64_t now);
+    void tell_directory(const kraft::MemberStatus& s, uint64_t now);
+    uint64_t m_told_changes = ~0ull, m_next_notice_ns = 0;
     // lowest_live_member's filter: in the configuration of the group asking (s_asking).
     static bool in_asking_configuration(uint32_t ip);
     // An address's raft id in this group (group 0: raft_voters= places are 1..n; elsewhere the address).

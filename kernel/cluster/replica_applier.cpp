@@ -102,7 +102,7 @@ void ReplicaApplier::pump(kraft::Member& member, PeerChannel& forwarder, uint64_
         const uint64_t ticket = get_le(command.data() + kTicketAt, 8);
         const uint16_t type = static_cast<uint16_t>(get_le(command.data() + kTypeAt, 2));
         const std::string_view name = command_name(command);
-        const raftdir::Entry* placed = m_places && !name.empty() ? m_directory.find(name) : nullptr;
+        const raftdir::Entry* placed = m_places && !name.empty() ? directory().find(name) : nullptr;
         InFlight* slot = free_slot();
         if (!placed && slot && type == uint16_t(storage::RecordType::Create) &&
             place_first(member, forwarder, s, command, *slot, now_ns))
@@ -202,7 +202,7 @@ void ReplicaApplier::service(kraft::Member& member, PeerChannel& forwarder, uint
                                                               f.phase != Phase::Placed && f.phase != Phase::Outside))) {
             ++m_counters.timed_out;
             // The voter a change from outside went to said nothing: the next change goes to the next one.
-            const raftdir::Entry* e = f.phase == Phase::Outside ? m_directory.find_group(f.group) : nullptr;
+            const raftdir::Entry* e = f.phase == Phase::Outside ? directory().find_group(f.group) : nullptr;
             for (uint8_t i = 0; e && i < e->voter_count; ++i)
                 if (e->voters[i] == m_ip_of(f.to))
                     remember_voter(f.group, e->voters[(i + 1) % e->voter_count]);
@@ -321,18 +321,25 @@ bool ReplicaApplier::place_first(kraft::Member& member, PeerChannel& forwarder, 
                                           { m_command + kHeader, static_cast<size_t>(command.size() - kHeader) });
     if (!d || m_directory.find(d->name))
         return false; // (a create that does not decode is refused by every voter as it applies it)
-    // Its voters until a collection has a group of its own: the group's, the creating node first
-    // (this one: its changes carry its address).
+    // Its voters: the creating node first (this one: its changes carry its address), then among
+    // every member the membership protocol holds alive, in group 0 or not (those outside it learn
+    // their placement from group 0's leader: raftdir notices); with groups of its own off, group
+    // 0's voters.
     const uint64_t ticket = get_le(h + kTicketAt, 8);
-    uint32_t live[kraft::kMaxServers], voters[raftdir::kMaxVoters];
+    uint32_t live[cluster_abi::kFedMaxNodes], voters[raftdir::kMaxVoters];
     size_t count = 0;
-    for (uint8_t i = 0; i < s.server_count; ++i)
-        if (s.servers[i].role == RAFT_VOTER)
-            live[count++] = m_ip_of(s.servers[i].id);
-    // As many as the create asked for (replicas 3 or 5; at most group 0's voters: the store checked).
+    if (m_router) {
+        count = live_members({ live, cluster_abi::kFedMaxNodes });
+    } else {
+        for (uint8_t i = 0; i < s.server_count; ++i)
+            if (s.servers[i].role == RAFT_VOTER)
+                live[count++] = m_ip_of(s.servers[i].id);
+    }
     const uint8_t replicas = static_cast<uint8_t>((d->create.flags & abi::kCreateReplicasMask) >>
                                                   abi::kCreateReplicasShift);
-    const auto chosen = m_directory.choose(self_ip(), { live, count }, replicas, voters);
+    auto chosen = m_directory.choose(self_ip(), { live, count }, replicas, voters);
+    if (!chosen && chosen.error() == ktl::Error::Full)
+        chosen = ktl::Error::OutOfRange; // (fewer live members can take it than asked: too_many_replicas)
     alignas(8) uint8_t place[kHeader + raftdir::kPlaceHeader + 4 * raftdir::kMaxVoters + raftdir::kMaxNameLength];
     const raftdir::Place p { d->name, { voters, replicas }, d->create.dim };
     const size_t length = raftdir::place_bytes(p);
@@ -562,7 +569,7 @@ bool ReplicaApplier::forwarded(kraft::Member& member, std::span<const uint8_t> c
                          type <= uint16_t(storage::RecordType::Delete)) ||
                         (m_places && (type == raftdir::kPlace || type == raftdir::kForget));
     // From a node that holds no copy of a collection placed in a group of its own: to that group.
-    const raftdir::Entry* placed = m_places && m_router && row_change(type) ? m_directory.find(command_name(command))
+    const raftdir::Entry* placed = m_places && m_router && row_change(type) ? directory().find(command_name(command))
                                                                             : nullptr;
     if (placed) {
         Route route {};
@@ -576,6 +583,24 @@ bool ReplicaApplier::forwarded(kraft::Member& member, std::span<const uint8_t> c
         return false;
     }
     ++m_counters.forwarded_in;
+    return true;
+}
+
+void ReplicaApplier::set_outsider(bool outsider) {
+    if (outsider == m_outsider)
+        return;
+    m_outsider = outsider;
+    ++m_directory_changes; // (the directory routed by is another)
+}
+
+bool ReplicaApplier::heard(std::span<const uint8_t> notice) {
+    raftdir::Directory d;
+    const auto version = raftdir::take_notice(notice, d);
+    if (!m_places || !version || *version < m_heard_version || (*version == m_heard_version && m_heard_version != 0))
+        return false;
+    m_heard_version = *version;
+    m_heard = d;
+    ++m_directory_changes;
     return true;
 }
 

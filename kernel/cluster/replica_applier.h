@@ -116,9 +116,17 @@ public:
     size_t save(std::span<uint8_t> out) override;
     bool load(std::span<const uint8_t> state) override;
 
-    // The directory as applied here, and a count that moves whenever it changes.
-    const raftdir::Directory& directory() const { return m_directory; }
+    // The directory as applied here (group 0's voters), or, at a node outside group 0's voters
+    // (which applies none of its log), as group 0's leader last told it (raftdir notices); and a
+    // count that moves whenever it changes.
+    const raftdir::Directory& directory() const { return m_outsider ? m_heard : m_directory; }
     uint64_t directory_changes() const { return m_directory_changes; }
+    // Group 0's: whether this node is outside its voters (the turn's configuration says).
+    void set_outsider(bool outsider);
+    bool outsider() const { return m_outsider; }
+    // Group 0's: a notice from its leader (raftdir::take_notice); taken when newer than the last.
+    // True when taken.
+    bool heard(std::span<const uint8_t> notice);
 
     struct Counters {
         uint64_t applied, failed, proposed, refused, timed_out, installs;
@@ -250,6 +258,9 @@ private:
     alignas(8) uint8_t m_creates[kInFlight][kMaxCreate] {}; // each Placing slot's create, each Chained slot's read
     raftdir::Directory m_directory;
     uint64_t m_directory_changes = 0;
+    raftdir::Directory m_heard;   // group 0's, from its leader's notices (an outsider's)
+    uint64_t m_heard_version = 0; // the notice's: its leader's applied index then
+    bool m_outsider = false;
 };
 
 } // namespace clusterd

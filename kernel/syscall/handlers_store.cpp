@@ -156,9 +156,10 @@ int64_t store_create(const kcap::Resolved&, Cap, const char* name_ptr, uint64_t 
     if (replicated != (replicas != 0) || (replicated && memory_only))
         return err(ktl::Error::InvalidArgs); // a replica keeps what the group committed
     // (The applier creates what the group committed, also on a newcomer not yet a voter.)
-    // A group of its own names as many of group 0's voters as asked; in group 0 itself, all of them.
+    // A group of its own names as many live members as asked (the creating node chooses them:
+    // too few is refused then); in group 0 itself, all of group 0's voters.
     if (replicated && !journal::replaying() && !replication::is_applier(sched::current()) &&
-        (bootargs::get().raft_groups ? replicas > replication::voters() : replicas != replication::voters()))
+        (replication::voters() == 0 || (!bootargs::get().raft_groups && replicas != replication::voters())))
         return err(replication::voters() == 0 ? ktl::Error::NotReady : ktl::Error::OutOfRange);
     if (replicated && !replication::is_applier(sched::current()) && !journal::replaying()) {
         // Created on every voter by the group's applier; the caller waits for this node's.

@@ -309,4 +309,38 @@ bool Directory::restore(std::span<const std::byte> in) {
     return true;
 }
 
+size_t Directory::notice(uint64_t version, std::span<uint8_t> out) const {
+    if (out.size() < kNoticeHeader)
+        return 0;
+    auto* b = reinterpret_cast<std::byte*>(out.data());
+    const size_t n = snapshot({ b + kNoticeHeader, out.size() - kNoticeHeader });
+    if (n == 0)
+        return 0;
+    ktl::put_le<uint64_t>(b, 0);
+    ktl::put_le<uint64_t>(b + 8, version);
+    ktl::put_le<uint16_t>(b + 16, kNotice);
+    ktl::put_le<uint16_t>(b + 18, 0);
+    ktl::put_le<uint32_t>(b + 20, static_cast<uint32_t>(n));
+    return kNoticeHeader + n;
+}
+
+bool is_notice(std::span<const uint8_t> in) {
+    return in.size() >= kNoticeHeader &&
+           ktl::get_le<uint16_t>(reinterpret_cast<const std::byte*>(in.data()) + 16) == kNotice;
+}
+
+std::optional<uint64_t> take_notice(std::span<const uint8_t> in, Directory& out) {
+    if (!is_notice(in) || in.size() > kMaxNotice)
+        return std::nullopt;
+    const auto* b = reinterpret_cast<const std::byte*>(in.data());
+    if (ktl::get_le<uint64_t>(b) != 0 || ktl::get_le<uint16_t>(b + 18) != 0 ||
+        ktl::get_le<uint32_t>(b + 20) != in.size() - kNoticeHeader)
+        return std::nullopt;
+    Directory d;
+    if (!d.restore({ b + kNoticeHeader, in.size() - kNoticeHeader }))
+        return std::nullopt;
+    out = d;
+    return ktl::get_le<uint64_t>(b + 8);
+}
+
 } // namespace raftdir

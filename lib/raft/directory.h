@@ -22,6 +22,10 @@
 //   zero-padded)   (version 1: entries without dim)
 // The dimension lets a node that holds no copy take a change of the collection for its voters
 // (docs/replication.md, "Changes from outside a group").
+// A notice (group 0's leader to the nodes outside group 0, on its forwarding channel: they apply
+// none of its log, and learn the directory so; docs/replication.md "The directory at every node"):
+//   u64 0 | u64 version (the leader's applied index when it took it) | u16 kNotice | u16 0 |
+//   u32 length | a snapshot of the directory
 // Everything decoded is checked: lengths, counts, names (1..64 bytes, as the store's records
 // bound them; the store checks its naming rule before a placement is proposed), voters distinct
 // and non-zero; what does not add up is refused whole.
@@ -43,7 +47,7 @@ constexpr uint32_t kFirstGroup = 1;     // group 0 is the directory's own
 constexpr uint32_t kMaxDim = 4096;      // a placement's dimension (the store's bound)
 
 // Record types of group 0's commands (beside the store's records and the read barrier).
-enum Type : uint16_t { kPlace = 0x201, kForget = 0x202, kReassign = 0x203 };
+enum Type : uint16_t { kPlace = 0x201, kForget = 0x202, kReassign = 0x203, kNotice = 0x204 };
 
 struct Entry {
     uint32_t group = 0;
@@ -94,6 +98,8 @@ constexpr size_t kSnapshotHeader = 12;
 constexpr size_t kSnapshotEntry = 12 + 4 * kMaxVoters + kMaxNameLength;
 constexpr size_t kSnapshotNameAt = 12 + 4 * kMaxVoters; // an entry's name, from the entry's start
 constexpr size_t kMaxSnapshot = kSnapshotHeader + kMaxEntries * kSnapshotEntry;
+constexpr size_t kNoticeHeader = 24;
+constexpr size_t kMaxNotice = kNoticeHeader + kMaxSnapshot;
 
 class Directory {
 public:
@@ -129,10 +135,18 @@ public:
     // Replaces this directory with a snapshot's; false (this one unchanged) when it does not add up.
     bool restore(std::span<const std::byte> in);
 
+    // A notice of this directory as of `version` into out: its length, 0 if `out` is too small.
+    size_t notice(uint64_t version, std::span<uint8_t> out) const;
+
 private:
     Entry m_entries[kMaxEntries] {};
     size_t m_count = 0;
     uint32_t m_next_group = kFirstGroup;
 };
+
+// Whether `in` is a notice by its type; the version and directory it carries (a directory that
+// does not add up, or a header that does not: nothing, `out` unchanged).
+bool is_notice(std::span<const uint8_t> in);
+std::optional<uint64_t> take_notice(std::span<const uint8_t> in, Directory& out);
 
 } // namespace raftdir

@@ -296,3 +296,42 @@ TEST(RaftDirectory, VersionOneRecordsAndSnapshotsAreReadWithoutADimension) {
 }
 
 } // namespace
+
+// Nodes outside group 0 learn the directory from its leader's notices: a notice carries the
+// directory whole with the version it was taken at, and one that does not add up changes nothing.
+TEST(RaftDirectory, NoticesCarryTheDirectoryAndItsVersion) {
+    Directory d;
+    const uint32_t a[] = { ip(1), ip(2), ip(3) };
+    ASSERT_TRUE(d.place({ "facts", a, 4 }).ok());
+    std::vector<uint8_t> notice(raftdir::kMaxNotice);
+    const size_t n = d.notice(77, notice);
+    ASSERT_GT(n, raftdir::kNoticeHeader);
+    notice.resize(n);
+    EXPECT_TRUE(raftdir::is_notice(notice));
+    Directory heard;
+    const auto version = raftdir::take_notice(notice, heard);
+    ASSERT_TRUE(version.has_value());
+    EXPECT_EQ(*version, 77u);
+    ASSERT_NE(heard.find("facts"), nullptr);
+    EXPECT_EQ(heard.find("facts")->dim, 4u);
+    EXPECT_TRUE(heard.find("facts")->has_voter(ip(2)));
+
+    uint8_t small[raftdir::kNoticeHeader + 4];
+    EXPECT_EQ(d.notice(1, small), 0u) << "too small for the snapshot";
+    // Damage anywhere in the header, or a length that does not match, is refused whole.
+    for (size_t at : { size_t(0), size_t(18), size_t(20), size_t(24) }) {
+        auto bad = notice;
+        bad[at] ^= 0x5a;
+        Directory untouched = heard;
+        EXPECT_FALSE(raftdir::take_notice(bad, untouched).has_value()) << "byte " << at;
+        EXPECT_NE(untouched.find("facts"), nullptr);
+    }
+    auto cut = notice;
+    cut.pop_back();
+    EXPECT_FALSE(raftdir::take_notice(cut, heard).has_value());
+    // Other messages on the channel are not notices.
+    std::vector<uint8_t> other(notice);
+    other[16] = 0x01;
+    EXPECT_FALSE(raftdir::is_notice(other));
+    EXPECT_FALSE(raftdir::is_notice(std::span<const uint8_t>(notice.data(), 10)));
+}

@@ -160,10 +160,10 @@ bool run(const json::Value& args, json::Writer& w, mcp::ToolError& err, const To
                                    "(raft_voters=); none runs here",
                                    "no_consensus_group" }
             : replicas > 1 && e == ktl::Error::OutOfRange
-                ? mcp::
-                      ToolError { mcp::ErrorCode::ValidationFailed,
-                                  "replicas can be at most the consensus group's voters (cluster_status: consensus.voters)",
-                                  "too_many_replicas" }
+                ? mcp::ToolError { mcp::ErrorCode::ValidationFailed,
+                                   "replicas can be at most the live members that can hold one more collection's group "
+                                   "(each holds 7 at most; cluster_status: members, consensus.collections)",
+                                   "too_many_replicas" }
                 : vec::error_of(rc);
         return false;
     }
