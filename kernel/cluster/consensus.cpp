@@ -13,6 +13,9 @@
 #include <abi/sys.h>
 
 #include <netcfg/ipv4_config.h>
+#include <raft/log_records.h>
+
+#include <cstring>
 
 #include <new>
 
@@ -246,6 +249,42 @@ void drop(size_t slot) {
     kheap::free(group);
 }
 
+// A replicated collection this node holds a copy of while the directory places it on other nodes
+// only: this node's place in its group was given to another while it was down. The copy goes
+// (its reads and changes go to the collection's voters from here on) and so does the group's state
+// in the RaftLog. False when the store could not list or drop now (tried again a second later).
+bool drop_stale_copies() {
+    if (!bootargs::get().raft_groups)
+        return true; // (every replicated collection lives in group 0: none is placed elsewhere)
+    static abi::StoreEntry rows[abi::kMaxNamed];
+    const int64_t n = sys::store_list(g_config.store, rows, abi::kMaxNamed);
+    if (n < 0)
+        return false;
+    bool done = true;
+    for (int64_t i = 0; i < n; ++i) {
+        const std::string_view name(rows[i].name, strnlen(rows[i].name, sizeof rows[i].name));
+        const raftdir::Entry* e = rows[i].replicated ? g_group0.directory().find(name) : nullptr;
+        bool member = false;
+        for (const ConsensusGroup* g : g_groups)
+            member = member || (g && e && g->id() == e->group);
+        if (!e || e->has_voter(g_self_ip) || member)
+            continue;
+        const int64_t r = sys::store_drop(g_config.store, name.data(), name.size());
+        if (r < 0 && r != -static_cast<int64_t>(ktl::Error::NotFound)) {
+            done = false; // (busy: a checkpoint, a request in flight)
+            continue;
+        }
+        std::byte record[raftlog::kForgetBytes];
+        const auto bytes = raftlog::encode_forget(record, e->group);
+        if (bytes)
+            (void)sys::raft_write(g_config.raft_log, static_cast<uint64_t>(raftlog::Kind::Forget), record, *bytes);
+        KLOG_INFO("cluster: replicated collection '%.*s' is held by other nodes only (this node was replaced in its "
+                  "group while down): its copy here is dropped",
+                  int(name.size()), name.data());
+    }
+    return done;
+}
+
 // The groups this node runs follow the directory as group 0 has applied it here: a placement that
 // names this node is joined, a group it no longer names (forgotten, or its place reassigned) is left.
 void follow_directory() {
@@ -270,6 +309,8 @@ void follow_directory() {
         if (!running)
             join(*mine[k]);
     }
+    if (!drop_stale_copies() && g_join_again_ns == 0)
+        g_join_again_ns = sys::clock() + 1'000'000'000ull;
 }
 
 } // namespace
