@@ -1,8 +1,9 @@
 // A replicated collection under the swarm's faults, judged by what its clients saw (issue 35;
 // docs/swarm.md "Checking what clients saw"): five nodes, the first three the consensus group on
 // disks of their own (snapshots every 16 changes, so a voter that falls behind catches up from one);
-// a collection with replicas: 3; one official-SDK client per voter over Streamable HTTP streams
-// upserts, deletes and reads of a dozen ids, each write a vector of its own, every operation
+// a collection with replicas: 3; one official-SDK client per node over Streamable HTTP (the two
+// outside the group read and write through the collection's voters) streams upserts, deletes and
+// reads of a dozen ids, each write a vector of its own, every operation
 // recorded (tests/history); meanwhile the leader is killed and restarted, the next leader is cut off
 // in a minority partition and healed, every link loses 30 % of its frames for a while, and every
 // voter is killed and restarted at once. Afterwards the whole collection is read at the leader and
@@ -159,7 +160,9 @@ try {
   const history = new History();
   const start = Date.now();
   const stopAt = start + seconds * 1000;
-  const clients = voters.map((v) => workload(history, `c${v}`, nodes[v], stopAt, v + 1));
+  // One client per voter, and one on each node outside the consensus group (it holds no copy: its
+  // reads are served by a voter after a read index, its writes carried to the collection's group).
+  const clients = [0, 1, 2, 3, 4].map((v) => workload(history, `c${v}`, nodes[v], stopAt, v + 1));
 
   // The faults, while the clients run: (a) the leader killed, then restarted on its disk; (b) the
   // next leader cut off in a minority, then healed; (c) 30 % loss on every link; (d) every voter
@@ -262,9 +265,11 @@ try {
       await sleep(500);
     }
   }
+  for (const v of [3, 4])
+    assert.ok(counts[v].ok > 0, `the client on node-${v} (outside the group) got answers: ${JSON.stringify(counts[v])}`);
   const status = await structured(nodes[killed], "cluster_status", {});
   console.log(`history: ${history.ops.length} operations (${byStatus.ok} ok, ${byStatus.fail} failed, ${byStatus.unknown} ` +
-              `unknown) from 3 clients in ${seconds} s, ${writes} acknowledged upserts (${(writes / seconds).toFixed(1)}/s); ` +
+              `unknown) from ${counts.length} clients in ${seconds} s, ${writes} acknowledged upserts (${(writes / seconds).toFixed(1)}/s); ` +
               `linearizable (checked in ${verdict.elapsedMs} ms), post-heal checks hold; ${final.length} ids at the end, ` +
               `the same on every voter; the killed leader installed ${status.consensus.snapshot.installed} snapshot(s), ` +
               `caught up ${status.consensus.replication.catch_up.completed} time(s); clients ${JSON.stringify(counts)}`);
