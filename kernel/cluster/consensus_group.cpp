@@ -143,7 +143,7 @@ void ConsensusGroup::receive(uint64_t wire_group, std::span<const uint8_t> datag
             return;
         if (raftdir::is_notice(message)) { // (group 0's leader to the nodes outside its voters)
             if (m_group == 0)
-                (void)m_applier.heard(message);
+                (void)m_applier.heard(message, sender);
         } else if (raftout::is_outcome(message)) { // (group 0's: a change this node carried outside)
             m_applier.outcome(message);
         } else if (raftread::is_read_message(message)) {

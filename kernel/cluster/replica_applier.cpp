@@ -198,8 +198,9 @@ void ReplicaApplier::service(kraft::Member& member, PeerChannel& forwarder, uint
             now_ns - (f.asked_ns ? f.asked_ns : f.since_ns) > kAskAgainNs &&
             send_read(forwarder, f.to, { raftread::kAsk, f.ticket, 0, 0 }))
             f.asked_ns = now_ns;
-        if (f.ticket && (now_ns - f.since_ns > kTimeoutNs || (f.to != 0 && f.to != forward_to && f.index == 0 &&
-                                                              f.phase != Phase::Placed && f.phase != Phase::Outside))) {
+        if (f.ticket && (now_ns - f.since_ns > kTimeoutNs ||
+                         (f.to != 0 && f.to != forward_to && f.index == 0 && f.phase != Phase::Placed &&
+                          f.phase != Phase::Outside && !(m_outsider && f.phase == Phase::Placing)))) {
             ++m_counters.timed_out;
             // The voter a change from outside went to said nothing: the next change goes to the next one.
             const raftdir::Entry* e = f.phase == Phase::Outside ? directory().find_group(f.group) : nullptr;
@@ -319,7 +320,7 @@ bool ReplicaApplier::place_first(kraft::Member& member, PeerChannel& forwarder, 
         return false;
     const auto d = storage::decode_record(uint16_t(storage::RecordType::Create),
                                           { m_command + kHeader, static_cast<size_t>(command.size() - kHeader) });
-    if (!d || m_directory.find(d->name))
+    if (!d || directory().find(d->name))
         return false; // (a create that does not decode is refused by every voter as it applies it)
     // Its voters: the creating node first (this one: its changes carry its address), then among
     // every member the membership protocol holds alive, in group 0 or not (those outside it learn
@@ -337,7 +338,7 @@ bool ReplicaApplier::place_first(kraft::Member& member, PeerChannel& forwarder, 
     }
     const uint8_t replicas = static_cast<uint8_t>((d->create.flags & abi::kCreateReplicasMask) >>
                                                   abi::kCreateReplicasShift);
-    auto chosen = m_directory.choose(self_ip(), { live, count }, replicas, voters);
+    auto chosen = directory().choose(self_ip(), { live, count }, replicas, voters);
     if (!chosen && chosen.error() == ktl::Error::Full)
         chosen = ktl::Error::OutOfRange; // (fewer live members can take it than asked: too_many_replicas)
     alignas(8) uint8_t place[kHeader + raftdir::kPlaceHeader + 4 * raftdir::kMaxVoters + raftdir::kMaxNameLength];
@@ -349,7 +350,7 @@ bool ReplicaApplier::place_first(kraft::Member& member, PeerChannel& forwarder, 
         sys::repl_done(m_log, ticket, err(chosen ? ktl::Error::InvalidArgs : chosen.error()), nullptr, 0);
         return true;
     }
-    const uint64_t forward_to = s.is_leader ? 0 : s.leader;
+    const uint64_t forward_to = leader_of(s);
     if (!(s.is_leader || forward_to) || !submit(member, forwarder, forward_to, { place, kHeader + length }, ticket)) {
         ++m_counters.refused;
         sys::repl_done(m_log, ticket, err(s.is_leader || forward_to ? ktl::Error::WouldBlock : ktl::Error::NotLeader),
@@ -364,7 +365,7 @@ bool ReplicaApplier::place_first(kraft::Member& member, PeerChannel& forwarder, 
 }
 
 ktl::Error ReplicaApplier::hand_over(size_t i, std::string_view name, uint64_t now_ns) {
-    const raftdir::Entry* e = m_directory.find(name);
+    const raftdir::Entry* e = directory().find(name);
     Route route {};
     if (!e || !m_router || !m_router(e->group, route))
         return ktl::Error::NotLeader; // (its group starts here in this round: asked again next round)
@@ -438,7 +439,7 @@ void ReplicaApplier::reassign_later(uint32_t group, uint32_t dead, uint32_t with
 // and a collection created again under its name goes back to that group).
 void ReplicaApplier::propose_forgets(kraft::Member& member, PeerChannel& forwarder) {
     const kraft::MemberStatus s = member.status();
-    const uint64_t forward_to = s.is_leader ? 0 : s.leader;
+    const uint64_t forward_to = leader_of(s);
     // (Proposed by the leader that replaced the voter: lost with its leadership, as the replacement's
     // own last step would be.)
     for (auto& r : m_reassigns) {
@@ -586,6 +587,24 @@ bool ReplicaApplier::forwarded(kraft::Member& member, std::span<const uint8_t> c
     return true;
 }
 
+uint64_t ReplicaApplier::leader_of(const kraft::MemberStatus& s) const {
+    return s.is_leader ? 0 : s.leader ? s.leader : m_outsider ? m_heard_from : 0;
+}
+
+void ReplicaApplier::follow_heard() {
+    if (!m_outsider)
+        return;
+    for (size_t i = 0; i < kInFlight; ++i) {
+        InFlight& f = m_in_flight[i];
+        if (f.ticket && f.phase == Phase::Placing &&
+            m_heard.find(command_name({ m_creates[i], f.create_length })) != nullptr)
+            f.phase = Phase::Placed; // (its create goes to the collection's group next)
+    }
+    for (const auto& f : m_forgets)
+        if (f.group != 0 && m_heard.find_group(f.group) == nullptr)
+            forgotten(f.group);
+}
+
 void ReplicaApplier::set_outsider(bool outsider) {
     if (outsider == m_outsider)
         return;
@@ -593,13 +612,15 @@ void ReplicaApplier::set_outsider(bool outsider) {
     ++m_directory_changes; // (the directory routed by is another)
 }
 
-bool ReplicaApplier::heard(std::span<const uint8_t> notice) {
+bool ReplicaApplier::heard(std::span<const uint8_t> notice, uint64_t from) {
     raftdir::Directory d;
     const auto version = raftdir::take_notice(notice, d);
     if (!m_places || !version || *version < m_heard_version || (*version == m_heard_version && m_heard_version != 0))
         return false;
     m_heard_version = *version;
     m_heard = d;
+    m_heard_from = from;
+    follow_heard();
     ++m_directory_changes;
     return true;
 }

@@ -124,9 +124,10 @@ public:
     // Group 0's: whether this node is outside its voters (the turn's configuration says).
     void set_outsider(bool outsider);
     bool outsider() const { return m_outsider; }
-    // Group 0's: a notice from its leader (raftdir::take_notice); taken when newer than the last.
-    // True when taken.
-    bool heard(std::span<const uint8_t> notice);
+    // Group 0's: a notice from its leader `from` (raftdir::take_notice); taken when newer than the
+    // last. True when taken. An outsider sends what it proposes in group 0 (a placement, a forget)
+    // to the member that told it last.
+    bool heard(std::span<const uint8_t> notice, uint64_t from);
 
     struct Counters {
         uint64_t applied, failed, proposed, refused, timed_out, installs;
@@ -260,6 +261,12 @@ private:
     uint64_t m_directory_changes = 0;
     raftdir::Directory m_heard;   // group 0's, from its leader's notices (an outsider's)
     uint64_t m_heard_version = 0; // the notice's: its leader's applied index then
+    uint64_t m_heard_from = 0;    // and that leader's raft id
+    // Group 0's leader as this member knows it (an outsider: the one that told it the directory).
+    uint64_t leader_of(const kraft::MemberStatus& s) const;
+    // An outsider's creates and forgets, which it never applies: done once the directory it is
+    // told says so.
+    void follow_heard();
     bool m_outsider = false;
 };
 

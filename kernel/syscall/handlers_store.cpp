@@ -156,11 +156,14 @@ int64_t store_create(const kcap::Resolved&, Cap, const char* name_ptr, uint64_t 
     if (replicated != (replicas != 0) || (replicated && memory_only))
         return err(ktl::Error::InvalidArgs); // a replica keeps what the group committed
     // (The applier creates what the group committed, also on a newcomer not yet a voter.)
-    // A group of its own names as many live members as asked (the creating node chooses them:
-    // too few is refused then); in group 0 itself, all of group 0's voters.
+    // A group of its own names as many live members as asked (the creating node chooses them, in
+    // group 0 or not: too few is refused then); in group 0 itself (raft_groups=0), all of group
+    // 0's voters, created at one of them.
+    const bool groups = bootargs::get().raft_groups != 0;
     if (replicated && !journal::replaying() && !replication::is_applier(sched::current()) &&
-        (replication::voters() == 0 || (!bootargs::get().raft_groups && replicas != replication::voters())))
-        return err(replication::voters() == 0 ? ktl::Error::NotReady : ktl::Error::OutOfRange);
+        (!replication::has_applier() || (!groups && replicas != replication::voters())))
+        return err(!replication::has_applier() || replication::voters() == 0 ? ktl::Error::NotReady
+                                                                             : ktl::Error::OutOfRange);
     if (replicated && !replication::is_applier(sched::current()) && !journal::replaying()) {
         // Created on every voter by the group's applier; the caller waits for this node's.
         if (vector::find(*name))

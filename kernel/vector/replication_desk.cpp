@@ -94,15 +94,10 @@ std::span<std::byte> reserve(storage::RecordType type, size_t bytes, ktl::Error&
             refused = ktl::Error::NotReady;
             return {};
         }
-        // A node outside group 0's voters (a spare, or a voter replaced while it was down) creates
-        // and drops nothing; its changes and reads of a collection go to the collection's group
-        // (it may be one of its voters) or to that group's voters (it holds no copy).
-        const bool row = type == storage::RecordType::Upsert || type == storage::RecordType::Delete ||
-                         static_cast<uint16_t>(type) == kReadBarrier;
-        if (g_voters == 0 && !row) {
-            refused = ktl::Error::NotVoter;
-            return {};
-        }
+        // A node outside group 0's voters (a spare, or a voter replaced while it was down) knows no
+        // leader of it: its applier sends what it takes to the collection's group (it may be one of
+        // its voters), to the collection's voters (it holds no copy), or, a placement, to the
+        // member that last told it the directory; it refuses what none of those can take.
         if (g_voters != 0 && g_role == Role::NoLeader) {
             refused = ktl::Error::NotLeader;
             return {};

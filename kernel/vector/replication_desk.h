@@ -46,9 +46,8 @@ void set_role(Role role);
 
 // A change to a replicated collection by the calling task: `encode` writes the record (exactly
 // `bytes`) of `type` into the span it is given. Blocks the caller until the change is applied here
-// or refused; at once -NotReady (no group), -NotVoter (a create or drop at a node that is no voter
-// of group 0: a spare, or a voter replaced while it was down; its upserts, deletes and reads go
-// to the collection's group), -NotLeader (no leader of group 0 known, at a voter of it),
+// or refused; at once -NotReady (no group), -NotLeader (no leader of group 0 known, at a voter of
+// it; a node outside its voters hands its changes to the applier, which routes or refuses them),
 // -WouldBlock (every slot taken),
 // -InvalidArgs (over kMaxRecord).
 // A delete's caller may pass its `absent` flags (one per id, the caller's own buffer, checked

@@ -27,9 +27,10 @@ With --udp HOST:BASE the fabric also takes node N's frames on UDP port BASE+N of
 can run on another machine (`up` prints the -netdev it needs); --udp-nodes starts those local
 nodes attached that way instead of through a unix socket.
 
-With --raft N the first N nodes run the cluster's consensus group, each on a disk of its own
-(disk-N.img in the state directory, 16 MiB, kept across `fault restart`): a voter's term, vote and
-log must outlive it. --disks gives every node one."""
+With --raft N the first N nodes run the cluster's consensus group; every node then gets a disk of
+its own (disk-N.img in the state directory, 16 MiB, kept across `fault restart`): a voter's term,
+vote and log must outlive it, and any node may be chosen to hold a replicated collection.
+--disks gives every node one without a consensus group."""
 import argparse
 import secrets
 import json
@@ -301,7 +302,9 @@ def up(args):
                "-serial", f"file:{d}/console-{n}.log",
                "-qmp", f"unix:{d}/qmp-{n}.sock,server=on,wait=off",
                "-append", " ".join(boot)]
-        if args.disks or n < args.raft:  # sparse; the kernel formats it at its first boot
+        # With a consensus group every node gets one: any live node may be chosen to hold a replicated
+        # collection, and its vote in that collection's group must outlive it too.
+        if args.disks or args.raft:  # sparse; the kernel formats it at its first boot
             disk = os.path.join(d, f"disk-{n}.img")
             with open(disk, "wb") as f:
                 f.truncate(DISK_BYTES)
@@ -407,7 +410,7 @@ def parser():
                    help="run the cluster's consensus group (Raft) with the first 3 or 5 nodes as voters")
     u.add_argument("--append", default="", help="more boot arguments for every node (e.g. checkpoint_kib=16)")
     u.add_argument("--disks", action="store_true",
-                   help="every node gets a disk of its own (the consensus group's voters always do)")
+                   help="every node gets a disk of its own (with --raft every node does)")
     u.add_argument("--stagger-ms", type=int, default=0, help="start the nodes this far apart (default 0: at once)")
     u.add_argument("--udp", default="", help="HOST:BASE: the fabric also takes node N's frames on UDP port BASE+N")
     u.add_argument("--udp-nodes", default="", help="nodes (2,3) started attached over --udp instead of a unix socket")
