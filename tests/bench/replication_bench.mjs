@@ -3,7 +3,8 @@
 // Streamable HTTP with the official SDK client, measures
 //   - acknowledged upserts/s into an unreplicated and into a replicated collection at the leader,
 //     one client and four (one vector of 16 floats per call), and linearizable against local reads;
-//   - linearizable reads at the leader and at a follower (a read index each) against local ones;
+//   - linearizable reads at the leader and at a follower (a read index each) against local ones,
+//     and reads at a node that holds no copy (served by a voter);
 //   - federated search (scope "cluster") p50/p99 against a local search of the same collection,
 //     every node holding `--vectors` vectors of its own, and how many ended partial;
 //   - failover: the leader killed, time until the next write is acknowledged at another voter.
@@ -79,11 +80,11 @@ async function upsertRate(clientsOf, collection, writers) {
   }));
   return done / seconds;
 }
-async function latencies(client, args, count) {
+async function latencies(client, args, count, tool = "vector_search") {
   const ms = [];
   for (let i = 0; i < count; ++i) {
     const t = performance.now();
-    await call(client, "vector_search", { ...args, vector: vector(16) });
+    await call(client, tool, tool === "vector_search" ? { ...args, vector: vector(16) } : args);
     ms.push(performance.now() - t);
   }
   return { p50: percentile(ms, 50), p99: percentile(ms, 99) };
@@ -110,6 +111,17 @@ try {
     rows.push([`vector_search of the replicated one at ${where}, ${consistency}: p50 / p99 ms`,
                `${l.p50.toFixed(1)} / ${l.p99.toFixed(1)}`]);
   }
+  // From a node that holds no copy (the placement is the leader and two others of the lowest
+  // addresses: the last node is outside it), served by one of the voters.
+  const placed = (await call(lead, "cluster_status", {})).consensus.collections.find((c) => c.name === "repl").voters;
+  const outside = clients.findIndex((_, n) => !placed.includes(`10.10.0.${n + 1}`));
+  if (outside >= 0)
+    for (const [tool, args] of [["vector_search", { k: 10 }], ["vector_search", { k: 10, consistency: "local" }],
+                                ["vector_get", { ids: [1, 2, 3] }]]) {
+      const l = await latencies(clients[outside], { collection: "repl", ...args }, searches, tool);
+      rows.push([`${tool} at node-${outside} (no copy)${args.consistency ? ", local" : ", linearizable"}: p50 / p99 ms`,
+                 `${l.p50.toFixed(1)} / ${l.p99.toFixed(1)}`]);
+    }
 
   // Federated search: every node a collection of its own.
   for (const c of clients) {
