@@ -153,26 +153,37 @@ enum FedOp : uint8_t {
     kFedGet = 1,    // the vectors of k ids at `vector` (const uint64_t*), as many as one answer holds
     kFedStats = 2,  // the collection's VectorStats
 };
+// FedQuery::flags: each hit also names the provenance node of the write that stored it (a read
+// from outside only).
+constexpr uint8_t kFedWithProvenance = 1;
 struct FedQuery {
-    char name[65]; // the collection's name (NUL-terminated)
-    uint8_t mode;  // FedMode
-    uint8_t op;    // FedOp
-    uint8_t reserved;
+    char name[65];        // the collection's name (NUL-terminated)
+    uint8_t mode;         // FedMode
+    uint8_t op;           // FedOp
+    uint8_t flags;        // kFedWithProvenance
     uint32_t dim;         // search: floats at `vector`
     uint32_t k, ef;       // search: as vec_search; get: the ids at `vector`
     uint32_t deadline_ms; // answers gathered until then (the nodes still silent are named missing)
     uint64_t vector;      // search: const float*, the query; get: const uint64_t*, the ids
+    // A read from outside's search: only these ids (strictly ascending, at most kFedMaxFilter; the
+    // query's floats and these together at most kFedMaxInput bytes: one request to a voter).
+    uint64_t filter; // const uint64_t*
+    uint32_t filter_count;
+    uint32_t reserved;
 };
 
 constexpr uint32_t kFedMaxK = 100;
 constexpr uint32_t kFedMaxNodes = 32;      // nodes asked in one search (self included)
 constexpr uint32_t kFedMaxGetIds = 16;     // ids one get asks for
 constexpr uint32_t kFedMaxPayload = 18432; // what one answer of a get or stats carries
+constexpr uint32_t kFedMaxFilter = 1024;   // filter ids of a search from outside
+constexpr uint32_t kFedMaxInput = 16384;   // a request's floats and filter ids together
 
 struct FedHit {
     uint64_t id;
     float distance;
-    uint32_t node; // index into FedResult::nodes: whose copy answered it
+    uint32_t node;       // index into FedResult::nodes: whose copy answered it
+    uint64_t provenance; // kFedWithProvenance: the write's provenance node (0: unknown)
 };
 
 // One vector of a get's payload: id, provenance node, then the collection's `dim` floats.

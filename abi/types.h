@@ -34,13 +34,16 @@ using cluster_abi::FedQuery;
 using cluster_abi::FedResult;
 using cluster_abi::FedVectorHead;
 using cluster_abi::kFedGet;
+using cluster_abi::kFedMaxFilter;
 using cluster_abi::kFedMaxGetIds;
+using cluster_abi::kFedMaxInput;
 using cluster_abi::kFedMaxK;
 using cluster_abi::kFedMaxNodes;
 using cluster_abi::kFedSearch;
 using cluster_abi::kFedStats;
 using cluster_abi::kFedVoterLinearizable;
 using cluster_abi::kFedVoterLocal;
+using cluster_abi::kFedWithProvenance;
 using cluster_abi::MemberInfo;
 using cluster_abi::PingInfo;
 

@@ -47,13 +47,19 @@ int64_t err(ktl::Error e) { return -static_cast<int64_t>(e); }
 
 size_t input_bytes(const cluster_abi::FedQuery& q, bool& valid) {
     valid = false;
+    const bool extras = q.filter_count != 0 || q.flags != 0;
     if (q.mode > cluster_abi::kFedVoterLocal || q.op > cluster_abi::kFedStats ||
-        (q.mode == cluster_abi::kFedEveryNode && q.op != cluster_abi::kFedSearch))
+        (q.mode == cluster_abi::kFedEveryNode && (q.op != cluster_abi::kFedSearch || extras)) ||
+        (q.op != cluster_abi::kFedSearch && extras) || (q.flags & ~cluster_abi::kFedWithProvenance) != 0 ||
+        q.filter_count > cluster_abi::kFedMaxFilter)
         return 0;
     switch (q.op) {
-    case cluster_abi::kFedSearch:
-        valid = q.dim != 0 && q.dim <= kMaxDim && q.k != 0 && q.k <= cluster_abi::kFedMaxK;
-        return valid ? q.dim * sizeof(float) : 0;
+    case cluster_abi::kFedSearch: {
+        const size_t bytes = size_t(q.dim) * sizeof(float) + size_t(q.filter_count) * sizeof(uint64_t);
+        valid = q.dim != 0 && q.dim <= kMaxDim && q.k != 0 && q.k <= cluster_abi::kFedMaxK &&
+                bytes <= cluster_abi::kFedMaxInput;
+        return valid ? bytes : 0;
+    }
     case cluster_abi::kFedGet:
         valid = q.dim == 0 && q.k != 0 && q.k <= cluster_abi::kFedMaxGetIds;
         return valid ? q.k * sizeof(uint64_t) : 0;
@@ -61,7 +67,7 @@ size_t input_bytes(const cluster_abi::FedQuery& q, bool& valid) {
     }
 }
 
-int64_t submit(const cluster_abi::FedQuery& query, const void* input) {
+int64_t submit(const cluster_abi::FedQuery& query, const void* input, const void* filter) {
     bool valid = false;
     const size_t bytes = input_bytes(query, valid);
     if (!valid)
@@ -70,9 +76,12 @@ int64_t submit(const cluster_abi::FedQuery& query, const void* input) {
     auto mem = kheap::alloc_for(kheap::Owner::Kernel, bytes ? bytes : sizeof(uint64_t));
     if (!mem)
         return err(ktl::Error::NoMemory);
-    void* copy = *mem;
-    if (bytes)
-        std::memcpy(copy, input, bytes);
+    auto* copy = static_cast<uint8_t*>(*mem);
+    const size_t filter_bytes = size_t(query.filter_count) * sizeof(uint64_t);
+    if (bytes > filter_bytes)
+        std::memcpy(copy, input, bytes - filter_bytes);
+    if (filter_bytes)
+        std::memcpy(copy + bytes - filter_bytes, filter, filter_bytes);
     Slot* slot = nullptr;
     {
         arch::IrqGuard guard;

@@ -19,11 +19,12 @@ constexpr uint32_t kMaxDim = 4096;
 
 // --- system call side ---
 // What a query carries at its `vector` (0: nothing), or 0 with `valid` false for a query that does
-// not add up (its mode, op, dim and k).
+// not add up (its mode, op, dim, k, flags and filter).
 size_t input_bytes(const cluster_abi::FedQuery& query, bool& valid);
-// A copy of the query (and what it carries) is kept; returns its id (> 0), or -WouldBlock (every
-// slot in use), -InvalidArgs, -NoMemory.
-int64_t submit(const cluster_abi::FedQuery& query, const void* input);
+// A copy of the query and what it carries (at `input`, then a search's filter ids at `filter`:
+// one block, the filter's after input_bytes - filter_count * 8) is kept; returns its id (> 0), or
+// -WouldBlock (every slot in use), -InvalidArgs, -NoMemory.
+int64_t submit(const cluster_abi::FedQuery& query, const void* input, const void* filter);
 // 1 with the result copied to `out` (the slot is then free), -NotFound (no such search of the
 // calling task's: a search's result is its caller's only); while it gathers, the caller waits
 // (blocked) until it is merged or 100 ms passed, answered 0 or -TimedOut: it asks again.

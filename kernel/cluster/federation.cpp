@@ -23,7 +23,7 @@ constexpr uint8_t kNoMetric = 0xff; // an answer without a collection
 constexpr size_t kAskHeader = 4 + 4 * 4 + 1;
 constexpr size_t kAnswerHeader = 4 + 4 + 4;
 constexpr size_t kReadHeader = 4 + 4 * 4; // then the ids not found, the payload's length, the payload
-constexpr size_t kHit = 12;
+constexpr size_t kHit = 12, kHitWithProvenance = 20;
 constexpr size_t kVectorHead = sizeof(cluster_abi::FedVectorHead);
 constexpr uint32_t kDefaultDeadlineMs = 2000;
 // A read from outside waits this long at most for its read index here (the asker's deadline is 8 s).
@@ -31,7 +31,9 @@ constexpr uint64_t kPendingNs = 8'000'000'000ull;
 // A read from outside asks the next voter when the one asked has been silent this long.
 constexpr uint64_t kPerVoterNs = 1'000'000'000ull;
 static_assert(kAskHeader + 64 + fed::kMaxDim * sizeof(float) <= Federation::kMaxMessage);
-static_assert(kAnswerHeader + cluster_abi::kFedMaxK * kHit + 1 + 31 <= Federation::kMaxMessage);
+static_assert(kAnswerHeader + cluster_abi::kFedMaxK * kHitWithProvenance + 1 + 31 <= Federation::kMaxMessage);
+static_assert(kAskHeader + 64 + cluster_abi::kFedMaxInput <= Federation::kMaxMessage);
+static_assert(cluster_abi::kFedMaxInput <= sizeof(float) * fed::kMaxDim); // (g_query holds it)
 static_assert(kReadHeader + cluster_abi::kFedMaxGetIds * 8 + 4 + cluster_abi::kFedMaxPayload + 1 + 31 <=
               Federation::kMaxMessage);
 static_assert(sizeof(abi::VectorStats) <= cluster_abi::kFedMaxPayload);
@@ -45,6 +47,8 @@ alignas(8) float g_query[fed::kMaxDim];                // a query being asked or
 alignas(8) float g_vector[fed::kMaxDim];               // a vector a get reads
 alignas(8) uint8_t g_pending[Federation::kPending][Federation::kMaxMessage]; // reads waiting for their index
 abi::Hit g_hits[cluster_abi::kFedMaxK];
+uint64_t g_provenance[cluster_abi::kFedMaxK];  // the hits' (a search from outside that asks)
+uint64_t g_filter[cluster_abi::kFedMaxFilter]; // a search from outside's filter, aligned
 
 using ktl::get_le;
 using ktl::put_le;
@@ -133,7 +137,7 @@ void Federation::receive(uint32_t ip, uint16_t port, std::span<const uint8_t> da
     if (s->in->feed(h, slice) != raftwire::Reassembler::Result::Complete)
         return;
     const std::span<const uint8_t> message = s->in->message();
-    if (message.size() >= 4 && message[0] == kAsk && message[3] == 0)
+    if (message.size() >= 4 && message[0] == kAsk && message[3] <= cluster_abi::kFedWithProvenance)
         serve(ip, port, message);
     else if (message.size() >= 4 && message[0] == kAnswer)
         answered(ip, message);
@@ -142,7 +146,8 @@ void Federation::receive(uint32_t ip, uint16_t port, std::span<const uint8_t> da
 }
 
 uint8_t Federation::search_here(const char* name, size_t name_len, uint32_t k, uint32_t ef, uint32_t dim,
-                                const float* query, uint32_t& count, bool& replicated, uint8_t& metric) {
+                                const float* query, uint32_t& count, bool& replicated, uint8_t& metric,
+                                std::span<const uint64_t> filter, bool provenance) {
     count = 0;
     replicated = false;
     metric = kNoMetric;
@@ -154,10 +159,16 @@ uint8_t Federation::search_here(const char* name, size_t name_len, uint32_t k, u
     if (sys::vec_stats(static_cast<uint64_t>(slot), &st) >= 0 && st.dim == dim) {
         replicated = st.replicated != 0;
         metric = static_cast<uint8_t>(st.metric);
-        const int64_t n = sys::vec_search(static_cast<uint64_t>(slot), query, k, ef < k ? k : ef, g_hits, nullptr);
+        const abi::SearchFilter f { reinterpret_cast<uint64_t>(filter.data()), filter.size() };
+        const int64_t n = sys::vec_search(static_cast<uint64_t>(slot), query, k, ef < k ? k : ef, g_hits,
+                                          filter.empty() ? nullptr : &f);
         if (n >= 0) {
             count = static_cast<uint32_t>(n);
             status = kHits;
+        }
+        for (uint32_t i = 0; provenance && i < count; ++i) {
+            g_provenance[i] = 0; // (a hit deleted since: none)
+            (void)sys::vec_get(static_cast<uint64_t>(slot), g_hits[i].id, g_vector, &g_provenance[i]);
         }
     }
     sys::cap_delete(static_cast<uint64_t>(slot));
@@ -170,20 +181,24 @@ namespace {
 bool well_formed(std::span<const uint8_t> m) {
     if (m.size() < kAskHeader)
         return false;
-    const uint8_t mode = m[1], op = m[2];
+    const uint8_t mode = m[1], op = m[2], flags = m[3];
     const uint32_t k = static_cast<uint32_t>(get_le(m.data() + 8, 4)),
                    dim = static_cast<uint32_t>(get_le(m.data() + 16, 4));
     const uint8_t name_len = m[20];
     if (mode > cluster_abi::kFedVoterLocal || op > cluster_abi::kFedStats ||
-        (mode == cluster_abi::kFedEveryNode && op != cluster_abi::kFedSearch) || name_len == 0 ||
-        name_len > abi::kMaxNameLength || m.size() < kAskHeader + name_len ||
+        (mode == cluster_abi::kFedEveryNode && (op != cluster_abi::kFedSearch || flags != 0)) ||
+        (op != cluster_abi::kFedSearch && flags != 0) || name_len == 0 || name_len > abi::kMaxNameLength ||
+        m.size() < kAskHeader + name_len ||
         !abi::valid_collection_name({ reinterpret_cast<const char*>(m.data() + kAskHeader), name_len }))
         return false;
     const size_t payload = m.size() - kAskHeader - name_len;
     switch (op) {
-    case cluster_abi::kFedSearch:
-        return k != 0 && k <= cluster_abi::kFedMaxK && dim != 0 && dim <= fed::kMaxDim &&
-               payload == size_t(dim) * sizeof(float);
+    case cluster_abi::kFedSearch: { // (the filter's ids after the floats: from outside only)
+        const size_t floats = size_t(dim) * sizeof(float), extra = payload - (payload < floats ? payload : floats);
+        return k != 0 && k <= cluster_abi::kFedMaxK && dim != 0 && dim <= fed::kMaxDim && payload >= floats &&
+               extra % sizeof(uint64_t) == 0 && extra / sizeof(uint64_t) <= cluster_abi::kFedMaxFilter &&
+               (extra == 0 || mode != cluster_abi::kFedEveryNode);
+    }
     case cluster_abi::kFedGet:
         return k != 0 && k <= cluster_abi::kFedMaxGetIds && dim == 0 && payload == size_t(k) * sizeof(uint64_t);
     default: return k == 0 && dim == 0 && payload == 0;
@@ -274,11 +289,17 @@ void Federation::execute(uint32_t ip, uint16_t port, std::span<const uint8_t> m)
         const std::string_view name = request_name(m);
         char name_copy[abi::kMaxNameLength + 1];
         std::memcpy(name_copy, name.data(), name.size());
-        std::memcpy(g_query, m.data() + kAskHeader + name.size(), dim * sizeof(float));
+        const uint8_t* payload = m.data() + kAskHeader + name.size();
+        std::memcpy(g_query, payload, dim * sizeof(float));
+        const size_t filter_count = (m.size() - kAskHeader - name.size() - dim * sizeof(float)) / sizeof(uint64_t);
+        for (size_t i = 0; i < filter_count; ++i)
+            g_filter[i] = get_le(payload + dim * sizeof(float) + i * sizeof(uint64_t), 8);
+        const bool provenance = (m[3] & cluster_abi::kFedWithProvenance) != 0;
         uint32_t count = 0;
         bool replicated = false;
         uint8_t metric = kNoMetric;
-        uint8_t status = search_here(name_copy, name.size(), k, ef, dim, g_query, count, replicated, metric);
+        uint8_t status = search_here(name_copy, name.size(), k, ef, dim, g_query, count, replicated, metric,
+                                     { g_filter, filter_count }, provenance);
         if (m[1] != cluster_abi::kFedEveryNode && status == kHits && !replicated)
             status = kNone; // (a collection of this node's own under that name is not the one asked for)
         g_out[0] = kAnswer;
@@ -288,11 +309,13 @@ void Federation::execute(uint32_t ip, uint16_t port, std::span<const uint8_t> m)
         put_le(g_out + 4, id, 4);
         put_le(g_out + 8, status == kHits ? count : 0, 4);
         at = kAnswerHeader;
-        for (uint32_t i = 0; status == kHits && i < count; ++i, at += kHit) {
+        for (uint32_t i = 0; status == kHits && i < count; ++i, at += provenance ? kHitWithProvenance : kHit) {
             put_le(g_out + at, g_hits[i].id, 8);
             uint32_t bits;
             std::memcpy(&bits, &g_hits[i].distance, 4);
             put_le(g_out + at + 8, bits, 4);
+            if (provenance)
+                put_le(g_out + at + 12, g_provenance[i], 8);
         }
     }
     const size_t self_len = std::strlen(m_self);
@@ -395,7 +418,7 @@ size_t Federation::stats_here(std::span<const uint8_t> m, uint32_t id) {
 
 // Two hits are one vector only when they are one id of one node's collection, or one id of two
 // replicas of a replicated collection; nodes' own collections of one name are separate id spaces.
-void Federation::merge(uint64_t id, float distance, uint32_t node) {
+void Federation::merge(uint64_t id, float distance, uint32_t node, uint64_t provenance) {
     cluster_abi::FedHit* hits = m_result.hits;
     uint32_t& n = m_result.count;
     uint32_t at = n;
@@ -416,7 +439,7 @@ void Federation::merge(uint64_t id, float distance, uint32_t node) {
             ++n;
         }
     }
-    hits[at] = cluster_abi::FedHit { id, distance, node };
+    hits[at] = cluster_abi::FedHit { id, distance, node, provenance };
     for (; at > 0 && hits[at - 1].distance > hits[at].distance; --at) { // kept in ascending order
         const cluster_abi::FedHit t = hits[at];
         hits[at] = hits[at - 1];
@@ -483,9 +506,10 @@ void Federation::answered(uint32_t ip, std::span<const uint8_t> m) {
         return; // not asked, or heard already
     const uint8_t status = m[1], replicated = m[2], metric = m[3];
     const uint32_t count = static_cast<uint32_t>(get_le(m.data() + 8, 4));
-    if (count > m_k || m.size() < kAnswerHeader + size_t(count) * kHit + 1)
+    const size_t hit = (m_flags & cluster_abi::kFedWithProvenance) != 0 ? kHitWithProvenance : kHit;
+    if (count > m_k || m.size() < kAnswerHeader + size_t(count) * hit + 1)
         return;
-    const size_t name_at = kAnswerHeader + size_t(count) * kHit;
+    const size_t name_at = kAnswerHeader + size_t(count) * hit;
     const uint8_t name_len = m[name_at];
     if (name_len == 0 || name_len > 31 || m.size() != name_at + 1 + name_len)
         return;
@@ -504,12 +528,12 @@ void Federation::answered(uint32_t ip, std::span<const uint8_t> m) {
         m_result.confirmed = m_mode == cluster_abi::kFedVoterLinearizable ? 1 : 0;
         copy_name(m_result.nodes[0], m_targets[t].name, std::strlen(m_targets[t].name));
         for (uint32_t i = 0; i < count; ++i) {
-            const uint8_t* h = m.data() + kAnswerHeader + size_t(i) * kHit;
+            const uint8_t* h = m.data() + kAnswerHeader + size_t(i) * hit;
             const uint32_t bits = static_cast<uint32_t>(get_le(h + 8, 4));
             float distance;
             std::memcpy(&distance, &bits, 4);
             if (distance == distance)
-                merge(get_le(h, 8), distance, 0);
+                merge(get_le(h, 8), distance, 0, hit == kHitWithProvenance ? get_le(h + 12, 8) : 0);
         }
         finish();
         return;
@@ -549,7 +573,7 @@ size_t Federation::put_request(const cluster_abi::FedQuery& q, uint32_t id) {
     g_out[0] = kAsk;
     g_out[1] = q.mode;
     g_out[2] = q.op;
-    g_out[3] = 0;
+    g_out[3] = q.flags;
     put_le(g_out + 4, id, 4);
     put_le(g_out + 8, q.k, 4);
     put_le(g_out + 12, q.ef, 4);
@@ -607,6 +631,7 @@ void Federation::pump(uint64_t now_ns, std::span<const Target> members) {
     m_k = q.k;
     m_mode = q.mode;
     m_op = q.op;
+    m_flags = q.flags;
     m_result = cluster_abi::FedResult {};
     const uint64_t deadline_ms = q.deadline_ms ? q.deadline_ms : kDefaultDeadlineMs;
     m_deadline_ns = now_ns + deadline_ms * 1'000'000ull;

@@ -20,11 +20,13 @@
 // a task two endpoints, and the consensus group has the other): lib/raft/wire datagrams of group
 // kGroup, sealed under the cluster key, from and to naming IPv4 addresses, so a node without the
 // key can neither ask nor answer. Messages (little-endian):
-//   request: type 1 | mode u8 | op u8 | u8 0 | id u32 | k u32 | ef u32 | dim u32 | name length u8 |
-//            name | search: dim floats; get: k ids (u64); stats: nothing
+//   request: type 1 | mode u8 | op u8 | flags u8 (kFedWithProvenance) | id u32 | k u32 | ef u32 |
+//            dim u32 | name length u8 | name | search: dim floats, then the filter's ids (u64, from
+//            outside only); get: k ids (u64); stats: nothing
 //   answer:  type 2 | status u8 (0 hits, 1 no such collection, 2 it does not fit the query,
 //            3 not confirmed) | replicated u8 | metric u8 (0xff: none) | id u32 | count u32 |
-//            count x (id u64, distance f32) | name length u8 | the answering node's name
+//            count x (id u64, distance f32[, provenance u64 when asked]) | name length u8 | the
+//            answering node's name
 //   a get's or stats' answer: type 3 | status u8 | complete u8 | u8 0 | id u32 | count u32 | dim u32 |
 //            not found u32 | that many ids (u64) | payload bytes u32 | payload (get: count x
 //            (id u64, provenance u64, dim floats); stats: a VectorStats) | name length u8 | name
@@ -88,9 +90,12 @@ private:
     size_t get_here(std::span<const uint8_t> request, uint32_t id);
     size_t stats_here(std::span<const uint8_t> request, uint32_t id);
     // This node's own top k of the collection (status as an answer's); `replicated` set.
+    // `filter`: only these ids (strictly ascending); `provenance`: each hit's write's provenance node
+    // into g_provenance.
     uint8_t search_here(const char* name, size_t name_len, uint32_t k, uint32_t ef, uint32_t dim, const float* query,
-                        uint32_t& count, bool& replicated, uint8_t& metric);
-    void merge(uint64_t id, float distance, uint32_t node);
+                        uint32_t& count, bool& replicated, uint8_t& metric, std::span<const uint64_t> filter = {},
+                        bool provenance = false);
+    void merge(uint64_t id, float distance, uint32_t node, uint64_t provenance = 0);
     void finish();
     bool send(uint32_t ip, uint16_t port, std::span<const uint8_t> message);
     // A read from outside: the next voter asked, when the one asked last refused or stayed silent.
@@ -117,6 +122,7 @@ private:
     uint32_t m_id = 0;
     uint8_t m_mode = 0;       // its FedMode
     uint8_t m_op = 0;         // its FedOp
+    uint8_t m_flags = 0;      // its FedQuery::flags (a read from outside's)
     uint32_t m_asked = 0;     // a read from outside: the targets asked so far (in order)
     uint64_t m_asked_ns = 0;  // when the last was asked
     size_t m_request_len = 0; // the request, kept for the next voter

@@ -44,11 +44,13 @@ int64_t fed_search(const kcap::Resolved&, Cap, const cluster_abi::FedQuery* quer
     const cluster_abi::FedQuery q = *query; // (read once: the caller's memory may change)
     bool valid = false;
     const size_t bytes = clusterd::fed::input_bytes(q, valid);
-    if (!valid || (bytes != 0 && !buffers::readable(q.vector, bytes)))
+    const size_t filter_bytes = size_t(q.filter_count) * sizeof(uint64_t);
+    if (!valid || (bytes > filter_bytes && !buffers::readable(q.vector, bytes - filter_bytes)) ||
+        (filter_bytes != 0 && !buffers::readable(q.filter, filter_bytes)))
         return err(ktl::Error::InvalidArgs);
     if (!clusterd::running())
         return err(ktl::Error::NotReady);
-    return clusterd::fed::submit(q, reinterpret_cast<const void*>(q.vector));
+    return clusterd::fed::submit(q, reinterpret_cast<const void*>(q.vector), reinterpret_cast<const void*>(q.filter));
 }
 
 int64_t fed_result(const kcap::Resolved&, Cap, uint64_t search, cluster_abi::FedResult* out) {

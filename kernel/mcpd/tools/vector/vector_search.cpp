@@ -112,15 +112,9 @@ bool run_federated(const json::Value& args, json::Writer& w, mcp::ToolError& err
     return true;
 }
 
-// A replicated collection this node holds no copy of: one of its voters searches its copy.
+// A replicated collection this node holds no copy of: one of its voters searches its copy (its
+// filter and provenance there too).
 bool run_elsewhere(const json::Value& args, json::Writer& w, mcp::ToolError& err, const ToolContext& ctx) {
-    if (args.find("filter_ids").valid() || args.find("with_provenance").valid()) {
-        err = { mcp::ErrorCode::ValidationFailed,
-                "this node holds no copy of the collection: filter_ids and with_provenance are served at one of its "
-                "voters (cluster_status: consensus.collections)",
-                "held_elsewhere" };
-        return false;
-    }
     const auto k = static_cast<uint32_t>(args.find("k").as_uint64().value_or(kDefaultK));
     const auto ef = static_cast<uint32_t>(args.find("ef").as_uint64().value_or(kDefaultEf));
     json::Value row = args.find("vector");
@@ -131,28 +125,52 @@ bool run_elsewhere(const json::Value& args, json::Writer& w, mcp::ToolError& err
         err = { mcp::ErrorCode::ValidationFailed, "k 1..100 and a vector of 1..4096 numbers", "invalid_query" };
         return false;
     }
-    Scratch mem(dim * sizeof(float) + sizeof(abi::FedResult));
+    const size_t floats = dim * sizeof(float), filter = kMaxFilter * sizeof(uint64_t);
+    Scratch mem(floats + filter + sizeof(abi::FedResult));
     if (!mem.ok() || !read_row(row, mem.as<float>(), dim)) {
         err = mem.ok() ? mcp::ToolError { mcp::ErrorCode::ValidationFailed, "the vector's numbers", "invalid_query" }
                        : mcp::ToolError { mcp::ErrorCode::InternalError, "no memory for the query" };
         return false;
     }
-    auto* result = mem.as<abi::FedResult>(dim * sizeof(float));
+    auto* ids = mem.as<uint64_t>(floats);
+    auto* result = mem.as<abi::FedResult>(floats + filter);
     abi::FedQuery q {};
+    if (json::Value only = args.find("filter_ids"); only.valid()) {
+        size_t n = 0;
+        if (!read_ids(only, ids, kMaxFilter, n)) {
+            err = { mcp::ErrorCode::ValidationFailed, "filter_ids: at most 1,024 integer ids", "invalid_filter" };
+            return false;
+        }
+        q.filter_count = static_cast<uint32_t>(sort_unique(ids, n));
+        q.filter = reinterpret_cast<uint64_t>(ids);
+        if (floats + q.filter_count * sizeof(uint64_t) > abi::kFedMaxInput) {
+            err = { mcp::ErrorCode::ValidationFailed,
+                    "this node holds no copy of the collection, and the query with its filter_ids is more than one "
+                    "request to a voter carries (the vector's numbers x 4 + the ids x 8 bytes, 16 KiB): call one of "
+                    "its voters (cluster_status: consensus.collections)",
+                    "held_elsewhere" };
+            return false;
+        }
+    }
+    const bool with_provenance = args.find("with_provenance").as_bool().value_or(false);
     q.op = abi::kFedSearch;
+    q.flags = with_provenance ? abi::kFedWithProvenance : 0;
     q.dim = dim;
     q.k = k;
     q.ef = ef < k ? k : ef;
     if (!read_elsewhere(args, q, mem.as<float>(), *result, err, ctx))
         return false;
     w.begin_object().key("hits").begin_array();
-    for (uint32_t i = 0; i < result->count && i < abi::kFedMaxK; ++i)
-        w.begin_object()
-            .key("id")
-            .number(result->hits[i].id)
-            .key("distance")
-            .number(static_cast<double>(result->hits[i].distance))
-            .end_object();
+    for (uint32_t i = 0; i < result->count && i < abi::kFedMaxK; ++i) {
+        const abi::FedHit& h = result->hits[i];
+        w.begin_object().key("id").number(h.id).key("distance").number(static_cast<double>(h.distance));
+        if (with_provenance) {
+            char node_id[mcp::kProvenanceIdText];
+            mcp::format_provenance_id(h.provenance, node_id);
+            w.key("provenance_node_id").string(node_id);
+        }
+        w.end_object();
+    }
     w.end_array().key("count").number(result->count);
     write_served_by(w, result->confirmed != 0, result->nodes[0]);
     w.end_object();
