@@ -120,6 +120,7 @@ struct ClusterInfo {
     // replicated collection's placement, and the next group id it will assign.
     uint32_t placement_count, placement_next_group;
     uint64_t repl_placements; // creates whose placement this node proposed before the create
+    uint64_t repl_beacons;    // entries this node's groups' leaders proposed to tell followers a commit at once
     Placement placements[kMaxPlacements];
     // The collections' groups this node runs a member of.
     uint32_t group_count, group_reserved;

@@ -444,6 +444,7 @@ void ConsensusGroup::add_counters(cluster_abi::ClusterInfo& out) const {
     out.repl_forwarded_in += c.forwarded_in;
     out.repl_reads += c.reads;
     out.repl_read_rounds += c.read_rounds;
+    out.repl_beacons += c.beacons;
     const StateTransfer::Counters& t = m_transfers;
     out.xfer_done += t.transfers;
     out.xfer_collections += t.collections;

@@ -135,6 +135,7 @@ public:
         uint64_t reads;                       // linearizable reads answered here (vec_sync, store_sync)
         uint64_t read_rounds;                 // rounds of probes this member ran as the leader to confirm reads
         uint64_t placements;                  // creates whose placement this node proposed first
+        uint64_t beacons;                     // entries proposed only to tell followers a commit
     };
     Counters counters() const { return m_counters; }
     // Changes and reads taken here and not yet answered, or followers' reads waiting here.
@@ -252,6 +253,7 @@ private:
     // A collection's group: its collection's drop was applied; what comes after it is refused (a
     // create of the name meanwhile is to go to the next placement), and its snapshots say so.
     bool m_closed = false;
+    bool m_beacon = false;    // a follower's change was applied here: its commit told at once (service)
     uint64_t m_noop_term = 0; // the term a no-op was proposed in (group 0: each term; others: for waiting reads)
     static constexpr size_t kForgets = 8;
     Forget m_forgets[kForgets] {};

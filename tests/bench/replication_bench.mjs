@@ -104,6 +104,13 @@ try {
   for (const [name, writers] of [["plain", 1], ["repl", 1], ["plain", 4], ["repl", 4]])
     rows.push([`upserts/s, ${name === "repl" ? "replicated (3)" : "unreplicated"}, ${writers} client${writers > 1 ? "s" : ""}`,
                (await upsertRate((w) => writersAtLeader[w], name, writers)).toFixed(1)]);
+  // At a voter of the collection's group that does not lead it (its creator, the leader here, does):
+  // each change forwarded to the leader, answered once this voter has applied it.
+  const placement = (await call(lead, "cluster_status", {})).consensus.collections.find((c) => c.name === "repl").voters;
+  const groupFollower = clients.findIndex((_, n) => n !== leader && placement.includes(`10.10.0.${n + 1}`));
+  const atFollower = await upsertRate(() => clients[groupFollower], "repl", 1);
+  rows.push([`upserts/s, replicated (3), 1 client at node-${groupFollower} (a follower of its group)`,
+             `${atFollower.toFixed(1)} (${(1000 / atFollower).toFixed(1)} ms each)`]);
   const follower = voters.find((v) => v !== leader);
   for (const [where, node, consistency] of [["the leader", leader, "linearizable"], ["a follower", follower, "linearizable"],
                                             ["a follower", follower, "local"]]) {

@@ -93,6 +93,7 @@ bool run(const json::Value&, json::Writer& w, mcp::ToolError& err, const ToolCon
             .key("linearizable_reads")
             .number(info.repl_reads);
         w.key("read_rounds").number(info.repl_read_rounds).key("placements").number(info.repl_placements);
+        w.key("commit_beacons").number(info.repl_beacons);
         // Catching up with a snapshot: the collections it covers fetched from another voter.
         w.key("catch_up").begin_object().key("in_progress").boolean(info.xfer_active != 0);
         w.key("completed").number(info.xfer_done).key("collections").number(info.xfer_collections);
