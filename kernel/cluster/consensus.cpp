@@ -254,8 +254,12 @@ void drop(size_t slot) {
 // (its reads and changes go to the collection's voters from here on) and so does the group's state
 // in the RaftLog. False when the store could not list or drop now (tried again a second later).
 bool drop_stale_copies() {
-    if (!bootargs::get().raft_groups)
-        return true; // (every replicated collection lives in group 0: none is placed elsewhere)
+    // Only at a node outside group 0's voters, by a directory its leader told it: a voter of group 0
+    // is never displaced from a collection's group (a voter is replaced there only after group 0
+    // replaced it), and its own directory may be behind for a while after a restart (a snapshot's,
+    // until its leader commits in its term), where a placement could still name the node it replaced.
+    if (!bootargs::get().raft_groups || !g_group0.told_directory())
+        return true; // (with raft_groups=0 every replicated collection lives in group 0)
     static abi::StoreEntry rows[abi::kMaxNamed];
     const int64_t n = sys::store_list(g_config.store, rows, abi::kMaxNamed);
     if (n < 0)
@@ -378,6 +382,8 @@ int64_t peer_read_begin(std::string_view name) {
 }
 
 int64_t peer_read_state(uint64_t ticket) { return ReplicaApplier::peer_read_state(ticket); }
+
+void peer_read_cancel(uint64_t ticket) { ReplicaApplier::peer_read_cancel(ticket); }
 
 size_t voters_of(std::string_view name, uint32_t* out, size_t max) {
     const raftdir::Entry* e = g_group0.running() ? g_group0.directory().find(name) : nullptr;

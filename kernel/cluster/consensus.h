@@ -52,6 +52,8 @@ uint32_t placed_elsewhere_dim(std::string_view name);
 int64_t peer_read_begin(std::string_view name);
 // 0 while it waits, 1 once this node's copy has applied the log up to the read index, or -error.
 int64_t peer_read_state(uint64_t ticket);
+// The read's asker gave up: its place is freed (its index, if it still comes, is dropped).
+void peer_read_cancel(uint64_t ticket);
 // The voters group 0's directory (as applied here) names for collection `name`: their count (0:
 // not placed), at most `max` written to `out`.
 size_t voters_of(std::string_view name, uint32_t* out, size_t max);

@@ -241,8 +241,9 @@ void ConsensusGroup::replace_automatically(const kraft::MemberStatus& s, uint64_
 // the group's log): whenever it changed, and every few seconds for members that came up since or
 // lost a notice (datagrams).
 void ConsensusGroup::tell_directory(const kraft::MemberStatus& s, uint64_t now) {
-    if (m_group != 0 || !s.is_leader || (m_applier.directory_changes() == m_told_changes && now < m_next_notice_ns))
-        return;
+    if (m_group != 0 || !s.is_leader || !bootargs::get().raft_groups ||
+        (m_applier.directory_changes() == m_told_changes && now < m_next_notice_ns))
+        return; // (raft_groups=0: every collection lives in group 0, placed on its voters only)
     uint32_t members[cluster_abi::kFedMaxNodes];
     const size_t n = live_members(members);
     static uint8_t notice[raftdir::kMaxNotice];

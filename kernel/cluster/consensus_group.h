@@ -87,6 +87,8 @@ public:
         return m_member && m_forwarder.send(consensus_id_of(ip), message);
     }
     uint64_t directory_changes() const { return m_applier.directory_changes(); }
+    // Group 0: this node routes by a directory its leader told it (outside its voters).
+    bool told_directory() const { return m_applier.told(); }
     // What start() found on the disk (0 and 0: a new member).
     uint64_t recovered_term() const { return m_member ? m_member->recovered_term() : 0; }
     uint64_t recovered_entries() const { return m_member ? m_member->recovered_entries() : 0; }

@@ -26,8 +26,8 @@ constexpr size_t kReadHeader = 4 + 4 * 4; // then the ids not found, the payload
 constexpr size_t kHit = 12, kHitWithProvenance = 20;
 constexpr size_t kVectorHead = sizeof(cluster_abi::FedVectorHead);
 constexpr uint32_t kDefaultDeadlineMs = 2000;
-// A read from outside waits this long at most for its read index here (the asker's deadline is 8 s).
-constexpr uint64_t kPendingNs = 8'000'000'000ull;
+// A read from outside waits this long at most for its read index here (past the asker's 4 s).
+constexpr uint64_t kPendingNs = 4'500'000'000ull;
 // A read from outside asks the next voter when the one asked has been silent this long.
 constexpr uint64_t kPerVoterNs = 1'000'000'000ull;
 static_assert(kAskHeader + 64 + fed::kMaxDim * sizeof(float) <= Federation::kMaxMessage);
@@ -156,7 +156,9 @@ uint8_t Federation::search_here(const char* name, size_t name_len, uint32_t k, u
         return kNone;
     abi::VectorStats st {};
     uint8_t status = kUnfit;
-    if (sys::vec_stats(static_cast<uint64_t>(slot), &st) >= 0 && st.dim == dim) {
+    const bool stats = sys::vec_stats(static_cast<uint64_t>(slot), &st) >= 0;
+    if (stats && st.dim == dim) {
+        status = kUnconfirmed; // (the search itself failed here: busy, no memory; another may serve it)
         replicated = st.replicated != 0;
         metric = static_cast<uint8_t>(st.metric);
         const abi::SearchFilter f { reinterpret_cast<uint64_t>(filter.data()), filter.size() };
@@ -242,6 +244,8 @@ void Federation::serve_pending(uint64_t now_ns) {
         const int64_t state = consensus::peer_read_state(p.read);
         if (state == 0 && now_ns - p.since_ns < kPendingNs)
             continue;
+        if (state == 0)
+            consensus::peer_read_cancel(p.read); // (its asker has given up: the read's place is free)
         const std::span<const uint8_t> m(g_pending[i], p.length);
         if (state == 1)
             execute(p.ip, p.port, m);
@@ -449,8 +453,8 @@ void Federation::merge(uint64_t id, float distance, uint32_t node, uint64_t prov
 
 // A read from outside that a voter served: the whole answer (the first that served it ends it).
 void Federation::answered_read(uint32_t ip, std::span<const uint8_t> m) {
-    if (m_id == 0 || m_mode == cluster_abi::kFedEveryNode || m.size() < kReadHeader + 4 ||
-        get_le(m.data() + 4, 4) != m_id)
+    if (m_id == 0 || m_mode == cluster_abi::kFedEveryNode || m_op == cluster_abi::kFedSearch ||
+        m.size() < kReadHeader + 4 || get_le(m.data() + 4, 4) != m_id)
         return;
     uint32_t t = 0;
     while (t < m_target_count && !(m_targets[t].ip == ip && !m_heard[t]))
@@ -497,7 +501,7 @@ void Federation::answered_read(uint32_t ip, std::span<const uint8_t> m) {
 }
 
 void Federation::answered(uint32_t ip, std::span<const uint8_t> m) {
-    if (m_id == 0 || m.size() < kAnswerHeader || get_le(m.data() + 4, 4) != m_id)
+    if (m_id == 0 || m_op != cluster_abi::kFedSearch || m.size() < kAnswerHeader || get_le(m.data() + 4, 4) != m_id)
         return;
     uint32_t t = 0;
     while (t < m_target_count && !(m_targets[t].ip == ip && !m_heard[t]))

@@ -214,7 +214,7 @@ void ReplicaApplier::service(kraft::Member& member, PeerChannel& forwarder, uint
             f.asked_ns = now_ns;
         if (f.ticket && (now_ns - f.since_ns > kTimeoutNs ||
                          (f.to != 0 && f.to != forward_to && f.index == 0 && f.phase != Phase::Placed &&
-                          f.phase != Phase::Outside && !(m_outsider && f.phase == Phase::Placing)))) {
+                          f.phase != Phase::Outside && !(told() && f.phase == Phase::Placing)))) {
             ++m_counters.timed_out;
             // The voter a change from outside went to said nothing: the next change goes to the next one.
             const raftdir::Entry* e = f.phase == Phase::Outside ? directory().find_group(f.group) : nullptr;
@@ -602,11 +602,11 @@ bool ReplicaApplier::forwarded(kraft::Member& member, std::span<const uint8_t> c
 }
 
 uint64_t ReplicaApplier::leader_of(const kraft::MemberStatus& s) const {
-    return s.is_leader ? 0 : s.leader ? s.leader : m_outsider ? m_heard_from : 0;
+    return s.is_leader ? 0 : s.leader ? s.leader : told() ? m_heard_from : 0;
 }
 
 void ReplicaApplier::follow_heard() {
-    if (!m_outsider)
+    if (!told())
         return;
     for (size_t i = 0; i < kInFlight; ++i) {
         InFlight& f = m_in_flight[i];
@@ -697,6 +697,12 @@ ktl::Result<uint64_t> ReplicaApplier::peer_read(kraft::Member& member, PeerChann
         return r;
     *free = PeerRead { ticket, now_ns, false, 0 };
     return ticket & ~kPeerTicket;
+}
+
+void ReplicaApplier::peer_read_cancel(uint64_t handle) {
+    for (auto& p : g_peer_reads)
+        if (handle != 0 && p.ticket == (handle | kPeerTicket))
+            p = PeerRead {}; // (an answer that still comes finds no entry: dropped)
 }
 
 int64_t ReplicaApplier::peer_read_state(uint64_t handle) {

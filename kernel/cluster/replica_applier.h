@@ -107,6 +107,7 @@ public:
     // 0 while it waits, 1 once this voter has applied the log up to its read index, or -error; a
     // read that ended is forgotten once asked (any read, a minute after it began).
     static int64_t peer_read_state(uint64_t handle);
+    static void peer_read_cancel(uint64_t handle);
 
     void apply(std::span<const uint8_t> command) override;
     void proposal_failed(uint64_t tag) override;
@@ -119,7 +120,10 @@ public:
     // The directory as applied here (group 0's voters), or, at a node outside group 0's voters
     // (which applies none of its log), as group 0's leader last told it (raftdir notices); and a
     // count that moves whenever it changes.
-    const raftdir::Directory& directory() const { return m_outsider ? m_heard : m_directory; }
+    const raftdir::Directory& directory() const { return told() ? m_heard : m_directory; }
+    // Outside group 0's voters, with a directory its leader told (until the first notice, the one
+    // applied here stays in use: an empty one would make the node leave every group it runs).
+    bool told() const { return m_outsider && m_heard_version != 0; }
     uint64_t directory_changes() const { return m_directory_changes; }
     // Group 0's: whether this node is outside its voters (the turn's configuration says).
     void set_outsider(bool outsider);

@@ -1,6 +1,7 @@
 #include "replication_desk.h"
 
 #include "../arch/aarch64/cpu.h"
+#include "../bootargs.h"
 #include "../mm/kheap.h"
 #include "../sched/scheduler.h"
 
@@ -95,9 +96,14 @@ std::span<std::byte> reserve(storage::RecordType type, size_t bytes, ktl::Error&
             return {};
         }
         // A node outside group 0's voters (a spare, or a voter replaced while it was down) knows no
-        // leader of it: its applier sends what it takes to the collection's group (it may be one of
-        // its voters), to the collection's voters (it holds no copy), or, a placement, to the
-        // member that last told it the directory; it refuses what none of those can take.
+        // leader of it: with groups of their own its applier sends what it takes to the
+        // collection's group (it may be one of its voters), to the collection's voters (it holds
+        // no copy), or, a placement, to the member that last told it the directory, and refuses
+        // what none of those can take; without them (raft_groups=0) everything is group 0's.
+        if (g_voters == 0 && !bootargs::get().raft_groups) {
+            refused = ktl::Error::NotVoter;
+            return {};
+        }
         if (g_voters != 0 && g_role == Role::NoLeader) {
             refused = ktl::Error::NotLeader;
             return {};

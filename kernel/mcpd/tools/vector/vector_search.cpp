@@ -143,6 +143,10 @@ bool run_elsewhere(const json::Value& args, json::Writer& w, mcp::ToolError& err
         }
         q.filter_count = static_cast<uint32_t>(sort_unique(ids, n));
         q.filter = reinterpret_cast<uint64_t>(ids);
+        if (n == 0) { // (a filter of no ids accepts none, as at a voter: nothing to ask)
+            w.begin_object().key("hits").begin_array().end_array().key("count").number(0).end_object();
+            return true;
+        }
         if (floats + q.filter_count * sizeof(uint64_t) > abi::kFedMaxInput) {
             err = { mcp::ErrorCode::ValidationFailed,
                     "this node holds no copy of the collection, and the query with its filter_ids is more than one "
