@@ -370,8 +370,15 @@ uint32_t placed_elsewhere_dim(std::string_view name) {
     return e && !e->has_voter(g_self_ip) ? e->dim : 0;
 }
 
+namespace {
+// A collection's placement in the directory this node routes by (none while group 0 does not run).
+const raftdir::Entry* placement(std::string_view name) {
+    return g_group0.running() ? g_group0.directory().find(name) : nullptr;
+}
+} // namespace
+
 int64_t peer_read_begin(std::string_view name) {
-    const raftdir::Entry* e = g_group0.running() ? g_group0.directory().find(name) : nullptr;
+    const raftdir::Entry* e = placement(name);
     if (!e || !e->has_voter(g_self_ip))
         return -static_cast<int64_t>(ktl::Error::NotFound);
     ReplicaApplier::Route r {};
@@ -386,7 +393,7 @@ int64_t peer_read_state(uint64_t ticket) { return ReplicaApplier::peer_read_stat
 void peer_read_cancel(uint64_t ticket) { ReplicaApplier::peer_read_cancel(ticket); }
 
 size_t voters_of(std::string_view name, uint32_t* out, size_t max) {
-    const raftdir::Entry* e = g_group0.running() ? g_group0.directory().find(name) : nullptr;
+    const raftdir::Entry* e = placement(name);
     if (!e)
         return 0;
     for (uint8_t i = 0; i < e->voter_count && i < max; ++i)

@@ -272,6 +272,11 @@ void Federation::refuse(uint32_t ip, uint16_t port, std::span<const uint8_t> m, 
         put_le(g_out + 4, get_le(m.data() + 4, 4), 4);
         at = kReadHeader + 4; // (no ids, no payload)
     }
+    send_answer(ip, port, at);
+}
+
+// The answer in g_out (its first `at` bytes), signed with this node's name, sent to the asker.
+void Federation::send_answer(uint32_t ip, uint16_t port, size_t at) {
     const size_t self_len = std::strlen(m_self);
     g_out[at] = static_cast<uint8_t>(self_len);
     std::memcpy(g_out + at + 1, m_self, self_len);
@@ -322,12 +327,7 @@ void Federation::execute(uint32_t ip, uint16_t port, std::span<const uint8_t> m)
                 put_le(g_out + at + 12, g_provenance[i], 8);
         }
     }
-    const size_t self_len = std::strlen(m_self);
-    g_out[at] = static_cast<uint8_t>(self_len);
-    std::memcpy(g_out + at + 1, m_self, self_len);
-    at += 1 + self_len;
-    ++m_counters.served;
-    (void)send(ip, port, { g_out, at });
+    send_answer(ip, port, at);
 }
 
 namespace {

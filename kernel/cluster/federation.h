@@ -80,6 +80,7 @@ private:
     // Answers a request that adds up (serve checked it) from this node's copy as it is now.
     void execute(uint32_t ip, uint16_t port, std::span<const uint8_t> message);
     void refuse(uint32_t ip, uint16_t port, std::span<const uint8_t> message, uint8_t status);
+    void send_answer(uint32_t ip, uint16_t port, size_t at);
     // The reads from outside whose read index this copy has applied (or that failed) answered.
     void serve_pending(uint64_t now_ns);
     void answered(uint32_t ip, std::span<const uint8_t> message);

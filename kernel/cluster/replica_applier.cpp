@@ -45,6 +45,14 @@ void put_header(uint8_t* out, uint64_t origin, uint64_t ticket, uint16_t type, s
     ktl::put_le<uint32_t>(b + kLengthAt, static_cast<uint32_t>(length));
 }
 
+// An entry that changes nothing (a read barrier without a name: every voter skips it as it applies
+// it), proposed at the leader: a term's first entry, or a commit beacon.
+bool propose_noop(kraft::Member& member) {
+    alignas(8) uint8_t noop[kHeader];
+    put_header(noop, 0, 0, kReadBarrier, 0);
+    return member.propose({ noop, sizeof noop }, 0);
+}
+
 } // namespace
 
 ReplicaApplier::ReplicaApplier() : m_command(g_command), m_missing(g_missing) {}
@@ -180,9 +188,7 @@ void ReplicaApplier::service(kraft::Member& member, PeerChannel& forwarder, uint
     // Group 0's proposes it whenever a term starts: a node's directory is behind until then (its
     // entries after the snapshot are not applied), and its changes would be refused as they apply.
     if (s.is_leader && !s.read_ready && (m_places || m_reads.waiting() != 0) && m_noop_term != s.term) {
-        alignas(8) uint8_t noop[kHeader];
-        put_header(noop, 0, 0, kReadBarrier, 0);
-        if (member.propose({ noop, sizeof noop }, 0))
+        if (propose_noop(member))
             m_noop_term = s.term;
     }
     // The commit beacon: a follower learns that an entry is committed from the leader's next message
@@ -192,12 +198,8 @@ void ReplicaApplier::service(kraft::Member& member, PeerChannel& forwarder, uint
     // outside their time are no way to send it: upstream's leader timeout resets each follower's
     // "heard from recently" and drops followers it has not heard from since out of pipelining and
     // snapshots.)
-    if (m_beacon && s.is_leader) {
-        alignas(8) uint8_t beacon[kHeader];
-        put_header(beacon, 0, 0, kReadBarrier, 0);
-        if (member.propose({ beacon, sizeof beacon }, 0))
-            ++m_counters.beacons;
-    }
+    if (m_beacon && s.is_leader && propose_noop(member))
+        ++m_counters.beacons;
     m_beacon = false;
     const uint64_t forward_to = s.is_leader ? 0 : s.leader;
     submit_placed(member, forwarder, now_ns);
@@ -629,8 +631,8 @@ void ReplicaApplier::set_outsider(bool outsider) {
 bool ReplicaApplier::heard(std::span<const uint8_t> notice, uint64_t from) {
     raftdir::Directory d;
     const auto version = raftdir::take_notice(notice, d);
-    if (!m_places || !version || *version < m_heard_version || (*version == m_heard_version && m_heard_version != 0))
-        return false;
+    if (!m_places || !version || (m_heard_version != 0 && *version <= m_heard_version))
+        return false; // (not newer than the last taken)
     m_heard_version = *version;
     m_heard = d;
     m_heard_from = from;
@@ -662,6 +664,13 @@ struct PeerRead {
 };
 PeerRead g_peer_reads[8];
 uint64_t g_peer_next = 0;
+
+PeerRead* peer_entry(uint64_t handle) {
+    for (auto& p : g_peer_reads)
+        if (handle != 0 && p.ticket == (handle | kPeerTicket))
+            return &p;
+    return nullptr;
+}
 
 } // namespace
 
@@ -700,22 +709,19 @@ ktl::Result<uint64_t> ReplicaApplier::peer_read(kraft::Member& member, PeerChann
 }
 
 void ReplicaApplier::peer_read_cancel(uint64_t handle) {
-    for (auto& p : g_peer_reads)
-        if (handle != 0 && p.ticket == (handle | kPeerTicket))
-            p = PeerRead {}; // (an answer that still comes finds no entry: dropped)
+    if (PeerRead* p = peer_entry(handle))
+        *p = PeerRead {}; // (an answer that still comes finds no entry: dropped)
 }
 
 int64_t ReplicaApplier::peer_read_state(uint64_t handle) {
-    const uint64_t ticket = handle | kPeerTicket;
-    for (auto& p : g_peer_reads)
-        if (p.ticket == ticket && handle != 0) {
-            if (!p.ended)
-                return 0;
-            const int64_t r = p.result;
-            p = PeerRead {};
-            return r;
-        }
-    return err(ktl::Error::NotFound);
+    PeerRead* p = peer_entry(handle);
+    if (!p)
+        return err(ktl::Error::NotFound);
+    if (!p->ended)
+        return 0;
+    const int64_t r = p->result;
+    *p = PeerRead {};
+    return r;
 }
 
 void ReplicaApplier::proposal_failed(uint64_t tag) {

@@ -20,6 +20,14 @@ constexpr T get_le(const std::byte* p) {
     return static_cast<T>(v);
 }
 
+// The fixed widths by name, as records and batches write their fields.
+inline constexpr auto put16 = put_le<uint16_t>;
+inline constexpr auto put32 = put_le<uint32_t>;
+inline constexpr auto put64 = put_le<uint64_t>;
+inline constexpr auto get16 = get_le<uint16_t>;
+inline constexpr auto get32 = get_le<uint32_t>;
+inline constexpr auto get64 = get_le<uint64_t>;
+
 // The same over uint8_t buffers, `bytes` (at most 8) wide: the wire formats built in uint8_t.
 constexpr void put_le(uint8_t* p, uint64_t v, size_t bytes) {
     for (size_t i = 0; i < bytes; ++i)

@@ -8,12 +8,7 @@
 namespace storage {
 namespace {
 
-constexpr auto put16 = ktl::put_le<uint16_t>;
-constexpr auto put32 = ktl::put_le<uint32_t>;
-constexpr auto put64 = ktl::put_le<uint64_t>;
-constexpr auto get16 = ktl::get_le<uint16_t>;
-constexpr auto get32 = ktl::get_le<uint32_t>;
-constexpr auto get64 = ktl::get_le<uint64_t>;
+using ktl::get16, ktl::get32, ktl::get64, ktl::put16, ktl::put32, ktl::put64;
 constexpr size_t round8(size_t n) { return (n + 7) & ~size_t(7); }
 
 // The chain's start for an epoch, and one link.

@@ -7,13 +7,7 @@
 namespace text {
 namespace {
 
-// Little-endian fields, as lib/storage's records write theirs.
-constexpr auto put16 = ktl::put_le<uint16_t>;
-constexpr auto put32 = ktl::put_le<uint32_t>;
-constexpr auto put64 = ktl::put_le<uint64_t>;
-constexpr auto get16 = ktl::get_le<uint16_t>;
-constexpr auto get32 = ktl::get_le<uint32_t>;
-constexpr auto get64 = ktl::get_le<uint64_t>;
+using ktl::get16, ktl::get32, ktl::get64, ktl::put16, ktl::put32, ktl::put64;
 
 bool within_bounds(size_t id, size_t text, size_t metadata) {
     return id >= 1 && id <= kMaxDocId && text <= kMaxDocText && metadata <= kMaxDocMetadata;
